@@ -1,0 +1,492 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.c
+ *	  The one id generator of a server, in shared memory, and the rules by
+ *	  which it hands out positions: never backwards, at most
+ *	  snowid.max_drift_ms ahead of the wall clock, and never past the
+ *	  persisted high-water mark.
+ *
+ * Locking:
+ *	- mutex (a spinlock) protects position, high_water_ms, last_clock_ms,
+ *	  ids_issued and clock_steps; nothing else is read or written under it,
+ *	  and nothing under it can sleep, allocate, report or do I/O.
+ *	- lock (an LWLock) serialises the slow work done outside the mutex:
+ *	  writing the high-water mark file and resolving the worker id.  The
+ *	  worker fields are written once, under lock, and read under mutex.
+ *	- waits and clock_errors are atomics, counted outside both locks.
+ *
+ * A position is (ms << sequence_bits) | sequence.  The next position is the
+ * last one plus one; if that lies in a millisecond the wall clock has
+ * already left, it jumps to the current millisecond and keeps its sequence
+ * bits.  Keeping them means ids taken one per millisecond still count up
+ * through all low bits (so id % N spreads evenly), while a busy millisecond
+ * still starts at sequence 0 after its predecessor ran out.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+
+#include "snowid.h"
+
+/*
+ * The high-water mark is written this far ahead of the generator, and
+ * renewed when the generator comes within half of it.  One durable write
+ * covers about half a lease of ids; after a crash the generator restarts at
+ * most this far ahead of the last id it issued.
+ */
+#define SNOWID_LEASE_MS			1000
+
+/* A wall clock that goes back by more than this counts as a clock step */
+#define SNOWID_STEP_MIN_MS		10
+
+/* Longest single sleep while waiting for the clock, in microseconds */
+#define SNOWID_SLEEP_MAX_US		10000
+
+typedef struct SnowidShared
+{
+	slock_t		mutex;
+	int64		position;		/* last position issued, -1 if none */
+	int64		high_water_ms;	/* positions must stay below this ms */
+	int64		last_clock_ms;	/* wall clock last seen by a caller */
+	uint64		ids_issued;
+	uint64		clock_steps;
+
+	LWLock	   *lock;
+	int			worker_id;		/* -1 until resolved */
+	SnowidWorkerSource worker_source;
+	int64		node_bits;
+
+	bool		mark_corrupt;	/* the mark file could not be read */
+	bool		mark_mismatch;	/* the mark file has another layout */
+	SnowidLayout mark_layout;	/* the layout found in that file */
+
+	pg_atomic_uint64 waits;
+	pg_atomic_uint64 clock_errors;
+} SnowidShared;
+
+static SnowidShared *snowid_shared = NULL;
+
+/* This backend's copy of node_bits, once it has checked it may generate */
+static int64 local_node_bits = -1;
+
+static void snowid_prepare(void);
+static void snowid_advance_mark(int64 needed_ms, bool wait);
+static void snowid_wait_clock(int64 target_ms, int64 now_ms,
+							  TimestampTz *deadline);
+
+/*
+ * snowid_clock_ms
+ *		The wall clock in milliseconds since the layout's epoch.
+ */
+static inline int64
+snowid_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
+		snowid_layout.epoch_ms;
+}
+
+/*
+ * snowid_shmem_size
+ *		Shared memory the generator needs.
+ */
+Size
+snowid_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SnowidShared));
+}
+
+/*
+ * snowid_shmem_init
+ *		Attaches to the generator, creating it if this is the first process
+ *		to get here since shared memory was (re)initialised.  A new generator
+ *		starts at the persisted high-water mark, so that whatever the clock
+ *		says, it can never issue an id issued before the last start or crash.
+ *		Called with AddinShmemInitLock held.
+ */
+void
+snowid_shmem_init(void)
+{
+	bool		found;
+	SnowidShared *s;
+	SnowidMark	mark;
+	int64		mark_ms = 0;
+
+	s = ShmemInitStruct("snowid", sizeof(SnowidShared), &found);
+	snowid_shared = s;
+	if (found)
+		return;
+
+	memset(s, 0, sizeof(SnowidShared));
+	SpinLockInit(&s->mutex);
+	s->lock = &(GetNamedLWLockTranche("snowid"))->lock;
+	pg_atomic_init_u64(&s->waits, 0);
+	pg_atomic_init_u64(&s->clock_errors, 0);
+
+	switch (snowid_mark_read(&mark))
+	{
+		case SNOWID_MARK_OK:
+			if (!snowid_mark_layout_matches(&mark, &snowid_layout))
+			{
+				s->mark_mismatch = true;
+				s->mark_layout = mark.layout;
+			}
+			else
+				mark_ms = Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
+			break;
+		case SNOWID_MARK_MISSING:
+			break;
+		case SNOWID_MARK_CORRUPT:
+			s->mark_corrupt = true;
+			break;
+	}
+
+	/* the first position issued will be the first of mark_ms */
+	s->position = (mark_ms << snowid_layout.sequence_bits) - 1;
+	s->high_water_ms = mark_ms;
+	s->last_clock_ms = 0;
+
+	s->worker_id = -1;
+	snowid_worker_startup(&s->worker_id, &s->worker_source);
+	if (s->worker_id >= 0)
+		s->node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
+										s->worker_id);
+}
+
+/*
+ * snowid_shmem_detach
+ *		At a clean postmaster exit, lowers the mark to just past the last id
+ *		issued, so that a quick restart need not wait out the lease.  Every
+ *		backend is gone by now, so the state is read without the mutex (a
+ *		backend killed while holding it could never release it).
+ */
+void
+snowid_shmem_detach(void)
+{
+	SnowidShared *s = snowid_shared;
+	SnowidMark	mark;
+	int64		last_ms;
+
+	if (s == NULL || s->mark_corrupt || s->mark_mismatch)
+		return;
+	last_ms = s->position >> snowid_layout.sequence_bits;
+	if (s->position < 0 || last_ms + 1 >= s->high_water_ms)
+		return;
+
+	mark.layout = snowid_layout;
+	mark.high_water_ms = last_ms + 1 + snowid_layout.epoch_ms;
+	(void) snowid_mark_write(&mark, LOG);
+}
+
+/*
+ * snowid_shmem_ready
+ *		Whether this process is attached to the generator.
+ */
+bool
+snowid_shmem_ready(void)
+{
+	return snowid_shared != NULL;
+}
+
+/*
+ * snowid_local_node_bits
+ *		The datacenter and worker fields of this server's ids, checking
+ *		first that this backend may generate at all.
+ */
+int64
+snowid_local_node_bits(void)
+{
+	if (unlikely(local_node_bits < 0))
+		snowid_prepare();
+	return local_node_bits;
+}
+
+/*
+ * snowid_prepare
+ *		Checks, once per backend, everything that must hold before it takes
+ *		an id, and reports what is wrong otherwise.
+ */
+static void
+snowid_prepare(void)
+{
+	SnowidShared *s = snowid_shared;
+	int			worker_id;
+	int64		node_bits;
+
+	if (s == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid must be loaded via shared_preload_libraries"),
+				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	/*
+	 * A streaming standby runs with its primary's settings: it would hand
+	 * out the primary's ids.
+	 */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowids during recovery"),
+				 errdetail("A standby shares its primary's worker id, so its ids could repeat the primary's."),
+				 errhint("Take ids from the primary, or promote this server first.")));
+
+	if (s->mark_corrupt)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid high-water mark file \"%s\" is corrupt",
+						SNOWID_MARK_FILE),
+				 errdetail("Without it snowid cannot tell which ids were issued before the last restart."),
+				 errhint("Stop the server, make sure the clock is correct, move the file aside and start the server again.")));
+
+	if (s->mark_mismatch)
+	{
+		char	   *old_layout = snowid_layout_string(&s->mark_layout);
+		char	   *new_layout = snowid_layout_string(&snowid_layout);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid layout or epoch changed since ids were last issued"),
+				 errdetail("Ids were issued with layout %s and epoch %lld ms, the server now uses layout %s and epoch %lld ms; old and new ids could collide.",
+						   old_layout, (long long) s->mark_layout.epoch_ms,
+						   new_layout, (long long) snowid_layout.epoch_ms),
+				 errhint("Restore the previous settings, or, if old and new ids can never meet in one table, stop the server, remove \"%s\" from the data directory and start it again.",
+						 SNOWID_MARK_FILE)));
+	}
+
+	SpinLockAcquire(&s->mutex);
+	worker_id = s->worker_id;
+	node_bits = s->node_bits;
+	SpinLockRelease(&s->mutex);
+
+	if (worker_id < 0)
+	{
+		SnowidWorkerSource source = SNOWID_WORKER_NONE;
+
+		LWLockAcquire(s->lock, LW_EXCLUSIVE);
+		if (s->worker_id < 0)
+		{
+			/* reports an error if no worker id can be had */
+			snowid_worker_resolve(&worker_id, &source);
+			node_bits = snowid_node_bits(&snowid_layout,
+										 snowid_datacenter_id, worker_id);
+			SpinLockAcquire(&s->mutex);
+			s->worker_id = worker_id;
+			s->worker_source = source;
+			s->node_bits = node_bits;
+			SpinLockRelease(&s->mutex);
+		}
+		else
+			node_bits = s->node_bits;
+		LWLockRelease(s->lock);
+	}
+
+	local_node_bits = node_bits;
+}
+
+/*
+ * snowid_take
+ *		Takes up to 'want' consecutive positions in one pass through the
+ *		mutex and returns the first; *got says how many.  Fewer than wanted
+ *		come back only when the rest would run past the drift budget, the
+ *		high-water mark or the end of the timestamp field.  Waits (outside
+ *		the mutex) when not even one position may be issued yet.
+ */
+int64
+snowid_take(int want, int *got)
+{
+	SnowidShared *s = snowid_shared;
+	int			seq_bits = snowid_layout.sequence_bits;
+	int64		seq_mask = SNOWID_FIELD_MAX(seq_bits);
+	int64		max_ms = snowid_max_ms(&snowid_layout);
+	TimestampTz deadline = 0;
+
+	Assert(want > 0 && local_node_bits >= 0);
+
+	for (;;)
+	{
+		int64		now = snowid_clock_ms();
+		int64		start;
+		int64		drift_limit;
+		int64		mark_limit;
+		int64		limit;
+		int64		n;
+		int64		high_water_ms;
+
+		if (unlikely(now < 0 || now > max_ms))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("the clock is outside the range of snowid timestamps"),
+					 errdetail("The clock reads %lld ms after snowid.epoch; the timestamp field holds 0 to %lld.",
+							   (long long) now, (long long) max_ms),
+					 errhint("Check the system clock and snowid.epoch.")));
+
+		/* positions below 'limit' may be issued now */
+		drift_limit = (Min(now + snowid_max_drift_ms, max_ms) + 1) << seq_bits;
+
+		SpinLockAcquire(&s->mutex);
+		start = s->position + 1;
+		if ((start >> seq_bits) < now)
+			start = (now << seq_bits) | (start & seq_mask);
+		if (now + SNOWID_STEP_MIN_MS < s->last_clock_ms)
+			s->clock_steps++;
+		s->last_clock_ms = now;
+		high_water_ms = s->high_water_ms;
+		mark_limit = high_water_ms << seq_bits;
+		limit = Min(drift_limit, mark_limit);
+		n = Min(limit - start, (int64) want);
+		if (likely(n > 0))
+		{
+			s->position = start + n - 1;
+			s->ids_issued += n;
+		}
+		SpinLockRelease(&s->mutex);
+
+		if (likely(n > 0))
+		{
+			/* renew the mark early, so that callers rarely wait for it */
+			if (unlikely(((start + n - 1) >> seq_bits) + SNOWID_LEASE_MS / 2
+						 >= high_water_ms))
+				snowid_advance_mark((start + n - 1) >> seq_bits, false);
+			*got = (int) n;
+			return start;
+		}
+
+		if (start >= mark_limit && mark_limit < drift_limit)
+			snowid_advance_mark(start >> seq_bits, true);
+		else if ((start >> seq_bits) > max_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("snowid timestamp field is exhausted"),
+					 errdetail("The generator reached the last millisecond the layout can hold.")));
+		else
+			snowid_wait_clock((start >> seq_bits) - snowid_max_drift_ms, now,
+							  &deadline);
+	}
+}
+
+/*
+ * snowid_advance_mark
+ *		Moves the persisted high-water mark a lease past needed_ms.  With
+ *		wait, blocks for the lock and reports a failed write as an error (no
+ *		id can be issued without the mark); without, it is a best-effort
+ *		early renewal that gives way to anyone already renewing.
+ */
+static void
+snowid_advance_mark(int64 needed_ms, bool wait)
+{
+	SnowidShared *s = snowid_shared;
+	SnowidMark	mark;
+	int64		high_water_ms;
+	int64		new_ms;
+
+	if (wait)
+		LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(s->lock, LW_EXCLUSIVE))
+		return;
+
+	SpinLockAcquire(&s->mutex);
+	high_water_ms = s->high_water_ms;
+	SpinLockRelease(&s->mutex);
+
+	if (high_water_ms > needed_ms + SNOWID_LEASE_MS / 2)
+	{
+		/* someone renewed it meanwhile */
+		LWLockRelease(s->lock);
+		return;
+	}
+
+	new_ms = Max(needed_ms, snowid_clock_ms()) + SNOWID_LEASE_MS;
+	mark.layout = snowid_layout;
+	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
+	if (snowid_mark_write(&mark, wait ? ERROR : WARNING))
+	{
+		SpinLockAcquire(&s->mutex);
+		s->high_water_ms = Max(s->high_water_ms, new_ms);
+		SpinLockRelease(&s->mutex);
+	}
+	LWLockRelease(s->lock);
+}
+
+/*
+ * snowid_wait_clock
+ *		Sleeps until the wall clock reaches target_ms, or fails once the
+ *		caller has waited snowid.max_wait_ms in all (*deadline, set on the
+ *		first wait of a call, keeps the total).
+ */
+static void
+snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
+{
+	SnowidShared *s = snowid_shared;
+	TimestampTz now_ts = GetCurrentTimestamp();
+	int64		sleep_us;
+	struct timespec ts;
+	struct timespec nap;
+
+	if (*deadline == 0)
+	{
+		pg_atomic_fetch_add_u64(&s->waits, 1);
+		*deadline = TimestampTzPlusMilliseconds(now_ts, snowid_max_wait_ms);
+	}
+	else if (now_ts >= *deadline)
+	{
+		pg_atomic_fetch_add_u64(&s->clock_errors, 1);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the system clock is %lld ms behind the snowid generator",
+						(long long) (target_ms + snowid_max_drift_ms - now_ms)),
+				 errdetail("snowid never issues an id older than one it issued before; it may run up to snowid.max_drift_ms (%d ms) ahead of the clock and waited snowid.max_wait_ms (%d ms) for it to catch up.",
+						   snowid_max_drift_ms, snowid_max_wait_ms),
+				 errhint("Correct the system clock (check NTP), or raise snowid.max_drift_ms or snowid.max_wait_ms and reload.")));
+	}
+
+	/* sleep until the next millisecond boundary, in short naps */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	sleep_us = (target_ms + snowid_layout.epoch_ms) * 1000 -
+		((int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+	sleep_us = Max(Min(sleep_us, SNOWID_SLEEP_MAX_US), 1);
+	nap.tv_sec = 0;
+	nap.tv_nsec = sleep_us * 1000;
+	(void) nanosleep(&nap, NULL);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * snowid_get_status
+ *		A consistent copy of the generator's state.
+ */
+void
+snowid_get_status(SnowidStatus *status)
+{
+	SnowidShared *s = snowid_shared;
+	int64		position;
+
+	Assert(s != NULL);
+	SpinLockAcquire(&s->mutex);
+	position = s->position;
+	status->high_water_ms = s->high_water_ms;
+	status->ids_issued = s->ids_issued;
+	status->clock_steps = s->clock_steps;
+	status->worker_id = s->worker_id;
+	status->worker_source = s->worker_source;
+	SpinLockRelease(&s->mutex);
+
+	status->clock_ms = snowid_clock_ms();
+	status->datacenter_id = snowid_datacenter_id;
+	status->last_ms = (status->ids_issued > 0) ?
+		(position >> snowid_layout.sequence_bits) : -1;
+	status->waits = pg_atomic_read_u64(&s->waits);
+	status->clock_errors = pg_atomic_read_u64(&s->clock_errors);
+}

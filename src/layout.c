@@ -1,0 +1,174 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout.c
+ *	  The bit layout of an id: putting fields together, taking an id apart,
+ *	  and converting between the timestamp field and PostgreSQL time.
+ *
+ * Everything here is a pure function of its arguments (and of the layout
+ * passed in), so it works in any backend, with or without the shared
+ * generator.  No locks are involved.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "lib/stringinfo.h"
+#include "utils/datetime.h"
+#include "utils/timestamp.h"
+
+#include "snowid.h"
+
+/* Microseconds between the Unix epoch and PostgreSQL's (2000-01-01) */
+#define SNOWID_PG_EPOCH_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/*
+ * snowid_node_bits
+ *		The datacenter and worker fields of an id, already in place, so that
+ *		making an id costs one shift and two ors.
+ */
+int64
+snowid_node_bits(const SnowidLayout *layout, int datacenter_id, int worker_id)
+{
+	int64		dc = datacenter_id;
+	int64		w = worker_id;
+
+	return (dc << (layout->worker_bits + layout->sequence_bits)) |
+		(w << layout->sequence_bits);
+}
+
+/*
+ * snowid_compose
+ *		The id at a generator position, for the node given by node_bits.
+ */
+int64
+snowid_compose(const SnowidLayout *layout, int64 position, int64 node_bits)
+{
+	int			node_width = layout->datacenter_bits + layout->worker_bits;
+	int64		seq_mask = SNOWID_FIELD_MAX(layout->sequence_bits);
+
+	return ((position >> layout->sequence_bits)
+			<< (node_width + layout->sequence_bits)) |
+		node_bits | (position & seq_mask);
+}
+
+/*
+ * snowid_decompose
+ *		Takes a non-negative id apart into its fields.
+ */
+void
+snowid_decompose(const SnowidLayout *layout, int64 id, SnowidParts *parts)
+{
+	int			shift = layout->sequence_bits;
+
+	Assert(id >= 0);
+	parts->sequence = (int) (id & SNOWID_FIELD_MAX(layout->sequence_bits));
+	parts->worker_id = (int) ((id >> shift) &
+							  SNOWID_FIELD_MAX(layout->worker_bits));
+	shift += layout->worker_bits;
+	parts->datacenter_id = (int) ((id >> shift) &
+								  SNOWID_FIELD_MAX(layout->datacenter_bits));
+	shift += layout->datacenter_bits;
+	parts->ms = id >> shift;
+}
+
+/*
+ * snowid_max_ms
+ *		The last millisecond (since the epoch) the timestamp field can hold.
+ */
+int64
+snowid_max_ms(const SnowidLayout *layout)
+{
+	return SNOWID_FIELD_MAX(layout->timestamp_bits);
+}
+
+/*
+ * snowid_unix_ms_to_timestamptz
+ *		Unix milliseconds as a timestamptz.
+ */
+TimestampTz
+snowid_unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return (TimestampTz) (unix_ms * 1000 - SNOWID_PG_EPOCH_US);
+}
+
+/*
+ * snowid_timestamptz_to_unix_ms
+ *		A timestamptz as Unix milliseconds, rounded down.  False for infinite
+ *		timestamps.
+ */
+bool
+snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms)
+{
+	int64		us;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		return false;
+	us = ts + SNOWID_PG_EPOCH_US;
+	/* floor division, also for times before 1970 */
+	*unix_ms = us / 1000 - ((us % 1000 < 0) ? 1 : 0);
+	return true;
+}
+
+/*
+ * snowid_parse_epoch
+ *		Reads a value of snowid.epoch: a timestamp with time zone such as
+ *		'2010-11-04 01:42:54.657+00', or whole Unix milliseconds.  Never
+ *		reports an error itself, so GUC check hooks can use it.
+ */
+bool
+snowid_parse_epoch(const char *value, int64 *unix_ms)
+{
+	char		workbuf[MAXDATELEN + 1];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			tz;
+	Timestamp	ts;
+	char	   *end;
+	long long	ms;
+
+	if (value == NULL || value[0] == '\0')
+		return false;
+
+	/* all digits: Unix milliseconds */
+	errno = 0;
+	ms = strtoll(value, &end, 10);
+	if (*end == '\0')
+	{
+		if (errno != 0 || ms < 0)
+			return false;
+		*unix_ms = (int64) ms;
+		return true;
+	}
+
+	if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
+		dtype != DTK_DATE)
+		return false;
+	if (tm2timestamp(&tm, fsec, &tz, &ts) != 0)
+		return false;
+	if (!snowid_timestamptz_to_unix_ms(ts, unix_ms) || *unix_ms < 0)
+		return false;
+	return true;
+}
+
+/*
+ * snowid_layout_string
+ *		The layout as "41/5/5/12" (timestamp/datacenter/worker/sequence bits),
+ *		palloc'd.
+ */
+char *
+snowid_layout_string(const SnowidLayout *layout)
+{
+	return psprintf("%d/%d/%d/%d", layout->timestamp_bits,
+					layout->datacenter_bits, layout->worker_bits,
+					layout->sequence_bits);
+}

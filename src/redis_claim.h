@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * redis_claim.h
+ *	  Claiming a worker id from Redis: the URL of the Redis server, the
+ *	  claim itself, and the errors it can end in.
+ *
+ * The work is split in three so that the caller decides what a failure
+ * means (for example, fall back to a cached worker id when Redis is
+ * unreachable, but never when the datacenter is full):
+ *
+ *	snowid_redis_parse_url()	parses snowid.redis_url; never ereports and
+ *								never allocates, so it can serve as a GUC
+ *								check hook and fill the hook's "extra".
+ *	snowid_redis_try_claim()	talks to Redis and fills a SnowidClaimResult;
+ *								never ereports and never pallocs, and every
+ *								hiredis object is freed before it returns.
+ *	snowid_redis_report()		turns a failed SnowidClaimResult into an
+ *								ereport at the given level.
+ *
+ * snowid_redis_claim() is try + report(ERROR) for callers that have no
+ * fallback.
+ *
+ * Accepted URLs (user and password are percent-decoded; "%40" is "@"):
+ *
+ *	redis://[[user]:password@]host[:port][/db]
+ *	redis://[[user]:password@][ipv6-address][:port][/db]
+ *	unix://[[user]:password@]/path/to/redis.sock[?db=N]
+ *
+ * Port defaults to 6379 and db to 0.  As with redis-cli, "redis://secret@host"
+ * (user info without a colon) means a password, not a user name.  A user name
+ * needs Redis 6 or later (AUTH user password); without one, plain AUTH is
+ * sent.  rediss:// (TLS) is refused: hiredis 0.14 has no TLS.
+ *
+ * Keys: the worker ids of one datacenter live in one hash,
+ *
+ *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
+ *
+ * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
+ * The braces are a Redis Cluster hash tag; every key this module may ever add
+ * for a datacenter carries the same tag so that the claim script, which
+ * touches them together, runs on a cluster.
+ *
+ * The password never leaves SnowidRedisTarget.password: it is not part of
+ * any problem text, rendered target, result or error message.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_REDIS_CLAIM_H
+#define SNOWID_REDIS_CLAIM_H
+
+/* Buffer sizes, terminating NUL included */
+#define SNOWID_REDIS_HOST_LEN		256 /* DNS names are at most 253 */
+#define SNOWID_REDIS_PATH_LEN		108 /* sun_path of sockaddr_un on Linux */
+#define SNOWID_REDIS_USER_LEN		128
+#define SNOWID_REDIS_PASSWORD_LEN	512
+#define SNOWID_REDIS_KEY_PREFIX_LEN 65	/* prefix is at most 64 bytes */
+#define SNOWID_REDIS_IDENTITY_LEN	384
+#define SNOWID_REDIS_DESCRIBE_LEN	(SNOWID_REDIS_HOST_LEN + 16)
+#define SNOWID_REDIS_MESSAGE_LEN	256
+
+#define SNOWID_REDIS_DEFAULT_PORT	6379
+
+/*
+ * Where the Redis server is and how to log in.  Fixed-size so that a GUC
+ * check hook can hand it over as "extra" with one guc_malloc.
+ */
+typedef struct SnowidRedisTarget
+{
+	char		host[SNOWID_REDIS_HOST_LEN];	/* TCP: name or address, IPv6
+												 * without brackets; "" for a
+												 * unix socket */
+	int			port;			/* TCP port; 0 for a unix socket */
+	char		socket_path[SNOWID_REDIS_PATH_LEN]; /* unix socket; "" for TCP */
+	char		user[SNOWID_REDIS_USER_LEN];	/* ACL user; "" for none */
+	char		password[SNOWID_REDIS_PASSWORD_LEN];	/* "" for none; secret */
+	int			db;				/* SELECTed when not 0 */
+} SnowidRedisTarget;
+
+/* What a claim asks for */
+typedef struct SnowidClaimRequest
+{
+	const char *key_prefix;		/* snowid.redis_key_prefix */
+	int			datacenter_id;
+	int			explicit_worker_id; /* snowid.worker_id, or -1 to take the
+									 * lowest free id */
+	int			max_worker_id;	/* highest worker id of the bit layout */
+	const char *identity;		/* from snowid_redis_identity() */
+	int			timeout_ms;		/* connect and per-command timeout; <= 0
+								 * waits forever */
+} SnowidClaimRequest;
+
+/* How a claim ended; see snowid_redis_report() for the SQLSTATE of each */
+typedef enum SnowidClaimStatus
+{
+	SNOWID_CLAIM_OK,			/* worker_id is ours */
+	SNOWID_CLAIM_UNREACHABLE,	/* no connection, I/O error, timeout, or
+								 * Redis busy/loading/cluster down */
+	SNOWID_CLAIM_AUTH_FAILED,	/* AUTH refused, password missing (NOAUTH)
+								 * or ACL forbids the commands (NOPERM) */
+	SNOWID_CLAIM_ALL_HELD,		/* every id 0..max_worker_id is held */
+	SNOWID_CLAIM_CONFLICT,		/* explicit id is held by holder */
+	SNOWID_CLAIM_HOLDS_OTHER,	/* this identity already holds worker_id,
+								 * not the explicit id */
+	SNOWID_CLAIM_REDIS_ERROR,	/* any other error reply (READONLY, OOM,
+								 * SELECT out of range, ...) */
+	SNOWID_CLAIM_PROTOCOL_ERROR /* a reply of unexpected shape */
+} SnowidClaimStatus;
+
+typedef struct SnowidClaimResult
+{
+	SnowidClaimStatus status;
+	int			worker_id;		/* OK: the claimed id; CONFLICT: the explicit
+								 * id; HOLDS_OTHER: the id already held; else
+								 * -1 */
+	bool		connected;		/* UNREACHABLE: a connection was made and
+								 * lost or timed out later */
+	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
+								 * policy, which may drop the claim */
+	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to,
+													 * as from
+													 * snowid_redis_describe() */
+	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
+													 * holding the explicit id */
+	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* hiredis' or Redis' own
+													 * words, for the detail */
+} SnowidClaimResult;
+
+extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
+								   const char **problem);
+extern bool snowid_redis_check_key_prefix(const char *prefix,
+										  const char **problem);
+extern void snowid_redis_describe(const SnowidRedisTarget *target,
+								  char *buf, size_t len);
+extern bool snowid_redis_identity(char *buf, size_t len, int datacenter_id,
+								  const char *host, int port, uint64 sysid);
+extern void snowid_redis_owners_key(char *buf, size_t len,
+									const char *key_prefix, int datacenter_id);
+
+extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
+								   const SnowidClaimRequest *request,
+								   SnowidClaimResult *result);
+extern void snowid_redis_report(int elevel, const SnowidClaimRequest *request,
+								const SnowidClaimResult *result);
+extern int	snowid_redis_claim(const SnowidRedisTarget *target,
+							   const SnowidClaimRequest *request);
+
+#endif							/* SNOWID_REDIS_CLAIM_H */

@@ -1,0 +1,178 @@
+# test/lib.sh: set-up shared by test/run and test/demo (sourced, not run).
+#
+# snowid_setup installs the Debian packages, picks the user the server runs
+# as and copies the source tree to a fresh temp dir owned by that user;
+# snowid_build then builds there and installs as root.  initdb and postgres
+# refuse to run as root, so as root everything runs as an unprivileged
+# user ($SNOWID_USER) and the caller's clone is never written to.
+#
+# Sets: SNOWID_TOP (the clone), SNOWID_USER, SNOWID_TMP (temp dir, the
+# caller removes it), SNOWID_SRC (the copy), PG_BINDIR, PG_CONFIG, PATH.
+# Environment: SNOWID_SKIP_APT=1 skips the package check.
+
+PG_MAJOR=15
+PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=$PG_BINDIR/pg_config
+SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SNOWID_TMP=
+SNOWID_SRC=
+
+# rsync is not needed: the tree is copied with tar
+SNOWID_PACKAGES=(
+	postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libhiredis-dev
+	redis-server libfaketime faketime libipc-run-perl make gcc perl
+)
+
+# Settings from the caller's environment would point psql, pg_regress and
+# the TAP tests at some other server.
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE \
+	PGOPTIONS PGDATA PGAPPNAME PGSSLMODE
+
+note()
+{
+	printf '\n==> %s\n' "$*"
+}
+
+die()
+{
+	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	exit 1
+}
+
+# Run a command as root: directly, through sudo, or not at all.
+as_root()
+{
+	if [[ $EUID -eq 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		die "need root for '$*': run as root or install sudo"
+	fi
+}
+
+# Run a command as the user that owns the temp dir, with the PostgreSQL
+# binaries first in PATH (PostgreSQL::Test::Cluster finds initdb there).
+as_user()
+{
+	if [[ $EUID -eq 0 ]]; then
+		runuser -u "$SNOWID_USER" -- env HOME="$SNOWID_TMP" TMPDIR=/tmp LC_ALL=C.UTF-8 \
+			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+			"$@"
+	else
+		env LC_ALL=C.UTF-8 PATH="$PG_BINDIR:$PATH" "$@"
+	fi
+}
+
+is_installed()
+{
+	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == 'install ok installed' ]]
+}
+
+# Install what is missing.  A temporary policy-rc.d keeps apt from starting
+# the system redis and postgresql services; a redis the install started
+# anyway is stopped, so that nothing listens where the tests look.
+snowid_packages()
+{
+	local missing=() pkg rc=0 policy=/usr/sbin/policy-rc.d added_policy=
+
+	if [[ ${SNOWID_SKIP_APT:-} == 1 ]]; then
+		note "skipping the package check (SNOWID_SKIP_APT=1)"
+		return 0
+	fi
+	command -v dpkg-query >/dev/null || die "not a Debian system: no dpkg-query"
+	for pkg in "${SNOWID_PACKAGES[@]}"; do
+		is_installed "$pkg" || missing+=("$pkg")
+	done
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+
+	note "installing ${missing[*]}"
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\n# snowid test/lib.sh: no services during apt-get\nexit 101\n' |
+			as_root tee "$policy" >/dev/null
+		as_root chmod 755 "$policy"
+		added_policy=1
+	fi
+	as_root apt-get update &&
+		as_root env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends "${missing[@]}" || rc=$?
+	if [[ -n $added_policy ]]; then
+		as_root rm -f "$policy"
+	fi
+	[[ $rc -eq 0 ]] || die "apt-get failed (exit $rc) installing ${missing[*]}"
+
+	if [[ " ${missing[*]} " == *' redis-server '* ]]; then
+		if [[ -d /run/systemd/system ]]; then
+			as_root systemctl stop redis-server.service || true
+		elif [[ -x /etc/init.d/redis-server ]]; then
+			as_root /etc/init.d/redis-server stop >/dev/null 2>&1 || true
+		fi
+	fi
+}
+
+# As root, create the unprivileged user the servers run as.
+snowid_user()
+{
+	if [[ $EUID -ne 0 ]]; then
+		SNOWID_USER=$(id -un)
+		return 0
+	fi
+	SNOWID_USER=${SNOWID_USER:-snowid_test}
+	if ! id -u "$SNOWID_USER" >/dev/null 2>&1; then
+		note "creating user $SNOWID_USER"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$SNOWID_USER"
+	fi
+}
+
+# Copy the sources, not the build products or test output, to a fresh
+# temp dir owned by $SNOWID_USER.
+snowid_copy()
+{
+	local parent=${TMPDIR:-/tmp}
+
+	if [[ $EUID -eq 0 ]]; then
+		parent=/tmp
+	fi
+	SNOWID_TMP=$(mktemp -d "$parent/snowid-${1:-test}.XXXXXX")
+	SNOWID_SRC=$SNOWID_TMP/src
+	if [[ $EUID -eq 0 ]]; then
+		chown "$SNOWID_USER:" "$SNOWID_TMP"
+	fi
+	as_user mkdir "$SNOWID_SRC"
+	tar -C "$SNOWID_TOP" --exclude-vcs \
+		--anchored --exclude=./results --exclude=./output_iso \
+		--exclude='./tmp_check*' --exclude=./log --exclude='./regression.*' \
+		--no-anchored --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		-cf - . | as_user tar -C "$SNOWID_SRC" -xf -
+}
+
+# Everything up to the build; the caller should set its exit trap first.
+snowid_setup()
+{
+	cd "$SNOWID_TOP"
+	snowid_packages
+	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found (postgresql-server-dev-$PG_MAJOR)"
+	export PATH="$PG_BINDIR:$PATH"
+	snowid_user
+	snowid_copy "$@"
+	note "working in $SNOWID_SRC as $SNOWID_USER"
+}
+
+# Build in the copy, install as root.  Returns non-zero on failure (callers
+# use it in a condition, where set -e does not apply).
+snowid_build()
+{
+	note "make"
+	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" || return 1
+	note "make install"
+	as_root make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
+}
+
+# Remove the temp dir (as root it holds files of $SNOWID_USER).
+snowid_remove_tmp()
+{
+	if [[ -n $SNOWID_TMP && -d $SNOWID_TMP ]]; then
+		rm -rf -- "$SNOWID_TMP"
+	fi
+}
