@@ -322,7 +322,12 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 	funcctx = SRF_PERCALL_SETUP();
 	ids = (int64 *) funcctx->user_fctx;
 	if (funcctx->call_cntr < funcctx->max_calls)
-		SRF_RETURN_NEXT(funcctx, Int64GetDatum(ids[funcctx->call_cntr]));
+	{
+		/* SRF_RETURN_NEXT advances call_cntr before using its argument */
+		Datum		result = Int64GetDatum(ids[funcctx->call_cntr]);
+
+		SRF_RETURN_NEXT(funcctx, result);
+	}
 	SRF_RETURN_DONE(funcctx);
 }
 

@@ -1,0 +1,61 @@
+-- snowid_next(): unique, strictly increasing, carrying this server's fields
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS snowid;
+RESET client_min_messages;
+
+CREATE TEMP TABLE taken AS
+	SELECT g AS n, snowid_next() AS id FROM generate_series(1, 20000) g;
+
+SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
+	bool_and(id > 0) AS all_positive
+FROM taken;
+
+-- strictly increasing in the order taken
+SELECT count(*) AS out_of_order
+FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM taken) x
+WHERE id <= prev;
+
+-- every id carries datacenter 3 and worker 7 (test/snowid.conf) and a time
+-- close to now (at most snowid.max_drift_ms ahead)
+SELECT bool_and(d.datacenter_id = 3) AS datacenter_ok,
+	bool_and(d.worker_id = 7) AS worker_ok,
+	bool_and(d.ts > now() - interval '1 minute'
+			 AND d.ts <= clock_timestamp() + interval '1 second') AS time_ok
+FROM taken, snowid_decode(taken.id) d;
+
+-- at low rates the low bits still spread: one id per millisecond must not
+-- all end in the same bits (id % N is usable for sharding)
+CREATE TEMP TABLE slow (n int, id bigint);
+DO $$
+BEGIN
+	FOR i IN 1..64 LOOP
+		INSERT INTO slow VALUES (i, snowid_next());
+		PERFORM pg_sleep(0.002);
+	END LOOP;
+END
+$$;
+SELECT count(DISTINCT id % 2) AS mod2_values,
+	count(DISTINCT id % 4) AS mod4_values,
+	count(DISTINCT id % 64) >= 32 AS mod64_spread,
+	count(DISTINCT (snowid_decode(id)).ts) >= 32 AS distinct_ms
+FROM slow;
+
+-- works in read-only transactions: nothing in the database is written
+BEGIN READ ONLY;
+SELECT snowid_next() > 0 AS read_only_ok;
+COMMIT;
+
+-- parallel workers draw from the same generator
+CREATE TABLE par (g int);
+INSERT INTO par SELECT generate_series(1, 200000);
+ANALYZE par;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT snowid_next() FROM par;
+CREATE TEMP TABLE par_ids AS SELECT snowid_next() AS id FROM par;
+SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids FROM par_ids;
+RESET ALL;
+DROP TABLE par;
