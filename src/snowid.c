@@ -177,6 +177,24 @@ snowid_define_startup_settings(void)
 }
 
 /*
+ * snowid_read_startup_settings
+ *		Without preloading, the GUC machinery refuses to define server-start
+ *		settings, but their configured values remain visible as placeholders:
+ *		checks and reads those that the functions working without shared
+ *		memory need.
+ */
+static void
+snowid_read_startup_settings(void)
+{
+	const char *epoch;
+
+	snowid_check_startup_epoch();
+	epoch = GetConfigOption("snowid.epoch", true, false);
+	if (epoch != NULL)
+		(void) snowid_parse_epoch(epoch, &snowid_layout.epoch_ms);
+}
+
+/*
  * _PG_init
  *		Defines the settings and, when preloaded, asks for shared memory.
  */
@@ -200,15 +218,18 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	/*
-	 * Server-start settings are defined even when not preloaded, so that
-	 * snowid_decode() uses the configured epoch.
+	 * Server-start settings can only be defined while preloading.  Loaded
+	 * later, the library still reads their configured values, so that
+	 * snowid_decode() follows the configured epoch and layout.
 	 */
-	snowid_define_startup_settings();
-
-	MarkGUCPrefixReserved("snowid");
-
 	if (!process_shared_preload_libraries_in_progress)
+	{
+		snowid_read_startup_settings();
 		return;
+	}
+
+	snowid_define_startup_settings();
+	MarkGUCPrefixReserved("snowid");
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowid_shmem_request;
