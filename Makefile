@@ -7,7 +7,8 @@ OBJS = \
 	src/generator.o \
 	src/layout.o \
 	src/hwm.o \
-	src/worker.o
+	src/worker.o \
+	src/redis_claim.o
 
 DATA = sql/snowid--1.0.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"

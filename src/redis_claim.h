@@ -15,7 +15,8 @@
  *								never ereports and never pallocs, and every
  *								hiredis object is freed before it returns.
  *	snowid_redis_report()		turns a failed SnowidClaimResult into an
- *								ereport at the given level.
+ *								ereport at the given level; for a successful
+ *								one it only warns if Redis may evict it.
  *
  * snowid_redis_claim() is try + report(ERROR) for callers that have no
  * fallback.
@@ -79,7 +80,8 @@ typedef struct SnowidRedisTarget
 /* What a claim asks for */
 typedef struct SnowidClaimRequest
 {
-	const char *key_prefix;		/* snowid.redis_key_prefix */
+	const char *key_prefix;		/* snowid.redis_key_prefix; must pass
+								 * snowid_redis_check_key_prefix() */
 	int			datacenter_id;
 	int			explicit_worker_id; /* snowid.worker_id, or -1 to take the
 									 * lowest free id */
@@ -95,8 +97,10 @@ typedef enum SnowidClaimStatus
 	SNOWID_CLAIM_OK,			/* worker_id is ours */
 	SNOWID_CLAIM_UNREACHABLE,	/* no connection, I/O error, timeout, or
 								 * Redis busy/loading/cluster down */
-	SNOWID_CLAIM_AUTH_FAILED,	/* AUTH refused, password missing (NOAUTH)
-								 * or ACL forbids the commands (NOPERM) */
+	SNOWID_CLAIM_AUTH_FAILED,	/* AUTH refused, or a password is needed
+								 * and none was given (NOAUTH) */
+	SNOWID_CLAIM_NO_PERMISSION, /* logged in, but the ACL forbids the
+								 * commands (NOPERM) */
 	SNOWID_CLAIM_ALL_HELD,		/* every id 0..max_worker_id is held */
 	SNOWID_CLAIM_CONFLICT,		/* explicit id is held by holder */
 	SNOWID_CLAIM_HOLDS_OTHER,	/* this identity already holds worker_id,
@@ -121,8 +125,11 @@ typedef struct SnowidClaimResult
 													 * snowid_redis_describe() */
 	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
 													 * holding the explicit id */
-	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* hiredis' or Redis' own
-													 * words, for the detail */
+	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* a sentence for the
+													 * detail, in hiredis' or
+													 * Redis' own words; OK
+													 * with evictable: the
+													 * policy */
 } SnowidClaimResult;
 
 extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
