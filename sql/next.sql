@@ -54,7 +54,7 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
-EXPLAIN (COSTS OFF) SELECT snowid_next() FROM par;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT snowid_next() FROM par;
 CREATE TEMP TABLE par_ids AS SELECT snowid_next() AS id FROM par;
 SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids FROM par_ids;
 RESET ALL;
