@@ -8,16 +8,18 @@ OBJS = \
 	src/layout.o \
 	src/hwm.o \
 	src/worker.o \
-	src/redis_claim.o
+	src/redis_claim.o \
+	src/serial.o
 
-DATA = sql/snowid--1.0.sql
+DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.0--1.1.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 SHLIB_LINK += -lhiredis
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # make installcheck brings its own server with snowid preloaded.
-REGRESS = next batch decode from_time status errors master_detail
+REGRESS = next batch decode from_time status errors master_detail \
+	serial layout_status upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 

@@ -8,8 +8,9 @@
  *
  * Locking:
  *	- mutex (a spinlock) protects position, high_water_ms, last_clock_ms,
- *	  ids_issued and clock_steps; nothing else is read or written under it,
- *	  and nothing under it can sleep, allocate, report or do I/O.
+ *	  ids_issued, clock_steps and takeover_pending; nothing else is read or
+ *	  written under it, and nothing under it can sleep, allocate, report or
+ *	  do I/O.
  *	- lock (an LWLock) serialises the slow work done outside the mutex:
  *	  writing the high-water mark file and resolving the worker id.  The
  *	  worker fields are written once, under lock, and read under mutex.
@@ -27,6 +28,7 @@
 #include "postgres.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -47,8 +49,12 @@
  */
 #define SNOWID_LEASE_MS			1000
 
-/* A wall clock that goes back by more than this counts as a clock step */
-#define SNOWID_STEP_MIN_MS		10
+/*
+ * A wall clock that goes back by more than this counts as a clock step.  The
+ * clock is read before the mutex is taken, so a caller descheduled in between
+ * looks like a small step; NTP only steps the clock for offsets over 128 ms.
+ */
+#define SNOWID_STEP_MIN_MS		100
 
 /* Longest single sleep while waiting for the clock, in microseconds */
 #define SNOWID_SLEEP_MAX_US		10000
@@ -61,6 +67,7 @@ typedef struct SnowidShared
 	int64		last_clock_ms;	/* wall clock last seen by a caller */
 	uint64		ids_issued;
 	uint64		clock_steps;
+	bool		takeover_pending;	/* see snowid_shmem_init() */
 
 	LWLock	   *lock;
 	int			worker_id;		/* -1 until resolved */
@@ -70,12 +77,19 @@ typedef struct SnowidShared
 	bool		mark_corrupt;	/* the mark file could not be read */
 	bool		mark_mismatch;	/* the mark file has another layout */
 	SnowidLayout mark_layout;	/* the layout found in that file */
+	int64		mark_high_water_ms; /* and its mark, in Unix ms */
 
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 clock_errors;
 } SnowidShared;
 
 static SnowidShared *snowid_shared = NULL;
+
+/*
+ * In the postmaster: this server started in archive recovery (as a standby
+ * or for a point-in-time recovery).  Kept until the postmaster exits.
+ */
+static bool snowid_started_in_recovery = false;
 
 /* This backend's copy of node_bits, once it has checked it may generate */
 static int64 local_node_bits = -1;
@@ -97,6 +111,24 @@ snowid_clock_ms(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 		snowid_layout.epoch_ms;
+}
+
+/*
+ * snowid_last_position
+ *		The last position of millisecond ms, or -1 for a negative ms.  Never
+ *		beyond max_ms, the layout's last millisecond, and never the largest int64, so
+ *		that the position after it can always be computed.
+ */
+static inline int64
+snowid_last_position(int64 ms, int64 max_ms)
+{
+	int			seq_bits = snowid_layout.sequence_bits;
+
+	if (ms < 0)
+		return -1;
+	ms = Min(ms, max_ms);
+	return Min((ms << seq_bits) | SNOWID_FIELD_MAX(seq_bits),
+			   PG_INT64_MAX - 1);
 }
 
 /*
@@ -143,6 +175,7 @@ snowid_shmem_init(void)
 			{
 				s->mark_mismatch = true;
 				s->mark_layout = mark.layout;
+				s->mark_high_water_ms = mark.high_water_ms;
 			}
 			else
 				mark_ms = Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
@@ -155,9 +188,25 @@ snowid_shmem_init(void)
 	}
 
 	/* the first position issued will be the first of mark_ms */
-	s->position = (mark_ms << snowid_layout.sequence_bits) - 1;
+	s->position = snowid_last_position(mark_ms - 1,
+									   snowid_max_ms(&snowid_layout));
 	s->high_water_ms = mark_ms;
 	s->last_clock_ms = 0;
+
+	/*
+	 * A server that starts in archive recovery will, once promoted, issue
+	 * ids with the worker id of the server it was copied from.  That server
+	 * may have issued ids after the mark in the copy was written, up to
+	 * snowid.max_drift_ms ahead of its clock, so the first id after the end
+	 * of recovery must skip ahead of them (snowid_prepare()).  The signal
+	 * files are gone after a promotion, hence the flag that outlives a
+	 * reinitialisation after a crash; if that happens once ids were issued,
+	 * the generator only skips ahead needlessly.
+	 */
+	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
+		snowid_started_in_recovery = true;
+	s->takeover_pending = snowid_started_in_recovery;
 
 	s->worker_id = -1;
 	snowid_worker_startup(&s->worker_id, &s->worker_source);
@@ -169,25 +218,35 @@ snowid_shmem_init(void)
 /*
  * snowid_shmem_detach
  *		At a clean postmaster exit, lowers the mark to just past the last id
- *		issued, so that a quick restart need not wait out the lease.  Every
- *		backend is gone by now, so the state is read without the mutex (a
- *		backend killed while holding it could never release it).
+ *		issued, so that a quick restart need not wait out the lease.  If the
+ *		server started in archive recovery and has issued nothing since (a
+ *		standby, or a promoted server not used yet), the mark instead takes
+ *		the skip snowid_prepare() would have made, as the next start may not
+ *		know there was a recovery.  Every backend is gone by now, so the
+ *		state is read without the mutex (a backend killed while holding it
+ *		could never release it).
  */
 void
 snowid_shmem_detach(void)
 {
 	SnowidShared *s = snowid_shared;
 	SnowidMark	mark;
-	int64		last_ms;
+	int64		new_ms;
 
 	if (s == NULL || s->mark_corrupt || s->mark_mismatch)
 		return;
-	last_ms = s->position >> snowid_layout.sequence_bits;
-	if (s->position < 0 || last_ms + 1 >= s->high_water_ms)
+	if (s->takeover_pending)
+		new_ms = Max(s->high_water_ms,
+					 snowid_clock_ms() + snowid_max_drift_ms + 1);
+	else if (s->position < 0)
+		return;
+	else
+		new_ms = (s->position >> snowid_layout.sequence_bits) + 1;
+	if (new_ms == s->high_water_ms)
 		return;
 
 	mark.layout = snowid_layout;
-	mark.high_water_ms = last_ms + 1 + snowid_layout.epoch_ms;
+	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
 	(void) snowid_mark_write(&mark, LOG);
 }
 
@@ -215,6 +274,36 @@ snowid_local_node_bits(void)
 }
 
 /*
+ * snowid_layout_settings
+ *		A layout as the settings that make it, for messages; palloc'd.
+ */
+static char *
+snowid_layout_settings(const SnowidLayout *l)
+{
+	return psprintf("snowid.datacenter_bits = %d, snowid.worker_bits = %d, snowid.sequence_bits = %d and snowid.epoch = '%s'",
+					l->datacenter_bits, l->worker_bits, l->sequence_bits,
+					timestamptz_to_str(snowid_unix_ms_to_timestamptz(l->epoch_ms)));
+}
+
+/*
+ * snowid_old_ids_bound
+ *		A number above every id issued under the layout and mark found in
+ *		the mark file: the smallest id of the mark's millisecond.
+ */
+static int64
+snowid_old_ids_bound(const SnowidShared *s)
+{
+	const SnowidLayout *l = &s->mark_layout;
+	int64		ms = s->mark_high_water_ms - l->epoch_ms;
+
+	if (ms <= 0)
+		return 0;
+	if (ms > SNOWID_FIELD_MAX(l->timestamp_bits))
+		return PG_INT64_MAX;
+	return ms << (SNOWID_ID_BITS - l->timestamp_bits);
+}
+
+/*
  * snowid_prepare
  *		Checks, once per backend, everything that must hold before it takes
  *		an id, and reports what is wrong otherwise.
@@ -225,6 +314,7 @@ snowid_prepare(void)
 	SnowidShared *s = snowid_shared;
 	int			worker_id;
 	int64		node_bits;
+	bool		takeover;
 
 	if (s == NULL)
 		ereport(ERROR,
@@ -251,24 +341,30 @@ snowid_prepare(void)
 				 errdetail("Without it snowid cannot tell which ids were issued before the last restart."),
 				 errhint("Stop the server, make sure the clock is correct, move the file aside and start the server again.")));
 
+	/*
+	 * The same bits mean something else in another layout or epoch, so an
+	 * id of the new layout can equal one issued before.  Switching needs a
+	 * decision only the operator can make.
+	 */
 	if (s->mark_mismatch)
 	{
-		char	   *old_layout = snowid_layout_string(&s->mark_layout);
-		char	   *new_layout = snowid_layout_string(&snowid_layout);
+		char	   *old_settings = snowid_layout_settings(&s->mark_layout);
+		char	   *new_settings = snowid_layout_settings(&snowid_layout);
 
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid layout or epoch changed since ids were last issued"),
-				 errdetail("Ids were issued with layout %s and epoch %lld ms, the server now uses layout %s and epoch %lld ms; old and new ids could collide.",
-						   old_layout, (long long) s->mark_layout.epoch_ms,
-						   new_layout, (long long) snowid_layout.epoch_ms),
-				 errhint("Restore the previous settings, or, if old and new ids can never meet in one table, stop the server, remove \"%s\" from the data directory and start it again.",
+				 errdetail("Ids were issued with %s; the server now runs with %s.  An id of one layout can equal an id of the other, so new ids could collide with old ones.",
+						   old_settings, new_settings),
+				 errhint("To go on issuing ids, put the old settings back and restart.  To switch layouts deliberately, stop every server that issues ids into the same tables, make sure the new ids will be larger than all old ones (this server's old ids lie below %lld; compare snowid_from_time(now()) under the new settings), then remove \"%s\" from the data directory of each and start them with the new settings.",
+						 (long long) snowid_old_ids_bound(s),
 						 SNOWID_MARK_FILE)));
 	}
 
 	SpinLockAcquire(&s->mutex);
 	worker_id = s->worker_id;
 	node_bits = s->node_bits;
+	takeover = s->takeover_pending;
 	SpinLockRelease(&s->mutex);
 
 	if (worker_id < 0)
@@ -291,6 +387,27 @@ snowid_prepare(void)
 		else
 			node_bits = s->node_bits;
 		LWLockRelease(s->lock);
+	}
+
+	/*
+	 * Recovery has ended on a server that started in archive recovery: skip
+	 * past any id the server it was copied from may have issued, which with
+	 * a clock that agrees with ours lies at most snowid.max_drift_ms ahead
+	 * (see snowid_shmem_init()).
+	 */
+	if (unlikely(takeover))
+	{
+		int64		skip_ms = Max(snowid_clock_ms(), 0) + snowid_max_drift_ms;
+		int64		skip_position =
+			snowid_last_position(skip_ms - 1, snowid_max_ms(&snowid_layout));
+
+		SpinLockAcquire(&s->mutex);
+		if (s->takeover_pending)
+		{
+			s->position = Max(s->position, skip_position);
+			s->takeover_pending = false;
+		}
+		SpinLockRelease(&s->mutex);
 	}
 
 	local_node_bits = node_bits;
@@ -318,10 +435,9 @@ snowid_take(int want, int *got)
 	for (;;)
 	{
 		int64		now = snowid_clock_ms();
+		int64		drift_ms;
 		int64		start;
-		int64		drift_limit;
-		int64		mark_limit;
-		int64		limit;
+		int64		last;
 		int64		n;
 		int64		high_water_ms;
 
@@ -333,8 +449,8 @@ snowid_take(int want, int *got)
 							   (long long) now, (long long) max_ms),
 					 errhint("Check the system clock and snowid.epoch.")));
 
-		/* positions below 'limit' may be issued now */
-		drift_limit = (Min(now + snowid_max_drift_ms, max_ms) + 1) << seq_bits;
+		/* the last millisecond the drift budget and the layout allow now */
+		drift_ms = Min(now + snowid_max_drift_ms, max_ms);
 
 		SpinLockAcquire(&s->mutex);
 		start = s->position + 1;
@@ -344,9 +460,8 @@ snowid_take(int want, int *got)
 			s->clock_steps++;
 		s->last_clock_ms = now;
 		high_water_ms = s->high_water_ms;
-		mark_limit = high_water_ms << seq_bits;
-		limit = Min(drift_limit, mark_limit);
-		n = Min(limit - start, (int64) want);
+		last = snowid_last_position(Min(drift_ms, high_water_ms - 1), max_ms);
+		n = (start > last) ? 0 : Min(last - start, (int64) want - 1) + 1;
 		if (likely(n > 0))
 		{
 			s->position = start + n - 1;
@@ -364,13 +479,14 @@ snowid_take(int want, int *got)
 			return start;
 		}
 
-		if (start >= mark_limit && mark_limit < drift_limit)
-			snowid_advance_mark(start >> seq_bits, true);
-		else if ((start >> seq_bits) > max_ms)
+		if (start > snowid_last_position(max_ms, max_ms))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 					 errmsg("snowid timestamp field is exhausted"),
 					 errdetail("The generator reached the last millisecond the layout can hold.")));
+		else if ((start >> seq_bits) >= high_water_ms &&
+				 (start >> seq_bits) <= drift_ms)
+			snowid_advance_mark(start >> seq_bits, true);
 		else
 			snowid_wait_clock((start >> seq_bits) - snowid_max_drift_ms, now,
 							  &deadline);

@@ -13,7 +13,8 @@
  * fsyncs the file and the directory), so a crash leaves either the old or
  * the new mark.  Callers serialise writers with the generator's LWLock; the
  * postmaster reads the file while it initialises shared memory and writes it
- * at a clean exit, when no backend runs.
+ * at a clean exit, when no backend runs.  snowid_write_line_file() does the
+ * atomic replacement for the worker id cache (worker.c) as well.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +27,6 @@
 
 #include "snowid.h"
 
-#define SNOWID_MARK_TMP			SNOWID_MARK_FILE ".tmp"
 #define SNOWID_MARK_VERSION		1
 #define SNOWID_MARK_FORMAT \
 	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld\n"
@@ -89,20 +89,35 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 {
 	const SnowidLayout *l = &mark->layout;
 	char		line[256];
-	int			len;
+
+	snprintf(line, sizeof(line), SNOWID_MARK_FORMAT,
+			 SNOWID_MARK_VERSION, (long long) l->epoch_ms,
+			 l->timestamp_bits, l->datacenter_bits, l->worker_bits,
+			 l->sequence_bits, (long long) mark->high_water_ms);
+	return snowid_write_line_file(SNOWID_MARK_FILE, line, elevel);
+}
+
+/*
+ * snowid_write_line_file
+ *		Durably replaces a small file of the data directory with the given
+ *		text: written to "<path>.tmp", then renamed over path, so that a crash
+ *		leaves the old or the new text.  Failures are reported at elevel;
+ *		returns whether the new text is on disk.
+ */
+bool
+snowid_write_line_file(const char *path, const char *line, int elevel)
+{
+	char		tmp[MAXPGPATH];
+	int			len = strlen(line);
 	int			fd;
 
-	len = snprintf(line, sizeof(line), SNOWID_MARK_FORMAT,
-				   SNOWID_MARK_VERSION, (long long) l->epoch_ms,
-				   l->timestamp_bits, l->datacenter_bits, l->worker_bits,
-				   l->sequence_bits, (long long) mark->high_water_ms);
-
-	fd = OpenTransientFile(SNOWID_MARK_TMP, O_WRONLY | O_CREAT | O_TRUNC);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC);
 	if (fd < 0)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", SNOWID_MARK_TMP)));
+				 errmsg("could not create file \"%s\": %m", tmp)));
 		return false;
 	}
 	errno = 0;
@@ -114,19 +129,19 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 		errno = save_errno;
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", SNOWID_MARK_TMP)));
+				 errmsg("could not write file \"%s\": %m", tmp)));
 		return false;
 	}
 	if (CloseTransientFile(fd) != 0)
 	{
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", SNOWID_MARK_TMP)));
+				 errmsg("could not close file \"%s\": %m", tmp)));
 		return false;
 	}
 
 	/* fsyncs the new file, renames it, and fsyncs the directory */
-	return durable_rename(SNOWID_MARK_TMP, SNOWID_MARK_FILE, elevel) == 0;
+	return durable_rename(tmp, path, elevel) == 0;
 }
 
 /*

@@ -75,13 +75,39 @@ snowid_decompose(const SnowidLayout *layout, int64 id, SnowidParts *parts)
 }
 
 /*
+ * snowid_decompose_checked
+ *		Takes apart an id a user gave, reporting an error for one no server
+ *		can issue: negative, or with a time after the last that ids hold.
+ */
+void
+snowid_decompose_checked(const SnowidLayout *layout, int64 id,
+						 SnowidParts *parts)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid %lld", (long long) id),
+				 errdetail("A snowid is never negative: its sign bit is always 0.")));
+
+	snowid_decompose(layout, id, parts);
+	if (parts->ms > snowid_max_ms(layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid %lld", (long long) id),
+				 errdetail("Its timestamp field lies after 9999-12-31 23:59:59.999 UTC, the last time snowids can hold.")));
+}
+
+/*
  * snowid_max_ms
- *		The last millisecond (since the epoch) the timestamp field can hold.
+ *		The last millisecond (since the epoch) ids can hold: the largest
+ *		value of the timestamp field, or the last millisecond of year 9999
+ *		if that comes first (only with 48 or more timestamp bits).
  */
 int64
 snowid_max_ms(const SnowidLayout *layout)
 {
-	return SNOWID_FIELD_MAX(layout->timestamp_bits);
+	return Min(SNOWID_FIELD_MAX(layout->timestamp_bits),
+			   SNOWID_END_UNIX_MS - 1 - layout->epoch_ms);
 }
 
 /*

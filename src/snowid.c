@@ -23,6 +23,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "redis_claim.h"
 #include "snowid.h"
 
 PG_MODULE_MAGIC;
@@ -35,13 +36,19 @@ int			snowid_worker_id = -1;
 int			snowid_max_drift_ms = 1000;
 int			snowid_max_wait_ms = 2000;
 static char *snowid_epoch = NULL;
+static char *snowid_redis_url = NULL;
+char	   *snowid_redis_key_prefix = NULL;
+int			snowid_redis_timeout_ms = 2000;
+const SnowidRedisTarget *snowid_redis_target = NULL;
 
+/* The bit widths are set by the snowid.*_bits settings at server start */
 SnowidLayout snowid_layout = {
 	.epoch_ms = SNOWID_DEFAULT_EPOCH_MS,
-	.timestamp_bits = 41,
-	.datacenter_bits = 5,
-	.worker_bits = 5,
-	.sequence_bits = 12
+	.timestamp_bits = SNOWID_ID_BITS - SNOWID_DEFAULT_DATACENTER_BITS -
+	SNOWID_DEFAULT_WORKER_BITS - SNOWID_DEFAULT_SEQUENCE_BITS,
+	.datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS,
+	.worker_bits = SNOWID_DEFAULT_WORKER_BITS,
+	.sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS
 };
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -57,6 +64,24 @@ PG_FUNCTION_INFO_V1(snowid_next_batch);
 PG_FUNCTION_INFO_V1(snowid_decode);
 PG_FUNCTION_INFO_V1(snowid_from_time);
 PG_FUNCTION_INFO_V1(snowid_status);
+PG_FUNCTION_INFO_V1(snowid_status_1_1);
+
+/*
+ * The OUT columns of snowid_status() in each version of the SQL script.  An
+ * installation keeps the columns of its script version until ALTER
+ * EXTENSION UPDATE, while the library is already the newest; so each
+ * version's script names its own C function (as pg_stat_statements does),
+ * and both fill the same leading columns.
+ */
+typedef enum SnowidStatusVersion
+{
+	SNOWID_STATUS_V1_0,
+	SNOWID_STATUS_V1_1
+} SnowidStatusVersion;
+
+#define SNOWID_STATUS_COLS_V1_0		10
+#define SNOWID_STATUS_COLS_V1_1		15
+#define SNOWID_STATUS_COLS			15	/* the most of any version */
 
 /*
  * snowid_check_startup_int
@@ -138,24 +163,272 @@ snowid_check_startup_epoch(void)
 }
 
 /*
+ * snowid_define_layout_settings
+ *		The widths of the datacenter, worker and sequence fields; the
+ *		timestamp gets the rest of the 63 bits, and must keep at least 39.
+ */
+static void
+snowid_define_layout_settings(void)
+{
+	SnowidLayout *l = &snowid_layout;
+	int			node_seq_bits;
+
+	snowid_check_startup_int("snowid.datacenter_bits", 0,
+							 SNOWID_MAX_NODE_SEQ_BITS);
+	snowid_check_startup_int("snowid.worker_bits", 0,
+							 SNOWID_MAX_NODE_SEQ_BITS);
+	snowid_check_startup_int("snowid.sequence_bits", 0,
+							 SNOWID_MAX_NODE_SEQ_BITS);
+
+	DefineCustomIntVariable("snowid.datacenter_bits",
+							"Width in bits of the datacenter field of ids.",
+							NULL,
+							&l->datacenter_bits,
+							SNOWID_DEFAULT_DATACENTER_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.worker_bits",
+							"Width in bits of the worker field of ids.",
+							NULL,
+							&l->worker_bits,
+							SNOWID_DEFAULT_WORKER_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.sequence_bits",
+							"Width in bits of the sequence field of ids, which counts the ids of one millisecond.",
+							NULL,
+							&l->sequence_bits,
+							SNOWID_DEFAULT_SEQUENCE_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	node_seq_bits = l->datacenter_bits + l->worker_bits + l->sequence_bits;
+	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
+						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
+				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
+						   SNOWID_ID_BITS - node_seq_bits,
+						   SNOWID_MIN_TIMESTAMP_BITS),
+				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
+	l->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
+}
+
+/*
+ * snowid_check_layout_fit
+ *		Refuses a datacenter id, worker id or epoch the layout cannot hold.
+ *		Runs once all server-start settings are defined.
+ */
+static void
+snowid_check_layout_fit(void)
+{
+	int64		max_dc = SNOWID_FIELD_MAX(snowid_layout.datacenter_bits);
+	int64		max_worker = SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+
+	if (snowid_datacenter_id > max_dc)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.datacenter_id\": \"%d\"",
+						snowid_datacenter_id),
+				 errdetail("With snowid.datacenter_bits = %d, datacenter ids run from 0 to %lld.",
+						   snowid_layout.datacenter_bits, (long long) max_dc),
+				 errhint("Choose a smaller snowid.datacenter_id, or widen snowid.datacenter_bits on every server at once: it changes the layout of all ids.")));
+
+	if (snowid_worker_id > max_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.worker_id\": \"%d\"",
+						snowid_worker_id),
+				 errdetail("With snowid.worker_bits = %d, worker ids run from 0 to %lld.",
+						   snowid_layout.worker_bits, (long long) max_worker),
+				 errhint("Choose a smaller snowid.worker_id, or widen snowid.worker_bits on every server at once: it changes the layout of all ids.")));
+
+	if (snowid_layout.epoch_ms >= SNOWID_END_UNIX_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
+						snowid_epoch),
+				 errdetail("snowid.epoch must lie before the year 10000.")));
+}
+
+/*
+ * snowid_redis_url_check
+ *		GUC check hook for snowid.redis_url: parses it and passes the target
+ *		on.  The value holds the password, so no message may show it: with
+ *		GUC_check_errmsg set, PostgreSQL's own message (which would) is not
+ *		used.
+ */
+static bool
+snowid_redis_url_check(char **newval, void **extra, GucSource source)
+{
+	SnowidRedisTarget target;
+	SnowidRedisTarget *result;
+	const char *problem;
+
+	*extra = NULL;
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+
+	if (!snowid_redis_parse_url(*newval, &target, &problem))
+	{
+		GUC_check_errmsg("invalid value for parameter \"snowid.redis_url\"");
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	result = (SnowidRedisTarget *) malloc(sizeof(SnowidRedisTarget));
+	if (result != NULL)
+		memcpy(result, &target, sizeof(SnowidRedisTarget));
+	explicit_bzero(&target, sizeof(target));
+	if (result == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	*extra = result;
+	return true;
+}
+
+/*
+ * snowid_redis_url_assign
+ *		GUC assign hook for snowid.redis_url.
+ */
+static void
+snowid_redis_url_assign(const char *newval, void *extra)
+{
+	snowid_redis_target = (const SnowidRedisTarget *) extra;
+}
+
+/*
+ * snowid_redis_key_prefix_check
+ *		GUC check hook for snowid.redis_key_prefix.
+ */
+static bool
+snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
+{
+	const char *problem;
+
+	if (!snowid_redis_check_key_prefix(*newval, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_check_startup_redis
+ *		Refuses bad Redis settings before they are defined, for the same
+ *		reason as snowid_check_startup_int(): an ignored snowid.redis_url
+ *		would silently leave the server without its claim.  The URL itself
+ *		is never shown.
+ */
+static void
+snowid_check_startup_redis(void)
+{
+	const char *url = GetConfigOption("snowid.redis_url", true, false);
+	const char *prefix = GetConfigOption("snowid.redis_key_prefix", true,
+										 false);
+	const char *timeout = GetConfigOption("snowid.redis_timeout_ms", true,
+										  false);
+	SnowidRedisTarget target;
+	const char *problem;
+	int			timeout_ms;
+
+	if (url != NULL && url[0] != '\0')
+	{
+		bool		ok = snowid_redis_parse_url(url, &target, &problem);
+
+		explicit_bzero(&target, sizeof(target));
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"snowid.redis_url\""),
+					 errdetail("%s", problem),
+					 errhint("The value is not shown because it may contain a password.")));
+	}
+
+	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.redis_key_prefix\": \"%s\"",
+						prefix),
+				 errdetail("%s", problem)));
+
+	if (timeout != NULL &&
+		(!parse_int(timeout, &timeout_ms, GUC_UNIT_MS, NULL) ||
+		 timeout_ms < 1 || timeout_ms > 600000))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.redis_timeout_ms\": \"%s\"",
+						timeout),
+				 errdetail("\"snowid.redis_timeout_ms\" must be from 1 to 600000 milliseconds.")));
+}
+
+/*
+ * snowid_define_redis_settings
+ *		Where to claim the worker id from; fixed at server start, like the
+ *		claim itself.
+ */
+static void
+snowid_define_redis_settings(void)
+{
+	snowid_check_startup_redis();
+
+	DefineCustomStringVariable("snowid.redis_url",
+							   "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.",
+							   "redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path/to/redis.sock[?db=N].",
+							   &snowid_redis_url,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   snowid_redis_url_check, snowid_redis_url_assign,
+							   NULL);
+
+	DefineCustomStringVariable("snowid.redis_key_prefix",
+							   "Prefix of the Redis keys that hold the worker id claims.",
+							   NULL,
+							   &snowid_redis_key_prefix,
+							   "snowid",
+							   PGC_POSTMASTER, 0,
+							   snowid_redis_key_prefix_check, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.redis_timeout_ms",
+							"Timeout for connecting to Redis and for each Redis command, in milliseconds.",
+							NULL,
+							&snowid_redis_timeout_ms,
+							2000, 1, 600000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/*
  * snowid_define_startup_settings
- *		The settings fixed at server start.
+ *		The settings fixed at server start.  The layout comes first: the
+ *		datacenter and worker ids are checked against it.
  */
 static void
 snowid_define_startup_settings(void)
 {
-	int			max_dc = (int) SNOWID_FIELD_MAX(snowid_layout.datacenter_bits);
-	int			max_worker = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	/* the widest field the layout rules allow */
+	int			max_id = (int) SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS);
 
-	snowid_check_startup_int("snowid.datacenter_id", 0, max_dc);
-	snowid_check_startup_int("snowid.worker_id", -1, max_worker);
+	snowid_define_layout_settings();
+
+	snowid_check_startup_int("snowid.datacenter_id", 0, max_id);
+	snowid_check_startup_int("snowid.worker_id", -1, max_id);
 	snowid_check_startup_epoch();
 
 	DefineCustomIntVariable("snowid.datacenter_id",
 							"Datacenter id carried by every id this server issues.",
 							NULL,
 							&snowid_datacenter_id,
-							0, 0, max_dc,
+							0, 0, max_id,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
@@ -163,7 +436,7 @@ snowid_define_startup_settings(void)
 							"Worker id carried by every id this server issues; -1 means not set.",
 							NULL,
 							&snowid_worker_id,
-							-1, -1, max_worker,
+							-1, -1, max_id,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
@@ -174,6 +447,9 @@ snowid_define_startup_settings(void)
 							   SNOWID_DEFAULT_EPOCH,
 							   PGC_POSTMASTER, 0,
 							   snowid_epoch_check, snowid_epoch_assign, NULL);
+
+	snowid_check_layout_fit();
+	snowid_define_redis_settings();
 }
 
 /*
@@ -366,16 +642,10 @@ snowid_decode(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
 
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid snowid %lld", (long long) id),
-				 errdetail("A snowid is never negative: its sign bit is always 0.")));
-
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	snowid_decompose(&snowid_layout, id, &parts);
+	snowid_decompose_checked(&snowid_layout, id, &parts);
 	values[0] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(parts.ms +
 																   snowid_layout.epoch_ms));
 	values[1] = Int32GetDatum(parts.datacenter_id);
@@ -415,17 +685,19 @@ snowid_from_time(PG_FUNCTION_ARGS)
 }
 
 /*
- * snowid_status
- *		One row describing this server's generator.
+ * snowid_status_internal
+ *		One row describing this server's generator, with the columns of the
+ *		given version of snowid_status().
  */
-Datum
-snowid_status(PG_FUNCTION_ARGS)
+static Datum
+snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 {
 	TupleDesc	tupdesc;
 	SnowidStatus st;
-	Datum		values[10];
-	bool		nulls[10];
+	Datum		values[SNOWID_STATUS_COLS];
+	bool		nulls[SNOWID_STATUS_COLS];
 	int64		epoch_ms = snowid_layout.epoch_ms;
+	int			ncols;
 
 	if (!snowid_shmem_ready())
 		ereport(ERROR,
@@ -435,6 +707,11 @@ snowid_status(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+
+	ncols = (version == SNOWID_STATUS_V1_0) ?
+		SNOWID_STATUS_COLS_V1_0 : SNOWID_STATUS_COLS_V1_1;
+	if (tupdesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
 
 	snowid_get_status(&st);
 	memset(nulls, 0, sizeof(nulls));
@@ -452,5 +729,43 @@ snowid_status(PG_FUNCTION_ARGS)
 	values[8] = Int64GetDatum((int64) st.clock_errors);
 	values[9] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(st.high_water_ms + epoch_ms));
 
+	if (version >= SNOWID_STATUS_V1_1)
+	{
+		/* the first millisecond ids cannot hold */
+		int64		end_ms = snowid_max_ms(&snowid_layout) + 1;
+		int64		left_ms = Max(end_ms - st.clock_ms, 0);
+		Interval   *left = (Interval *) palloc0(sizeof(Interval));
+
+		left->day = (int32) (left_ms / SNOWID_MS_PER_DAY);
+		left->time = (left_ms % SNOWID_MS_PER_DAY) * 1000;
+
+		values[10] = CStringGetTextDatum(snowid_layout_string(&snowid_layout));
+		values[11] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(epoch_ms));
+		values[12] = Int64GetDatum((SNOWID_FIELD_MAX(snowid_layout.sequence_bits) + 1) * 1000);
+		values[13] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(end_ms + epoch_ms));
+		values[14] = IntervalPGetDatum(left);
+	}
+
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * snowid_status
+ *		snowid_status() of version 1.0 of the SQL script.
+ */
+Datum
+snowid_status(PG_FUNCTION_ARGS)
+{
+	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_0);
+}
+
+/*
+ * snowid_status_1_1
+ *		snowid_status() of version 1.1: adds the layout, the epoch, the
+ *		ceiling of ids per second and how long the timestamp field lasts.
+ */
+Datum
+snowid_status_1_1(PG_FUNCTION_ARGS)
+{
+	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_1);
 }

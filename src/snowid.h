@@ -26,6 +26,23 @@
 #define SNOWID_ID_BITS				63	/* all but the sign bit */
 #define SNOWID_MIN_TIMESTAMP_BITS	39	/* about 17 years */
 
+/* At most 24 bits for datacenter, worker and sequence together */
+#define SNOWID_MAX_NODE_SEQ_BITS	(SNOWID_ID_BITS - SNOWID_MIN_TIMESTAMP_BITS)
+
+/* The default layout: 41/5/5/12 */
+#define SNOWID_DEFAULT_DATACENTER_BITS	5
+#define SNOWID_DEFAULT_WORKER_BITS		5
+#define SNOWID_DEFAULT_SEQUENCE_BITS	12
+
+/*
+ * 10000-01-01 00:00:00 UTC in Unix milliseconds.  Ids hold times before it
+ * whatever the layout, so that decoded times fit a timestamptz, time left
+ * fits an interval, and serials always have a four-digit year.
+ */
+#define SNOWID_END_UNIX_MS			INT64CONST(253402300800000)
+
+#define SNOWID_MS_PER_DAY			INT64CONST(86400000)
+
 /* Where the worker id of this server came from */
 typedef enum SnowidWorkerSource
 {
@@ -63,6 +80,11 @@ extern int	snowid_worker_id;
 extern int	snowid_max_drift_ms;
 extern int	snowid_max_wait_ms;
 extern SnowidLayout snowid_layout;
+extern char *snowid_redis_key_prefix;
+extern int	snowid_redis_timeout_ms;
+
+/* snowid.redis_url parsed (see redis_claim.h); NULL when it is not set */
+extern const struct SnowidRedisTarget *snowid_redis_target;
 
 /* layout.c: pure functions of the layout, usable without shared memory */
 extern int64 snowid_compose(const SnowidLayout *layout, int64 position,
@@ -71,6 +93,8 @@ extern int64 snowid_node_bits(const SnowidLayout *layout, int datacenter_id,
 							  int worker_id);
 extern void snowid_decompose(const SnowidLayout *layout, int64 id,
 							 SnowidParts *parts);
+extern void snowid_decompose_checked(const SnowidLayout *layout, int64 id,
+									 SnowidParts *parts);
 extern int64 snowid_max_ms(const SnowidLayout *layout);
 extern TimestampTz snowid_unix_ms_to_timestamptz(int64 unix_ms);
 extern bool snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms);
@@ -125,7 +149,10 @@ extern SnowidMarkRead snowid_mark_read(SnowidMark *mark);
 extern bool snowid_mark_write(const SnowidMark *mark, int elevel);
 extern bool snowid_mark_layout_matches(const SnowidMark *mark,
 									   const SnowidLayout *layout);
+extern bool snowid_write_line_file(const char *path, const char *line,
+								   int elevel);
 
 #define SNOWID_MARK_FILE		"snowid_state"
+#define SNOWID_WORKER_FILE		"snowid_worker" /* worker.c: the last claim */
 
 #endif							/* SNOWID_H */

@@ -1,29 +1,73 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  Which worker id this server's ids carry, and where it came from.
+ *	  Which worker id this server's ids carry and where it came from: the
+ *	  snowid.worker_id setting, a claim in Redis, or this server's last
+ *	  claim, cached in the data directory.
  *
- * A worker id set in snowid.worker_id is known when shared memory is
- * initialised.  Otherwise it is resolved on first use, by the first backend
- * that needs one; the caller (generator.c) holds the generator's LWLock
- * across snowid_worker_resolve(), so it runs once per server start however
- * many sessions ask at once.  Nothing here touches the spinlock.
+ * Without snowid.redis_url, a worker id set in snowid.worker_id is known
+ * when shared memory is initialised.  With it, the worker id is resolved on
+ * first use: the first backend that needs one claims it from Redis (all
+ * hiredis code is in redis_claim.c), and a configured snowid.worker_id is
+ * registered there instead of taken.  The caller (generator.c) holds the
+ * generator's LWLock across snowid_worker_resolve() and keeps the result in
+ * shared memory, so Redis is asked once per server start however many
+ * sessions ask at once, and a failed claim is tried again by the next
+ * caller.  That lock also serialises writers of the cache file.  Nothing
+ * here touches the spinlock.
+ *
+ * The cache file is one line of text:
+ *
+ *		snowid_worker 1 datacenter_id=3 worker_id=7 worker_bits=5 identity=...
+ *
+ * where the identity is what the server claims under in Redis (datacenter,
+ * host name, port and system identifier).  It is rewritten, atomically,
+ * whenever a claim gives something else, and read only when Redis cannot be
+ * reached; then it is used only by the server it names, so a data directory
+ * copied to another host or port (a clone, a standby from a base backup)
+ * never reuses the worker id of the server it was copied from.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "postmaster/postmaster.h"
+#include "storage/fd.h"
+
+#include "redis_claim.h"
 #include "snowid.h"
+
+#define SNOWID_WORKER_VERSION	1
+#define SNOWID_WORKER_FORMAT \
+	"snowid_worker %d datacenter_id=%d worker_id=%d worker_bits=%d identity="
+
+/* What the cache file holds */
+typedef struct SnowidWorkerCache
+{
+	int			datacenter_id;
+	int			worker_id;
+	int			worker_bits;
+	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+} SnowidWorkerCache;
+
+static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
+static void snowid_claim_context(void *arg);
+static bool snowid_cache_read(SnowidWorkerCache *cache, int elevel);
+static void snowid_cache_write(const SnowidWorkerCache *cache);
 
 /*
  * snowid_worker_startup
  *		The worker id known at shared memory initialisation, if any.  Runs in
- *		the postmaster: no network or error reports here.
+ *		the postmaster: no network or error reports here.  With Redis, even
+ *		a configured worker id stays unknown until first use registers it.
  */
 void
 snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 {
-	if (snowid_worker_id >= 0)
+	if (snowid_worker_id >= 0 && snowid_redis_target == NULL)
 	{
 		*worker_id = snowid_worker_id;
 		*source = SNOWID_WORKER_CONFIG;
@@ -37,11 +81,18 @@ snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 
 /*
  * snowid_worker_resolve
- *		Finds the worker id on first use, or reports why there is none.
+ *		Finds the worker id on first use, or reports why there is none.  The
+ *		caller holds the generator's LWLock.
  */
 void
 snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
 {
+	if (snowid_redis_target != NULL)
+	{
+		snowid_worker_claim(worker_id, source);
+		return;
+	}
+
 	snowid_worker_startup(worker_id, source);
 	if (*worker_id >= 0)
 		return;
@@ -49,10 +100,224 @@ snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowid has no worker id"),
-			 errdetail("snowid.worker_id is not set."),
-			 errhint("Set snowid.worker_id in postgresql.conf to a number from 0 to %lld that no other server of datacenter %d uses, and restart the server.",
+			 errdetail("Neither snowid.worker_id nor snowid.redis_url is set."),
+			 errhint("Set snowid.worker_id in postgresql.conf to a number from 0 to %lld that no other server of datacenter %d uses, or set snowid.redis_url to claim one from Redis, and restart the server.",
 					 (long long) SNOWID_FIELD_MAX(snowid_layout.worker_bits),
 					 snowid_datacenter_id)));
+}
+
+/*
+ * snowid_worker_claim
+ *		Claims a worker id from Redis, or registers the configured one, and
+ *		caches it.  When Redis cannot be reached, falls back to the cached
+ *		id of this very server with a WARNING; every other failure is an
+ *		error, so that no id is issued with a worker id that Redis has never
+ *		confirmed for this server.
+ */
+static void
+snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
+{
+	const SnowidRedisTarget *target = snowid_redis_target;
+	char		host[256];
+	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	SnowidClaimRequest request;
+	SnowidClaimResult result;
+	SnowidWorkerCache cache;
+	SnowidWorkerCache found;
+	ErrorContextCallback errcallback;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not get the host name: %m")));
+	host[sizeof(host) - 1] = '\0';
+
+	if (!snowid_redis_identity(identity, sizeof(identity),
+							   snowid_datacenter_id, host, PostPortNumber,
+							   GetSystemIdentifier()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the host name of this server cannot identify it in redis"),
+				 errdetail("The host name is empty, too long, or contains control characters.")));
+
+	request.key_prefix = snowid_redis_key_prefix;
+	request.datacenter_id = snowid_datacenter_id;
+	request.explicit_worker_id = snowid_worker_id;
+	request.max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	request.identity = identity;
+	request.timeout_ms = snowid_redis_timeout_ms;
+
+	/* every report from here on says which server was claiming */
+	errcallback.callback = snowid_claim_context;
+	errcallback.arg = &request;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	snowid_redis_try_claim(target, &request, &result);
+
+	if (result.status == SNOWID_CLAIM_OK)
+	{
+		/* warns only if Redis may evict the claim */
+		snowid_redis_report(WARNING, &request, &result);
+
+		memset(&cache, 0, sizeof(cache));
+		cache.datacenter_id = snowid_datacenter_id;
+		cache.worker_id = result.worker_id;
+		cache.worker_bits = snowid_layout.worker_bits;
+		strlcpy(cache.identity, identity, sizeof(cache.identity));
+		if (!snowid_cache_read(&found, DEBUG1) ||
+			memcmp(&found, &cache, sizeof(cache)) != 0)
+			snowid_cache_write(&cache);
+
+		if (snowid_worker_id >= 0)
+			ereport(LOG,
+					(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
+							result.worker_id, snowid_datacenter_id,
+							result.node)));
+		else
+			ereport(LOG,
+					(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
+							result.worker_id, snowid_datacenter_id,
+							result.node)));
+
+		error_context_stack = errcallback.previous;
+		*worker_id = result.worker_id;
+		*source = snowid_worker_id >= 0 ?
+			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
+		return;
+	}
+
+	if (result.status == SNOWID_CLAIM_UNREACHABLE &&
+		snowid_cache_read(&found, WARNING))
+	{
+		if (strcmp(found.identity, identity) != 0 ||
+			found.datacenter_id != snowid_datacenter_id ||
+			found.worker_bits != snowid_layout.worker_bits ||
+			found.worker_id < 0 || found.worker_id > request.max_worker_id)
+			ereport(WARNING,
+					(errmsg("ignoring the snowid worker id cached in \"%s\"",
+							SNOWID_WORKER_FILE),
+					 errdetail("Worker id %d of datacenter %d (%d worker bits) was claimed by \"%s\", not by this server.",
+							   found.worker_id, found.datacenter_id,
+							   found.worker_bits, found.identity),
+					 errhint("A data directory copied from another server, as for a standby, claims a worker id of its own.")));
+		else if (snowid_worker_id >= 0 && found.worker_id != snowid_worker_id)
+			ereport(WARNING,
+					(errmsg("ignoring the snowid worker id cached in \"%s\"",
+							SNOWID_WORKER_FILE),
+					 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in Redis first.",
+							   found.worker_id, snowid_worker_id)));
+		else
+		{
+			snowid_redis_report(WARNING, &request, &result);
+			ereport(WARNING,
+					(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in redis",
+							found.worker_id, snowid_datacenter_id,
+							SNOWID_WORKER_FILE),
+					 errdetail("This server claimed that worker id in Redis at an earlier start."),
+					 errhint("The claim is confirmed at the next server start that reaches Redis.")));
+			error_context_stack = errcallback.previous;
+			*worker_id = found.worker_id;
+			*source = SNOWID_WORKER_CACHE;
+			return;
+		}
+	}
+
+	snowid_redis_report(ERROR, &request, &result);
+	elog(ERROR, "snowid worker id claim ended in status %d",
+		 (int) result.status);
+}
+
+/*
+ * snowid_claim_context
+ *		Error context of a claim: the identity the server claims under.
+ */
+static void
+snowid_claim_context(void *arg)
+{
+	const SnowidClaimRequest *request = (const SnowidClaimRequest *) arg;
+
+	if (request->explicit_worker_id >= 0)
+		errcontext("registering snowid.worker_id %d in redis as \"%s\"",
+				   request->explicit_worker_id, request->identity);
+	else
+		errcontext("claiming a snowid worker id from redis as \"%s\"",
+				   request->identity);
+}
+
+/*
+ * snowid_cache_read
+ *		Reads the cache file.  False if there is none, or (reported at
+ *		elevel) if it cannot be read.
+ */
+static bool
+snowid_cache_read(SnowidWorkerCache *cache, int elevel)
+{
+	FILE	   *file;
+	char		line[SNOWID_REDIS_IDENTITY_LEN + 128];
+	int			version;
+	int			start = -1;
+	size_t		len;
+	bool		ok;
+
+	memset(cache, 0, sizeof(*cache));
+	file = AllocateFile(SNOWID_WORKER_FILE, "r");
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(elevel,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m",
+							SNOWID_WORKER_FILE)));
+		return false;
+	}
+
+	ok = fgets(line, sizeof(line), file) != NULL &&
+		sscanf(line, SNOWID_WORKER_FORMAT "%n", &version,
+			   &cache->datacenter_id, &cache->worker_id,
+			   &cache->worker_bits, &start) == 4 &&
+		start > 0 && version == SNOWID_WORKER_VERSION;
+	FreeFile(file);
+
+	if (ok)
+	{
+		len = strlen(line + start);
+		ok = len > 1 && line[start + len - 1] == '\n' &&
+			len - 1 < sizeof(cache->identity);
+		if (ok)
+			memcpy(cache->identity, line + start, len - 1);
+	}
+	if (!ok)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid worker id cache file \"%s\" is corrupt",
+						SNOWID_WORKER_FILE)));
+		memset(cache, 0, sizeof(*cache));
+	}
+	return ok;
+}
+
+/*
+ * snowid_cache_write
+ *		Durably replaces the cache file.  A failure costs only the fallback
+ *		at the next start, so it is a WARNING; a cache that could not be
+ *		replaced is removed rather than left naming an older claim.
+ */
+static void
+snowid_cache_write(const SnowidWorkerCache *cache)
+{
+	char		line[SNOWID_REDIS_IDENTITY_LEN + 128];
+
+	snprintf(line, sizeof(line), SNOWID_WORKER_FORMAT "%s\n",
+			 SNOWID_WORKER_VERSION, cache->datacenter_id, cache->worker_id,
+			 cache->worker_bits, cache->identity);
+	if (!snowid_write_line_file(SNOWID_WORKER_FILE, line, WARNING) &&
+		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m",
+						SNOWID_WORKER_FILE)));
 }
 
 /*

@@ -1,0 +1,129 @@
+# Redis down: a server that claimed its worker id before still works, from
+# the id cached in its data directory, with a WARNING; a new server fails
+# clearly and keeps running; and a copy of a data directory (here a base
+# backup started on another port) does not reuse the cached id of the
+# server it was copied from.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidRedis;
+use Test::More;
+
+my $dc = 2;
+my $redis = SnowidRedis->new;
+my %seen;
+my $duplicates = 0;
+
+# Takes n ids from a server and remembers them all.
+sub take
+{
+	my ($node, $n) = @_;
+	my @ids = split /\n/, $node->safe_psql('postgres',
+		"SELECT snowid_next() FROM generate_series(1, $n)");
+
+	for (@ids)
+	{
+		$duplicates++ if $seen{$_}++;
+	}
+	return @ids;
+}
+
+my $known = SnowidRedis::new_node('known', {
+	'snowid.datacenter_id' => $dc,
+	'snowid.redis_url' => $redis->url }, allows_streaming => 1);
+$known->start;
+$known->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
+# Another server holds worker id 0, so the known server gets 1.
+$redis->cli('HSET', SnowidRedis::owners_key($dc), '0', 'dc=2 host=elsewhere port=5432 sysid=1');
+take($known, 1000);
+my $worker_id = $known->safe_psql('postgres',
+	'SELECT worker_id FROM snowid_status()');
+is($worker_id, 1, 'the known server claimed the lowest free worker id');
+
+# A copy of its data directory, cache file included.
+$known->backup('copy');
+ok(-f $known->backup_dir . '/copy/snowid_worker',
+	'the base backup holds the cache file');
+
+$redis->stop;
+
+# The known server restarts without Redis: it uses its cached id.
+my $log_offset = -s $known->logfile;
+$known->restart;
+take($known, 1000);
+is($known->safe_psql('postgres',
+		'SELECT worker_id, worker_source FROM snowid_status()'),
+	"$worker_id|cache", 'Redis down: the known server uses its cached id');
+ok($known->log_contains(
+		qr/WARNING:  could not connect to redis server at \Qunix:@{[$redis->socket]}\E/,
+		$log_offset),
+	'Redis down: the failed claim is logged as a WARNING');
+ok($known->log_contains(
+		qr/WARNING:  snowid uses worker id $worker_id of datacenter $dc from "snowid_worker" without confirming it in redis/,
+		$log_offset),
+	'Redis down: using the cached id is logged as a WARNING');
+
+# A new server cannot get a worker id: a clear error, and it keeps running.
+my $new = SnowidRedis::new_node('new', {
+	'snowid.datacenter_id' => $dc,
+	'snowid.redis_url' => $redis->url });
+$new->start;
+$new->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $err = SnowidRedis::psql_error($new, 'SELECT snowid_next()');
+like($err,
+	qr/ERROR:  08001: could not connect to redis server at \Qunix:@{[$redis->socket]}\E\n/,
+	'Redis down, new server: the error names where Redis should be');
+like($err, qr/HINT:  Check that Redis is running and that snowid.redis_url names it\./,
+	'Redis down, new server: hint');
+like($err, qr/CONTEXT:  claiming a snowid worker id from redis as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+"/,
+	'Redis down, new server: the context names the claiming server');
+is($new->safe_psql('postgres',
+		'SELECT worker_id IS NULL, worker_source FROM snowid_status()'),
+	't|none', 'Redis down, new server: no worker id');
+is($new->safe_psql('postgres',
+		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (2 << 17) | (5 << 12) | 9)'),
+	'2|5|9', 'Redis down, new server: the server runs and snowid_decode() works');
+is($new->safe_psql('postgres', 'SELECT snowid_from_time(now()) > 0'),
+	't', 'Redis down, new server: snowid_from_time() works');
+
+# The copy has the cache file of the known server, but another port: it
+# must not use that worker id.
+my $copy = PostgreSQL::Test::Cluster->new('copy');
+$copy->init_from_backup($known, 'copy');
+$copy->start;
+$err = SnowidRedis::psql_error($copy, 'SELECT snowid_next()');
+like($err,
+	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+", not by this server\./,
+	'copied data directory: the cache of the original server is ignored');
+like($err, qr/ERROR:  08001: could not connect to redis server/,
+	'copied data directory: with Redis down it has no worker id');
+
+# Redis back.  The test server kept nothing on disk: put back the claims a
+# real one would have kept, 0 for the other server and the known server's
+# (its identity as in its cache file).
+$redis->start;
+my ($identity) = slurp_file($known->data_dir . '/snowid_worker') =~ /identity=(.*)\n/;
+$redis->cli('HSET', SnowidRedis::owners_key($dc),
+	'0', 'dc=2 host=elsewhere port=5432 sysid=1', $worker_id, $identity);
+
+# The new server gets a worker id on its next call, without a restart.
+take($new, 1000);
+is($new->safe_psql('postgres',
+		'SELECT worker_id, worker_source FROM snowid_status()'),
+	'2|redis', 'Redis back: the next call of the new server claims');
+
+# The copy claims an id of its own.
+take($copy, 1000);
+is($copy->safe_psql('postgres',
+		'SELECT worker_id, worker_source FROM snowid_status()'),
+	'3|redis', 'Redis back: the copy claims an id of its own');
+
+is($duplicates, 0, 'no duplicate among all ids');
+$_->stop for ($known, $new, $copy);
+done_testing();

@@ -1,0 +1,167 @@
+# A throwaway redis-server for the Redis TAP tests (test/t/01*_redis_*.pl).
+#
+# Each server listens on a unix socket in a short temporary directory, and
+# on a loopback TCP port when asked; it keeps nothing on disk.  Every server
+# started here is stopped at the end of the test file, also when the test
+# dies.
+package SnowidRedis;
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Time::HiRes qw(usleep);
+
+my @servers;
+
+# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.
+sub new
+{
+	my ($class, %params) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir_short();
+	my $self = bless {
+		dir      => $dir,
+		socket   => "$dir/redis.sock",
+		port     => $params{tcp} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
+		password => $params{password},
+	}, $class;
+
+	push @servers, $self;
+	$self->start;
+	return $self;
+}
+
+sub socket   { return $_[0]->{socket}; }
+sub port     { return $_[0]->{port}; }
+sub password { return $_[0]->{password}; }
+
+# The snowid.redis_url of the unix socket, with the server's password
+# unless another is given.
+sub url
+{
+	my ($self, $password) = @_;
+
+	$password //= $self->{password};
+	return 'unix://' . (defined $password ? ":$password\@" : '')
+	  . $self->{socket};
+}
+
+sub start
+{
+	my $self = shift;
+	my @cmd = (
+		'redis-server', '--port', $self->{port}, '--bind', '127.0.0.1',
+		'--unixsocket', $self->{socket}, '--unixsocketperm', '700',
+		'--save', '', '--appendonly', 'no', '--daemonize', 'no',
+		'--dir', $self->{dir}, '--logfile', "$self->{dir}/redis.log");
+
+	push @cmd, '--requirepass', $self->{password}
+	  if defined $self->{password};
+	unlink $self->{socket};
+	$self->{handle} = IPC::Run::start(\@cmd, '<', \undef, '>', '/dev/null',
+		'2>', "$self->{dir}/redis.err");
+
+	for (1 .. 1000)
+	{
+		return if -S $self->{socket} && $self->cli('PING') eq 'PONG';
+		usleep(10_000);
+	}
+	die "redis-server did not start: "
+	  . slurp_file("$self->{dir}/redis.err")
+	  . (-f "$self->{dir}/redis.log" ? slurp_file("$self->{dir}/redis.log") : '');
+}
+
+sub stop
+{
+	my $self = shift;
+
+	return unless $self->{handle};
+	$self->{handle}->signal('TERM');
+	$self->{handle}->finish;
+	delete $self->{handle};
+}
+
+# Runs redis-cli with the given arguments and returns its output, chomped.
+sub cli
+{
+	my ($self, @args) = @_;
+	my @cmd = ('redis-cli', '-s', $self->{socket});
+	my ($out, $err) = ('', '');
+
+	push @cmd, '-a', $self->{password}, '--no-auth-warning'
+	  if defined $self->{password};
+	IPC::Run::run([ @cmd, @args ], '<', \undef, '>', \$out, '2>', \$err);
+	chomp $out;
+	return $out;
+}
+
+# HGETALL of a datacenter's claims: { worker id => identity }.
+sub owners
+{
+	my ($self, $dc, $prefix) = @_;
+	my @flat = split /\n/, $self->cli('HGETALL', owners_key($dc, $prefix));
+
+	return {@flat};
+}
+
+sub owners_key
+{
+	my ($dc, $prefix) = @_;
+
+	return '{' . ($prefix // 'snowid') . ":dc:$dc}:owners";
+}
+
+# Calls of each command since the server started, from INFO commandstats,
+# without INFO itself: { command => calls }.
+sub command_calls
+{
+	my $self = shift;
+	my %calls;
+
+	for (split /\r?\n/, $self->cli('INFO', 'commandstats'))
+	{
+		$calls{$1} = $2 if /^cmdstat_([^:]+):calls=(\d+)/;
+	}
+	delete $calls{info};
+	return \%calls;
+}
+
+# A PostgreSQL server with snowid preloaded and the given settings, not
+# started: new_node('name', { 'snowid.datacenter_id' => 4, ... }, init
+# parameters such as allows_streaming => 1).
+sub new_node
+{
+	my ($name, $settings, %init) = @_;
+	my %settings = %$settings;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(%init);
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'snowid'\n"
+		  . join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
+	return $node;
+}
+
+# Runs sql expecting an error; returns psql's stderr, in verbose form so
+# that it shows the SQLSTATE.
+sub psql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	die "\"$sql\" did not fail" if $ret == 0;
+	return $err;
+}
+
+END
+{
+	# keep the test's exit status: finish() sets $?
+	local $?;
+
+	$_->stop for @servers;
+}
+
+1;
