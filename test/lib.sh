@@ -19,7 +19,7 @@ SNOWID_SRC=
 
 # rsync is not needed: the tree is copied with tar
 SNOWID_PACKAGES=(
-	postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libhiredis-dev
+	"postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libhiredis-dev
 	redis-server libfaketime faketime libipc-run-perl make gcc perl
 )
 
@@ -74,7 +74,7 @@ is_installed()
 # anyway is stopped, so that nothing listens where the tests look.
 snowid_packages()
 {
-	local missing=() pkg rc=0 policy=/usr/sbin/policy-rc.d added_policy=
+	local missing=() pkg policy=/usr/sbin/policy-rc.d
 
 	if [[ ${SNOWID_SKIP_APT:-} == 1 ]]; then
 		note "skipping the package check (SNOWID_SKIP_APT=1)"
@@ -87,19 +87,17 @@ snowid_packages()
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 
 	note "installing ${missing[*]}"
-	if [[ ! -e $policy ]]; then
-		printf '#!/bin/sh\n# snowid test/lib.sh: no services during apt-get\nexit 101\n' |
-			as_root tee "$policy" >/dev/null
-		as_root chmod 755 "$policy"
-		added_policy=1
-	fi
-	as_root apt-get update &&
-		as_root env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y --no-install-recommends "${missing[@]}" || rc=$?
-	if [[ -n $added_policy ]]; then
-		as_root rm -f "$policy"
-	fi
-	[[ $rc -eq 0 ]] || die "apt-get failed (exit $rc) installing ${missing[*]}"
+	(
+		if [[ ! -e $policy ]]; then
+			trap 'as_root rm -f "$policy"' EXIT
+			printf '#!/bin/sh\n# snowid test/lib.sh: no services during apt-get\nexit 101\n' |
+				as_root tee "$policy" >/dev/null
+			as_root chmod 755 "$policy"
+		fi
+		as_root apt-get -q update &&
+			as_root env DEBIAN_FRONTEND=noninteractive \
+				apt-get -q install -y --no-install-recommends "${missing[@]}"
+	) || die "apt-get failed installing ${missing[*]}"
 
 	if [[ " ${missing[*]} " == *' redis-server '* ]]; then
 		if [[ -d /run/systemd/system ]]; then
@@ -117,7 +115,7 @@ snowid_user()
 		SNOWID_USER=$(id -un)
 		return 0
 	fi
-	SNOWID_USER=${SNOWID_USER:-snowid_test}
+	SNOWID_USER=snowid_test
 	if ! id -u "$SNOWID_USER" >/dev/null 2>&1; then
 		note "creating user $SNOWID_USER"
 		useradd --system --user-group --no-create-home --home-dir /nonexistent \
@@ -150,7 +148,7 @@ snowid_copy()
 # Everything up to the build; the caller should set its exit trap first.
 snowid_setup()
 {
-	cd "$SNOWID_TOP"
+	cd "$SNOWID_TOP" || die "cannot cd to $SNOWID_TOP"
 	snowid_packages
 	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found (postgresql-server-dev-$PG_MAJOR)"
 	export PATH="$PG_BINDIR:$PATH"
@@ -166,7 +164,11 @@ snowid_build()
 	note "make"
 	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" || return 1
 	note "make install"
-	as_root make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
+	if [[ -w $("$PG_CONFIG" --pkglibdir) && -w $("$PG_CONFIG" --sharedir)/extension ]]; then
+		make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
+	else
+		as_root make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
+	fi
 }
 
 # Remove the temp dir (as root it holds files of $SNOWID_USER).

@@ -119,6 +119,9 @@ for my $name ('standby', 'standby_restarted', 'standby_crashed')
 {
 	my $standby = PostgreSQL::Test::Cluster->new($name);
 	$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+	# set before the start: a reload reaches the postmaster asynchronously,
+	# and the crash test below must not race it
+	$standby->append_conf('postgresql.conf', 'restart_after_crash = on');
 	start_faked($standby);
 	push @standbys, $standby;
 }
@@ -187,8 +190,6 @@ $standby->stop('immediate');
 # The same again, but a backend crashes before the first id and the
 # postmaster reinitialises shared memory.
 $standby = $standbys[2];
-$standby->append_conf('postgresql.conf', 'restart_after_crash = on');
-$standby->reload;
 promote($standby);
 my $psql = $standby->background_psql('postgres');
 my $pid = $psql->query_safe('SELECT pg_backend_pid()');
