@@ -14,7 +14,8 @@
  *	- lock (an LWLock) serialises the slow work done outside the mutex:
  *	  writing the high-water mark file and resolving the worker id.  The
  *	  worker fields are written once, under lock, and read under mutex.
- *	- waits and clock_errors are atomics, counted outside both locks.
+ *	- waits, clock_errors and resolve_failures are atomics, counted outside
+ *	  the mutex.
  *
  * A position is (ms << sequence_bits) | sequence.  The next position is the
  * last one plus one; if that lies in a millisecond the wall clock has
@@ -81,6 +82,7 @@ typedef struct SnowidShared
 
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 clock_errors;
+	pg_atomic_uint32 resolve_failures;	/* failed worker id resolutions */
 } SnowidShared;
 
 static SnowidShared *snowid_shared = NULL;
@@ -167,6 +169,7 @@ snowid_shmem_init(void)
 	s->lock = &(GetNamedLWLockTranche("snowid"))->lock;
 	pg_atomic_init_u64(&s->waits, 0);
 	pg_atomic_init_u64(&s->clock_errors, 0);
+	pg_atomic_init_u32(&s->resolve_failures, 0);
 
 	switch (snowid_mark_read(&mark))
 	{
@@ -371,11 +374,34 @@ snowid_prepare(void)
 	{
 		SnowidWorkerSource source = SNOWID_WORKER_NONE;
 
+		uint32		failures = pg_atomic_read_u32(&s->resolve_failures);
+
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
 		if (s->worker_id < 0)
 		{
+			/*
+			 * Sessions queue here while the first one claims from Redis.  If
+			 * that claim failed, the rest fail at once instead of each
+			 * waiting out the Redis timeouts again; the next call retries.
+			 */
+			if (pg_atomic_read_u32(&s->resolve_failures) != failures)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("snowid has no worker id"),
+						 errdetail("Another session failed to get one while this session waited for it; its error is in the server log."),
+						 errhint("Call again to retry.")));
+
 			/* reports an error if no worker id can be had */
-			snowid_worker_resolve(&worker_id, &source);
+			PG_TRY();
+			{
+				snowid_worker_resolve(&worker_id, &source);
+			}
+			PG_CATCH();
+			{
+				pg_atomic_fetch_add_u32(&s->resolve_failures, 1);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
 			node_bits = snowid_node_bits(&snowid_layout,
 										 snowid_datacenter_id, worker_id);
 			SpinLockAcquire(&s->mutex);

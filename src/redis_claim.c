@@ -612,7 +612,13 @@ snowid_classify_error(const char *err, bool during_auth)
 			(err[n] == ' ' || err[n] == '\0'))
 			return SNOWID_CLAIM_UNREACHABLE;
 	}
-	if (strncmp(err, "NOPERM", 6) == 0)
+	/*
+	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7
+	 * says instead that "the user executing the script can't run this
+	 * command" (or access a key).
+	 */
+	if (strncmp(err, "NOPERM", 6) == 0 ||
+		strstr(err, "user executing the script can't") != NULL)
 		return SNOWID_CLAIM_NO_PERMISSION;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)

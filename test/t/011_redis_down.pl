@@ -124,6 +124,52 @@ is($copy->safe_psql('postgres',
 		'SELECT worker_id, worker_source FROM snowid_status()'),
 	'3|redis', 'Redis back: the copy claims an id of its own');
 
+# A hung Redis (stopped with SIGSTOP: it accepts connections but never
+# answers).  Sessions queued behind a claim that timed out fail at once
+# instead of each waiting out the timeout again.
+my $hung = SnowidRedis::new_node('hung', {
+	'snowid.datacenter_id' => $dc,
+	'snowid.redis_url' => $redis->url,
+	'snowid.redis_timeout_ms' => 500 });
+$hung->start;
+$hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my ($redis_pid) = $redis->cli('INFO', 'server') =~ /process_id:(\d+)/;
+kill 'STOP', $redis_pid or die "could not stop redis-server $redis_pid";
+
+my $gate = $hung->background_psql('postgres');
+$gate->query_safe('SELECT pg_advisory_lock(1)');
+my @calls;
+for (1 .. 4)
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d',
+		  $hung->connstr('postgres'), '-c',
+		  'SELECT pg_advisory_lock_shared(1); SELECT snowid_next();' ],
+		'>', \$out, '2>', \$err);
+	push @calls, [ $h, \$err ];
+}
+$hung->poll_query_until('postgres', q{
+	SELECT count(*) = 4 FROM pg_locks
+	WHERE locktype = 'advisory' AND NOT granted})
+  or die 'sessions did not reach the gate';
+$gate->query_safe('SELECT pg_advisory_unlock(1)');
+$gate->quit;
+my ($timed_out, $gave_up) = (0, 0);
+for my $c (@calls)
+{
+	$c->[0]->finish;
+	$timed_out++ if ${ $c->[1] } =~ /ERROR:  08006: /;
+	$gave_up++
+	  if ${ $c->[1] } =~ /ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/;
+}
+kill 'CONT', $redis_pid;
+is($timed_out, 1, 'hung Redis: one session timed out claiming');
+is($gave_up, 3, 'hung Redis: the sessions queued behind it fail at once');
+take($hung, 1000);
+is($hung->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
+	'redis', 'Redis answering again: the next call claims');
+
 is($duplicates, 0, 'no duplicate among all ids');
-$_->stop for ($known, $new, $copy);
+$_->stop for ($known, $new, $copy, $hung);
 done_testing();
