@@ -8,12 +8,14 @@
  *
  * Locking:
  *	- mutex (a spinlock) protects position, high_water_ms, last_clock_ms,
- *	  ids_issued, clock_steps and takeover_pending; nothing else is read or
+ *	  ids_issued, clock_steps, takeover_pending, claiming and the worker
+ *	  fields (worker_id, worker_source, node_bits); nothing else is read or
  *	  written under it, and nothing under it can sleep, allocate, report or
  *	  do I/O.
- *	- lock (an LWLock) serialises the slow work done outside the mutex:
- *	  writing the high-water mark file and resolving the worker id.  The
- *	  worker fields are written once, under lock, and read under mutex.
+ *	- lock (an LWLock) serialises writing the high-water mark file.
+ *	- claiming (under mutex) lets one backend at a time resolve the worker
+ *	  id, which may take Redis round trips and so holds no lock; the others
+ *	  sleep on worker_cv, a condition variable, where a cancel reaches them.
  *	- waits, clock_errors and resolve_failures are atomics, counted outside
  *	  the mutex.
  *
@@ -34,11 +36,13 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "snowid.h"
 
@@ -75,7 +79,7 @@ typedef struct SnowidShared
 	SnowidWorkerSource worker_source;
 	int64		node_bits;
 
-	bool		mark_corrupt;	/* the mark file could not be read */
+	SnowidMarkRead mark_status; /* how reading the mark file went */
 	bool		mark_mismatch;	/* the mark file has another layout */
 	SnowidLayout mark_layout;	/* the layout found in that file */
 	int64		mark_high_water_ms; /* and its mark, in Unix ms */
@@ -83,20 +87,18 @@ typedef struct SnowidShared
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 clock_errors;
 	pg_atomic_uint32 resolve_failures;	/* failed worker id resolutions */
+	bool		claiming;		/* a backend is resolving the worker id */
+	ConditionVariable worker_cv;	/* signalled when it is done */
 } SnowidShared;
 
 static SnowidShared *snowid_shared = NULL;
-
-/*
- * In the postmaster: this server started in archive recovery (as a standby
- * or for a point-in-time recovery).  Kept until the postmaster exits.
- */
-static bool snowid_started_in_recovery = false;
 
 /* This backend's copy of node_bits, once it has checked it may generate */
 static int64 local_node_bits = -1;
 
 static void snowid_prepare(void);
+static int64 snowid_resolve_worker(void);
+static void snowid_resolve_failed(int code, Datum arg);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 							  TimestampTz *deadline);
@@ -170,24 +172,22 @@ snowid_shmem_init(void)
 	pg_atomic_init_u64(&s->waits, 0);
 	pg_atomic_init_u64(&s->clock_errors, 0);
 	pg_atomic_init_u32(&s->resolve_failures, 0);
+	ConditionVariableInit(&s->worker_cv);
 
-	switch (snowid_mark_read(&mark))
+	s->mark_status = snowid_mark_read(&mark);
+	if (s->mark_status == SNOWID_MARK_OK)
 	{
-		case SNOWID_MARK_OK:
-			if (!snowid_mark_layout_matches(&mark, &snowid_layout))
-			{
-				s->mark_mismatch = true;
-				s->mark_layout = mark.layout;
-				s->mark_high_water_ms = mark.high_water_ms;
-			}
-			else
-				mark_ms = Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
-			break;
-		case SNOWID_MARK_MISSING:
-			break;
-		case SNOWID_MARK_CORRUPT:
-			s->mark_corrupt = true;
-			break;
+		if (!snowid_mark_layout_matches(&mark, &snowid_layout))
+		{
+			s->mark_mismatch = true;
+			s->mark_layout = mark.layout;
+			s->mark_high_water_ms = mark.high_water_ms;
+		}
+		else
+		{
+			mark_ms = Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
+			s->takeover_pending = mark.takeover;
+		}
 	}
 
 	/* the first position issued will be the first of mark_ms */
@@ -202,14 +202,25 @@ snowid_shmem_init(void)
 	 * may have issued ids after the mark in the copy was written, up to
 	 * snowid.max_drift_ms ahead of its clock, so the first id after the end
 	 * of recovery must skip ahead of them (snowid_prepare()).  The signal
-	 * files are gone after a promotion, hence the flag that outlives a
-	 * reinitialisation after a crash; if that happens once ids were issued,
-	 * the generator only skips ahead needlessly.
+	 * files are gone after a promotion, and a crash may come before the
+	 * first id, so the pending skip is recorded in the mark file; the next
+	 * mark written after the skip clears it.
 	 */
-	if (access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		access(RECOVERY_SIGNAL_FILE, F_OK) == 0)
-		snowid_started_in_recovery = true;
-	s->takeover_pending = snowid_started_in_recovery;
+	if ((access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
+		 access(RECOVERY_SIGNAL_FILE, F_OK) == 0) &&
+		!s->takeover_pending && !s->mark_mismatch &&
+		(s->mark_status == SNOWID_MARK_OK ||
+		 s->mark_status == SNOWID_MARK_MISSING))
+	{
+		mark.layout = snowid_layout;
+		mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
+		mark.takeover = true;
+		s->takeover_pending = true;
+		if (!snowid_mark_write(&mark, WARNING))
+			ereport(WARNING,
+					(errmsg("snowid could not record that this server is a copy of another"),
+					 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.")));
+	}
 
 	s->worker_id = -1;
 	snowid_worker_startup(&s->worker_id, &s->worker_source);
@@ -236,7 +247,9 @@ snowid_shmem_detach(void)
 	SnowidMark	mark;
 	int64		new_ms;
 
-	if (s == NULL || s->mark_corrupt || s->mark_mismatch)
+	if (s == NULL || s->mark_mismatch ||
+		(s->mark_status != SNOWID_MARK_OK &&
+		 s->mark_status != SNOWID_MARK_MISSING))
 		return;
 	if (s->takeover_pending)
 		new_ms = Max(s->high_water_ms,
@@ -250,6 +263,7 @@ snowid_shmem_detach(void)
 
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
+	mark.takeover = s->takeover_pending;
 	(void) snowid_mark_write(&mark, LOG);
 }
 
@@ -307,6 +321,89 @@ snowid_old_ids_bound(const SnowidShared *s)
 }
 
 /*
+ * snowid_resolve_worker
+ *		Makes sure the generator has its worker id, resolving it in this
+ *		backend if no other is at it, and returns the node bits.  Resolving
+ *		may take Redis round trips, so it runs under no lock: one backend at
+ *		a time sets "claiming", the others sleep on worker_cv, where a cancel
+ *		still reaches them.  If the claim they waited for fails, they fail at
+ *		once instead of each waiting out the Redis timeouts again; the next
+ *		call retries.
+ */
+static int64
+snowid_resolve_worker(void)
+{
+	SnowidShared *s = snowid_shared;
+	uint32		failures = pg_atomic_read_u32(&s->resolve_failures);
+	SnowidWorkerSource source = SNOWID_WORKER_NONE;
+	int			worker_id = -1;
+	int64		node_bits = 0;
+	bool		mine = false;
+
+	for (;;)
+	{
+		if (pg_atomic_read_u32(&s->resolve_failures) != failures)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid has no worker id"),
+					 errdetail("Another session failed to get one while this session waited for it; its error is in the server log."),
+					 errhint("Call again to retry.")));
+		}
+
+		SpinLockAcquire(&s->mutex);
+		worker_id = s->worker_id;
+		node_bits = s->node_bits;
+		if (worker_id < 0 && !s->claiming)
+			s->claiming = mine = true;
+		SpinLockRelease(&s->mutex);
+
+		if (worker_id >= 0 || mine)
+			break;
+		ConditionVariableSleep(&s->worker_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	if (!mine)
+		return node_bits;
+
+	/* reports an error if no worker id can be had */
+	PG_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
+	{
+		snowid_worker_resolve(&worker_id, &source);
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
+
+	node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
+								 worker_id);
+	SpinLockAcquire(&s->mutex);
+	s->worker_id = worker_id;
+	s->worker_source = source;
+	s->node_bits = node_bits;
+	s->claiming = false;
+	SpinLockRelease(&s->mutex);
+	ConditionVariableBroadcast(&s->worker_cv);
+	return node_bits;
+}
+
+/*
+ * snowid_resolve_failed
+ *		Error (or exit) cleanup of snowid_resolve_worker(): lets the next
+ *		caller try, and wakes the waiters so that they give up.
+ */
+static void
+snowid_resolve_failed(int code, Datum arg)
+{
+	SnowidShared *s = snowid_shared;
+
+	pg_atomic_fetch_add_u32(&s->resolve_failures, 1);
+	SpinLockAcquire(&s->mutex);
+	s->claiming = false;
+	SpinLockRelease(&s->mutex);
+	ConditionVariableBroadcast(&s->worker_cv);
+}
+
+/*
  * snowid_prepare
  *		Checks, once per backend, everything that must hold before it takes
  *		an id, and reports what is wrong otherwise.
@@ -336,7 +433,14 @@ snowid_prepare(void)
 				 errdetail("A standby shares its primary's worker id, so its ids could repeat the primary's."),
 				 errhint("Take ids from the primary, or promote this server first.")));
 
-	if (s->mark_corrupt)
+	if (s->mark_status == SNOWID_MARK_UNREADABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not read snowid high-water mark file \"%s\"",
+						SNOWID_MARK_FILE),
+				 errdetail("The server log of the last start says why."),
+				 errhint("Make sure the server can read the file in its data directory, then restart the server.")));
+	if (s->mark_status == SNOWID_MARK_CORRUPT)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid high-water mark file \"%s\" is corrupt",
@@ -371,49 +475,7 @@ snowid_prepare(void)
 	SpinLockRelease(&s->mutex);
 
 	if (worker_id < 0)
-	{
-		SnowidWorkerSource source = SNOWID_WORKER_NONE;
-
-		uint32		failures = pg_atomic_read_u32(&s->resolve_failures);
-
-		LWLockAcquire(s->lock, LW_EXCLUSIVE);
-		if (s->worker_id < 0)
-		{
-			/*
-			 * Sessions queue here while the first one claims from Redis.  If
-			 * that claim failed, the rest fail at once instead of each
-			 * waiting out the Redis timeouts again; the next call retries.
-			 */
-			if (pg_atomic_read_u32(&s->resolve_failures) != failures)
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("snowid has no worker id"),
-						 errdetail("Another session failed to get one while this session waited for it; its error is in the server log."),
-						 errhint("Call again to retry.")));
-
-			/* reports an error if no worker id can be had */
-			PG_TRY();
-			{
-				snowid_worker_resolve(&worker_id, &source);
-			}
-			PG_CATCH();
-			{
-				pg_atomic_fetch_add_u32(&s->resolve_failures, 1);
-				PG_RE_THROW();
-			}
-			PG_END_TRY();
-			node_bits = snowid_node_bits(&snowid_layout,
-										 snowid_datacenter_id, worker_id);
-			SpinLockAcquire(&s->mutex);
-			s->worker_id = worker_id;
-			s->worker_source = source;
-			s->node_bits = node_bits;
-			SpinLockRelease(&s->mutex);
-		}
-		else
-			node_bits = s->node_bits;
-		LWLockRelease(s->lock);
-	}
+		node_bits = snowid_resolve_worker();
 
 	/*
 	 * Recovery has ended on a server that started in archive recovery: skip
@@ -533,6 +595,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	SnowidMark	mark;
 	int64		high_water_ms;
 	int64		new_ms;
+	bool		takeover;
 
 	if (wait)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
@@ -541,6 +604,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 
 	SpinLockAcquire(&s->mutex);
 	high_water_ms = s->high_water_ms;
+	takeover = s->takeover_pending;
 	SpinLockRelease(&s->mutex);
 
 	if (high_water_ms > needed_ms + SNOWID_LEASE_MS / 2)
@@ -553,6 +617,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	new_ms = Max(needed_ms, snowid_clock_ms()) + SNOWID_LEASE_MS;
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
+	mark.takeover = takeover;	/* cleared once the skip is made */
 	if (snowid_mark_write(&mark, wait ? ERROR : WARNING))
 	{
 		SpinLockAcquire(&s->mutex);
@@ -589,7 +654,7 @@ snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the system clock is %lld ms behind the snowid generator",
 						(long long) (target_ms + snowid_max_drift_ms - now_ms)),
-				 errdetail("snowid never issues an id older than one it issued before; it may run up to snowid.max_drift_ms (%d ms) ahead of the clock and waited snowid.max_wait_ms (%d ms) for it to catch up.",
+				 errdetail("The generator never issues an id older than one it issued before; it may run up to snowid.max_drift_ms (%d ms) ahead of the clock and waited snowid.max_wait_ms (%d ms) for it to catch up.",
 						   snowid_max_drift_ms, snowid_max_wait_ms),
 				 errhint("Correct the system clock (check NTP), or raise snowid.max_drift_ms or snowid.max_wait_ms and reload.")));
 	}

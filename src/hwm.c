@@ -29,7 +29,15 @@
 
 #define SNOWID_MARK_VERSION		1
 #define SNOWID_MARK_FORMAT \
-	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld\n"
+	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld takeover=%d\n"
+
+/*
+ * A mark lies at most a lease and the largest drift budget past the last
+ * time ids can hold; allow a day.
+ */
+#define SNOWID_MARK_MAX_MS		(SNOWID_END_UNIX_MS + SNOWID_MS_PER_DAY)
+
+static bool snowid_mark_valid(const SnowidMark *mark);
 
 /*
  * snowid_mark_read
@@ -43,6 +51,8 @@ snowid_mark_read(SnowidMark *mark)
 	int			version;
 	long long	epoch_ms;
 	long long	high_water_ms;
+	int			takeover;
+	int			end = -1;
 	SnowidLayout *l = &mark->layout;
 	bool		ok;
 
@@ -54,17 +64,34 @@ snowid_mark_read(SnowidMark *mark)
 		ereport(LOG,
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", SNOWID_MARK_FILE)));
-		return SNOWID_MARK_CORRUPT;
+		return SNOWID_MARK_UNREADABLE;
 	}
 
+	/* the whole line must match, up to its newline */
 	ok = fgets(line, sizeof(line), file) != NULL &&
-		sscanf(line, SNOWID_MARK_FORMAT, &version, &epoch_ms,
+		sscanf(line, SNOWID_MARK_FORMAT "%n", &version, &epoch_ms,
 			   &l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
-			   &l->sequence_bits, &high_water_ms) == 7 &&
+			   &l->sequence_bits, &high_water_ms, &takeover, &end) == 8 &&
+		end == (int) strlen(line) && line[end - 1] == '\n' &&
 		version == SNOWID_MARK_VERSION &&
-		epoch_ms >= 0 && high_water_ms >= 0;
+		(takeover == 0 || takeover == 1);
+	if (ferror(file))
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not read file \"%s\": %m", SNOWID_MARK_FILE)));
+		FreeFile(file);
+		return SNOWID_MARK_UNREADABLE;
+	}
 	FreeFile(file);
 
+	if (ok)
+	{
+		l->epoch_ms = (int64) epoch_ms;
+		mark->high_water_ms = (int64) high_water_ms;
+		mark->takeover = (takeover == 1);
+		ok = snowid_mark_valid(mark);
+	}
 	if (!ok)
 	{
 		ereport(LOG,
@@ -73,10 +100,30 @@ snowid_mark_read(SnowidMark *mark)
 						SNOWID_MARK_FILE)));
 		return SNOWID_MARK_CORRUPT;
 	}
-
-	l->epoch_ms = (int64) epoch_ms;
-	mark->high_water_ms = (int64) high_water_ms;
 	return SNOWID_MARK_OK;
+}
+
+/*
+ * snowid_mark_valid
+ *		Whether a mark read from disk describes a layout snowid could have
+ *		run with and times it could have issued, so that nothing computed
+ *		from it can overflow.
+ */
+static bool
+snowid_mark_valid(const SnowidMark *mark)
+{
+	const SnowidLayout *l = &mark->layout;
+
+	if (l->datacenter_bits < 0 || l->worker_bits < 0 || l->sequence_bits < 0 ||
+		l->datacenter_bits + l->worker_bits + l->sequence_bits >
+		SNOWID_MAX_NODE_SEQ_BITS ||
+		l->timestamp_bits != SNOWID_ID_BITS - l->datacenter_bits -
+		l->worker_bits - l->sequence_bits)
+		return false;
+	if (l->epoch_ms < 0 || l->epoch_ms >= SNOWID_END_UNIX_MS)
+		return false;
+	return mark->high_water_ms >= 0 &&
+		mark->high_water_ms <= SNOWID_MARK_MAX_MS;
 }
 
 /*
@@ -93,7 +140,8 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 	snprintf(line, sizeof(line), SNOWID_MARK_FORMAT,
 			 SNOWID_MARK_VERSION, (long long) l->epoch_ms,
 			 l->timestamp_bits, l->datacenter_bits, l->worker_bits,
-			 l->sequence_bits, (long long) mark->high_water_ms);
+			 l->sequence_bits, (long long) mark->high_water_ms,
+			 mark->takeover ? 1 : 0);
 	return snowid_write_line_file(SNOWID_MARK_FILE, line, elevel);
 }
 

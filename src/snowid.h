@@ -71,8 +71,8 @@ typedef struct SnowidParts
 	int			sequence;
 } SnowidParts;
 
-/* Largest value of a field of the given width */
-#define SNOWID_FIELD_MAX(bits)		((INT64CONST(1) << (bits)) - 1)
+/* Largest value of a field of the given width (0 to 63 bits) */
+#define SNOWID_FIELD_MAX(bits)		((int64) ((UINT64CONST(1) << (bits)) - 1))
 
 /* settings (snowid.c) */
 extern int	snowid_datacenter_id;
@@ -136,12 +136,15 @@ typedef struct SnowidMark
 {
 	SnowidLayout layout;		/* layout and epoch the mark was written with */
 	int64		high_water_ms;	/* Unix ms: every id issued lies below it */
+	bool		takeover;		/* started as a copy of another server and
+								 * has not yet skipped past its ids */
 } SnowidMark;
 
 typedef enum SnowidMarkRead
 {
 	SNOWID_MARK_OK,
 	SNOWID_MARK_MISSING,
+	SNOWID_MARK_UNREADABLE,		/* the file is there but cannot be read */
 	SNOWID_MARK_CORRUPT
 } SnowidMarkRead;
 

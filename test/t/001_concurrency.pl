@@ -3,19 +3,18 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
 
 my $sessions = 4;
 my $per_session = 250_000;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowid'
-snowid.worker_id = 1
-});
+my $node = SnowidTest::new_node('concurrency', { 'snowid.worker_id' => 1 });
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowid;
@@ -24,40 +23,21 @@ $node->safe_psql('postgres', q{
 
 # A gate: the sessions queue behind an advisory lock held here, so that
 # they all start taking ids at the same moment.
-my $gate = $node->background_psql('postgres');
-$gate->query_safe('SELECT pg_advisory_lock(1)');
-
-my @runs;
-for my $s (1 .. $sessions)
-{
-	my ($out, $err) = ('', '');
-	my $sql = qq{
-		SELECT pg_advisory_lock_shared(1);
-		SELECT pg_advisory_unlock_shared(1);
-		INSERT INTO ids SELECT $s, g, snowid_next()
+my $gate = SnowidTest::Gate->new($node);
+my @runs = map {
+	$gate->psql(qq{
+		INSERT INTO ids SELECT $_, g, snowid_next()
 		FROM generate_series(1, $per_session) g;
-	};
-	my $h = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
-		  $node->connstr('postgres'), '-c', $sql ],
-		'>', \$out, '2>', \$err);
-	push @runs, [ $h, \$err ];
-}
+	})
+} 1 .. $sessions;
+$gate->wait_for($sessions);
+$gate->release;
 
-$node->poll_query_until('postgres', qq{
-	SELECT count(*) = $sessions FROM pg_locks
-	WHERE locktype = 'advisory' AND NOT granted})
-  or die 'sessions did not reach the gate';
-$gate->query_safe('SELECT pg_advisory_unlock(1)');
-
-for my $r (@runs)
+for my $run (@runs)
 {
-	my ($h, $err) = @$r;
-	$h->finish;
-	is($h->result(0), 0, 'session finished without error')
-	  or diag($$err);
+	is($run->finish, 0, 'session finished without error')
+	  or diag($run->stderr);
 }
-$gate->quit;
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM ids'),
 	$sessions * $per_session, 'every session took all its ids');

@@ -3,8 +3,12 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
 
 # Not preloaded: snowid_next() and snowid_status() fail clearly,
@@ -55,9 +59,7 @@ sub fails_to_start
 	$node->stop;
 	my $conf = $node->data_dir . '/postgresql.conf';
 	$node->append_conf('postgresql.conf', "$setting\n");
-	my $log_offset = -s $node->logfile;
-	ok(!$node->start(fail_ok => 1), "$name: server does not start");
-	ok($node->log_contains($pattern, $log_offset), "$name: log names it");
+	SnowidTest::fails_to_start($node, $name, $pattern);
 
 	# take the bad line out again
 	my $text = slurp_file($conf);

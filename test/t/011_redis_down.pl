@@ -12,36 +12,21 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidRedis;
+use SnowidTest;
 use Test::More;
 
 my $dc = 2;
 my $redis = SnowidRedis->new;
-my %seen;
-my $duplicates = 0;
+my $ids = SnowidTest::Ledger->new;
 
-# Takes n ids from a server and remembers them all.
-sub take
-{
-	my ($node, $n) = @_;
-	my @ids = split /\n/, $node->safe_psql('postgres',
-		"SELECT snowid_next() FROM generate_series(1, $n)");
-
-	for (@ids)
-	{
-		$duplicates++ if $seen{$_}++;
-	}
-	return @ids;
-}
-
-my $known = SnowidRedis::new_node('known', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url }, allows_streaming => 1);
+my $known = $redis->new_node('known', { 'snowid.datacenter_id' => $dc },
+	allows_streaming => 1);
 $known->start;
 $known->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 # Another server holds worker id 0, so the known server gets 1.
 $redis->cli('HSET', SnowidRedis::owners_key($dc), '0', 'dc=2 host=elsewhere port=5432 sysid=1');
-take($known, 1000);
+$ids->collect($known, 1000);
 my $worker_id = $known->safe_psql('postgres',
 	'SELECT worker_id FROM snowid_status()');
 is($worker_id, 1, 'the known server claimed the lowest free worker id');
@@ -56,10 +41,9 @@ $redis->stop;
 # The known server restarts without Redis: it uses its cached id.
 my $log_offset = -s $known->logfile;
 $known->restart;
-take($known, 1000);
-is($known->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	"$worker_id|cache", 'Redis down: the known server uses its cached id');
+$ids->collect($known, 1000);
+is(SnowidRedis::worker($known), "$worker_id|cache",
+	'Redis down: the known server uses its cached id');
 ok($known->log_contains(
 		qr/WARNING:  could not connect to redis server at \Qunix:@{[$redis->socket]}\E/,
 		$log_offset),
@@ -70,12 +54,10 @@ ok($known->log_contains(
 	'Redis down: using the cached id is logged as a WARNING');
 
 # A new server cannot get a worker id: a clear error, and it keeps running.
-my $new = SnowidRedis::new_node('new', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url });
+my $new = $redis->new_node('new', { 'snowid.datacenter_id' => $dc });
 $new->start;
 $new->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $err = SnowidRedis::psql_error($new, 'SELECT snowid_next()');
+my $err = SnowidTest::psql_error($new, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  08001: could not connect to redis server at \Qunix:@{[$redis->socket]}\E\n/,
 	'Redis down, new server: the error names where Redis should be');
@@ -83,9 +65,8 @@ like($err, qr/HINT:  Check that Redis is running and that snowid.redis_url names
 	'Redis down, new server: hint');
 like($err, qr/CONTEXT:  claiming a snowid worker id from redis as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+"/,
 	'Redis down, new server: the context names the claiming server');
-is($new->safe_psql('postgres',
-		'SELECT worker_id IS NULL, worker_source FROM snowid_status()'),
-	't|none', 'Redis down, new server: no worker id');
+is(SnowidRedis::worker($new), '|none',
+	'Redis down, new server: no worker id');
 is($new->safe_psql('postgres',
 		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (2 << 17) | (5 << 12) | 9)'),
 	'2|5|9', 'Redis down, new server: the server runs and snowid_decode() works');
@@ -97,7 +78,7 @@ is($new->safe_psql('postgres', 'SELECT snowid_from_time(now()) > 0'),
 my $copy = PostgreSQL::Test::Cluster->new('copy');
 $copy->init_from_backup($known, 'copy');
 $copy->start;
-$err = SnowidRedis::psql_error($copy, 'SELECT snowid_next()');
+$err = SnowidTest::psql_error($copy, 'SELECT snowid_next()');
 like($err,
 	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+", not by this server\./,
 	'copied data directory: the cache of the original server is ignored');
@@ -113,63 +94,44 @@ $redis->cli('HSET', SnowidRedis::owners_key($dc),
 	'0', 'dc=2 host=elsewhere port=5432 sysid=1', $worker_id, $identity);
 
 # The new server gets a worker id on its next call, without a restart.
-take($new, 1000);
-is($new->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	'2|redis', 'Redis back: the next call of the new server claims');
+$ids->collect($new, 1000);
+is(SnowidRedis::worker($new), '2|redis',
+	'Redis back: the next call of the new server claims');
 
 # The copy claims an id of its own.
-take($copy, 1000);
-is($copy->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	'3|redis', 'Redis back: the copy claims an id of its own');
+$ids->collect($copy, 1000);
+is(SnowidRedis::worker($copy), '3|redis',
+	'Redis back: the copy claims an id of its own');
 
 # A hung Redis (stopped with SIGSTOP: it accepts connections but never
 # answers).  Sessions queued behind a claim that timed out fail at once
 # instead of each waiting out the timeout again.
-my $hung = SnowidRedis::new_node('hung', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url,
-	'snowid.redis_timeout_ms' => 500 });
+my $hung = $redis->new_node('hung',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_timeout_ms' => 500 });
 $hung->start;
 $hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my ($redis_pid) = $redis->cli('INFO', 'server') =~ /process_id:(\d+)/;
 kill 'STOP', $redis_pid or die "could not stop redis-server $redis_pid";
 
-my $gate = $hung->background_psql('postgres');
-$gate->query_safe('SELECT pg_advisory_lock(1)');
-my @calls;
-for (1 .. 4)
-{
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d',
-		  $hung->connstr('postgres'), '-c',
-		  'SELECT pg_advisory_lock_shared(1); SELECT snowid_next();' ],
-		'>', \$out, '2>', \$err);
-	push @calls, [ $h, \$err ];
-}
-$hung->poll_query_until('postgres', q{
-	SELECT count(*) = 4 FROM pg_locks
-	WHERE locktype = 'advisory' AND NOT granted})
-  or die 'sessions did not reach the gate';
-$gate->query_safe('SELECT pg_advisory_unlock(1)');
-$gate->quit;
+my $gate = SnowidTest::Gate->new($hung);
+my @calls = map { $gate->psql('SELECT snowid_next()') } 1 .. 4;
+$gate->wait_for(4);
+$gate->release;
 my ($timed_out, $gave_up) = (0, 0);
-for my $c (@calls)
+for my $call (@calls)
 {
-	$c->[0]->finish;
-	$timed_out++ if ${ $c->[1] } =~ /ERROR:  08006: /;
+	$call->finish;
+	$timed_out++ if $call->stderr =~ /ERROR:  08006: /;
 	$gave_up++
-	  if ${ $c->[1] } =~ /ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/;
+	  if $call->stderr =~ /ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/;
 }
 kill 'CONT', $redis_pid;
 is($timed_out, 1, 'hung Redis: one session timed out claiming');
 is($gave_up, 3, 'hung Redis: the sessions queued behind it fail at once');
-take($hung, 1000);
+$ids->collect($hung, 1000);
 is($hung->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
 	'redis', 'Redis answering again: the next call claims');
 
-is($duplicates, 0, 'no duplicate among all ids');
+$ids->no_duplicates;
 $_->stop for ($known, $new, $copy, $hung);
 done_testing();

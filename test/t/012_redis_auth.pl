@@ -12,6 +12,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidRedis;
+use SnowidTest;
 use Test::More;
 
 my $dc = 7;
@@ -22,19 +23,7 @@ my $wrong = 'pw-Wrong-9b2e';
 
 my $redis = SnowidRedis->new(password => $password, tcp => 1);
 my $tcp_url = 'redis://:' . $password . '@127.0.0.1:' . $redis->port;
-my %seen;
-my $duplicates = 0;
-
-sub take
-{
-	my ($node, $n) = @_;
-
-	for (split /\n/, $node->safe_psql('postgres',
-			"SELECT snowid_next() FROM generate_series(1, $n)"))
-	{
-		$duplicates++ if $seen{$_}++;
-	}
-}
+my $ids = SnowidTest::Ledger->new;
 
 # Replaces the snowid.redis_url line of postgresql.conf.
 sub set_url
@@ -49,15 +38,15 @@ sub set_url
 	close $fh;
 }
 
-my $node = SnowidRedis::new_node('auth', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url($wrong) });
+my $node = $redis->new_node('auth',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $redis->url($wrong) }
+);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 # A wrong password: a clear error without the password, and the server
 # keeps working.
-my $err = SnowidRedis::psql_error($node, 'SELECT snowid_next()');
+my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  28P01: authentication to redis server at \Qunix:@{[$redis->socket]}\E failed/,
 	'wrong password: SQLSTATE 28P01 and a message naming the server');
@@ -71,25 +60,23 @@ is($node->safe_psql('postgres',
 # No password at all where one is needed.
 set_url($node, $redis->url(''));
 $node->restart;
-$err = SnowidRedis::psql_error($node, 'SELECT snowid_next()');
+$err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  28P01: authentication to redis server/,
 	'no password: authentication error');
 
 # The right password, over TCP.
 set_url($node, $tcp_url);
 $node->restart;
-take($node, 1000);
-is($node->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	'0|redis', 'TCP URL with the right password: claimed');
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'TCP URL with the right password: claimed');
 
 # A user name and a database: the claim lands in that database.
 set_url($node, 'redis://default:' . $password . '@localhost:' . $redis->port . '/3');
 $node->restart;
-take($node, 1000);
-is($node->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	'0|redis', 'URL with a user and database 3: claimed');
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'URL with a user and database 3: claimed');
 is($redis->cli('-n', '3', 'HLEN', SnowidRedis::owners_key($dc)), 1,
 	'the claim is in database 3');
 
@@ -97,7 +84,7 @@ is($redis->cli('-n', '3', 'HLEN', SnowidRedis::owners_key($dc)), 1,
 my $encoded = $password =~ s/-/%2D/gr;
 set_url($node, 'unix://:' . $encoded . '@' . $redis->socket . '?db=4');
 $node->restart;
-take($node, 1000);
+$ids->collect($node, 1000);
 is($redis->cli('-n', '4', 'HLEN', SnowidRedis::owners_key($dc)), 1,
 	'unix socket URL with an encoded password and ?db=4: claimed');
 
@@ -136,12 +123,10 @@ ok($node->log_contains(
 sub fails_to_start
 {
 	my ($url, $pattern, $name) = @_;
-	my $log_offset = -s $node->logfile;
 
 	$node->stop;
 	set_url($node, $url);
-	ok(!$node->start(fail_ok => 1), "$name: server does not start");
-	ok($node->log_contains($pattern, $log_offset), "$name: log names it");
+	SnowidTest::fails_to_start($node, $name, $pattern);
 }
 
 fails_to_start("redis://:$password\@localhost:99999",
@@ -159,18 +144,16 @@ fails_to_start("rediss://:$password\@localhost",
 
 set_url($node, $tcp_url);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'a{b'\n");
-ok(!$node->start(fail_ok => 1), 'key prefix with a brace: server does not start');
-ok($node->log_contains(qr/invalid value for parameter "snowid.redis_key_prefix": "a\{b"/),
-	'key prefix with a brace: log names it');
+SnowidTest::fails_to_start($node, 'key prefix with a brace',
+	qr/invalid value for parameter "snowid.redis_key_prefix": "a\{b"/);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'app1'\nsnowid.redis_timeout_ms = 0\n");
-ok(!$node->start(fail_ok => 1), 'timeout 0: server does not start');
-ok($node->log_contains(qr/invalid value for parameter "snowid.redis_timeout_ms": "0"/),
-	'timeout 0: log names it');
+SnowidTest::fails_to_start($node, 'timeout 0',
+	qr/invalid value for parameter "snowid.redis_timeout_ms": "0"/);
 
 # Valid again, with another key prefix and a timeout in seconds.
 $node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\n");
 $node->start;
-take($node, 1000);
+$ids->collect($node, 1000);
 is($node->safe_psql('postgres', 'SHOW snowid.redis_timeout_ms'), '3s',
 	'timeout given in seconds');
 is($redis->cli('HLEN', SnowidRedis::owners_key($dc, 'app1')), 1,
@@ -179,5 +162,5 @@ $node->stop;
 
 unlike(slurp_file($node->logfile), qr/\Q$password\E|\Q$wrong\E|\Q$encoded\E/,
 	'the password is nowhere in the server log');
-is($duplicates, 0, 'no duplicate among all ids');
+$ids->no_duplicates;
 done_testing();

@@ -14,23 +14,12 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidRedis;
+use SnowidTest;
 use Test::More;
 
 my $dc = 5;
 my $redis = SnowidRedis->new;
-my %seen;
-my $duplicates = 0;
-
-sub take
-{
-	my ($node, $n) = @_;
-
-	for (split /\n/, $node->safe_psql('postgres',
-			"SELECT snowid_next() FROM generate_series(1, $n)"))
-	{
-		$duplicates++ if $seen{$_}++;
-	}
-}
+my $ids = SnowidTest::Ledger->new;
 
 # Restarts a stopped server on a new port.  PostgreSQL::Test::Cluster has
 # no way to change a node's port, so this sets the one it connects to.
@@ -44,10 +33,8 @@ sub start_on_new_port
 	$node->start;
 }
 
-my %settings = (
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url);
-my @pair = map { SnowidRedis::new_node("full_$_", \%settings) } qw(a b);
+my %settings = ('snowid.datacenter_id' => $dc);
+my @pair = map { $redis->new_node("full_$_", \%settings) } qw(a b);
 $pair[0]->start;
 $pair[0]->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $pair[0]->stop;
@@ -62,7 +49,7 @@ for my $i (0 .. 31)
 	my $node = $pair[ $i % 2 ];
 
 	start_on_new_port($node);
-	take($node, 100);
+	$ids->collect($node, 100);
 	my $worker_id = $node->safe_psql('postgres',
 		q{SELECT worker_id FROM snowid_status() WHERE worker_source = 'redis'});
 	$claims_ok++ if $worker_id eq $i;
@@ -80,18 +67,16 @@ is(scalar(grep { $owners->{$_} =~ / port=$port_of_worker{$_} / } keys %$owners),
 	32, 'each id is held by the server (port) that claimed it');
 
 # The 33rd server.
-my $third = SnowidRedis::new_node('full_c', \%settings);
+my $third = $redis->new_node('full_c', \%settings);
 $third->start;
 $third->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $err = SnowidRedis::psql_error($third, 'SELECT snowid_next()');
+my $err = SnowidTest::psql_error($third, 'SELECT snowid_next()');
 like($err, qr/ERROR:  53400: all 32 worker ids of datacenter $dc are held\n/,
 	'the 33rd server: SQLSTATE 53400, message names the datacenter');
 like($err,
 	qr/HINT:  List the holders with HGETALL \{snowid:dc:$dc\}:owners and free the id of a decommissioned server with HDEL \{snowid:dc:$dc\}:owners <worker id>\./,
 	'the 33rd server: the hint says how to free an id');
-is($third->safe_psql('postgres',
-		'SELECT worker_id IS NULL, worker_source FROM snowid_status()'),
-	't|none', 'the 33rd server has no worker id');
+is(SnowidRedis::worker($third), '|none', 'the 33rd server has no worker id');
 is($third->safe_psql('postgres',
 		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (5 << 17) | (3 << 12) | 1)'),
 	'5|3|1', 'the 33rd server runs and snowid_decode() works');
@@ -99,12 +84,11 @@ is($third->safe_psql('postgres',
 # Decommission the server that held 17; the 33rd claims 17 on its next call.
 is($redis->cli('HDEL', SnowidRedis::owners_key($dc), '17'), 1,
 	'HDEL frees worker id 17');
-take($third, 100);
-is($third->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()'),
-	'17|redis', 'the next call claims the freed id, without a restart');
+$ids->collect($third, 100);
+is(SnowidRedis::worker($third), '17|redis',
+	'the next call claims the freed id, without a restart');
 is(scalar keys %{ $redis->owners($dc) }, 32, 'the datacenter is full again');
 
-is($duplicates, 0, 'no duplicate among all ids');
+$ids->no_duplicates;
 $third->stop;
 done_testing();

@@ -12,41 +12,13 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidRedis;
-use Sys::Hostname;
+use SnowidTest;
 use Test::More;
 
 my $dc = 6;
 my $redis = SnowidRedis->new;
 my $key = SnowidRedis::owners_key($dc);
-my %seen;
-my $duplicates = 0;
-
-sub take
-{
-	my ($node, $n) = @_;
-
-	for (split /\n/, $node->safe_psql('postgres',
-			"SELECT snowid_next() FROM generate_series(1, $n)"))
-	{
-		$duplicates++ if $seen{$_}++;
-	}
-}
-
-sub identity
-{
-	my $node = shift;
-	my $sysid = $node->safe_psql('postgres',
-		'SELECT system_identifier FROM pg_control_system()');
-
-	return "dc=$dc host=" . hostname() . ' port=' . $node->port
-	  . " sysid=$sysid";
-}
-
-sub status
-{
-	return $_[0]->safe_psql('postgres',
-		'SELECT worker_id, worker_source FROM snowid_status()');
-}
+my $ids = SnowidTest::Ledger->new;
 
 # A restart with another snowid.worker_id.
 sub restart_with_worker_id
@@ -58,66 +30,67 @@ sub restart_with_worker_id
 }
 
 # Server A claims an id.
-my $a_node = SnowidRedis::new_node('conflict_a', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.redis_url' => $redis->url });
+my $a_node = $redis->new_node('conflict_a', { 'snowid.datacenter_id' => $dc });
 $a_node->start;
+my $a_identity = SnowidRedis::identity($a_node, $dc);
 $a_node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-take($a_node, 1000);
-is(status($a_node), '0|redis', 'server A claimed worker id 0');
+$ids->collect($a_node, 1000);
+is(SnowidRedis::worker($a_node), '0|redis', 'server A claimed worker id 0');
 
 # Server B is configured with A's id: refused, naming both servers.
-my $b_node = SnowidRedis::new_node('conflict_b', {
-	'snowid.datacenter_id' => $dc,
-	'snowid.worker_id' => 0,
-	'snowid.redis_url' => $redis->url });
+my $b_node = $redis->new_node('conflict_b',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 0 });
 $b_node->start;
+my $b_identity = SnowidRedis::identity($b_node, $dc);
 $b_node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-is(status($b_node), '|none',
+is(SnowidRedis::worker($b_node), '|none',
 	'with Redis, a configured worker id is not used before it is registered');
-my $err = SnowidRedis::psql_error($b_node, 'SELECT snowid_next()');
+my $err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55006: worker id 0 of datacenter $dc is held by another server\n/,
 	'configured id held by another server: refused with SQLSTATE 55006');
 like($err,
-	qr/DETAIL:  This server is "\Q@{[identity($b_node)]}\E"; Redis has worker id 0 registered to "\Q@{[identity($a_node)]}\E"\./,
+	qr/DETAIL:  This server is "\Q$b_identity\E"; Redis has worker id 0 registered to "\Q$a_identity\E"\./,
 	'the error names both servers');
 like($err, qr/HINT:  Set snowid.worker_id to a free id or, if that server is decommissioned, free its id with HDEL \Q$key\E 0\./,
 	'the hint says what to do');
-is(status($b_node), '|none', 'the refused server has no worker id');
+is(SnowidRedis::worker($b_node), '|none',
+	'the refused server has no worker id');
 is($b_node->safe_psql('postgres',
 		'SELECT worker_id FROM snowid_decode((1::bigint << 22) | (6 << 17) | (9 << 12))'),
 	'9', 'the refused server runs and snowid_decode() works');
-is($redis->owners($dc)->{0}, identity($a_node), 'A still holds worker id 0');
+is($redis->owners($dc)->{0}, $a_identity, 'A still holds worker id 0');
 
 # A free configured id is registered under B's identity.
 restart_with_worker_id($b_node, 9);
-take($b_node, 1000);
-is(status($b_node), '9|config', 'a free configured id: worker_source config');
-is($redis->owners($dc)->{9}, identity($b_node),
+$ids->collect($b_node, 1000);
+is(SnowidRedis::worker($b_node), '9|config',
+	'a free configured id: worker_source config');
+is($redis->owners($dc)->{9}, $b_identity,
 	'the configured id is registered under the server\'s identity');
 $b_node->restart;
-take($b_node, 1000);
-is(status($b_node), '9|config', 'a restart registers it again');
+$ids->collect($b_node, 1000);
+is(SnowidRedis::worker($b_node), '9|config', 'a restart registers it again');
 is(scalar keys %{ $redis->owners($dc) }, 2, 'two claims in Redis');
 
 # B cannot switch to another id while it holds 9.
 restart_with_worker_id($b_node, 10);
-$err = SnowidRedis::psql_error($b_node, 'SELECT snowid_next()');
+$err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55000: this server holds worker id 9 of datacenter $dc in redis, not the configured worker id 10\n/,
 	'switching ids while holding one: refused');
 like($err, qr/HINT:  Free the old id with HDEL \Q$key\E 9, or set snowid.worker_id to 9\./,
 	'switching ids: the hint says how');
 restart_with_worker_id($b_node, 9);
-take($b_node, 1000);
+$ids->collect($b_node, 1000);
 
 # Redis down: B registered 9 before, so it uses 9 from its cache.
 $redis->stop;
 my $log_offset = -s $b_node->logfile;
 $b_node->restart;
-take($b_node, 1000);
-is(status($b_node), '9|cache', 'Redis down: the registered configured id is used');
+$ids->collect($b_node, 1000);
+is(SnowidRedis::worker($b_node), '9|cache',
+	'Redis down: the registered configured id is used');
 ok($b_node->log_contains(
 		qr/WARNING:  snowid uses worker id 9 of datacenter $dc from "snowid_worker" without confirming it in redis/,
 		$log_offset),
@@ -125,20 +98,20 @@ ok($b_node->log_contains(
 
 # Redis down and a configured id never registered: refused.
 restart_with_worker_id($b_node, 11);
-$err = SnowidRedis::psql_error($b_node, 'SELECT snowid_next()');
+$err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
 	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  This server registered worker id 9 before, but snowid.worker_id is now 11; the new id must be registered in Redis first\./,
 	'Redis down, configured id changed: the cache is not used');
 like($err, qr/ERROR:  08001: could not connect to redis server at \Qunix:@{[$redis->socket]}\E\n/,
 	'Redis down, configured id changed: refused');
-like($err, qr/CONTEXT:  registering snowid.worker_id 11 in redis as "\Q@{[identity($b_node)]}\E"/,
+like($err, qr/CONTEXT:  registering snowid.worker_id 11 in redis as "\Q$b_identity\E"/,
 	'Redis down, configured id changed: the context says what was tried');
 
 # A claimed its id from Redis and keeps it from its cache as well.
 $a_node->restart;
-take($a_node, 1000);
-is(status($a_node), '0|cache', 'Redis down: A uses its cached id');
+$ids->collect($a_node, 1000);
+is(SnowidRedis::worker($a_node), '0|cache', 'Redis down: A uses its cached id');
 
-is($duplicates, 0, 'no duplicate among all ids');
+$ids->no_duplicates;
 $_->stop for ($a_node, $b_node);
 done_testing();

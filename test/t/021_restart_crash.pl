@@ -9,77 +9,16 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-die "libfaketime is required: $libfaketime not found" unless -e $libfaketime;
-
-my $clock_file = "${PostgreSQL::Test::Utils::tmp_check}/021_clock";
-
-# Sets the offset of the server's clock in seconds, atomically.
-sub set_clock
-{
-	my ($offset) = @_;
-
-	open(my $fh, '>', "$clock_file.tmp") or die "could not write clock: $!";
-	print $fh "$offset\n";
-	close($fh);
-	rename("$clock_file.tmp", $clock_file) or die "could not rename: $!";
-	return;
-}
-
-# Starts the node with its clock under libfaketime (see 020_clock_steps.pl).
-sub start_faked
-{
-	my ($node) = @_;
-
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
-	return;
-}
-
-my %seen;
-my $duplicates = 0;
-my $max_id = 0;
-
-# Records ids taken elsewhere, checking they lie above all earlier ones.
-sub record_ids
-{
-	my ($name, @ids) = @_;
-	my $increasing = 1;
-
-	for my $i (1 .. $#ids)
-	{
-		$increasing = 0 unless $ids[$i] > $ids[ $i - 1 ];
-	}
-	ok(@ids > 0, "$name: got ids");
-	ok($increasing, "$name: ids increase");
-	cmp_ok($ids[0], '>', $max_id, "$name: ids lie above every earlier id");
-	for my $id (@ids)
-	{
-		$duplicates++ if $seen{$id}++;
-		$max_id = $id if $id > $max_id;
-	}
-	return;
-}
-
-# Takes n ids, one call each (or in one batch), and records them.
-sub take_ids
-{
-	my ($node, $n, $name, $batch) = @_;
-	my $query =
-	  $batch
-	  ? "SELECT snowid_next_batch($n)"
-	  : "SELECT snowid_next() FROM generate_series(1, $n)";
-
-	record_ids($name, split(/\n/, $node->safe_psql('postgres', $query)));
-	return;
-}
+my $clock = SnowidTest::Clock->new;
+my $ids = SnowidTest::Ledger->new;
 
 # The persisted mark, in Unix ms
 sub read_mark
@@ -95,60 +34,50 @@ sub read_mark
 sub max_id_ms
 {
 	my ($node) = @_;
+	my $max = $ids->max;
 
 	return $node->safe_psql('postgres',
-		"SELECT (extract(epoch FROM (snowid_decode($max_id)).ts) * 1000)::bigint"
-	);
+		"SELECT (extract(epoch FROM (snowid_decode($max)).ts) * 1000)::bigint");
 }
 
 # Checks that snowid_next() fails because the clock is behind.
 sub fails_behind
 {
 	my ($node, $name) = @_;
-	my ($ret, $stdout, $stderr) = $node->psql(
-		'postgres', 'SELECT snowid_next()',
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 
 	like(
-		$stderr,
+		SnowidTest::psql_error($node, 'SELECT snowid_next()'),
 		qr/ERROR:  55000: the system clock is \d+ ms behind the snowid generator/,
 		"$name: snowid_next() fails, the clock being behind");
 	return;
 }
 
-# Reloads the drift and wait settings and waits until a backend sees them.
+# Reloads the drift and wait settings.
 sub set_budget
 {
 	my ($node, $drift, $wait) = @_;
 
-	$node->append_conf('postgresql.conf',
-		"snowid.max_drift_ms = $drift\nsnowid.max_wait_ms = $wait\n");
-	$node->reload;
-	$node->poll_query_until('postgres',
-		"SELECT current_setting('snowid.max_drift_ms')::interval = '$drift ms'"
-		  . " AND current_setting('snowid.max_wait_ms')::interval = '$wait ms'"
-	) or die "settings were not reloaded";
+	SnowidTest::reload_conf($node,
+		'snowid.max_drift_ms' => $drift,
+		'snowid.max_wait_ms' => $wait);
 	return;
 }
 
-set_clock('+0');
-
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowid'
-snowid.datacenter_id = 3
-snowid.worker_id = 7
-snowid.max_drift_ms = 200
-snowid.max_wait_ms = 500
-restart_after_crash = on
-});
-start_faked($node);
+my $node = SnowidTest::new_node(
+	'crash',
+	{
+		'snowid.datacenter_id' => 3,
+		'snowid.worker_id' => 7,
+		'snowid.max_drift_ms' => 200,
+		'snowid.max_wait_ms' => 500,
+		'restart_after_crash' => 'on'
+	});
+$clock->start_node($node);
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
-take_ids($node, 500, 'first start');
-take_ids($node, 50000, 'first start, batch', 1);
+$ids->take($node, 500, 'first start');
+$ids->take($node, 50000, 'first start, batch',
+	'SELECT snowid_next_batch(50000)');
 
 cmp_ok(read_mark($node), '>', max_id_ms($node),
 	'the mark lies above every id issued');
@@ -157,33 +86,23 @@ cmp_ok(read_mark($node), '>', max_id_ms($node),
 # must not start below the mark: with 0.2 s of drift it fails, and with a
 # budget of 20 s it issues ids above all earlier ones.
 $node->stop('immediate');
-set_clock('-5');
-start_faked($node);
+$clock->set('-5');
+$clock->start_node($node);
 fails_behind($node, 'after an immediate shutdown, clock 5 s back');
 set_budget($node, 20000, 500);
-take_ids($node, 500, 'after an immediate shutdown, clock 5 s back');
+$ids->take($node, 500, 'after an immediate shutdown, clock 5 s back');
 
-set_clock('+0');
+$clock->set('+0');
 set_budget($node, 200, 3000);
-take_ids($node, 500, 'clock right after the immediate shutdown');
+$ids->take($node, 500, 'clock right after the immediate shutdown');
 
 # A backend killed with SIGKILL: the postmaster kills every other backend
 # and reinitialises shared memory; meanwhile the clock goes 5 s back.
 set_budget($node, 200, 500);
 my $psql = $node->background_psql('postgres');
-my $pid = $psql->query_safe('SELECT pg_backend_pid()');
-record_ids('the backend about to be killed',
-	split(/\n/,
-		$psql->query_safe('SELECT snowid_next() FROM generate_series(1, 10)'))
-);
-set_clock('-5');
-my $log_offset = -s $node->logfile;
-kill 'KILL', $pid or die "could not kill backend $pid";
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-$node->poll_query_until('postgres', 'SELECT true')
-  or die "the server did not come back after the crash";
-$psql->quit;
+$ids->take($psql, 10, 'the backend about to be killed');
+$clock->set('-5');
+SnowidTest::crash_backend($node, $psql);
 
 is( $node->safe_psql('postgres',
 		'SELECT ids_issued FROM snowid_status()'),
@@ -191,24 +110,25 @@ is( $node->safe_psql('postgres',
 	'the generator was reinitialised');
 fails_behind($node, 'after a backend crash, clock 5 s back');
 set_budget($node, 20000, 500);
-take_ids($node, 500, 'after a backend crash, clock 5 s back');
+$ids->take($node, 500, 'after a backend crash, clock 5 s back');
 
-set_clock('+0');
+$clock->set('+0');
 set_budget($node, 200, 3000);
-take_ids($node, 500, 'clock right after the backend crash');
+$ids->take($node, 500, 'clock right after the backend crash');
 
 # A clean restart lowers the mark to just above the last id, so that the
 # restarted generator need not wait out the lease; it still starts above
 # every id issued.
-take_ids($node, 50000, 'before a clean restart, batch', 1);
+$ids->take($node, 50000, 'before a clean restart, batch',
+	'SELECT snowid_next_batch(50000)');
 my $last_ms = max_id_ms($node);
 $node->stop('fast');
 cmp_ok(read_mark($node), '>', $last_ms,
 	'after a clean stop the mark still lies above every id issued');
-start_faked($node);
-take_ids($node, 500, 'after a clean restart');
+$clock->start_node($node);
+$ids->take($node, 500, 'after a clean restart');
 
-is($duplicates, 0, 'no id was issued twice in ' . scalar(keys %seen));
+$ids->no_duplicates;
 
 $node->stop;
 done_testing();

@@ -12,38 +12,15 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
 
-my %seen;
-my $duplicates = 0;
-my $taken = 0;
-my $max_id = 0;
-
-# Records ids, checking they are all new.
-sub record_ids
-{
-	my (@ids) = @_;
-
-	for my $id (@ids)
-	{
-		$duplicates++ if $seen{$id}++;
-		$max_id = $id if $id > $max_id;
-		$taken++;
-	}
-	return;
-}
-
-# Appends settings; later lines override earlier ones.
-sub set_conf
-{
-	my ($node, %settings) = @_;
-
-	$node->append_conf('postgresql.conf',
-		join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
-	return;
-}
+my $ids = SnowidTest::Ledger->new;
 
 my %layout = (
 	'snowid.datacenter_bits' => 3,
@@ -52,10 +29,7 @@ my %layout = (
 	'snowid.datacenter_id' => 5,
 	'snowid.worker_id' => 300);
 
-my $node = PostgreSQL::Test::Cluster->new('layout');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
-set_conf($node, %layout);
+my $node = SnowidTest::new_node('layout', \%layout);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
@@ -83,7 +57,7 @@ my @serial_ids = split /\n/, $node->safe_psql('postgres',
 	"SELECT snowid_from_serial(s) FROM unnest('{"
 	  . join(',', @serials)
 	  . "}'::text[]) s");
-record_ids(@batch, @single, @serial_ids);
+$ids->add(@batch, @single, @serial_ids);
 
 # The fields sit where the layout puts them: sequence 8 bits, worker 9,
 # datacenter 3, timestamp above.
@@ -156,17 +130,11 @@ like($err, qr/to 2289-/, '... and 43 bits last into 2289');
 sub fails_to_start
 {
 	my ($name, $settings, @patterns) = @_;
-	my $log_offset = -s $node->logfile;
 
 	$node->stop;
-	set_conf($node, %$settings);
-	ok(!$node->start(fail_ok => 1), "$name: server does not start");
-	for my $pattern (@patterns)
-	{
-		ok($node->log_contains($pattern, $log_offset),
-			"$name: log says $pattern");
-	}
-	set_conf($node, %layout);
+	SnowidTest::set_conf($node, %$settings);
+	SnowidTest::fails_to_start($node, $name, @patterns);
+	SnowidTest::set_conf($node, %layout);
 	$node->start;
 	return;
 }
@@ -197,27 +165,25 @@ fails_to_start(
 
 is($node->safe_psql('postgres', 'SELECT layout FROM snowid_status()'),
 	'43/3/9/8', 'the working layout is back after the failed starts');
-record_ids(split /\n/,
-	$node->safe_psql('postgres', 'SELECT snowid_next_batch(1000)'));
+$ids->add(SnowidTest::query_ids($node, 'SELECT snowid_next_batch(1000)'));
 
 # -- another layout over ids of this one ----------------------------------
 
+my %other_layout = (
+	'snowid.datacenter_bits' => 5,
+	'snowid.worker_bits' => 9,
+	'snowid.sequence_bits' => 8);
 my $state_file = $node->data_dir . '/snowid_state';
 like(slurp_file($state_file), qr/ layout=43\/3\/9\/8 /,
 	'the state file records the layout');
 
 $node->stop;
-set_conf(
-	$node,
-	'snowid.datacenter_bits' => 5,
-	'snowid.worker_bits' => 9,
-	'snowid.sequence_bits' => 8);
+SnowidTest::set_conf($node, %other_layout);
 $node->start;
 for my $query ('SELECT snowid_next()', 'SELECT snowid_next_batch(10)',
 	"SELECT snowid_serial('T')")
 {
-	($ret, $out, $err) = $node->psql('postgres', $query,
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	$err = SnowidTest::psql_error($node, $query);
 	like($err, qr/55000: snowid layout or epoch changed since ids were last issued/,
 		"other layout: $query refused");
 }
@@ -231,7 +197,7 @@ like($err, qr/HINT:  To go on issuing ids, put the old settings back and restart
 like($err, qr/remove "snowid_state" from the data directory/,
 	'other layout: hint says how to switch deliberately');
 my ($bound) = $err =~ /old ids lie below (\d+)/;
-ok(defined $bound && $bound > $max_id,
+ok(defined $bound && $bound > $ids->max,
 	'other layout: the hint gives a bound above every old id');
 is( $node->safe_psql(
 		'postgres',
@@ -243,51 +209,48 @@ like(slurp_file($state_file), qr/ layout=43\/3\/9\/8 /,
 	'other layout: the state file keeps the old layout');
 
 # Back to the old layout: ids continue above all earlier ones.
-set_conf($node, %layout);
+SnowidTest::set_conf($node, %layout);
 $node->start;
 my @after = split /\n/,
   $node->safe_psql('postgres', 'SELECT snowid_next_batch(5000)');
-cmp_ok($after[0], '>', $max_id, 'old layout back: ids continue above the old ones');
-record_ids(@after);
+cmp_ok($after[0], '>', $ids->max,
+	'old layout back: ids continue above the old ones');
+$ids->add(@after);
 
 # Switching on purpose: remove the state file, start with the new layout.
 $node->stop;
 unlink($state_file) or die "could not remove $state_file: $!";
-set_conf(
-	$node,
-	'snowid.datacenter_bits' => 5,
-	'snowid.worker_bits' => 9,
-	'snowid.sequence_bits' => 8);
+SnowidTest::set_conf($node, %other_layout);
 $node->start;
 my @switched = split /\n/,
   $node->safe_psql('postgres', 'SELECT snowid_next_batch(5000)');
 is($node->safe_psql('postgres', 'SELECT layout FROM snowid_status()'),
 	'41/5/9/8', 'switched on purpose: the new layout is in force');
-cmp_ok($switched[0], '>', $max_id,
+cmp_ok($switched[0], '>', $ids->max,
 	'switched on purpose: new ids lie above every old id');
 is( $node->safe_psql(
 		'postgres',
 		"SELECT datacenter_id, worker_id FROM snowid_decode($switched[0])"),
 	'5|300',
 	'switched on purpose: ids decode by the new layout');
-record_ids(@switched);
+$ids->add(@switched);
 $node->stop;
 like(slurp_file($state_file), qr/ layout=41\/5\/9\/8 /,
 	'switched on purpose: the state file records the new layout');
 
-is($duplicates, 0, "no duplicates among the $taken ids of the first server");
+$ids->no_duplicates(
+	'no duplicate among the ' . $ids->count . ' ids of the first server');
 
 # -- a 62-bit timestamp ends at year 9999 ---------------------------------
 
-my $wide = PostgreSQL::Test::Cluster->new('wide');
-$wide->init;
-$wide->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
-set_conf(
-	$wide,
-	'snowid.datacenter_bits' => 0,
-	'snowid.worker_bits' => 0,
-	'snowid.sequence_bits' => 1,
-	'snowid.worker_id' => 0);
+my $wide = SnowidTest::new_node(
+	'wide',
+	{
+		'snowid.datacenter_bits' => 0,
+		'snowid.worker_bits' => 0,
+		'snowid.sequence_bits' => 1,
+		'snowid.worker_id' => 0
+	});
 $wide->start;
 $wide->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is( $wide->safe_psql(
@@ -310,18 +273,16 @@ like($err, qr/timestamp out of range for snowid/,
 like($err, qr/invalid snowid 9223372036854775807.*\n.*after 9999-12-31/,
 	'62-bit timestamp: ids past year 9999 do not decode');
 
-my %wide_seen;
-my @wide_ids = split /\n/, $wide->safe_psql('postgres',
-	'SELECT snowid_next() FROM generate_series(1, 3000)');
+my $wide_ids = SnowidTest::Ledger->new;
+$wide_ids->collect($wide, 3000);
 my @wide_serials = split /\n/, $wide->safe_psql('postgres',
 	"SELECT snowid_serial('X') FROM generate_series(1, 500)");
-push @wide_ids, split /\n/, $wide->safe_psql('postgres',
+$wide_ids->add(SnowidTest::query_ids($wide,
 	"SELECT snowid_from_serial(s) FROM unnest('{"
 	  . join(',', @wide_serials)
-	  . "}'::text[]) s");
-my $wide_dups = grep { $wide_seen{$_}++ } @wide_ids;
-is(scalar(@wide_ids), 3500, '62-bit timestamp: took 3500 ids');
-is($wide_dups, 0, '62-bit timestamp: no duplicates');
+	  . "}'::text[]) s"));
+is($wide_ids->count, 3500, '62-bit timestamp: took 3500 ids');
+$wide_ids->no_duplicates('62-bit timestamp: no duplicates');
 is((grep { !/^X\d{17}00[01]$/ } @wide_serials), 0,
 	'62-bit timestamp: serials are X + 17 + 1 + 1 + 1 digits');
 $wide->stop;

@@ -3,7 +3,8 @@
 # Each server listens on a unix socket in a short temporary directory, and
 # on a loopback TCP port when asked; it keeps nothing on disk.  Every server
 # started here is stopped at the end of the test file, also when the test
-# dies.
+# dies.  Also what these tests ask of a PostgreSQL server about Redis: a
+# server set up to claim from it, its identity there, its worker id.
 package SnowidRedis;
 
 use strict;
@@ -12,6 +13,8 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Sys::Hostname;
 use Time::HiRes qw(usleep);
 
 my @servers;
@@ -128,32 +131,37 @@ sub command_calls
 	return \%calls;
 }
 
-# A PostgreSQL server with snowid preloaded and the given settings, not
-# started: new_node('name', { 'snowid.datacenter_id' => 4, ... }, init
-# parameters such as allows_streaming => 1).
+# A PostgreSQL server with snowid preloaded that claims its worker id from
+# this Redis, not started: $redis->new_node('name', { settings }, init
+# parameters) as SnowidTest::new_node; the settings may name another
+# snowid.redis_url.
 sub new_node
 {
-	my ($name, $settings, %init) = @_;
-	my %settings = %$settings;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my ($self, $name, $settings, %init) = @_;
 
-	$node->init(%init);
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'snowid'\n"
-		  . join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
-	return $node;
+	return SnowidTest::new_node($name,
+		{ 'snowid.redis_url' => $self->url, %$settings }, %init);
 }
 
-# Runs sql expecting an error; returns psql's stderr, in verbose form so
-# that it shows the SQLSTATE.
-sub psql_error
+# The identity under which a server of datacenter dc claims in Redis.
+sub identity
 {
-	my ($node, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', $sql,
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	my ($node, $dc) = @_;
+	my $sysid = $node->safe_psql('postgres',
+		'SELECT system_identifier FROM pg_control_system()');
 
-	die "\"$sql\" did not fail" if $ret == 0;
-	return $err;
+	return "dc=$dc host=" . hostname() . ' port=' . $node->port
+	  . " sysid=$sysid";
+}
+
+# A server's worker id and where it came from, from snowid_status():
+# "3|redis", or "|none" without a worker id.
+sub worker
+{
+	my ($node) = @_;
+
+	return $node->safe_psql('postgres',
+		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
 END

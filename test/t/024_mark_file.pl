@@ -1,0 +1,74 @@
+# The high-water mark file: a corrupt or unreadable file stops generation
+# with a clear error (the server keeps running), and snowid never computes
+# anything from values no layout could have written.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('mark');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'snowid'
+snowid.worker_id = 2
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $before = $node->safe_psql('postgres', 'SELECT snowid_next()');
+$node->stop;
+
+my $file = $node->data_dir . '/snowid_state';
+my $good = slurp_file($file);
+like($good, qr/^snowid 1 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ takeover=0\n\z/,
+	'the mark file is one readable line');
+
+sub write_mark
+{
+	my ($text) = @_;
+	open(my $fh, '>', $file) or die $!;
+	print $fh $text;
+	close $fh;
+}
+
+sub next_fails
+{
+	my ($pattern, $name) = @_;
+	$node->start;
+	my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowid_next()',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, $pattern, $name);
+	is($node->safe_psql('postgres', 'SELECT (snowid_decode(42)).sequence'),
+		'42', "$name: the server runs and decoding works");
+	$node->stop;
+}
+
+(my $bad = $good) =~ s/layout=41\/5\/5\/12/layout=99\/-3\/0\/0/;
+write_mark($bad);
+next_fails(qr/ERROR:  XX001: snowid high-water mark file "snowid_state" is corrupt/,
+	'impossible layout');
+
+($bad = $good) =~ s/high_water_ms=(\d+)/high_water_ms=9${1}0000/;
+write_mark($bad);
+next_fails(qr/is corrupt/, 'mark beyond any time ids can hold');
+
+($bad = $good) =~ s/\n\z//;
+write_mark(substr($bad, 0, length($bad) - 3));
+next_fails(qr/is corrupt/, 'truncated file');
+
+write_mark($good);
+chmod 0000, $file;
+SKIP:
+{
+	skip 'running as root: the file stays readable', 2 if -r $file;
+	next_fails(qr/ERROR:  58030: could not read snowid high-water mark file "snowid_state"/,
+		'unreadable file');
+}
+chmod 0600, $file;
+
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $before,
+	'the good file back: ids continue above the earlier ones');
+$node->stop;
+done_testing();

@@ -1,0 +1,336 @@
+# What the TAP tests (test/t/*.pl) share: servers with snowid preloaded, a
+# ledger of every id a test takes (duplicates, order), a server clock moved
+# with libfaketime, psql sessions in the background and a gate that lets
+# them start at the same moment, and a backend crash.
+package SnowidTest;
+
+use strict;
+use warnings;
+
+use File::Spec;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+
+# A PostgreSQL server with snowid preloaded and the given settings, not
+# started: new_node('name', { 'snowid.datacenter_id' => 4, ... }, init
+# parameters such as allows_streaming => 1).
+sub new_node
+{
+	my ($name, $settings, %init) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(%init);
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'snowid'\n");
+	set_conf($node, %$settings);
+	return $node;
+}
+
+# Appends settings to postgresql.conf; later lines override earlier ones.
+sub set_conf
+{
+	my ($node, %settings) = @_;
+
+	$node->append_conf('postgresql.conf',
+		join('', map { "$_ = '$settings{$_}'\n" } sort keys %settings));
+	return;
+}
+
+# Appends settings, reloads and waits until a new session sees them all.
+# Values are given as pg_settings shows them (in the setting's unit).
+sub reload_conf
+{
+	my ($node, %settings) = @_;
+	my $list =
+	  join(', ', map { "('$_', '$settings{$_}')" } sort keys %settings);
+	my $n = keys %settings;
+
+	set_conf($node, %settings);
+	$node->reload;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = $n FROM pg_settings"
+		  . " WHERE (name, setting) IN ($list)")
+	  or die "settings were not reloaded";
+	return;
+}
+
+# Starts a stopped node whose settings must keep it from starting, and
+# checks that it does not start and that its log says every pattern (a test
+# each).
+sub fails_to_start
+{
+	my ($node, $name, @patterns) = @_;
+	my $log_offset = -s $node->logfile;
+
+	Test::More::ok(!$node->start(fail_ok => 1),
+		"$name: server does not start");
+	for my $pattern (@patterns)
+	{
+		Test::More::ok($node->log_contains($pattern, $log_offset),
+			@patterns == 1
+			? "$name: log names it"
+			: "$name: log says $pattern");
+	}
+	return;
+}
+
+# Runs sql expecting an error; returns psql's stderr, in verbose form so
+# that it shows the SQLSTATE.
+sub psql_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	die "\"$sql\" did not fail" if $ret == 0;
+	return $err;
+}
+
+# n ids from a server (or a background psql session), one call each.
+sub next_ids
+{
+	my ($node, $n) = @_;
+
+	return query_ids($node,
+		"SELECT snowid_next() FROM generate_series(1, $n)");
+}
+
+# The ids a query returns, one a line.
+sub query_ids
+{
+	my ($node, $query) = @_;
+
+	return split /\n/,
+	  $node->can('query_safe')
+	  ? $node->query_safe($query)
+	  : $node->safe_psql('postgres', $query);
+}
+
+# Starts psql -c sql in the background, with verbose errors, stopping at
+# the first; see SnowidTest::Session.
+sub start_psql
+{
+	my ($node, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $handle = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
+			'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+
+	return bless { handle => $handle, out => \$out, err => \$err },
+	  'SnowidTest::Session';
+}
+
+# Kills the backend of a background psql session with SIGKILL and waits
+# until the postmaster has reinitialised shared memory and takes
+# connections again.
+sub crash_backend
+{
+	my ($node, $session) = @_;
+	my $pid = $session->query_safe('SELECT pg_backend_pid()');
+	my $log_offset = -s $node->logfile;
+
+	kill 'KILL', $pid or die "could not kill backend $pid";
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+		$log_offset);
+	$node->poll_query_until('postgres', 'SELECT true')
+	  or die "the server did not come back after the crash";
+	$session->quit;
+	return;
+}
+
+
+# A psql running in the background, from SnowidTest::start_psql.
+package SnowidTest::Session;
+
+# Waits for psql to exit; returns its exit code.
+sub finish
+{
+	my $self = shift;
+
+	$self->{handle}->finish;
+	return $self->{handle}->result(0);
+}
+
+sub stdout { return ${ $_[0]->{out} }; }
+sub stderr { return ${ $_[0]->{err} }; }
+
+
+# A gate for sessions that must start at the same moment: a session of the
+# server holds advisory lock 1, and the sessions started by $gate->psql
+# queue behind it until $gate->release.
+package SnowidTest::Gate;
+
+sub new
+{
+	my ($class, $node) = @_;
+	my $session = $node->background_psql('postgres');
+
+	$session->query_safe('SELECT pg_advisory_lock(1)');
+	return bless { node => $node, session => $session }, $class;
+}
+
+# Starts psql in the background; it runs sql once the gate opens.
+sub psql
+{
+	my ($self, $sql) = @_;
+
+	return SnowidTest::start_psql($self->{node},
+		    "SELECT pg_advisory_lock_shared(1);\n"
+		  . "SELECT pg_advisory_unlock_shared(1);\n"
+		  . $sql);
+}
+
+# Waits until n sessions wait at the gate.
+sub wait_for
+{
+	my ($self, $n) = @_;
+
+	$self->{node}->poll_query_until('postgres', qq{
+		SELECT count(*) = $n FROM pg_locks
+		WHERE locktype = 'advisory' AND NOT granted})
+	  or die 'sessions did not reach the gate';
+	return;
+}
+
+# Opens the gate: every waiting session goes on.
+sub release
+{
+	my $self = shift;
+
+	$self->{session}->query_safe('SELECT pg_advisory_unlock(1)');
+	$self->{session}->quit;
+	return;
+}
+
+
+# Every id a test takes, to check the whole set for duplicates at the end
+# and, where one generator (or its successor) issued them, that each new
+# batch lies above every id taken before.
+package SnowidTest::Ledger;
+
+use Test::More;
+
+sub new
+{
+	my $class = shift;
+
+	return bless { seen => {}, duplicates => 0, count => 0, max => 0 },
+	  $class;
+}
+
+# Remembers ids taken elsewhere, without a test; returns them.
+sub add
+{
+	my ($self, @ids) = @_;
+
+	for my $id (@ids)
+	{
+		$self->{duplicates}++ if $self->{seen}{$id}++;
+		$self->{max} = $id if $id > $self->{max};
+		$self->{count}++;
+	}
+	return @ids;
+}
+
+# Takes n ids from a server, one call each, and remembers them without a
+# test; returns them.
+sub collect
+{
+	my ($self, $node, $n) = @_;
+
+	return $self->add(SnowidTest::next_ids($node, $n));
+}
+
+# Takes n ids from a server (or a background psql session), one call each
+# or by the given query, and checks that there are n of them, that they
+# increase and that they lie above every id taken before (three tests);
+# remembers them and returns them.
+sub take
+{
+	my ($self, $node, $n, $name, $query) = @_;
+	my @ids =
+	  defined $query
+	  ? SnowidTest::query_ids($node, $query)
+	  : SnowidTest::next_ids($node, $n);
+	my $increasing = 1;
+
+	for my $i (1 .. $#ids)
+	{
+		$increasing = 0 unless $ids[$i] > $ids[ $i - 1 ];
+	}
+	is(scalar(@ids), $n, "$name: $n ids");
+	ok($increasing, "$name: ids increase");
+	cmp_ok($ids[0] // 0, '>', $self->{max},
+		"$name: ids lie above every earlier id");
+	return $self->add(@ids);
+}
+
+# How many ids were taken; the largest of them; all of them, once each.
+sub count { return $_[0]->{count}; }
+sub max   { return $_[0]->{max}; }
+sub all   { return keys %{ $_[0]->{seen} }; }
+
+# Checks that no id was taken twice: one test.
+sub no_duplicates
+{
+	my ($self, $name) = @_;
+
+	return is($self->{duplicates}, 0,
+		$name // "no duplicate among all $self->{count} ids");
+}
+
+
+# The server's wall clock under libfaketime, at an offset from the real
+# one that the test changes while the server runs.
+package SnowidTest::Clock;
+
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+# A clock file, at offset 0.
+sub new
+{
+	my $class = shift;
+
+	die "libfaketime is required: $libfaketime not found"
+	  unless -e $libfaketime;
+	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('clock'));
+	my $self = bless { file => "$dir/offset" }, $class;
+
+	$self->set('+0');
+	return $self;
+}
+
+# Sets the offset in seconds ("-0.8", "+0").  The file is replaced
+# atomically so that a backend never reads it half written.
+sub set
+{
+	my ($self, $offset) = @_;
+	my $file = $self->{file};
+
+	open(my $fh, '>', "$file.tmp") or die "could not write clock: $!";
+	print $fh "$offset\n";
+	close($fh);
+	rename("$file.tmp", $file) or die "could not rename: $!";
+	return;
+}
+
+# Starts a node under this clock.  The offset is read on every call
+# (FAKETIME_NO_CACHE); the monotonic clock is left alone, as an NTP step
+# would leave it, so that latch timeouts are not disturbed.
+sub start_node
+{
+	my ($self, $node) = @_;
+
+	local $ENV{LD_PRELOAD} = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $self->{file};
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+1;
