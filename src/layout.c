@@ -15,6 +15,7 @@
 #include <limits.h>
 
 #include "lib/stringinfo.h"
+#include "pgtime.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
 
@@ -139,10 +140,35 @@ snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms)
 }
 
 /*
+ * snowid_names_current_time
+ *		Whether a parsed date/time field is one of the words that mean a time
+ *		relative to the present ('now', 'today', 'tomorrow', 'yesterday').
+ *		An epoch must be fixed: these would resolve to whenever the value is
+ *		read, and in the postmaster, which has no transaction, to 2000-01-01.
+ */
+static bool
+snowid_names_current_time(char *field, int ftype, int index)
+{
+	int			val;
+
+	if (ftype != DTK_STRING && ftype != DTK_SPECIAL)
+		return false;
+	if (DecodeSpecial(index, field, &val) != RESERV)
+		return false;
+	return val == DTK_NOW || val == DTK_TODAY || val == DTK_TOMORROW ||
+		val == DTK_YESTERDAY;
+}
+
+/*
  * snowid_parse_epoch
- *		Reads a value of snowid.epoch: a timestamp with time zone such as
- *		'2010-11-04 01:42:54.657+00', or whole Unix milliseconds.  Never
- *		reports an error itself, so GUC check hooks can use it.
+ *		Reads a value of snowid.epoch: a timestamp such as
+ *		'2010-11-04 01:42:54.657+00', or whole Unix milliseconds.  A
+ *		timestamp without a time zone is UTC, whatever TimeZone the reading
+ *		process has: the postmaster, a session loading the library later and
+ *		a parallel worker (which loads it before taking on the leader's
+ *		settings) must all read the same epoch.  Words for the present time
+ *		are refused.  Never reports an error itself, so GUC check hooks can
+ *		use it.
  */
 bool
 snowid_parse_epoch(const char *value, int64 *unix_ms)
@@ -158,6 +184,9 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	Timestamp	ts;
 	char	   *end;
 	long long	ms;
+	pg_tz	   *utc;
+	pg_tz	   *saved_timezone;
+	int			decoded;
 
 	if (value == NULL || value[0] == '\0')
 		return false;
@@ -176,8 +205,32 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0)
 		return false;
-	if (DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz) != 0 ||
-		dtype != DTK_DATE)
+	for (int i = 0; i < nf; i++)
+	{
+		if (snowid_names_current_time(field[i], ftype[i], i))
+			return false;
+	}
+
+	/*
+	 * DecodeDateTime() gives a value without a zone the session's time zone:
+	 * make that UTC for the call, and put the session's back even if it
+	 * fails.
+	 */
+	utc = pg_tzset("UTC");
+	if (utc == NULL)
+		return false;
+	saved_timezone = session_timezone;
+	session_timezone = utc;
+	PG_TRY();
+	{
+		decoded = DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz);
+	}
+	PG_FINALLY();
+	{
+		session_timezone = saved_timezone;
+	}
+	PG_END_TRY();
+	if (decoded != 0 || dtype != DTK_DATE)
 		return false;
 	if (tm2timestamp(&tm, fsec, &tz, &ts) != 0)
 		return false;

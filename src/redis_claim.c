@@ -38,12 +38,17 @@
  *
  * KEYS[1] is {prefix:dc:N}:owners, a hash from worker id to the identity
  * of the server holding it.  ARGV[1] is the claiming identity, ARGV[2] the
- * configured worker id or -1, ARGV[3] the highest worker id.
+ * configured worker id or -1, ARGV[3] the highest worker id, ARGV[4] the
+ * preferred worker id or -1.
  *
- * An identity keeps the id it holds; without one it takes the lowest free
- * id in 0..max, or the configured one if free.  Other entries of the same
- * identity (an id beyond max after a layout change, a duplicate written by
- * hand) are released so that an identity holds exactly one id.  A server
+ * An identity keeps the id it holds.  Without one it takes the configured
+ * id if free; with none configured, the preferred id if free, or else the
+ * lowest free id in 0..max.  The preferred id is the one the server held
+ * last: if Redis has lost the claims, the lowest free id may be one that
+ * another server still uses, while the server's own last id is free unless
+ * a server claimed it since.  Other entries of the same identity (an id
+ * beyond max after a layout change, a duplicate written by hand) are
+ * released so that an identity holds exactly one id.  A server
  * that already holds its id causes no write.  Refusals are error replies
  * whose first word says which, and they write nothing:
  *
@@ -55,6 +60,7 @@
 static const char *snowid_claim_script =
 "local owners, me = KEYS[1], ARGV[1]\n"
 "local want, max = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+"local prefer = tonumber(ARGV[4])\n"
 "if want > max then\n"
 "  return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)\n"
 "end\n"
@@ -84,10 +90,14 @@ static const char *snowid_claim_script =
 "  end\n"
 "  keep = want\n"
 "elseif keep == nil then\n"
-"  for id = 0, max do\n"
-"    if not taken[id] then\n"
-"      keep = id\n"
-"      break\n"
+"  if prefer >= 0 and prefer <= max and not taken[prefer] then\n"
+"    keep = prefer\n"
+"  else\n"
+"    for id = 0, max do\n"
+"      if not taken[id] then\n"
+"        keep = id\n"
+"        break\n"
+"      end\n"
 "    end\n"
 "  end\n"
 "  if keep == nil then\n"
@@ -475,20 +485,6 @@ snowid_redis_describe_node(const SnowidRedisNode *node, char *buf, size_t len)
 }
 
 /*
- * Render a target for messages, without its credentials.
- */
-void
-snowid_redis_describe(const SnowidRedisTarget *target, char *buf, size_t len)
-{
-	SnowidRedisNode node;
-
-	strlcpy(node.host, target->host, sizeof(node.host));
-	node.port = target->port;
-	strlcpy(node.socket_path, target->socket_path, sizeof(node.socket_path));
-	snowid_redis_describe_node(&node, buf, len);
-}
-
-/*
  * Build the identity a server claims under: what tells two servers apart
  * (two clusters on one host differ in port and system identifier) and stays
  * the same across a restart.  False if it does not fit or the host name has
@@ -846,10 +842,13 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 	char		key[SNOWID_REDIS_KEY_LEN];
 	char		want[16];
 	char		max[16];
+	char		prefer[16];
 	int			hop;
 
 	Assert(request->explicit_worker_id >= -1 &&
 		   request->explicit_worker_id <= request->max_worker_id);
+	Assert(request->preferred_worker_id >= -1 &&
+		   request->preferred_worker_id <= request->max_worker_id);
 	Assert(strlen(request->key_prefix) < SNOWID_REDIS_KEY_PREFIX_LEN);
 
 	memset(result, 0, sizeof(*result));
@@ -863,11 +862,12 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 							request->datacenter_id);
 	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
 	snprintf(max, sizeof(max), "%d", request->max_worker_id);
+	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
 
 	for (hop = 0; hop <= SNOWID_REDIS_MAX_REDIRECTS; hop++)
 	{
 		const char *argv[] = {"EVAL", snowid_claim_script, "1", key,
-		request->identity, want, max};
+		request->identity, want, max, prefer};
 		struct timeval tv;
 		redisContext *c;
 		redisReply *reply;
@@ -1074,18 +1074,4 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errdetail("%s", result->message)));
 			break;
 	}
-}
-
-/*
- * Claim a worker id or fail with ERROR; for callers with no fallback.
- */
-int
-snowid_redis_claim(const SnowidRedisTarget *target,
-				   const SnowidClaimRequest *request)
-{
-	SnowidClaimResult result;
-
-	snowid_redis_try_claim(target, request, &result);
-	snowid_redis_report(ERROR, request, &result);
-	return result.worker_id;
 }

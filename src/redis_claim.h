@@ -18,9 +18,6 @@
  *								ereport at the given level; for a successful
  *								one it only warns if Redis may evict it.
  *
- * snowid_redis_claim() is try + report(ERROR) for callers that have no
- * fallback.
- *
  * Accepted URLs (user and password are percent-decoded; "%40" is "@"):
  *
  *	redis://[[user]:password@]host[:port][/db]
@@ -85,6 +82,10 @@ typedef struct SnowidClaimRequest
 	int			datacenter_id;
 	int			explicit_worker_id; /* snowid.worker_id, or -1 to take the
 									 * lowest free id */
+	int			preferred_worker_id;	/* with explicit_worker_id -1: the id
+										 * to take if this identity holds
+										 * none and it is free (this server's
+										 * last claim), or -1 */
 	int			max_worker_id;	/* highest worker id of the bit layout */
 	const char *identity;		/* from snowid_redis_identity() */
 	int			timeout_ms;		/* connect and per-command timeout; <= 0
@@ -120,9 +121,10 @@ typedef struct SnowidClaimResult
 								 * lost or timed out later */
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
-	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to,
-													 * as from
-													 * snowid_redis_describe() */
+	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to:
+													 * host:port,
+													 * [ipv6]:port or
+													 * unix:/path */
 	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
 													 * holding the explicit id */
 	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* a sentence for the
@@ -136,8 +138,6 @@ extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
 								   const char **problem);
 extern bool snowid_redis_check_key_prefix(const char *prefix,
 										  const char **problem);
-extern void snowid_redis_describe(const SnowidRedisTarget *target,
-								  char *buf, size_t len);
 extern bool snowid_redis_identity(char *buf, size_t len, int datacenter_id,
 								  const char *host, int port, uint64 sysid);
 extern void snowid_redis_owners_key(char *buf, size_t len,
@@ -148,7 +148,5 @@ extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   SnowidClaimResult *result);
 extern void snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 								const SnowidClaimResult *result);
-extern int	snowid_redis_claim(const SnowidRedisTarget *target,
-							   const SnowidClaimRequest *request);
 
 #endif							/* SNOWID_REDIS_CLAIM_H */

@@ -207,7 +207,8 @@ snowid_serial(PG_FUNCTION_ARGS)
  * snowid_serial_of_id
  *		snowid_serial(prefix, id): the serial of an existing id, so that a
  *		row's bigint key and its printed serial are the same id.  NULL for a
- *		NULL id, but a NULL or bad prefix is an error even then.
+ *		NULL id, but a bad prefix is an error even then, and so is a NULL
+ *		prefix with an id; both NULL give NULL.
  */
 Datum
 snowid_serial_of_id(PG_FUNCTION_ARGS)

@@ -31,6 +31,12 @@ PG_MODULE_MAGIC;
 /* Most ids snowid_next_batch() hands out in one call */
 #define SNOWID_BATCH_MAX		100000
 
+/* The detail of every report of a malformed snowid.epoch */
+#define SNOWID_EPOCH_DETAIL \
+	"snowid.epoch must be a fixed time: a timestamp such as '" \
+	SNOWID_DEFAULT_EPOCH "' (read as UTC unless it names a time zone), " \
+	"or Unix milliseconds."
+
 int			snowid_datacenter_id = 0;
 int			snowid_worker_id = -1;
 int			snowid_max_drift_ms = 1000;
@@ -85,20 +91,21 @@ typedef enum SnowidStatusVersion
 
 /*
  * snowid_check_startup_int
- *		Refuses a bad value of a server-start integer setting.  The GUC
- *		machinery only warns about a bad value it finds for a custom setting
- *		and then uses the default, which for an id field would silently give
- *		another server's ids; so the value is checked before the setting is
- *		defined, and an error here stops the postmaster.
+ *		Refuses a bad value of a server-start integer setting, and returns
+ *		the value, or unset if there is none.  The GUC machinery only warns
+ *		about a bad value it finds for a custom setting and then uses the
+ *		default, which for an id field would silently give another server's
+ *		ids; so the value is checked before the setting is defined, and an
+ *		error here stops the postmaster.
  */
-static void
-snowid_check_startup_int(const char *name, int min, int max)
+static int
+snowid_check_startup_int(const char *name, int min, int max, int unset)
 {
 	const char *value = GetConfigOption(name, true, false);
 	int			result;
 
 	if (value == NULL)
-		return;
+		return unset;
 	if (!parse_int(value, &result, 0, NULL) || result < min || result > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -106,6 +113,7 @@ snowid_check_startup_int(const char *name, int min, int max)
 						name, value),
 				 errdetail("\"%s\" must be an integer from %d to %d.",
 						   name, min, max)));
+	return result;
 }
 
 /*
@@ -120,8 +128,7 @@ snowid_epoch_check(char **newval, void **extra, GucSource source)
 
 	if (!snowid_parse_epoch(*newval, &unix_ms))
 	{
-		GUC_check_errdetail("snowid.epoch must be a timestamp with time zone such as '%s', or Unix milliseconds.",
-							SNOWID_DEFAULT_EPOCH);
+		GUC_check_errdetail(SNOWID_EPOCH_DETAIL);
 		return false;
 	}
 	result = (int64 *) malloc(sizeof(int64));
@@ -145,40 +152,84 @@ snowid_epoch_assign(const char *newval, void *extra)
 /*
  * snowid_check_startup_epoch
  *		Refuses a bad snowid.epoch before it is defined, for the same reason
- *		as snowid_check_startup_int().
+ *		as snowid_check_startup_int(), and returns it in Unix milliseconds
+ *		(the default if it is not set).  Ids hold no time from the year 10000
+ *		on, so an epoch there is refused too.
  */
-static void
+static int64
 snowid_check_startup_epoch(void)
 {
 	const char *value = GetConfigOption("snowid.epoch", true, false);
-	int64		unix_ms;
+	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
 
-	if (value != NULL && !snowid_parse_epoch(value, &unix_ms))
+	if (value == NULL)
+		return unix_ms;
+	if (!snowid_parse_epoch(value, &unix_ms))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
 						value),
-				 errdetail("snowid.epoch must be a timestamp with time zone such as '%s', or Unix milliseconds.",
-						   SNOWID_DEFAULT_EPOCH)));
+				 errdetail(SNOWID_EPOCH_DETAIL)));
+	if (unix_ms >= SNOWID_END_UNIX_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
+						value),
+				 errdetail("snowid.epoch must lie before the year 10000.")));
+	return unix_ms;
+}
+
+/*
+ * snowid_check_layout_bits
+ *		Reads and checks the configured widths of the datacenter, worker and
+ *		sequence fields into *layout, before the settings are defined (or
+ *		where they cannot be); the timestamp gets the rest of the 63 bits,
+ *		and must keep at least 39.
+ */
+static void
+snowid_check_layout_bits(SnowidLayout *layout)
+{
+	int			node_seq_bits;
+
+	layout->datacenter_bits =
+		snowid_check_startup_int("snowid.datacenter_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_DATACENTER_BITS);
+	layout->worker_bits =
+		snowid_check_startup_int("snowid.worker_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_WORKER_BITS);
+	layout->sequence_bits =
+		snowid_check_startup_int("snowid.sequence_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_SEQUENCE_BITS);
+
+	node_seq_bits = layout->datacenter_bits + layout->worker_bits +
+		layout->sequence_bits;
+	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
+						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
+				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
+						   SNOWID_ID_BITS - node_seq_bits,
+						   SNOWID_MIN_TIMESTAMP_BITS),
+				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
+	layout->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
 }
 
 /*
  * snowid_define_layout_settings
- *		The widths of the datacenter, worker and sequence fields; the
- *		timestamp gets the rest of the 63 bits, and must keep at least 39.
+ *		The widths of the datacenter, worker and sequence fields, checked
+ *		first by snowid_check_layout_bits(); defining them sets the same
+ *		values again.
  */
 static void
 snowid_define_layout_settings(void)
 {
 	SnowidLayout *l = &snowid_layout;
-	int			node_seq_bits;
 
-	snowid_check_startup_int("snowid.datacenter_bits", 0,
-							 SNOWID_MAX_NODE_SEQ_BITS);
-	snowid_check_startup_int("snowid.worker_bits", 0,
-							 SNOWID_MAX_NODE_SEQ_BITS);
-	snowid_check_startup_int("snowid.sequence_bits", 0,
-							 SNOWID_MAX_NODE_SEQ_BITS);
+	snowid_check_layout_bits(l);
 
 	DefineCustomIntVariable("snowid.datacenter_bits",
 							"Width in bits of the datacenter field of ids.",
@@ -207,23 +258,14 @@ snowid_define_layout_settings(void)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
-	node_seq_bits = l->datacenter_bits + l->worker_bits + l->sequence_bits;
-	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
-						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
-				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
-						   SNOWID_ID_BITS - node_seq_bits,
-						   SNOWID_MIN_TIMESTAMP_BITS),
-				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
-	l->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
+	Assert(l->timestamp_bits == SNOWID_ID_BITS - l->datacenter_bits -
+		   l->worker_bits - l->sequence_bits);
 }
 
 /*
  * snowid_check_layout_fit
- *		Refuses a datacenter id, worker id or epoch the layout cannot hold.
- *		Runs once all server-start settings are defined.
+ *		Refuses a datacenter id or worker id the layout cannot hold.  Runs
+ *		once all server-start settings are defined.
  */
 static void
 snowid_check_layout_fit(void)
@@ -248,13 +290,6 @@ snowid_check_layout_fit(void)
 				 errdetail("With snowid.worker_bits = %d, worker ids run from 0 to %lld.",
 						   snowid_layout.worker_bits, (long long) max_worker),
 				 errhint("Choose a smaller snowid.worker_id, or widen snowid.worker_bits on every server at once: it changes the layout of all ids.")));
-
-	if (snowid_layout.epoch_ms >= SNOWID_END_UNIX_MS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
-						snowid_epoch),
-				 errdetail("snowid.epoch must lie before the year 10000.")));
 }
 
 /*
@@ -420,9 +455,9 @@ snowid_define_startup_settings(void)
 
 	snowid_define_layout_settings();
 
-	snowid_check_startup_int("snowid.datacenter_id", 0, max_id);
-	snowid_check_startup_int("snowid.worker_id", -1, max_id);
-	snowid_check_startup_epoch();
+	(void) snowid_check_startup_int("snowid.datacenter_id", 0, max_id, 0);
+	(void) snowid_check_startup_int("snowid.worker_id", -1, max_id, -1);
+	(void) snowid_check_startup_epoch();
 
 	DefineCustomIntVariable("snowid.datacenter_id",
 							"Datacenter id carried by every id this server issues.",
@@ -457,17 +492,17 @@ snowid_define_startup_settings(void)
  *		Without preloading, the GUC machinery refuses to define server-start
  *		settings, but their configured values remain visible as placeholders:
  *		checks and reads those that the functions working without shared
- *		memory need.
+ *		memory need (the epoch and the layout), by the same rules as at
+ *		server start.
  */
 static void
 snowid_read_startup_settings(void)
 {
-	const char *epoch;
+	SnowidLayout layout;
 
-	snowid_check_startup_epoch();
-	epoch = GetConfigOption("snowid.epoch", true, false);
-	if (epoch != NULL)
-		(void) snowid_parse_epoch(epoch, &snowid_layout.epoch_ms);
+	layout.epoch_ms = snowid_check_startup_epoch();
+	snowid_check_layout_bits(&layout);
+	snowid_layout = layout;
 }
 
 /*
@@ -477,6 +512,16 @@ snowid_read_startup_settings(void)
 void
 _PG_init(void)
 {
+	/*
+	 * Server-start settings can only be defined while preloading.  Loaded
+	 * later, the library still reads their configured values, so that
+	 * snowid_decode() follows the configured epoch and layout.  That comes
+	 * first: if it fails, loading fails and is tried again on the next call,
+	 * which must not find settings this call defined already.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		snowid_read_startup_settings();
+
 	DefineCustomIntVariable("snowid.max_drift_ms",
 							"How far the generator may run ahead of the wall clock, in milliseconds.",
 							NULL,
@@ -493,16 +538,8 @@ _PG_init(void)
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
-	/*
-	 * Server-start settings can only be defined while preloading.  Loaded
-	 * later, the library still reads their configured values, so that
-	 * snowid_decode() follows the configured epoch and layout.
-	 */
 	if (!process_shared_preload_libraries_in_progress)
-	{
-		snowid_read_startup_settings();
 		return;
-	}
 
 	snowid_define_startup_settings();
 	MarkGUCPrefixReserved("snowid");
@@ -671,13 +708,18 @@ snowid_from_time(PG_FUNCTION_ARGS)
 	if (!snowid_timestamptz_to_unix_ms(ts, &unix_ms) ||
 		unix_ms < snowid_layout.epoch_ms ||
 		unix_ms - snowid_layout.epoch_ms > max_ms)
+	{
+		/* timestamptz_to_str() returns a static buffer: copy each result */
+		char	   *given = pstrdup(timestamptz_to_str(ts));
+		char	   *first = pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms)));
+		char	   *last = pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms + max_ms)));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for snowid: \"%s\"",
-						timestamptz_to_str(ts)),
+				 errmsg("timestamp out of range for snowid: \"%s\"", given),
 				 errdetail("Ids can hold times from %s to %s.",
-						   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms))),
-						   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms + max_ms))))));
+						   first, last)));
+	}
 
 	ms = unix_ms - snowid_layout.epoch_ms;
 	PG_RETURN_INT64(snowid_compose(&snowid_layout,

@@ -9,12 +9,12 @@
  * when shared memory is initialised.  With it, the worker id is resolved on
  * first use: the first backend that needs one claims it from Redis (all
  * hiredis code is in redis_claim.c), and a configured snowid.worker_id is
- * registered there instead of taken.  The caller (generator.c) holds the
- * generator's LWLock across snowid_worker_resolve() and keeps the result in
- * shared memory, so Redis is asked once per server start however many
- * sessions ask at once, and a failed claim is tried again by the next
- * caller.  That lock also serialises writers of the cache file.  Nothing
- * here touches the spinlock.
+ * registered there instead of taken.  The caller (generator.c) lets one
+ * backend at a time call snowid_worker_resolve() (others wait for it on a
+ * condition variable) and keeps the result in shared memory, so Redis is
+ * asked once per server start however many sessions ask at once, and a
+ * failed claim is tried again by the next caller.  That also serialises
+ * readers and writers of the cache file.  No lock is taken here.
  *
  * The cache file is one line of text:
  *
@@ -22,10 +22,13 @@
  *
  * where the identity is what the server claims under in Redis (datacenter,
  * host name, port and system identifier).  It is rewritten, atomically,
- * whenever a claim gives something else, and read only when Redis cannot be
- * reached; then it is used only by the server it names, so a data directory
- * copied to another host or port (a clone, a standby from a base backup)
- * never reuses the worker id of the server it was copied from.
+ * whenever a claim gives something else.  It is used only by the server it
+ * names, so a data directory copied to another host or port (a clone, a
+ * standby from a base backup) never reuses the worker id of the server it
+ * was copied from: a claim asks Redis for the cached id again (so that a
+ * Redis that lost its claims gives each server back its own id rather than
+ * the lowest free one, which another server may still use), and when Redis
+ * cannot be reached the cached id is used without confirmation.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,6 +57,15 @@ typedef struct SnowidWorkerCache
 } SnowidWorkerCache;
 
 static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
+static void snowid_worker_identity(char *identity, size_t len);
+static void snowid_worker_claimed(const SnowidClaimRequest *request,
+								  const SnowidClaimResult *result,
+								  const SnowidWorkerCache *cached);
+static bool snowid_worker_from_cache(const SnowidClaimRequest *request,
+									 const SnowidClaimResult *result,
+									 int *worker_id);
+static bool snowid_cache_is_ours(const SnowidWorkerCache *cache,
+								 const SnowidClaimRequest *request);
 static void snowid_claim_context(void *arg);
 static bool snowid_cache_read(SnowidWorkerCache *cache, int elevel);
 static void snowid_cache_write(const SnowidWorkerCache *cache);
@@ -82,7 +94,7 @@ snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 /*
  * snowid_worker_resolve
  *		Finds the worker id on first use, or reports why there is none.  The
- *		caller holds the generator's LWLock.
+ *		caller lets one backend at a time in.
  */
 void
 snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
@@ -109,36 +121,23 @@ snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
 /*
  * snowid_worker_claim
  *		Claims a worker id from Redis, or registers the configured one, and
- *		caches it.  When Redis cannot be reached, falls back to the cached
- *		id of this very server with a WARNING; every other failure is an
- *		error, so that no id is issued with a worker id that Redis has never
- *		confirmed for this server.
+ *		caches it.  A claim without a configured id asks for the cached id
+ *		of this very server first.  When Redis cannot be reached, falls back
+ *		to that cached id with a WARNING; every other failure is an error, so
+ *		that no id is issued with a worker id that Redis has never confirmed
+ *		for this server.
  */
 static void
 snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 {
-	const SnowidRedisTarget *target = snowid_redis_target;
-	char		host[256];
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidClaimRequest request;
 	SnowidClaimResult result;
-	SnowidWorkerCache cache;
-	SnowidWorkerCache found;
+	SnowidWorkerCache cached;
+	bool		have_cache;
 	ErrorContextCallback errcallback;
 
-	if (gethostname(host, sizeof(host)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("could not get the host name: %m")));
-	host[sizeof(host) - 1] = '\0';
-
-	if (!snowid_redis_identity(identity, sizeof(identity),
-							   snowid_datacenter_id, host, PostPortNumber,
-							   GetSystemIdentifier()))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the host name of this server cannot identify it in redis"),
-				 errdetail("The host name is empty, too long, or contains control characters.")));
+	snowid_worker_identity(identity, sizeof(identity));
 
 	request.key_prefix = snowid_redis_key_prefix;
 	request.datacenter_id = snowid_datacenter_id;
@@ -147,85 +146,159 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	request.identity = identity;
 	request.timeout_ms = snowid_redis_timeout_ms;
 
+	have_cache = snowid_cache_read(&cached, DEBUG1);
+	request.preferred_worker_id =
+		(request.explicit_worker_id < 0 && have_cache &&
+		 snowid_cache_is_ours(&cached, &request)) ? cached.worker_id : -1;
+
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;
 	errcallback.arg = &request;
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	snowid_redis_try_claim(target, &request, &result);
+	snowid_redis_try_claim(snowid_redis_target, &request, &result);
 
 	if (result.status == SNOWID_CLAIM_OK)
 	{
-		/* warns only if Redis may evict the claim */
-		snowid_redis_report(WARNING, &request, &result);
-
-		memset(&cache, 0, sizeof(cache));
-		cache.datacenter_id = snowid_datacenter_id;
-		cache.worker_id = result.worker_id;
-		cache.worker_bits = snowid_layout.worker_bits;
-		strlcpy(cache.identity, identity, sizeof(cache.identity));
-		if (!snowid_cache_read(&found, DEBUG1) ||
-			memcmp(&found, &cache, sizeof(cache)) != 0)
-			snowid_cache_write(&cache);
-
-		if (snowid_worker_id >= 0)
-			ereport(LOG,
-					(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
-							result.worker_id, snowid_datacenter_id,
-							result.node)));
-		else
-			ereport(LOG,
-					(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
-							result.worker_id, snowid_datacenter_id,
-							result.node)));
-
-		error_context_stack = errcallback.previous;
+		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 		*worker_id = result.worker_id;
-		*source = snowid_worker_id >= 0 ?
+		*source = request.explicit_worker_id >= 0 ?
 			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
-		return;
 	}
-
-	if (result.status == SNOWID_CLAIM_UNREACHABLE &&
-		snowid_cache_read(&found, WARNING))
+	else if (result.status == SNOWID_CLAIM_UNREACHABLE &&
+			 snowid_worker_from_cache(&request, &result, worker_id))
+		*source = SNOWID_WORKER_CACHE;
+	else
 	{
-		if (strcmp(found.identity, identity) != 0 ||
-			found.datacenter_id != snowid_datacenter_id ||
-			found.worker_bits != snowid_layout.worker_bits ||
-			found.worker_id < 0 || found.worker_id > request.max_worker_id)
-			ereport(WARNING,
-					(errmsg("ignoring the snowid worker id cached in \"%s\"",
-							SNOWID_WORKER_FILE),
-					 errdetail("Worker id %d of datacenter %d (%d worker bits) was claimed by \"%s\", not by this server.",
-							   found.worker_id, found.datacenter_id,
-							   found.worker_bits, found.identity),
-					 errhint("A data directory copied from another server, as for a standby, claims a worker id of its own.")));
-		else if (snowid_worker_id >= 0 && found.worker_id != snowid_worker_id)
-			ereport(WARNING,
-					(errmsg("ignoring the snowid worker id cached in \"%s\"",
-							SNOWID_WORKER_FILE),
-					 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in Redis first.",
-							   found.worker_id, snowid_worker_id)));
-		else
-		{
-			snowid_redis_report(WARNING, &request, &result);
-			ereport(WARNING,
-					(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in redis",
-							found.worker_id, snowid_datacenter_id,
-							SNOWID_WORKER_FILE),
-					 errdetail("This server claimed that worker id in Redis at an earlier start."),
-					 errhint("The claim is confirmed at the next server start that reaches Redis.")));
-			error_context_stack = errcallback.previous;
-			*worker_id = found.worker_id;
-			*source = SNOWID_WORKER_CACHE;
-			return;
-		}
+		snowid_redis_report(ERROR, &request, &result);
+		elog(ERROR, "snowid worker id claim ended in status %d",
+			 (int) result.status);
 	}
 
-	snowid_redis_report(ERROR, &request, &result);
-	elog(ERROR, "snowid worker id claim ended in status %d",
-		 (int) result.status);
+	error_context_stack = errcallback.previous;
+}
+
+/*
+ * snowid_worker_identity
+ *		The identity this server claims under in Redis.
+ */
+static void
+snowid_worker_identity(char *identity, size_t len)
+{
+	char		host[256];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not get the host name: %m")));
+	host[sizeof(host) - 1] = '\0';
+
+	if (!snowid_redis_identity(identity, len, snowid_datacenter_id, host,
+							   PostPortNumber, GetSystemIdentifier()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the host name of this server cannot identify it in redis"),
+				 errdetail("The host name is empty, too long, or contains control characters.")));
+}
+
+/*
+ * snowid_worker_claimed
+ *		After a successful claim: warns if Redis may evict it, brings the
+ *		cache file up to date (cached is what it held, or NULL) and logs the
+ *		claim.
+ */
+static void
+snowid_worker_claimed(const SnowidClaimRequest *request,
+					  const SnowidClaimResult *result,
+					  const SnowidWorkerCache *cached)
+{
+	SnowidWorkerCache cache;
+
+	/* warns only if Redis may evict the claim */
+	snowid_redis_report(WARNING, request, result);
+
+	memset(&cache, 0, sizeof(cache));
+	cache.datacenter_id = request->datacenter_id;
+	cache.worker_id = result->worker_id;
+	cache.worker_bits = snowid_layout.worker_bits;
+	strlcpy(cache.identity, request->identity, sizeof(cache.identity));
+	if (cached == NULL || memcmp(cached, &cache, sizeof(cache)) != 0)
+		snowid_cache_write(&cache);
+
+	if (request->explicit_worker_id >= 0)
+		ereport(LOG,
+				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
+						result->worker_id, request->datacenter_id,
+						result->node)));
+	else
+		ereport(LOG,
+				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
+						result->worker_id, request->datacenter_id,
+						result->node)));
+}
+
+/*
+ * snowid_worker_from_cache
+ *		When Redis cannot be reached: the worker id this server claimed at an
+ *		earlier start, from the cache file, with a WARNING.  False, with a
+ *		WARNING saying why if there is a cache, when there is none to use.
+ */
+static bool
+snowid_worker_from_cache(const SnowidClaimRequest *request,
+						 const SnowidClaimResult *result, int *worker_id)
+{
+	SnowidWorkerCache found;
+
+	if (!snowid_cache_read(&found, WARNING))
+		return false;
+
+	if (!snowid_cache_is_ours(&found, request))
+	{
+		ereport(WARNING,
+				(errmsg("ignoring the snowid worker id cached in \"%s\"",
+						SNOWID_WORKER_FILE),
+				 errdetail("Worker id %d of datacenter %d (%d worker bits) was claimed by \"%s\", not by this server.",
+						   found.worker_id, found.datacenter_id,
+						   found.worker_bits, found.identity),
+				 errhint("A data directory copied from another server, as for a standby, claims a worker id of its own.")));
+		return false;
+	}
+	if (request->explicit_worker_id >= 0 &&
+		found.worker_id != request->explicit_worker_id)
+	{
+		ereport(WARNING,
+				(errmsg("ignoring the snowid worker id cached in \"%s\"",
+						SNOWID_WORKER_FILE),
+				 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in Redis first.",
+						   found.worker_id, request->explicit_worker_id)));
+		return false;
+	}
+
+	snowid_redis_report(WARNING, request, result);
+	ereport(WARNING,
+			(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in redis",
+					found.worker_id, request->datacenter_id,
+					SNOWID_WORKER_FILE),
+			 errdetail("This server claimed that worker id in Redis at an earlier start."),
+			 errhint("The claim is confirmed at the next server start that reaches Redis.")));
+	*worker_id = found.worker_id;
+	return true;
+}
+
+/*
+ * snowid_cache_is_ours
+ *		Whether a cache file names this server's claim under the current
+ *		datacenter and layout.
+ */
+static bool
+snowid_cache_is_ours(const SnowidWorkerCache *cache,
+					 const SnowidClaimRequest *request)
+{
+	return strcmp(cache->identity, request->identity) == 0 &&
+		cache->datacenter_id == request->datacenter_id &&
+		cache->worker_bits == snowid_layout.worker_bits &&
+		cache->worker_id >= 0 && cache->worker_id <= request->max_worker_id;
 }
 
 /*

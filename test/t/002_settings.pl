@@ -1,5 +1,6 @@
 # Settings and loading: what happens without shared_preload_libraries,
-# without a worker id, with out-of-range values and with another epoch.
+# without a worker id, with out-of-range values and with another epoch (one
+# without a time zone is UTC; 'now' is refused).
 use strict;
 use warnings;
 
@@ -82,6 +83,12 @@ fails_to_start('snowid.worker_id = seven',
 fails_to_start("snowid.epoch = 'yesterday-ish'",
 	qr/invalid value for parameter "snowid.epoch"/,
 	'malformed epoch');
+fails_to_start("snowid.epoch = 'now'",
+	qr/invalid value for parameter "snowid.epoch": "now"\n.*DETAIL:  snowid.epoch must be a fixed time/,
+	'epoch now');
+fails_to_start("snowid.epoch = '10000-01-01 00:00:00+00'",
+	qr/"snowid.epoch": "10000-01-01 00:00:00\+00"\n.*DETAIL:  snowid.epoch must lie before the year 10000/,
+	'epoch in year 10000');
 
 # Another epoch, given as a timestamp or as Unix milliseconds.
 $node->append_conf('postgresql.conf', qq{
@@ -116,4 +123,35 @@ cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $small,
 	'epoch given as Unix ms, same as before: ids continue');
 
 $node->stop;
+
+# An epoch without a time zone is UTC, whatever the TimeZone of the server
+# or of the session that loads snowid.
+my $tz = PostgreSQL::Test::Cluster->new('timezone');
+$tz->init;
+$tz->append_conf('postgresql.conf', qq{
+timezone = 'Asia/Tokyo'
+snowid.epoch = '2024-01-01 00:00:00'
+});
+$tz->start;
+$tz->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
+# The id of the first millisecond after 2024-01-01 00:00:00 UTC.
+sub first_ms_id
+{
+	my ($ret, $out, $err) = $tz->psql('postgres',
+		q{SELECT snowid_from_time('2024-01-01 00:00:00.001+00')});
+
+	return $ret == 0 ? $out : $err;
+}
+{
+	local $ENV{PGTZ} = 'America/New_York';
+	is(first_ms_id(), '4194304',
+		'epoch without a time zone, not preloaded: UTC, not the session zone');
+}
+$tz->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowid'\nsnowid.worker_id = 1\n");
+$tz->restart;
+is(first_ms_id(), '4194304',
+	'epoch without a time zone, preloaded: UTC, not the server zone');
+$tz->stop;
 done_testing();

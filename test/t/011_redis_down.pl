@@ -2,7 +2,8 @@
 # the id cached in its data directory, with a WARNING; a new server fails
 # clearly and keeps running; and a copy of a data directory (here a base
 # backup started on another port) does not reuse the cached id of the
-# server it was copied from.
+# server it was copied from.  If Redis loses the claims, a restarting server
+# takes its cached id again when free.
 use strict;
 use warnings;
 
@@ -131,6 +132,18 @@ is($gave_up, 3, 'hung Redis: the sessions queued behind it fail at once');
 $ids->collect($hung, 1000);
 is($hung->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
 	'redis', 'Redis answering again: the next call claims');
+
+# Redis loses every claim (here FLUSHALL; also eviction or a restart
+# without persistence).  The restarting server asks for the id in its
+# cache and gets it back, not the lowest free id (0), which a server still
+# running may use.
+$redis->cli('FLUSHALL');
+$known->restart;
+$ids->collect($known, 1000);
+is(SnowidRedis::worker($known), "$worker_id|redis",
+	'claims lost: a restart gets the cached id back');
+is_deeply($redis->owners($dc), { $worker_id => $identity },
+	'claims lost: Redis holds it again for this server');
 
 $ids->no_duplicates;
 $_->stop for ($known, $new, $copy, $hung);

@@ -7,7 +7,8 @@
 # the settings; a restart with another layout over ids of the old one
 # refuses to generate until the old layout is back (or the state file is
 # removed on purpose).  A second server shows a 62-bit timestamp, which ids
-# still end at year 9999.  Every id is kept and the whole set checked for
+# still end at year 9999.  A server that does not preload snowid decodes by
+# the configured layout too.  Every id is kept and the whole set checked for
 # duplicates.
 use strict;
 use warnings;
@@ -286,5 +287,35 @@ $wide_ids->no_duplicates('62-bit timestamp: no duplicates');
 is((grep { !/^X\d{17}00[01]$/ } @wide_serials), 0,
 	'62-bit timestamp: serials are X + 17 + 1 + 1 + 1 digits');
 $wide->stop;
+
+# -- without shared_preload_libraries -------------------------------------
+
+# The functions that need no shared memory follow the configured layout,
+# and a layout that cannot work is refused there as well, on every call.
+my $plain = PostgreSQL::Test::Cluster->new('plain');
+$plain->init;
+SnowidTest::set_conf($plain, %layout);
+$plain->start;
+$plain->safe_psql('postgres', 'CREATE EXTENSION snowid');
+is( $plain->safe_psql(
+		'postgres',
+		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((5::bigint << 20) | (5 << 17) | (300 << 8) | 200)'
+	),
+	'5|300|200',
+	'not preloaded: snowid_decode() takes ids apart by the layout');
+is( $plain->safe_psql(
+		'postgres', q{
+	SELECT snowid_from_time(t) = ((extract(epoch FROM t) * 1000)::bigint - 1288834974657) << 20
+	FROM (VALUES ('2024-02-29 12:34:56.789+00'::timestamptz)) v(t)}),
+	't', 'not preloaded: snowid_from_time() shifts by the layout');
+SnowidTest::set_conf($plain, 'snowid.sequence_bits' => 16);
+$plain->restart;
+($ret, $out, $err) = $plain->psql('postgres',
+	'SELECT snowid_decode(1); SELECT snowid_decode(1);',
+	on_error_stop => 0);
+like($err,
+	qr/snowid\.sequence_bits is 28, more than 24.*\n(.*\n)*.*snowid\.sequence_bits is 28, more than 24/,
+	'not preloaded: a layout of 35 timestamp bits is refused, call after call');
+$plain->stop;
 
 done_testing();
