@@ -71,5 +71,12 @@ WHERE id >= snowid_from_time(now() - interval '1 minute')
 ORDER BY id;
 
 \echo
+\echo '== The same ids, printed as order numbers (and read back)'
+SELECT o.customer, snowid_serial('ORD', o.id) AS order_no,
+       snowid_from_serial(snowid_serial('ORD', o.id)) = o.id AS reads_back
+FROM orders AS o
+ORDER BY o.id;
+
+\echo
 \echo '== The generator of this server'
 SELECT * FROM snowid_status() \gx
