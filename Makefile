@@ -4,6 +4,7 @@ EXTENSION = snowid
 MODULE_big = snowid
 OBJS = \
 	src/snowid.o \
+	src/settings.o \
 	src/generator.o \
 	src/layout.o \
 	src/hwm.o \

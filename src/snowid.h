@@ -74,7 +74,8 @@ typedef struct SnowidParts
 /* Largest value of a field of the given width (0 to 63 bits) */
 #define SNOWID_FIELD_MAX(bits)		((int64) ((UINT64CONST(1) << (bits)) - 1))
 
-/* settings (snowid.c) */
+/* settings.c: the settings */
+extern void snowid_define_settings(bool preloading);
 extern int	snowid_datacenter_id;
 extern int	snowid_worker_id;
 extern int	snowid_max_drift_ms;

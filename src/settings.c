@@ -1,0 +1,503 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.c
+ *	  The snowid.* settings: their definitions, and the checks that make a
+ *	  bad value stop the server instead of falling back to a default.
+ *
+ * The GUC machinery only warns about a bad value it finds for a custom
+ * setting and then uses the default; for an id field that would silently
+ * give another server's ids.  So every server-start setting is checked
+ * before it is defined, and rules across settings (the layout, the ids
+ * fitting their fields) are checked at startup.  Settings are per-process
+ * copies set by the GUC machinery; no lock is involved.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "redis_claim.h"
+#include "snowid.h"
+
+/* The detail of every report of a malformed snowid.epoch */
+#define SNOWID_EPOCH_DETAIL \
+	"snowid.epoch must be a fixed time: a timestamp such as '" \
+	SNOWID_DEFAULT_EPOCH "' (read as UTC unless it names a time zone), " \
+	"or Unix milliseconds."
+
+int			snowid_datacenter_id = 0;
+int			snowid_worker_id = -1;
+int			snowid_max_drift_ms = 1000;
+int			snowid_max_wait_ms = 2000;
+static char *snowid_epoch = NULL;
+static char *snowid_redis_url = NULL;
+char	   *snowid_redis_key_prefix = NULL;
+int			snowid_redis_timeout_ms = 2000;
+const SnowidRedisTarget *snowid_redis_target = NULL;
+
+/* The bit widths are set by the snowid.*_bits settings at server start */
+SnowidLayout snowid_layout = {
+	.epoch_ms = SNOWID_DEFAULT_EPOCH_MS,
+	.timestamp_bits = SNOWID_ID_BITS - SNOWID_DEFAULT_DATACENTER_BITS -
+	SNOWID_DEFAULT_WORKER_BITS - SNOWID_DEFAULT_SEQUENCE_BITS,
+	.datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS,
+	.worker_bits = SNOWID_DEFAULT_WORKER_BITS,
+	.sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS
+};
+
+/*
+ * snowid_check_startup_int
+ *		Refuses a bad value of a server-start integer setting, and returns
+ *		the value, or unset if there is none.  The GUC machinery only warns
+ *		about a bad value it finds for a custom setting and then uses the
+ *		default, which for an id field would silently give another server's
+ *		ids; so the value is checked before the setting is defined, and an
+ *		error here stops the postmaster.
+ */
+static int
+snowid_check_startup_int(const char *name, int min, int max, int unset)
+{
+	const char *value = GetConfigOption(name, true, false);
+	int			result;
+
+	if (value == NULL)
+		return unset;
+	if (!parse_int(value, &result, 0, NULL) || result < min || result > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"",
+						name, value),
+				 errdetail("\"%s\" must be an integer from %d to %d.",
+						   name, min, max)));
+	return result;
+}
+
+/*
+ * snowid_epoch_check
+ *		GUC check hook for snowid.epoch; passes the Unix milliseconds on.
+ */
+static bool
+snowid_epoch_check(char **newval, void **extra, GucSource source)
+{
+	int64		unix_ms;
+	int64	   *result;
+
+	if (!snowid_parse_epoch(*newval, &unix_ms))
+	{
+		GUC_check_errdetail(SNOWID_EPOCH_DETAIL);
+		return false;
+	}
+	result = (int64 *) malloc(sizeof(int64));
+	if (result == NULL)
+		return false;
+	*result = unix_ms;
+	*extra = result;
+	return true;
+}
+
+/*
+ * snowid_epoch_assign
+ *		GUC assign hook for snowid.epoch.
+ */
+static void
+snowid_epoch_assign(const char *newval, void *extra)
+{
+	snowid_layout.epoch_ms = *((int64 *) extra);
+}
+
+/*
+ * snowid_check_startup_epoch
+ *		Refuses a bad snowid.epoch before it is defined, for the same reason
+ *		as snowid_check_startup_int(), and returns it in Unix milliseconds
+ *		(the default if it is not set).  Ids hold no time from the year 10000
+ *		on, so an epoch there is refused too.
+ */
+static int64
+snowid_check_startup_epoch(void)
+{
+	const char *value = GetConfigOption("snowid.epoch", true, false);
+	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
+
+	if (value == NULL)
+		return unix_ms;
+	if (!snowid_parse_epoch(value, &unix_ms))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
+						value),
+				 errdetail(SNOWID_EPOCH_DETAIL)));
+	if (unix_ms >= SNOWID_END_UNIX_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
+						value),
+				 errdetail("snowid.epoch must lie before the year 10000.")));
+	return unix_ms;
+}
+
+/*
+ * snowid_check_layout_bits
+ *		Reads and checks the configured widths of the datacenter, worker and
+ *		sequence fields into *layout, before the settings are defined (or
+ *		where they cannot be); the timestamp gets the rest of the 63 bits,
+ *		and must keep at least 39.
+ */
+static void
+snowid_check_layout_bits(SnowidLayout *layout)
+{
+	int			node_seq_bits;
+
+	layout->datacenter_bits =
+		snowid_check_startup_int("snowid.datacenter_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_DATACENTER_BITS);
+	layout->worker_bits =
+		snowid_check_startup_int("snowid.worker_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_WORKER_BITS);
+	layout->sequence_bits =
+		snowid_check_startup_int("snowid.sequence_bits", 0,
+								 SNOWID_MAX_NODE_SEQ_BITS,
+								 SNOWID_DEFAULT_SEQUENCE_BITS);
+
+	node_seq_bits = layout->datacenter_bits + layout->worker_bits +
+		layout->sequence_bits;
+	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
+						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
+				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
+						   SNOWID_ID_BITS - node_seq_bits,
+						   SNOWID_MIN_TIMESTAMP_BITS),
+				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
+	layout->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
+}
+
+/*
+ * snowid_define_layout_settings
+ *		The widths of the datacenter, worker and sequence fields, checked
+ *		first by snowid_check_layout_bits(); defining them sets the same
+ *		values again.
+ */
+static void
+snowid_define_layout_settings(void)
+{
+	SnowidLayout *l = &snowid_layout;
+
+	snowid_check_layout_bits(l);
+
+	DefineCustomIntVariable("snowid.datacenter_bits",
+							"Width in bits of the datacenter field of ids.",
+							NULL,
+							&l->datacenter_bits,
+							SNOWID_DEFAULT_DATACENTER_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.worker_bits",
+							"Width in bits of the worker field of ids.",
+							NULL,
+							&l->worker_bits,
+							SNOWID_DEFAULT_WORKER_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.sequence_bits",
+							"Width in bits of the sequence field of ids, which counts the ids of one millisecond.",
+							NULL,
+							&l->sequence_bits,
+							SNOWID_DEFAULT_SEQUENCE_BITS,
+							0, SNOWID_MAX_NODE_SEQ_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	Assert(l->timestamp_bits == SNOWID_ID_BITS - l->datacenter_bits -
+		   l->worker_bits - l->sequence_bits);
+}
+
+/*
+ * snowid_check_layout_fit
+ *		Refuses a datacenter id or worker id the layout cannot hold.  Runs
+ *		once all server-start settings are defined.
+ */
+static void
+snowid_check_layout_fit(void)
+{
+	int64		max_dc = SNOWID_FIELD_MAX(snowid_layout.datacenter_bits);
+	int64		max_worker = SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+
+	if (snowid_datacenter_id > max_dc)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.datacenter_id\": \"%d\"",
+						snowid_datacenter_id),
+				 errdetail("With snowid.datacenter_bits = %d, datacenter ids run from 0 to %lld.",
+						   snowid_layout.datacenter_bits, (long long) max_dc),
+				 errhint("Choose a smaller snowid.datacenter_id, or widen snowid.datacenter_bits on every server at once: it changes the layout of all ids.")));
+
+	if (snowid_worker_id > max_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.worker_id\": \"%d\"",
+						snowid_worker_id),
+				 errdetail("With snowid.worker_bits = %d, worker ids run from 0 to %lld.",
+						   snowid_layout.worker_bits, (long long) max_worker),
+				 errhint("Choose a smaller snowid.worker_id, or widen snowid.worker_bits on every server at once: it changes the layout of all ids.")));
+}
+
+/*
+ * snowid_redis_url_check
+ *		GUC check hook for snowid.redis_url: parses it and passes the target
+ *		on.  The value holds the password, so no message may show it: with
+ *		GUC_check_errmsg set, PostgreSQL's own message (which would) is not
+ *		used.
+ */
+static bool
+snowid_redis_url_check(char **newval, void **extra, GucSource source)
+{
+	SnowidRedisTarget target;
+	SnowidRedisTarget *result;
+	const char *problem;
+
+	*extra = NULL;
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+
+	if (!snowid_redis_parse_url(*newval, &target, &problem))
+	{
+		GUC_check_errmsg("invalid value for parameter \"snowid.redis_url\"");
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	result = (SnowidRedisTarget *) malloc(sizeof(SnowidRedisTarget));
+	if (result != NULL)
+		memcpy(result, &target, sizeof(SnowidRedisTarget));
+	explicit_bzero(&target, sizeof(target));
+	if (result == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	*extra = result;
+	return true;
+}
+
+/*
+ * snowid_redis_url_assign
+ *		GUC assign hook for snowid.redis_url.
+ */
+static void
+snowid_redis_url_assign(const char *newval, void *extra)
+{
+	snowid_redis_target = (const SnowidRedisTarget *) extra;
+}
+
+/*
+ * snowid_redis_key_prefix_check
+ *		GUC check hook for snowid.redis_key_prefix.
+ */
+static bool
+snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
+{
+	const char *problem;
+
+	if (!snowid_redis_check_key_prefix(*newval, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_check_startup_redis
+ *		Refuses bad Redis settings before they are defined, for the same
+ *		reason as snowid_check_startup_int(): an ignored snowid.redis_url
+ *		would silently leave the server without its claim.  The URL itself
+ *		is never shown.
+ */
+static void
+snowid_check_startup_redis(void)
+{
+	const char *url = GetConfigOption("snowid.redis_url", true, false);
+	const char *prefix = GetConfigOption("snowid.redis_key_prefix", true,
+										 false);
+	const char *timeout = GetConfigOption("snowid.redis_timeout_ms", true,
+										  false);
+	SnowidRedisTarget target;
+	const char *problem;
+	int			timeout_ms;
+
+	if (url != NULL && url[0] != '\0')
+	{
+		bool		ok = snowid_redis_parse_url(url, &target, &problem);
+
+		explicit_bzero(&target, sizeof(target));
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"snowid.redis_url\""),
+					 errdetail("%s", problem),
+					 errhint("The value is not shown because it may contain a password.")));
+	}
+
+	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.redis_key_prefix\": \"%s\"",
+						prefix),
+				 errdetail("%s", problem)));
+
+	if (timeout != NULL &&
+		(!parse_int(timeout, &timeout_ms, GUC_UNIT_MS, NULL) ||
+		 timeout_ms < 1 || timeout_ms > 600000))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.redis_timeout_ms\": \"%s\"",
+						timeout),
+				 errdetail("\"snowid.redis_timeout_ms\" must be from 1 to 600000 milliseconds.")));
+}
+
+/*
+ * snowid_define_redis_settings
+ *		Where to claim the worker id from; fixed at server start, like the
+ *		claim itself.
+ */
+static void
+snowid_define_redis_settings(void)
+{
+	snowid_check_startup_redis();
+
+	DefineCustomStringVariable("snowid.redis_url",
+							   "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.",
+							   "redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path/to/redis.sock[?db=N].",
+							   &snowid_redis_url,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   snowid_redis_url_check, snowid_redis_url_assign,
+							   NULL);
+
+	DefineCustomStringVariable("snowid.redis_key_prefix",
+							   "Prefix of the Redis keys that hold the worker id claims.",
+							   NULL,
+							   &snowid_redis_key_prefix,
+							   "snowid",
+							   PGC_POSTMASTER, 0,
+							   snowid_redis_key_prefix_check, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.redis_timeout_ms",
+							"Timeout for connecting to Redis and for each Redis command, in milliseconds.",
+							NULL,
+							&snowid_redis_timeout_ms,
+							2000, 1, 600000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/*
+ * snowid_define_startup_settings
+ *		The settings fixed at server start.  The layout comes first: the
+ *		datacenter and worker ids are checked against it.
+ */
+static void
+snowid_define_startup_settings(void)
+{
+	/* the widest field the layout rules allow */
+	int			max_id = (int) SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS);
+
+	snowid_define_layout_settings();
+
+	(void) snowid_check_startup_int("snowid.datacenter_id", 0, max_id, 0);
+	(void) snowid_check_startup_int("snowid.worker_id", -1, max_id, -1);
+	(void) snowid_check_startup_epoch();
+
+	DefineCustomIntVariable("snowid.datacenter_id",
+							"Datacenter id carried by every id this server issues.",
+							NULL,
+							&snowid_datacenter_id,
+							0, 0, max_id,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.worker_id",
+							"Worker id carried by every id this server issues; -1 means not set.",
+							NULL,
+							&snowid_worker_id,
+							-1, -1, max_id,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.epoch",
+							   "Time that the timestamp field of ids counts from.",
+							   NULL,
+							   &snowid_epoch,
+							   SNOWID_DEFAULT_EPOCH,
+							   PGC_POSTMASTER, 0,
+							   snowid_epoch_check, snowid_epoch_assign, NULL);
+
+	snowid_check_layout_fit();
+	snowid_define_redis_settings();
+}
+
+/*
+ * snowid_read_startup_settings
+ *		Without preloading, the GUC machinery refuses to define server-start
+ *		settings, but their configured values remain visible as placeholders:
+ *		checks and reads those that the functions working without shared
+ *		memory need (the epoch and the layout), by the same rules as at
+ *		server start.
+ */
+static void
+snowid_read_startup_settings(void)
+{
+	SnowidLayout layout;
+
+	layout.epoch_ms = snowid_check_startup_epoch();
+	snowid_check_layout_bits(&layout);
+	snowid_layout = layout;
+}
+
+/*
+ * snowid_define_settings
+ *		Defines the settings, all of them while preloading.  Server-start
+ *		settings can only be defined then; loaded later, the library still
+ *		reads their configured values, so that snowid_decode() follows the
+ *		configured epoch and layout.  That comes first: if it fails, loading
+ *		fails and is tried again on the next call, which must not find
+ *		settings this call defined already.
+ */
+void
+snowid_define_settings(bool preloading)
+{
+	if (!preloading)
+		snowid_read_startup_settings();
+
+	DefineCustomIntVariable("snowid.max_drift_ms",
+							"How far the generator may run ahead of the wall clock, in milliseconds.",
+							NULL,
+							&snowid_max_drift_ms,
+							1000, 0, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.max_wait_ms",
+							"How long a caller waits for a lagging wall clock before failing, in milliseconds.",
+							NULL,
+							&snowid_max_wait_ms,
+							2000, 0, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	if (!preloading)
+		return;
+
+	snowid_define_startup_settings();
+	MarkGUCPrefixReserved("snowid");
+}
