@@ -7,7 +7,7 @@
  *	  persisted high-water mark.
  *
  * Locking:
- *	- mutex (a spinlock) protects position, high_water_ms, last_clock_ms,
+ *	- mutex (a spinlock) protects position, ms_first, high_water_ms, last_clock_ms,
  *	  ids_issued, clock_steps, takeover_pending, claiming and the worker
  *	  fields (worker_id, worker_source, node_bits); nothing else is read or
  *	  written under it, and nothing under it can sleep, allocate, report or
@@ -24,7 +24,9 @@
  * already left, it jumps to the current millisecond and keeps its sequence
  * bits.  Keeping them means ids taken one per millisecond still count up
  * through all low bits (so id % N spreads evenly), while a busy millisecond
- * still starts at sequence 0 after its predecessor ran out.
+ * still starts at sequence 0 after its predecessor ran out; and when the
+ * kept bits would leave the new millisecond fewer ids than the last one
+ * used, it starts at 0 too, so that a steady caller is not starved.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +34,9 @@
 
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -68,6 +73,7 @@ typedef struct SnowidShared
 {
 	slock_t		mutex;
 	int64		position;		/* last position issued, -1 if none */
+	int64		ms_first;		/* first position issued in position's ms */
 	int64		high_water_ms;	/* positions must stay below this ms */
 	int64		last_clock_ms;	/* wall clock last seen by a caller */
 	uint64		ids_issued;
@@ -96,12 +102,13 @@ static SnowidShared *snowid_shared = NULL;
 /* This backend's copy of node_bits, once it has checked it may generate */
 static int64 local_node_bits = -1;
 
-static void snowid_prepare(void);
+static pg_noinline void snowid_prepare(void);
 static int64 snowid_resolve_worker(void);
 static void snowid_resolve_failed(int code, Datum arg);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 							  TimestampTz *deadline);
+static void snowid_sleep_us(int64 us);
 
 /*
  * snowid_clock_ms
@@ -515,10 +522,12 @@ snowid_take(int want, int *got)
 	SnowidShared *s = snowid_shared;
 	int			seq_bits = snowid_layout.sequence_bits;
 	int64		seq_mask = SNOWID_FIELD_MAX(seq_bits);
-	int64		max_ms = snowid_max_ms(&snowid_layout);
+	static int64 max_ms = -1;	/* the layout is fixed at server start */
 	TimestampTz deadline = 0;
 
 	Assert(want > 0 && local_node_bits >= 0);
+	if (unlikely(max_ms < 0))
+		max_ms = snowid_max_ms(&snowid_layout);
 
 	for (;;)
 	{
@@ -543,7 +552,17 @@ snowid_take(int want, int *got)
 		SpinLockAcquire(&s->mutex);
 		start = s->position + 1;
 		if ((start >> seq_bits) < now)
-			start = (now << seq_bits) | (start & seq_mask);
+		{
+			/*
+			 * Keep the low bits, unless the rest of the new millisecond would
+			 * then hold fewer ids than the last one issued: a caller that
+			 * just failed to use up a millisecond gets a whole one.
+			 */
+			if (seq_mask + 1 - (start & seq_mask) < start - s->ms_first)
+				start = now << seq_bits;
+			else
+				start = (now << seq_bits) | (start & seq_mask);
+		}
 		if (now + SNOWID_STEP_MIN_MS < s->last_clock_ms)
 			s->clock_steps++;
 		s->last_clock_ms = now;
@@ -552,6 +571,9 @@ snowid_take(int want, int *got)
 		n = (start > last) ? 0 : Min(last - start, (int64) want - 1) + 1;
 		if (likely(n > 0))
 		{
+			if (((start + n - 1) >> seq_bits) != (s->position >> seq_bits))
+				s->ms_first = Max(start,
+								  ((start + n - 1) >> seq_bits) << seq_bits);
 			s->position = start + n - 1;
 			s->ids_issued += n;
 		}
@@ -640,7 +662,6 @@ snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
 	TimestampTz now_ts = GetCurrentTimestamp();
 	int64		sleep_us;
 	struct timespec ts;
-	struct timespec nap;
 
 	if (*deadline == 0)
 	{
@@ -664,10 +685,35 @@ snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
 	sleep_us = (target_ms + snowid_layout.epoch_ms) * 1000 -
 		((int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 	sleep_us = Max(Min(sleep_us, SNOWID_SLEEP_MAX_US), 1);
-	nap.tv_sec = 0;
-	nap.tv_nsec = sleep_us * 1000;
-	(void) nanosleep(&nap, NULL);
+	snowid_sleep_us(sleep_us);
 	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * snowid_sleep_us
+ *		Sleeps for about us microseconds.  Linux lets a sleep run on by the
+ *		thread's timer slack, 50 us by default: a twentieth of the millisecond
+ *		a caller waits for every millisecond with snowid.max_drift_ms = 0.
+ *		The first sleep of a backend cuts the slack to a microsecond, for the
+ *		rest of its life (its other timers lose nothing by that).
+ */
+static void
+snowid_sleep_us(int64 us)
+{
+	struct timespec nap;
+#ifdef PR_SET_TIMERSLACK
+	static bool slack_set = false;
+
+	if (unlikely(!slack_set))
+	{
+		(void) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+		slack_set = true;
+	}
+#endif
+
+	nap.tv_sec = us / 1000000;
+	nap.tv_nsec = (us % 1000000) * 1000;
+	(void) nanosleep(&nap, NULL);
 }
 
 /*

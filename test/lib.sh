@@ -8,11 +8,13 @@
 #
 # Sets: SNOWID_TOP (the clone), SNOWID_USER, SNOWID_TMP (temp dir, the
 # caller removes it), SNOWID_SRC (the copy), PG_BINDIR, PG_CONFIG, PATH.
-# Environment: SNOWID_SKIP_APT=1 skips the package check.
+# Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
+# at another PostgreSQL 15 install.
 
 PG_MAJOR=15
-PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=$PG_BINDIR/pg_config
+# PG_CONFIG from the environment selects another PostgreSQL 15 install
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
+PG_BINDIR=$("$PG_CONFIG" --bindir 2>/dev/null || echo "/usr/lib/postgresql/$PG_MAJOR/bin")
 SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SNOWID_TMP=
 SNOWID_SRC=
