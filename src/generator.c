@@ -275,13 +275,18 @@ snowid_shmem_detach(void)
 }
 
 /*
- * snowid_shmem_ready
- *		Whether this process is attached to the generator.
+ * snowid_require_shmem
+ *		Reports that snowid is not preloaded, unless this process is attached
+ *		to the generator.
  */
-bool
-snowid_shmem_ready(void)
+void
+snowid_require_shmem(void)
 {
-	return snowid_shared != NULL;
+	if (snowid_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid must be loaded via shared_preload_libraries"),
+				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
 /*
@@ -423,11 +428,7 @@ snowid_prepare(void)
 	int64		node_bits;
 	bool		takeover;
 
-	if (s == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowid must be loaded via shared_preload_libraries"),
-				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+	snowid_require_shmem();
 
 	/*
 	 * A streaming standby runs with its primary's settings: it would hand

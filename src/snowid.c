@@ -269,11 +269,7 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int			ncols;
 
-	if (!snowid_shmem_ready())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowid must be loaded via shared_preload_libraries"),
-				 errhint("Add snowid to shared_preload_libraries in postgresql.conf and restart the server.")));
+	snowid_require_shmem();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

@@ -106,7 +106,7 @@ extern char *snowid_layout_string(const SnowidLayout *layout);
 extern Size snowid_shmem_size(void);
 extern void snowid_shmem_init(void);
 extern void snowid_shmem_detach(void);
-extern bool snowid_shmem_ready(void);
+extern void snowid_require_shmem(void);
 extern int64 snowid_take(int want, int *got);
 extern int64 snowid_local_node_bits(void);
 
