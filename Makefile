@@ -10,13 +10,39 @@ OBJS = \
 	src/hwm.o \
 	src/worker.o \
 	src/redis_claim.o \
-	src/serial.o
+	src/serial.o \
+	src/wait_events.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.0--1.1.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
-SHLIB_LINK += -lhiredis
+# The version the library reports (pg_get_loaded_modules() on 18 and later)
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowid.control)
+
+# hiredis through pkg-config, so that PKG_CONFIG_PATH selects another one.
+# A hiredis outside the system's library directories is found at run time
+# through an rpath, without LD_LIBRARY_PATH.
+PKG_CONFIG ?= pkg-config
+HIREDIS_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis 2>/dev/null)
+HIREDIS_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis 2>/dev/null)
+HIREDIS_LDFLAGS := $(shell $(PKG_CONFIG) --libs-only-L hiredis 2>/dev/null)
+HIREDIS_LIBDIR := $(shell $(PKG_CONFIG) --variable=libdir hiredis 2>/dev/null)
+ifeq ($(HIREDIS_LIBS),)
+$(error hiredis not found by $(PKG_CONFIG): install libhiredis-dev, or set PKG_CONFIG_PATH to the directory of hiredis.pc)
+endif
+ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux-gnu,$(HIREDIS_LIBDIR)),)
+HIREDIS_LDFLAGS += -Wl,-rpath,$(HIREDIS_LIBDIR)
+endif
+
+PG_CPPFLAGS += $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+# PG_LDFLAGS comes before the server's own -L options
+PG_LDFLAGS += $(HIREDIS_LDFLAGS)
+SHLIB_LINK += $(HIREDIS_LIBS)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+# WERROR=1 (test/run sets it) makes every warning an error
+ifeq ($(WERROR),1)
+PG_CFLAGS += -Werror
+endif
 
 # make installcheck brings its own server with snowid preloaded.
 REGRESS = next batch decode from_time status errors master_detail \

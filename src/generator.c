@@ -373,7 +373,8 @@ snowid_resolve_worker(void)
 
 		if (worker_id >= 0 || mine)
 			break;
-		ConditionVariableSleep(&s->worker_cv, PG_WAIT_EXTENSION);
+		ConditionVariableSleep(&s->worker_cv,
+							   snowid_wait_event(SNOWID_WAIT_WORKER_CLAIM));
 	}
 	ConditionVariableCancelSleep();
 	if (!mine)
@@ -382,7 +383,9 @@ snowid_resolve_worker(void)
 	/* reports an error if no worker id can be had */
 	PG_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 	{
+		pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_REDIS));
 		snowid_worker_resolve(&worker_id, &source);
+		pgstat_report_wait_end();
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 
@@ -619,6 +622,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	int64		high_water_ms;
 	int64		new_ms;
 	bool		takeover;
+	bool		written;
 
 	if (wait)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
@@ -641,7 +645,10 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
 	mark.takeover = takeover;	/* cleared once the skip is made */
-	if (snowid_mark_write(&mark, wait ? ERROR : WARNING))
+	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_MARK_WRITE));
+	written = snowid_mark_write(&mark, wait ? ERROR : WARNING);
+	pgstat_report_wait_end();
+	if (written)
 	{
 		SpinLockAcquire(&s->mutex);
 		s->high_water_ms = Max(s->high_water_ms, new_ms);
@@ -686,7 +693,9 @@ snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
 	sleep_us = (target_ms + snowid_layout.epoch_ms) * 1000 -
 		((int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 	sleep_us = Max(Min(sleep_us, SNOWID_SLEEP_MAX_US), 1);
+	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_CLOCK));
 	snowid_sleep_us(sleep_us);
+	pgstat_report_wait_end();
 	CHECK_FOR_INTERRUPTS();
 }
 

@@ -187,6 +187,7 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	pg_tz	   *utc;
 	pg_tz	   *saved_timezone;
 	int			decoded;
+	DateTimeErrorExtra extra;
 
 	if (value == NULL || value[0] == '\0')
 		return false;
@@ -223,7 +224,8 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	session_timezone = utc;
 	PG_TRY();
 	{
-		decoded = DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz);
+		decoded = DecodeDateTime(field, ftype, nf, &dtype, &tm, &fsec, &tz,
+								 &extra);
 	}
 	PG_FINALLY();
 	{

@@ -90,7 +90,7 @@ snowid_epoch_check(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail(SNOWID_EPOCH_DETAIL);
 		return false;
 	}
-	result = (int64 *) malloc(sizeof(int64));
+	result = (int64 *) guc_malloc(LOG, sizeof(int64));
 	if (result == NULL)
 		return false;
 	*result = unix_ms;
@@ -275,7 +275,7 @@ snowid_redis_url_check(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", problem);
 		return false;
 	}
-	result = (SnowidRedisTarget *) malloc(sizeof(SnowidRedisTarget));
+	result = (SnowidRedisTarget *) guc_malloc(LOG, sizeof(SnowidRedisTarget));
 	if (result != NULL)
 		memcpy(result, &target, sizeof(SnowidRedisTarget));
 	explicit_bzero(&target, sizeof(target));

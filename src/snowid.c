@@ -23,7 +23,7 @@
 
 #include "snowid.h"
 
-PG_MODULE_MAGIC;
+PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION);
 
 /* Most ids snowid_next_batch() hands out in one call */
 #define SNOWID_BATCH_MAX		100000

@@ -19,6 +19,8 @@
 
 #include "datatype/timestamp.h"
 
+#include "compat.h"
+
 /* Twitter's epoch, 2010-11-04 01:42:54.657 UTC, in Unix milliseconds */
 #define SNOWID_DEFAULT_EPOCH_MS		INT64CONST(1288834974657)
 #define SNOWID_DEFAULT_EPOCH		"2010-11-04 01:42:54.657+00"
@@ -126,6 +128,18 @@ typedef struct SnowidStatus
 } SnowidStatus;
 
 extern void snowid_get_status(SnowidStatus *status);
+
+/* wait_events.c: what a waiting session shows in pg_stat_activity */
+typedef enum SnowidWait
+{
+	SNOWID_WAIT_CLOCK,			/* for the clock to reach the generator */
+	SNOWID_WAIT_MARK_WRITE,		/* writing the high-water mark */
+	SNOWID_WAIT_WORKER_CLAIM,	/* for another session's worker id claim */
+	SNOWID_WAIT_REDIS,			/* on Redis, claiming the worker id */
+	SNOWID_WAIT_COUNT
+} SnowidWait;
+
+extern uint32 snowid_wait_event(SnowidWait which);
 
 /* worker.c: which worker id this server uses */
 extern void snowid_worker_startup(int *worker_id, SnowidWorkerSource *source);

@@ -1,28 +1,37 @@
-# test/lib.sh: set-up shared by test/run and test/demo (sourced, not run).
+# test/lib.sh: set-up shared by test/run, test/demo and test/bench (sourced,
+# not run).
 #
 # snowid_setup installs the Debian packages, picks the user the server runs
 # as and copies the source tree to a fresh temp dir owned by that user;
 # snowid_build then builds there and installs as root.  initdb and postgres
 # refuse to run as root, so as root everything runs as an unprivileged
 # user ($SNOWID_USER) and the caller's clone is never written to.
+# snowid_use_pg switches to another PostgreSQL version (test/pgbuild builds
+# 16 to 19 once into a cache) and the hiredis tested with it.
 #
 # Sets: SNOWID_TOP (the clone), SNOWID_USER, SNOWID_TMP (temp dir, the
-# caller removes it), SNOWID_SRC (the copy), PG_BINDIR, PG_CONFIG, PATH.
+# caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
+# PG_CONFIG, PATH, and PKG_CONFIG_PATH for another hiredis.
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
-# at another PostgreSQL 15 install.
+# at another PostgreSQL installation (of any supported version).
 
-PG_MAJOR=15
-# PG_CONFIG from the environment selects another PostgreSQL 15 install
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}
-PG_BINDIR=$("$PG_CONFIG" --bindir 2>/dev/null || echo "/usr/lib/postgresql/$PG_MAJOR/bin")
 SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SNOWID_PG_CONFIG=${PG_CONFIG:-}
+SNOWID_BASE_PATH=$PATH
 SNOWID_TMP=
 SNOWID_SRC=
+# The supported PostgreSQL majors, oldest first
+SNOWID_PG_VERSIONS=(15 16 17 18 19)
 
 # rsync is not needed: the tree is copied with tar
 SNOWID_PACKAGES=(
-	"postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" libhiredis-dev
+	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
 	redis-server libfaketime faketime libipc-run-perl make gcc perl
+)
+# What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
+SNOWID_BUILD_PACKAGES=(
+	bison flex libssl-dev libreadline-dev zlib1g-dev libicu-dev dpkg-dev
+	xz-utils ca-certificates
 )
 
 # Settings from the caller's environment would point psql, pg_regress and
@@ -60,6 +69,7 @@ as_user()
 	if [[ $EUID -eq 0 ]]; then
 		runuser -u "$SNOWID_USER" -- env HOME="$SNOWID_TMP" TMPDIR=/tmp LC_ALL=C.UTF-8 \
 			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
 			"$@"
 	else
 		env LC_ALL=C.UTF-8 PATH="$PG_BINDIR:$PATH" "$@"
@@ -83,7 +93,7 @@ snowid_packages()
 		return 0
 	fi
 	command -v dpkg-query >/dev/null || die "not a Debian system: no dpkg-query"
-	for pkg in "${SNOWID_PACKAGES[@]}"; do
+	for pkg in "${SNOWID_PACKAGES[@]}" "$@"; do
 		is_installed "$pkg" || missing+=("$pkg")
 	done
 	[[ ${#missing[@]} -eq 0 ]] && return 0
@@ -125,20 +135,22 @@ snowid_user()
 	fi
 }
 
-# Copy the sources, not the build products or test output, to a fresh
-# temp dir owned by $SNOWID_USER.
+# Copy the sources, not the build products or test output, to the temp dir
+# (made on first use, owned by $SNOWID_USER), into subdirectory ${2:-src}.
 snowid_copy()
 {
 	local parent=${TMPDIR:-/tmp}
 
-	if [[ $EUID -eq 0 ]]; then
-		parent=/tmp
+	if [[ -z $SNOWID_TMP ]]; then
+		if [[ $EUID -eq 0 ]]; then
+			parent=/tmp
+		fi
+		SNOWID_TMP=$(mktemp -d "$parent/snowid-${1:-test}.XXXXXX")
+		if [[ $EUID -eq 0 ]]; then
+			chown "$SNOWID_USER:" "$SNOWID_TMP"
+		fi
 	fi
-	SNOWID_TMP=$(mktemp -d "$parent/snowid-${1:-test}.XXXXXX")
-	SNOWID_SRC=$SNOWID_TMP/src
-	if [[ $EUID -eq 0 ]]; then
-		chown "$SNOWID_USER:" "$SNOWID_TMP"
-	fi
+	SNOWID_SRC=$SNOWID_TMP/${2:-src}
 	as_user mkdir "$SNOWID_SRC"
 	tar -C "$SNOWID_TOP" --exclude-vcs \
 		--anchored --exclude=./results --exclude=./output_iso \
@@ -147,24 +159,83 @@ snowid_copy()
 		-cf - . | as_user tar -C "$SNOWID_SRC" -xf -
 }
 
+# The major version of the PostgreSQL a PG_CONFIG given in the environment
+# belongs to, or 15 (Debian 12's).
+snowid_default_pg()
+{
+	if [[ -n $SNOWID_PG_CONFIG ]]; then
+		"$SNOWID_PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p'
+	else
+		echo 15
+	fi
+}
+
+# snowid_use_pg VERSION: use that PostgreSQL major and the hiredis it is
+# tested with: Debian's packages for 15 (hiredis 0.14), builds from the
+# cache for 16 to 19 (made by test/pgbuild when missing), hiredis 0.14 for
+# 16 and 1.2 for 17 to 19 (Debian 13 ships 17 with hiredis 1.2).  A
+# PG_CONFIG given in the environment replaces the build of its version.
+snowid_use_pg()
+{
+	local version=$1 prefix hiredis
+
+	PG_VERSION=$version
+	unset PKG_CONFIG_PATH
+	if [[ -n $SNOWID_PG_CONFIG && $(snowid_default_pg) == "$version" ]]; then
+		PG_CONFIG=$SNOWID_PG_CONFIG
+	elif [[ $version == 15 ]]; then
+		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	else
+		prefix=$("$SNOWID_TOP/test/pgbuild" "$version") || return 1
+		PG_CONFIG=$prefix/bin/pg_config
+	fi
+	case $version in
+		15 | 16) ;;
+		*)
+			hiredis=$("$SNOWID_TOP/test/pgbuild" hiredis) || return 1
+			export PKG_CONFIG_PATH=$hiredis/lib/pkgconfig
+			;;
+	esac
+	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found"
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	export PATH="$PG_BINDIR:$SNOWID_BASE_PATH"
+}
+
+# Which hiredis the build uses, for the log.
+snowid_hiredis_version()
+{
+	pkg-config --modversion hiredis 2>/dev/null || echo unknown
+}
+
 # Everything up to the build; the caller should set its exit trap first.
+# Arguments: the temp dir's name, then the PostgreSQL versions to come
+# (default 15): packages to build the others are installed when needed.
 snowid_setup()
 {
+	local name=${1:-test} first v build=()
+
+	shift || true
+	first=${1:-$(snowid_default_pg)}
+	for v in "$first" "$@"; do
+		if [[ $v != 15 ]]; then
+			build=("${SNOWID_BUILD_PACKAGES[@]}")
+		fi
+	done
 	cd "$SNOWID_TOP" || die "cannot cd to $SNOWID_TOP"
-	snowid_packages
-	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found (postgresql-server-dev-$PG_MAJOR)"
-	export PATH="$PG_BINDIR:$PATH"
+	snowid_packages "${build[@]}"
 	snowid_user
-	snowid_copy "$@"
+	snowid_use_pg "$first" || die "PostgreSQL $first is not available"
+	snowid_copy "$name"
 	note "working in $SNOWID_SRC as $SNOWID_USER"
 }
 
 # Build in the copy, install as root.  Returns non-zero on failure (callers
-# use it in a condition, where set -e does not apply).
+# use it in a condition, where set -e does not apply).  WERROR=1: warnings
+# are errors.
 snowid_build()
 {
-	note "make"
-	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" || return 1
+	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), hiredis $(snowid_hiredis_version))"
+	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" WERROR=1 || return 1
 	note "make install"
 	if [[ -w $("$PG_CONFIG" --pkglibdir) && -w $("$PG_CONFIG" --sharedir)/extension ]]; then
 		make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
