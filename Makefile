@@ -11,7 +11,8 @@ OBJS = \
 	src/worker.o \
 	src/redis_claim.o \
 	src/serial.o \
-	src/wait_events.o
+	src/wait_events.o \
+	src/wal.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.0--1.1.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"

@@ -4,18 +4,22 @@
  *	  The one id generator of a server, in shared memory, and the rules by
  *	  which it hands out positions: never backwards, at most
  *	  snowid.max_drift_ms ahead of the wall clock, and never past the
- *	  persisted high-water mark.
+ *	  persisted high-water mark.  On a standby, and in crash recovery, the
+ *	  generator follows the marks replayed from WAL (wal.c).
  *
  * Locking (SnowidShared groups its fields by it):
  *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
- *	  last_clock_ms, ids_issued, clock_steps, takeover_pending, claiming and
- *	  the worker fields (worker_id, worker_source, node_bits); nothing else
- *	  is read or written under it, and nothing under it can sleep, allocate,
- *	  report or do I/O.
+ *	  last_clock_ms, ids_issued, clock_steps, takeover_pending,
+ *	  source_drift_ms, claiming and the worker fields (worker_id,
+ *	  worker_source, node_bits); nothing else is read or written under it,
+ *	  and nothing under it can sleep, allocate, report or do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
- *	  mark_high_water_ms) are set once while shared memory is initialised
- *	  and read without a lock.
- *	- lock (an LWLock) serialises writing the high-water mark file.
+ *	  mark_high_water_ms) are set while shared memory is initialised, and
+ *	  mark_mismatch and its mark also by replay (under lock) while recovery
+ *	  lasts; backends read them without a lock, and only once recovery has
+ *	  ended.
+ *	- lock (an LWLock) serialises writing the high-water mark: its file and
+ *	  its WAL record; replay_unsaved is protected by it.
  *	- claiming (under mutex) lets one backend at a time resolve the worker
  *	  id, which may take Redis round trips and so holds no lock; the others
  *	  sleep on worker_cv, a condition variable, where a cancel reaches them.
@@ -75,11 +79,15 @@
 typedef struct SnowidShared
 {
 	/* set once while shared memory is initialised, then read without a lock: */
-	LWLock	   *lock;			/* serialises writers of the mark file */
+	LWLock	   *lock;			/* serialises writers of the mark */
 	SnowidMarkRead mark_status; /* how reading the mark file went */
-	bool		mark_mismatch;	/* the mark file has another layout */
-	SnowidLayout mark_layout;	/* the layout found in that file */
+	bool		mark_mismatch;	/* the mark file (or a replayed mark) has
+								 * another layout; also set by replay */
+	SnowidLayout mark_layout;	/* the layout found in that mark */
 	int64		mark_high_water_ms; /* and its mark, in Unix ms */
+
+	/* protected by lock: */
+	bool		replay_unsaved; /* a replayed mark is not in the file yet */
 
 	/* protected by mutex: */
 	slock_t		mutex;
@@ -90,6 +98,8 @@ typedef struct SnowidShared
 	uint64		ids_issued;
 	uint64		clock_steps;
 	bool		takeover_pending;	/* see snowid_record_takeover() */
+	int			source_drift_ms;	/* snowid.max_drift_ms of the server the
+									 * mark came from, 0 if unknown */
 	int			worker_id;		/* -1 until resolved */
 	SnowidWorkerSource worker_source;
 	int64		node_bits;
@@ -114,6 +124,8 @@ static void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
 static pg_noinline void snowid_prepare(void);
 static void snowid_check_can_generate(const SnowidShared *s);
 static void snowid_skip_after_takeover(SnowidShared *s);
+static inline int snowid_takeover_drift_ms(const SnowidShared *s);
+static void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
 static int64 snowid_resolve_worker(void);
 static void snowid_resolve_failed(int code, Datum arg);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
@@ -211,7 +223,8 @@ snowid_shmem_init(void)
 /*
  * snowid_load_mark
  *		Reads the mark file into a new generator: how reading went, a layout
- *		that does not match ours, a pending takeover.  Returns the first
+ *		that does not match ours, a pending takeover and the drift budget of
+ *		the server the mark came from.  Returns the first
  *		millisecond (since our epoch) the generator may issue, 0 without a
  *		usable mark.
  */
@@ -231,19 +244,22 @@ snowid_load_mark(SnowidShared *s)
 		return 0;
 	}
 	s->takeover_pending = mark.takeover;
+	s->source_drift_ms = mark.max_drift_ms;
 	return Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
 }
 
 /*
  * snowid_record_takeover
  *		A server that starts in archive recovery will, once promoted, issue
- *		ids with the worker id of the server it was copied from.  That server
- *		may have issued ids after the mark in the copy was written, up to
- *		snowid.max_drift_ms ahead of its clock, so the first id after the end
- *		of recovery must skip ahead of them (snowid_skip_after_takeover()).
- *		The signal files are gone after a promotion, and a crash may come
- *		before the first id, so the pending skip is recorded in the mark
- *		file; the next mark written after the skip clears it.
+ *		ids with the worker id of the server it was copied from.  Replayed
+ *		WAL brings it that server's marks (snowid_replay_mark()); but that
+ *		server may have issued ids under marks this one never received, up
+ *		to its snowid.max_drift_ms ahead of its clock, so the first id after
+ *		the end of recovery must skip ahead of them too
+ *		(snowid_skip_after_takeover()).  The signal files are gone after a
+ *		promotion, and a crash may come before the first id, so the pending
+ *		skip is recorded in the mark file; the next mark written after the
+ *		skip clears it.
  */
 static void
 snowid_record_takeover(SnowidShared *s, int64 mark_ms)
@@ -260,6 +276,7 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 
 	mark.layout = snowid_layout;
 	mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
+	mark.max_drift_ms = s->source_drift_ms;
 	mark.takeover = true;
 	s->takeover_pending = true;
 	if (!snowid_mark_write(&mark, WARNING))
@@ -275,9 +292,10 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
  *		server started in archive recovery and has issued nothing since (a
  *		standby, or a promoted server not used yet), the mark instead takes
  *		the skip snowid_prepare() would have made, as the next start may not
- *		know there was a recovery.  Every backend is gone by now, so the
- *		state is read without the mutex (a backend killed while holding it
- *		could never release it).
+ *		know there was a recovery.  A replayed mark whose write failed is
+ *		written now.  Every backend is gone by now, so the state is read
+ *		without the mutex (a backend killed while holding it could never
+ *		release it).
  */
 void
 snowid_shmem_detach(void)
@@ -286,22 +304,33 @@ snowid_shmem_detach(void)
 	SnowidMark	mark;
 	int64		new_ms;
 
-	if (s == NULL || s->mark_mismatch ||
+	if (s == NULL ||
 		(s->mark_status != SNOWID_MARK_OK &&
 		 s->mark_status != SNOWID_MARK_MISSING))
 		return;
+	if (s->mark_mismatch)
+	{
+		if (s->replay_unsaved)
+		{
+			snowid_foreign_mark(s, &mark);
+			(void) snowid_mark_write(&mark, LOG);
+		}
+		return;
+	}
 	if (s->takeover_pending)
 		new_ms = Max(s->high_water_ms,
-					 snowid_clock_ms() + snowid_max_drift_ms + 1);
+					 snowid_clock_ms() + snowid_takeover_drift_ms(s) + 1);
 	else if (s->position < 0)
 		return;
 	else
 		new_ms = (s->position >> snowid_layout.sequence_bits) + 1;
-	if (new_ms == s->high_water_ms)
+	if (new_ms == s->high_water_ms && !s->replay_unsaved)
 		return;
 
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
+	mark.max_drift_ms = s->takeover_pending ?
+		s->source_drift_ms : snowid_max_drift_ms;
 	mark.takeover = s->takeover_pending;
 	(void) snowid_mark_write(&mark, LOG);
 }
@@ -538,24 +567,138 @@ snowid_check_can_generate(const SnowidShared *s)
 /*
  * snowid_skip_after_takeover
  *		Recovery has ended on a server that started in archive recovery: skip
- *		past any id the server it was copied from may have issued, which with
- *		a clock that agrees with ours lies at most snowid.max_drift_ms ahead
- *		(see snowid_record_takeover()).  The first backend to get here skips.
+ *		past any id the server it was copied from may have issued.  Those
+ *		its replayed marks cover lie below the generator's position already;
+ *		the others, with a clock that agrees with ours, lie at most its
+ *		snowid.max_drift_ms ahead (see snowid_record_takeover()).  The first
+ *		backend to get here skips, and logs where it went.
  */
 static void
 snowid_skip_after_takeover(SnowidShared *s)
 {
-	int64		skip_ms = Max(snowid_clock_ms(), 0) + snowid_max_drift_ms;
-	int64		skip_position =
-		snowid_last_position(skip_ms - 1, snowid_max_ms(&snowid_layout));
+	int64		now = Max(snowid_clock_ms(), 0);
+	int64		max_ms = snowid_max_ms(&snowid_layout);
+	int			drift_ms;
+	int64		position;
+	bool		skipped = false;
 
 	SpinLockAcquire(&s->mutex);
+	drift_ms = snowid_takeover_drift_ms(s);
 	if (s->takeover_pending)
 	{
-		s->position = Max(s->position, skip_position);
+		s->position = Max(s->position,
+						  snowid_last_position(now + drift_ms - 1, max_ms));
 		s->takeover_pending = false;
+		skipped = true;
 	}
+	position = s->position;
 	SpinLockRelease(&s->mutex);
+
+	if (skipped)
+		ereport(LOG,
+				(errmsg("snowid continues %lld ms ahead of the clock after recovery",
+						(long long) Max((position >> snowid_layout.sequence_bits) + 1 - now, 0)),
+				 errdetail("The next id lies above the last high-water mark replayed and %d ms, the larger of this server's snowid.max_drift_ms and that of the server it took over from, ahead of the clock.",
+						   drift_ms)));
+}
+
+/*
+ * snowid_takeover_drift_ms
+ *		How far ahead of the clock the server this one took over from may
+ *		have issued ids: its snowid.max_drift_ms as the mark said, or ours if
+ *		larger.  Caller holds the mutex, or is alone.
+ */
+static inline int
+snowid_takeover_drift_ms(const SnowidShared *s)
+{
+	return Max(snowid_max_drift_ms, s->source_drift_ms);
+}
+
+/*
+ * snowid_foreign_mark
+ *		The mark file's line for a replayed mark of another layout or epoch.
+ *		Caller holds lock, or is alone.
+ */
+static void
+snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
+{
+	mark->layout = s->mark_layout;
+	mark->high_water_ms = s->mark_high_water_ms;
+	mark->max_drift_ms = s->source_drift_ms;
+	mark->takeover = s->takeover_pending;
+}
+
+/*
+ * snowid_replay_mark
+ *		Replays a mark record (wal.c), in the startup process.  The
+ *		generator moves up to the mark and remembers the writer's drift
+ *		budget for a takeover; both go into the mark file before replay goes
+ *		on, so that the file always covers every record before the last
+ *		restartpoint, which is where a restart resumes replay.  A mark of
+ *		another layout or epoch makes the server refuse ids once promoted,
+ *		as such a mark file does; the first one seen stays.  Reports no
+ *		error: a failed write is retried with the next record and at a clean
+ *		shutdown.
+ */
+void
+snowid_replay_mark(const SnowidMark *mark)
+{
+	SnowidShared *s = snowid_shared;
+	int64		max_ms = snowid_max_ms(&snowid_layout);
+	int64		mark_ms = mark->high_water_ms - snowid_layout.epoch_ms;
+	bool		foreign = !snowid_mark_layout_matches(mark, &snowid_layout);
+	bool		changed = false;
+	bool		drift_changed;
+	SnowidMark	file;
+
+	Assert(s != NULL);
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+
+	if (!s->mark_mismatch && foreign)
+	{
+		s->mark_mismatch = true;
+		s->mark_layout = mark->layout;
+		s->mark_high_water_ms = mark->high_water_ms;
+		changed = true;
+	}
+	else if (s->mark_mismatch && foreign &&
+			 snowid_mark_layout_matches(mark, &s->mark_layout) &&
+			 mark->high_water_ms > s->mark_high_water_ms)
+	{
+		s->mark_high_water_ms = mark->high_water_ms;
+		changed = true;
+	}
+
+	SpinLockAcquire(&s->mutex);
+	if (!s->mark_mismatch && mark_ms > s->high_water_ms)
+	{
+		s->high_water_ms = mark_ms;
+		s->position = Max(s->position,
+						  snowid_last_position(mark_ms - 1, max_ms));
+		changed = true;
+	}
+	drift_changed = (mark->max_drift_ms != s->source_drift_ms);
+	s->source_drift_ms = mark->max_drift_ms;
+	file.layout = snowid_layout;
+	file.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
+	file.max_drift_ms = s->source_drift_ms;
+	file.takeover = s->takeover_pending;
+	SpinLockRelease(&s->mutex);
+
+	if (s->mark_mismatch)
+		snowid_foreign_mark(s, &file);
+	if ((changed || drift_changed || s->replay_unsaved) &&
+		(s->mark_status == SNOWID_MARK_OK ||
+		 s->mark_status == SNOWID_MARK_MISSING))
+		s->replay_unsaved = !snowid_mark_write(&file, WARNING);
+	LWLockRelease(s->lock);
+
+	if (drift_changed && mark->max_drift_ms > snowid_max_drift_ms)
+		ereport(LOG,
+				(errmsg("snowid replayed a high-water mark written with snowid.max_drift_ms = %d, more than this server's %d",
+						mark->max_drift_ms, snowid_max_drift_ms),
+				 errdetail("Once promoted, this server starts its ids that far ahead of its clock, and callers wait until the clock is within its own snowid.max_drift_ms."),
+				 errhint("Give this server the snowid.max_drift_ms of its primary.")));
 }
 
 /*
@@ -655,7 +798,8 @@ snowid_take(int want, int *got)
 
 /*
  * snowid_advance_mark
- *		Moves the persisted high-water mark a lease past needed_ms.  With
+ *		Moves the persisted high-water mark a lease past needed_ms, in the
+ *		mark file and in WAL, where standbys and restores find it.  With
  *		wait, blocks for the lock and reports a failed write as an error (no
  *		id can be issued without the mark); without, it is a best-effort
  *		early renewal that gives way to anyone already renewing.
@@ -690,12 +834,20 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	new_ms = Max(needed_ms, snowid_clock_ms()) + SNOWID_LEASE_MS;
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
+	mark.max_drift_ms = snowid_max_drift_ms;
 	mark.takeover = takeover;	/* cleared once the skip is made */
 	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_MARK_WRITE));
 	written = snowid_mark_write(&mark, wait ? ERROR : WARNING);
 	pgstat_report_wait_end();
 	if (written)
 	{
+		/*
+		 * File first, then WAL: a base backup copies the file after its
+		 * starting checkpoint, so it holds every mark logged before that
+		 * checkpoint.  The record is flushed before any id uses the mark.
+		 */
+		snowid_wal_log_mark(&mark);
+
 		SpinLockAcquire(&s->mutex);
 		s->high_water_ms = Max(s->high_water_ms, new_ms);
 		SpinLockRelease(&s->mutex);

@@ -7,7 +7,11 @@
  *
  * The file is one line of text, so that an operator can read it:
  *
- *		snowid 1 epoch_ms=1288834974657 layout=41/5/5/12 high_water_ms=...
+ *		snowid 2 epoch_ms=1288834974657 layout=41/5/5/12 high_water_ms=...
+ *			max_drift_ms=1000 takeover=0
+ *
+ * Version 1, written before the mark went into WAL too, lacks max_drift_ms;
+ * it is still read, with the drift budget unknown (0).
  *
  * It is replaced atomically (a temporary file, then durable_rename(), which
  * fsyncs the file and the directory), so a crash leaves either the old or
@@ -27,8 +31,11 @@
 
 #include "snowid.h"
 
-#define SNOWID_MARK_VERSION		1
+#define SNOWID_MARK_VERSION		2
 #define SNOWID_MARK_FORMAT \
+	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld " \
+	"max_drift_ms=%d takeover=%d\n"
+#define SNOWID_MARK_FORMAT_V1 \
 	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld takeover=%d\n"
 
 /*
@@ -36,8 +43,6 @@
  * time ids can hold; allow a day.
  */
 #define SNOWID_MARK_MAX_MS		(SNOWID_END_UNIX_MS + SNOWID_MS_PER_DAY)
-
-static bool snowid_mark_valid(const SnowidMark *mark);
 
 /*
  * snowid_mark_read
@@ -51,6 +56,7 @@ snowid_mark_read(SnowidMark *mark)
 	int			version;
 	long long	epoch_ms;
 	long long	high_water_ms;
+	int			max_drift_ms = 0;
 	int			takeover;
 	int			end = -1;
 	SnowidLayout *l = &mark->layout;
@@ -69,11 +75,19 @@ snowid_mark_read(SnowidMark *mark)
 
 	/* the whole line must match, up to its newline */
 	ok = fgets(line, sizeof(line), file) != NULL &&
-		sscanf(line, SNOWID_MARK_FORMAT "%n", &version, &epoch_ms,
-			   &l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
-			   &l->sequence_bits, &high_water_ms, &takeover, &end) == 8 &&
-		end == (int) strlen(line) && line[end - 1] == '\n' &&
-		version == SNOWID_MARK_VERSION &&
+		sscanf(line, "snowid %d ", &version) == 1;
+	if (ok && version == SNOWID_MARK_VERSION)
+		ok = sscanf(line, SNOWID_MARK_FORMAT "%n", &version, &epoch_ms,
+					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
+					&l->sequence_bits, &high_water_ms, &max_drift_ms,
+					&takeover, &end) == 9;
+	else if (ok && version == 1)
+		ok = sscanf(line, SNOWID_MARK_FORMAT_V1 "%n", &version, &epoch_ms,
+					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
+					&l->sequence_bits, &high_water_ms, &takeover, &end) == 8;
+	else
+		ok = false;
+	ok = ok && end == (int) strlen(line) && line[end - 1] == '\n' &&
 		(takeover == 0 || takeover == 1);
 	if (ferror(file))
 	{
@@ -89,6 +103,7 @@ snowid_mark_read(SnowidMark *mark)
 	{
 		l->epoch_ms = (int64) epoch_ms;
 		mark->high_water_ms = (int64) high_water_ms;
+		mark->max_drift_ms = max_drift_ms;
 		mark->takeover = (takeover == 1);
 		ok = snowid_mark_valid(mark);
 	}
@@ -105,11 +120,11 @@ snowid_mark_read(SnowidMark *mark)
 
 /*
  * snowid_mark_valid
- *		Whether a mark read from disk describes a layout snowid could have
- *		run with and times it could have issued, so that nothing computed
- *		from it can overflow.
+ *		Whether a mark read from disk or WAL describes a layout snowid could
+ *		have run with, times it could have issued and a drift budget it
+ *		allows, so that nothing computed from it can overflow.
  */
-static bool
+bool
 snowid_mark_valid(const SnowidMark *mark)
 {
 	const SnowidLayout *l = &mark->layout;
@@ -121,6 +136,8 @@ snowid_mark_valid(const SnowidMark *mark)
 		l->worker_bits - l->sequence_bits)
 		return false;
 	if (l->epoch_ms < 0 || l->epoch_ms >= SNOWID_END_UNIX_MS)
+		return false;
+	if (mark->max_drift_ms < 0 || mark->max_drift_ms > SNOWID_MAX_DRIFT_MS)
 		return false;
 	return mark->high_water_ms >= 0 &&
 		mark->high_water_ms <= SNOWID_MARK_MAX_MS;
@@ -141,7 +158,7 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 			 SNOWID_MARK_VERSION, (long long) l->epoch_ms,
 			 l->timestamp_bits, l->datacenter_bits, l->worker_bits,
 			 l->sequence_bits, (long long) mark->high_water_ms,
-			 mark->takeover ? 1 : 0);
+			 mark->max_drift_ms, mark->takeover ? 1 : 0);
 	return snowid_write_line_file(SNOWID_MARK_FILE, line, elevel);
 }
 

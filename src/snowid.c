@@ -62,7 +62,8 @@ typedef enum SnowidStatusVersion
 
 /*
  * _PG_init
- *		Defines the settings and, when preloaded, asks for shared memory.
+ *		Defines the settings and, when preloaded, asks for shared memory and
+ *		registers the WAL resource manager of the high-water mark.
  */
 void
 _PG_init(void)
@@ -76,6 +77,8 @@ _PG_init(void)
 	shmem_request_hook = snowid_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
+
+	snowid_wal_register();
 }
 
 /*

@@ -151,6 +151,8 @@ typedef struct SnowidMark
 {
 	SnowidLayout layout;		/* layout and epoch the mark was written with */
 	int64		high_water_ms;	/* Unix ms: every id issued lies below it */
+	int			max_drift_ms;	/* snowid.max_drift_ms of the server whose
+								 * ids the mark covers; 0 if unknown */
 	bool		takeover;		/* started as a copy of another server and
 								 * has not yet skipped past its ids */
 } SnowidMark;
@@ -164,6 +166,7 @@ typedef enum SnowidMarkRead
 } SnowidMarkRead;
 
 extern SnowidMarkRead snowid_mark_read(SnowidMark *mark);
+extern bool snowid_mark_valid(const SnowidMark *mark);
 extern bool snowid_mark_write(const SnowidMark *mark, int elevel);
 extern bool snowid_mark_layout_matches(const SnowidMark *mark,
 									   const SnowidLayout *layout);
@@ -172,5 +175,22 @@ extern bool snowid_write_line_file(const char *path, const char *line,
 
 #define SNOWID_MARK_FILE		"snowid_state"
 #define SNOWID_WORKER_FILE		"snowid_worker" /* worker.c: the last claim */
+
+/* The largest snowid.max_drift_ms (settings.c), one hour */
+#define SNOWID_MAX_DRIFT_MS		3600000
+
+/*
+ * wal.c: the high-water mark in WAL, through a resource manager of its own.
+ * Its id is one PostgreSQL leaves to extensions (128 to 255), chosen off
+ * the list at https://wiki.postgresql.org/wiki/CustomWALResourceManagers.
+ */
+#define SNOWID_RMGR_ID			219
+#define SNOWID_RMGR_NAME		"snowid"
+
+extern void snowid_wal_register(void);
+extern void snowid_wal_log_mark(const SnowidMark *mark);
+
+/* generator.c: a mark replayed from WAL */
+extern void snowid_replay_mark(const SnowidMark *mark);
 
 #endif							/* SNOWID_H */

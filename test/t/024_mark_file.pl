@@ -21,7 +21,7 @@ $node->stop;
 
 my $file = $node->data_dir . '/snowid_state';
 my $good = slurp_file($file);
-like($good, qr/^snowid 1 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ takeover=0\n\z/,
+like($good, qr/^snowid 2 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ max_drift_ms=1000 takeover=0\n\z/,
 	'the mark file is one readable line');
 
 sub write_mark
@@ -56,6 +56,19 @@ next_fails(qr/is corrupt/, 'mark beyond any time ids can hold');
 ($bad = $good) =~ s/\n\z//;
 write_mark(substr($bad, 0, length($bad) - 3));
 next_fails(qr/is corrupt/, 'truncated file');
+
+($bad = $good) =~ s/max_drift_ms=1000/max_drift_ms=3600001/;
+write_mark($bad);
+next_fails(qr/is corrupt/, 'drift budget beyond the largest setting');
+
+# A file of version 1 (before the mark went into WAL) is still read.
+(my $v1 = $good) =~ s/^snowid 2 (.*) max_drift_ms=\d+ /snowid 1 $1 /;
+write_mark($v1);
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $before,
+	'a version 1 file: ids continue above the earlier ones');
+$node->stop;
+like(slurp_file($file), qr/^snowid 2 /, 'and the file is written as version 2');
 
 write_mark($good);
 chmod 0000, $file;

@@ -124,6 +124,31 @@ sub start_psql
 	  'SnowidTest::Session';
 }
 
+# Promotes a standby and waits until it is a primary.
+sub promote
+{
+	my ($node) = @_;
+
+	$node->promote;
+	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die "the standby was not promoted";
+	return;
+}
+
+# Cuts a running standby off from its primary: it keeps what it has
+# received and replayed, and receives nothing more.
+sub cut_off
+{
+	my ($standby) = @_;
+
+	$standby->append_conf('postgresql.conf', "primary_conninfo = ''\n");
+	$standby->reload;
+	$standby->poll_query_until('postgres',
+		'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+	  or die "the standby did not stop receiving WAL";
+	return;
+}
+
 # Kills the backend of a background psql session with SIGKILL and waits
 # until the postmaster has reinitialised shared memory and takes
 # connections again.

@@ -1,0 +1,188 @@
+# The high-water mark in WAL: a promoted standby never repeats an id of its
+# old primary, whatever the standby's own settings say.
+#
+# The primary raises snowid.max_drift_ms to 10 s with ALTER SYSTEM, which
+# no standby receives; then a burst runs it about 6 s ahead of the clock
+# (with snowid.sequence_bits = 4, 100000 ids span 6.25 s).  Its standbys
+# keep the default 1 s.  One standby received the burst's WAL and starts
+# above its marks; another was cut off before the burst and starts above
+# its clock plus the 10 s it learnt from an earlier mark.  The ids stored
+# on the primary sit in a primary key, so that an insert of a repeated id
+# fails.  The mark records are readable in pg_walinspect and listed by
+# pg_waldump; a standby without snowid preloaded stops at the first one.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $ids = SnowidTest::Ledger->new;
+
+# Takes n ids on a promoted server and stores them in its table; checks
+# that they all lie above every id of the old primary (the insert itself
+# checks that none repeats a stored one).
+sub continues_above
+{
+	my ($node, $primary_max, $name) = @_;
+	my @new = $ids->add(
+		SnowidTest::query_ids(
+			$node, q{
+		INSERT INTO ids SELECT id, 'promoted' FROM snowid_next_batch(200) id
+		RETURNING id}));
+
+	is(scalar(@new), 200, "$name: ids stored, none repeats a stored one");
+	cmp_ok((sort { $a <=> $b } @new)[0],
+		'>', $primary_max, "$name: all lie above the old primary's ids");
+	return;
+}
+
+my $primary = SnowidTest::new_node(
+	'primary',
+	{
+		'snowid.worker_id' => 1,
+		'snowid.sequence_bits' => 4,
+		'snowid.max_wait_ms' => 20000
+	},
+	allows_streaming => 1);
+$primary->start;
+$primary->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowid;
+	CREATE TABLE ids (id bigint PRIMARY KEY, who text);
+	INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(1000) id});
+
+$primary->backup('backup');
+my %standby;
+for my $name ('connected', 'cut_off', 'not_preloaded')
+{
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($primary, 'backup', has_streaming => 1);
+	$standby{$name} = $node;
+}
+$standby{connected}->start;
+$standby{cut_off}->start;
+like(
+	slurp_file($standby{connected}->data_dir . '/snowid_state'),
+	qr/ max_drift_ms=1000 takeover=1\n/,
+	'the standby starts with the drift budget of its copied mark');
+
+# The operator raises the primary's drift budget; a standby sees only the
+# marks written after that.
+$primary->safe_psql('postgres',
+	"ALTER SYSTEM SET snowid.max_drift_ms = '10s'; SELECT pg_reload_conf()");
+$primary->poll_query_until('postgres',
+	"SELECT current_setting('snowid.max_drift_ms') = '10s'")
+  or die 'the primary did not reload';
+my $lsn_before = $primary->lsn('insert');
+$primary->safe_psql('postgres',
+	q{INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(20000) id});
+$primary->wait_for_catchup($standby{cut_off});
+like(
+	slurp_file($standby{cut_off}->data_dir . '/snowid_state'),
+	qr/ max_drift_ms=10000 takeover=1\n/,
+	'replay writes the primary\'s drift budget into the standby\'s mark');
+SnowidTest::cut_off($standby{cut_off});
+
+# The records, readable where snowid is loaded.
+my $lsn_after = $primary->lsn('flush');
+SKIP:
+{
+	skip 'pg_walinspect is not installed', 2
+	  unless $primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_walinspect'"
+	  );
+	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
+	my $records = $primary->safe_psql(
+		'postgres', qq{
+		SELECT record_type || ' ' || description
+		FROM pg_get_wal_records_info('$lsn_before', '$lsn_after')
+		WHERE resource_manager = 'snowid'});
+	like($records,
+		qr/^MARK high_water_ms=\d+ epoch_ms=1288834974657 layout=49\/5\/5\/4 max_drift_ms=10000$/m,
+		'pg_walinspect shows the mark records');
+	is( $primary->safe_psql(
+			'postgres',
+			"SELECT rm_id || ' ' || rm_builtin::int FROM pg_get_wal_resource_managers()"
+			  . " WHERE rm_name = 'snowid'"),
+		'219 0',
+		'the resource manager is registered with its id');
+}
+my ($stdout, $stderr);
+IPC::Run::run(
+	[
+		'pg_waldump', '--path', $primary->data_dir . '/pg_wal',
+		'--start', $lsn_before, '--end', $lsn_after
+	],
+	'>', \$stdout, '2>', \$stderr);
+like($stdout, qr/^rmgr: custom219 .* desc: UNKNOWN \(0\) rmid: 219$/m,
+	'pg_waldump lists the records by the resource manager id');
+
+# The burst: ids stored and ids only handed out.
+$primary->safe_psql('postgres',
+	q{INSERT INTO ids SELECT id, 'burst' FROM snowid_next_batch(50000) id});
+$ids->add(
+	SnowidTest::query_ids($primary, 'SELECT snowid_next_batch(50000)'));
+$ids->add(SnowidTest::query_ids($primary, 'SELECT id FROM ids'));
+my $primary_max = $ids->max;
+cmp_ok(
+	$primary->safe_psql('postgres',
+		'SELECT drift_ms FROM snowid_status()'),
+	'>', 1000,
+	'the burst ran the primary further ahead of its clock than the standbys\' budget');
+$primary->wait_for_catchup($standby{connected});
+
+# A standby without snowid preloaded stops at the first mark record.
+my $bare = $standby{not_preloaded};
+$bare->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$bare->start(fail_ok => 1);
+$bare->wait_for_log(qr/resource manager with ID 219 not registered/);
+ok( $bare->log_contains(
+		qr/FATAL:  resource manager with ID 219 not registered/),
+	'a standby without snowid preloaded stops replay with a clear message');
+ok( $bare->log_contains(
+		qr/HINT:  Include the extension module that implements this resource manager in "?shared_preload_libraries"?\./
+	),
+	'and a hint');
+my $pidfile = $bare->data_dir . '/postmaster.pid';
+for (my $i = 0; -e $pidfile && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
+{
+	usleep(100_000);
+}
+ok(!-e $pidfile, 'and the server stops');
+$bare->stop('immediate', fail_ok => 1);    # forget the pid
+$bare->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'snowid'\n");
+$bare->start;
+$primary->wait_for_catchup($bare);
+ok(1, 'with snowid preloaded it replays the marks');
+$bare->stop;
+
+$primary->stop('immediate');
+
+# The standby cut off before the burst has no mark of it: it skips the
+# primary's 10 s ahead of its clock, and waits for its clock (its own
+# budget is 1 s).
+SnowidTest::promote($standby{cut_off});
+continues_above($standby{cut_off}, $primary_max,
+	'promoted standby cut off before the burst');
+$standby{cut_off}->stop('immediate');
+
+# The standby that received the burst starts above its marks.
+SnowidTest::promote($standby{connected});
+continues_above($standby{connected}, $primary_max,
+	'promoted standby that received the burst');
+is( $standby{connected}->safe_psql(
+		'postgres', "SELECT count(*) FROM ids WHERE who = 'burst'"),
+	'50000',
+	'it has the burst\'s rows');
+
+$ids->no_duplicates;
+$standby{connected}->stop;
+done_testing();
