@@ -2,8 +2,8 @@
 # old primary, whatever the standby's own settings say.
 #
 # The primary raises snowid.max_drift_ms to 10 s with ALTER SYSTEM, which
-# no standby receives; then a burst runs it about 6 s ahead of the clock
-# (with snowid.sequence_bits = 4, 100000 ids span 6.25 s).  Its standbys
+# no standby receives; then a burst runs it about 7 s ahead of the clock
+# (with snowid.sequence_bits = 4, 120000 ids span 7.5 s).  Its standbys
 # keep the default 1 s.  One standby received the burst's WAL and starts
 # above its marks; another was cut off before the burst and starts above
 # its clock plus the 10 s it learnt from an earlier mark.  The ids stored
@@ -124,20 +124,6 @@ IPC::Run::run(
 like($stdout, qr/^rmgr: custom219 .* desc: UNKNOWN \(0\) rmid: 219$/m,
 	'pg_waldump lists the records by the resource manager id');
 
-# The burst: ids stored and ids only handed out.
-$primary->safe_psql('postgres',
-	q{INSERT INTO ids SELECT id, 'burst' FROM snowid_next_batch(50000) id});
-$ids->add(
-	SnowidTest::query_ids($primary, 'SELECT snowid_next_batch(50000)'));
-$ids->add(SnowidTest::query_ids($primary, 'SELECT id FROM ids'));
-my $primary_max = $ids->max;
-cmp_ok(
-	$primary->safe_psql('postgres',
-		'SELECT drift_ms FROM snowid_status()'),
-	'>', 1000,
-	'the burst ran the primary further ahead of its clock than the standbys\' budget');
-$primary->wait_for_catchup($standby{connected});
-
 # A standby without snowid preloaded stops at the first mark record.
 my $bare = $standby{not_preloaded};
 $bare->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
@@ -164,6 +150,18 @@ $primary->wait_for_catchup($bare);
 ok(1, 'with snowid preloaded it replays the marks');
 $bare->stop;
 
+# The burst, right before the primary fails: ids stored, then ids only
+# handed out, the last and largest of the primary.
+$primary->safe_psql('postgres',
+	q{INSERT INTO ids SELECT id, 'burst' FROM snowid_next_batch(60000) id});
+my $primary_max = $primary->safe_psql('postgres',
+	'SELECT max(id) FROM snowid_next_batch(60000) id');
+cmp_ok(
+	$primary->safe_psql('postgres',
+		'SELECT drift_ms FROM snowid_status()'),
+	'>', 1000,
+	'the burst ran the primary further ahead of its clock than the standbys\' budget');
+$primary->wait_for_catchup($standby{connected});
 $primary->stop('immediate');
 
 # The standby cut off before the burst has no mark of it: it skips the
@@ -180,9 +178,9 @@ continues_above($standby{connected}, $primary_max,
 	'promoted standby that received the burst');
 is( $standby{connected}->safe_psql(
 		'postgres', "SELECT count(*) FROM ids WHERE who = 'burst'"),
-	'50000',
+	'60000',
 	'it has the burst\'s rows');
 
-$ids->no_duplicates;
+$ids->no_duplicates('no duplicate among the promoted servers\' ids');
 $standby{connected}->stop;
 done_testing();
