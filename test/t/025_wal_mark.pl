@@ -3,7 +3,8 @@
 #
 # The primary raises snowid.max_drift_ms to 10 s with ALTER SYSTEM, which
 # no standby receives; then a burst runs it about 7 s ahead of the clock
-# (with snowid.sequence_bits = 4, 120000 ids span 7.5 s).  Its standbys
+# (one id per millisecond with snowid.sequence_bits = 0: 7500 ids span
+# 7.5 s).  Its standbys
 # keep the default 1 s.  One standby received the burst's WAL and starts
 # above its marks; another was cut off before the burst and starts above
 # its clock plus the 10 s it learnt from an earlier mark.  The ids stored
@@ -47,7 +48,7 @@ my $primary = SnowidTest::new_node(
 	'primary',
 	{
 		'snowid.worker_id' => 1,
-		'snowid.sequence_bits' => 4,
+		'snowid.sequence_bits' => 0,
 		'snowid.max_wait_ms' => 20000
 	},
 	allows_streaming => 1);
@@ -56,7 +57,7 @@ $primary->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowid;
 	CREATE TABLE ids (id bigint PRIMARY KEY, who text);
-	INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(1000) id});
+	INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(100) id});
 
 $primary->backup('backup');
 my %standby;
@@ -82,7 +83,7 @@ $primary->poll_query_until('postgres',
   or die 'the primary did not reload';
 my $lsn_before = $primary->lsn('insert');
 $primary->safe_psql('postgres',
-	q{INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(20000) id});
+	q{INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(1250) id});
 $primary->wait_for_catchup($standby{cut_off});
 like(
 	slurp_file($standby{cut_off}->data_dir . '/snowid_state'),
@@ -105,7 +106,7 @@ SKIP:
 		FROM pg_get_wal_records_info('$lsn_before', '$lsn_after')
 		WHERE resource_manager = 'snowid'});
 	like($records,
-		qr/^MARK high_water_ms=\d+ epoch_ms=1288834974657 layout=49\/5\/5\/4 max_drift_ms=10000$/m,
+		qr/^MARK high_water_ms=\d+ epoch_ms=1288834974657 layout=53\/5\/5\/0 max_drift_ms=10000$/m,
 		'pg_walinspect shows the mark records');
 	is( $primary->safe_psql(
 			'postgres',
@@ -153,9 +154,9 @@ $bare->stop;
 # The burst, right before the primary fails: ids stored, then ids only
 # handed out, the last and largest of the primary.
 $primary->safe_psql('postgres',
-	q{INSERT INTO ids SELECT id, 'burst' FROM snowid_next_batch(60000) id});
+	q{INSERT INTO ids SELECT id, 'burst' FROM snowid_next_batch(3750) id});
 my $primary_max = $primary->safe_psql('postgres',
-	'SELECT max(id) FROM snowid_next_batch(60000) id');
+	'SELECT max(id) FROM snowid_next_batch(3750) id');
 cmp_ok(
 	$primary->safe_psql('postgres',
 		'SELECT drift_ms FROM snowid_status()'),
@@ -178,9 +179,10 @@ continues_above($standby{connected}, $primary_max,
 	'promoted standby that received the burst');
 is( $standby{connected}->safe_psql(
 		'postgres', "SELECT count(*) FROM ids WHERE who = 'burst'"),
-	'60000',
+	'3750',
 	'it has the burst\'s rows');
 
 $ids->no_duplicates('no duplicate among the promoted servers\' ids');
 $standby{connected}->stop;
+SnowidTest::no_crash_logged($primary, values %standby);
 done_testing();
