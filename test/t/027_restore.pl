@@ -168,5 +168,4 @@ store_ids($restore, 200, 'restore', 'point-in-time restore, promoted');
 
 $ids->no_duplicates;
 $restore->stop;
-SnowidTest::no_crash_logged($primary, $standby, $cascade, $restore);
 done_testing();

@@ -149,17 +149,6 @@ sub cut_off
 	return;
 }
 
-# Checks that no server log shows a failed assertion or a PANIC: one test.
-sub no_crash_logged
-{
-	my (@nodes) = @_;
-	my @crashed =
-	  grep { -e $_->logfile && $_->log_contains(qr/^TRAP:|PANIC:/m) } @nodes;
-
-	return Test::More::is(join(', ', map { $_->name } @crashed),
-		'', 'no server logged a failed assertion or a PANIC');
-}
-
 # Kills the backend of a background psql session with SIGKILL and waits
 # until the postmaster has reinitialised shared memory and takes
 # connections again.
