@@ -3,7 +3,9 @@
 # A standby whose clock is 5 s behind its primary's is promoted: the marks
 # it replayed keep it above every id the primary stored, although its clock
 # says they lie 5 s in the future; its first call waits for its clock to
-# come within its drift budget, and then it keeps going.  Then the same
+# come within its drift budget, and then it keeps going.  It crashes after
+# a restartpoint and before the promotion, so that the marks come from its
+# mark file, where replay wrote them.  Then the same
 # with a standby of that server whose clock is 5 s ahead.  Each server
 # stores its ids in a table with a primary key, which the standbys
 # replicate, so that a repeated id fails the insert; the old primary is
@@ -57,7 +59,15 @@ $behind_clock->start_node($behind);
 
 store_ids($primary, 3, 'primary, standby 5 s behind');
 $primary->wait_for_catchup($behind);
+
+# A restartpoint past the last mark record, then a crash of the standby:
+# replay resumes after the marks, so only its mark file still knows them.
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->wait_for_catchup($behind);
+$behind->safe_psql('postgres', 'CHECKPOINT');
 $primary->stop('immediate');
+SnowidTest::crash_server($behind);
+$behind_clock->start_node($behind);
 
 SnowidTest::promote($behind);
 store_ids($behind, 3, 'promoted standby 5 s behind');

@@ -8,6 +8,7 @@ use strict;
 use warnings;
 
 use File::Spec;
+use Time::HiRes;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -146,6 +147,23 @@ sub cut_off
 	$standby->poll_query_until('postgres',
 		'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
 	  or die "the standby did not stop receiving WAL";
+	return;
+}
+
+# Crashes a whole server: SIGKILL to the postmaster and all its children,
+# so that nothing runs an exit hook; waits until they are gone.
+sub crash_server
+{
+	my ($node) = @_;
+	my $pid = $node->{_pid};
+	my @children = split ' ', `ps -o pid= --ppid $pid`;
+
+	$node->kill9;
+	kill 'KILL', @children;
+	for my $p ($pid, @children)
+	{
+		Time::HiRes::usleep(10_000) while kill 0, $p;
+	}
 	return;
 }
 
