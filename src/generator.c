@@ -634,7 +634,9 @@ snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
  *		generator moves up to the mark and remembers the writer's drift
  *		budget for a takeover; both go into the mark file before replay goes
  *		on, so that the file always covers every record before the last
- *		restartpoint, which is where a restart resumes replay.  A mark of
+ *		restartpoint, which is where a restart resumes replay (PostgreSQL
+ *		calls no extension at a restartpoint, so the file cannot wait for
+ *		one).  A mark of
  *		another layout or epoch makes the server refuse ids once promoted,
  *		as such a mark file does; the first one seen stays.  Reports no
  *		error: a failed write is retried with the next record and at a clean

@@ -61,7 +61,7 @@ $primary->safe_psql(
 
 $primary->backup('backup');
 my %standby;
-for my $name ('connected', 'cut_off', 'not_preloaded')
+for my $name ('connected', 'cut_off', 'not_preloaded', 'other_layout')
 {
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init_from_backup($primary, 'backup', has_streaming => 1);
@@ -69,6 +69,13 @@ for my $name ('connected', 'cut_off', 'not_preloaded')
 }
 $standby{connected}->start;
 $standby{cut_off}->start;
+
+# A standby misconfigured with another layout, and without a mark file of
+# its own to show it: replay brings it one.
+SnowidTest::set_conf($standby{other_layout}, 'snowid.sequence_bits' => 2);
+unlink($standby{other_layout}->data_dir . '/snowid_state')
+  or die "could not remove snowid_state: $!";
+$standby{other_layout}->start;
 like(
 	slurp_file($standby{connected}->data_dir . '/snowid_state'),
 	qr/ max_drift_ms=1000 takeover=1\n/,
@@ -85,6 +92,11 @@ my $lsn_before = $primary->lsn('insert');
 $primary->safe_psql('postgres',
 	q{INSERT INTO ids SELECT id, 'primary' FROM snowid_next_batch(1250) id});
 $primary->wait_for_catchup($standby{cut_off});
+$primary->wait_for_catchup($standby{other_layout});
+like(
+	slurp_file($standby{other_layout}->data_dir . '/snowid_state'),
+	qr/ layout=53\/5\/5\/0 high_water_ms=\d+ max_drift_ms=10000 takeover=1\n/,
+	'replay writes a mark of another layout as it is');
 like(
 	slurp_file($standby{cut_off}->data_dir . '/snowid_state'),
 	qr/ max_drift_ms=10000 takeover=1\n/,
@@ -172,6 +184,14 @@ SnowidTest::promote($standby{cut_off});
 continues_above($standby{cut_off}, $primary_max,
 	'promoted standby cut off before the burst');
 $standby{cut_off}->stop('immediate');
+
+# The standby of another layout refuses ids once promoted.
+SnowidTest::promote($standby{other_layout});
+like(
+	SnowidTest::psql_error($standby{other_layout}, 'SELECT snowid_next()'),
+	qr/ERROR:  55000: snowid layout or epoch changed since ids were last issued/,
+	'a promoted standby that replayed marks of another layout refuses ids');
+$standby{other_layout}->stop;
 
 # The standby that received the burst starts above its marks.
 SnowidTest::promote($standby{connected});
