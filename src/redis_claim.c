@@ -916,6 +916,16 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 				redisFree(c);
 				return;
 			}
+			/* refused (NOPERM): the target would send us back with MOVED */
+			if (reply->type == REDIS_REPLY_ERROR)
+			{
+				result->status = snowid_classify_error(reply->str, false);
+				snowid_set_message(result, target, "Redis replied to ASKING: ",
+								   reply->str);
+				freeReplyObject(reply);
+				redisFree(c);
+				return;
+			}
 			freeReplyObject(reply);
 		}
 
@@ -1016,7 +1026,7 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s.",
+					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s, and ASKING on a Redis Cluster.",
 							 key)));
 			break;
 

@@ -219,8 +219,11 @@ my $err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
 	'no +asking: SQLSTATE 42501, naming the master ASK pointed to');
-like($err, qr/DETAIL:  Redis replied: NOPERM .*'asking' command/i,
+like($err, qr/DETAIL:  Redis replied to ASKING: NOPERM .*'asking' command/i,
 	'no +asking: the detail names ASKING');
+like($err, qr/HINT:  Allow the Redis user .* and ASKING on a Redis Cluster\./,
+	'no +asking: the hint names ASKING');
+unlike($err, qr/\Q$password\E/, 'no +asking: no password in the error');
 is(SnowidRedis::worker($f_node), '|none', 'no +asking: no worker id');
 
 SnowidTest::set_conf($f_node, 'snowid.redis_url' => url($masters[2]));
