@@ -609,12 +609,14 @@ snowid_classify_error(const char *err, bool during_auth)
 			return SNOWID_CLAIM_UNREACHABLE;
 	}
 	/*
-	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7
+	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7.0
 	 * says instead that "the user executing the script can't run this
-	 * command" (or access a key).
+	 * command" (or access a key), Redis 7.2 and Valkey "ACL failure in
+	 * script: ...".
 	 */
 	if (strncmp(err, "NOPERM", 6) == 0 ||
-		strstr(err, "user executing the script can't") != NULL)
+		strstr(err, "user executing the script can't") != NULL ||
+		strstr(err, "ACL failure in script") != NULL)
 		return SNOWID_CLAIM_NO_PERMISSION;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)

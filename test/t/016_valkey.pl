@@ -96,6 +96,8 @@ $c_node->restart;
 $err = SnowidTest::psql_error($c_node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  42501: redis user may not claim a worker id at /,
 	'ACL without HSET: SQLSTATE 42501');
+like($err, qr/DETAIL:  Redis replied: .*'hset'/,
+	'ACL without HSET: the detail names the command');
 is(SnowidRedis::worker($c_node), '|none', 'ACL without HSET: no worker id');
 
 # A configured id that another server holds.
