@@ -6,7 +6,8 @@
 # ASKING); restarts keep their ids, before, during and after a migration;
 # every server gets its own worker id in its datacenter and the ids of all
 # servers are unique.  The servers log in as a Redis user with the minimal
-# ACL of the README; one without +asking fails clearly during a migration.
+# ACL of the README; users without +hset or +asking fail clearly during a
+# migration.
 #
 # With SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/run --redis valkey)
 # this runs against Valkey's cluster mode.
@@ -38,6 +39,8 @@ $cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:owners',
 	'+eval', '+hgetall', '+hset', '+hdel', '+asking', '+config|get');
 $cluster->acl_setuser('noasking', 'on', ">$password", '~{snowid:dc:*}:owners',
 	'+eval', '+hgetall', '+hset', '+hdel', '+config|get');
+$cluster->acl_setuser('nohset', 'on', ">$password", '~{snowid:dc:*}:owners',
+	'+eval', '+hgetall', '+hdel', '+asking', '+config|get');
 
 # snowid.redis_url naming a master, over TCP as the snowid user.
 sub url
@@ -211,11 +214,21 @@ ok(claimed_at($b_node, $masters[2], $log_offset),
 # migrates from master 1 to master 0.  Master 1 has no hash and answers
 # -ASK; the claim creates the hash on master 0.
 $cluster->start_migration($slot_new, $masters[1], $masters[0]);
-$asking = $cluster->calls($masters[0], 'asking');
+
+# A Redis user whose ACL lacks a command of the script: a clear error
+# from the master ASK pointed to.
+my $f_node = new_server('cluster_f', $dc_new, url($masters[2], 'nohset'));
+my $err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
+like($err,
+	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
+	'no +hset: SQLSTATE 42501, naming the master ASK pointed to');
+like($err, qr/DETAIL:  Redis replied: .*script/,
+	'no +hset: the detail says the script was refused');
 
 # A Redis user without +asking cannot follow -ASK: a clear error.
-my $f_node = new_server('cluster_f', $dc_new, url($masters[2], 'noasking'));
-my $err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
+SnowidTest::set_conf($f_node, 'snowid.redis_url' => url($masters[2], 'noasking'));
+$f_node->restart;
+$err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
 	'no +asking: SQLSTATE 42501, naming the master ASK pointed to');
@@ -228,6 +241,7 @@ is(SnowidRedis::worker($f_node), '|none', 'no +asking: no worker id');
 
 SnowidTest::set_conf($f_node, 'snowid.redis_url' => url($masters[2]));
 $f_node->restart;
+$asking = $cluster->calls($masters[0], 'asking');
 $worker{f} = claim($f_node, 'f (MOVED to master 1, then ASK to master 0)');
 ok(claimed_at($f_node, $masters[0]), 'f: claimed at master 0, where ASK pointed');
 is($cluster->calls($masters[0], 'asking'), $asking + 1,
