@@ -30,7 +30,7 @@ SNOWID_PG_VERSIONS=(15 16 17 18 19)
 # rsync is not needed: the tree is copied with tar
 SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
-	redis-server libfaketime faketime libipc-run-perl make gcc perl
+	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(

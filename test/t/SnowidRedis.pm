@@ -47,7 +47,8 @@ sub new
 sub socket   { return $_[0]->{socket}; }
 sub port     { return $_[0]->{port}; }
 sub password { return $_[0]->{password}; }
-sub server   { return $_[0]->{server}; }
+
+# The client program (redis-cli, or valkey-cli), for more than cli() does
 sub cli_program { return $_[0]->{cli}; }
 
 # Valkey's programs, as (server => ..., cli => ...) for new(): from

@@ -1,7 +1,7 @@
 # A throwaway Redis Cluster for the TAP tests: masters without replicas,
 # each a SnowidRedis server started with --cluster-enabled yes on a
-# loopback TCP port (and its unix socket), joined with
-# redis-cli --cluster create.  SnowidRedis stops them at the end of the
+# loopback TCP port (and its unix socket) and its cluster bus on another,
+# joined with redis-cli --cluster create.  SnowidRedis stops them at the end of the
 # test file, also when the test dies.  Also what the tests do with the
 # cluster: find the master that owns a key's slot, move a slot from one
 # master to another the way a resharding does (step by step, so that a
@@ -12,6 +12,7 @@ use strict;
 use warnings;
 
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidRedis;
 use Time::HiRes qw(usleep);
@@ -29,8 +30,11 @@ sub new
 			password => $params{password},
 			server   => $params{server},
 			cli      => $params{cli},
-			args     => [ '--cluster-enabled', 'yes',
-				'--cluster-node-timeout', '5000' ])
+			args     => [
+				'--cluster-enabled', 'yes', '--cluster-node-timeout', '5000',
+				# the cluster bus on a free port too, not on port + 10000
+				'--cluster-port', PostgreSQL::Test::Cluster::get_free_port()
+			])
 	} 1 .. ($params{masters} // 3);
 	my $self = bless { masters => \@masters, password => $params{password} },
 	  $class;
