@@ -7,7 +7,8 @@
 # every server gets its own worker id in its datacenter and the ids of all
 # servers are unique.  The servers log in as a Redis user with the minimal
 # ACL of the README; users without +hset or +asking fail clearly during a
-# migration.
+# migration.  The forms of the address in -MOVED: an IP address, none (the
+# same host) and a host name.
 #
 # With SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/run --redis valkey)
 # this runs against Valkey's cluster mode.
@@ -259,6 +260,44 @@ is(claim($f_node, 'f restarted after the migration'), $worker{f},
 	'f: a restart after the migration keeps the worker id');
 ok(claimed_at($f_node, $masters[0], $log_offset),
 	'f: claimed at master 0, the new owner');
+
+# 4. The endpoint in -MOVED as the masters announce it
+# (cluster-preferred-endpoint-type): no host ("MOVED 123 :6379") means the
+# host the claim used, a host name is used as given.  a now names master
+# 1, which does not own its slot.
+sub set_all
+{
+	$_->cli('CONFIG', 'SET', @_) for @masters;
+}
+set_all('cluster-preferred-endpoint-type', 'unknown-endpoint');
+SnowidTest::set_conf($a_node, 'snowid.redis_url' => url($masters[1]));
+$log_offset = -s $a_node->logfile;
+$a_node->restart;
+is(claim($a_node, 'a, MOVED without a host'), $worker{a},
+	'a: MOVED without a host: the worker id is kept');
+ok(claimed_at($a_node, $masters[0], $log_offset),
+	'a: MOVED without a host: claimed at master 0 on the same host');
+
+# from a unix socket there is no host to reuse: a clear error
+$log_offset = -s $d_node->logfile;
+$d_node->restart;
+$err = SnowidTest::psql_error($d_node, 'SELECT snowid_next()');
+like($err, qr/ERROR:  58000: redis server at \Qunix:@{[$masters[0]->socket]}\E refused the worker id claim\nDETAIL:  Redis replied: MOVED \d+ :@{[$masters[2]->port]}/,
+	'd: MOVED without a host to a unix socket URL: SQLSTATE 58000, naming the reply');
+
+set_all('cluster-announce-hostname', 'localhost');
+set_all('cluster-preferred-endpoint-type', 'hostname');
+$log_offset = -s $a_node->logfile;
+$a_node->restart;
+is(claim($a_node, 'a, MOVED to a host name'), $worker{a},
+	'a: MOVED to a host name: the worker id is kept');
+ok($a_node->log_contains(
+		qr/snowid claimed worker id $worker{a} of datacenter $dc[0] in redis at \Qlocalhost:@{[$masters[0]->port]}\E\n/,
+		$log_offset),
+	'a: MOVED to a host name: claimed at localhost, master 0');
+set_all('cluster-preferred-endpoint-type', 'ip');
+$d_node->restart;
+is(claim($d_node, 'd restarted'), $worker{d}, 'd: the worker id is kept');
 
 # Every server holds its own worker id in its datacenter.
 my @servers = (
