@@ -8,7 +8,8 @@
 # servers are unique.  The servers log in as a Redis user with the minimal
 # ACL of the README; users without +hset or +asking fail clearly during a
 # migration.  The forms of the address in -MOVED: an IP address, none (the
-# same host) and a host name.
+# same host) and a host name.  With a master down, a server that claimed
+# before uses its cached id.
 #
 # With SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/run --redis valkey)
 # this runs against Valkey's cluster mode.
@@ -325,6 +326,22 @@ for my $run (@runs)
 	is($run->finish, 0, 'ids taken concurrently') or diag($run->stderr);
 	$ids->add(split /\n/, $run->stdout);
 }
+
+# 5. A master fails (here master 2, which holds the claims of b's
+# datacenter): the cluster answers CLUSTERDOWN, and a server that claimed
+# before uses the worker id in its cache, as when a lone Redis is down.
+$masters[2]->stop;
+$cluster->poll_state($masters[0], 'fail')
+  or die 'master 0 did not notice that master 2 failed';
+$log_offset = -s $b_node->logfile;
+$b_node->restart;
+$ids->collect($b_node, 1000);
+is(SnowidRedis::worker($b_node), "$worker{b}|cache",
+	'cluster down: b uses its cached worker id');
+ok($b_node->log_contains(
+		qr/WARNING:  redis server at \Q127.0.0.1:@{[$masters[0]->port]}\E did not complete the worker id claim\n[^\n]*DETAIL:  Redis replied: CLUSTERDOWN/,
+		$log_offset),
+	'cluster down: the CLUSTERDOWN reply is logged as a WARNING');
 $ids->no_duplicates;
 
 my $logs = join '', map { slurp_file($_->[1]->logfile) } @servers;

@@ -61,14 +61,26 @@ sub wait_until_ok
 {
 	my $self = shift;
 
+	for my $master ($self->masters)
+	{
+		$self->poll_state($master, 'ok')
+		  or die 'the cluster did not reach cluster_state:ok';
+	}
+	return;
+}
+
+# Waits until a master reports the given cluster_state (ok or fail); false
+# if it does not within the test timeout.
+sub poll_state
+{
+	my ($self, $master, $state) = @_;
+
 	for (1 .. 100 * $PostgreSQL::Test::Utils::timeout_default)
 	{
-		return
-		  unless grep { $_->cli('CLUSTER', 'INFO') !~ /^cluster_state:ok\r?$/m }
-		  $self->masters;
+		return 1 if $master->cli('CLUSTER', 'INFO') =~ /^cluster_state:$state\r?$/m;
 		usleep(10_000);
 	}
-	die 'the cluster did not reach cluster_state:ok';
+	return 0;
 }
 
 # The slot of a key.
