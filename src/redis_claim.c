@@ -900,6 +900,8 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 				redisFree(c);
 			return;
 		}
+		/* a "not now" reply (LOADING, CLUSTERDOWN...) came from a connection */
+		result->connected = true;
 
 		if (!snowid_login(c, target, request->timeout_ms, result))
 		{
