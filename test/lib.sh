@@ -209,7 +209,7 @@ snowid_use_pg()
 	export PATH="$PG_BINDIR:$SNOWID_BASE_PATH"
 }
 
-# Valkey for the TAP tests (test/t/016_valkey.pl, and the whole Redis
+# Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
 # suite with test/run --redis valkey): test/pgbuild fetches it once into
 # the cache; SNOWID_VALKEY_BIN is the directory holding valkey-server and
 # valkey-cli.  Returns non-zero if it cannot be had.
