@@ -33,6 +33,7 @@ my $password = 'pw-Claim-83d1';
 my $cluster = SnowidRedisCluster->new(password => $admin_password);
 my @masters = $cluster->masters;
 my $ids = SnowidTest::Ledger->new;
+note(join ' ', $masters[0]->cli('INFO', 'server') =~ /^((?:redis|valkey)_version:\S+)/mg);
 
 # The minimal ACL for a cluster: the claim's commands on its keys, ASKING
 # to follow -ASK, CONFIG GET for the eviction check.  It is set on every
