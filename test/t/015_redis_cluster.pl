@@ -287,7 +287,7 @@ $err = SnowidTest::psql_error($d_node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  58000: redis server at \Qunix:@{[$masters[0]->socket]}\E refused the worker id claim\nDETAIL:  Redis replied: MOVED \d+ :@{[$masters[2]->port]}/,
 	'd: MOVED without a host to a unix socket URL: SQLSTATE 58000, naming the reply');
 
-set_all('cluster-announce-hostname', 'localhost');
+$cluster->announce_hostname('localhost');
 set_all('cluster-preferred-endpoint-type', 'hostname');
 $log_offset = -s $a_node->logfile;
 $a_node->restart;

@@ -177,6 +177,34 @@ sub acl_setuser
 	return;
 }
 
+# Sets cluster-announce-hostname on every master and waits until every
+# master knows the host name of every master (it travels by gossip);
+# until then a master that prefers host names names "?" in -MOVED.
+sub announce_hostname
+{
+	my ($self, $hostname) = @_;
+	my $n = $self->masters;
+
+	_ok($_->cli('CONFIG', 'SET', 'cluster-announce-hostname', $hostname))
+	  for $self->masters;
+	for my $master ($self->masters)
+	{
+		my $known = 0;
+
+		for (1 .. 100 * $PostgreSQL::Test::Utils::timeout_default)
+		{
+			my @lines = split /\r?\n/, $master->cli('CLUSTER', 'NODES');
+
+			$known = grep { (split / /)[1] =~ /,\Q$hostname\E$/ } @lines;
+			last if $known == $n;
+			usleep(10_000);
+		}
+		die "master on port @{[$master->port]} knows $known host names"
+		  unless $known == $n;
+	}
+	return;
+}
+
 # Calls of a command on a master since it started, from INFO commandstats.
 sub calls
 {
