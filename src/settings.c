@@ -181,14 +181,19 @@ snowid_check_layout_bits(SnowidLayout *layout)
  * snowid_define_layout_settings
  *		The widths of the datacenter, worker and sequence fields, checked
  *		first by snowid_check_layout_bits(); defining them sets the same
- *		values again.
+ *		values again.  The variables hold their boot values until then: from
+ *		16 on, an assert-enabled server insists on it.
  */
 static void
 snowid_define_layout_settings(void)
 {
 	SnowidLayout *l = &snowid_layout;
+	SnowidLayout checked;
 
-	snowid_check_layout_bits(l);
+	snowid_check_layout_bits(&checked);
+	l->datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS;
+	l->worker_bits = SNOWID_DEFAULT_WORKER_BITS;
+	l->sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
 
 	DefineCustomIntVariable("snowid.datacenter_bits",
 							"Width in bits of the datacenter field of ids.",
@@ -217,8 +222,10 @@ snowid_define_layout_settings(void)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
-	Assert(l->timestamp_bits == SNOWID_ID_BITS - l->datacenter_bits -
-		   l->worker_bits - l->sequence_bits);
+	Assert(l->datacenter_bits == checked.datacenter_bits &&
+		   l->worker_bits == checked.worker_bits &&
+		   l->sequence_bits == checked.sequence_bits);
+	l->timestamp_bits = checked.timestamp_bits;
 }
 
 /*
