@@ -181,19 +181,19 @@ snowid_check_layout_bits(SnowidLayout *layout)
  * snowid_define_layout_settings
  *		The widths of the datacenter, worker and sequence fields, checked
  *		first by snowid_check_layout_bits(); defining them sets the same
- *		values again.  The variables hold their boot values until then: from
- *		16 on, an assert-enabled server insists on it.
+ *		values again.
  */
 static void
 snowid_define_layout_settings(void)
 {
 	SnowidLayout *l = &snowid_layout;
-	SnowidLayout checked;
+	SnowidLayout checked = snowid_layout;
 
+	/*
+	 * Check into a copy: the variables must hold their boot values when they
+	 * are defined (assert-enabled servers check that since 16).
+	 */
 	snowid_check_layout_bits(&checked);
-	l->datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS;
-	l->worker_bits = SNOWID_DEFAULT_WORKER_BITS;
-	l->sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
 
 	DefineCustomIntVariable("snowid.datacenter_bits",
 							"Width in bits of the datacenter field of ids.",
