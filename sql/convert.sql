@@ -133,6 +133,16 @@ INSERT INTO conv_partid_1 (n) VALUES (2);
 SELECT count(*) AS snowid_rows FROM conv_partid
 WHERE id >= snowid_from_time(now() - interval '1 minute');
 
+-- names that need quoting, in a schema off the search_path
+CREATE SCHEMA "Odd Schema";
+CREATE TABLE "Odd Schema"."Order; Table" ("Key ""Col""" bigserial PRIMARY KEY, n int);
+INSERT INTO "Odd Schema"."Order; Table" (n) VALUES (1);
+SELECT snowid_convert_column('"Odd Schema"."Order; Table"', 'Key "Col"');
+INSERT INTO "Odd Schema"."Order; Table" (n) VALUES (2);
+SELECT n, "Key ""Col""" >= snowid_from_time(now() - interval '1 minute') AS snowid_key
+FROM "Odd Schema"."Order; Table" ORDER BY n;
+DROP SCHEMA "Odd Schema" CASCADE;
+
 -- it runs in the caller's transaction, holding the lock ALTER TABLE
 -- takes; a rollback puts the column and its sequence back
 CREATE TABLE conv_rollback (id bigserial PRIMARY KEY);
