@@ -82,6 +82,14 @@ SELECT snowid_convert_column('conv_free', 'id');
 SELECT * FROM column_state('conv_free', 'id');
 SELECT count(*) AS seq_kept FROM pg_class WHERE relname = 'conv_free_seq';
 
+-- a bigint key without a default gets one
+CREATE TABLE conv_nodefault (id bigint PRIMARY KEY, n int);
+INSERT INTO conv_nodefault VALUES (7, 1);
+SELECT snowid_convert_column('conv_nodefault', 'id');
+INSERT INTO conv_nodefault (n) VALUES (2);
+SELECT n, id > 7 AS above_old FROM conv_nodefault ORDER BY n;
+DROP TABLE conv_nodefault;
+
 -- an owned sequence that another table also uses is kept
 CREATE TABLE conv_shared (id bigserial PRIMARY KEY);
 CREATE TABLE conv_sharer (id bigint DEFAULT nextval('conv_shared_id_seq'));
