@@ -219,15 +219,18 @@ snowid_check_layout_bits(SnowidLayout *layout)
  * snowid_define_layout_settings
  *		The widths of the datacenter, worker and sequence fields, checked
  *		first by snowid_check_layout_bits(); defining them sets the same
- *		values.  (The variables must still hold the defaults when they are
- *		defined: an assert-enabled server checks that.)
+ *		values again.
  */
 static void
 snowid_define_layout_settings(void)
 {
 	SnowidLayout *l = &snowid_layout;
-	SnowidLayout checked;
+	SnowidLayout checked = snowid_layout;
 
+	/*
+	 * Check into a copy: the variables must hold their boot values when they
+	 * are defined (assert-enabled servers check that since 16).
+	 */
 	snowid_check_layout_bits(&checked);
 
 	DefineCustomIntVariable("snowid.datacenter_bits",
