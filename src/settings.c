@@ -67,7 +67,8 @@ snowid_configured_value(const char *name)
 	struct config_generic *placeholder = find_option(name, false, true,
 													 ERROR);
 
-	if (placeholder == NULL)
+	/* a placeholder only a session SET created has no reset value */
+	if (placeholder == NULL || placeholder->reset_source == PGC_S_DEFAULT)
 		return NULL;
 	if (placeholder->reset_source > PGC_S_ARGV)
 		ereport(ERROR,

@@ -266,6 +266,7 @@ is($late->safe_psql('postgres', $decode, connstr => $plain),
 is( $late->safe_psql(
 		'postgres',
 		"SET snowid.epoch = '2000-01-01'; SET snowid.sequence_bits = 0;\n"
+		  . "SET snowid.datacenter_bits = 3;\n"
 		  . $decode,
 		connstr => $plain),
 	't|3|7|42',
