@@ -409,11 +409,9 @@ snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
 static void
 snowid_check_startup_redis(void)
 {
-	const char *url = GetConfigOption("snowid.redis_url", true, false);
-	const char *prefix = GetConfigOption("snowid.redis_key_prefix", true,
-										 false);
-	const char *timeout = GetConfigOption("snowid.redis_timeout_ms", true,
-										  false);
+	const char *url = snowid_configured_value("snowid.redis_url");
+	const char *prefix = snowid_configured_value("snowid.redis_key_prefix");
+	const char *timeout = snowid_configured_value("snowid.redis_timeout_ms");
 	SnowidRedisTarget target;
 	const char *problem;
 	int			timeout_ms;
