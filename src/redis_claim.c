@@ -609,12 +609,14 @@ snowid_classify_error(const char *err, bool during_auth)
 			return SNOWID_CLAIM_UNREACHABLE;
 	}
 	/*
-	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7
+	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7.0
 	 * says instead that "the user executing the script can't run this
-	 * command" (or access a key).
+	 * command" (or access a key), Redis 7.2 and Valkey "ACL failure in
+	 * script: ...".
 	 */
 	if (strncmp(err, "NOPERM", 6) == 0 ||
-		strstr(err, "user executing the script can't") != NULL)
+		strstr(err, "user executing the script can't") != NULL ||
+		strstr(err, "ACL failure in script") != NULL)
 		return SNOWID_CLAIM_NO_PERMISSION;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)
@@ -898,6 +900,8 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 				redisFree(c);
 			return;
 		}
+		/* a "not now" reply (LOADING, CLUSTERDOWN...) came from a connection */
+		result->connected = true;
 
 		if (!snowid_login(c, target, request->timeout_ms, result))
 		{
@@ -913,6 +917,16 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   request->timeout_ms, result);
 			if (reply == NULL)
 			{
+				redisFree(c);
+				return;
+			}
+			/* refused (NOPERM): the target would send us back with MOVED */
+			if (reply->type == REDIS_REPLY_ERROR)
+			{
+				result->status = snowid_classify_error(reply->str, false);
+				snowid_set_message(result, target, "Redis replied to ASKING: ",
+								   reply->str);
+				freeReplyObject(reply);
 				redisFree(c);
 				return;
 			}
@@ -1016,7 +1030,7 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s.",
+					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s, and ASKING on a Redis Cluster.",
 							 key)));
 			break;
 
