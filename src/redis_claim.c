@@ -27,6 +27,9 @@
 
 #include "redis_claim.h"
 
+/* Most arguments of one command (EVAL, script, keys and script args) */
+#define SNOWID_REDIS_MAX_ARGS		16
+
 /* MOVED/ASK hops followed before giving up; a stable cluster needs one */
 #define SNOWID_REDIS_MAX_REDIRECTS	3
 
@@ -632,7 +635,7 @@ snowid_command(redisContext *c, int argc, const char **argv,
 			   const SnowidRedisTarget *target, int timeout_ms,
 			   SnowidClaimResult *result)
 {
-	size_t		argvlen[8];
+	size_t		argvlen[SNOWID_REDIS_MAX_ARGS];
 	redisReply *reply;
 	int			i;
 
@@ -1074,4 +1077,109 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errdetail("%s", result->message)));
 			break;
 	}
+}
+
+/*
+ * Run one command that touches one datacenter's keys (a script, for the
+ * lease code in redis_lease.c) against the target: connect, log in, follow
+ * cluster redirections.  Returns the reply, which the caller frees with
+ * freeReplyObject(), or NULL with result filled (status and message).  An
+ * error reply other than a redirection is returned for the caller to
+ * judge with snowid_redis_error_reply().  Never ereports, never pallocs.
+ */
+redisReply *
+snowid_redis_run(const SnowidRedisTarget *target, int timeout_ms,
+				 int argc, const char **argv, SnowidClaimResult *result)
+{
+	SnowidRedisNode node;
+	bool		asking = false;
+	int			hop;
+
+	Assert(argc <= SNOWID_REDIS_MAX_ARGS);
+	memset(result, 0, sizeof(*result));
+	result->worker_id = -1;
+
+	strlcpy(node.host, target->host, sizeof(node.host));
+	node.port = target->port;
+	strlcpy(node.socket_path, target->socket_path, sizeof(node.socket_path));
+
+	for (hop = 0; hop <= SNOWID_REDIS_MAX_REDIRECTS; hop++)
+	{
+		struct timeval tv;
+		redisContext *c;
+		redisReply *reply;
+
+		snowid_redis_describe_node(&node, result->node, sizeof(result->node));
+		tv.tv_sec = timeout_ms / 1000;
+		tv.tv_usec = (timeout_ms % 1000) * 1000;
+		errno = 0;
+		if (node.socket_path[0] != '\0')
+			c = redisConnectUnixWithTimeout(node.socket_path, tv);
+		else
+			c = redisConnectWithTimeout(node.host, node.port, tv);
+		if (c != NULL && c->err == 0)
+			redisSetTimeout(c, tv);
+		if (c == NULL || c->err != 0)
+		{
+			snowid_set_io_failure(result, target, c, errno, timeout_ms, false);
+			if (c != NULL)
+				redisFree(c);
+			return NULL;
+		}
+		if (!snowid_login(c, target, timeout_ms, result))
+		{
+			redisFree(c);
+			return NULL;
+		}
+		if (asking)
+		{
+			const char *asking_argv[] = {"ASKING"};
+
+			reply = snowid_command(c, 1, asking_argv, target, timeout_ms,
+								   result);
+			if (reply == NULL)
+			{
+				redisFree(c);
+				return NULL;
+			}
+			freeReplyObject(reply);
+		}
+
+		reply = snowid_command(c, argc, argv, target, timeout_ms, result);
+		redisFree(c);
+		if (reply == NULL)
+			return NULL;
+		if (!snowid_parse_redirect(reply, &node, &asking))
+			return reply;
+		freeReplyObject(reply);
+	}
+
+	result->status = SNOWID_CLAIM_REDIS_ERROR;
+	snowid_set_message(result, target, "",
+					   "Redis Cluster redirected the command more than 3 times");
+	return NULL;
+}
+
+/*
+ * Fill result from an error reply that no caller recognised: its status
+ * (unreachable for "not now" replies) and Redis' words as the message.
+ */
+void
+snowid_redis_error_reply(const SnowidRedisTarget *target, const char *err,
+						 SnowidClaimResult *result)
+{
+	result->status = snowid_classify_error(err, false);
+	snowid_set_message(result, target, "Redis replied: ", err);
+}
+
+/*
+ * Fill result with a protocol error: a reply of a shape the caller did not
+ * expect.
+ */
+void
+snowid_redis_bad_reply(const SnowidRedisTarget *target, const char *what,
+					   SnowidClaimResult *result)
+{
+	result->status = SNOWID_CLAIM_PROTOCOL_ERROR;
+	snowid_set_message(result, target, "", what);
 }

@@ -149,4 +149,17 @@ extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 extern void snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 								const SnowidClaimResult *result);
 
+/* For the lease scripts of redis_lease.c: one command, its reply */
+struct redisReply;
+extern struct redisReply *snowid_redis_run(const SnowidRedisTarget *target,
+										   int timeout_ms, int argc,
+										   const char **argv,
+										   SnowidClaimResult *result);
+extern void snowid_redis_error_reply(const SnowidRedisTarget *target,
+									 const char *err,
+									 SnowidClaimResult *result);
+extern void snowid_redis_bad_reply(const SnowidRedisTarget *target,
+								   const char *what,
+								   SnowidClaimResult *result);
+
 #endif							/* SNOWID_REDIS_CLAIM_H */

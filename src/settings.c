@@ -36,6 +36,8 @@ static char *snowid_epoch = NULL;
 static char *snowid_redis_url = NULL;
 char	   *snowid_redis_key_prefix = NULL;
 int			snowid_redis_timeout_ms = 2000;
+int			snowid_worker_lease_ms = 0;
+bool		snowid_release_on_shutdown = false;
 const SnowidRedisTarget *snowid_redis_target = NULL;
 
 /* The bit widths are set by the snowid.*_bits settings at server start */
@@ -402,6 +404,57 @@ snowid_define_redis_settings(void)
 }
 
 /*
+ * snowid_define_lease_settings
+ *		Worker ids on lease: the lease, checked first, and whether a clean
+ *		shutdown gives the id back.  A lease needs Redis and is taken, not
+ *		configured.
+ */
+static void
+snowid_define_lease_settings(void)
+{
+	const char *value = GetConfigOption("snowid.worker_lease", true, false);
+	int			lease_ms = 0;
+
+	if (value != NULL &&
+		(!parse_int(value, &lease_ms, GUC_UNIT_MS, NULL) ||
+		 lease_ms < 0 || lease_ms > 86400000 ||
+		 (lease_ms > 0 && lease_ms < 100)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.worker_lease\": \"%s\"",
+						value),
+				 errdetail("\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day.")));
+	if (lease_ms > 0 && snowid_redis_target == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.worker_lease needs snowid.redis_url"),
+				 errdetail("A worker id on lease is taken from Redis, and its lease renewed there."),
+				 errhint("Set snowid.redis_url, or set snowid.worker_lease to 0.")));
+	if (lease_ms > 0 && snowid_worker_id >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.worker_lease cannot be combined with snowid.worker_id"),
+				 errdetail("On lease, a server takes whichever worker id is free."),
+				 errhint("Set snowid.worker_id to -1, or set snowid.worker_lease to 0 for a permanent claim.")));
+
+	DefineCustomIntVariable("snowid.worker_lease",
+							"How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good.",
+							NULL,
+							&snowid_worker_lease_ms,
+							0, 0, 86400000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("snowid.release_on_shutdown",
+							 "Whether a clean shutdown gives a worker id on lease back to Redis at once.",
+							 NULL,
+							 &snowid_release_on_shutdown,
+							 false,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+}
+
+/*
  * snowid_define_startup_settings
  *		The settings fixed at server start.  The layout comes first: the
  *		datacenter and worker ids are checked against it.
@@ -444,6 +497,7 @@ snowid_define_startup_settings(void)
 
 	snowid_check_layout_fit();
 	snowid_define_redis_settings();
+	snowid_define_lease_settings();
 }
 
 /*

@@ -16,6 +16,9 @@
  * failed claim is tried again by the next caller.  That also serialises
  * readers and writers of the cache file.  No lock is taken here.
  *
+ * With snowid.worker_lease, the id is taken on lease instead (lease.c): no
+ * configured id, no cache file, and it may change while the server runs.
+ *
  * The cache file is one line of text:
  *
  *		snowid_worker 1 datacenter_id=3 worker_id=7 worker_bits=5 identity=...
@@ -57,7 +60,6 @@ typedef struct SnowidWorkerCache
 } SnowidWorkerCache;
 
 static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
-static void snowid_worker_identity(char *identity, size_t len);
 static void snowid_worker_claimed(const SnowidClaimRequest *request,
 								  const SnowidClaimResult *result,
 								  const SnowidWorkerCache *cached);
@@ -93,20 +95,27 @@ snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 
 /*
  * snowid_worker_resolve
- *		Finds the worker id on first use, or reports why there is none.  The
- *		caller lets one backend at a time in.
+ *		Finds the worker id on first use (or, on lease, after the last one
+ *		ended), or reports why there is none.  The caller lets one process
+ *		at a time in.
  */
 void
-snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
+snowid_worker_resolve(SnowidWorkerClaim *claim)
 {
+	memset(claim, 0, sizeof(*claim));
+	if (snowid_worker_lease_ms > 0)
+	{
+		snowid_lease_claim(claim);
+		return;
+	}
 	if (snowid_redis_target != NULL)
 	{
-		snowid_worker_claim(worker_id, source);
+		snowid_worker_claim(&claim->worker_id, &claim->source);
 		return;
 	}
 
-	snowid_worker_startup(worker_id, source);
-	if (*worker_id >= 0)
+	snowid_worker_startup(&claim->worker_id, &claim->source);
+	if (claim->worker_id >= 0)
 		return;
 
 	ereport(ERROR,
@@ -183,7 +192,7 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
  * snowid_worker_identity
  *		The identity this server claims under in Redis.
  */
-static void
+void
 snowid_worker_identity(char *identity, size_t len)
 {
 	char		host[256];
@@ -408,6 +417,8 @@ snowid_worker_source_name(SnowidWorkerSource source)
 			return "redis";
 		case SNOWID_WORKER_CACHE:
 			return "cache";
+		case SNOWID_WORKER_LEASE:
+			return "lease";
 		case SNOWID_WORKER_NONE:
 			break;
 	}
