@@ -10,6 +10,8 @@ OBJS = \
 	src/hwm.o \
 	src/worker.o \
 	src/redis_claim.o \
+	src/redis_lease.o \
+	src/lease.o \
 	src/serial.o \
 	src/wait_events.o
 

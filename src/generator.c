@@ -999,7 +999,7 @@ snowid_background_claim(void)
 {
 	SnowidShared *s = snowid_shared;
 	MemoryContext context = CurrentMemoryContext;
-	ErrorData  *edata = NULL;
+	ErrorData  *volatile edata = NULL;
 	bool		idle;
 
 	SpinLockAcquire(&s->mutex);

@@ -1,7 +1,9 @@
 # A throwaway redis-server for the Redis TAP tests (test/t/01*_redis_*.pl).
 #
 # Each server listens on a unix socket in a short temporary directory, and
-# on a loopback TCP port when asked; it keeps nothing on disk.  Every server
+# on a loopback TCP port when asked; it keeps nothing on disk unless asked
+# to (persist: an append-only file synced on every write, kept across a
+# stop and a start).  Every server
 # started here is stopped at the end of the test file, also when the test
 # dies.  Also what these tests ask of a PostgreSQL server about Redis: a
 # server set up to claim from it, its identity there, its worker id.
@@ -19,7 +21,8 @@ use Time::HiRes qw(usleep);
 
 my @servers;
 
-# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.
+# SnowidRedis->new(password => 'pw', tcp => 1, persist => 1): starts a
+# server.
 sub new
 {
 	my ($class, %params) = @_;
@@ -29,6 +32,7 @@ sub new
 		socket   => "$dir/redis.sock",
 		port     => $params{tcp} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 		password => $params{password},
+		persist  => $params{persist},
 	}, $class;
 
 	push @servers, $self;
@@ -57,7 +61,9 @@ sub start
 	my @cmd = (
 		'redis-server', '--port', $self->{port}, '--bind', '127.0.0.1',
 		'--unixsocket', $self->{socket}, '--unixsocketperm', '700',
-		'--save', '', '--appendonly', 'no', '--daemonize', 'no',
+		'--save', '',
+		'--appendonly', $self->{persist} ? ('yes', '--appendfsync', 'always') : 'no',
+		'--daemonize', 'no',
 		'--dir', $self->{dir}, '--logfile', "$self->{dir}/redis.log");
 
 	push @cmd, '--requirepass', $self->{password}
