@@ -85,6 +85,10 @@ extern int	snowid_max_wait_ms;
 extern SnowidLayout snowid_layout;
 extern char *snowid_redis_key_prefix;
 extern int	snowid_redis_timeout_ms;
+extern int	snowid_redis_min_replicas;
+extern char *snowid_redis_tls_ca_file;
+extern char *snowid_redis_tls_cert_file;
+extern char *snowid_redis_tls_key_file;
 
 /* snowid.redis_url parsed (see redis_claim.h); NULL when it is not set */
 extern const struct SnowidRedisTarget *snowid_redis_target;
