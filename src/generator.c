@@ -448,9 +448,7 @@ snowid_resolve_worker(void)
 	/* reports an error if no worker id can be had */
 	PG_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 	{
-		pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_REDIS));
 		snowid_worker_resolve(&claim);
-		pgstat_report_wait_end();
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 

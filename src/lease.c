@@ -53,9 +53,8 @@ static volatile sig_atomic_t got_sigterm = false;
 
 static void snowid_lease_sigterm(SIGNAL_ARGS);
 static void snowid_lease_request(SnowidLeaseRequest *request,
+								 SnowidClaimRequest *claim,
 								 char *identity, size_t len);
-static void snowid_lease_report_request(const SnowidLeaseRequest *request,
-										SnowidClaimRequest *report);
 static int64 snowid_unix_ms(void);
 static int64 snowid_monotonic_ms(void);
 static bool snowid_lease_renew(const SnowidLeaseState *state);
@@ -94,20 +93,19 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
+	SnowidClaimRequest claim_request;
 	SnowidLeaseGrant grant;
 	SnowidClaimResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int64		client_ms = snowid_generator_ms() + epoch_ms;
 
-	snowid_lease_request(&request, identity, sizeof(identity));
+	snowid_lease_request(&request, &claim_request, identity,
+						 sizeof(identity));
 	snowid_redis_lease_claim(snowid_redis_target, &request, client_ms,
 							 &grant, &result);
 	if (result.status != SNOWID_CLAIM_OK)
 	{
-		SnowidClaimRequest report;
-
-		snowid_lease_report_request(&request, &report);
-		snowid_redis_report(ERROR, &report, &result);
+		snowid_redis_report(ERROR, &claim_request, &result);
 		elog(ERROR, "snowid lease claim ended in status %d",
 			 (int) result.status);
 	}
@@ -120,7 +118,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 
 	ereport(LOG,
 			(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
-					grant.worker_id, request.datacenter_id, result.node),
+					grant.worker_id, claim_request.datacenter_id, result.node),
 			 errdetail("Its ids start at %s or later and stay below %s until the lease is renewed.",
 					   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(grant.floor_ms))),
 					   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(grant.fence_ms))))));
@@ -140,38 +138,37 @@ snowid_lease_give_back(bool at_shutdown)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
+	SnowidClaimRequest claim;
 	SnowidLeaseState state;
 	SnowidClaimResult result;
 	SnowidLeaseOutcome outcome;
 	int			worker_id;
 	int64		final_ms;
 
-	snowid_lease_request(&request, identity, sizeof(identity));
+	snowid_lease_request(&request, &claim, identity, sizeof(identity));
 	snowid_lease_state(&state);
 	if (state.worker_id < 0 ||
 		!snowid_lease_drop(state.gen, !at_shutdown, &worker_id, &final_ms))
 		return -1;
 
-	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_REDIS));
 	outcome = snowid_redis_lease_release(snowid_redis_target, &request,
 										 worker_id,
 										 final_ms + snowid_layout.epoch_ms,
 										 &result);
-	pgstat_report_wait_end();
 
 	if (outcome == SNOWID_LEASE_OK)
 		ereport(LOG,
 				(errmsg("snowid gave back worker id %d of datacenter %d to redis at %s",
-						worker_id, request.datacenter_id, result.node)));
+						worker_id, claim.datacenter_id, result.node)));
 	else if (outcome == SNOWID_LEASE_LOST)
 		ereport(WARNING,
 				(errmsg("snowid worker id %d of datacenter %d was no longer this server's lease",
-						worker_id, request.datacenter_id),
+						worker_id, claim.datacenter_id),
 				 errdetail("Another server took it over after the lease ran out; this server had stopped using it.")));
 	else
 		ereport(WARNING,
 				(errmsg("snowid could not give back worker id %d of datacenter %d to redis at %s",
-						worker_id, request.datacenter_id, result.node),
+						worker_id, claim.datacenter_id, result.node),
 				 errdetail("%s", result.message),
 				 errhint("This server no longer uses it; another server can take it once its lease runs out.")));
 	return worker_id;
@@ -297,6 +294,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	static bool failing = false;
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
+	SnowidClaimRequest claim;
 	SnowidLeaseGrant grant;
 	SnowidClaimResult result;
 	SnowidLeaseOutcome outcome;
@@ -304,7 +302,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	int			worker_id;
 	int64		final_ms;
 
-	snowid_lease_request(&request, identity, sizeof(identity));
+	snowid_lease_request(&request, &claim, identity, sizeof(identity));
 	outcome = snowid_redis_lease_renew(snowid_redis_target, &request,
 									   state->worker_id,
 									   state->next_ms + request.lease_ms + epoch_ms,
@@ -327,7 +325,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 			if (snowid_lease_drop(state->gen, false, &worker_id, &final_ms))
 				ereport(WARNING,
 						(errmsg("snowid lost worker id %d of datacenter %d",
-								worker_id, request.datacenter_id),
+								worker_id, claim.datacenter_id),
 						 errdetail("Redis has it held by \"%s\": this server was cut off from Redis, or stopped, past its lease.  It stops using the id and claims another.",
 								   result.holder[0] != '\0' ? result.holder : "nobody")));
 			return false;
@@ -375,36 +373,28 @@ snowid_lease_claim_failed(ErrorData *edata, int *last_code)
 
 /*
  * snowid_lease_request
- *		What this server asks Redis, with its identity in the given buffer.
+ *		What this server asks Redis, with its identity in the given buffer:
+ *		claim says where and as whom, as for a permanent claim.
  */
 static void
-snowid_lease_request(SnowidLeaseRequest *request, char *identity, size_t len)
+snowid_lease_request(SnowidLeaseRequest *request, SnowidClaimRequest *claim,
+					 char *identity, size_t len)
 {
 	snowid_worker_identity(identity, len);
-	request->key_prefix = snowid_redis_key_prefix;
-	request->datacenter_id = snowid_datacenter_id;
-	request->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
-	request->identity = identity;
-	request->timeout_ms = snowid_redis_timeout_ms;
+	memset(claim, 0, sizeof(*claim));
+	claim->key_prefix = snowid_redis_key_prefix;
+	claim->datacenter_id = snowid_datacenter_id;
+	claim->explicit_worker_id = -1;
+	claim->preferred_worker_id = -1;
+	claim->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	claim->identity = identity;
+	claim->timeout_ms = snowid_redis_timeout_ms;
+	claim->min_replicas = snowid_redis_min_replicas;
+	claim->tls_ca_file = snowid_redis_tls_ca_file;
+	claim->tls_cert_file = snowid_redis_tls_cert_file;
+	claim->tls_key_file = snowid_redis_tls_key_file;
+	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;
-}
-
-/*
- * snowid_lease_report_request
- *		The claim request that snowid_redis_report() words its messages by.
- */
-static void
-snowid_lease_report_request(const SnowidLeaseRequest *request,
-							SnowidClaimRequest *report)
-{
-	memset(report, 0, sizeof(*report));
-	report->key_prefix = request->key_prefix;
-	report->datacenter_id = request->datacenter_id;
-	report->explicit_worker_id = -1;
-	report->preferred_worker_id = -1;
-	report->max_worker_id = request->max_worker_id;
-	report->identity = request->identity;
-	report->timeout_ms = request->timeout_ms;
 }
 
 /*

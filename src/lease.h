@@ -31,11 +31,9 @@
 /* What this server asks of Redis about its lease */
 typedef struct SnowidLeaseRequest
 {
-	const char *key_prefix;		/* snowid.redis_key_prefix */
-	int			datacenter_id;
-	int			max_worker_id;	/* highest worker id of the bit layout */
-	const char *identity;		/* from snowid_redis_identity() */
-	int			timeout_ms;		/* snowid.redis_timeout_ms */
+	const SnowidClaimRequest *claim;	/* where, as whom, how long to wait;
+										 * explicit and preferred worker ids
+										 * unused */
 	int64		lease_ms;		/* snowid.worker_lease */
 } SnowidLeaseRequest;
 
@@ -57,7 +55,7 @@ typedef struct SnowidLeaseGrant
 	int64		left_ms;		/* lease left by Redis' clock at the reply */
 } SnowidLeaseGrant;
 
-/* redis_lease.c: the scripts, never ereporting, never pallocing */
+/* redis_lease.c: the scripts; never palloc, ereport only for a cancel */
 extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
 									 const SnowidLeaseRequest *request,
 									 int64 client_ms,

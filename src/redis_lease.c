@@ -9,8 +9,9 @@
  * Every script reads Redis' own clock (TIME), so a lease runs out when
  * Redis says so, whatever the clocks of the servers holding it say; the
  * fences are in the ids' clock (Unix ms), which Redis only compares and
- * stores.  Nothing here touches shared memory, takes a lock, ereports or
- * pallocs; every hiredis object is freed before a function returns.
+ * stores.  Nothing here touches shared memory, takes a lock or pallocs; as
+ * in a claim, only a cancel ereports (from a wait on Redis), and every
+ * hiredis object is freed before a function returns or raises.
  *
  *-------------------------------------------------------------------------
  */
@@ -149,12 +150,14 @@ typedef struct SnowidLeaseKeys
 static void
 snowid_lease_keys(const SnowidLeaseRequest *request, SnowidLeaseKeys *keys)
 {
+	const SnowidClaimRequest *claim = request->claim;
+
 	snowid_redis_owners_key(keys->owners, sizeof(keys->owners),
-							request->key_prefix, request->datacenter_id);
+							claim->key_prefix, claim->datacenter_id);
 	snprintf(keys->leases, sizeof(keys->leases), "{%s:dc:%d}:leases",
-			 request->key_prefix, request->datacenter_id);
+			 claim->key_prefix, claim->datacenter_id);
 	snprintf(keys->fences, sizeof(keys->fences), "{%s:dc:%d}:fences",
-			 request->key_prefix, request->datacenter_id);
+			 claim->key_prefix, claim->datacenter_id);
 }
 
 /*
@@ -177,19 +180,18 @@ snowid_lease_eval(const SnowidRedisTarget *target,
 	argv[3] = keys.owners;
 	argv[4] = keys.leases;
 	argv[5] = keys.fences;
-	argv[6] = request->identity;
+	argv[6] = request->claim->identity;
 	argv[7] = arg2;
 	argv[8] = arg3;
 	if (arg4 == NULL)
-		return snowid_redis_run(target, request->timeout_ms, 9, argv, result);
+		return snowid_redis_run(target, request->claim, 9, argv, result);
 	else
 	{
 		const char *argv10[10];
 
 		memcpy(argv10, argv, sizeof(argv));
 		argv10[9] = arg4;
-		return snowid_redis_run(target, request->timeout_ms, 10, argv10,
-								result);
+		return snowid_redis_run(target, request->claim, 10, argv10, result);
 	}
 }
 
@@ -212,7 +214,7 @@ snowid_lease_read_grant(const redisReply *reply,
 			reply->element[i]->integer < 0)
 			return false;
 	}
-	if (reply->element[0]->integer > request->max_worker_id ||
+	if (reply->element[0]->integer > request->claim->max_worker_id ||
 		reply->element[2]->integer <= reply->element[1]->integer)
 		return false;
 	grant->worker_id = (int) reply->element[0]->integer;
@@ -236,7 +238,7 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	char		client[24];
 	redisReply *reply;
 
-	snprintf(max, sizeof(max), "%d", request->max_worker_id);
+	snprintf(max, sizeof(max), "%d", request->claim->max_worker_id);
 	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
 	snprintf(client, sizeof(client), INT64_FORMAT, client_ms);
 	reply = snowid_lease_eval(target, request, snowid_lease_claim_script,
@@ -257,9 +259,8 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 		result->worker_id = grant->worker_id;
 	}
 	else
-		snowid_redis_bad_reply(target,
-							   "The lease claim script returned a reply of unexpected shape",
-							   result);
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The lease claim script returned a reply of unexpected shape.");
 	freeReplyObject(reply);
 }
 
@@ -303,9 +304,8 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 		outcome = SNOWID_LEASE_OK;
 	}
 	else
-		snowid_redis_bad_reply(target,
-							   "The lease renewal script returned a reply of unexpected shape",
-							   result);
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The lease renewal script returned a reply of unexpected shape.");
 	freeReplyObject(reply);
 	return outcome;
 }
@@ -341,9 +341,8 @@ snowid_redis_lease_release(const SnowidRedisTarget *target,
 	else if (reply->type == REDIS_REPLY_ERROR)
 		snowid_redis_error_reply(target, reply->str, result);
 	else
-		snowid_redis_bad_reply(target,
-							   "The lease release script returned a reply of unexpected shape",
-							   result);
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The lease release script returned a reply of unexpected shape.");
 	freeReplyObject(reply);
 	return outcome;
 }

@@ -36,6 +36,10 @@ static char *snowid_epoch = NULL;
 static char *snowid_redis_url = NULL;
 char	   *snowid_redis_key_prefix = NULL;
 int			snowid_redis_timeout_ms = 2000;
+int			snowid_redis_min_replicas = 0;
+char	   *snowid_redis_tls_ca_file = NULL;
+char	   *snowid_redis_tls_cert_file = NULL;
+char	   *snowid_redis_tls_key_file = NULL;
 int			snowid_worker_lease_ms = 0;
 bool		snowid_release_on_shutdown = false;
 const SnowidRedisTarget *snowid_redis_target = NULL;
@@ -379,7 +383,7 @@ snowid_define_redis_settings(void)
 
 	DefineCustomStringVariable("snowid.redis_url",
 							   "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.",
-							   "redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path/to/redis.sock[?db=N].",
+							   "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N] or redis-sentinel://[[user]:password@]host[:port][,...]/master[/db].",
 							   &snowid_redis_url,
 							   "",
 							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
@@ -395,12 +399,44 @@ snowid_define_redis_settings(void)
 							   snowid_redis_key_prefix_check, NULL, NULL);
 
 	DefineCustomIntVariable("snowid.redis_timeout_ms",
-							"Timeout for connecting to Redis and for each Redis command, in milliseconds.",
+							"Time the whole worker id claim may take, in milliseconds.",
 							NULL,
 							&snowid_redis_timeout_ms,
 							2000, 1, 600000,
 							PGC_POSTMASTER, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.redis_min_replicas",
+							"Replicas that must have a worker id claim (Redis WAIT) before it is used.",
+							NULL,
+							&snowid_redis_min_replicas,
+							0, 0, 100,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_ca_file",
+							   "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's.",
+							   NULL,
+							   &snowid_redis_tls_ca_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_cert_file",
+							   "Client certificate shown to a rediss:// server; empty for none.",
+							   NULL,
+							   &snowid_redis_tls_cert_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_key_file",
+							   "Private key of snowid.redis_tls_cert_file.",
+							   NULL,
+							   &snowid_redis_tls_key_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
 }
 
 /*

@@ -97,6 +97,10 @@ extern int	snowid_max_wait_ms;
 extern SnowidLayout snowid_layout;
 extern char *snowid_redis_key_prefix;
 extern int	snowid_redis_timeout_ms;
+extern int	snowid_redis_min_replicas;
+extern char *snowid_redis_tls_ca_file;
+extern char *snowid_redis_tls_cert_file;
+extern char *snowid_redis_tls_key_file;
 extern int	snowid_worker_lease_ms;
 extern bool snowid_release_on_shutdown;
 

@@ -60,6 +60,7 @@ typedef struct SnowidWorkerCache
 } SnowidWorkerCache;
 
 static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
+static bool snowid_claim_unreachable(const SnowidClaimResult *result);
 static void snowid_worker_claimed(const SnowidClaimRequest *request,
 								  const SnowidClaimResult *result,
 								  const SnowidWorkerCache *cached);
@@ -154,6 +155,10 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	request.max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
 	request.identity = identity;
 	request.timeout_ms = snowid_redis_timeout_ms;
+	request.min_replicas = snowid_redis_min_replicas;
+	request.tls_ca_file = snowid_redis_tls_ca_file;
+	request.tls_cert_file = snowid_redis_tls_cert_file;
+	request.tls_key_file = snowid_redis_tls_key_file;
 
 	have_cache = snowid_cache_read(&cached, DEBUG1);
 	request.preferred_worker_id =
@@ -175,7 +180,7 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 		*source = request.explicit_worker_id >= 0 ?
 			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
 	}
-	else if (result.status == SNOWID_CLAIM_UNREACHABLE &&
+	else if (snowid_claim_unreachable(&result) &&
 			 snowid_worker_from_cache(&request, &result, worker_id))
 		*source = SNOWID_WORKER_CACHE;
 	else
@@ -186,6 +191,21 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	}
 
 	error_context_stack = errcallback.previous;
+}
+
+/*
+ * snowid_claim_unreachable
+ *		Whether a claim failed because Redis could not be reached (no
+ *		server, no sentinel, a failover under way), the one failure after
+ *		which this server's cached id may be used: any other is a
+ *		configuration to fix or an answer that forbids the id.
+ */
+static bool
+snowid_claim_unreachable(const SnowidClaimResult *result)
+{
+	return result->status == SNOWID_CLAIM_UNREACHABLE ||
+		result->status == SNOWID_CLAIM_NO_SENTINEL ||
+		result->status == SNOWID_CLAIM_NOT_MASTER;
 }
 
 /*

@@ -99,9 +99,10 @@ my ($ret, $out);
 like($err, qr/must be superuser or have privileges of pg_read_all_settings to examine "snowid.redis_url"/,
 	'a non-superuser cannot SHOW snowid.redis_url');
 ($ret, $out, $err) = $node->psql('postgres',
-	q{SELECT count(*) FROM pg_settings WHERE name LIKE 'snowid.redis%'},
+	q{SELECT string_agg(name, ',' ORDER BY name) FROM pg_settings WHERE name LIKE 'snowid.redis%'},
 	extra_params => [ '-U', 'alice' ]);
-is($out, 2, 'pg_settings hides snowid.redis_url from a non-superuser');
+is($out, 'snowid.redis_key_prefix,snowid.redis_min_replicas,snowid.redis_timeout_ms',
+	'pg_settings hides snowid.redis_url and the TLS files from a non-superuser');
 ($ret, $out, $err) = $node->psql('postgres',
 	q{SELECT current_setting('snowid.redis_url')},
 	extra_params => [ '-U', 'alice' ]);
@@ -133,14 +134,15 @@ fails_to_start("redis://:$password\@localhost:99999",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The port must be a number from 1 to 65535\./,
 	'port out of range');
 fails_to_start("http://:$password\@localhost",
-	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/ or unix:\/\/\./,
+	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/, rediss:\/\/, unix:\/\/ or redis-sentinel:\/\/\./,
 	'not a redis URL');
 fails_to_start("redis://:$password\@local host",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The host name may hold only/,
 	'unencoded space');
 fails_to_start("rediss://:$password\@localhost",
-	qr/DETAIL:  TLS \(rediss:\/\/\) is not supported/,
-	'TLS URL');
+	qr/DETAIL:  TLS \(rediss:\/\/\) needs snowid built with hiredis 1\.x and its TLS library, hiredis_ssl; this build of snowid has no TLS\./,
+	'TLS URL without TLS support')
+  unless SnowidRedis::tls_supported($node);
 
 set_url($node, $tcp_url);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'a{b'\n");

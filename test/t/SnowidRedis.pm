@@ -170,6 +170,15 @@ sub worker
 		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
+# Whether the snowid library that node loads has TLS (hiredis_ssl).
+sub tls_supported
+{
+	my ($node) = @_;
+	my $lib = $node->config_data('--pkglibdir') . '/snowid.so';
+
+	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
+}
+
 END
 {
 	# keep the test's exit status: finish() sets $?
