@@ -51,6 +51,19 @@ sub server_pids
 	return ($postmaster, grep { /^\d+$/ } @children);
 }
 
+# The pid of a running server's lease worker.
+sub lease_worker_pid
+{
+	my ($node) = @_;
+	my ($postmaster) = server_pids($node);
+
+	for (split /\n/, `ps -o pid=,args= --ppid $postmaster`)
+	{
+		return $1 if /^\s*(\d+)\s.*snowid lease worker/;
+	}
+	die $node->name . ' has no lease worker';
+}
+
 # Freezes a whole server (SIGSTOP, children first), as a stalled VM would.
 sub freeze
 {
