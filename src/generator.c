@@ -899,8 +899,9 @@ snowid_get_status(SnowidStatus *status)
  * snowid_lease_state
  *		What the lease worker needs to know of the generator: the worker id
  *		and its generation, where the generator is (the millisecond after
- *		the last id, or the clock if later, since the epoch), and whether a
- *		claim is under way or the id was given back.
+ *		the last id, or the clock if later: this process's or the latest a
+ *		caller saw, since the epoch), and whether a claim is under way or
+ *		the id was given back.
  */
 void
 snowid_lease_state(SnowidLeaseState *state)
@@ -911,7 +912,8 @@ snowid_lease_state(SnowidLeaseState *state)
 	SpinLockAcquire(&s->mutex);
 	state->worker_id = s->worker_id;
 	state->gen = s->lease_gen;
-	state->next_ms = (s->position >> snowid_layout.sequence_bits) + 1;
+	state->next_ms = Max((s->position >> snowid_layout.sequence_bits) + 1,
+						 s->last_clock_ms);
 	state->high_water_ms = s->high_water_ms;
 	state->claiming = s->claiming;
 	state->released = s->released;
@@ -1023,8 +1025,8 @@ snowid_background_claim(void)
 /*
  * snowid_generator_ms
  *		Where the generator is, in ms since the epoch: its high-water mark
- *		or the clock, whichever is later.  A new lease's fence goes a lease
- *		past it.
+ *		or the clock (this process's or the latest a caller saw), whichever
+ *		is later.  A new lease's fence goes a lease past it.
  */
 int64
 snowid_generator_ms(void)
@@ -1032,9 +1034,11 @@ snowid_generator_ms(void)
 	SnowidShared *s = snowid_shared;
 	int64		clock_ms = snowid_clock_ms();
 	int64		high_water_ms;
+	int64		last_clock_ms;
 
 	SpinLockAcquire(&s->mutex);
 	high_water_ms = s->high_water_ms;
+	last_clock_ms = s->last_clock_ms;
 	SpinLockRelease(&s->mutex);
-	return Max(high_water_ms, clock_ms);
+	return Max(Max(high_water_ms, last_clock_ms), clock_ms);
 }
