@@ -231,8 +231,11 @@ snowid_lease_main(Datum arg)
 
 			if (edata != NULL)
 			{
+				/* a full datacenter is asked again a third of a lease on */
+				sleep_ms = (edata->sqlerrcode ==
+							ERRCODE_CONFIGURATION_LIMIT_EXCEEDED) ?
+					interval_ms : retry_ms;
 				snowid_lease_claim_failed(edata, &last_claim_error);
-				sleep_ms = retry_ms;
 			}
 			else
 			{
