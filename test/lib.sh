@@ -13,7 +13,8 @@
 # caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
 # PG_CONFIG, PATH, and PKG_CONFIG_PATH for another hiredis.
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
-# at another PostgreSQL installation (of any supported version).
+# at another PostgreSQL installation (of any supported version);
+# SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench).
 
 SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SNOWID_PG_CONFIG=${PG_CONFIG:-}
@@ -196,7 +197,7 @@ snowid_use_pg()
 	elif [[ $version == 15 ]]; then
 		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 	else
-		prefix=$("$SNOWID_TOP/test/pgbuild" "$version") || return 1
+		prefix=$("$SNOWID_TOP/test/pgbuild" ${SNOWID_PG_RELEASE:+--release} "$version") || return 1
 		PG_CONFIG=$prefix/bin/pg_config
 	fi
 	case $version in
