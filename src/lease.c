@@ -56,6 +56,7 @@ static void snowid_lease_request(SnowidLeaseRequest *request,
 								 SnowidClaimRequest *claim,
 								 char *identity, size_t len);
 static int64 snowid_unix_ms(void);
+static const char *snowid_unix_ms_text(int64 unix_ms);
 static int64 snowid_monotonic_ms(void);
 static bool snowid_lease_renew(const SnowidLeaseState *state);
 static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
@@ -98,6 +99,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	SnowidClaimResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int64		client_ms = snowid_generator_ms() + epoch_ms;
+	char	   *fence;
 
 	snowid_lease_request(&request, &claim_request, identity,
 						 sizeof(identity));
@@ -116,12 +118,21 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	claim->fence_ms = grant.fence_ms - epoch_ms;
 	claim->lease_expires_ms = snowid_unix_ms() + grant.left_ms;
 
-	ereport(LOG,
-			(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
-					grant.worker_id, claim_request.datacenter_id, result.node),
-			 errdetail("Its ids start at %s or later and stay below %s until the lease is renewed.",
-					   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(grant.floor_ms))),
-					   pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(grant.fence_ms))))));
+	fence = pstrdup(snowid_unix_ms_text(grant.fence_ms));
+	if (grant.floor_ms > 0)
+		ereport(LOG,
+				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+						grant.worker_id, claim_request.datacenter_id,
+						result.node),
+				 errdetail("Ids issued with it before lie below %s; this server's lie below %s until the lease is renewed.",
+						   snowid_unix_ms_text(grant.floor_ms), fence)));
+	else
+		ereport(LOG,
+				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+						grant.worker_id, claim_request.datacenter_id,
+						result.node),
+				 errdetail("No ids were issued with it before; this server's lie below %s until the lease is renewed.",
+						   fence)));
 }
 
 /*
@@ -344,8 +355,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 						(errmsg("snowid could not renew the lease on worker id %d at %s",
 								state->worker_id, result.node),
 						 errdetail("%s", result.message),
-						 errhint("Until a renewal succeeds, ids are issued until %s.",
-								 timestamptz_to_str(snowid_unix_ms_to_timestamptz(status.fence_ms + epoch_ms)))));
+						 errhint("Until a renewal succeeds, this server issues ids only before %s.",
+								 snowid_unix_ms_text(status.fence_ms + epoch_ms))));
 			}
 			failing = true;
 			return false;
@@ -411,6 +422,16 @@ snowid_unix_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * snowid_unix_ms_text
+ *		Unix ms as a timestamptz for a message, in a static buffer.
+ */
+static const char *
+snowid_unix_ms_text(int64 unix_ms)
+{
+	return timestamptz_to_str(snowid_unix_ms_to_timestamptz(unix_ms));
 }
 
 /*
