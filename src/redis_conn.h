@@ -56,8 +56,10 @@ typedef struct SnowidRedisConn
 {
 	struct redisContext *context;
 	void	   *tls;			/* SSL *, or NULL */
-	bool		tls_on;			/* the handshake is done and hiredis owns
-								 * tls (frees it with context) */
+	bool		tls_on;			/* hiredis owns tls (frees it with
+								 * context) */
+	bool		tls_cert_requested; /* the server asked for a client
+									 * certificate and we had none */
 	const SnowidDeadline *deadline;
 } SnowidRedisConn;
 

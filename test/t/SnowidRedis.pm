@@ -19,7 +19,10 @@ use Time::HiRes qw(usleep);
 
 my @servers;
 
-# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.
+# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  With
+# tls => { cert => FILE, key => FILE, ca => FILE, auth_clients => 'yes' } it
+# also listens for TLS on a loopback port (tls_port); with args => [...]
+# it gets these further redis-server arguments.
 sub new
 {
 	my ($class, %params) = @_;
@@ -29,6 +32,9 @@ sub new
 		socket   => "$dir/redis.sock",
 		port     => $params{tcp} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 		password => $params{password},
+		tls      => $params{tls},
+		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
+		args     => $params{args} // [],
 	}, $class;
 
 	push @servers, $self;
@@ -37,6 +43,7 @@ sub new
 }
 
 sub socket   { return $_[0]->{socket}; }
+sub tls_port { return $_[0]->{tls_port}; }
 sub port     { return $_[0]->{port}; }
 sub password { return $_[0]->{password}; }
 
@@ -62,6 +69,13 @@ sub start
 
 	push @cmd, '--requirepass', $self->{password}
 	  if defined $self->{password};
+	push @cmd, '--tls-port', $self->{tls_port},
+	  '--tls-cert-file', $self->{tls}{cert},
+	  '--tls-key-file', $self->{tls}{key},
+	  '--tls-ca-cert-file', $self->{tls}{ca},
+	  '--tls-auth-clients', $self->{tls}{auth_clients} // 'no'
+	  if $self->{tls};
+	push @cmd, @{ $self->{args} };
 	unlink $self->{socket};
 	$self->{handle} = IPC::Run::start(\@cmd, '<', \undef, '>', '/dev/null',
 		'2>', "$self->{dir}/redis.err");
