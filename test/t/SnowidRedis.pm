@@ -187,12 +187,110 @@ sub tls_supported
 	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
 }
 
+# Runs redis-cli on the server's TCP port; see cli.
+sub cli_tcp
+{
+	my ($self, @args) = @_;
+
+	return SnowidRedis::Sentinel::cli_port($self->{port}, @args);
+}
+
 END
 {
 	# keep the test's exit status: finish() sets $?
 	local $?;
 
 	$_->stop for @servers;
+}
+
+
+# A Redis Sentinel (redis-server --sentinel) on a loopback port, watching
+# the master "mymaster" (or the given name) on 127.0.0.1:master_port.
+# Stopped at the end of the test file like the servers.
+package SnowidRedis::Sentinel;
+
+use Time::HiRes qw(usleep);
+
+# SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2)
+sub new
+{
+	my ($class, %params) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir_short();
+	my $name = $params{name} // 'mymaster';
+	my $self = bless {
+		dir  => $dir,
+		port => PostgreSQL::Test::Cluster::get_free_port(),
+		name => $name,
+	}, $class;
+
+	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
+	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
+	  ($params{quorum} // 2), "\n",
+	  "sentinel down-after-milliseconds $name 1000\n",
+	  "sentinel failover-timeout $name 4000\n",
+	  "sentinel parallel-syncs $name 1\n";
+	close $fh;
+	push @servers, $self;
+	$self->start;
+	return $self;
+}
+
+sub port { return $_[0]->{port}; }
+
+sub start
+{
+	my $self = shift;
+
+	$self->{handle} = IPC::Run::start(
+		[ 'redis-server', "$self->{dir}/sentinel.conf", '--sentinel',
+		  '--logfile', "$self->{dir}/sentinel.log" ],
+		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
+	for (1 .. 1000)
+	{
+		return if $self->cli('PING') eq 'PONG';
+		usleep(10_000);
+	}
+	die 'redis sentinel did not start';
+}
+
+sub stop
+{
+	my $self = shift;
+
+	return unless $self->{handle};
+	$self->{handle}->signal('TERM');
+	$self->{handle}->finish;
+	delete $self->{handle};
+}
+
+sub cli
+{
+	my ($self, @args) = @_;
+
+	return cli_port($self->{port}, @args);
+}
+
+# redis-cli against a loopback TCP port.
+sub cli_port
+{
+	my ($port, @args) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'redis-cli', '-h', '127.0.0.1', '-p', $port, @args ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	chomp $out;
+	return $out;
+}
+
+# The port of the master this sentinel names.
+sub master_port
+{
+	my $self = shift;
+	my (undef, $port) = split /\n/,
+	  $self->cli('SENTINEL', 'get-master-addr-by-name', $self->{name});
+
+	return $port // '';
 }
 
 1;
