@@ -155,6 +155,7 @@ is(scalar(keys %{ $replica->owners($dc) }), 6,
 	'the new master holds all six claims');
 
 # Too few replicas: WAIT cannot be satisfied, the id is not used.
+wait_for_replica($replica->port);
 my $pg = claiming_node('snowid.redis_min_replicas' => 2,
 	'snowid.redis_timeout_ms' => 1000);
 my $err = SnowidTest::psql_error($pg, 'SELECT snowid_next()');
