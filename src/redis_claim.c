@@ -1406,6 +1406,7 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 		}
 		if (connected)
 			snowid_claim_on(&conn, &node, target, request, &deadline, result);
+		result->elapsed_ms = snowid_deadline_elapsed(&deadline);
 	}
 	PG_FINALLY();
 	{
