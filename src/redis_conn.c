@@ -53,14 +53,14 @@ snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms)
  * snowid_deadline_elapsed
  *		Milliseconds since the claim started.
  */
-int
+double
 snowid_deadline_elapsed(const SnowidDeadline *deadline)
 {
 	instr_time	now;
 
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, deadline->start);
-	return (int) INSTR_TIME_GET_MILLISEC(now);
+	return INSTR_TIME_GET_MILLISEC(now);
 }
 
 /*

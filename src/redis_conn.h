@@ -73,7 +73,7 @@ typedef struct SnowidRedisTls
 
 extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms);
 extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
-extern int	snowid_deadline_elapsed(const SnowidDeadline *deadline);
+extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
 
 extern bool snowid_conn_open(SnowidRedisConn *conn,
 							 const SnowidRedisNode *node,
