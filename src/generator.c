@@ -6,12 +6,15 @@
  *	  snowid.max_drift_ms ahead of the wall clock, and never past the
  *	  persisted high-water mark.
  *
- * Locking:
- *	- mutex (a spinlock) protects position, ms_first, high_water_ms, last_clock_ms,
- *	  ids_issued, clock_steps, takeover_pending, claiming and the worker
- *	  fields (worker_id, worker_source, node_bits); nothing else is read or
- *	  written under it, and nothing under it can sleep, allocate, report or
- *	  do I/O.
+ * Locking (SnowidShared groups its fields by it):
+ *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
+ *	  last_clock_ms, ids_issued, clock_steps, takeover_pending, claiming and
+ *	  the worker fields (worker_id, worker_source, node_bits); nothing else
+ *	  is read or written under it, and nothing under it can sleep, allocate,
+ *	  report or do I/O.
+ *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
+ *	  mark_high_water_ms) are set once while shared memory is initialised
+ *	  and read without a lock.
  *	- lock (an LWLock) serialises writing the high-water mark file.
  *	- claiming (under mutex) lets one backend at a time resolve the worker
  *	  id, which may take Redis round trips and so holds no lock; the others
@@ -71,6 +74,14 @@
 
 typedef struct SnowidShared
 {
+	/* set once while shared memory is initialised, then read without a lock: */
+	LWLock	   *lock;			/* serialises writers of the mark file */
+	SnowidMarkRead mark_status; /* how reading the mark file went */
+	bool		mark_mismatch;	/* the mark file has another layout */
+	SnowidLayout mark_layout;	/* the layout found in that file */
+	int64		mark_high_water_ms; /* and its mark, in Unix ms */
+
+	/* protected by mutex: */
 	slock_t		mutex;
 	int64		position;		/* last position issued, -1 if none */
 	int64		ms_first;		/* first position issued in position's ms */
@@ -78,23 +89,19 @@ typedef struct SnowidShared
 	int64		last_clock_ms;	/* wall clock last seen by a caller */
 	uint64		ids_issued;
 	uint64		clock_steps;
-	bool		takeover_pending;	/* see snowid_shmem_init() */
-
-	LWLock	   *lock;
+	bool		takeover_pending;	/* see snowid_record_takeover() */
 	int			worker_id;		/* -1 until resolved */
 	SnowidWorkerSource worker_source;
 	int64		node_bits;
+	bool		claiming;		/* a backend is resolving the worker id */
 
-	SnowidMarkRead mark_status; /* how reading the mark file went */
-	bool		mark_mismatch;	/* the mark file has another layout */
-	SnowidLayout mark_layout;	/* the layout found in that file */
-	int64		mark_high_water_ms; /* and its mark, in Unix ms */
-
+	/* atomics, counted outside the mutex: */
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 clock_errors;
 	pg_atomic_uint32 resolve_failures;	/* failed worker id resolutions */
-	bool		claiming;		/* a backend is resolving the worker id */
-	ConditionVariable worker_cv;	/* signalled when it is done */
+
+	/* signalled when a worker id resolution ends (its own locking): */
+	ConditionVariable worker_cv;
 } SnowidShared;
 
 static SnowidShared *snowid_shared = NULL;
@@ -102,7 +109,11 @@ static SnowidShared *snowid_shared = NULL;
 /* This backend's copy of node_bits, once it has checked it may generate */
 static int64 local_node_bits = -1;
 
+static int64 snowid_load_mark(SnowidShared *s);
+static void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
 static pg_noinline void snowid_prepare(void);
+static void snowid_check_can_generate(const SnowidShared *s);
+static void snowid_skip_after_takeover(SnowidShared *s);
 static int64 snowid_resolve_worker(void);
 static void snowid_resolve_failed(int code, Datum arg);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
@@ -165,8 +176,7 @@ snowid_shmem_init(void)
 {
 	bool		found;
 	SnowidShared *s;
-	SnowidMark	mark;
-	int64		mark_ms = 0;
+	int64		mark_ms;
 
 	s = ShmemInitStruct("snowid", sizeof(SnowidShared), &found);
 	snowid_shared = s;
@@ -181,21 +191,7 @@ snowid_shmem_init(void)
 	pg_atomic_init_u32(&s->resolve_failures, 0);
 	ConditionVariableInit(&s->worker_cv);
 
-	s->mark_status = snowid_mark_read(&mark);
-	if (s->mark_status == SNOWID_MARK_OK)
-	{
-		if (!snowid_mark_layout_matches(&mark, &snowid_layout))
-		{
-			s->mark_mismatch = true;
-			s->mark_layout = mark.layout;
-			s->mark_high_water_ms = mark.high_water_ms;
-		}
-		else
-		{
-			mark_ms = Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
-			s->takeover_pending = mark.takeover;
-		}
-	}
+	mark_ms = snowid_load_mark(s);
 
 	/* the first position issued will be the first of mark_ms */
 	s->position = snowid_last_position(mark_ms - 1,
@@ -203,37 +199,73 @@ snowid_shmem_init(void)
 	s->high_water_ms = mark_ms;
 	s->last_clock_ms = 0;
 
-	/*
-	 * A server that starts in archive recovery will, once promoted, issue
-	 * ids with the worker id of the server it was copied from.  That server
-	 * may have issued ids after the mark in the copy was written, up to
-	 * snowid.max_drift_ms ahead of its clock, so the first id after the end
-	 * of recovery must skip ahead of them (snowid_prepare()).  The signal
-	 * files are gone after a promotion, and a crash may come before the
-	 * first id, so the pending skip is recorded in the mark file; the next
-	 * mark written after the skip clears it.
-	 */
-	if ((access(STANDBY_SIGNAL_FILE, F_OK) == 0 ||
-		 access(RECOVERY_SIGNAL_FILE, F_OK) == 0) &&
-		!s->takeover_pending && !s->mark_mismatch &&
-		(s->mark_status == SNOWID_MARK_OK ||
-		 s->mark_status == SNOWID_MARK_MISSING))
-	{
-		mark.layout = snowid_layout;
-		mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
-		mark.takeover = true;
-		s->takeover_pending = true;
-		if (!snowid_mark_write(&mark, WARNING))
-			ereport(WARNING,
-					(errmsg("snowid could not record that this server is a copy of another"),
-					 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.")));
-	}
+	snowid_record_takeover(s, mark_ms);
 
 	s->worker_id = -1;
 	snowid_worker_startup(&s->worker_id, &s->worker_source);
 	if (s->worker_id >= 0)
 		s->node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
 										s->worker_id);
+}
+
+/*
+ * snowid_load_mark
+ *		Reads the mark file into a new generator: how reading went, a layout
+ *		that does not match ours, a pending takeover.  Returns the first
+ *		millisecond (since our epoch) the generator may issue, 0 without a
+ *		usable mark.
+ */
+static int64
+snowid_load_mark(SnowidShared *s)
+{
+	SnowidMark	mark;
+
+	s->mark_status = snowid_mark_read(&mark);
+	if (s->mark_status != SNOWID_MARK_OK)
+		return 0;
+	if (!snowid_mark_layout_matches(&mark, &snowid_layout))
+	{
+		s->mark_mismatch = true;
+		s->mark_layout = mark.layout;
+		s->mark_high_water_ms = mark.high_water_ms;
+		return 0;
+	}
+	s->takeover_pending = mark.takeover;
+	return Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
+}
+
+/*
+ * snowid_record_takeover
+ *		A server that starts in archive recovery will, once promoted, issue
+ *		ids with the worker id of the server it was copied from.  That server
+ *		may have issued ids after the mark in the copy was written, up to
+ *		snowid.max_drift_ms ahead of its clock, so the first id after the end
+ *		of recovery must skip ahead of them (snowid_skip_after_takeover()).
+ *		The signal files are gone after a promotion, and a crash may come
+ *		before the first id, so the pending skip is recorded in the mark
+ *		file; the next mark written after the skip clears it.
+ */
+static void
+snowid_record_takeover(SnowidShared *s, int64 mark_ms)
+{
+	SnowidMark	mark;
+
+	if (access(STANDBY_SIGNAL_FILE, F_OK) != 0 &&
+		access(RECOVERY_SIGNAL_FILE, F_OK) != 0)
+		return;
+	if (s->takeover_pending || s->mark_mismatch ||
+		(s->mark_status != SNOWID_MARK_OK &&
+		 s->mark_status != SNOWID_MARK_MISSING))
+		return;
+
+	mark.layout = snowid_layout;
+	mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
+	mark.takeover = true;
+	s->takeover_pending = true;
+	if (!snowid_mark_write(&mark, WARNING))
+		ereport(WARNING,
+				(errmsg("snowid could not record that this server is a copy of another"),
+				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.")));
 }
 
 /*
@@ -430,7 +462,30 @@ snowid_prepare(void)
 	bool		takeover;
 
 	snowid_require_shmem();
+	snowid_check_can_generate(s);
 
+	SpinLockAcquire(&s->mutex);
+	worker_id = s->worker_id;
+	node_bits = s->node_bits;
+	takeover = s->takeover_pending;
+	SpinLockRelease(&s->mutex);
+
+	if (worker_id < 0)
+		node_bits = snowid_resolve_worker();
+	if (unlikely(takeover))
+		snowid_skip_after_takeover(s);
+
+	local_node_bits = node_bits;
+}
+
+/*
+ * snowid_check_can_generate
+ *		Reports why this server may not issue ids at all: it is a standby,
+ *		its mark file is unreadable or corrupt, or its layout changed.
+ */
+static void
+snowid_check_can_generate(const SnowidShared *s)
+{
 	/*
 	 * A streaming standby runs with its primary's settings: it would hand
 	 * out the primary's ids.
@@ -476,38 +531,29 @@ snowid_prepare(void)
 						 (long long) snowid_old_ids_bound(s),
 						 SNOWID_MARK_FILE)));
 	}
+}
+
+/*
+ * snowid_skip_after_takeover
+ *		Recovery has ended on a server that started in archive recovery: skip
+ *		past any id the server it was copied from may have issued, which with
+ *		a clock that agrees with ours lies at most snowid.max_drift_ms ahead
+ *		(see snowid_record_takeover()).  The first backend to get here skips.
+ */
+static void
+snowid_skip_after_takeover(SnowidShared *s)
+{
+	int64		skip_ms = Max(snowid_clock_ms(), 0) + snowid_max_drift_ms;
+	int64		skip_position =
+		snowid_last_position(skip_ms - 1, snowid_max_ms(&snowid_layout));
 
 	SpinLockAcquire(&s->mutex);
-	worker_id = s->worker_id;
-	node_bits = s->node_bits;
-	takeover = s->takeover_pending;
-	SpinLockRelease(&s->mutex);
-
-	if (worker_id < 0)
-		node_bits = snowid_resolve_worker();
-
-	/*
-	 * Recovery has ended on a server that started in archive recovery: skip
-	 * past any id the server it was copied from may have issued, which with
-	 * a clock that agrees with ours lies at most snowid.max_drift_ms ahead
-	 * (see snowid_shmem_init()).
-	 */
-	if (unlikely(takeover))
+	if (s->takeover_pending)
 	{
-		int64		skip_ms = Max(snowid_clock_ms(), 0) + snowid_max_drift_ms;
-		int64		skip_position =
-			snowid_last_position(skip_ms - 1, snowid_max_ms(&snowid_layout));
-
-		SpinLockAcquire(&s->mutex);
-		if (s->takeover_pending)
-		{
-			s->position = Max(s->position, skip_position);
-			s->takeover_pending = false;
-		}
-		SpinLockRelease(&s->mutex);
+		s->position = Max(s->position, skip_position);
+		s->takeover_pending = false;
 	}
-
-	local_node_bits = node_bits;
+	SpinLockRelease(&s->mutex);
 }
 
 /*

@@ -191,8 +191,13 @@ static void
 snowid_define_layout_settings(void)
 {
 	SnowidLayout *l = &snowid_layout;
+	SnowidLayout checked = snowid_layout;
 
-	snowid_check_layout_bits(l);
+	/*
+	 * Check into a copy: the variables must hold their boot values when they
+	 * are defined (assert-enabled servers check that since 16).
+	 */
+	snowid_check_layout_bits(&checked);
 
 	DefineCustomIntVariable("snowid.datacenter_bits",
 							"Width in bits of the datacenter field of ids.",
@@ -221,8 +226,10 @@ snowid_define_layout_settings(void)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 
-	Assert(l->timestamp_bits == SNOWID_ID_BITS - l->datacenter_bits -
-		   l->worker_bits - l->sequence_bits);
+	Assert(l->datacenter_bits == checked.datacenter_bits &&
+		   l->worker_bits == checked.worker_bits &&
+		   l->sequence_bits == checked.sequence_bits);
+	l->timestamp_bits = checked.timestamp_bits;
 }
 
 /*

@@ -13,7 +13,8 @@
 # caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
 # PG_CONFIG, PATH, and PKG_CONFIG_PATH for another hiredis.
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
-# at another PostgreSQL installation (of any supported version).
+# at another PostgreSQL installation (of any supported version);
+# SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench).
 
 SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SNOWID_PG_CONFIG=${PG_CONFIG:-}
@@ -27,6 +28,7 @@ SNOWID_PG_VERSIONS=(15 16 17 18 19)
 SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
 	redis-server libfaketime faketime libipc-run-perl make gcc perl
+	openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
@@ -186,7 +188,7 @@ snowid_use_pg()
 	elif [[ $version == 15 ]]; then
 		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 	else
-		prefix=$("$SNOWID_TOP/test/pgbuild" "$version") || return 1
+		prefix=$("$SNOWID_TOP/test/pgbuild" ${SNOWID_PG_RELEASE:+--release} "$version") || return 1
 		PG_CONFIG=$prefix/bin/pg_config
 	fi
 	case $version in

@@ -96,6 +96,7 @@ is($node->safe_psql('postgres', 'SHOW snowid.redis_url'),
 my ($ret, $out);
 ($ret, $out, $err) = $node->psql('postgres', 'SHOW snowid.redis_url',
 	extra_params => [ '-U', 'alice' ]);
+# the wording is PostgreSQL's own, and changed in 16
 like($err, qr/(must be superuser or have privileges of pg_read_all_settings to examine|permission denied to examine) "snowid.redis_url"/,
 	'a non-superuser cannot SHOW snowid.redis_url');
 ($ret, $out, $err) = $node->psql('postgres',
