@@ -64,9 +64,10 @@ static void snowid_redis_report_more(int elevel,
  * another server still uses, while the server's own last id is free unless
  * a server claimed it since.  Other entries of the same identity (an id
  * beyond max after a layout change, a duplicate written by hand) are
- * released so that an identity holds exactly one id.  A server
- * that already holds its id causes no write unless ARGV[5] asks for one.  Refusals are error replies
- * whose first word says which, and they write nothing:
+ * released so that an identity holds exactly one id.  A server that
+ * already holds its id causes no write unless ARGV[5] asks for one.
+ * Refusals are error replies whose first word says which, and they write
+ * nothing:
  *
  *	SNOWID_ALL_HELD <count>			no id in 0..max is free
  *	SNOWID_CONFLICT <identity>		the configured id is held by identity
@@ -1405,6 +1406,7 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 		}
 		if (connected)
 			snowid_claim_on(&conn, &node, target, request, &deadline, result);
+		result->elapsed_ms = snowid_deadline_elapsed(&deadline);
 	}
 	PG_FINALLY();
 	{

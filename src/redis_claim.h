@@ -158,6 +158,7 @@ typedef struct SnowidClaimResult
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
 	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
+	double		elapsed_ms;		/* how long the claim took */
 	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of the URL's
 															 * sentinels */
 	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to:

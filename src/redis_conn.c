@@ -50,6 +50,20 @@ snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms)
 }
 
 /*
+ * snowid_deadline_elapsed
+ *		Milliseconds since the claim started.
+ */
+double
+snowid_deadline_elapsed(const SnowidDeadline *deadline)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, deadline->start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
  * snowid_deadline_remaining
  *		Milliseconds left before the deadline, 0 once it has passed.  The
  *		monotonic clock: a step of the wall clock neither ends nor extends a

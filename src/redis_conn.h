@@ -56,8 +56,10 @@ typedef struct SnowidRedisConn
 {
 	struct redisContext *context;
 	void	   *tls;			/* SSL *, or NULL */
-	bool		tls_on;			/* the handshake is done and hiredis owns
-								 * tls (frees it with context) */
+	bool		tls_on;			/* hiredis owns tls (frees it with
+								 * context) */
+	bool		tls_cert_requested; /* the server asked for a client
+									 * certificate and we had none */
 	const SnowidDeadline *deadline;
 } SnowidRedisConn;
 
@@ -71,6 +73,7 @@ typedef struct SnowidRedisTls
 
 extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms);
 extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
+extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
 
 extern bool snowid_conn_open(SnowidRedisConn *conn,
 							 const SnowidRedisNode *node,

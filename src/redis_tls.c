@@ -7,9 +7,10 @@
  *	  system's CAs) and its host name checked and sent as SNI; and why a
  *	  handshake failed, in words a user can act on.
  *
- * The handshake is done here with OpenSSL, on the socket hiredis opened;
- * then the SSL object is handed to hiredis (redisInitiateSSL), which reads
- * and writes through it and frees it with the connection.  Only hiredis
+ * The SSL object is made here (verification, host name, SNI) and handed to
+ * hiredis (redisInitiateSSL), which reads and writes through it and frees
+ * it with the connection; the handshake is driven here, so that it waits
+ * like every other step.  Only hiredis
  * 1.x built with TLS (hiredis_ssl) offers that; built without it, this file
  * holds stubs and snowid_redis_parse_url() refuses rediss:// URLs.  No
  * shared state, no locks.
@@ -40,6 +41,24 @@ static void snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
 										 SnowidClaimResult *result);
 static bool snowid_tls_alert_failure(unsigned long err,
 									 SnowidClaimResult *result);
+static int	snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key);
+
+/*
+ * snowid_tls_no_client_cert
+ *		OpenSSL calls this when the server asks for a client certificate and
+ *		none is set: note it, so that when the server then drops the
+ *		connection (with TLS 1.3 it does so after the handshake, and the
+ *		alert saying why may be lost) the message can say why.
+ */
+static int
+snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key)
+{
+	SnowidRedisConn *conn = (SnowidRedisConn *) SSL_get_app_data(ssl);
+
+	if (conn != NULL)
+		conn->tls_cert_requested = true;
+	return 0;
+}
 
 /*
  * snowid_tls_handshake
@@ -65,15 +84,24 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 		return false;
 	}
 	conn->tls = ssl;
+	SSL_set_app_data(ssl, conn);
 	if (!snowid_tls_check_host(ssl, node->host, result))
 		return false;
-	if (SSL_set_fd(ssl, conn->context->fd) != 1)
+
+	/*
+	 * hiredis sets the socket and starts the handshake; on a non-blocking
+	 * connection it returns as soon as the handshake would block.  From
+	 * then on it owns ssl and frees it with the connection.
+	 */
+	ERR_clear_error();
+	if (redisInitiateSSL(conn->context, ssl) != REDIS_OK)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
-						  "Could not set up TLS on the socket.");
+		snowid_tls_handshake_failure(ssl, SSL_ERROR_SSL, result);
 		return false;
 	}
+	conn->tls_on = true;
 
+	/* drive the rest of the handshake under the deadline */
 	for (;;)
 	{
 		int			rc;
@@ -82,17 +110,19 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 		ERR_clear_error();
 		rc = SSL_connect(ssl);
 		if (rc == 1)
-			break;
+			return true;
 		error = SSL_get_error(ssl, rc);
-		if (error == SSL_ERROR_WANT_READ)
+		if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
 		{
-			if (!snowid_conn_wait(conn, WL_SOCKET_READABLE, result))
+			if (!snowid_conn_wait(conn, error == SSL_ERROR_WANT_READ ?
+								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+								  result))
+			{
+				snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+								  "The TLS handshake did not complete within snowid.redis_timeout_ms (%d ms); check that the port is Redis' TLS port (tls-port).",
+								  conn->deadline->timeout_ms);
 				return false;
-		}
-		else if (error == SSL_ERROR_WANT_WRITE)
-		{
-			if (!snowid_conn_wait(conn, WL_SOCKET_WRITEABLE, result))
-				return false;
+			}
 		}
 		else
 		{
@@ -100,16 +130,6 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 			return false;
 		}
 	}
-
-	/* hiredis reads and writes through ssl from here on, and frees it */
-	if (redisInitiateSSL(conn->context, ssl) != REDIS_OK)
-	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
-						  "hiredis could not take over the TLS session.");
-		return false;
-	}
-	conn->tls_on = true;
-	return true;
 }
 
 /*
@@ -133,6 +153,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidClaimResult *result)
 	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_client_cert_cb(ctx, snowid_tls_no_client_cert);
 
 	if (have_ca ? SSL_CTX_load_verify_locations(ctx, tls->ca_file, NULL) != 1
 		: SSL_CTX_set_default_verify_paths(ctx) != 1)
@@ -312,6 +333,12 @@ snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
 	if (!conn->tls_on)
 		return false;
 	err = ERR_peek_last_error();
+	if (err == 0 && conn->tls_cert_requested)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_CLIENT_CERT,
+						  "The server asked for a client certificate, none is set, and the server then closed the connection.");
+		return true;
+	}
 	if (err == 0)
 		return false;
 	if (snowid_tls_alert_failure(err, result))

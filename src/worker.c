@@ -257,14 +257,14 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
 
 	if (request->explicit_worker_id >= 0)
 		ereport(LOG,
-				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
+				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s in %.1f ms",
 						result->worker_id, request->datacenter_id,
-						result->node)));
+						result->node, result->elapsed_ms)));
 	else
 		ereport(LOG,
-				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
+				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s in %.1f ms",
 						result->worker_id, request->datacenter_id,
-						result->node)));
+						result->node, result->elapsed_ms)));
 }
 
 /*

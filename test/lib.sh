@@ -32,6 +32,7 @@ SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
 	redis-server libfaketime faketime libipc-run-perl make gcc perl
 	nodejs python3 python3-psycopg2 python3-sqlalchemy
+	openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(

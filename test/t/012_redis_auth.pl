@@ -153,8 +153,12 @@ $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'app1'\nsnowid.
 SnowidTest::fails_to_start($node, 'timeout 0',
 	qr/invalid value for parameter "snowid.redis_timeout_ms": "0"/);
 
+$node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\nsnowid.redis_min_replicas = -1\n");
+SnowidTest::fails_to_start($node, 'min_replicas -1',
+	qr/invalid value for parameter "snowid.redis_min_replicas": "-1"/);
+
 # Valid again, with another key prefix and a timeout in seconds.
-$node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\n");
+$node->append_conf('postgresql.conf', "snowid.redis_min_replicas = 0\n");
 $node->start;
 $ids->collect($node, 1000);
 is($node->safe_psql('postgres', 'SHOW snowid.redis_timeout_ms'), '3s',

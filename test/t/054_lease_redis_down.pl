@@ -19,7 +19,10 @@ use Time::HiRes ();
 
 my $dc = 4;
 my $lease_ms = 3000;
-my $redis = SnowidRedis->new(persist => 1);
+# Redis keeps its data across the stop and start: an append-only file,
+# written through on every write.
+my $redis = SnowidRedis->new(
+	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 my %lease = (

@@ -1,9 +1,7 @@
 # A throwaway redis-server for the Redis TAP tests (test/t/01*_redis_*.pl).
 #
 # Each server listens on a unix socket in a short temporary directory, and
-# on a loopback TCP port when asked; it keeps nothing on disk unless asked
-# to (persist: an append-only file synced on every write, kept across a
-# stop and a start).  Every server
+# on a loopback TCP port when asked; it keeps nothing on disk.  Every server
 # started here is stopped at the end of the test file, also when the test
 # dies.  Also what these tests ask of a PostgreSQL server about Redis: a
 # server set up to claim from it, its identity there, its worker id.
@@ -21,8 +19,10 @@ use Time::HiRes qw(usleep);
 
 my @servers;
 
-# SnowidRedis->new(password => 'pw', tcp => 1, persist => 1): starts a
-# server.
+# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  With
+# tls => { cert => FILE, key => FILE, ca => FILE, auth_clients => 'yes' } it
+# also listens for TLS on a loopback port (tls_port); with args => [...]
+# it gets these further redis-server arguments.
 sub new
 {
 	my ($class, %params) = @_;
@@ -32,7 +32,9 @@ sub new
 		socket   => "$dir/redis.sock",
 		port     => $params{tcp} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 		password => $params{password},
-		persist  => $params{persist},
+		tls      => $params{tls},
+		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
+		args     => $params{args} // [],
 	}, $class;
 
 	push @servers, $self;
@@ -41,6 +43,7 @@ sub new
 }
 
 sub socket   { return $_[0]->{socket}; }
+sub tls_port { return $_[0]->{tls_port}; }
 sub port     { return $_[0]->{port}; }
 sub password { return $_[0]->{password}; }
 
@@ -61,13 +64,18 @@ sub start
 	my @cmd = (
 		'redis-server', '--port', $self->{port}, '--bind', '127.0.0.1',
 		'--unixsocket', $self->{socket}, '--unixsocketperm', '700',
-		'--save', '',
-		'--appendonly', $self->{persist} ? ('yes', '--appendfsync', 'always') : 'no',
-		'--daemonize', 'no',
+		'--save', '', '--appendonly', 'no', '--daemonize', 'no',
 		'--dir', $self->{dir}, '--logfile', "$self->{dir}/redis.log");
 
 	push @cmd, '--requirepass', $self->{password}
 	  if defined $self->{password};
+	push @cmd, '--tls-port', $self->{tls_port},
+	  '--tls-cert-file', $self->{tls}{cert},
+	  '--tls-key-file', $self->{tls}{key},
+	  '--tls-ca-cert-file', $self->{tls}{ca},
+	  '--tls-auth-clients', $self->{tls}{auth_clients} // 'no'
+	  if $self->{tls};
+	push @cmd, @{ $self->{args} };
 	unlink $self->{socket};
 	$self->{handle} = IPC::Run::start(\@cmd, '<', \undef, '>', '/dev/null',
 		'2>', "$self->{dir}/redis.err");
@@ -179,12 +187,110 @@ sub tls_supported
 	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
 }
 
+# Runs redis-cli on the server's TCP port; see cli.
+sub cli_tcp
+{
+	my ($self, @args) = @_;
+
+	return SnowidRedis::Sentinel::cli_port($self->{port}, @args);
+}
+
 END
 {
 	# keep the test's exit status: finish() sets $?
 	local $?;
 
 	$_->stop for @servers;
+}
+
+
+# A Redis Sentinel (redis-server --sentinel) on a loopback port, watching
+# the master "mymaster" (or the given name) on 127.0.0.1:master_port.
+# Stopped at the end of the test file like the servers.
+package SnowidRedis::Sentinel;
+
+use Time::HiRes qw(usleep);
+
+# SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2)
+sub new
+{
+	my ($class, %params) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir_short();
+	my $name = $params{name} // 'mymaster';
+	my $self = bless {
+		dir  => $dir,
+		port => PostgreSQL::Test::Cluster::get_free_port(),
+		name => $name,
+	}, $class;
+
+	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
+	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
+	  ($params{quorum} // 2), "\n",
+	  "sentinel down-after-milliseconds $name 1000\n",
+	  "sentinel failover-timeout $name 4000\n",
+	  "sentinel parallel-syncs $name 1\n";
+	close $fh;
+	push @servers, $self;
+	$self->start;
+	return $self;
+}
+
+sub port { return $_[0]->{port}; }
+
+sub start
+{
+	my $self = shift;
+
+	$self->{handle} = IPC::Run::start(
+		[ 'redis-server', "$self->{dir}/sentinel.conf", '--sentinel',
+		  '--logfile', "$self->{dir}/sentinel.log" ],
+		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
+	for (1 .. 1000)
+	{
+		return if $self->cli('PING') eq 'PONG';
+		usleep(10_000);
+	}
+	die 'redis sentinel did not start';
+}
+
+sub stop
+{
+	my $self = shift;
+
+	return unless $self->{handle};
+	$self->{handle}->signal('TERM');
+	$self->{handle}->finish;
+	delete $self->{handle};
+}
+
+sub cli
+{
+	my ($self, @args) = @_;
+
+	return cli_port($self->{port}, @args);
+}
+
+# redis-cli against a loopback TCP port.
+sub cli_port
+{
+	my ($port, @args) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'redis-cli', '-h', '127.0.0.1', '-p', $port, @args ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	chomp $out;
+	return $out;
+}
+
+# The port of the master this sentinel names.
+sub master_port
+{
+	my $self = shift;
+	my (undef, $port) = split /\n/,
+	  $self->cli('SENTINEL', 'get-master-addr-by-name', $self->{name});
+
+	return $port // '';
 }
 
 1;
