@@ -63,7 +63,7 @@ REGRESS = next batch decode from_time status errors master_detail \
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 
-ISOLATION = ordering
+ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--outputdir=$(CURDIR)/output_iso \
 	--temp-config=$(srcdir)/test/snowid.conf \

@@ -182,6 +182,18 @@ SELECT snowid_convert_column('conv_owned', 'id');
 RESET ROLE;
 SELECT * FROM column_state('conv_owned', 'id');
 
+-- a row security policy that would hide rows from the owner (FORCE) is an
+-- error: the largest value must be checked over every row
+CREATE TABLE conv_rls (id bigserial PRIMARY KEY, visible boolean);
+INSERT INTO conv_rls (visible) VALUES (true), (false);
+ALTER TABLE conv_rls OWNER TO regress_snowid_owner;
+ALTER TABLE conv_rls ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY conv_rls_visible ON conv_rls USING (visible);
+SET ROLE regress_snowid_owner;
+SELECT snowid_convert_column('conv_rls', 'id');
+RESET ROLE;
+SELECT * FROM column_state('conv_rls', 'id');
+
 -- a partition owned by someone else stops the whole conversion
 CREATE TABLE conv_mixed (id bigserial, n int) PARTITION BY LIST (n);
 CREATE TABLE conv_mixed_1 PARTITION OF conv_mixed FOR VALUES IN (1);
@@ -199,7 +211,7 @@ FROM pg_proc p WHERE p.proname = 'snowid_convert_column';
 DROP TABLE conv_orders, conv_lines, conv_big, conv_always, conv_bydefault,
 	conv_free, conv_shared, conv_sharer, conv_idshared, conv_idsharer,
 	conv_parted, conv_partid, conv_rollback, conv_high, conv_owned,
-	conv_mixed, conv_bad CASCADE;
+	conv_mixed, conv_rls, conv_bad CASCADE;
 DROP SEQUENCE conv_free_seq;
 DROP ROLE regress_snowid_owner, regress_snowid_member, regress_snowid_other;
 DROP FUNCTION column_state(regclass, name);

@@ -131,12 +131,15 @@ COMMENT ON FUNCTION snowid_release_worker() IS
 --   schema, looked up in pg_extension (the extension is relocatable).
 -- * Every name is quoted by format(%I) or a regclass; the lock is taken
 --   before the catalogs are read, so what is checked is what is changed.
+-- * SET row_security = off: max(col) must see every row, or fail; a policy
+--   that would hide rows from the caller makes it an error instead.
 -- * VOLATILE, PARALLEL UNSAFE: it changes tables.
 CREATE FUNCTION snowid_convert_column(tbl regclass, col name)
 RETURNS void
 LANGUAGE plpgsql
 VOLATILE PARALLEL UNSAFE STRICT
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 AS $convert$
 DECLARE
 	ext_schema name;

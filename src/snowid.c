@@ -284,7 +284,8 @@ snowid_js_safe_until(int64 clock_ms, bool *isnull)
 		snowid_layout.worker_bits + snowid_layout.sequence_bits;
 
 	/* the ids of a millisecond below this one all lie below 2^53 */
-	int64		safe_end_ms = INT64CONST(1) << (SNOWID_JS_SAFE_BITS - node_seq_bits);
+	int64		safe_end_ms = INT64CONST(1) <<
+		(SNOWID_JS_SAFE_BITS - node_seq_bits);
 
 	*isnull = false;
 	if (safe_end_ms > snowid_max_ms(&snowid_layout))

@@ -110,6 +110,19 @@ async function main()
 			check(r.product === products[i], `line ${i} product`);
 		});
 
+		// JSON built by the server, ids as text: exact in every mode
+		const doc = await client.query(
+			`SELECT json_build_object('id', o.id::text,
+				'lines', (SELECT json_agg(l.id::text ORDER BY l.id)
+						  FROM order_lines l WHERE l.order_id = o.id)) AS doc
+			 FROM orders o WHERE o.id = $1`, [orderKey]);
+
+		check(doc.rows[0].doc.id === back.rows[0].order_text,
+			'order key exact in server-built JSON');
+		check(JSON.stringify(doc.rows[0].doc.lines) ===
+			JSON.stringify(back.rows.map((r) => r.line_text)),
+			'line keys exact in server-built JSON');
+
 		// as an API would send it: the order as JSON
 		const order = {
 			id: back.rows[0].order_id,

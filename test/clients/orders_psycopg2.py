@@ -27,17 +27,15 @@ def main():
     products = ["apple", "pear", "plum"]
     conn = psycopg2.connect("")
     try:
-        # the keys first: the order's and one per line, ascending
+        # the keys first (the order's and one per line, ascending), then the
+        # order and its lines, in one transaction ("with conn" commits)
         with conn, conn.cursor() as cur:
             cur.execute("SELECT id FROM snowid_next_batch(4) AS id ORDER BY id")
             keys = [row[0] for row in cur.fetchall()]
-        check(len(keys) == 4, "four keys taken")
-        check(all(isinstance(k, int) for k in keys), "keys are Python ints")
-        check(keys == sorted(set(keys)), "keys ascend")
-        order_key, line_keys = keys[0], keys[1:]
-
-        # the order and its lines in one transaction ("with conn" commits)
-        with conn, conn.cursor() as cur:
+            check(len(keys) == 4, "four keys taken")
+            check(all(isinstance(k, int) for k in keys), "keys are Python ints")
+            check(keys == sorted(set(keys)), "keys ascend")
+            order_key, *line_keys = keys
             cur.execute("INSERT INTO orders (id, customer) VALUES (%s, %s)",
                         (order_key, "alice"))
             cur.executemany(
