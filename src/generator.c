@@ -17,9 +17,10 @@
  *	  mark_high_water_ms) are set once while shared memory is initialised
  *	  and read without a lock.
  *	- lock (an LWLock) serialises writing the high-water mark file.
- *	- claiming (under mutex) lets one backend at a time resolve the worker
- *	  id, which may take Redis round trips and so holds no lock; the others
- *	  sleep on worker_cv, a condition variable, where a cancel reaches them.
+ *	- claiming (under mutex) lets one process at a time (a backend, or the
+ *	  lease worker) resolve the worker id, which may take Redis round trips
+ *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
+ *	  condition variable, where a cancel reaches them.
  *	- waits, clock_errors, resolve_failures, renewals and renewal_failures
  *	  are atomics, counted outside the mutex.
  *
