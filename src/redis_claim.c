@@ -378,6 +378,51 @@ snowid_parse_db(const char *p, const char *end, SnowidRedisTarget *target,
 }
 
 /*
+ * Parse the parameters of a redis-sentinel:// URL, from after "?" to end:
+ * "sentinel_user=name" and "sentinel_password=secret", joined by "&",
+ * percent-decoded.
+ */
+static bool
+snowid_parse_sentinel_query(const char *p, const char *end,
+							SnowidRedisTarget *target, const char **problem)
+{
+	while (p < end)
+	{
+		const char *amp = memchr(p, '&', end - p);
+		const char *item_end = amp ? amp : end;
+		char	   *dst;
+		size_t		dstlen;
+		size_t		n;
+
+		if (item_end - p > 14 && strncmp(p, "sentinel_user=", 14) == 0)
+		{
+			n = 14;
+			dst = target->sentinel_user;
+			dstlen = sizeof(target->sentinel_user);
+		}
+		else if (item_end - p > 18 &&
+				 strncmp(p, "sentinel_password=", 18) == 0)
+		{
+			n = 18;
+			dst = target->sentinel_password;
+			dstlen = sizeof(target->sentinel_password);
+		}
+		else
+		{
+			*problem = "The only parameters of a redis-sentinel:// URL are sentinel_user and sentinel_password, as in redis-sentinel://host1,host2/mymaster?sentinel_password=secret.";
+			return false;
+		}
+		if (!snowid_percent_decode(p + n, item_end - p - n, dst, dstlen))
+		{
+			*problem = "The sentinel user name or password is too long or has a malformed percent escape.";
+			return false;
+		}
+		p = amp ? amp + 1 : end;
+	}
+	return true;
+}
+
+/*
  * Parse what follows the user info of a redis-sentinel:// URL: sentinels
  * "host[:port],host[:port]..." up to authority_end, then "/master[/db]".
  */
@@ -388,6 +433,7 @@ snowid_parse_sentinels(const char *p, const char *authority_end,
 {
 	const char *name;
 	const char *name_end;
+	const char *query;
 
 	while (p < authority_end)
 	{
@@ -412,8 +458,16 @@ snowid_parse_sentinels(const char *p, const char *authority_end,
 		return false;
 	}
 
+	query = authority_end < end ? strchr(authority_end, '?') : NULL;
+	if (query != NULL)
+	{
+		if (!snowid_parse_sentinel_query(query + 1, end, target, problem))
+			return false;
+		end = query;
+	}
+
 	name = authority_end + 1;
-	name_end = authority_end < end ? strchr(name, '/') : NULL;
+	name_end = authority_end < end ? memchr(name, '/', end - name) : NULL;
 	if (name_end == NULL)
 		name_end = end;
 	if (authority_end >= end || name_end == name)
@@ -739,6 +793,16 @@ snowid_shares_secret(const char *text, const char *secret)
 }
 
 /*
+ * Whether text shares a run of bytes with either password of the target.
+ */
+static bool
+snowid_shares_target_secret(const char *text, const SnowidRedisTarget *target)
+{
+	return snowid_shares_secret(text, target->password) ||
+		snowid_shares_secret(text, target->sentinel_password);
+}
+
+/*
  * Copy text that Redis sent into dst for a message, whole and checked
  * before it is cut: withheld if it shares a run of bytes with the
  * password, and cut at a character boundary.
@@ -747,7 +811,7 @@ static void
 snowid_redis_text(char *dst, size_t dstlen, const SnowidRedisTarget *target,
 				  const char *text)
 {
-	if (snowid_shares_secret(text, target->password))
+	if (snowid_shares_target_secret(text, target))
 		strlcpy(dst, "(not shown: it contains part of the password)",
 				dstlen);
 	else if (!snowid_copy_text(dst, dstlen, text) && dstlen > 4)
@@ -840,18 +904,20 @@ snowid_error_code(const char *err, const SnowidRedisTarget *target,
 	}
 	code[n] = '\0';
 	if ((err[n] != ' ' && err[n] != '\0') ||
-		snowid_shares_secret(code, target->password))
+		snowid_shares_target_secret(code, target))
 		code[0] = '\0';
 }
 
 /*
- * Send AUTH as the target asks.  Redis' reply to it is never shown, only
- * its error code: it may echo the arguments, password included (as a
- * renamed AUTH does: "unknown command 'AUTH', with args beginning with:
- * ...").  False with result filled on failure.
+ * Send AUTH with user (may be "") and password, unless both are "".
+ * Redis' reply to it is never shown, only its error code: it may echo the
+ * arguments, password included (as a renamed AUTH does: "unknown command
+ * 'AUTH', with args beginning with: ...").  False with result filled on
+ * failure.
  */
 static bool
 snowid_auth(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+			const char *user, const char *password,
 			SnowidClaimResult *result)
 {
 	const char *argv[3];
@@ -859,12 +925,12 @@ snowid_auth(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 	redisReply *reply;
 	char		code[16];
 
-	if (target->user[0] == '\0' && target->password[0] == '\0')
+	if (user[0] == '\0' && password[0] == '\0')
 		return true;
 	argv[argc++] = "AUTH";
-	if (target->user[0] != '\0')
-		argv[argc++] = target->user;
-	argv[argc++] = target->password;
+	if (user[0] != '\0')
+		argv[argc++] = user;
+	argv[argc++] = password;
 	reply = snowid_conn_command(conn, argc, argv, result);
 	if (reply == NULL)
 		return false;
@@ -893,7 +959,7 @@ snowid_login(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 	redisReply *reply;
 	char		db[16];
 
-	if (!snowid_auth(conn, target, result))
+	if (!snowid_auth(conn, target, target->user, target->password, result))
 		return false;
 	if (target->db == 0)
 		return true;
@@ -1153,8 +1219,8 @@ snowid_check_master_role(SnowidRedisConn *conn,
 /*
  * Ask one sentinel for the address of the master.  True with *master set
  * if it named one; false with result filled otherwise (NO_MASTER if it
- * answered but knows none by that name).  Sentinels are asked without the
- * URL's credentials, which are the master's.
+ * answered but knows none by that name).  Sentinels get their own
+ * credentials (sentinel_user, sentinel_password), never the master's.
  */
 static bool
 snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
@@ -1168,7 +1234,9 @@ snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
 	bool		named;
 
 	snowid_conn_close(conn);
-	if (!snowid_conn_open(conn, sentinel, NULL, deadline, result))
+	if (!snowid_conn_open(conn, sentinel, NULL, deadline, result) ||
+		!snowid_auth(conn, target, target->sentinel_user,
+					 target->sentinel_password, result))
 		return false;
 	reply = snowid_conn_command(conn, lengthof(argv), argv, result);
 	if (reply == NULL)
@@ -1630,7 +1698,7 @@ snowid_redis_report_more(int elevel, const SnowidClaimRequest *request,
 							result->master_name),
 					 errdetail("The last one tried, at %s: %s", result->node,
 							   result->message),
-					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable.")));
+					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.")));
 			break;
 
 		case SNOWID_CLAIM_NO_MASTER:

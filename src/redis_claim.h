@@ -27,13 +27,14 @@
  *	rediss://... (as redis://, over TLS; needs hiredis 1.x with TLS)
  *	unix://[[user]:password@]/path/to/redis.sock[?db=N]
  *	redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/master[/db]
+ *		[?sentinel_user=name&sentinel_password=secret]
  *
  * Port defaults to 6379 (26379 for a sentinel) and db to 0.  As with
  * redis-cli, "redis://secret@host" (user info without a colon) means a
  * password, not a user name.  A user name needs Redis 6 or later (AUTH user
  * password); without one, plain AUTH is sent.  In a redis-sentinel:// URL
- * the user and password are the master's; the sentinels are asked without
- * them.
+ * the user and password are the master's; the sentinels get their own,
+ * sentinel_user and sentinel_password, or none.
  *
  * Keys: the worker ids of one datacenter live in one hash,
  *
@@ -44,8 +45,9 @@
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.
  *
- * The password never leaves SnowidRedisTarget.password: it is not part of
- * any problem text, rendered target, result or error message.
+ * The passwords never leave SnowidRedisTarget.password and
+ * .sentinel_password: they are not part of any problem text, rendered
+ * target, result or error message.
  *
  *-------------------------------------------------------------------------
  */
@@ -91,6 +93,9 @@ typedef struct SnowidRedisTarget
 	int			sentinel_count; /* redis-sentinel://: how many; else 0 */
 	SnowidRedisNode sentinels[SNOWID_REDIS_MAX_SENTINELS];
 	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of sentinels */
+	char		sentinel_user[SNOWID_REDIS_USER_LEN];	/* "" for none */
+	char		sentinel_password[SNOWID_REDIS_PASSWORD_LEN];	/* "" for none;
+																 * secret */
 } SnowidRedisTarget;
 
 /* What a claim asks for */

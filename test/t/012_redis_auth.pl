@@ -145,6 +145,16 @@ fails_to_start("rediss://:$password\@localhost",
 	'TLS URL without TLS support')
   unless SnowidRedis::tls_supported($node);
 
+fails_to_start("redis-sentinel://:$password\@127.0.0.1:26379,127.0.0.1:26380",
+	qr/DETAIL:  A redis-sentinel:\/\/ URL names the master after the sentinels/,
+	'sentinel URL without a master name');
+fails_to_start("redis-sentinel://127.0.0.1/mymaster?sentinel_password=$password&db=1",
+	qr/DETAIL:  The only parameters of a redis-sentinel:\/\/ URL are sentinel_user and sentinel_password/,
+	'sentinel URL with an unknown parameter');
+fails_to_start('redis-sentinel://' . join(',', ('127.0.0.1') x 9) . '/mymaster',
+	qr/DETAIL:  A redis-sentinel:\/\/ URL may name at most 8 sentinels\./,
+	'sentinel URL with nine sentinels');
+
 set_url($node, $tcp_url);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'a{b'\n");
 SnowidTest::fails_to_start($node, 'key prefix with a brace',

@@ -4,7 +4,8 @@
 # mid-reply); a claim in progress is ended at once by pg_cancel_backend(),
 # pg_terminate_backend(), statement_timeout and a fast shutdown, the
 # sessions waiting for it are released, pg_stat_activity shows what it waits
-# for, and no connection to Redis is left open.
+# for, and no connection to Redis is left open.  Cluster redirections (MOVED,
+# ASK, endless) are followed within the same deadline.
 use strict;
 use warnings;
 
@@ -74,6 +75,36 @@ for my $case (
 	like($err, qr/ERROR:  08006: .*\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms/,
 		'slow at every step: one deadline for all steps');
 	$fake->stop;
+}
+
+# Redis Cluster redirections, followed within the same deadline: a MOVED
+# to the node that owns the slot, an ASK that must be preceded by ASKING,
+# and a node that redirects forever.
+{
+	my $owner = SnowidFakeRedis->new(
+		ASKING => 'perl:$main::asking = 1; "+OK\r\n"',
+		EVAL   => 'perl:$main::asking ? ":7\r\n" : ":5\r\n"');
+	my $port = $owner->port;
+	my $moved = SnowidFakeRedis->new(
+		EVAL => qq{perl:"-MOVED 1234 127.0.0.1:$port\\r\\n"});
+	my $ask = SnowidFakeRedis->new(
+		EVAL => qq{perl:"-ASK 1234 127.0.0.1:$port\\r\\n"});
+	my $loop = SnowidFakeRedis->new(
+		EVAL => 'perl:"-MOVED 1234 :" . $ARGV[0] . "\r\n"');
+
+	use_redis($moved->url);
+	SnowidTest::next_ids($node, 1);
+	is(SnowidRedis::worker($node), '5|redis', 'MOVED: claimed on the owner');
+	use_redis($ask->url);
+	SnowidTest::next_ids($node, 1);
+	is(SnowidRedis::worker($node), '7|redis', 'ASK: claimed on the owner after ASKING');
+	unlink $node->data_dir . '/snowid_worker';
+	use_redis($loop->url);
+	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+	like($err, qr/ERROR:  58000: redis server at 127\.0\.0\.1:\d+ refused the worker id claim\nDETAIL:  Redis Cluster redirected the claim more than 3 times\./,
+		'endless redirections: a clear error');
+	unlink $node->data_dir . '/snowid_worker';
+	$_->stop for ($owner, $moved, $ask, $loop);
 }
 
 # A claim that would hang for ten minutes, ended by each way a session can

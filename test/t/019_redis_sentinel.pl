@@ -181,6 +181,36 @@ $err = SnowidTest::psql_error($ph, 'SELECT snowid_next()');
 like($err, qr/ERROR:  08006: redis server at 127\.0\.0\.1:@{[$master->port]}, named master by the sentinels, is not a master\nDETAIL:  ROLE says the server is a replica\.\nHINT:  A failover is probably under way/,
 	'a master that is a replica: a clear error');
 
+# A sentinel with a password of its own: given as sentinel_password, the
+# claim goes through; missing or wrong, the error says so without it.
+my $sentinel_password = 'spw-Sentinel-77ab';
+my $guarded = SnowidRedis::Sentinel->new(master_port => $replica->port,
+	name => 'guarded', quorum => 1, password => $sentinel_password);
+my $guarded_url = 'redis-sentinel://127.0.0.1:' . $guarded->port . '/guarded';
+my $pi = claiming_node('snowid.redis_url' =>
+	  "$guarded_url?sentinel_password=" . ($sentinel_password =~ s/-/%2D/gr));
+$ids->collect($pi, 1000);
+like(SnowidRedis::worker($pi), qr/^\d+\|redis$/,
+	'a sentinel with a password, given as sentinel_password: claimed');
+$pi->stop;
+SnowidTest::set_conf($pi, 'snowid.redis_url' => $guarded_url);
+$pi->start;
+unlink $pi->data_dir . '/snowid_worker';
+$err = SnowidTest::psql_error($pi, 'SELECT snowid_next()');
+like($err, qr/ERROR:  08001: could not reach any redis sentinel to find master "guarded"\nDETAIL:  The last one tried, at 127\.0\.0\.1:\d+: The sentinel replied: NOAUTH Authentication required\.\nHINT:  .*sentinel_password/,
+	'a sentinel with a password, none given: a clear error');
+$pi->stop;
+SnowidTest::set_conf($pi,
+	'snowid.redis_url' => "$guarded_url?sentinel_user=default&sentinel_password=wrong-Pass-1234");
+$pi->start;
+$err = SnowidTest::psql_error($pi, 'SELECT snowid_next()');
+like($err, qr/DETAIL:  The last one tried, at 127\.0\.0\.1:\d+: Redis refused AUTH \(WRONGPASS\); the rest of its reply is not shown because AUTH carried the password\./,
+	'a wrong sentinel password: refused, the reply not shown');
+$pi->stop;
+unlike(slurp_file($pi->logfile), qr/\Q$sentinel_password\E|wrong-Pass/,
+	'the sentinel passwords are not in the server log');
+$guarded->stop;
+
 # No sentinel reachable.
 $_->stop for @sentinels;
 $ph->stop;

@@ -211,20 +211,23 @@ package SnowidRedis::Sentinel;
 
 use Time::HiRes qw(usleep);
 
-# SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2)
+# SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2), and
+# optionally name => 'mymaster', password => 'pw' (its requirepass).
 sub new
 {
 	my ($class, %params) = @_;
 	my $dir = PostgreSQL::Test::Utils::tempdir_short();
 	my $name = $params{name} // 'mymaster';
 	my $self = bless {
-		dir  => $dir,
-		port => PostgreSQL::Test::Cluster::get_free_port(),
-		name => $name,
+		dir      => $dir,
+		port     => PostgreSQL::Test::Cluster::get_free_port(),
+		name     => $name,
+		password => $params{password},
 	}, $class;
 
 	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
 	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	  (defined $params{password} ? "requirepass $params{password}\n" : ''),
 	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
 	  ($params{quorum} // 2), "\n",
 	  "sentinel down-after-milliseconds $name 1000\n",
@@ -268,6 +271,8 @@ sub cli
 {
 	my ($self, @args) = @_;
 
+	unshift @args, '-a', $self->{password}, '--no-auth-warning'
+	  if defined $self->{password};
 	return cli_port($self->{port}, @args);
 }
 
