@@ -82,6 +82,14 @@ SELECT snowid_convert_column('conv_free', 'id');
 SELECT * FROM column_state('conv_free', 'id');
 SELECT count(*) AS seq_kept FROM pg_class WHERE relname = 'conv_free_seq';
 
+-- a bigint key without a default gets one
+CREATE TABLE conv_nodefault (id bigint PRIMARY KEY, n int);
+INSERT INTO conv_nodefault VALUES (7, 1);
+SELECT snowid_convert_column('conv_nodefault', 'id');
+INSERT INTO conv_nodefault (n) VALUES (2);
+SELECT n, id > 7 AS above_old FROM conv_nodefault ORDER BY n;
+DROP TABLE conv_nodefault;
+
 -- an owned sequence that another table also uses is kept
 CREATE TABLE conv_shared (id bigserial PRIMARY KEY);
 CREATE TABLE conv_sharer (id bigint DEFAULT nextval('conv_shared_id_seq'));
@@ -132,6 +140,16 @@ INSERT INTO conv_partid (n) VALUES (1);
 INSERT INTO conv_partid_1 (n) VALUES (2);
 SELECT count(*) AS snowid_rows FROM conv_partid
 WHERE id >= snowid_from_time(now() - interval '1 minute');
+
+-- names that need quoting, in a schema off the search_path
+CREATE SCHEMA "Odd Schema";
+CREATE TABLE "Odd Schema"."Order; Table" ("Key ""Col""" bigserial PRIMARY KEY, n int);
+INSERT INTO "Odd Schema"."Order; Table" (n) VALUES (1);
+SELECT snowid_convert_column('"Odd Schema"."Order; Table"', 'Key "Col"');
+INSERT INTO "Odd Schema"."Order; Table" (n) VALUES (2);
+SELECT n, "Key ""Col""" >= snowid_from_time(now() - interval '1 minute') AS snowid_key
+FROM "Odd Schema"."Order; Table" ORDER BY n;
+DROP SCHEMA "Odd Schema" CASCADE;
 
 -- it runs in the caller's transaction, holding the lock ALTER TABLE
 -- takes; a rollback puts the column and its sequence back
