@@ -15,7 +15,8 @@ OBJS = \
 	src/serial.o \
 	src/wait_events.o
 
-DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.0--1.1.sql
+DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
+	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -56,11 +57,11 @@ endif
 
 # make installcheck brings its own server with snowid preloaded.
 REGRESS = next batch decode from_time status errors master_detail \
-	serial layout_status upgrade
+	serial layout_status convert upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 
-ISOLATION = ordering
+ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--outputdir=$(CURDIR)/output_iso \
 	--temp-config=$(srcdir)/test/snowid.conf \

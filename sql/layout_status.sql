@@ -39,3 +39,7 @@ FROM snowid_status();
 SELECT waits >= 0 AS waits_ok, clock_steps >= 0 AS steps_ok,
 	clock_errors >= 0 AS errors_ok, ids_issued > 0 AS issued_ok
 FROM snowid_status();
+
+-- until when ids stay below 2^53 (version 1.2): the default layout left
+-- that range in 2010, 24.9 days after the epoch, so NULL
+SELECT js_safe_until IS NULL AS not_js_safe FROM snowid_status();

@@ -1,5 +1,6 @@
 -- CREATE EXTENSION snowid VERSION '1.0' followed by ALTER EXTENSION snowid
--- UPDATE gives the same objects as a fresh install of the default version.
+-- UPDATE, 1.0 to 1.1 to 1.2, gives the same objects as a fresh install of
+-- the default version.
 -- Leaves snowid installed at the default version, as the other tests expect.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowid;
@@ -15,6 +16,7 @@ SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS object,
 	p.provolatile AS volatility,
 	p.proparallel AS parallel,
 	p.proisstrict AS strict,
+	l.lanname AS language,
 	p.prosrc AS symbol,
 	obj_description(d.objid, d.classid::regclass::text) AS comment,
 	pg_get_functiondef(p.oid) AS definition,
@@ -23,6 +25,7 @@ FROM pg_extension e
 JOIN pg_depend d ON d.refclassid = 'pg_extension'::regclass
 	AND d.refobjid = e.oid AND d.deptype = 'e'
 LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+LEFT JOIN pg_language l ON l.oid = p.prolang
 WHERE e.extname = 'snowid';
 
 -- a fresh install of the default version
@@ -45,7 +48,18 @@ SELECT datacenter_id, worker_id, ids_issued > 0 AS issued_ok,
 FROM snowid_status();
 SELECT count(*) AS serial_functions FROM pg_proc WHERE proname LIKE 'snowid%serial%';
 
--- the update
+-- the update to 1.1
+ALTER EXTENSION snowid UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+-- snowid_status() has the fifteen columns of 1.1 until the next update
+SELECT count(*) AS columns
+FROM pg_proc p, unnest(p.proargmodes) m
+WHERE p.proname = 'snowid_status' AND m = 'o';
+SELECT layout, ceiling_ids_per_s, time_left > interval '0' AS time_left_ok
+FROM snowid_status();
+SELECT count(*) AS convert_functions FROM pg_proc WHERE proname = 'snowid_convert_column';
+
+-- the update to 1.2, the default version
 ALTER EXTENSION snowid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 CREATE TEMP TABLE upgraded AS SELECT * FROM snowid_members;
@@ -56,7 +70,10 @@ SELECT (SELECT count(*) FROM fresh) AS fresh_objects,
 SELECT 'only fresh' AS missing, * FROM (TABLE fresh EXCEPT TABLE upgraded) a
 UNION ALL
 SELECT 'only upgraded', * FROM (TABLE upgraded EXCEPT TABLE fresh) b;
-SELECT object, volatility, parallel, strict, symbol, comment
+-- (the C symbol of each C function; the body of the PL/pgSQL one is
+-- compared above)
+SELECT object, volatility, parallel, strict, language,
+	CASE language WHEN 'c' THEN symbol END AS symbol, comment
 FROM upgraded ORDER BY object;
 
 -- the table made under 1.0 goes on taking ids, and the new functions work
@@ -64,8 +81,14 @@ INSERT INTO upgrade_orders (n) SELECT generate_series(11, 20);
 SELECT count(*) AS orders, count(DISTINCT id) AS distinct_ids,
 	bool_and(snowid_from_serial(snowid_serial('ORD', id)) = id) AS serials_ok
 FROM upgrade_orders;
-SELECT layout, ceiling_ids_per_s FROM snowid_status();
-DROP TABLE upgrade_orders;
+SELECT layout, ceiling_ids_per_s, js_safe_until FROM snowid_status();
+-- a table made under 1.0 with a bigserial key converts
+CREATE TABLE upgrade_legacy (id bigserial PRIMARY KEY, n int);
+INSERT INTO upgrade_legacy (n) VALUES (1);
+SELECT snowid_convert_column('upgrade_legacy', 'id');
+INSERT INTO upgrade_legacy (n) VALUES (2);
+SELECT bool_and((id > 1) = (n > 1)) AS new_key_is_snowid FROM upgrade_legacy;
+DROP TABLE upgrade_orders, upgrade_legacy;
 
 -- left at the default version for the tests that follow
 SELECT e.extversion = a.default_version AS at_default_version

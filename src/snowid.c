@@ -42,6 +42,7 @@ PG_FUNCTION_INFO_V1(snowid_decode);
 PG_FUNCTION_INFO_V1(snowid_from_time);
 PG_FUNCTION_INFO_V1(snowid_status);
 PG_FUNCTION_INFO_V1(snowid_status_1_1);
+PG_FUNCTION_INFO_V1(snowid_status_1_2);
 
 /*
  * The OUT columns of snowid_status() in each version of the SQL script.  An
@@ -53,12 +54,19 @@ PG_FUNCTION_INFO_V1(snowid_status_1_1);
 typedef enum SnowidStatusVersion
 {
 	SNOWID_STATUS_V1_0,
-	SNOWID_STATUS_V1_1
+	SNOWID_STATUS_V1_1,
+	SNOWID_STATUS_V1_2
 } SnowidStatusVersion;
 
 #define SNOWID_STATUS_COLS_V1_0		10
 #define SNOWID_STATUS_COLS_V1_1		15
-#define SNOWID_STATUS_COLS			15	/* the most of any version */
+#define SNOWID_STATUS_COLS_V1_2		16
+#define SNOWID_STATUS_COLS			16	/* the most of any version */
+
+/* JavaScript's Number holds integers exactly up to 2^53 - 1 */
+#define SNOWID_JS_SAFE_BITS			53
+StaticAssertDecl(SNOWID_MAX_NODE_SEQ_BITS < SNOWID_JS_SAFE_BITS,
+				 "the ids of millisecond 0 must lie below 2^53");
 
 /*
  * _PG_init
@@ -255,6 +263,40 @@ snowid_from_time(PG_FUNCTION_ARGS)
 }
 
 /*
+ * snowid_js_safe_until
+ *		Until when the layout in force keeps ids below 2^53, so that a
+ *		JavaScript Number holds them exactly: the first time whose ids can
+ *		reach 2^53.  Infinity when no id the layout can hold reaches it;
+ *		NULL (*isnull) when the ids issued at clock_ms already do.
+ */
+static Datum
+snowid_js_safe_until(int64 clock_ms, bool *isnull)
+{
+	int			node_seq_bits = snowid_layout.datacenter_bits +
+		snowid_layout.worker_bits + snowid_layout.sequence_bits;
+
+	/* the ids of a millisecond below this one all lie below 2^53 */
+	int64		safe_end_ms = INT64CONST(1) <<
+		(SNOWID_JS_SAFE_BITS - node_seq_bits);
+
+	*isnull = false;
+	if (safe_end_ms > snowid_max_ms(&snowid_layout))
+	{
+		TimestampTz result;
+
+		TIMESTAMP_NOEND(result);
+		return TimestampTzGetDatum(result);
+	}
+	if (clock_ms >= safe_end_ms)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(safe_end_ms +
+															 snowid_layout.epoch_ms));
+}
+
+/*
  * snowid_status_internal
  *		One row describing this server's generator, with the columns of the
  *		given version of snowid_status().
@@ -274,8 +316,18 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	ncols = (version == SNOWID_STATUS_V1_0) ?
-		SNOWID_STATUS_COLS_V1_0 : SNOWID_STATUS_COLS_V1_1;
+	switch (version)
+	{
+		case SNOWID_STATUS_V1_0:
+			ncols = SNOWID_STATUS_COLS_V1_0;
+			break;
+		case SNOWID_STATUS_V1_1:
+			ncols = SNOWID_STATUS_COLS_V1_1;
+			break;
+		default:
+			ncols = SNOWID_STATUS_COLS_V1_2;
+			break;
+	}
 	if (tupdesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
@@ -288,7 +340,9 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 	values[2] = CStringGetTextDatum(snowid_worker_source_name(st.worker_source));
 	values[3] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(st.last_ms + epoch_ms));
 	nulls[3] = (st.last_ms < 0);
-	values[4] = Int64GetDatum(Max(st.last_ms - st.clock_ms, 0));
+	/* how far the last id lies ahead of the clock; 0 before the first */
+	values[4] = Int64GetDatum((st.last_ms < 0) ? 0 :
+							  Max(st.last_ms - st.clock_ms, 0));
 	values[5] = Int64GetDatum((int64) st.ids_issued);
 	values[6] = Int64GetDatum((int64) st.waits);
 	values[7] = Int64GetDatum((int64) st.clock_steps);
@@ -312,6 +366,9 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 		values[14] = IntervalPGetDatum(left);
 	}
 
+	if (version >= SNOWID_STATUS_V1_2)
+		values[15] = snowid_js_safe_until(st.clock_ms, &nulls[15]);
+
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -334,4 +391,14 @@ Datum
 snowid_status_1_1(PG_FUNCTION_ARGS)
 {
 	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_1);
+}
+
+/*
+ * snowid_status_1_2
+ *		snowid_status() of version 1.2: adds until when ids stay below 2^53.
+ */
+Datum
+snowid_status_1_2(PG_FUNCTION_ARGS)
+{
+	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_2);
 }

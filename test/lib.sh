@@ -28,11 +28,14 @@ SNOWID_SRC=
 # The supported PostgreSQL majors, oldest first
 SNOWID_PG_VERSIONS=(15 16 17 18 19)
 
-# rsync is not needed: the tree is copied with tar
+# rsync is not needed: the tree is copied with tar.  The client tests
+# (test/t/05x_*.pl) run node-postgres (npm's pg, installed by
+# snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
+# pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
 SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
 	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
-	openssl
+	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
@@ -76,6 +79,7 @@ as_user()
 		runuser -u "$SNOWID_USER" -- env HOME="$SNOWID_TMP" TMPDIR=/tmp LC_ALL=C.UTF-8 \
 			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
+			${SNOWID_NODE_PATH:+SNOWID_NODE_PATH="$SNOWID_NODE_PATH"} \
 			${SNOWID_VALKEY_BIN:+SNOWID_VALKEY_BIN="$SNOWID_VALKEY_BIN"} \
 			${SNOWID_REDIS_SERVER:+SNOWID_REDIS_SERVER="$SNOWID_REDIS_SERVER"} \
 			${SNOWID_REDIS_CLI:+SNOWID_REDIS_CLI="$SNOWID_REDIS_CLI"} \
@@ -105,6 +109,10 @@ snowid_packages()
 	for pkg in "${SNOWID_PACKAGES[@]}" "$@"; do
 		is_installed "$pkg" || missing+=("$pkg")
 	done
+	# Debian's nodejs comes without npm (NodeSource's includes it)
+	if ! command -v npm >/dev/null && ! is_installed npm; then
+		missing+=(npm)
+	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 
 	note "installing ${missing[*]}"
@@ -165,6 +173,7 @@ snowid_copy()
 		--anchored --exclude=./results --exclude=./output_iso \
 		--exclude='./tmp_check*' --exclude=./log --exclude='./regression.*' \
 		--no-anchored --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude=node_modules \
 		-cf - . | as_user tar -C "$SNOWID_SRC" -xf -
 }
 
@@ -208,6 +217,43 @@ snowid_use_pg()
 	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found"
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 	export PATH="$PG_BINDIR:$SNOWID_BASE_PATH"
+}
+
+# The cache test/pgbuild and snowid_node_modules keep their work in.
+snowid_cache_dir()
+{
+	if [[ $EUID -eq 0 ]]; then
+		echo "${SNOWID_CACHE:-/var/cache/snowid}"
+	else
+		echo "${SNOWID_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/snowid}"
+	fi
+}
+
+# node-postgres for the client tests: npm ci of test/clients/package.json
+# and its lock file, once per version of the two, into the cache (outside
+# the clone, readable by $SNOWID_USER).  Sets and exports SNOWID_NODE_PATH,
+# the node_modules directory.  Dies if npm is missing or fails: the client
+# tests must run, not be skipped.
+snowid_node_modules()
+{
+	local clients=$SNOWID_TOP/test/clients sum dir
+
+	command -v npm >/dev/null ||
+		die "npm is needed for the client tests: install nodejs and npm"
+	sum=$(cat "$clients/package.json" "$clients/package-lock.json" |
+		sha256sum | cut -c1-16)
+	dir=$(snowid_cache_dir)/npm-$sum
+	if [[ ! -e $dir/.snowid-done ]]; then
+		note "npm ci of test/clients into $dir"
+		rm -rf -- "$dir"
+		mkdir -p "$dir"
+		cp "$clients/package.json" "$clients/package-lock.json" "$dir/"
+		(cd "$dir" && npm ci --omit=dev --no-audit --no-fund) ||
+			die "npm ci failed in $dir"
+		chmod -R a+rX "$dir"
+		touch "$dir/.snowid-done"
+	fi
+	export SNOWID_NODE_PATH=$dir/node_modules
 }
 
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis

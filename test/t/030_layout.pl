@@ -262,6 +262,12 @@ is( $wide->safe_psql(
 	'62-bit timestamp: ids end with year 9999');
 is( $wide->safe_psql(
 		'postgres', q{
+	SELECT js_safe_until, snowid_from_time(exhausted_at - interval '1 millisecond') + 1 < 2 ^ 53
+	FROM snowid_status()}),
+	'infinity|t',
+	'62-bit timestamp: every id stays below 2^53, js_safe_until is infinity');
+is( $wide->safe_psql(
+		'postgres', q{
 	SELECT snowid_serial('X', snowid_from_time('9999-12-31 23:59:59.999+00') | 1)}),
 	'X99991231235959999001',
 	'62-bit timestamp: the last id prints with one digit per field');
