@@ -433,7 +433,7 @@ snowid_check_startup_redis(void)
 					 errhint("The value is not shown because it may contain a password.")));
 	}
 
-	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0);
+	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0, 0);
 
 	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
 		ereport(ERROR,
