@@ -29,18 +29,81 @@
 #endif
 
 /*
- * 16: DecodeDateTime() reports the details of a bad time zone through an
- * extra argument instead of raising an error itself.
+ * 16: DecodeDateTime() returns DTERR_BAD_TIMEZONE for a time zone it does
+ * not know (naming it through an extra argument) instead of raising an
+ * error itself.  15's error is caught and turned into that code, so that a
+ * GUC check hook can parse a date even in the postmaster, where an error is
+ * fatal.  That is safe only because DecodeDateTime() does nothing but parse:
+ * it holds no lock, buffer or file an error could leave behind, and what it
+ * allocated for the error goes with FlushErrorState().  errfinish() zeroes
+ * the interrupt holdoff counts before it jumps; they are put back.
  */
 #if PG_VERSION_NUM < 160000
+#include "miscadmin.h"
+#include "utils/datetime.h"
+
+#define DTERR_BAD_TIMEZONE		(-6)
+
 typedef struct DateTimeErrorExtra
 {
-	int			dtee_unused;
+	const char *dtee_timezone;	/* 15 does not say which zone */
 } DateTimeErrorExtra;
 
+static inline int
+snowid_decode_date_time_15(char **field, int *ftype, int nf, int *dtype,
+						   struct pg_tm *tm, fsec_t *fsec, int *tzp,
+						   DateTimeErrorExtra *extra)
+{
+	MemoryContext context = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
+	volatile int result = DTERR_BAD_TIMEZONE;
+
+	extra->dtee_timezone = NULL;
+	PG_TRY();
+	{
+		result = DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		FlushErrorState();
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		result = DTERR_BAD_TIMEZONE;
+	}
+	PG_END_TRY();
+	return result;
+}
+
 #define DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, extra) \
-	((void) (extra), \
-	 DecodeDateTime((field), (ftype), (nf), (dtype), (tm), (fsec), (tzp)))
+	snowid_decode_date_time_15((field), (ftype), (nf), (dtype), (tm), \
+							   (fsec), (tzp), (extra))
+#endif
+
+/*
+ * 16: find_option() is exported, to look up a setting or its placeholder.
+ * 15 keeps it to itself but exports the list it searches; the shim only
+ * finds, it never creates a placeholder.
+ */
+#if PG_VERSION_NUM < 160000
+#include "utils/guc_tables.h"
+
+static inline struct config_generic *
+find_option(const char *name, bool create_placeholders, bool skip_errors,
+			int elevel)
+{
+	struct config_generic **settings = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	Assert(!create_placeholders);
+	for (int i = 0; i < n; i++)
+	{
+		if (pg_strcasecmp(settings[i]->name, name) == 0)
+			return settings[i];
+	}
+	return NULL;
+}
 #endif
 
 /*

@@ -8,9 +8,10 @@
  *
  * Locking (SnowidShared groups its fields by it):
  *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
- *	  last_clock_ms, ids_issued, clock_steps, takeover_pending, claiming,
- *	  the worker fields (worker_id, worker_source, node_bits) and the lease
- *	  fields (fence_ms, lease_gen, released, lease_expires_ms); nothing else
+ *	  renewal_failed, last_clock_ms, ids_issued, clock_steps,
+ *	  takeover_pending, claiming, the worker fields (worker_id,
+ *	  worker_source, node_bits) and the lease fields (fence_ms, lease_gen,
+ *	  released, lease_expires_ms); nothing else
  *	  is read or written under it, and nothing under it can sleep, allocate,
  *	  report or do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
@@ -95,6 +96,8 @@ typedef struct SnowidShared
 	int64		position;		/* last position issued, -1 if none */
 	int64		ms_first;		/* first position issued in position's ms */
 	int64		high_water_ms;	/* positions must stay below this ms */
+	bool		renewal_failed; /* an early renewal failed: none is tried
+								 * until the mark runs out */
 	int64		last_clock_ms;	/* wall clock last seen by a caller */
 	uint64		ids_issued;
 	uint64		clock_steps;
@@ -139,7 +142,7 @@ static void snowid_install_worker(SnowidShared *s,
 static void snowid_lease_ran_out(int worker_id, int64 fence_ms);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
-							  TimestampTz *deadline);
+							  int64 *deadline_ms);
 static void snowid_sleep_us(int64 us);
 
 /*
@@ -154,6 +157,20 @@ snowid_clock_ms(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 -
 		snowid_layout.epoch_ms;
+}
+
+/*
+ * snowid_monotonic_ms
+ *		Milliseconds on a clock that never steps, to measure waits with: a
+ *		wall clock stepped back during a wait would stretch it.
+ */
+static inline int64
+snowid_monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -635,7 +652,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 	int			seq_bits = snowid_layout.sequence_bits;
 	int64		seq_mask = SNOWID_FIELD_MAX(seq_bits);
 	static int64 max_ms = -1;	/* the layout is fixed at server start */
-	TimestampTz deadline = 0;
+	int64		deadline_ms = -1;	/* of waiting, on the monotonic clock */
 
 	Assert(want > 0 && prepared);
 	if (unlikely(max_ms < 0))
@@ -651,6 +668,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 		int64		high_water_ms;
 		int64		fence_ms;
 		int			worker_id;
+		bool		renew_early;
 
 		if (unlikely(now < 0 || now > max_ms))
 			ereport(ERROR,
@@ -681,6 +699,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 			s->clock_steps++;
 		s->last_clock_ms = now;
 		high_water_ms = s->high_water_ms;
+		renew_early = !s->renewal_failed;
 		fence_ms = s->fence_ms;
 		worker_id = s->worker_id;
 		*node_bits = s->node_bits;
@@ -703,7 +722,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 		{
 			/* renew the mark early, so that callers rarely wait for it */
 			if (unlikely(((start + n - 1) >> seq_bits) + SNOWID_LEASE_MS / 2
-						 >= high_water_ms))
+						 >= high_water_ms) && renew_early)
 				snowid_advance_mark((start + n - 1) >> seq_bits, false);
 			*got = (int) n;
 			return start;
@@ -723,7 +742,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 			snowid_advance_mark(start >> seq_bits, true);
 		else
 			snowid_wait_clock((start >> seq_bits) - snowid_max_drift_ms, now,
-							  &deadline);
+							  &deadline_ms);
 	}
 }
 
@@ -749,7 +768,11 @@ snowid_lease_ran_out(int worker_id, int64 fence_ms)
  *		Moves the persisted high-water mark a lease past needed_ms.  With
  *		wait, blocks for the lock and reports a failed write as an error (no
  *		id can be issued without the mark); without, it is a best-effort
- *		early renewal that gives way to anyone already renewing.
+ *		early renewal that gives way to anyone already renewing.  A failed
+ *		early renewal warns, and none is tried again until a write succeeds:
+ *		a read-only or full disk would otherwise warn on every call for half
+ *		a lease.  The mark running out then tries again, and fails with an
+ *		error until the write succeeds.
  */
 static void
 snowid_advance_mark(int64 needed_ms, bool wait)
@@ -759,6 +782,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	int64		high_water_ms;
 	int64		new_ms;
 	bool		takeover;
+	bool		renewal_failed;
 	bool		written;
 
 	if (wait)
@@ -769,11 +793,13 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	SpinLockAcquire(&s->mutex);
 	high_water_ms = s->high_water_ms;
 	takeover = s->takeover_pending;
+	renewal_failed = s->renewal_failed;
 	SpinLockRelease(&s->mutex);
 
-	if (high_water_ms > needed_ms + SNOWID_LEASE_MS / 2)
+	/* someone renewed it meanwhile, or an early renewal failed before */
+	if (high_water_ms > needed_ms + SNOWID_LEASE_MS / 2 ||
+		(!wait && renewal_failed))
 	{
-		/* someone renewed it meanwhile */
 		LWLockRelease(s->lock);
 		return;
 	}
@@ -785,35 +811,36 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_MARK_WRITE));
 	written = snowid_mark_write(&mark, wait ? ERROR : WARNING);
 	pgstat_report_wait_end();
+	SpinLockAcquire(&s->mutex);
 	if (written)
-	{
-		SpinLockAcquire(&s->mutex);
 		s->high_water_ms = Max(s->high_water_ms, new_ms);
-		SpinLockRelease(&s->mutex);
-	}
+	s->renewal_failed = !written;
+	SpinLockRelease(&s->mutex);
 	LWLockRelease(s->lock);
 }
 
 /*
  * snowid_wait_clock
  *		Sleeps until the wall clock reaches target_ms, or fails once the
- *		caller has waited snowid.max_wait_ms in all (*deadline, set on the
- *		first wait of a call, keeps the total).
+ *		caller has waited snowid.max_wait_ms in all (*deadline_ms, set on the
+ *		first wait of a call, keeps the total).  The wait is measured on the
+ *		monotonic clock, so that a wall clock stepping back during it does
+ *		not make it longer.
  */
 static void
-snowid_wait_clock(int64 target_ms, int64 now_ms, TimestampTz *deadline)
+snowid_wait_clock(int64 target_ms, int64 now_ms, int64 *deadline_ms)
 {
 	SnowidShared *s = snowid_shared;
-	TimestampTz now_ts = GetCurrentTimestamp();
+	int64		monotonic_ms = snowid_monotonic_ms();
 	int64		sleep_us;
 	struct timespec ts;
 
-	if (*deadline == 0)
+	if (*deadline_ms < 0)
 	{
 		pg_atomic_fetch_add_u64(&s->waits, 1);
-		*deadline = TimestampTzPlusMilliseconds(now_ts, snowid_max_wait_ms);
+		*deadline_ms = monotonic_ms + snowid_max_wait_ms;
 	}
-	else if (now_ts >= *deadline)
+	else if (monotonic_ms >= *deadline_ms)
 	{
 		pg_atomic_fetch_add_u64(&s->clock_errors, 1);
 		ereport(ERROR,

@@ -139,6 +139,34 @@ snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms)
 	return true;
 }
 
+/* The rule a malformed snowid.epoch broke */
+#define SNOWID_EPOCH_FORMAT_PROBLEM \
+	"snowid.epoch must be a fixed time: a timestamp such as '" \
+	SNOWID_DEFAULT_EPOCH "' (read as UTC unless it names a time zone), " \
+	"or Unix milliseconds."
+
+/*
+ * snowid_epoch_in_range
+ *		Whether an epoch in Unix milliseconds is one ids can count from: not
+ *		before 1970 (Unix milliseconds, and the mark file, are never
+ *		negative), and before the year 10000, the end of the time ids hold.
+ */
+static bool
+snowid_epoch_in_range(int64 unix_ms, const char **problem)
+{
+	if (unix_ms < 0)
+	{
+		*problem = "snowid.epoch must not lie before 1970-01-01 00:00:00 UTC.";
+		return false;
+	}
+	if (unix_ms >= SNOWID_END_UNIX_MS)
+	{
+		*problem = "snowid.epoch must lie before the year 10000.";
+		return false;
+	}
+	return true;
+}
+
 /*
  * snowid_names_current_time
  *		Whether a parsed date/time field is one of the words that mean a time
@@ -162,16 +190,18 @@ snowid_names_current_time(char *field, int ftype, int index)
 /*
  * snowid_parse_epoch
  *		Reads a value of snowid.epoch: a timestamp such as
- *		'2010-11-04 01:42:54.657+00', or whole Unix milliseconds.  A
- *		timestamp without a time zone is UTC, whatever TimeZone the reading
- *		process has: the postmaster, a session loading the library later and
- *		a parallel worker (which loads it before taking on the leader's
- *		settings) must all read the same epoch.  Words for the present time
- *		are refused.  Never reports an error itself, so GUC check hooks can
- *		use it.
+ *		'2010-11-04 01:42:54.657+00', or whole Unix milliseconds, from
+ *		1970-01-01 up to the year 10000.  A timestamp without a time zone is
+ *		UTC, whatever TimeZone the reading process has: the postmaster, a
+ *		session loading the library later and a parallel worker (which loads
+ *		it before taking on the leader's settings) must all read the same
+ *		epoch.  Words for the present time are refused.  On failure sets
+ *		*problem to a sentence saying which rule the value broke.  Never
+ *		reports an error itself (compat.h makes 15's date parser behave), so
+ *		GUC check hooks can use it, in the postmaster too.
  */
 bool
-snowid_parse_epoch(const char *value, int64 *unix_ms)
+snowid_parse_epoch(const char *value, int64 *unix_ms, const char **problem)
 {
 	char		workbuf[MAXDATELEN + 1];
 	char	   *field[MAXDATEFIELDS];
@@ -189,6 +219,7 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	int			decoded;
 	DateTimeErrorExtra extra;
 
+	*problem = SNOWID_EPOCH_FORMAT_PROBLEM;
 	if (value == NULL || value[0] == '\0')
 		return false;
 
@@ -197,10 +228,10 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 	ms = strtoll(value, &end, 10);
 	if (*end == '\0')
 	{
-		if (errno != 0 || ms < 0)
+		if (errno != 0)
 			return false;
 		*unix_ms = (int64) ms;
-		return true;
+		return snowid_epoch_in_range(*unix_ms, problem);
 	}
 
 	if (ParseDateTime(value, workbuf, sizeof(workbuf), field, ftype,
@@ -232,13 +263,14 @@ snowid_parse_epoch(const char *value, int64 *unix_ms)
 		session_timezone = saved_timezone;
 	}
 	PG_END_TRY();
+	if (decoded == DTERR_BAD_TIMEZONE)
+		*problem = "The time zone in snowid.epoch is not recognized (pg_timezone_names lists those that are).";
 	if (decoded != 0 || dtype != DTK_DATE)
 		return false;
-	if (tm2timestamp(&tm, fsec, &tz, &ts) != 0)
+	if (tm2timestamp(&tm, fsec, &tz, &ts) != 0 ||
+		!snowid_timestamptz_to_unix_ms(ts, unix_ms))
 		return false;
-	if (!snowid_timestamptz_to_unix_ms(ts, unix_ms) || *unix_ms < 0)
-		return false;
-	return true;
+	return snowid_epoch_in_range(*unix_ms, problem);
 }
 
 /*

@@ -874,12 +874,14 @@ snowid_classify_error(const char *err, bool during_auth)
 	}
 
 	/*
-	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7
+	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7.0
 	 * says instead that "the user executing the script can't run this
-	 * command" (or access a key).
+	 * command" (or access a key), Redis 7.2 and Valkey "ACL failure in
+	 * script: ...".
 	 */
 	if (strncmp(err, "NOPERM", 6) == 0 ||
-		strstr(err, "user executing the script can't") != NULL)
+		strstr(err, "user executing the script can't") != NULL ||
+		strstr(err, "ACL failure in script") != NULL)
 		return SNOWID_CLAIM_NO_PERMISSION;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)
@@ -1348,8 +1350,8 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
  * after ASKING if a cluster's ASK redirection sent us here.
  */
 static redisReply *
-snowid_run_script(SnowidRedisConn *conn, bool asking, const char **args,
-				  SnowidClaimResult *result)
+snowid_run_script(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+				  bool asking, const char **args, SnowidClaimResult *result)
 {
 	if (asking)
 	{
@@ -1358,6 +1360,15 @@ snowid_run_script(SnowidRedisConn *conn, bool asking, const char **args,
 
 		if (reply == NULL)
 			return NULL;
+		/* refused (NOPERM): the target would send us back with MOVED */
+		if (reply->type == REDIS_REPLY_ERROR)
+		{
+			snowid_redis_quote(result, target,
+							   snowid_classify_error(reply->str, false),
+							   "Redis replied to ASKING: ", reply->str);
+			freeReplyObject(reply);
+			return NULL;
+		}
 		freeReplyObject(reply);
 	}
 	return snowid_conn_command(conn, 9, args, result);
@@ -1399,7 +1410,8 @@ snowid_claim_on(SnowidRedisConn *conn, SnowidRedisNode *node,
 
 	for (hop = 0;; hop++)
 	{
-		redisReply *reply = snowid_run_script(conn, asking, args, result);
+		redisReply *reply = snowid_run_script(conn, target, asking, args,
+											  result);
 		bool		redirected;
 
 		if (reply == NULL)
@@ -1563,7 +1575,7 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s.",
+					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s, and ASKING on a Redis Cluster.",
 							 key)));
 			break;
 

@@ -158,8 +158,8 @@ typedef struct SnowidClaimResult
 	int			worker_id;		/* OK: the claimed id; CONFLICT: the explicit
 								 * id; HOLDS_OTHER: the id already held; else
 								 * -1 */
-	bool		connected;		/* UNREACHABLE: a connection was made and
-								 * lost or timed out later */
+	bool		connected;		/* UNREACHABLE: a connection was made, and
+								 * lost, timed out or answered "not now" */
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
 	int			replicas;		/* FEW_REPLICAS: how many acknowledged */

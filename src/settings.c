@@ -6,10 +6,13 @@
  *
  * The GUC machinery only warns about a bad value it finds for a custom
  * setting and then uses the default; for an id field that would silently
- * give another server's ids.  So every server-start setting is checked
- * before it is defined, and rules across settings (the layout, the ids
- * fitting their fields) are checked at startup.  Settings are per-process
- * copies set by the GUC machinery; no lock is involved.
+ * give another server's ids.  So every setting is checked before it is
+ * defined, and rules across settings (the layout, the ids fitting their
+ * fields) are checked at startup.  After that the check hooks refuse what
+ * the next start would refuse (in ALTER SYSTEM, or at a reload, which then
+ * keeps the old value); they never raise an error, which at a reload would
+ * stop the postmaster.  Settings are per-process copies set by the GUC
+ * machinery; no lock is involved.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,15 +21,13 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 
 #include "redis_claim.h"
 #include "snowid.h"
 
-/* The detail of every report of a malformed snowid.epoch */
-#define SNOWID_EPOCH_DETAIL \
-	"snowid.epoch must be a fixed time: a timestamp such as '" \
-	SNOWID_DEFAULT_EPOCH "' (read as UTC unless it names a time zone), " \
-	"or Unix milliseconds."
+/* Range of snowid.max_drift_ms and snowid.max_wait_ms, in milliseconds */
+#define SNOWID_MAX_DRIFT_WAIT_MS	3600000
 
 int			snowid_datacenter_id = 0;
 int			snowid_worker_id = -1;
@@ -55,29 +56,72 @@ SnowidLayout snowid_layout = {
 };
 
 /*
+ * snowid_configured_value
+ *		The value a setting has in the server's configuration (postgresql.conf,
+ *		ALTER SYSTEM, the command line), read from its placeholder before the
+ *		setting is defined; NULL if it is not configured.  That is the
+ *		placeholder's reset value, not its current one: loaded after server
+ *		start, the library is loaded by a session, which may have SET the
+ *		placeholder to anything (SET leaves the reset value alone).  A value
+ *		given to the session itself (a connection option, ALTER ROLE or ALTER
+ *		DATABASE) does replace the reset value, and hides the configured one:
+ *		that is refused, as it is for a server-start setting when preloaded.
+ */
+static const char *
+snowid_configured_value(const char *name)
+{
+	struct config_generic *placeholder = find_option(name, false, true,
+													 ERROR);
+
+	/* a placeholder only a session SET created has no reset value */
+	if (placeholder == NULL || placeholder->reset_source == PGC_S_DEFAULT)
+		return NULL;
+	if (placeholder->reset_source > PGC_S_ARGV)
+		ereport(ERROR,
+				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+				 errmsg("parameter \"%s\" cannot be changed without restarting the server",
+						name),
+				 errdetail("This session was given a value of its own (by a connection option, ALTER ROLE or ALTER DATABASE); snowid uses only the value the server was started with."),
+				 errhint("Remove \"%s\" from the connection options and from the ALTER ROLE and ALTER DATABASE settings.",
+						 name)));
+	return GetConfigOptionResetString(name);
+}
+
+/*
  * snowid_check_startup_int
- *		Refuses a bad value of a server-start integer setting, and returns
- *		the value, or unset if there is none.  The GUC machinery only warns
- *		about a bad value it finds for a custom setting and then uses the
- *		default, which for an id field would silently give another server's
- *		ids; so the value is checked before the setting is defined, and an
- *		error here stops the postmaster.
+ *		Refuses a bad configured value of an integer setting, and returns the
+ *		value, or unset if there is none.  The GUC machinery only warns about
+ *		a bad value it finds for a custom setting and then uses the default,
+ *		which for an id field would silently give another server's ids; so
+ *		the value is checked before the setting is defined, and an error here
+ *		stops the postmaster.  flags may give GUC_UNIT_MS.
  */
 static int
-snowid_check_startup_int(const char *name, int min, int max, int unset)
+snowid_check_startup_int(const char *name, int min, int max, int unset,
+						 int flags)
 {
-	const char *value = GetConfigOption(name, true, false);
+	const char *value = snowid_configured_value(name);
 	int			result;
 
 	if (value == NULL)
 		return unset;
-	if (!parse_int(value, &result, 0, NULL) || result < min || result > max)
+	if (!parse_int(value, &result, flags, NULL) || result < min ||
+		result > max)
+	{
+		if (flags & GUC_UNIT_MS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"%s\": \"%s\"",
+							name, value),
+					 errdetail("\"%s\" must be from %d to %d milliseconds.",
+							   name, min, max)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"%s\": \"%s\"",
 						name, value),
 				 errdetail("\"%s\" must be an integer from %d to %d.",
 						   name, min, max)));
+	}
 	return result;
 }
 
@@ -90,10 +134,11 @@ snowid_epoch_check(char **newval, void **extra, GucSource source)
 {
 	int64		unix_ms;
 	int64	   *result;
+	const char *problem;
 
-	if (!snowid_parse_epoch(*newval, &unix_ms))
+	if (!snowid_parse_epoch(*newval, &unix_ms, &problem))
 	{
-		GUC_check_errdetail(SNOWID_EPOCH_DETAIL);
+		GUC_check_errdetail("%s", problem);
 		return false;
 	}
 	result = (int64 *) guc_malloc(LOG, sizeof(int64));
@@ -118,29 +163,23 @@ snowid_epoch_assign(const char *newval, void *extra)
  * snowid_check_startup_epoch
  *		Refuses a bad snowid.epoch before it is defined, for the same reason
  *		as snowid_check_startup_int(), and returns it in Unix milliseconds
- *		(the default if it is not set).  Ids hold no time from the year 10000
- *		on, so an epoch there is refused too.
+ *		(the default if it is not set).
  */
 static int64
 snowid_check_startup_epoch(void)
 {
-	const char *value = GetConfigOption("snowid.epoch", true, false);
+	const char *value = snowid_configured_value("snowid.epoch");
 	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
+	const char *problem;
 
 	if (value == NULL)
 		return unix_ms;
-	if (!snowid_parse_epoch(value, &unix_ms))
+	if (!snowid_parse_epoch(value, &unix_ms, &problem))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
 						value),
-				 errdetail(SNOWID_EPOCH_DETAIL)));
-	if (unix_ms >= SNOWID_END_UNIX_MS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
-						value),
-				 errdetail("snowid.epoch must lie before the year 10000.")));
+				 errdetail("%s", problem)));
 	return unix_ms;
 }
 
@@ -159,15 +198,15 @@ snowid_check_layout_bits(SnowidLayout *layout)
 	layout->datacenter_bits =
 		snowid_check_startup_int("snowid.datacenter_bits", 0,
 								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_DATACENTER_BITS);
+								 SNOWID_DEFAULT_DATACENTER_BITS, 0);
 	layout->worker_bits =
 		snowid_check_startup_int("snowid.worker_bits", 0,
 								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_WORKER_BITS);
+								 SNOWID_DEFAULT_WORKER_BITS, 0);
 	layout->sequence_bits =
 		snowid_check_startup_int("snowid.sequence_bits", 0,
 								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_SEQUENCE_BITS);
+								 SNOWID_DEFAULT_SEQUENCE_BITS, 0);
 
 	node_seq_bits = layout->datacenter_bits + layout->worker_bits +
 		layout->sequence_bits;
@@ -234,34 +273,71 @@ snowid_define_layout_settings(void)
 	l->timestamp_bits = checked.timestamp_bits;
 }
 
+/* Why a datacenter or worker id does not fit the layout, and what to do */
+#define SNOWID_ID_FIT_DETAIL \
+	"With snowid.%s_bits = %d, %s ids run from 0 to %lld."
+#define SNOWID_ID_FIT_HINT \
+	"Choose a smaller snowid.%s_id, or widen snowid.%s_bits on every " \
+	"server at once (a restart each): it changes the layout of all ids."
+
 /*
- * snowid_check_layout_fit
- *		Refuses a datacenter id or worker id the layout cannot hold.  Runs
- *		once all server-start settings are defined.
+ * snowid_check_startup_fit
+ *		Refuses a configured datacenter id or worker id ("what") the layout
+ *		cannot hold, before the setting is defined.
  */
 static void
-snowid_check_layout_fit(void)
+snowid_check_startup_fit(const char *what, int id, int bits)
 {
-	int64		max_dc = SNOWID_FIELD_MAX(snowid_layout.datacenter_bits);
-	int64		max_worker = SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	int64		max = SNOWID_FIELD_MAX(bits);
 
-	if (snowid_datacenter_id > max_dc)
+	if (id > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.datacenter_id\": \"%d\"",
-						snowid_datacenter_id),
-				 errdetail("With snowid.datacenter_bits = %d, datacenter ids run from 0 to %lld.",
-						   snowid_layout.datacenter_bits, (long long) max_dc),
-				 errhint("Choose a smaller snowid.datacenter_id, or widen snowid.datacenter_bits on every server at once: it changes the layout of all ids.")));
+				 errmsg("invalid value for parameter \"snowid.%s_id\": \"%d\"",
+						what, id),
+				 errdetail(SNOWID_ID_FIT_DETAIL, what, bits, what,
+						   (long long) max),
+				 errhint(SNOWID_ID_FIT_HINT, what, what)));
+}
 
-	if (snowid_worker_id > max_worker)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.worker_id\": \"%d\"",
-						snowid_worker_id),
-				 errdetail("With snowid.worker_bits = %d, worker ids run from 0 to %lld.",
-						   snowid_layout.worker_bits, (long long) max_worker),
-				 errhint("Choose a smaller snowid.worker_id, or widen snowid.worker_bits on every server at once: it changes the layout of all ids.")));
+/*
+ * snowid_id_fits
+ *		The check of snowid_check_startup_fit() for a GUC check hook, which
+ *		must not raise an error: so that ALTER SYSTEM refuses what the next
+ *		start would.  The layout in force is the one to fit.
+ */
+static bool
+snowid_id_fits(const char *what, int id, int bits)
+{
+	int64		max = SNOWID_FIELD_MAX(bits);
+
+	if (id <= max)
+		return true;
+	GUC_check_errdetail(SNOWID_ID_FIT_DETAIL, what, bits, what,
+						(long long) max);
+	GUC_check_errhint(SNOWID_ID_FIT_HINT, what, what);
+	return false;
+}
+
+/*
+ * snowid_datacenter_id_check
+ *		GUC check hook for snowid.datacenter_id.
+ */
+static bool
+snowid_datacenter_id_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_id_fits("datacenter", *newval,
+						  snowid_layout.datacenter_bits);
+}
+
+/*
+ * snowid_worker_id_check
+ *		GUC check hook for snowid.worker_id.
+ */
+static bool
+snowid_worker_id_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_id_fits("worker", *newval, snowid_layout.worker_bits);
 }
 
 /*
@@ -339,11 +415,9 @@ snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
 static void
 snowid_check_startup_redis(void)
 {
-	const char *url = GetConfigOption("snowid.redis_url", true, false);
-	const char *prefix = GetConfigOption("snowid.redis_key_prefix", true,
-										 false);
-	const char *timeout = GetConfigOption("snowid.redis_timeout_ms", true,
-										  false);
+	const char *url = snowid_configured_value("snowid.redis_url");
+	const char *prefix = snowid_configured_value("snowid.redis_key_prefix");
+	const char *timeout = snowid_configured_value("snowid.redis_timeout_ms");
 	SnowidRedisTarget target;
 	const char *problem;
 	int			timeout_ms;
@@ -361,7 +435,7 @@ snowid_check_startup_redis(void)
 					 errhint("The value is not shown because it may contain a password.")));
 	}
 
-	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0);
+	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0, 0);
 
 	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
 		ereport(ERROR,
@@ -502,7 +576,8 @@ snowid_define_lease_settings(void)
 /*
  * snowid_define_startup_settings
  *		The settings fixed at server start.  The layout comes first: the
- *		datacenter and worker ids are checked against it.
+ *		datacenter and worker ids are checked against it, before they are
+ *		defined and by their check hooks after.
  */
 static void
 snowid_define_startup_settings(void)
@@ -512,8 +587,14 @@ snowid_define_startup_settings(void)
 
 	snowid_define_layout_settings();
 
-	(void) snowid_check_startup_int("snowid.datacenter_id", 0, max_id, 0);
-	(void) snowid_check_startup_int("snowid.worker_id", -1, max_id, -1);
+	snowid_check_startup_fit("datacenter",
+							 snowid_check_startup_int("snowid.datacenter_id",
+													  0, max_id, 0, 0),
+							 snowid_layout.datacenter_bits);
+	snowid_check_startup_fit("worker",
+							 snowid_check_startup_int("snowid.worker_id",
+													  -1, max_id, -1, 0),
+							 snowid_layout.worker_bits);
 	(void) snowid_check_startup_epoch();
 
 	DefineCustomIntVariable("snowid.datacenter_id",
@@ -522,7 +603,7 @@ snowid_define_startup_settings(void)
 							&snowid_datacenter_id,
 							0, 0, max_id,
 							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
+							snowid_datacenter_id_check, NULL, NULL);
 
 	DefineCustomIntVariable("snowid.worker_id",
 							"Worker id carried by every id this server issues; -1 means not set.",
@@ -530,7 +611,7 @@ snowid_define_startup_settings(void)
 							&snowid_worker_id,
 							-1, -1, max_id,
 							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
+							snowid_worker_id_check, NULL, NULL);
 
 	DefineCustomStringVariable("snowid.epoch",
 							   "Time that the timestamp field of ids counts from.",
@@ -540,7 +621,6 @@ snowid_define_startup_settings(void)
 							   PGC_POSTMASTER, 0,
 							   snowid_epoch_check, snowid_epoch_assign, NULL);
 
-	snowid_check_layout_fit();
 	snowid_define_redis_settings();
 	snowid_define_lease_settings();
 }
@@ -570,19 +650,30 @@ snowid_read_startup_settings(void)
  *		reads their configured values, so that snowid_decode() follows the
  *		configured epoch and layout.  That comes first: if it fails, loading
  *		fails and is tried again on the next call, which must not find
- *		settings this call defined already.
+ *		settings this call defined already.  While preloading, a bad value of
+ *		a reloadable setting stops the server as well.
  */
 void
 snowid_define_settings(bool preloading)
 {
 	if (!preloading)
 		snowid_read_startup_settings();
+	else
+	{
+		/* only the generator uses them, and it runs only when preloaded */
+		(void) snowid_check_startup_int("snowid.max_drift_ms", 0,
+										SNOWID_MAX_DRIFT_WAIT_MS, 0,
+										GUC_UNIT_MS);
+		(void) snowid_check_startup_int("snowid.max_wait_ms", 0,
+										SNOWID_MAX_DRIFT_WAIT_MS, 0,
+										GUC_UNIT_MS);
+	}
 
 	DefineCustomIntVariable("snowid.max_drift_ms",
 							"How far the generator may run ahead of the wall clock, in milliseconds.",
 							NULL,
 							&snowid_max_drift_ms,
-							1000, 0, 3600000,
+							1000, 0, SNOWID_MAX_DRIFT_WAIT_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
@@ -590,7 +681,7 @@ snowid_define_settings(bool preloading)
 							"How long a caller waits for a lagging wall clock before failing, in milliseconds.",
 							NULL,
 							&snowid_max_wait_ms,
-							2000, 0, 3600000,
+							2000, 0, SNOWID_MAX_DRIFT_WAIT_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

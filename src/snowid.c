@@ -348,7 +348,9 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 	values[2] = CStringGetTextDatum(snowid_worker_source_name(st.worker_source));
 	values[3] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(st.last_ms + epoch_ms));
 	nulls[3] = (st.last_ms < 0);
-	values[4] = Int64GetDatum(Max(st.last_ms - st.clock_ms, 0));
+	/* how far the last id lies ahead of the clock; 0 before the first */
+	values[4] = Int64GetDatum((st.last_ms < 0) ? 0 :
+							  Max(st.last_ms - st.clock_ms, 0));
 	values[5] = Int64GetDatum((int64) st.ids_issued);
 	values[6] = Int64GetDatum((int64) st.waits);
 	values[7] = Int64GetDatum((int64) st.clock_steps);

@@ -119,7 +119,8 @@ extern void snowid_decompose_checked(const SnowidLayout *layout, int64 id,
 extern int64 snowid_max_ms(const SnowidLayout *layout);
 extern TimestampTz snowid_unix_ms_to_timestamptz(int64 unix_ms);
 extern bool snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms);
-extern bool snowid_parse_epoch(const char *value, int64 *unix_ms);
+extern bool snowid_parse_epoch(const char *value, int64 *unix_ms,
+							   const char **problem);
 extern char *snowid_layout_string(const SnowidLayout *layout);
 
 /* generator.c: the shared generator */

@@ -257,14 +257,16 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
 
 	if (request->explicit_worker_id >= 0)
 		ereport(LOG,
-				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s in %.1f ms",
+				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
-						result->node, result->elapsed_ms)));
+						result->node),
+				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	else
 		ereport(LOG,
-				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s in %.1f ms",
+				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
-						result->node, result->elapsed_ms)));
+						result->node),
+				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 }
 
 /*

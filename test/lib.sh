@@ -9,9 +9,13 @@
 # snowid_use_pg switches to another PostgreSQL version (test/pgbuild builds
 # 16 to 19 once into a cache) and the hiredis tested with it.
 #
+# snowid_valkey fetches Valkey for the TAP tests that run against it.
+#
 # Sets: SNOWID_TOP (the clone), SNOWID_USER, SNOWID_TMP (temp dir, the
 # caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
-# PG_CONFIG, PATH, and PKG_CONFIG_PATH for another hiredis.
+# PG_CONFIG, PATH, PKG_CONFIG_PATH for another hiredis, and
+# SNOWID_VALKEY_BIN.  The TAP tests see SNOWID_VALKEY_BIN,
+# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/SnowidRedis.pm).
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
 # at another PostgreSQL installation (of any supported version);
 # SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench).
@@ -25,14 +29,13 @@ SNOWID_SRC=
 SNOWID_PG_VERSIONS=(15 16 17 18 19)
 
 # rsync is not needed: the tree is copied with tar.  The client tests
-# (test/t/04x_*.pl) run node-postgres (npm's pg, installed by
+# (test/t/05x_*.pl) run node-postgres (npm's pg, installed by
 # snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
 SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
-	redis-server libfaketime faketime libipc-run-perl make gcc perl
-	nodejs python3 python3-psycopg2 python3-sqlalchemy
-	openssl
+	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
+	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
@@ -77,6 +80,9 @@ as_user()
 			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
 			${SNOWID_NODE_PATH:+SNOWID_NODE_PATH="$SNOWID_NODE_PATH"} \
+			${SNOWID_VALKEY_BIN:+SNOWID_VALKEY_BIN="$SNOWID_VALKEY_BIN"} \
+			${SNOWID_REDIS_SERVER:+SNOWID_REDIS_SERVER="$SNOWID_REDIS_SERVER"} \
+			${SNOWID_REDIS_CLI:+SNOWID_REDIS_CLI="$SNOWID_REDIS_CLI"} \
 			"$@"
 	else
 		env LC_ALL=C.UTF-8 PATH="$PG_BINDIR:$PATH" "$@"
@@ -248,6 +254,16 @@ snowid_node_modules()
 		touch "$dir/.snowid-done"
 	fi
 	export SNOWID_NODE_PATH=$dir/node_modules
+}
+
+# Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
+# suite with test/run --redis valkey): test/pgbuild fetches it once into
+# the cache; SNOWID_VALKEY_BIN is the directory holding valkey-server and
+# valkey-cli.  Returns non-zero if it cannot be had.
+snowid_valkey()
+{
+	SNOWID_VALKEY_BIN=$("$SNOWID_TOP/test/pgbuild" valkey) || return 1
+	export SNOWID_VALKEY_BIN
 }
 
 # Which hiredis the build uses, for the log.

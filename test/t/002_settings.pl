@@ -1,6 +1,8 @@
 # Settings and loading: what happens without shared_preload_libraries,
-# without a worker id, with out-of-range values and with another epoch (one
-# without a time zone is UTC; 'now' is refused).
+# without a worker id, with out-of-range values (at start, at a reload, in
+# ALTER SYSTEM) and with another epoch (one without a time zone is UTC;
+# 'now' is refused); a session cannot change the settings fixed at start,
+# loaded early or late.
 use strict;
 use warnings;
 
@@ -52,23 +54,50 @@ is($node->safe_psql('postgres',
 		'SELECT worker_id IS NULL, worker_source FROM snowid_status()'),
 	't|none', 'snowid_status() shows no worker id');
 
+# Takes a line appended to postgresql.conf out again.
+sub remove_conf
+{
+	my ($line) = @_;
+	my $conf = $node->data_dir . '/postgresql.conf';
+	my $text = slurp_file($conf);
+
+	$text =~ s/^\Q$line\E\n//m;
+	open(my $fh, '>', $conf) or die $!;
+	print $fh $text;
+	close $fh;
+}
+
 # Out-of-range values stop the server with a message naming the setting.
 sub fails_to_start
 {
 	my ($setting, $pattern, $name) = @_;
 
 	$node->stop;
-	my $conf = $node->data_dir . '/postgresql.conf';
 	$node->append_conf('postgresql.conf', "$setting\n");
 	SnowidTest::fails_to_start($node, $name, $pattern);
-
-	# take the bad line out again
-	my $text = slurp_file($conf);
-	$text =~ s/^\Q$setting\E\n//m;
-	open(my $fh, '>', $conf) or die $!;
-	print $fh $text;
-	close $fh;
+	remove_conf($setting);
 	$node->start;
+}
+
+# A bad value put in postgresql.conf and reloaded: the server keeps running
+# with the old value, and the log names the setting.  Or, before the date
+# parser could no longer raise an error in the postmaster, the server stops
+# (then the log says why).
+sub reload_refused
+{
+	my ($setting, $show, $pattern, $name) = @_;
+	my $log_offset = -s $node->logfile;
+	my $before = $node->safe_psql('postgres', "SHOW $show");
+
+	$node->append_conf('postgresql.conf', "$setting\n");
+	$node->reload;
+	$node->wait_for_log(
+		qr/contains errors|FATAL|terminated by signal/, $log_offset);
+	ok($node->log_contains($pattern, $log_offset), "$name: the log names it");
+	my ($ret, $out) = $node->psql('postgres', "SHOW $show");
+	is($out, $before, "$name: the server runs on with the old value");
+	remove_conf($setting);
+	$node->reload;
 }
 
 fails_to_start('snowid.worker_id = 32',
@@ -89,6 +118,67 @@ fails_to_start("snowid.epoch = 'now'",
 fails_to_start("snowid.epoch = '10000-01-01 00:00:00+00'",
 	qr/"snowid.epoch": "10000-01-01 00:00:00\+00"\n.*DETAIL:  snowid.epoch must lie before the year 10000/,
 	'epoch in year 10000');
+fails_to_start("snowid.epoch = '1969-12-31 23:59:59+00'",
+	qr/"snowid.epoch": "1969-12-31 23:59:59\+00"\n.*DETAIL:  snowid.epoch must not lie before 1970-01-01 00:00:00 UTC/,
+	'epoch before 1970');
+fails_to_start("snowid.epoch = '2020-01-01 00:00 Europe/Nowhere'",
+	qr/invalid value for parameter "snowid.epoch": "2020-01-01 00:00 Europe\/Nowhere"\n.*DETAIL:  The time zone/,
+	'epoch in an unknown time zone');
+
+# The reloadable settings, too, stop the server when out of range at start.
+for my $setting ('snowid.max_drift_ms', 'snowid.max_wait_ms')
+{
+	for my $value ('-1', '3600001', 'abc', '2h')
+	{
+		fails_to_start("$setting = '$value'",
+			qr/invalid value for parameter "\Q$setting\E": "\Q$value\E"/,
+			"$setting = '$value'");
+	}
+}
+
+# A reload never stops the server: a bad value leaves the old one in force.
+reload_refused("snowid.epoch = '2020-01-01 00:00 Europe/Nowhere'",
+	'snowid.epoch', qr/invalid value for parameter "snowid.epoch"/,
+	'reload of an epoch in an unknown time zone');
+ok($node->safe_psql('postgres', 'SELECT true'), 'the server still runs');
+reload_refused("snowid.max_wait_ms = 'abc'", 'snowid.max_wait_ms',
+	qr/invalid value for parameter "snowid.max_wait_ms": "abc"/,
+	'reload of max_wait_ms = abc');
+reload_refused("snowid.max_drift_ms = '2h'", 'snowid.max_drift_ms',
+	qr/7200000 ms is outside the valid range for parameter "snowid.max_drift_ms"/,
+	'reload of max_drift_ms = 2h');
+
+# ALTER SYSTEM refuses what the next start would refuse.
+like(
+	SnowidTest::psql_error($node,
+		"ALTER SYSTEM SET snowid.epoch = '2020-01-01 00:00 Europe/Nowhere'"),
+	qr/22023: invalid value for parameter "snowid.epoch": "2020-01-01 00:00 Europe\/Nowhere"/,
+	'ALTER SYSTEM: epoch in an unknown time zone');
+like(
+	SnowidTest::psql_error($node,
+		"ALTER SYSTEM SET snowid.epoch = '1969-12-31 00:00:00+00'"),
+	qr/DETAIL:  snowid.epoch must not lie before 1970-01-01 00:00:00 UTC/,
+	'ALTER SYSTEM: epoch before 1970');
+like(
+	SnowidTest::psql_error($node,
+		"ALTER SYSTEM SET snowid.epoch = '10000-01-01 00:00:00+00'"),
+	qr/DETAIL:  snowid.epoch must lie before the year 10000/,
+	'ALTER SYSTEM: epoch in year 10000');
+like(
+	SnowidTest::psql_error($node, 'ALTER SYSTEM SET snowid.worker_id = 40'),
+	qr/22023: invalid value for parameter "snowid.worker_id": "?40"?\n.*DETAIL:  With snowid.worker_bits = 5, worker ids run from 0 to 31/,
+	'ALTER SYSTEM: worker id beyond the worker bits in force');
+like(
+	SnowidTest::psql_error($node,
+		'ALTER SYSTEM SET snowid.datacenter_id = 40'),
+	qr/22023: invalid value for parameter "snowid.datacenter_id": "?40"?\n.*DETAIL:  With snowid.datacenter_bits = 5, datacenter ids run from 0 to 31/,
+	'ALTER SYSTEM: datacenter id beyond the datacenter bits in force');
+unlike(slurp_file($node->data_dir . '/postgresql.auto.conf'),
+	qr/snowid/, 'none of them reached postgresql.auto.conf');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET snowid.worker_id = 31');
+like(slurp_file($node->data_dir . '/postgresql.auto.conf'),
+	qr/snowid.worker_id = '31'/, 'ALTER SYSTEM: a worker id that fits');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET snowid.worker_id');
 
 # Another epoch, given as a timestamp or as Unix milliseconds.
 $node->append_conf('postgresql.conf', qq{
@@ -154,4 +244,67 @@ $tz->restart;
 is(first_ms_id(), '4194304',
 	'epoch without a time zone, preloaded: UTC, not the server zone');
 $tz->stop;
+
+# Not preloaded, snowid_decode() follows the configured epoch and layout,
+# whatever a session sets before the library loads.
+my $late = PostgreSQL::Test::Cluster->new('late');
+$late->init;
+$late->append_conf('postgresql.conf', qq{
+snowid.epoch = '2024-01-01 00:00:00+00'
+snowid.sequence_bits = 10
+});
+$late->start;
+$late->safe_psql('postgres', 'CREATE EXTENSION snowid; CREATE ROLE plain LOGIN');
+my $plain = $late->connstr('postgres') . ' user=plain';
+
+# 1 s after the epoch, datacenter 3, worker 7, sequence 42 in 43/5/5/10
+my $id = (1000 << 20) | (3 << 15) | (7 << 10) | 42;
+my $decode = "SELECT ts = '2024-01-01 00:00:01+00', datacenter_id,"
+  . " worker_id, sequence FROM snowid_decode($id)";
+is($late->safe_psql('postgres', $decode, connstr => $plain),
+	't|3|7|42', 'not preloaded: decode follows the configured settings');
+is( $late->safe_psql(
+		'postgres',
+		"SET snowid.epoch = '2000-01-01'; SET snowid.sequence_bits = 0;\n"
+		  . "SET snowid.datacenter_bits = 3;\n"
+		  . $decode,
+		connstr => $plain),
+	't|3|7|42',
+	'not preloaded: a plain user\'s SET before loading changes nothing');
+is( $late->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM snowid_decode(1);\n"
+		  . "SET snowid.epoch = '2000-01-01'; SET snowid.sequence_bits = 0;\n"
+		  . $decode,
+		connstr => $plain),
+	"1\nt|3|7|42",
+	'not preloaded: nor does a SET after loading');
+{
+	local $ENV{PGOPTIONS} = '-c snowid.epoch=2000-01-01';
+	my ($ret, $out, $err) = $late->psql(
+		'postgres', $decode,
+		connstr => $plain,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like(
+		$err,
+		qr/55P02: parameter "snowid.epoch" cannot be changed without restarting the server/,
+		'not preloaded: an epoch given as a connection option is refused');
+}
+
+# An epoch in the future: no id can be issued yet, and none drifted.
+$late->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'snowid'
+snowid.worker_id = 1
+snowid.epoch = '2100-01-01 00:00:00+00'
+});
+$late->restart;
+is($late->safe_psql('postgres',
+		'SELECT drift_ms, last_time IS NULL FROM snowid_status()'),
+	'0|t', 'epoch in the future: drift_ms is 0 before the first id');
+($ret, $out, $err) = $late->psql('postgres', 'SELECT snowid_next()');
+like($err, qr/the clock is outside the range of snowid timestamps/,
+	'epoch in the future: no id yet');
+is($late->safe_psql('postgres', 'SELECT drift_ms FROM snowid_status()'),
+	'0', 'epoch in the future: drift_ms still 0 after a refused call');
+$late->stop;
 done_testing();

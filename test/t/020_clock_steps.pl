@@ -6,7 +6,8 @@
 # that the drift budget and snowid.max_wait_ms cannot cover: the call waits,
 # then fails with an error saying by how much the clock is behind; once the
 # clock is right again, ids continue above all earlier ones.  A step that a
-# wait can cover: the call waits and succeeds.  Every id is kept and the
+# wait can cover: the call waits and succeeds.  A step back during a wait
+# does not lengthen it beyond snowid.max_wait_ms.  Every id is kept and the
 # whole set checked for duplicates.
 use strict;
 use warnings;
@@ -107,7 +108,45 @@ $ids->take($node, 10, 'clock 6 s back, waiting allowed');
 cmp_ok(counter($node, 'waits'), '>', $waits, 'the call waited');
 is(counter($node, 'clock_errors'), $errors, 'and did not fail');
 
+# snowid.max_wait_ms bounds a wait even when the clock steps back again
+# during it: the wait is measured on a clock that never steps.  The call
+# waits for a clock 10 s behind, the clock steps back another 20 s, and the
+# call still fails about 2 s after it began (a wait measured on the wall
+# clock would go on for 20 s more).
 $clock->set('+0');
+SnowidTest::reload_conf($node,
+	'snowid.max_drift_ms' => 0,
+	'snowid.max_wait_ms' => 2000);
+$waits = counter($node, 'waits');
+$errors = counter($node, 'clock_errors');
+$ids->collect($node, 1);
+$clock->set('-10');
+my $session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
+$node->poll_query_until('postgres',
+	"SELECT waits > $waits FROM snowid_status()")
+  or die 'the call did not wait';
+$clock->set('-30');
+my $stepped = Time::HiRes::time();
+my $waiting = 1;
+while ($waiting && Time::HiRes::time() - $stepped < 15)
+{
+	Time::HiRes::sleep(0.2);
+	$waiting = $node->safe_psql('postgres', q{
+		SELECT count(*) FROM pg_stat_activity
+		WHERE query = 'SELECT snowid_next()' AND state = 'active'});
+}
+my $after = Time::HiRes::time() - $stepped;
+$clock->set('+0');
+isnt($session->finish, 0, 'a step back during the wait: the call fails');
+like(
+	$session->stderr,
+	qr/ERROR:  55000: the system clock is \d+ ms behind the snowid generator/,
+	'a step back during the wait: with the clock error');
+cmp_ok($after, '<', 10,
+	'a step back during the wait: the call ended well before the wall clock caught up'
+);
+is(counter($node, 'clock_errors'), $errors + 1, 'the error was counted');
+
 $ids->take($node, 100, 'clock right at the end');
 
 $ids->no_duplicates;

@@ -1,6 +1,7 @@
 # The high-water mark file: a corrupt or unreadable file stops generation
 # with a clear error (the server keeps running), and snowid never computes
-# anything from values no layout could have written.
+# anything from values no layout could have written; a data directory it
+# cannot write to gives one warning, then a clear error.
 use strict;
 use warnings;
 
@@ -70,5 +71,54 @@ chmod 0600, $file;
 $node->start;
 cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $before,
 	'the good file back: ids continue above the earlier ones');
+
+# A data directory the server cannot write to.  The mark is renewed early,
+# half a lease before it runs out; when that fails it warns once and is not
+# tried again until the mark is really needed, then the call fails with the
+# error of the write.  Once the directory is writable again ids continue,
+# and the next failure warns once again.
+my $dir = $node->data_dir;
+my $ids_until_error = q{
+	SET statement_timeout = '60s';
+	DO $$ BEGIN
+		FOR i IN 1..100000000 LOOP PERFORM snowid_next(); END LOOP;
+	END $$;};
+
+sub read_only_episode
+{
+	my ($name) = @_;
+	my $log_offset = -s $node->logfile;
+
+	chmod 0500, $dir or die "could not chmod $dir: $!";
+	my ($ret, $out, $err) = $node->psql('postgres', $ids_until_error);
+	my $warnings = () = $err =~ /WARNING:  could not create file/g;
+	cmp_ok($warnings, '<=', 1, "$name: at most one warning");
+	like($err,
+		qr/ERROR:  could not create file "snowid_state.tmp": Permission denied/,
+		"$name: then the error of the write");
+
+	($ret, $out, $err) = $node->psql('postgres', 'SELECT snowid_next()');
+	like($err, qr/ERROR:  could not create file "snowid_state.tmp"/,
+		"$name: the next call fails the same way");
+	unlike($err, qr/WARNING/, "$name: without a warning");
+
+	my $log = slurp_file($node->logfile, $log_offset);
+	my $logged = () = $log =~ /WARNING:  could not create file/g;
+	cmp_ok($logged, '<=', 1, "$name: at most one warning in the log");
+
+	chmod 0700, $dir or die "could not chmod $dir: $!";
+	my $next = $node->safe_psql('postgres', 'SELECT snowid_next()');
+	cmp_ok($next, '>', $before,
+		"$name: writable again, ids continue above the earlier ones");
+	$before = $next;
+}
+
+SKIP:
+{
+	skip 'running as root: the data directory stays writable', 12
+	  if $> == 0;
+	read_only_episode('read-only data directory');
+	read_only_episode('read-only again');
+}
 $node->stop;
 done_testing();

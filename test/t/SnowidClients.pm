@@ -1,4 +1,4 @@
-# What the client tests (test/t/04x_*.pl) share: the orders schema the
+# What the client tests (test/t/05x_*.pl) share: the orders schema the
 # clients in test/clients/ write to, running a client as a subprocess with
 # a node's connection parameters, and checking on the server what it wrote.
 package SnowidClients;

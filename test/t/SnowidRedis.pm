@@ -1,4 +1,7 @@
 # A throwaway redis-server for the Redis TAP tests (test/t/01*_redis_*.pl).
+# The programs are redis-server and redis-cli, or those named by
+# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/run --redis valkey sets
+# them to Valkey's), or by new()'s server and cli parameters.
 #
 # Each server listens on a unix socket in a short temporary directory, and
 # on a loopback TCP port when asked; it keeps nothing on disk.  Every server
@@ -19,10 +22,10 @@ use Time::HiRes qw(usleep);
 
 my @servers;
 
-# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  With
-# tls => { cert => FILE, key => FILE, ca => FILE, auth_clients => 'yes' } it
-# also listens for TLS on a loopback port (tls_port); with args => [...]
-# it gets these further redis-server arguments.
+# SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
+# server => and cli => (paths of the programs), args => [ more arguments of
+# the server ], and tls => { cert => FILE, key => FILE, ca => FILE,
+# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port).
 sub new
 {
 	my ($class, %params) = @_;
@@ -32,9 +35,11 @@ sub new
 		socket   => "$dir/redis.sock",
 		port     => $params{tcp} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 		password => $params{password},
+		server   => $params{server} || $ENV{SNOWID_REDIS_SERVER} || 'redis-server',
+		cli      => $params{cli} || $ENV{SNOWID_REDIS_CLI} || 'redis-cli',
+		args     => $params{args} || [],
 		tls      => $params{tls},
 		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
-		args     => $params{args} // [],
 	}, $class;
 
 	push @servers, $self;
@@ -46,6 +51,24 @@ sub socket   { return $_[0]->{socket}; }
 sub tls_port { return $_[0]->{tls_port}; }
 sub port     { return $_[0]->{port}; }
 sub password { return $_[0]->{password}; }
+
+# The client program (redis-cli, or valkey-cli), for more than cli() does
+sub cli_program { return $_[0]->{cli}; }
+
+# Valkey's programs, as (server => ..., cli => ...) for new(): from
+# SNOWID_VALKEY_BIN (test/pgbuild valkey), else from PATH; an empty list if
+# there is no valkey-server.
+sub valkey
+{
+	my $dir = $ENV{SNOWID_VALKEY_BIN};
+
+	if (!$dir)
+	{
+		($dir) = grep { -x "$_/valkey-server" } split /:/, $ENV{PATH};
+	}
+	return () unless $dir && -x "$dir/valkey-server" && -x "$dir/valkey-cli";
+	return (server => "$dir/valkey-server", cli => "$dir/valkey-cli");
+}
 
 # The snowid.redis_url of the unix socket, with the server's password
 # unless another is given.
@@ -62,7 +85,7 @@ sub start
 {
 	my $self = shift;
 	my @cmd = (
-		'redis-server', '--port', $self->{port}, '--bind', '127.0.0.1',
+		$self->{server}, '--port', $self->{port}, '--bind', '127.0.0.1',
 		'--unixsocket', $self->{socket}, '--unixsocketperm', '700',
 		'--save', '', '--appendonly', 'no', '--daemonize', 'no',
 		'--dir', $self->{dir}, '--logfile', "$self->{dir}/redis.log");
@@ -85,7 +108,7 @@ sub start
 		return if -S $self->{socket} && $self->cli('PING') eq 'PONG';
 		usleep(10_000);
 	}
-	die "redis-server did not start: "
+	die "$self->{server} did not start: "
 	  . slurp_file("$self->{dir}/redis.err")
 	  . (-f "$self->{dir}/redis.log" ? slurp_file("$self->{dir}/redis.log") : '');
 }
@@ -104,7 +127,7 @@ sub stop
 sub cli
 {
 	my ($self, @args) = @_;
-	my @cmd = ('redis-cli', '-s', $self->{socket});
+	my @cmd = ($self->{cli}, '-s', $self->{socket});
 	my ($out, $err) = ('', '');
 
 	push @cmd, '-a', $self->{password}, '--no-auth-warning'
@@ -204,7 +227,8 @@ END
 }
 
 
-# A Redis Sentinel (redis-server --sentinel) on a loopback port, watching
+# A Redis Sentinel (redis-server --sentinel, or SNOWID_REDIS_SERVER's) on a
+# loopback port, watching
 # the master "mymaster" (or the given name) on 127.0.0.1:master_port.
 # Stopped at the end of the test file like the servers.
 package SnowidRedis::Sentinel;
@@ -246,7 +270,8 @@ sub start
 	my $self = shift;
 
 	$self->{handle} = IPC::Run::start(
-		[ 'redis-server', "$self->{dir}/sentinel.conf", '--sentinel',
+		[ $ENV{SNOWID_REDIS_SERVER} || 'redis-server',
+		  "$self->{dir}/sentinel.conf", '--sentinel',
 		  '--logfile', "$self->{dir}/sentinel.log" ],
 		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
 	for (1 .. 1000)
@@ -282,7 +307,9 @@ sub cli_port
 	my ($port, @args) = @_;
 	my ($out, $err) = ('', '');
 
-	IPC::Run::run([ 'redis-cli', '-h', '127.0.0.1', '-p', $port, @args ],
+	IPC::Run::run(
+		[ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
+		  $port, @args ],
 		'<', \undef, '>', \$out, '2>', \$err);
 	chomp $out;
 	return $out;
