@@ -1,4 +1,4 @@
-# What the lease TAP tests (test/t/05*_lease_*.pl) share: waiting for a
+# What the lease TAP tests (test/t/06*_lease_*.pl) share: waiting for a
 # server to hold a worker id on lease, reading a lease and its fence in
 # Redis, freezing a whole server with SIGSTOP, and a ledger of ids per
 # worker id that checks that each holder's ids lie above the last holder's.
