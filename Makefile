@@ -10,6 +10,10 @@ OBJS = \
 	src/hwm.o \
 	src/worker.o \
 	src/redis_claim.o \
+	src/redis_conn.o \
+	src/redis_tls.o \
+	src/redis_lease.o \
+	src/lease.o \
 	src/serial.o \
 	src/wait_events.o \
 	src/wal.o
@@ -34,6 +38,14 @@ $(error hiredis not found by $(PKG_CONFIG): install libhiredis-dev, or set PKG_C
 endif
 ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux-gnu,$(HIREDIS_LIBDIR)),)
 HIREDIS_LDFLAGS += -Wl,-rpath,$(HIREDIS_LIBDIR)
+endif
+
+# TLS (rediss://) when hiredis comes with hiredis_ssl (hiredis 1.x built
+# with TLS); snowid calls OpenSSL itself for the handshake.
+HIREDIS_SSL_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis_ssl openssl 2>/dev/null)
+ifneq ($(HIREDIS_SSL_LIBS),)
+HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hiredis_ssl openssl 2>/dev/null)
+HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
 PG_CPPFLAGS += $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'

@@ -98,13 +98,27 @@ CREATE FUNCTION snowid_status(
 	OUT ceiling_ids_per_s bigint,
 	OUT exhausted_at timestamptz,
 	OUT time_left interval,
-	OUT js_safe_until timestamptz)
+	OUT js_safe_until timestamptz,
+	OUT lease_expires_at timestamptz,
+	OUT fence_time timestamptz,
+	OUT renewals bigint,
+	OUT failed_renewals bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowid_status_1_2'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowid_status() IS
 'the state of this server''s snowid generator';
+
+CREATE FUNCTION snowid_release_worker()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowid_release_worker'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION snowid_release_worker() FROM PUBLIC;
+
+COMMENT ON FUNCTION snowid_release_worker() IS
+'gives this server''s worker id on lease back to Redis; no ids until a restart';
 
 -- snowid_convert_column(tbl, col): switches an existing key column from a
 -- sequence (serial, bigserial, identity, a nextval() default) to

@@ -10,8 +10,9 @@
  * Locking (SnowidShared groups its fields by it):
  *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
  *	  renewal_failed, last_clock_ms, ids_issued, clock_steps,
- *	  takeover_pending, source_drift_ms, claiming and the worker fields
- *	  (worker_id, worker_source, node_bits); nothing else is read or
+ *	  takeover_pending, source_drift_ms, claiming, the worker fields
+ *	  (worker_id, worker_source, node_bits) and the lease fields (fence_ms,
+ *	  lease_gen, released, lease_expires_ms); nothing else is read or
  *	  written under it, and nothing under it can sleep, allocate, report or
  *	  do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
@@ -21,11 +22,19 @@
  *	  ended.
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
- *	- claiming (under mutex) lets one backend at a time resolve the worker
- *	  id, which may take Redis round trips and so holds no lock; the others
- *	  sleep on worker_cv, a condition variable, where a cancel reaches them.
- *	- waits, clock_errors and resolve_failures are atomics, counted outside
- *	  the mutex.
+ *	- claiming (under mutex) lets one process at a time (a backend, or the
+ *	  lease worker) resolve the worker id, which may take Redis round trips
+ *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
+ *	  condition variable, where a cancel reaches them.
+ *	- waits, clock_errors, resolve_failures, renewals and renewal_failures
+ *	  are atomics, counted outside the mutex.
+ *
+ * With snowid.worker_lease the worker id is on lease (lease.c): the fence is
+ * one more bound next to the high-water mark, taken under the same mutex, so
+ * the hot path never waits for Redis.  The worker id may change while the
+ * server runs; a backend reads node_bits together with its positions, and a
+ * new worker id starts at the next millisecond, so ids keep increasing
+ * across the switch.
  *
  * A position is (ms << sequence_bits) | sequence.  The next position is the
  * last one plus one; if that lies in a millisecond the wall clock has
@@ -103,15 +112,24 @@ typedef struct SnowidShared
 	bool		takeover_pending;	/* see snowid_record_takeover() */
 	int			source_drift_ms;	/* snowid.max_drift_ms of the server the
 									 * mark came from, 0 if unknown */
-	int			worker_id;		/* -1 until resolved */
+	int			worker_id;		/* -1 until resolved, or after a lease ended */
 	SnowidWorkerSource worker_source;
-	int64		node_bits;
+	int64		node_bits;		/* -1 while worker_id is -1 */
 	bool		claiming;		/* a backend is resolving the worker id */
+	int64		fence_ms;		/* lease: positions must stay below this ms;
+								 * PG_INT64_MAX without a lease */
+	uint32		lease_gen;		/* changes whenever the worker id comes or
+								 * goes */
+	bool		released;		/* snowid_release_worker() gave it back */
+	int64		lease_expires_ms;	/* lease: when it runs out, Unix ms by
+									 * this server's clock; 0 for none */
 
 	/* atomics, counted outside the mutex: */
 	pg_atomic_uint64 waits;
 	pg_atomic_uint64 clock_errors;
 	pg_atomic_uint32 resolve_failures;	/* failed worker id resolutions */
+	pg_atomic_uint64 renewals;	/* lease renewals that succeeded */
+	pg_atomic_uint64 renewal_failures;	/* and that did not */
 
 	/* signalled when a worker id resolution ends (its own locking): */
 	ConditionVariable worker_cv;
@@ -119,8 +137,8 @@ typedef struct SnowidShared
 
 static SnowidShared *snowid_shared = NULL;
 
-/* This backend's copy of node_bits, once it has checked it may generate */
-static int64 local_node_bits = -1;
+/* This backend has checked that it may generate */
+static bool prepared = false;
 
 static int64 snowid_load_mark(SnowidShared *s);
 static void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
@@ -131,6 +149,9 @@ static inline int snowid_takeover_drift_ms(const SnowidShared *s);
 static void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
 static int64 snowid_resolve_worker(void);
 static void snowid_resolve_failed(int code, Datum arg);
+static void snowid_install_worker(SnowidShared *s,
+								  const SnowidWorkerClaim *claim);
+static void snowid_lease_ran_out(int worker_id, int64 fence_ms);
 static void snowid_advance_mark(int64 needed_ms, bool wait);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 							  int64 *deadline_ms);
@@ -218,6 +239,8 @@ snowid_shmem_init(void)
 	pg_atomic_init_u64(&s->waits, 0);
 	pg_atomic_init_u64(&s->clock_errors, 0);
 	pg_atomic_init_u32(&s->resolve_failures, 0);
+	pg_atomic_init_u64(&s->renewals, 0);
+	pg_atomic_init_u64(&s->renewal_failures, 0);
 	ConditionVariableInit(&s->worker_cv);
 
 	mark_ms = snowid_load_mark(s);
@@ -230,7 +253,9 @@ snowid_shmem_init(void)
 
 	snowid_record_takeover(s, mark_ms);
 
+	s->fence_ms = PG_INT64_MAX;
 	s->worker_id = -1;
+	s->node_bits = -1;
 	snowid_worker_startup(&s->worker_id, &s->worker_source);
 	if (s->worker_id >= 0)
 		s->node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
@@ -368,16 +393,14 @@ snowid_require_shmem(void)
 }
 
 /*
- * snowid_local_node_bits
- *		The datacenter and worker fields of this server's ids, checking
- *		first that this backend may generate at all.
+ * snowid_prepare_backend
+ *		Checks, once per backend, that it may generate at all.
  */
-int64
-snowid_local_node_bits(void)
+void
+snowid_prepare_backend(void)
 {
-	if (unlikely(local_node_bits < 0))
+	if (unlikely(!prepared))
 		snowid_prepare();
-	return local_node_bits;
 }
 
 /*
@@ -425,9 +448,10 @@ snowid_resolve_worker(void)
 {
 	SnowidShared *s = snowid_shared;
 	uint32		failures = pg_atomic_read_u32(&s->resolve_failures);
-	SnowidWorkerSource source = SNOWID_WORKER_NONE;
+	SnowidWorkerClaim claim;
 	int			worker_id = -1;
 	int64		node_bits = 0;
+	bool		released;
 	bool		mine = false;
 
 	for (;;)
@@ -445,10 +469,20 @@ snowid_resolve_worker(void)
 		SpinLockAcquire(&s->mutex);
 		worker_id = s->worker_id;
 		node_bits = s->node_bits;
-		if (worker_id < 0 && !s->claiming)
+		released = s->released;
+		if (worker_id < 0 && !s->claiming && !released)
 			s->claiming = mine = true;
 		SpinLockRelease(&s->mutex);
 
+		if (released)
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid has released its worker id"),
+					 errdetail("snowid_release_worker() gave the worker id back to Redis; this server issues no ids until it claims one again."),
+					 errhint("Restart the server to claim a worker id again.")));
+		}
 		if (worker_id >= 0 || mine)
 			break;
 		ConditionVariableSleep(&s->worker_cv,
@@ -461,22 +495,50 @@ snowid_resolve_worker(void)
 	/* reports an error if no worker id can be had */
 	PG_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 	{
-		pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_REDIS));
-		snowid_worker_resolve(&worker_id, &source);
-		pgstat_report_wait_end();
+		snowid_worker_resolve(&claim);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_resolve_failed, (Datum) 0);
 
-	node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
-								 worker_id);
+	snowid_install_worker(s, &claim);
+	ConditionVariableBroadcast(&s->worker_cv);
+	return snowid_node_bits(&snowid_layout, snowid_datacenter_id,
+							claim.worker_id);
+}
+
+/*
+ * snowid_install_worker
+ *		Puts a resolved worker id into the generator and ends the claim.  A
+ *		worker id on lease comes with a floor, above every id issued with it
+ *		before, and a fence; its first id lies at or above the floor and in
+ *		a later millisecond than any id issued before with another worker
+ *		id, so that this server's ids keep increasing across the switch.
+ */
+static void
+snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
+{
+	int64		max_ms = snowid_max_ms(&snowid_layout);
+	int64		node_bits = snowid_node_bits(&snowid_layout,
+											 snowid_datacenter_id,
+											 claim->worker_id);
+	int64		floor_position = snowid_last_position(claim->floor_ms - 1,
+													  max_ms);
+
 	SpinLockAcquire(&s->mutex);
-	s->worker_id = worker_id;
-	s->worker_source = source;
+	if (claim->source == SNOWID_WORKER_LEASE)
+	{
+		int64		position = Max(s->position, floor_position);
+
+		s->position = snowid_last_position(position >> snowid_layout.sequence_bits,
+										   max_ms);
+		s->fence_ms = claim->fence_ms;
+		s->lease_expires_ms = claim->lease_expires_ms;
+	}
+	s->worker_id = claim->worker_id;
+	s->worker_source = claim->source;
 	s->node_bits = node_bits;
+	s->lease_gen++;
 	s->claiming = false;
 	SpinLockRelease(&s->mutex);
-	ConditionVariableBroadcast(&s->worker_cv);
-	return node_bits;
 }
 
 /*
@@ -506,7 +568,6 @@ snowid_prepare(void)
 {
 	SnowidShared *s = snowid_shared;
 	int			worker_id;
-	int64		node_bits;
 	bool		takeover;
 
 	snowid_require_shmem();
@@ -514,16 +575,15 @@ snowid_prepare(void)
 
 	SpinLockAcquire(&s->mutex);
 	worker_id = s->worker_id;
-	node_bits = s->node_bits;
 	takeover = s->takeover_pending;
 	SpinLockRelease(&s->mutex);
 
 	if (worker_id < 0)
-		node_bits = snowid_resolve_worker();
+		(void) snowid_resolve_worker();
 	if (unlikely(takeover))
 		snowid_skip_after_takeover(s);
 
-	local_node_bits = node_bits;
+	prepared = true;
 }
 
 /*
@@ -725,11 +785,13 @@ snowid_replay_mark(const SnowidMark *mark)
  *		Takes up to 'want' consecutive positions in one pass through the
  *		mutex and returns the first; *got says how many.  Fewer than wanted
  *		come back only when the rest would run past the drift budget, the
- *		high-water mark or the end of the timestamp field.  Waits (outside
- *		the mutex) when not even one position may be issued yet.
+ *		high-water mark, the lease's fence or the end of the timestamp
+ *		field.  *node_bits gets the datacenter and worker fields to compose
+ *		them with, read in the same pass.  Waits (outside the mutex) when
+ *		not even one position may be issued yet.
  */
 int64
-snowid_take(int want, int *got)
+snowid_take(int want, int *got, int64 *node_bits)
 {
 	SnowidShared *s = snowid_shared;
 	int			seq_bits = snowid_layout.sequence_bits;
@@ -737,7 +799,7 @@ snowid_take(int want, int *got)
 	static int64 max_ms = -1;	/* the layout is fixed at server start */
 	int64		deadline_ms = -1;	/* of waiting, on the monotonic clock */
 
-	Assert(want > 0 && local_node_bits >= 0);
+	Assert(want > 0 && prepared);
 	if (unlikely(max_ms < 0))
 		max_ms = snowid_max_ms(&snowid_layout);
 
@@ -749,6 +811,8 @@ snowid_take(int want, int *got)
 		int64		last;
 		int64		n;
 		int64		high_water_ms;
+		int64		fence_ms;
+		int			worker_id;
 		bool		renew_early;
 
 		if (unlikely(now < 0 || now > max_ms))
@@ -781,8 +845,14 @@ snowid_take(int want, int *got)
 		s->last_clock_ms = now;
 		high_water_ms = s->high_water_ms;
 		renew_early = !s->renewal_failed;
-		last = snowid_last_position(Min(drift_ms, high_water_ms - 1), max_ms);
-		n = (start > last) ? 0 : Min(last - start, (int64) want - 1) + 1;
+		fence_ms = s->fence_ms;
+		worker_id = s->worker_id;
+		*node_bits = s->node_bits;
+		last = snowid_last_position(Min(drift_ms,
+										Min(high_water_ms, fence_ms) - 1),
+									max_ms);
+		n = (start > last || *node_bits < 0) ? 0 :
+			Min(last - start, (int64) want - 1) + 1;
 		if (likely(n > 0))
 		{
 			if (((start + n - 1) >> seq_bits) != (s->position >> seq_bits))
@@ -803,11 +873,15 @@ snowid_take(int want, int *got)
 			return start;
 		}
 
-		if (start > snowid_last_position(max_ms, max_ms))
+		if (*node_bits < 0)
+			(void) snowid_resolve_worker(); /* the lease ended: claim again */
+		else if (start > snowid_last_position(max_ms, max_ms))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 					 errmsg("snowid timestamp field is exhausted"),
 					 errdetail("The generator reached the last millisecond the layout can hold.")));
+		else if ((start >> seq_bits) >= fence_ms)
+			snowid_lease_ran_out(worker_id, fence_ms);
 		else if ((start >> seq_bits) >= high_water_ms &&
 				 (start >> seq_bits) <= drift_ms)
 			snowid_advance_mark(start >> seq_bits, true);
@@ -815,6 +889,23 @@ snowid_take(int want, int *got)
 			snowid_wait_clock((start >> seq_bits) - snowid_max_drift_ms, now,
 							  &deadline_ms);
 	}
+}
+
+/*
+ * snowid_lease_ran_out
+ *		Reports that the generator reached the fence of its lease: renewals
+ *		failed for about a lease, and past the fence another server may hold
+ *		the worker id.
+ */
+static void
+snowid_lease_ran_out(int worker_id, int64 fence_ms)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("the lease on snowid worker id %d ran out", worker_id),
+			 errdetail("Redis could not be reached to renew it (the server log says why), and without a renewal this server may issue no id from %s on, where another server may take the worker id over.",
+					   timestamptz_to_str(snowid_unix_ms_to_timestamptz(fence_ms + snowid_layout.epoch_ms))),
+			 errhint("Check that Redis is up.  Ids are issued again after the next successful renewal.")));
 }
 
 /*
@@ -973,6 +1064,9 @@ snowid_get_status(SnowidStatus *status)
 	status->clock_steps = s->clock_steps;
 	status->worker_id = s->worker_id;
 	status->worker_source = s->worker_source;
+	status->fence_ms = (s->worker_source == SNOWID_WORKER_LEASE) ?
+		s->fence_ms : -1;
+	status->lease_expires_ms = s->lease_expires_ms;
 	SpinLockRelease(&s->mutex);
 
 	status->clock_ms = snowid_clock_ms();
@@ -981,4 +1075,154 @@ snowid_get_status(SnowidStatus *status)
 		(position >> snowid_layout.sequence_bits) : -1;
 	status->waits = pg_atomic_read_u64(&s->waits);
 	status->clock_errors = pg_atomic_read_u64(&s->clock_errors);
+	status->renewals = pg_atomic_read_u64(&s->renewals);
+	status->renewal_failures = pg_atomic_read_u64(&s->renewal_failures);
+}
+
+/*
+ * snowid_lease_state
+ *		What the lease worker needs to know of the generator: the worker id
+ *		and its generation, where the generator is (the millisecond after
+ *		the last id, or the clock if later: this process's or the latest a
+ *		caller saw, since the epoch), and whether a claim is under way or
+ *		the id was given back.
+ */
+void
+snowid_lease_state(SnowidLeaseState *state)
+{
+	SnowidShared *s = snowid_shared;
+	int64		clock_ms = snowid_clock_ms();
+
+	SpinLockAcquire(&s->mutex);
+	state->worker_id = s->worker_id;
+	state->gen = s->lease_gen;
+	state->next_ms = Max((s->position >> snowid_layout.sequence_bits) + 1,
+						 s->last_clock_ms);
+	state->high_water_ms = s->high_water_ms;
+	state->claiming = s->claiming;
+	state->released = s->released;
+	SpinLockRelease(&s->mutex);
+
+	state->next_ms = Max(state->next_ms, clock_ms);
+}
+
+/*
+ * snowid_lease_extend
+ *		After a renewal: raises the fence of the lease of generation gen, if
+ *		the generator still has it, and notes when the lease runs out.
+ */
+bool
+snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms)
+{
+	SnowidShared *s = snowid_shared;
+	bool		current;
+
+	SpinLockAcquire(&s->mutex);
+	current = (s->lease_gen == gen && s->worker_id >= 0);
+	if (current)
+	{
+		s->fence_ms = Max(s->fence_ms, fence_ms);
+		s->lease_expires_ms = expires_ms;
+	}
+	SpinLockRelease(&s->mutex);
+	return current;
+}
+
+/*
+ * snowid_lease_drop
+ *		Stops issuing ids with the worker id of generation gen: its lease
+ *		was lost, or it is being given back (release: for good, until a
+ *		restart).  False if the generator no longer has it.  Otherwise sets
+ *		*worker_id and *final_ms, the millisecond after the last id issued
+ *		(since the epoch), which no id of this server with it will reach.
+ */
+bool
+snowid_lease_drop(uint32 gen, bool release, int *worker_id, int64 *final_ms)
+{
+	SnowidShared *s = snowid_shared;
+	bool		current;
+
+	SpinLockAcquire(&s->mutex);
+	current = (s->lease_gen == gen && s->worker_id >= 0);
+	if (current)
+	{
+		*worker_id = s->worker_id;
+		*final_ms = (s->position >> snowid_layout.sequence_bits) + 1;
+		s->worker_id = -1;
+		s->worker_source = SNOWID_WORKER_NONE;
+		s->node_bits = -1;
+		s->lease_expires_ms = 0;
+		s->lease_gen++;
+		s->released = release;
+	}
+	SpinLockRelease(&s->mutex);
+	return current;
+}
+
+/*
+ * snowid_lease_count
+ *		Counts a renewal that succeeded or failed, for snowid_status().
+ */
+void
+snowid_lease_count(bool ok)
+{
+	SnowidShared *s = snowid_shared;
+
+	pg_atomic_fetch_add_u64(ok ? &s->renewals : &s->renewal_failures, 1);
+}
+
+/*
+ * snowid_background_claim
+ *		Claims a worker id for the generator in the lease worker, unless it
+ *		has one, a backend is claiming, or it was given back.  Returns NULL,
+ *		or the error that ended the claim (in the caller's memory context);
+ *		backends waiting for the claim fail as when their own claim fails.
+ */
+ErrorData *
+snowid_background_claim(void)
+{
+	SnowidShared *s = snowid_shared;
+	MemoryContext context = CurrentMemoryContext;
+	ErrorData  *volatile edata = NULL;
+	bool		idle;
+
+	SpinLockAcquire(&s->mutex);
+	idle = (s->worker_id < 0 && !s->claiming && !s->released);
+	SpinLockRelease(&s->mutex);
+	if (!idle)
+		return NULL;
+
+	PG_TRY();
+	{
+		(void) snowid_resolve_worker();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(context);
+		edata = CopyErrorData();
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	return edata;
+}
+
+/*
+ * snowid_generator_ms
+ *		Where the generator is, in ms since the epoch: its high-water mark
+ *		or the clock (this process's or the latest a caller saw), whichever
+ *		is later.  A new lease's fence goes a lease past it.
+ */
+int64
+snowid_generator_ms(void)
+{
+	SnowidShared *s = snowid_shared;
+	int64		clock_ms = snowid_clock_ms();
+	int64		high_water_ms;
+	int64		last_clock_ms;
+
+	SpinLockAcquire(&s->mutex);
+	high_water_ms = s->high_water_ms;
+	last_clock_ms = s->last_clock_ms;
+	SpinLockRelease(&s->mutex);
+	return Max(Max(high_water_ms, last_clock_ms), clock_ms);
 }

@@ -1,34 +1,49 @@
 /*-------------------------------------------------------------------------
  *
  * redis_claim.c
- *	  All of snowid's hiredis code: parsing snowid.redis_url, the Lua script
- *	  that claims a worker id atomically, talking to Redis (following Redis
- *	  Cluster redirections), and the error messages a claim can end in.
+ *	  The worker id claim: parsing snowid.redis_url, the Lua script that
+ *	  claims a worker id atomically, the conversation with Redis (finding
+ *	  the master through sentinels, logging in, following Redis Cluster
+ *	  redirections, waiting for replicas), and the error messages a claim
+ *	  can end in.  The bytes on the wire are redis_conn.c's.
  *
  * The claim runs once per server start, in whatever process the caller
  * chooses; nothing here touches shared memory or takes a lock, so the
  * caller's locking rule is the only one that applies.  The functions that
- * talk to Redis never ereport and never palloc: hiredis allocates with
- * malloc, and every hiredis object is freed before control returns, so a
- * later ereport(ERROR) cannot leak one.  All ereports live in
- * snowid_redis_report().
+ * talk to Redis never palloc, and ereport only through the
+ * CHECK_FOR_INTERRUPTS() of a wait; the open connection is closed in
+ * PG_FINALLY, so no hiredis object outlives the claim.  All other ereports
+ * live in snowid_redis_report().
  *
- * The password is read from SnowidRedisTarget.password only to send AUTH;
- * it is never copied into a problem text, a result or a message.
+ * The password is read from SnowidRedisTarget.password only to send AUTH.
+ * It never goes into a problem text, a result or a message: Redis' reply to
+ * AUTH is never shown (it may echo the arguments), and any other text from
+ * Redis is withheld if it holds four or more characters of the password in
+ * a row, checked before it is cut to fit.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <errno.h>
 #include <limits.h>
 
 #include <hiredis/hiredis.h>
 
+#include "mb/pg_wchar.h"
+
 #include "redis_claim.h"
+#include "redis_conn.h"
+
+static void snowid_redis_report_more(int elevel,
+									 const SnowidClaimRequest *request,
+									 const SnowidClaimResult *result);
 
 /* MOVED/ASK hops followed before giving up; a stable cluster needs one */
 #define SNOWID_REDIS_MAX_REDIRECTS	3
+
+/* Text of Redis shown in a message must not share this many bytes in a row
+ * with the password */
+#define SNOWID_SECRET_WINDOW		4
 
 /* Key buffer: braces, prefix, ":dc:", an int and ":owners" */
 #define SNOWID_REDIS_KEY_LEN		(SNOWID_REDIS_KEY_PREFIX_LEN + 32)
@@ -39,7 +54,8 @@
  * KEYS[1] is {prefix:dc:N}:owners, a hash from worker id to the identity
  * of the server holding it.  ARGV[1] is the claiming identity, ARGV[2] the
  * configured worker id or -1, ARGV[3] the highest worker id, ARGV[4] the
- * preferred worker id or -1.
+ * preferred worker id or -1, ARGV[5] "1" to write the claim even if it is
+ * held already (so that a WAIT for replicas covers it).
  *
  * An identity keeps the id it holds.  Without one it takes the configured
  * id if free; with none configured, the preferred id if free, or else the
@@ -48,9 +64,10 @@
  * another server still uses, while the server's own last id is free unless
  * a server claimed it since.  Other entries of the same identity (an id
  * beyond max after a layout change, a duplicate written by hand) are
- * released so that an identity holds exactly one id.  A server
- * that already holds its id causes no write.  Refusals are error replies
- * whose first word says which, and they write nothing:
+ * released so that an identity holds exactly one id.  A server that
+ * already holds its id causes no write unless ARGV[5] asks for one.
+ * Refusals are error replies whose first word says which, and they write
+ * nothing:
  *
  *	SNOWID_ALL_HELD <count>			no id in 0..max is free
  *	SNOWID_CONFLICT <identity>		the configured id is held by identity
@@ -112,19 +129,10 @@ static const char *snowid_claim_script =
 "    redis.call('HDEL', owners, field)\n"
 "  end\n"
 "end\n"
-"if not held then\n"
+"if not held or ARGV[5] == '1' then\n"
 "  redis.call('HSET', owners, tostring(keep), me)\n"
 "end\n"
 "return keep\n";
-
-/* Where one connection goes; a cluster redirect changes it */
-typedef struct SnowidRedisNode
-{
-	char		host[SNOWID_REDIS_HOST_LEN];
-	int			port;
-	char		socket_path[SNOWID_REDIS_PATH_LEN];
-} SnowidRedisNode;
-
 
 /*
  * Value of one hex digit, or -1.
@@ -232,11 +240,22 @@ snowid_parse_userinfo(const char *src, size_t n, SnowidRedisTarget *target,
 }
 
 /*
- * Parse "host[:port]" or "[ipv6][:port]" of a redis:// URL.
+ * Whether c may appear in a host name.
  */
 static bool
-snowid_parse_hostport(const char *src, size_t n, SnowidRedisTarget *target,
-					  const char **problem)
+snowid_is_host_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+}
+
+/*
+ * Parse "host[:port]" or "[ipv6][:port]" into node; the port defaults to
+ * default_port.
+ */
+static bool
+snowid_parse_hostport(const char *src, size_t n, int default_port,
+					  SnowidRedisNode *node, const char **problem)
 {
 	const char *end = src + n;
 	const char *host = src;
@@ -269,9 +288,7 @@ snowid_parse_hostport(const char *src, size_t n, SnowidRedisTarget *target,
 			host_end = end;
 		for (p = host; p < host_end; p++)
 		{
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				  (*p >= '0' && *p <= '9') ||
-				  *p == '-' || *p == '.' || *p == '_'))
+			if (!snowid_is_host_char(*p))
 			{
 				*problem = "The host name may hold only letters, digits, \"-\", \".\" and \"_\"; write an IPv6 address in brackets, and percent-encode \"@\", \":\" and \"/\" in the password.";
 				return false;
@@ -285,19 +302,19 @@ snowid_parse_hostport(const char *src, size_t n, SnowidRedisTarget *target,
 		*problem = "The URL names no host.";
 		return false;
 	}
-	if ((size_t) (host_end - host) >= sizeof(target->host))
+	if ((size_t) (host_end - host) >= sizeof(node->host))
 	{
 		*problem = "The host name is too long.";
 		return false;
 	}
-	memcpy(target->host, host, host_end - host);
-	target->host[host_end - host] = '\0';
+	memcpy(node->host, host, host_end - host);
+	node->host[host_end - host] = '\0';
 
-	target->port = SNOWID_REDIS_DEFAULT_PORT;
+	node->port = default_port;
 	if (p < end)
 	{
 		if (*p != ':' ||
-			!snowid_parse_number(p + 1, end - p - 1, 1, 65535, &target->port))
+			!snowid_parse_number(p + 1, end - p - 1, 1, 65535, &node->port))
 		{
 			*problem = "The port must be a number from 1 to 65535.";
 			return false;
@@ -307,18 +324,191 @@ snowid_parse_hostport(const char *src, size_t n, SnowidRedisTarget *target,
 }
 
 /*
+ * Parse what follows the user info of a unix:// URL: an absolute socket
+ * path, and optionally "?db=N".
+ */
+static bool
+snowid_parse_unix_path(const char *p, const char *authority_end,
+					   const char *end, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	const char *path_end;
+
+	if (p != authority_end || *p != '/')
+	{
+		*problem = "A unix:// URL takes an absolute socket path, as in unix:///run/redis/redis.sock.";
+		return false;
+	}
+	path_end = strchr(p, '?');
+	if (path_end == NULL)
+		path_end = end;
+	if ((size_t) (path_end - p) >= sizeof(target->node.socket_path))
+	{
+		*problem = "The socket path is too long.";
+		return false;
+	}
+	memcpy(target->node.socket_path, p, path_end - p);
+	target->node.socket_path[path_end - p] = '\0';
+
+	if (path_end < end &&
+		(strncmp(path_end, "?db=", 4) != 0 ||
+		 !snowid_parse_number(path_end + 4, end - path_end - 4,
+							  0, INT_MAX, &target->db)))
+	{
+		*problem = "The only parameter of a unix:// URL is db, a number, as in unix:///run/redis/redis.sock?db=0.";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Parse the database after the authority: "", "/" or "/N".
+ */
+static bool
+snowid_parse_db(const char *p, const char *end, SnowidRedisTarget *target,
+				const char **problem)
+{
+	if (p < end && p + 1 < end &&
+		!snowid_parse_number(p + 1, end - p - 1, 0, INT_MAX, &target->db))
+	{
+		*problem = "The database after the host must be a number, as in redis://localhost:6379/0.";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Parse the parameters of a redis-sentinel:// URL, from after "?" to end:
+ * "sentinel_user=name" and "sentinel_password=secret", joined by "&",
+ * percent-decoded.
+ */
+static bool
+snowid_parse_sentinel_query(const char *p, const char *end,
+							SnowidRedisTarget *target, const char **problem)
+{
+	while (p < end)
+	{
+		const char *amp = memchr(p, '&', end - p);
+		const char *item_end = amp ? amp : end;
+		char	   *dst;
+		size_t		dstlen;
+		size_t		n;
+
+		if (item_end - p > 14 && strncmp(p, "sentinel_user=", 14) == 0)
+		{
+			n = 14;
+			dst = target->sentinel_user;
+			dstlen = sizeof(target->sentinel_user);
+		}
+		else if (item_end - p > 18 &&
+				 strncmp(p, "sentinel_password=", 18) == 0)
+		{
+			n = 18;
+			dst = target->sentinel_password;
+			dstlen = sizeof(target->sentinel_password);
+		}
+		else
+		{
+			*problem = "The only parameters of a redis-sentinel:// URL are sentinel_user and sentinel_password, as in redis-sentinel://host1,host2/mymaster?sentinel_password=secret.";
+			return false;
+		}
+		if (!snowid_percent_decode(p + n, item_end - p - n, dst, dstlen))
+		{
+			*problem = "The sentinel user name or password is too long or has a malformed percent escape.";
+			return false;
+		}
+		p = amp ? amp + 1 : end;
+	}
+	return true;
+}
+
+/*
+ * Parse what follows the user info of a redis-sentinel:// URL: sentinels
+ * "host[:port],host[:port]..." up to authority_end, then "/master[/db]".
+ */
+static bool
+snowid_parse_sentinels(const char *p, const char *authority_end,
+					   const char *end, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	const char *name;
+	const char *name_end;
+	const char *query;
+
+	while (p < authority_end)
+	{
+		const char *comma = memchr(p, ',', authority_end - p);
+		const char *item_end = comma ? comma : authority_end;
+
+		if (target->sentinel_count == SNOWID_REDIS_MAX_SENTINELS)
+		{
+			*problem = "A redis-sentinel:// URL may name at most 8 sentinels.";
+			return false;
+		}
+		if (!snowid_parse_hostport(p, item_end - p, SNOWID_REDIS_SENTINEL_PORT,
+								   &target->sentinels[target->sentinel_count],
+								   problem))
+			return false;
+		target->sentinel_count++;
+		p = comma ? comma + 1 : authority_end;
+	}
+	if (target->sentinel_count == 0)
+	{
+		*problem = "The URL names no sentinel.";
+		return false;
+	}
+
+	query = authority_end < end ? strchr(authority_end, '?') : NULL;
+	if (query != NULL)
+	{
+		if (!snowid_parse_sentinel_query(query + 1, end, target, problem))
+			return false;
+		end = query;
+	}
+
+	name = authority_end + 1;
+	name_end = authority_end < end ? memchr(name, '/', end - name) : NULL;
+	if (name_end == NULL)
+		name_end = end;
+	if (authority_end >= end || name_end == name)
+	{
+		*problem = "A redis-sentinel:// URL names the master after the sentinels, as in redis-sentinel://sentinel1:26379,sentinel2:26379/mymaster.";
+		return false;
+	}
+	if ((size_t) (name_end - name) >= sizeof(target->master_name))
+	{
+		*problem = "The master name is too long.";
+		return false;
+	}
+	for (p = name; p < name_end; p++)
+	{
+		if (!snowid_is_host_char(*p))
+		{
+			*problem = "The master name may hold only letters, digits, \"-\", \".\" and \"_\".";
+			return false;
+		}
+	}
+	memcpy(target->master_name, name, name_end - name);
+	target->master_name[name_end - name] = '\0';
+	return snowid_parse_db(name_end, end, target, problem);
+}
+
+/*
  * Parse snowid.redis_url into *target; see snowid_redis_parse_url().
  */
 static bool
 snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
 					  const char **problem)
 {
+	enum
+	{
+		URL_TCP, URL_UNIX, URL_SENTINEL
+	}			kind;
 	const char *p;
 	const char *authority_end;
 	const char *at;
 	const char *end;
 	const char *q;
-	bool		is_unix;
 
 	if (url == NULL || url[0] == '\0')
 	{
@@ -327,22 +517,33 @@ snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
 	}
 	if (strncmp(url, "redis://", 8) == 0)
 	{
-		is_unix = false;
+		kind = URL_TCP;
 		p = url + 8;
-	}
-	else if (strncmp(url, "unix://", 7) == 0)
-	{
-		is_unix = true;
-		p = url + 7;
 	}
 	else if (strncmp(url, "rediss://", 9) == 0)
 	{
-		*problem = "TLS (rediss://) is not supported by the hiredis library snowid is built with.";
-		return false;
+		if (!SNOWID_REDIS_TLS_SUPPORTED)
+		{
+			*problem = "TLS (rediss://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS.";
+			return false;
+		}
+		kind = URL_TCP;
+		target->tls = true;
+		p = url + 9;
+	}
+	else if (strncmp(url, "unix://", 7) == 0)
+	{
+		kind = URL_UNIX;
+		p = url + 7;
+	}
+	else if (strncmp(url, "redis-sentinel://", 17) == 0)
+	{
+		kind = URL_SENTINEL;
+		p = url + 17;
 	}
 	else
 	{
-		*problem = "The URL must start with redis:// or unix://.";
+		*problem = "The URL must start with redis://, rediss://, unix:// or redis-sentinel://.";
 		return false;
 	}
 
@@ -368,53 +569,21 @@ snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
 		p = at + 1;
 	}
 
-	if (is_unix)
+	switch (kind)
 	{
-		const char *path_end;
-
-		if (p != authority_end || *p != '/')
-		{
-			*problem = "A unix:// URL takes an absolute socket path, as in unix:///run/redis/redis.sock.";
-			return false;
-		}
-		path_end = strchr(p, '?');
-		if (path_end == NULL)
-			path_end = end;
-		if ((size_t) (path_end - p) >= sizeof(target->socket_path))
-		{
-			*problem = "The socket path is too long.";
-			return false;
-		}
-		memcpy(target->socket_path, p, path_end - p);
-		target->socket_path[path_end - p] = '\0';
-
-		if (path_end < end)
-		{
-			if (strncmp(path_end, "?db=", 4) != 0 ||
-				!snowid_parse_number(path_end + 4, end - path_end - 4,
-									 0, INT_MAX, &target->db))
-			{
-				*problem = "The only parameter of a unix:// URL is db, a number, as in unix:///run/redis/redis.sock?db=0.";
-				return false;
-			}
-		}
-		return true;
+		case URL_UNIX:
+			return snowid_parse_unix_path(p, authority_end, end, target,
+										  problem);
+		case URL_SENTINEL:
+			return snowid_parse_sentinels(p, authority_end, end, target,
+										  problem);
+		case URL_TCP:
+			break;
 	}
-
-	if (!snowid_parse_hostport(p, authority_end - p, target, problem))
+	if (!snowid_parse_hostport(p, authority_end - p, SNOWID_REDIS_DEFAULT_PORT,
+							   &target->node, problem))
 		return false;
-
-	/* "/db", or a bare "/" meaning db 0 */
-	if (authority_end < end && authority_end + 1 < end)
-	{
-		if (!snowid_parse_number(authority_end + 1, end - authority_end - 1,
-								 0, INT_MAX, &target->db))
-		{
-			*problem = "The database after the host must be a number, as in redis://localhost:6379/0.";
-			return false;
-		}
-	}
-	return true;
+	return snowid_parse_db(authority_end, end, target, problem);
 }
 
 /*
@@ -470,21 +639,6 @@ snowid_redis_check_key_prefix(const char *prefix, const char **problem)
 }
 
 /*
- * Render where a node is, for messages: "host:port", "[ipv6]:port" or
- * "unix:/path".  Never the user or password.
- */
-static void
-snowid_redis_describe_node(const SnowidRedisNode *node, char *buf, size_t len)
-{
-	if (node->socket_path[0] != '\0')
-		snprintf(buf, len, "unix:%s", node->socket_path);
-	else if (strchr(node->host, ':') != NULL)
-		snprintf(buf, len, "[%s]:%d", node->host, node->port);
-	else
-		snprintf(buf, len, "%s:%d", node->host, node->port);
-}
-
-/*
  * Build the identity a server claims under: what tells two servers apart
  * (two clusters on one host differ in port and system identifier) and stays
  * the same across a restart.  False if it does not fit or the host name has
@@ -520,71 +674,181 @@ snowid_redis_owners_key(char *buf, size_t len, const char *key_prefix,
 }
 
 /*
- * Fill result->message with a sentence for the detail.  A defensive check
- * keeps the password out even if a server ever echoed it.
+ * Render where a node is, for messages: "host:port", "[ipv6]:port" or
+ * "unix:/path".  Never the user or password.
+ */
+void
+snowid_redis_describe_node(const SnowidRedisNode *node, char *buf, size_t len)
+{
+	if (node->socket_path[0] != '\0')
+		snprintf(buf, len, "unix:%s", node->socket_path);
+	else if (strchr(node->host, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", node->host, node->port);
+	else
+		snprintf(buf, len, "%s:%d", node->host, node->port);
+}
+
+/*
+ * Copy text into dst (dstlen bytes, NUL included) so that it is valid in the
+ * database encoding whatever it holds, and so that a cut never splits a
+ * character: whole UTF-8 characters are kept in a UTF-8 database, any other
+ * non-ASCII byte and every control character become "?".  Returns whether
+ * all of text fit.
+ */
+static bool
+snowid_copy_text(char *dst, size_t dstlen, const char *text)
+{
+	const unsigned char *p = (const unsigned char *) text;
+	bool		utf8 = GetDatabaseEncoding() == PG_UTF8;
+	size_t		o = 0;
+
+	Assert(dstlen > 0);
+	while (*p != '\0')
+	{
+		int			len = 1;
+		bool		keep = *p >= 0x20 && *p < 0x7f;
+
+		if (*p >= 0x80 && utf8)
+		{
+			len = pg_utf_mblen(p);
+			keep = strnlen((const char *) p, len) == (size_t) len &&
+				pg_utf8_islegal(p, len);
+			if (!keep)
+				len = 1;
+		}
+		if (o + len >= dstlen)
+		{
+			dst[o] = '\0';
+			return false;
+		}
+		if (keep)
+			memcpy(dst + o, p, len);
+		else
+			dst[o] = '?';
+		o += keep ? len : 1;
+		p += len;
+	}
+	dst[o] = '\0';
+	return true;
+}
+
+/*
+ * End a message as a sentence: no trailing blanks, and a period.
  */
 static void
-snowid_set_message(SnowidClaimResult *result, const SnowidRedisTarget *target,
-				   const char *prefix, const char *text)
+snowid_end_sentence(char *msg, size_t size)
 {
-	size_t		n;
+	size_t		n = strlen(msg);
 
-	snprintf(result->message, sizeof(result->message), "%s%s",
-			 prefix, text);
-	if (target->password[0] != '\0' &&
-		strstr(result->message, target->password) != NULL)
-		snprintf(result->message, sizeof(result->message),
-				 "%sa message that is withheld because it contained the password",
-				 prefix);
-
-	/* end as a sentence: strip trailing blanks, add a period if needed */
-	n = strlen(result->message);
-	while (n > 0 && (result->message[n - 1] == ' ' ||
-					 result->message[n - 1] == '\n' ||
-					 result->message[n - 1] == '\r'))
-		result->message[--n] = '\0';
-	if (n > 0 && strchr(".?!", result->message[n - 1]) == NULL &&
-		n + 1 < sizeof(result->message))
+	while (n > 0 && (msg[n - 1] == ' ' || msg[n - 1] == '?'))
+		msg[--n] = '\0';
+	if (n > 0 && strchr(".?!", msg[n - 1]) == NULL && n + 1 < size)
 	{
-		result->message[n] = '.';
-		result->message[n + 1] = '\0';
+		msg[n] = '.';
+		msg[n + 1] = '\0';
 	}
 }
 
 /*
- * Record a hiredis-level failure of context c: connect, I/O or timeout, or
- * a peer that does not speak Redis' protocol.
+ * snowid_redis_fail
+ *		Ends a claim with status and a message in our own words.  The
+ *		arguments are hiredis' or OpenSSL's words or file names, never a
+ *		reply of Redis and never a secret.
+ */
+void
+snowid_redis_fail(SnowidClaimResult *result, SnowidClaimStatus status,
+				  const char *fmt,...)
+{
+	char		text[SNOWID_REDIS_MESSAGE_LEN * 2];
+	va_list		args;
+
+	va_start(args, fmt);
+	vsnprintf(text, sizeof(text), fmt, args);
+	va_end(args);
+	result->status = status;
+	if (!snowid_copy_text(result->message, sizeof(result->message), text))
+		snowid_end_sentence(result->message, sizeof(result->message));
+}
+
+/*
+ * Whether text holds SNOWID_SECRET_WINDOW bytes in a row of secret (all of
+ * it, if it is shorter).  Case matters, as it does for Redis passwords.
+ */
+static bool
+snowid_shares_secret(const char *text, const char *secret)
+{
+	size_t		secret_len = strlen(secret);
+	size_t		window = Min(secret_len, SNOWID_SECRET_WINDOW);
+	size_t		text_len = strlen(text);
+	size_t		i;
+
+	if (secret_len == 0)
+		return false;
+	for (i = 0; i + window <= secret_len; i++)
+	{
+		if (memmem(text, text_len, secret + i, window) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether text shares a run of bytes with either password of the target.
+ */
+static bool
+snowid_shares_target_secret(const char *text, const SnowidRedisTarget *target)
+{
+	return snowid_shares_secret(text, target->password) ||
+		snowid_shares_secret(text, target->sentinel_password);
+}
+
+/*
+ * Copy text that Redis sent into dst for a message, whole and checked
+ * before it is cut: withheld if it shares a run of bytes with the
+ * password, and cut at a character boundary.
  */
 static void
-snowid_set_io_failure(SnowidClaimResult *result,
-					  const SnowidRedisTarget *target,
-					  const redisContext *c, int saved_errno,
-					  int timeout_ms, bool connected)
+snowid_redis_text(char *dst, size_t dstlen, const SnowidRedisTarget *target,
+				  const char *text)
 {
-	result->status = SNOWID_CLAIM_UNREACHABLE;
-	result->connected = connected;
-	if (c != NULL && c->err == REDIS_ERR_PROTOCOL)
+	if (snowid_shares_target_secret(text, target))
+		strlcpy(dst, "(not shown: it contains part of the password)",
+				dstlen);
+	else if (!snowid_copy_text(dst, dstlen, text) && dstlen > 4)
 	{
-		/* something answered, but not in Redis' protocol */
-		result->status = SNOWID_CLAIM_PROTOCOL_ERROR;
-		snowid_set_message(result, target, "", c->errstr);
-	}
-	else if (c == NULL)
-		snowid_set_message(result, target, "",
-						   "Out of memory while creating the Redis connection");
-	else if (connected && c->err == REDIS_ERR_IO &&
-			 (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK))
-	{
-		char		text[64];
+		/* mark the cut; the copy left room for one more byte */
+		size_t		n = strlen(dst);
 
-		snprintf(text, sizeof(text), "No reply within %d ms", timeout_ms);
-		snowid_set_message(result, target, "", text);
+		while (n > 0 && n + 4 > dstlen)
+		{
+			/* step back over a whole character */
+			do
+				n--;
+			while (n > 0 && ((unsigned char) dst[n] & 0xC0) == 0x80);
+		}
+		strcpy(dst + n, "...");
 	}
-	else if (c->err == REDIS_ERR_EOF)
-		snowid_set_message(result, target, "",
-						   "The server closed the connection");
-	else
-		snowid_set_message(result, target, "", c->errstr);
+}
+
+/*
+ * Ends a claim with status and a message that quotes what Redis replied
+ * (an error reply, an eviction policy) after prefix, filtered by
+ * snowid_redis_text().  Never for a reply to a command that carried a
+ * secret.
+ */
+static void
+snowid_redis_quote(SnowidClaimResult *result, const SnowidRedisTarget *target,
+				   SnowidClaimStatus status, const char *prefix,
+				   const char *text)
+{
+	size_t		n = strlen(prefix);
+
+	Assert(n < sizeof(result->message) / 2);
+	result->status = status;
+	memcpy(result->message, prefix, n);
+	snowid_redis_text(result->message + n, sizeof(result->message) - n,
+					  target, text);
+	snowid_end_sentence(result->message, sizeof(result->message));
 }
 
 /*
@@ -608,6 +872,7 @@ snowid_classify_error(const char *err, bool during_auth)
 			(err[n] == ' ' || err[n] == '\0'))
 			return SNOWID_CLAIM_UNREACHABLE;
 	}
+
 	/*
 	 * NOPERM answers a command the ACL forbids; inside a script, Redis 7.0
 	 * says instead that "the user executing the script can't run this
@@ -625,81 +890,97 @@ snowid_classify_error(const char *err, bool during_auth)
 }
 
 /*
- * Run one command.  On a failure that leaves no reply (I/O, timeout) fill
- * result and return NULL; an error reply is returned for the caller to
- * judge.
+ * The first word of an error reply if it is an error code (capitals, as in
+ * WRONGPASS or ERR), else "".  What may be said about a reply to AUTH.
  */
-static redisReply *
-snowid_command(redisContext *c, int argc, const char **argv,
-			   const SnowidRedisTarget *target, int timeout_ms,
-			   SnowidClaimResult *result)
+static void
+snowid_error_code(const char *err, const SnowidRedisTarget *target,
+				  char *code, size_t len)
 {
-	size_t		argvlen[8];
-	redisReply *reply;
-	int			i;
+	size_t		n = 0;
 
-	Assert(argc <= (int) lengthof(argvlen));
-	for (i = 0; i < argc; i++)
-		argvlen[i] = strlen(argv[i]);
-
-	errno = 0;
-	reply = redisCommandArgv(c, argc, argv, argvlen);
-	if (reply == NULL)
-		snowid_set_io_failure(result, target, c, errno, timeout_ms, true);
-	return reply;
+	while (err[n] >= 'A' && err[n] <= 'Z' && n + 1 < len)
+	{
+		code[n] = err[n];
+		n++;
+	}
+	code[n] = '\0';
+	if ((err[n] != ' ' && err[n] != '\0') ||
+		snowid_shares_target_secret(code, target))
+		code[0] = '\0';
 }
 
 /*
- * Send AUTH and SELECT as the target asks.  False with result filled if
- * either fails.
+ * Send AUTH with user (may be "") and password, unless both are "".
+ * Redis' reply to it is never shown, only its error code: it may echo the
+ * arguments, password included (as a renamed AUTH does: "unknown command
+ * 'AUTH', with args beginning with: ...").  False with result filled on
+ * failure.
  */
 static bool
-snowid_login(redisContext *c, const SnowidRedisTarget *target,
-			 int timeout_ms, SnowidClaimResult *result)
+snowid_auth(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+			const char *user, const char *password,
+			SnowidClaimResult *result)
 {
-	redisReply *reply;
 	const char *argv[3];
+	int			argc = 0;
+	redisReply *reply;
+	char		code[16];
+
+	if (user[0] == '\0' && password[0] == '\0')
+		return true;
+	argv[argc++] = "AUTH";
+	if (user[0] != '\0')
+		argv[argc++] = user;
+	argv[argc++] = password;
+	reply = snowid_conn_command(conn, argc, argv, result);
+	if (reply == NULL)
+		return false;
+	if (reply->type != REDIS_REPLY_ERROR)
+	{
+		freeReplyObject(reply);
+		return true;
+	}
+	snowid_error_code(reply->str, target, code, sizeof(code));
+	snowid_redis_fail(result, snowid_classify_error(reply->str, true),
+					  "Redis refused AUTH%s%s%s; the rest of its reply is not shown because AUTH carried the password.",
+					  code[0] ? " (" : "", code, code[0] ? ")" : "");
+	freeReplyObject(reply);
+	return false;
+}
+
+/*
+ * Log in on a fresh connection: AUTH, then SELECT the database if it is not
+ * 0.  False with result filled if either fails.
+ */
+static bool
+snowid_login(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+			 SnowidClaimResult *result)
+{
+	const char *argv[2];
+	redisReply *reply;
 	char		db[16];
 
-	if (target->user[0] != '\0' || target->password[0] != '\0')
-	{
-		int			argc = 0;
+	if (!snowid_auth(conn, target, target->user, target->password, result))
+		return false;
+	if (target->db == 0)
+		return true;
 
-		argv[argc++] = "AUTH";
-		if (target->user[0] != '\0')
-			argv[argc++] = target->user;
-		argv[argc++] = target->password;
-		reply = snowid_command(c, argc, argv, target, timeout_ms, result);
-		if (reply == NULL)
-			return false;
-		if (reply->type == REDIS_REPLY_ERROR)
-		{
-			result->status = snowid_classify_error(reply->str, true);
-			snowid_set_message(result, target, "Redis replied: ", reply->str);
-			freeReplyObject(reply);
-			return false;
-		}
-		freeReplyObject(reply);
-	}
-
-	if (target->db != 0)
+	snprintf(db, sizeof(db), "%d", target->db);
+	argv[0] = "SELECT";
+	argv[1] = db;
+	reply = snowid_conn_command(conn, 2, argv, result);
+	if (reply == NULL)
+		return false;
+	if (reply->type == REDIS_REPLY_ERROR)
 	{
-		snprintf(db, sizeof(db), "%d", target->db);
-		argv[0] = "SELECT";
-		argv[1] = db;
-		reply = snowid_command(c, 2, argv, target, timeout_ms, result);
-		if (reply == NULL)
-			return false;
-		if (reply->type == REDIS_REPLY_ERROR)
-		{
-			result->status = snowid_classify_error(reply->str, false);
-			snowid_set_message(result, target, "Redis replied to SELECT: ",
-							   reply->str);
-			freeReplyObject(reply);
-			return false;
-		}
+		snowid_redis_quote(result, target,
+						   snowid_classify_error(reply->str, false),
+						   "Redis replied to SELECT: ", reply->str);
 		freeReplyObject(reply);
+		return false;
 	}
+	freeReplyObject(reply);
 	return true;
 }
 
@@ -755,97 +1036,426 @@ snowid_read_claim_reply(const redisReply *reply,
 						const SnowidClaimRequest *request,
 						SnowidClaimResult *result)
 {
+	const char *err = reply->type == REDIS_REPLY_ERROR ? reply->str : "";
+
 	if (reply->type == REDIS_REPLY_INTEGER)
 	{
 		if (reply->integer < 0 || reply->integer > request->max_worker_id ||
 			(request->explicit_worker_id >= 0 &&
 			 reply->integer != request->explicit_worker_id))
 		{
-			result->status = SNOWID_CLAIM_PROTOCOL_ERROR;
-			snowid_set_message(result, target, "",
-							   "The claim script returned a worker id out of range");
+			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+							  "The claim script returned worker id %lld, which is out of range.",
+							  (long long) reply->integer);
 			return;
 		}
 		result->status = SNOWID_CLAIM_OK;
 		result->worker_id = (int) reply->integer;
 	}
-	else if (reply->type == REDIS_REPLY_ERROR)
+	else if (reply->type != REDIS_REPLY_ERROR)
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The claim script returned a reply of type %d.",
+						  reply->type);
+	else if (strncmp(err, "SNOWID_ALL_HELD ", 16) == 0)
+		result->status = SNOWID_CLAIM_ALL_HELD;
+	else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
 	{
-		const char *err = reply->str;
-
-		if (strncmp(err, "SNOWID_ALL_HELD ", 16) == 0)
-			result->status = SNOWID_CLAIM_ALL_HELD;
-		else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
-		{
-			result->status = SNOWID_CLAIM_CONFLICT;
-			result->worker_id = request->explicit_worker_id;
-			strlcpy(result->holder, err + 16, sizeof(result->holder));
-		}
-		else if (strncmp(err, "SNOWID_HOLDS_OTHER ", 19) == 0 &&
-				 snowid_parse_number(err + 19, strlen(err + 19), 0, INT_MAX,
-									 &result->worker_id))
+		result->status = SNOWID_CLAIM_CONFLICT;
+		result->worker_id = request->explicit_worker_id;
+		snowid_redis_text(result->holder, sizeof(result->holder), target,
+						  err + 16);
+	}
+	else if (strncmp(err, "SNOWID_HOLDS_OTHER ", 19) == 0 &&
+			 snowid_parse_number(err + 19, strlen(err + 19), 0, INT_MAX,
+								 &result->worker_id))
+	{
+		/* the script says so only when a worker id is configured */
+		if (request->explicit_worker_id >= 0)
 			result->status = SNOWID_CLAIM_HOLDS_OTHER;
 		else
-		{
-			result->status = snowid_classify_error(err, false);
-			snowid_set_message(result, target, "Redis replied: ", err);
-		}
+			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+							  "The claim script answered that this server holds worker id %d, which it answers only when snowid.worker_id is set; it is not.",
+							  result->worker_id);
 	}
 	else
-	{
-		char		text[64];
-
-		result->status = SNOWID_CLAIM_PROTOCOL_ERROR;
-		snprintf(text, sizeof(text),
-				 "The claim script returned a reply of type %d", reply->type);
-		snowid_set_message(result, target, "", text);
-	}
+		snowid_redis_quote(result, target, snowid_classify_error(err, false),
+						   "Redis replied: ", err);
 }
 
 /*
  * Ask Redis for its eviction policy and note whether it may drop our keys,
  * which have no expiry: only the allkeys-* policies do.  Best effort: a
- * managed Redis or an ACL may refuse CONFIG, which is not an error.
+ * managed Redis or an ACL may refuse CONFIG, which is not an error; only
+ * the deadline or a cancel end the claim here.
  */
-static void
-snowid_check_eviction(redisContext *c, const SnowidRedisTarget *target,
-					  int timeout_ms, SnowidClaimResult *result)
+static bool
+snowid_check_eviction(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+					  SnowidClaimResult *result)
 {
 	const char *argv[] = {"CONFIG", "GET", "maxmemory-policy"};
 	SnowidClaimResult scratch;
 	redisReply *reply;
 
-	reply = snowid_command(c, 3, argv, target, timeout_ms, &scratch);
+	memset(&scratch, 0, sizeof(scratch));
+	reply = snowid_conn_command(conn, 3, argv, &scratch);
 	if (reply == NULL)
-		return;
+		return true;
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
 		reply->element[1]->type == REDIS_REPLY_STRING &&
 		strncmp(reply->element[1]->str, "allkeys-", 8) == 0)
 	{
 		result->evictable = true;
-		snowid_set_message(result, target, "", reply->element[1]->str);
+		snowid_redis_text(result->message, sizeof(result->message), target,
+						  reply->element[1]->str);
+		snowid_end_sentence(result->message, sizeof(result->message));
 	}
 	freeReplyObject(reply);
+	return true;
 }
 
 /*
- * Claim a worker id: connect, log in, run the claim script, and follow a
- * cluster redirection if the datacenter's slot lives elsewhere.  Fills
- * *result and returns; never ereports, never pallocs, and leaves no hiredis
- * object behind.
+ * After a claim that wrote: WAIT until request->min_replicas replicas have
+ * it, within what is left of the deadline.  False with result filled if
+ * fewer acknowledged: the id must not be used, since a failover now could
+ * lose the claim and give the id to another server.
+ */
+static bool
+snowid_wait_replicas(SnowidRedisConn *conn, const SnowidClaimRequest *request,
+					 const SnowidDeadline *deadline, SnowidClaimResult *result)
+{
+	char		replicas[16];
+	char		timeout[24];
+	const char *argv[3];
+	redisReply *reply;
+	long		remaining = snowid_deadline_remaining(deadline);
+
+	/* WAIT 0 waits forever: keep a little time for the reply */
+	remaining -= Min(remaining / 10, 100);
+	if (remaining < 1)
+		remaining = 1;
+	snprintf(replicas, sizeof(replicas), "%d", request->min_replicas);
+	snprintf(timeout, sizeof(timeout), "%ld", remaining);
+	argv[0] = "WAIT";
+	argv[1] = replicas;
+	argv[2] = timeout;
+	reply = snowid_conn_command(conn, 3, argv, result);
+	if (reply == NULL)
+		return false;
+	if (reply->type != REDIS_REPLY_INTEGER)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "Redis answered WAIT with a reply of type %d.",
+						  reply->type);
+		freeReplyObject(reply);
+		return false;
+	}
+	result->replicas = (int) Min(reply->integer, INT_MAX);
+	freeReplyObject(reply);
+	if (result->replicas >= request->min_replicas)
+		return true;
+	snowid_redis_fail(result, SNOWID_CLAIM_FEW_REPLICAS,
+					  "WAIT %d %ld returned %d.", request->min_replicas,
+					  remaining, result->replicas);
+	return false;
+}
+
+/*
+ * Open a connection to node (with TLS if the URL asks for it) and log in.
+ */
+static bool
+snowid_connect_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
+					const SnowidRedisTarget *target,
+					const SnowidClaimRequest *request,
+					const SnowidDeadline *deadline, SnowidClaimResult *result)
+{
+	SnowidRedisTls tls;
+
+	tls.ca_file = request->tls_ca_file;
+	tls.cert_file = request->tls_cert_file;
+	tls.key_file = request->tls_key_file;
+	snowid_conn_close(conn);
+	return snowid_conn_open(conn, node, target->tls ? &tls : NULL, deadline,
+							result) &&
+		snowid_login(conn, target, result);
+}
+
+/*
+ * Check with ROLE that the server the sentinels named is a master; during
+ * a failover they may still name one that has become a replica.
+ */
+static bool
+snowid_check_master_role(SnowidRedisConn *conn,
+						 const SnowidRedisTarget *target,
+						 SnowidClaimResult *result)
+{
+	const char *argv[] = {"ROLE"};
+	redisReply *reply;
+	bool		master;
+
+	reply = snowid_conn_command(conn, 1, argv, result);
+	if (reply == NULL)
+		return false;
+	if (reply->type == REDIS_REPLY_ERROR)
+	{
+		snowid_redis_quote(result, target,
+						   snowid_classify_error(reply->str, false),
+						   "Redis replied to ROLE: ", reply->str);
+		freeReplyObject(reply);
+		return false;
+	}
+	master = reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+		reply->element[0]->type == REDIS_REPLY_STRING &&
+		strcmp(reply->element[0]->str, "master") == 0;
+	if (!master)
+		snowid_redis_fail(result, SNOWID_CLAIM_NOT_MASTER,
+						  "ROLE says the server is a %s.",
+						  reply->type == REDIS_REPLY_ARRAY &&
+						  reply->elements > 0 &&
+						  reply->element[0]->type == REDIS_REPLY_STRING &&
+						  strcmp(reply->element[0]->str, "slave") == 0 ?
+						  "replica" : "not a master");
+	freeReplyObject(reply);
+	return master;
+}
+
+/*
+ * Ask one sentinel for the address of the master.  True with *master set
+ * if it named one; false with result filled otherwise (NO_MASTER if it
+ * answered but knows none by that name).  Sentinels get their own
+ * credentials (sentinel_user, sentinel_password), never the master's.
+ */
+static bool
+snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
+					const SnowidRedisTarget *target,
+					const SnowidDeadline *deadline, SnowidRedisNode *master,
+					SnowidClaimResult *result)
+{
+	const char *argv[] = {"SENTINEL", "get-master-addr-by-name",
+	target->master_name};
+	redisReply *reply;
+	bool		named;
+
+	snowid_conn_close(conn);
+	if (!snowid_conn_open(conn, sentinel, NULL, deadline, result) ||
+		!snowid_auth(conn, target, target->sentinel_user,
+					 target->sentinel_password, result))
+		return false;
+	reply = snowid_conn_command(conn, lengthof(argv), argv, result);
+	if (reply == NULL)
+		return false;
+	named = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+		reply->element[0]->type == REDIS_REPLY_STRING &&
+		reply->element[1]->type == REDIS_REPLY_STRING &&
+		reply->element[0]->len < sizeof(master->host) &&
+		snowid_parse_number(reply->element[1]->str, reply->element[1]->len,
+							1, 65535, &master->port);
+	if (named)
+	{
+		memset(master->host, 0, sizeof(master->host));
+		memcpy(master->host, reply->element[0]->str, reply->element[0]->len);
+		master->socket_path[0] = '\0';
+	}
+	else if (reply->type == REDIS_REPLY_NIL)
+		snowid_redis_fail(result, SNOWID_CLAIM_NO_MASTER,
+						  "Sentinel %s knows no master named \"%s\".",
+						  result->node, target->master_name);
+	else if (reply->type == REDIS_REPLY_ERROR)
+		snowid_redis_quote(result, target, SNOWID_CLAIM_UNREACHABLE,
+						   "The sentinel replied: ", reply->str);
+	else
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The sentinel answered with a reply of type %d.",
+						  reply->type);
+	freeReplyObject(reply);
+	return named;
+}
+
+/*
+ * How telling a failure to find the master is: a named master that says it
+ * is a replica (a failover under way) beats a named master that is down,
+ * which beats sentinels that know no such master, which beats no answer.
+ */
+static int
+snowid_sentinel_rank(SnowidClaimStatus status)
+{
+	switch (status)
+	{
+		case SNOWID_CLAIM_NOT_MASTER:
+			return 3;
+		case SNOWID_CLAIM_UNREACHABLE:
+			return 2;
+		case SNOWID_CLAIM_NO_MASTER:
+			return 1;
+		default:
+			return 0;
+	}
+}
+
+/*
+ * Connect to the master that the sentinels name, asking them in turn until
+ * one names a server that ROLE confirms as master, and log in there; *master
+ * is where.  If none does, result says the most telling failure (see
+ * snowid_sentinel_rank()).  A failure at a master that answers (a wrong
+ * password, an ACL) ends the search at once.
+ */
+static bool
+snowid_connect_via_sentinels(SnowidRedisConn *conn,
+							 const SnowidRedisTarget *target,
+							 const SnowidClaimRequest *request,
+							 const SnowidDeadline *deadline,
+							 SnowidRedisNode *master,
+							 SnowidClaimResult *result)
+{
+	SnowidClaimResult best;
+	int			i;
+
+	memset(&best, 0, sizeof(best));
+	best.status = SNOWID_CLAIM_NO_SENTINEL;
+	best.worker_id = -1;
+	for (i = 0; i < target->sentinel_count; i++)
+	{
+		if (!snowid_ask_sentinel(conn, &target->sentinels[i], target,
+								 deadline, master, result))
+		{
+			if (result->status != SNOWID_CLAIM_NO_MASTER)
+			{
+				/* this sentinel is down or said something odd */
+				result->status = SNOWID_CLAIM_NO_SENTINEL;
+				result->connected = false;
+			}
+		}
+		else if (snowid_connect_node(conn, master, target, request, deadline,
+									 result))
+		{
+			if (snowid_check_master_role(conn, target, result))
+				return true;
+			if (result->status != SNOWID_CLAIM_NOT_MASTER)
+				return false;
+		}
+		else if (result->status != SNOWID_CLAIM_UNREACHABLE)
+			return false;
+
+		if (snowid_sentinel_rank(result->status) >=
+			snowid_sentinel_rank(best.status))
+			best = *result;
+		if (snowid_deadline_remaining(deadline) == 0)
+			break;
+	}
+	*result = best;
+	return false;
+}
+
+/*
+ * The ASKING + EVAL round on an open connection: run the claim script,
+ * after ASKING if a cluster's ASK redirection sent us here.
+ */
+static redisReply *
+snowid_run_script(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+				  bool asking, const char **args, SnowidClaimResult *result)
+{
+	if (asking)
+	{
+		const char *asking_argv[] = {"ASKING"};
+		redisReply *reply = snowid_conn_command(conn, 1, asking_argv, result);
+
+		if (reply == NULL)
+			return NULL;
+		/* refused (NOPERM): the target would send us back with MOVED */
+		if (reply->type == REDIS_REPLY_ERROR)
+		{
+			snowid_redis_quote(result, target,
+							   snowid_classify_error(reply->str, false),
+							   "Redis replied to ASKING: ", reply->str);
+			freeReplyObject(reply);
+			return NULL;
+		}
+		freeReplyObject(reply);
+	}
+	return snowid_conn_command(conn, 9, args, result);
+}
+
+/*
+ * The claim on an open connection conn, logged in to node: run the script,
+ * follow redirections, then WAIT for replicas and check the eviction
+ * policy.  Fills result.
+ */
+static void
+snowid_claim_on(SnowidRedisConn *conn, SnowidRedisNode *node,
+				const SnowidRedisTarget *target,
+				const SnowidClaimRequest *request,
+				const SnowidDeadline *deadline, SnowidClaimResult *result)
+{
+	char		key[SNOWID_REDIS_KEY_LEN];
+	char		want[16];
+	char		max[16];
+	char		prefer[16];
+	const char *args[9];
+	bool		asking = false;
+	int			hop;
+
+	snowid_redis_owners_key(key, sizeof(key), request->key_prefix,
+							request->datacenter_id);
+	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
+	snprintf(max, sizeof(max), "%d", request->max_worker_id);
+	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
+	args[0] = "EVAL";
+	args[1] = snowid_claim_script;
+	args[2] = "1";
+	args[3] = key;
+	args[4] = request->identity;
+	args[5] = want;
+	args[6] = max;
+	args[7] = prefer;
+	args[8] = request->min_replicas > 0 ? "1" : "0";
+
+	for (hop = 0;; hop++)
+	{
+		redisReply *reply = snowid_run_script(conn, target, asking, args,
+											  result);
+		bool		redirected;
+
+		if (reply == NULL)
+			return;
+		redirected = snowid_parse_redirect(reply, node, &asking);
+		if (!redirected)
+			snowid_read_claim_reply(reply, target, request, result);
+		freeReplyObject(reply);
+		if (!redirected)
+			break;
+		if (hop == SNOWID_REDIS_MAX_REDIRECTS)
+		{
+			snowid_redis_fail(result, SNOWID_CLAIM_REDIS_ERROR,
+							  "Redis Cluster redirected the claim more than %d times.",
+							  SNOWID_REDIS_MAX_REDIRECTS);
+			return;
+		}
+		if (!snowid_connect_node(conn, node, target, request, deadline,
+								 result))
+			return;
+	}
+
+	if (result->status != SNOWID_CLAIM_OK)
+		return;
+	if (request->min_replicas > 0 &&
+		!snowid_wait_replicas(conn, request, deadline, result))
+		return;
+	snowid_check_eviction(conn, target, result);
+}
+
+/*
+ * Claim a worker id: find and connect to the server (through the sentinels
+ * if the URL names them), log in, and claim there; the whole of it within
+ * request->timeout_ms.  Fills *result and returns; a cancel raises its
+ * error from a wait, and the connection is closed either way.
  */
 void
 snowid_redis_try_claim(const SnowidRedisTarget *target,
 					   const SnowidClaimRequest *request,
 					   SnowidClaimResult *result)
 {
+	SnowidDeadline deadline;
+	SnowidRedisConn conn;
 	SnowidRedisNode node;
-	bool		asking = false;
-	char		key[SNOWID_REDIS_KEY_LEN];
-	char		want[16];
-	char		max[16];
-	char		prefer[16];
-	int			hop;
 
 	Assert(request->explicit_worker_id >= -1 &&
 		   request->explicit_worker_id <= request->max_worker_id);
@@ -854,109 +1464,35 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 	Assert(strlen(request->key_prefix) < SNOWID_REDIS_KEY_PREFIX_LEN);
 
 	memset(result, 0, sizeof(*result));
+	memset(&conn, 0, sizeof(conn));
 	result->worker_id = -1;
+	strlcpy(result->master_name, target->master_name,
+			sizeof(result->master_name));
+	snowid_deadline_start(&deadline, request->timeout_ms);
 
-	strlcpy(node.host, target->host, sizeof(node.host));
-	node.port = target->port;
-	strlcpy(node.socket_path, target->socket_path, sizeof(node.socket_path));
-
-	snowid_redis_owners_key(key, sizeof(key), request->key_prefix,
-							request->datacenter_id);
-	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
-	snprintf(max, sizeof(max), "%d", request->max_worker_id);
-	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
-
-	for (hop = 0; hop <= SNOWID_REDIS_MAX_REDIRECTS; hop++)
+	PG_TRY();
 	{
-		const char *argv[] = {"EVAL", snowid_claim_script, "1", key,
-		request->identity, want, max, prefer};
-		struct timeval tv;
-		redisContext *c;
-		redisReply *reply;
-		bool		redirected;
+		bool		connected;
 
-		snowid_redis_describe_node(&node, result->node, sizeof(result->node));
-
-		tv.tv_sec = request->timeout_ms / 1000;
-		tv.tv_usec = (request->timeout_ms % 1000) * 1000;
-		errno = 0;
-		if (node.socket_path[0] != '\0')
-			c = request->timeout_ms > 0 ?
-				redisConnectUnixWithTimeout(node.socket_path, tv) :
-				redisConnectUnix(node.socket_path);
+		if (target->sentinel_count > 0)
+			connected = snowid_connect_via_sentinels(&conn, target, request,
+													 &deadline, &node,
+													 result);
 		else
-			c = request->timeout_ms > 0 ?
-				redisConnectWithTimeout(node.host, node.port, tv) :
-				redisConnect(node.host, node.port);
-
-		/* the connect timeout does not cover replies: set that apart */
-		if (c != NULL && c->err == 0 && request->timeout_ms > 0)
-			redisSetTimeout(c, tv);
-		if (c == NULL || c->err != 0)
 		{
-			snowid_set_io_failure(result, target, c, errno,
-								  request->timeout_ms, false);
-			if (c != NULL)
-				redisFree(c);
-			return;
+			node = target->node;
+			connected = snowid_connect_node(&conn, &node, target, request,
+											&deadline, result);
 		}
-		/* a "not now" reply (LOADING, CLUSTERDOWN...) came from a connection */
-		result->connected = true;
-
-		if (!snowid_login(c, target, request->timeout_ms, result))
-		{
-			redisFree(c);
-			return;
-		}
-
-		if (asking)
-		{
-			const char *asking_argv[] = {"ASKING"};
-
-			reply = snowid_command(c, 1, asking_argv, target,
-								   request->timeout_ms, result);
-			if (reply == NULL)
-			{
-				redisFree(c);
-				return;
-			}
-			/* refused (NOPERM): the target would send us back with MOVED */
-			if (reply->type == REDIS_REPLY_ERROR)
-			{
-				result->status = snowid_classify_error(reply->str, false);
-				snowid_set_message(result, target, "Redis replied to ASKING: ",
-								   reply->str);
-				freeReplyObject(reply);
-				redisFree(c);
-				return;
-			}
-			freeReplyObject(reply);
-		}
-
-		reply = snowid_command(c, lengthof(argv), argv, target,
-							   request->timeout_ms, result);
-		if (reply == NULL)
-		{
-			redisFree(c);
-			return;
-		}
-
-		redirected = snowid_parse_redirect(reply, &node, &asking);
-		if (!redirected)
-		{
-			snowid_read_claim_reply(reply, target, request, result);
-			if (result->status == SNOWID_CLAIM_OK)
-				snowid_check_eviction(c, target, request->timeout_ms, result);
-		}
-		freeReplyObject(reply);
-		redisFree(c);
-		if (!redirected)
-			return;
+		if (connected)
+			snowid_claim_on(&conn, &node, target, request, &deadline, result);
+		result->elapsed_ms = snowid_deadline_elapsed(&deadline);
 	}
-
-	result->status = SNOWID_CLAIM_REDIS_ERROR;
-	snowid_set_message(result, target, "",
-					   "Redis Cluster redirected the claim more than 3 times");
+	PG_FINALLY();
+	{
+		snowid_conn_close(&conn);
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -975,6 +1511,15 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
  *					configuration; nothing is in use by anyone else
  *	redis error		58000: an error outside PostgreSQL (READONLY, OOM, ...)
  *	protocol error	08P01
+ *	TLS set-up		F0000: a TLS file setting names an unusable file
+ *	TLS refused		28000: the server's certificate is not trusted, names
+ *					another host or has expired, or the server refused our
+ *					client certificate: the peer is not proven to be ours
+ *	TLS failed		08001: any other handshake failure
+ *	no sentinel		08001, as unreachable
+ *	no master		42704: the sentinels know no master by that name
+ *	not master		08006: a failover is under way; try again
+ *	few replicas	53000: the claim may not survive a failover yet
  */
 void
 snowid_redis_report(int elevel, const SnowidClaimRequest *request,
@@ -1087,5 +1632,220 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 							result->node),
 					 errdetail("%s", result->message)));
 			break;
+
+		default:
+			snowid_redis_report_more(elevel, request, result);
+			break;
 	}
+}
+
+/*
+ * The reports of TLS, Sentinel and replication failures; see
+ * snowid_redis_report().
+ */
+static void
+snowid_redis_report_more(int elevel, const SnowidClaimRequest *request,
+						 const SnowidClaimResult *result)
+{
+	switch (result->status)
+	{
+		case SNOWID_CLAIM_TLS_SETUP:
+			ereport(elevel,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("could not set up TLS for redis server at %s",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.")));
+			break;
+
+		case SNOWID_CLAIM_TLS_UNTRUSTED:
+			ereport(elevel,
+					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+					 errmsg("redis server at %s presented a certificate that is not trusted",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Set snowid.redis_tls_ca_file to the CA certificate (or bundle) that signed the server's certificate; without it the system's CAs are used.")));
+			break;
+
+		case SNOWID_CLAIM_TLS_HOSTNAME:
+			ereport(elevel,
+					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+					 errmsg("redis server at %s presented a certificate for another host name",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Name the server in snowid.redis_url as its certificate does (a subject alternative name), or have a certificate issued for the name you use.")));
+			break;
+
+		case SNOWID_CLAIM_TLS_EXPIRED:
+			ereport(elevel,
+					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+					 errmsg("redis server at %s presented a certificate outside its validity period",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Renew the Redis server's certificate, and check that this server's clock is right.")));
+			break;
+
+		case SNOWID_CLAIM_TLS_CLIENT_CERT:
+			ereport(elevel,
+					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+					 errmsg("redis server at %s refused this server's TLS client certificate",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Set snowid.redis_tls_cert_file and snowid.redis_tls_key_file to a certificate signed by a CA the Redis server trusts (its tls-ca-cert-file).")));
+			break;
+
+		case SNOWID_CLAIM_TLS_FAILED:
+			ereport(elevel,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not establish TLS with redis server at %s",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Check that the port in snowid.redis_url is Redis' TLS port (tls-port).")));
+			break;
+
+		case SNOWID_CLAIM_NO_SENTINEL:
+			ereport(elevel,
+					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
+					 errmsg("could not reach any redis sentinel to find master \"%s\"",
+							result->master_name),
+					 errdetail("The last one tried, at %s: %s", result->node,
+							   result->message),
+					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.")));
+			break;
+
+		case SNOWID_CLAIM_NO_MASTER:
+			ereport(elevel,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("redis sentinels know no master named \"%s\"",
+							result->master_name),
+					 errdetail("%s", result->message),
+					 errhint("The name after the sentinels in snowid.redis_url must be one the sentinels monitor (sentinel monitor <name> ...).")));
+			break;
+
+		case SNOWID_CLAIM_NOT_MASTER:
+			ereport(elevel,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("redis server at %s, named master by the sentinels, is not a master",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("A failover is probably under way; call again in a few seconds.")));
+			break;
+
+		case SNOWID_CLAIM_FEW_REPLICAS:
+			ereport(elevel,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("only %d of the %d redis replicas required acknowledged the worker id claim at %s",
+							result->replicas, request->min_replicas,
+							result->node),
+					 errdetail("The claimed worker id is not used: a failover now could lose the claim and give the id to another server. %s",
+							   result->message),
+					 errhint("Check that the replicas are up and connected, or lower snowid.redis_min_replicas.")));
+			break;
+
+		default:
+			elog(ERROR, "unexpected snowid claim status %d",
+				 (int) result->status);
+	}
+}
+
+
+/*
+ * Run one command on a datacenter's keys (a lease script of redis_lease.c)
+ * where a claim runs: through the sentinels if the URL names them,
+ * following cluster redirections, then WAIT for snowid.redis_min_replicas
+ * unless Redis replied with an error; all within request->timeout_ms.
+ * Returns the reply, which the caller frees with freeReplyObject(), or NULL
+ * with result filled.  As in a claim, a cancel raises its error from a
+ * wait, with nothing left open.
+ */
+redisReply *
+snowid_redis_run(const SnowidRedisTarget *target,
+				 const SnowidClaimRequest *request, int argc,
+				 const char **argv, SnowidClaimResult *result)
+{
+	SnowidDeadline deadline;
+	SnowidRedisConn conn;
+	SnowidRedisNode node;
+	redisReply *volatile reply = NULL;
+
+	memset(result, 0, sizeof(*result));
+	memset(&conn, 0, sizeof(conn));
+	result->worker_id = -1;
+	strlcpy(result->master_name, target->master_name,
+			sizeof(result->master_name));
+	snowid_deadline_start(&deadline, request->timeout_ms);
+
+	PG_TRY();
+	{
+		bool		connected;
+		bool		asking = false;
+		int			hop;
+
+		if (target->sentinel_count > 0)
+			connected = snowid_connect_via_sentinels(&conn, target, request,
+													 &deadline, &node,
+													 result);
+		else
+		{
+			node = target->node;
+			connected = snowid_connect_node(&conn, &node, target, request,
+											&deadline, result);
+		}
+		for (hop = 0; connected; hop++)
+		{
+			if (asking)
+			{
+				const char *asking_argv[] = {"ASKING"};
+				redisReply *asked = snowid_conn_command(&conn, 1, asking_argv,
+														result);
+
+				if (asked == NULL)
+					break;
+				freeReplyObject(asked);
+			}
+			reply = snowid_conn_command(&conn, argc, argv, result);
+			if (reply == NULL || !snowid_parse_redirect(reply, &node, &asking))
+				break;
+			freeReplyObject(reply);
+			reply = NULL;
+			if (hop == SNOWID_REDIS_MAX_REDIRECTS)
+			{
+				snowid_redis_fail(result, SNOWID_CLAIM_REDIS_ERROR,
+								  "Redis Cluster redirected the command more than %d times.",
+								  SNOWID_REDIS_MAX_REDIRECTS);
+				break;
+			}
+			connected = snowid_connect_node(&conn, &node, target, request,
+											&deadline, result);
+		}
+		if (reply != NULL && reply->type != REDIS_REPLY_ERROR &&
+			request->min_replicas > 0 &&
+			!snowid_wait_replicas(&conn, request, &deadline, result))
+		{
+			freeReplyObject(reply);
+			reply = NULL;
+		}
+	}
+	PG_CATCH();
+	{
+		if (reply != NULL)
+			freeReplyObject(reply);
+		snowid_conn_close(&conn);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	snowid_conn_close(&conn);
+	return reply;
+}
+
+/*
+ * Fill result from an error reply that no caller recognised: its status
+ * (unreachable for "not now" replies) and Redis' words as the message.
+ */
+void
+snowid_redis_error_reply(const SnowidRedisTarget *target, const char *err,
+						 SnowidClaimResult *result)
+{
+	snowid_redis_quote(result, target, snowid_classify_error(err, false),
+					   "Redis replied: ", err);
 }

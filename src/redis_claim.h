@@ -12,8 +12,10 @@
  *								never allocates, so it can serve as a GUC
  *								check hook and fill the hook's "extra".
  *	snowid_redis_try_claim()	talks to Redis and fills a SnowidClaimResult;
- *								never ereports and never pallocs, and every
- *								hiredis object is freed before it returns.
+ *								never pallocs; ereports only when
+ *								CHECK_FOR_INTERRUPTS() ends a wait (a cancel,
+ *								a terminate, a shutdown), and every hiredis
+ *								object is freed then too.
  *	snowid_redis_report()		turns a failed SnowidClaimResult into an
  *								ereport at the given level; for a successful
  *								one it only warns if Redis may evict it.
@@ -22,12 +24,17 @@
  *
  *	redis://[[user]:password@]host[:port][/db]
  *	redis://[[user]:password@][ipv6-address][:port][/db]
+ *	rediss://... (as redis://, over TLS; needs hiredis 1.x with TLS)
  *	unix://[[user]:password@]/path/to/redis.sock[?db=N]
+ *	redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/master[/db]
+ *		[?sentinel_user=name&sentinel_password=secret]
  *
- * Port defaults to 6379 and db to 0.  As with redis-cli, "redis://secret@host"
- * (user info without a colon) means a password, not a user name.  A user name
- * needs Redis 6 or later (AUTH user password); without one, plain AUTH is
- * sent.  rediss:// (TLS) is refused: hiredis 0.14 has no TLS.
+ * Port defaults to 6379 (26379 for a sentinel) and db to 0.  As with
+ * redis-cli, "redis://secret@host" (user info without a colon) means a
+ * password, not a user name.  A user name needs Redis 6 or later (AUTH user
+ * password); without one, plain AUTH is sent.  In a redis-sentinel:// URL
+ * the user and password are the master's; the sentinels get their own,
+ * sentinel_user and sentinel_password, or none.
  *
  * Keys: the worker ids of one datacenter live in one hash,
  *
@@ -38,8 +45,9 @@
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.
  *
- * The password never leaves SnowidRedisTarget.password: it is not part of
- * any problem text, rendered target, result or error message.
+ * The passwords never leave SnowidRedisTarget.password and
+ * .sentinel_password: they are not part of any problem text, rendered
+ * target, result or error message.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,8 +63,21 @@
 #define SNOWID_REDIS_IDENTITY_LEN	384
 #define SNOWID_REDIS_DESCRIBE_LEN	(SNOWID_REDIS_HOST_LEN + 16)
 #define SNOWID_REDIS_MESSAGE_LEN	256
+#define SNOWID_REDIS_MASTER_NAME_LEN 128
+#define SNOWID_REDIS_MAX_SENTINELS	8
 
 #define SNOWID_REDIS_DEFAULT_PORT	6379
+#define SNOWID_REDIS_SENTINEL_PORT	26379
+
+/* Where one connection goes: a server, a sentinel, a redirection's target */
+typedef struct SnowidRedisNode
+{
+	char		host[SNOWID_REDIS_HOST_LEN];	/* TCP: name or address, IPv6
+												 * without brackets; "" for a
+												 * unix socket */
+	int			port;			/* TCP port; 0 for a unix socket */
+	char		socket_path[SNOWID_REDIS_PATH_LEN]; /* unix socket; "" for TCP */
+} SnowidRedisNode;
 
 /*
  * Where the Redis server is and how to log in.  Fixed-size so that a GUC
@@ -64,14 +85,17 @@
  */
 typedef struct SnowidRedisTarget
 {
-	char		host[SNOWID_REDIS_HOST_LEN];	/* TCP: name or address, IPv6
-												 * without brackets; "" for a
-												 * unix socket */
-	int			port;			/* TCP port; 0 for a unix socket */
-	char		socket_path[SNOWID_REDIS_PATH_LEN]; /* unix socket; "" for TCP */
+	SnowidRedisNode node;		/* the server; unused with sentinels */
+	bool		tls;			/* rediss:// */
 	char		user[SNOWID_REDIS_USER_LEN];	/* ACL user; "" for none */
 	char		password[SNOWID_REDIS_PASSWORD_LEN];	/* "" for none; secret */
 	int			db;				/* SELECTed when not 0 */
+	int			sentinel_count; /* redis-sentinel://: how many; else 0 */
+	SnowidRedisNode sentinels[SNOWID_REDIS_MAX_SENTINELS];
+	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of sentinels */
+	char		sentinel_user[SNOWID_REDIS_USER_LEN];	/* "" for none */
+	char		sentinel_password[SNOWID_REDIS_PASSWORD_LEN];	/* "" for none;
+																 * secret */
 } SnowidRedisTarget;
 
 /* What a claim asks for */
@@ -88,8 +112,11 @@ typedef struct SnowidClaimRequest
 										 * last claim), or -1 */
 	int			max_worker_id;	/* highest worker id of the bit layout */
 	const char *identity;		/* from snowid_redis_identity() */
-	int			timeout_ms;		/* connect and per-command timeout; <= 0
-								 * waits forever */
+	int			timeout_ms;		/* the whole claim ends within it */
+	int			min_replicas;	/* WAIT for this many replicas; 0: none */
+	const char *tls_ca_file;	/* NULL or "": the system's CAs */
+	const char *tls_cert_file;	/* NULL or "": no client certificate */
+	const char *tls_key_file;
 } SnowidClaimRequest;
 
 /* How a claim ended; see snowid_redis_report() for the SQLSTATE of each */
@@ -108,7 +135,21 @@ typedef enum SnowidClaimStatus
 								 * not the explicit id */
 	SNOWID_CLAIM_REDIS_ERROR,	/* any other error reply (READONLY, OOM,
 								 * SELECT out of range, ...) */
-	SNOWID_CLAIM_PROTOCOL_ERROR /* a reply of unexpected shape */
+	SNOWID_CLAIM_PROTOCOL_ERROR,	/* a reply of unexpected shape */
+	SNOWID_CLAIM_TLS_SETUP,		/* CA, certificate or key file unusable */
+	SNOWID_CLAIM_TLS_UNTRUSTED, /* server certificate not signed by a CA
+								 * we trust */
+	SNOWID_CLAIM_TLS_HOSTNAME,	/* certificate is for another host name */
+	SNOWID_CLAIM_TLS_EXPIRED,	/* certificate expired or not yet valid */
+	SNOWID_CLAIM_TLS_CLIENT_CERT,	/* server wants a client certificate,
+									 * or refused ours */
+	SNOWID_CLAIM_TLS_FAILED,	/* any other TLS handshake failure */
+	SNOWID_CLAIM_NO_SENTINEL,	/* no sentinel could be reached */
+	SNOWID_CLAIM_NO_MASTER,		/* the sentinels know no master by that
+								 * name */
+	SNOWID_CLAIM_NOT_MASTER,	/* the named master says it is a replica */
+	SNOWID_CLAIM_FEW_REPLICAS	/* WAIT: fewer replicas than
+								 * snowid.redis_min_replicas have the claim */
 } SnowidClaimStatus;
 
 typedef struct SnowidClaimResult
@@ -121,6 +162,10 @@ typedef struct SnowidClaimResult
 								 * lost, timed out or answered "not now" */
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
+	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
+	double		elapsed_ms;		/* how long the claim took */
+	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of the URL's
+															 * sentinels */
 	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to:
 													 * host:port,
 													 * [ipv6]:port or
@@ -148,5 +193,22 @@ extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   SnowidClaimResult *result);
 extern void snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 								const SnowidClaimResult *result);
+
+/* for redis_conn.c and redis_tls.c: a failure in our own words */
+extern void snowid_redis_fail(SnowidClaimResult *result,
+							  SnowidClaimStatus status, const char *fmt,...)
+			pg_attribute_printf(3, 4);
+extern void snowid_redis_describe_node(const SnowidRedisNode *node,
+									   char *buf, size_t len);
+
+/* For the lease scripts of redis_lease.c: one command, its reply */
+struct redisReply;
+extern struct redisReply *snowid_redis_run(const SnowidRedisTarget *target,
+										   const SnowidClaimRequest *request,
+										   int argc, const char **argv,
+										   SnowidClaimResult *result);
+extern void snowid_redis_error_reply(const SnowidRedisTarget *target,
+									 const char *err,
+									 SnowidClaimResult *result);
 
 #endif							/* SNOWID_REDIS_CLAIM_H */

@@ -37,6 +37,12 @@ static char *snowid_epoch = NULL;
 static char *snowid_redis_url = NULL;
 char	   *snowid_redis_key_prefix = NULL;
 int			snowid_redis_timeout_ms = 2000;
+int			snowid_redis_min_replicas = 0;
+char	   *snowid_redis_tls_ca_file = NULL;
+char	   *snowid_redis_tls_cert_file = NULL;
+char	   *snowid_redis_tls_key_file = NULL;
+int			snowid_worker_lease_ms = 0;
+bool		snowid_release_on_shutdown = false;
 const SnowidRedisTarget *snowid_redis_target = NULL;
 
 /* The bit widths are set by the snowid.*_bits settings at server start */
@@ -429,6 +435,8 @@ snowid_check_startup_redis(void)
 					 errhint("The value is not shown because it may contain a password.")));
 	}
 
+	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0, 0);
+
 	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -458,7 +466,7 @@ snowid_define_redis_settings(void)
 
 	DefineCustomStringVariable("snowid.redis_url",
 							   "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.",
-							   "redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path/to/redis.sock[?db=N].",
+							   "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N] or redis-sentinel://[[user]:password@]host[:port][,...]/master[/db].",
 							   &snowid_redis_url,
 							   "",
 							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
@@ -474,12 +482,95 @@ snowid_define_redis_settings(void)
 							   snowid_redis_key_prefix_check, NULL, NULL);
 
 	DefineCustomIntVariable("snowid.redis_timeout_ms",
-							"Timeout for connecting to Redis and for each Redis command, in milliseconds.",
+							"Time the whole worker id claim may take, in milliseconds.",
 							NULL,
 							&snowid_redis_timeout_ms,
 							2000, 1, 600000,
 							PGC_POSTMASTER, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowid.redis_min_replicas",
+							"Replicas that must have a worker id claim (Redis WAIT) before it is used.",
+							NULL,
+							&snowid_redis_min_replicas,
+							0, 0, 100,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_ca_file",
+							   "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's.",
+							   NULL,
+							   &snowid_redis_tls_ca_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_cert_file",
+							   "Client certificate shown to a rediss:// server; empty for none.",
+							   NULL,
+							   &snowid_redis_tls_cert_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("snowid.redis_tls_key_file",
+							   "Private key of snowid.redis_tls_cert_file.",
+							   NULL,
+							   &snowid_redis_tls_key_file,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+}
+
+/*
+ * snowid_define_lease_settings
+ *		Worker ids on lease: the lease, checked first, and whether a clean
+ *		shutdown gives the id back.  A lease needs Redis and is taken, not
+ *		configured.
+ */
+static void
+snowid_define_lease_settings(void)
+{
+	const char *value = GetConfigOption("snowid.worker_lease", true, false);
+	int			lease_ms = 0;
+
+	if (value != NULL &&
+		(!parse_int(value, &lease_ms, GUC_UNIT_MS, NULL) ||
+		 lease_ms < 0 || lease_ms > 86400000 ||
+		 (lease_ms > 0 && lease_ms < 100)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowid.worker_lease\": \"%s\"",
+						value),
+				 errdetail("\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day.")));
+	if (lease_ms > 0 && snowid_redis_target == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.worker_lease needs snowid.redis_url"),
+				 errdetail("A worker id on lease is taken from Redis, and its lease renewed there."),
+				 errhint("Set snowid.redis_url, or set snowid.worker_lease to 0.")));
+	if (lease_ms > 0 && snowid_worker_id >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.worker_lease cannot be combined with snowid.worker_id"),
+				 errdetail("On lease, a server takes whichever worker id is free."),
+				 errhint("Set snowid.worker_id to -1, or set snowid.worker_lease to 0 for a permanent claim.")));
+
+	DefineCustomIntVariable("snowid.worker_lease",
+							"How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good.",
+							NULL,
+							&snowid_worker_lease_ms,
+							0, 0, 86400000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("snowid.release_on_shutdown",
+							 "Whether a clean shutdown gives a worker id on lease back to Redis at once.",
+							 NULL,
+							 &snowid_release_on_shutdown,
+							 false,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 }
 
 /*
@@ -531,6 +622,7 @@ snowid_define_startup_settings(void)
 							   snowid_epoch_check, snowid_epoch_assign, NULL);
 
 	snowid_define_redis_settings();
+	snowid_define_lease_settings();
 }
 
 /*

@@ -43,6 +43,7 @@ PG_FUNCTION_INFO_V1(snowid_from_time);
 PG_FUNCTION_INFO_V1(snowid_status);
 PG_FUNCTION_INFO_V1(snowid_status_1_1);
 PG_FUNCTION_INFO_V1(snowid_status_1_2);
+PG_FUNCTION_INFO_V1(snowid_release_worker);
 
 /*
  * The OUT columns of snowid_status() in each version of the SQL script.  An
@@ -60,8 +61,8 @@ typedef enum SnowidStatusVersion
 
 #define SNOWID_STATUS_COLS_V1_0		10
 #define SNOWID_STATUS_COLS_V1_1		15
-#define SNOWID_STATUS_COLS_V1_2		16
-#define SNOWID_STATUS_COLS			16	/* the most of any version */
+#define SNOWID_STATUS_COLS_V1_2		20
+#define SNOWID_STATUS_COLS			20	/* the most of any version */
 
 /* JavaScript's Number holds integers exactly up to 2^53 - 1 */
 #define SNOWID_JS_SAFE_BITS			53
@@ -70,8 +71,9 @@ StaticAssertDecl(SNOWID_MAX_NODE_SEQ_BITS < SNOWID_JS_SAFE_BITS,
 
 /*
  * _PG_init
- *		Defines the settings and, when preloaded, asks for shared memory and
- *		registers the WAL resource manager of the high-water mark.
+ *		Defines the settings and, when preloaded, asks for shared memory,
+ *		registers the WAL resource manager of the high-water mark and, with
+ *		a lease, the worker that renews it.
  */
 void
 _PG_init(void)
@@ -87,6 +89,8 @@ _PG_init(void)
 	shmem_startup_hook = snowid_shmem_startup;
 
 	snowid_wal_register();
+	if (snowid_worker_lease_ms > 0)
+		snowid_lease_register();
 }
 
 /*
@@ -140,9 +144,12 @@ snowid_shmem_exit(int code, Datum arg)
 Datum
 snowid_next(PG_FUNCTION_ARGS)
 {
-	int64		node_bits = snowid_local_node_bits();
+	int64		node_bits;
 	int			got;
-	int64		position = snowid_take(1, &got);
+	int64		position;
+
+	snowid_prepare_backend();
+	position = snowid_take(1, &got, &node_bits);
 
 	PG_RETURN_INT64(snowid_compose(&snowid_layout, position, node_bits));
 }
@@ -173,7 +180,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 					 errdetail("snowid_next_batch() hands out from 1 to %d ids in one call.",
 							   SNOWID_BATCH_MAX)));
 
-		node_bits = snowid_local_node_bits();
+		snowid_prepare_backend();
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		ids = palloc(sizeof(int64) * n);
@@ -182,7 +189,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 		while (taken < n)
 		{
 			int			got;
-			int64		position = snowid_take(n - taken, &got);
+			int64		position = snowid_take(n - taken, &got, &node_bits);
 
 			for (int i = 0; i < got; i++)
 				ids[taken++] = snowid_compose(&snowid_layout, position + i,
@@ -370,7 +377,15 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 	}
 
 	if (version >= SNOWID_STATUS_V1_2)
+	{
 		values[15] = snowid_js_safe_until(st.clock_ms, &nulls[15]);
+		values[16] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(st.lease_expires_ms));
+		nulls[16] = (st.lease_expires_ms <= 0);
+		values[17] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(st.fence_ms + epoch_ms));
+		nulls[17] = (st.fence_ms < 0);
+		values[18] = Int64GetDatum((int64) st.renewals);
+		values[19] = Int64GetDatum((int64) st.renewal_failures);
+	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -404,4 +419,37 @@ Datum
 snowid_status_1_2(PG_FUNCTION_ARGS)
 {
 	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_2);
+}
+
+/*
+ * snowid_release_worker
+ *		Gives this server's worker id on lease back to Redis at once, for a
+ *		server being retired; it issues no ids until it restarts.  Returns
+ *		the worker id given back.
+ */
+Datum
+snowid_release_worker(PG_FUNCTION_ARGS)
+{
+	int			worker_id;
+
+	snowid_require_shmem();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function snowid_release_worker"),
+				 errdetail("Only a superuser may give this server's worker id back.")));
+	if (snowid_worker_lease_ms <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid.worker_lease is not set"),
+				 errdetail("Without a lease the worker id is configured or claimed for good, and stays this server's."),
+				 errhint("Stop the server for good first, then free its id in Redis by hand.")));
+
+	worker_id = snowid_lease_give_back(false);
+	if (worker_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid holds no worker id to release"),
+				 errdetail("This server has not taken a worker id yet, lost it, or released it already.")));
+	PG_RETURN_INT32(worker_id);
 }

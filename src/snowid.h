@@ -51,8 +51,20 @@ typedef enum SnowidWorkerSource
 	SNOWID_WORKER_NONE = 0,
 	SNOWID_WORKER_CONFIG,
 	SNOWID_WORKER_REDIS,
-	SNOWID_WORKER_CACHE
+	SNOWID_WORKER_CACHE,
+	SNOWID_WORKER_LEASE			/* on lease from Redis (snowid.worker_lease) */
 } SnowidWorkerSource;
+
+/* A resolved worker id, as worker.c hands it to the generator */
+typedef struct SnowidWorkerClaim
+{
+	int			worker_id;
+	SnowidWorkerSource source;
+	/* on lease only (source SNOWID_WORKER_LEASE), in ms since the epoch: */
+	int64		floor_ms;		/* every id issued with it before lies below */
+	int64		fence_ms;		/* ids may be issued below this */
+	int64		lease_expires_ms;	/* Unix ms, by this server's clock */
+} SnowidWorkerClaim;
 
 /* The bit layout of ids, fixed at server start */
 typedef struct SnowidLayout
@@ -85,6 +97,12 @@ extern int	snowid_max_wait_ms;
 extern SnowidLayout snowid_layout;
 extern char *snowid_redis_key_prefix;
 extern int	snowid_redis_timeout_ms;
+extern int	snowid_redis_min_replicas;
+extern char *snowid_redis_tls_ca_file;
+extern char *snowid_redis_tls_cert_file;
+extern char *snowid_redis_tls_key_file;
+extern int	snowid_worker_lease_ms;
+extern bool snowid_release_on_shutdown;
 
 /* snowid.redis_url parsed (see redis_claim.h); NULL when it is not set */
 extern const struct SnowidRedisTarget *snowid_redis_target;
@@ -110,8 +128,9 @@ extern Size snowid_shmem_size(void);
 extern void snowid_shmem_init(void);
 extern void snowid_shmem_detach(void);
 extern void snowid_require_shmem(void);
-extern int64 snowid_take(int want, int *got);
-extern int64 snowid_local_node_bits(void);
+extern int64 snowid_take(int want, int *got, int64 *node_bits);
+extern void snowid_prepare_backend(void);
+extern int64 snowid_generator_ms(void);
 
 /* A copy of the generator's state for snowid_status() */
 typedef struct SnowidStatus
@@ -126,9 +145,38 @@ typedef struct SnowidStatus
 	uint64		waits;
 	uint64		clock_steps;
 	uint64		clock_errors;
+	int64		fence_ms;		/* lease fence, ms since the epoch; -1 */
+	int64		lease_expires_ms;	/* Unix ms by this server's clock; 0 */
+	uint64		renewals;
+	uint64		renewal_failures;
 } SnowidStatus;
 
 extern void snowid_get_status(SnowidStatus *status);
+
+/* generator.c: what the lease worker (lease.c) does with the generator */
+typedef struct SnowidLeaseState
+{
+	int			worker_id;		/* -1 for none */
+	uint32		gen;			/* changes when the worker id comes or goes */
+	int64		next_ms;		/* first ms the generator may issue next, or
+								 * the clock if later, since the epoch */
+	int64		high_water_ms;
+	bool		claiming;		/* a claim is under way */
+	bool		released;		/* given back until a restart */
+} SnowidLeaseState;
+
+extern void snowid_lease_state(SnowidLeaseState *state);
+extern bool snowid_lease_extend(uint32 gen, int64 fence_ms,
+								int64 expires_ms);
+extern bool snowid_lease_drop(uint32 gen, bool release, int *worker_id,
+							  int64 *final_ms);
+extern void snowid_lease_count(bool ok);
+extern struct ErrorData *snowid_background_claim(void);
+
+/* lease.c: the lease worker and giving the id back */
+extern void snowid_lease_register(void);
+extern void snowid_lease_claim(SnowidWorkerClaim *claim);
+extern int	snowid_lease_give_back(bool at_shutdown);
 
 /* wait_events.c: what a waiting session shows in pg_stat_activity */
 typedef enum SnowidWait
@@ -137,6 +185,7 @@ typedef enum SnowidWait
 	SNOWID_WAIT_MARK_WRITE,		/* writing the high-water mark */
 	SNOWID_WAIT_WORKER_CLAIM,	/* for another session's worker id claim */
 	SNOWID_WAIT_REDIS,			/* on Redis, claiming the worker id */
+	SNOWID_WAIT_LEASE,			/* the lease worker, between renewals */
 	SNOWID_WAIT_COUNT
 } SnowidWait;
 
@@ -144,7 +193,8 @@ extern uint32 snowid_wait_event(SnowidWait which);
 
 /* worker.c: which worker id this server uses */
 extern void snowid_worker_startup(int *worker_id, SnowidWorkerSource *source);
-extern void snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source);
+extern void snowid_worker_resolve(SnowidWorkerClaim *claim);
+extern void snowid_worker_identity(char *identity, size_t len);
 extern const char *snowid_worker_source_name(SnowidWorkerSource source);
 
 /* hwm.c: the persisted high-water mark */

@@ -16,6 +16,9 @@
  * failed claim is tried again by the next caller.  That also serialises
  * readers and writers of the cache file.  No lock is taken here.
  *
+ * With snowid.worker_lease, the id is taken on lease instead (lease.c): no
+ * configured id, no cache file, and it may change while the server runs.
+ *
  * The cache file is one line of text:
  *
  *		snowid_worker 1 datacenter_id=3 worker_id=7 worker_bits=5 identity=...
@@ -57,7 +60,7 @@ typedef struct SnowidWorkerCache
 } SnowidWorkerCache;
 
 static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
-static void snowid_worker_identity(char *identity, size_t len);
+static bool snowid_claim_unreachable(const SnowidClaimResult *result);
 static void snowid_worker_claimed(const SnowidClaimRequest *request,
 								  const SnowidClaimResult *result,
 								  const SnowidWorkerCache *cached);
@@ -93,20 +96,27 @@ snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 
 /*
  * snowid_worker_resolve
- *		Finds the worker id on first use, or reports why there is none.  The
- *		caller lets one backend at a time in.
+ *		Finds the worker id on first use (or, on lease, after the last one
+ *		ended), or reports why there is none.  The caller lets one process
+ *		at a time in.
  */
 void
-snowid_worker_resolve(int *worker_id, SnowidWorkerSource *source)
+snowid_worker_resolve(SnowidWorkerClaim *claim)
 {
+	memset(claim, 0, sizeof(*claim));
+	if (snowid_worker_lease_ms > 0)
+	{
+		snowid_lease_claim(claim);
+		return;
+	}
 	if (snowid_redis_target != NULL)
 	{
-		snowid_worker_claim(worker_id, source);
+		snowid_worker_claim(&claim->worker_id, &claim->source);
 		return;
 	}
 
-	snowid_worker_startup(worker_id, source);
-	if (*worker_id >= 0)
+	snowid_worker_startup(&claim->worker_id, &claim->source);
+	if (claim->worker_id >= 0)
 		return;
 
 	ereport(ERROR,
@@ -145,6 +155,10 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	request.max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
 	request.identity = identity;
 	request.timeout_ms = snowid_redis_timeout_ms;
+	request.min_replicas = snowid_redis_min_replicas;
+	request.tls_ca_file = snowid_redis_tls_ca_file;
+	request.tls_cert_file = snowid_redis_tls_cert_file;
+	request.tls_key_file = snowid_redis_tls_key_file;
 
 	have_cache = snowid_cache_read(&cached, DEBUG1);
 	request.preferred_worker_id =
@@ -166,7 +180,7 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 		*source = request.explicit_worker_id >= 0 ?
 			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
 	}
-	else if (result.status == SNOWID_CLAIM_UNREACHABLE &&
+	else if (snowid_claim_unreachable(&result) &&
 			 snowid_worker_from_cache(&request, &result, worker_id))
 		*source = SNOWID_WORKER_CACHE;
 	else
@@ -180,10 +194,25 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 }
 
 /*
+ * snowid_claim_unreachable
+ *		Whether a claim failed because Redis could not be reached (no
+ *		server, no sentinel, a failover under way), the one failure after
+ *		which this server's cached id may be used: any other is a
+ *		configuration to fix or an answer that forbids the id.
+ */
+static bool
+snowid_claim_unreachable(const SnowidClaimResult *result)
+{
+	return result->status == SNOWID_CLAIM_UNREACHABLE ||
+		result->status == SNOWID_CLAIM_NO_SENTINEL ||
+		result->status == SNOWID_CLAIM_NOT_MASTER;
+}
+
+/*
  * snowid_worker_identity
  *		The identity this server claims under in Redis.
  */
-static void
+void
 snowid_worker_identity(char *identity, size_t len)
 {
 	char		host[256];
@@ -230,12 +259,14 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
 		ereport(LOG,
 				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
-						result->node)));
+						result->node),
+				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	else
 		ereport(LOG,
 				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
-						result->node)));
+						result->node),
+				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 }
 
 /*
@@ -408,6 +439,8 @@ snowid_worker_source_name(SnowidWorkerSource source)
 			return "redis";
 		case SNOWID_WORKER_CACHE:
 			return "cache";
+		case SNOWID_WORKER_LEASE:
+			return "lease";
 		case SNOWID_WORKER_NONE:
 			break;
 	}

@@ -35,7 +35,7 @@ SNOWID_PG_VERSIONS=(15 16 17 18 19)
 SNOWID_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
 	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
-	nodejs python3 python3-psycopg2 python3-sqlalchemy
+	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(

@@ -100,9 +100,10 @@ my ($ret, $out);
 like($err, qr/(must be superuser or have privileges of pg_read_all_settings to examine|permission denied to examine) "snowid.redis_url"/,
 	'a non-superuser cannot SHOW snowid.redis_url');
 ($ret, $out, $err) = $node->psql('postgres',
-	q{SELECT count(*) FROM pg_settings WHERE name LIKE 'snowid.redis%'},
+	q{SELECT string_agg(name, ',' ORDER BY name) FROM pg_settings WHERE name LIKE 'snowid.redis%'},
 	extra_params => [ '-U', 'alice' ]);
-is($out, 2, 'pg_settings hides snowid.redis_url from a non-superuser');
+is($out, 'snowid.redis_key_prefix,snowid.redis_min_replicas,snowid.redis_timeout_ms',
+	'pg_settings hides snowid.redis_url and the TLS files from a non-superuser');
 ($ret, $out, $err) = $node->psql('postgres',
 	q{SELECT current_setting('snowid.redis_url')},
 	extra_params => [ '-U', 'alice' ]);
@@ -134,14 +135,25 @@ fails_to_start("redis://:$password\@localhost:99999",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The port must be a number from 1 to 65535\./,
 	'port out of range');
 fails_to_start("http://:$password\@localhost",
-	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/ or unix:\/\/\./,
+	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/, rediss:\/\/, unix:\/\/ or redis-sentinel:\/\/\./,
 	'not a redis URL');
 fails_to_start("redis://:$password\@local host",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The host name may hold only/,
 	'unencoded space');
 fails_to_start("rediss://:$password\@localhost",
-	qr/DETAIL:  TLS \(rediss:\/\/\) is not supported/,
-	'TLS URL');
+	qr/DETAIL:  TLS \(rediss:\/\/\) needs snowid built with hiredis 1\.x and its TLS library, hiredis_ssl; this build of snowid has no TLS\./,
+	'TLS URL without TLS support')
+  unless SnowidRedis::tls_supported($node);
+
+fails_to_start("redis-sentinel://:$password\@127.0.0.1:26379,127.0.0.1:26380",
+	qr/DETAIL:  A redis-sentinel:\/\/ URL names the master after the sentinels/,
+	'sentinel URL without a master name');
+fails_to_start("redis-sentinel://127.0.0.1/mymaster?sentinel_password=$password&db=1",
+	qr/DETAIL:  The only parameters of a redis-sentinel:\/\/ URL are sentinel_user and sentinel_password/,
+	'sentinel URL with an unknown parameter');
+fails_to_start('redis-sentinel://' . join(',', ('127.0.0.1') x 9) . '/mymaster',
+	qr/DETAIL:  A redis-sentinel:\/\/ URL may name at most 8 sentinels\./,
+	'sentinel URL with nine sentinels');
 
 set_url($node, $tcp_url);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'a{b'\n");
@@ -151,8 +163,12 @@ $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'app1'\nsnowid.
 SnowidTest::fails_to_start($node, 'timeout 0',
 	qr/invalid value for parameter "snowid.redis_timeout_ms": "0"/);
 
+$node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\nsnowid.redis_min_replicas = -1\n");
+SnowidTest::fails_to_start($node, 'min_replicas -1',
+	qr/invalid value for parameter "snowid.redis_min_replicas": "-1"/);
+
 # Valid again, with another key prefix and a timeout in seconds.
-$node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\n");
+$node->append_conf('postgresql.conf', "snowid.redis_min_replicas = 0\n");
 $node->start;
 $ids->collect($node, 1000);
 is($node->safe_psql('postgres', 'SHOW snowid.redis_timeout_ms'), '3s',

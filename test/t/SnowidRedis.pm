@@ -24,7 +24,8 @@ my @servers;
 
 # SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
 # server => and cli => (paths of the programs), args => [ more arguments of
-# the server ].
+# the server ], and tls => { cert => FILE, key => FILE, ca => FILE,
+# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port).
 sub new
 {
 	my ($class, %params) = @_;
@@ -37,6 +38,8 @@ sub new
 		server   => $params{server} || $ENV{SNOWID_REDIS_SERVER} || 'redis-server',
 		cli      => $params{cli} || $ENV{SNOWID_REDIS_CLI} || 'redis-cli',
 		args     => $params{args} || [],
+		tls      => $params{tls},
+		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 	}, $class;
 
 	push @servers, $self;
@@ -45,6 +48,7 @@ sub new
 }
 
 sub socket   { return $_[0]->{socket}; }
+sub tls_port { return $_[0]->{tls_port}; }
 sub port     { return $_[0]->{port}; }
 sub password { return $_[0]->{password}; }
 
@@ -88,6 +92,12 @@ sub start
 
 	push @cmd, '--requirepass', $self->{password}
 	  if defined $self->{password};
+	push @cmd, '--tls-port', $self->{tls_port},
+	  '--tls-cert-file', $self->{tls}{cert},
+	  '--tls-key-file', $self->{tls}{key},
+	  '--tls-ca-cert-file', $self->{tls}{ca},
+	  '--tls-auth-clients', $self->{tls}{auth_clients} // 'no'
+	  if $self->{tls};
 	push @cmd, @{ $self->{args} };
 	unlink $self->{socket};
 	$self->{handle} = IPC::Run::start(\@cmd, '<', \undef, '>', '/dev/null',
@@ -191,12 +201,128 @@ sub worker
 		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
+# Whether the snowid library that node loads has TLS (hiredis_ssl).
+sub tls_supported
+{
+	my ($node) = @_;
+	my $lib = $node->config_data('--pkglibdir') . '/snowid.so';
+
+	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
+}
+
+# Runs redis-cli on the server's TCP port; see cli.
+sub cli_tcp
+{
+	my ($self, @args) = @_;
+
+	return SnowidRedis::Sentinel::cli_port($self->{port}, @args);
+}
+
 END
 {
 	# keep the test's exit status: finish() sets $?
 	local $?;
 
 	$_->stop for @servers;
+}
+
+
+# A Redis Sentinel (redis-server --sentinel, or SNOWID_REDIS_SERVER's) on a
+# loopback port, watching
+# the master "mymaster" (or the given name) on 127.0.0.1:master_port.
+# Stopped at the end of the test file like the servers.
+package SnowidRedis::Sentinel;
+
+use Time::HiRes qw(usleep);
+
+# SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2), and
+# optionally name => 'mymaster', password => 'pw' (its requirepass).
+sub new
+{
+	my ($class, %params) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir_short();
+	my $name = $params{name} // 'mymaster';
+	my $self = bless {
+		dir      => $dir,
+		port     => PostgreSQL::Test::Cluster::get_free_port(),
+		name     => $name,
+		password => $params{password},
+	}, $class;
+
+	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
+	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	  (defined $params{password} ? "requirepass $params{password}\n" : ''),
+	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
+	  ($params{quorum} // 2), "\n",
+	  "sentinel down-after-milliseconds $name 1000\n",
+	  "sentinel failover-timeout $name 4000\n",
+	  "sentinel parallel-syncs $name 1\n";
+	close $fh;
+	push @servers, $self;
+	$self->start;
+	return $self;
+}
+
+sub port { return $_[0]->{port}; }
+
+sub start
+{
+	my $self = shift;
+
+	$self->{handle} = IPC::Run::start(
+		[ $ENV{SNOWID_REDIS_SERVER} || 'redis-server',
+		  "$self->{dir}/sentinel.conf", '--sentinel',
+		  '--logfile', "$self->{dir}/sentinel.log" ],
+		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
+	for (1 .. 1000)
+	{
+		return if $self->cli('PING') eq 'PONG';
+		usleep(10_000);
+	}
+	die 'redis sentinel did not start';
+}
+
+sub stop
+{
+	my $self = shift;
+
+	return unless $self->{handle};
+	$self->{handle}->signal('TERM');
+	$self->{handle}->finish;
+	delete $self->{handle};
+}
+
+sub cli
+{
+	my ($self, @args) = @_;
+
+	unshift @args, '-a', $self->{password}, '--no-auth-warning'
+	  if defined $self->{password};
+	return cli_port($self->{port}, @args);
+}
+
+# redis-cli against a loopback TCP port.
+sub cli_port
+{
+	my ($port, @args) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run(
+		[ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
+		  $port, @args ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	chomp $out;
+	return $out;
+}
+
+# The port of the master this sentinel names.
+sub master_port
+{
+	my $self = shift;
+	my (undef, $port) = split /\n/,
+	  $self->cli('SENTINEL', 'get-master-addr-by-name', $self->{name});
+
+	return $port // '';
 }
 
 1;

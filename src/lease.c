@@ -1,0 +1,448 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.c
+ *	  Worker ids on lease (snowid.worker_lease): taking one from Redis, the
+ *	  background worker that renews it every third of a lease and moves its
+ *	  fence ahead, and giving it back.
+ *
+ * Next to its owner, Redis keeps a fence per worker id (lease.h): a time in
+ * the ids' own clock below which lie all ids that any holder of the id has
+ * issued or may issue.  The generator never issues an id at or past the
+ * fence it last had confirmed by Redis, and a server that takes the id over
+ * starts at or above the fence it finds.  So reuse never repeats an id,
+ * whatever the servers' clocks say: a lease runs out by Redis' clock, and
+ * a holder cut off from Redis stops at its fence, which the next holder
+ * starts above.  A renewal succeeds only while this server still holds the
+ * id; a server that finds it taken stops using it at once and claims
+ * another (generator.c switches at a millisecond boundary).
+ *
+ * Redis sees one script per server per third of a lease, from the lease
+ * worker; generating ids never waits for Redis.  A claim runs in whichever
+ * process needs the id first (the lease worker at start and after a loss,
+ * or a backend), one at a time through generator.c's "claiming" flag.
+ *
+ * No lock of its own: the generator's state is read and changed only
+ * through generator.c, under its mutex; the rest is the worker's own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "lease.h"
+#include "snowid.h"
+
+/* A failed renewal or claim is tried again after at most this long */
+#define SNOWID_LEASE_RETRY_MS	1000
+
+PGDLLEXPORT void snowid_lease_main(Datum arg);
+
+static volatile sig_atomic_t got_sigterm = false;
+
+static void snowid_lease_sigterm(SIGNAL_ARGS);
+static void snowid_lease_request(SnowidLeaseRequest *request,
+								 SnowidClaimRequest *claim,
+								 char *identity, size_t len);
+static int64 snowid_unix_ms(void);
+static const char *snowid_unix_ms_text(int64 unix_ms);
+static int64 snowid_monotonic_ms(void);
+static bool snowid_lease_renew(const SnowidLeaseState *state);
+static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
+
+/*
+ * snowid_lease_register
+ *		Registers the lease worker; called from _PG_init while preloading,
+ *		with a lease configured.  It starts once recovery has ended (a
+ *		standby issues no ids) and comes back a second after it exits.
+ */
+void
+snowid_lease_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "snowid_lease_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowid lease worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowid lease worker", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * snowid_lease_claim
+ *		Takes a worker id on lease from Redis, or reports why there is none.
+ *		Called by generator.c (through snowid_worker_resolve()) in one
+ *		process at a time.
+ */
+void
+snowid_lease_claim(SnowidWorkerClaim *claim)
+{
+	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	SnowidLeaseRequest request;
+	SnowidClaimRequest claim_request;
+	SnowidLeaseGrant grant;
+	SnowidClaimResult result;
+	int64		epoch_ms = snowid_layout.epoch_ms;
+	int64		client_ms = snowid_generator_ms() + epoch_ms;
+	char	   *fence;
+
+	snowid_lease_request(&request, &claim_request, identity,
+						 sizeof(identity));
+	snowid_redis_lease_claim(snowid_redis_target, &request, client_ms,
+							 &grant, &result);
+	if (result.status != SNOWID_CLAIM_OK)
+	{
+		snowid_redis_report(ERROR, &claim_request, &result);
+		elog(ERROR, "snowid lease claim ended in status %d",
+			 (int) result.status);
+	}
+
+	claim->worker_id = grant.worker_id;
+	claim->source = SNOWID_WORKER_LEASE;
+	claim->floor_ms = Max(grant.floor_ms - epoch_ms, 0);
+	claim->fence_ms = grant.fence_ms - epoch_ms;
+	claim->lease_expires_ms = snowid_unix_ms() + grant.left_ms;
+
+	fence = pstrdup(snowid_unix_ms_text(grant.fence_ms));
+	if (grant.floor_ms > 0)
+		ereport(LOG,
+				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+						grant.worker_id, claim_request.datacenter_id,
+						result.node),
+				 errdetail("Ids issued with it before lie below %s; this server's lie below %s until the lease is renewed.",
+						   snowid_unix_ms_text(grant.floor_ms), fence)));
+	else
+		ereport(LOG,
+				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+						grant.worker_id, claim_request.datacenter_id,
+						result.node),
+				 errdetail("No ids were issued with it before; this server's lie below %s until the lease is renewed.",
+						   fence)));
+}
+
+/*
+ * snowid_lease_give_back
+ *		Stops issuing ids with this server's worker id and gives it back to
+ *		Redis, fenced just past the last id issued.  At shutdown the next
+ *		start claims again; otherwise (snowid_release_worker()) the server
+ *		issues no ids until it restarts.  Returns the worker id given back,
+ *		or -1 if there was none.  If Redis cannot be reached the lease runs
+ *		out by itself, with the fence of the last renewal.
+ */
+int
+snowid_lease_give_back(bool at_shutdown)
+{
+	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	SnowidLeaseRequest request;
+	SnowidClaimRequest claim;
+	SnowidLeaseState state;
+	SnowidClaimResult result;
+	SnowidLeaseOutcome outcome;
+	int			worker_id;
+	int64		final_ms;
+
+	snowid_lease_request(&request, &claim, identity, sizeof(identity));
+	snowid_lease_state(&state);
+	if (state.worker_id < 0 ||
+		!snowid_lease_drop(state.gen, !at_shutdown, &worker_id, &final_ms))
+		return -1;
+
+	outcome = snowid_redis_lease_release(snowid_redis_target, &request,
+										 worker_id,
+										 final_ms + snowid_layout.epoch_ms,
+										 &result);
+
+	if (outcome == SNOWID_LEASE_OK)
+		ereport(LOG,
+				(errmsg("snowid gave back worker id %d of datacenter %d to redis at %s",
+						worker_id, claim.datacenter_id, result.node)));
+	else if (outcome == SNOWID_LEASE_LOST)
+		ereport(WARNING,
+				(errmsg("snowid worker id %d of datacenter %d was no longer this server's lease",
+						worker_id, claim.datacenter_id),
+				 errdetail("Another server took it over after the lease ran out; this server had stopped using it.")));
+	else
+		ereport(WARNING,
+				(errmsg("snowid could not give back worker id %d of datacenter %d to redis at %s",
+						worker_id, claim.datacenter_id, result.node),
+				 errdetail("%s", result.message),
+				 errhint("This server no longer uses it; another server can take it once its lease runs out.")));
+	return worker_id;
+}
+
+/*
+ * snowid_lease_main
+ *		The lease worker: claims a worker id when the generator has none,
+ *		renews the lease every third of it (sooner after a failure), and at
+ *		a clean shutdown gives the id back if snowid.release_on_shutdown
+ *		says so.  Errors are logged, never fatal, so that it does not die
+ *		in a loop.
+ */
+void
+snowid_lease_main(Datum arg)
+{
+	int64		interval_ms = Max(snowid_worker_lease_ms / 3, 1);
+	int64		retry_ms = Min(interval_ms, SNOWID_LEASE_RETRY_MS);
+	int64		due_ms = 0;
+	uint32		last_gen = 0;
+	int			last_claim_error = 0;
+	MemoryContext tick_context;
+
+	pqsignal(SIGTERM, snowid_lease_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	snowid_require_shmem();
+
+	tick_context = AllocSetContextCreate(TopMemoryContext, "snowid lease",
+										 ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		SnowidLeaseState state;
+		int64		now_ms;
+		int64		sleep_ms = interval_ms;
+
+		MemoryContextReset(tick_context);
+		MemoryContextSwitchTo(tick_context);
+
+		if (got_sigterm)
+		{
+			if (snowid_release_on_shutdown)
+				(void) snowid_lease_give_back(true);
+			/* not 0: a worker that exits with 0 is not started again */
+			proc_exit(1);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		snowid_lease_state(&state);
+		now_ms = snowid_monotonic_ms();
+		if (state.released || state.claiming)
+			sleep_ms = retry_ms;
+		else if (state.worker_id < 0)
+		{
+			ErrorData  *edata = snowid_background_claim();
+
+			if (edata != NULL)
+			{
+				/* a full datacenter is asked again a third of a lease on */
+				sleep_ms = (edata->sqlerrcode ==
+							ERRCODE_CONFIGURATION_LIMIT_EXCEEDED) ?
+					interval_ms : retry_ms;
+				snowid_lease_claim_failed(edata, &last_claim_error);
+			}
+			else
+			{
+				last_claim_error = 0;
+				continue;		/* pick up the new generation */
+			}
+		}
+		else if (state.gen != last_gen)
+		{
+			/* a new worker id: its first renewal is a third of a lease on */
+			last_gen = state.gen;
+			due_ms = now_ms + interval_ms;
+		}
+		else if (now_ms >= due_ms)
+		{
+			if (snowid_lease_renew(&state))
+				due_ms = now_ms + interval_ms;
+			else
+				due_ms = now_ms + retry_ms;
+			continue;			/* a lost id is claimed again at once */
+		}
+		if (state.worker_id >= 0 && !state.released)
+			sleep_ms = Max(Min(sleep_ms, due_ms - now_ms), 1);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) sleep_ms,
+						 snowid_wait_event(SNOWID_WAIT_LEASE));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * snowid_lease_sigterm
+ *		SIGTERM: finish the current step, then (maybe) give the id back and
+ *		exit.
+ */
+static void
+snowid_lease_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	got_sigterm = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
+ * snowid_lease_renew
+ *		Renews the lease once and moves the fence to a lease past where the
+ *		generator is.  True if it was renewed; false after a failure (logged
+ *		at the first of a row) or if the id was lost (then dropped, so that
+ *		the caller claims another).
+ */
+static bool
+snowid_lease_renew(const SnowidLeaseState *state)
+{
+	static bool failing = false;
+	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	SnowidLeaseRequest request;
+	SnowidClaimRequest claim;
+	SnowidLeaseGrant grant;
+	SnowidClaimResult result;
+	SnowidLeaseOutcome outcome;
+	int64		epoch_ms = snowid_layout.epoch_ms;
+	int			worker_id;
+	int64		final_ms;
+
+	snowid_lease_request(&request, &claim, identity, sizeof(identity));
+	outcome = snowid_redis_lease_renew(snowid_redis_target, &request,
+									   state->worker_id,
+									   state->next_ms + request.lease_ms + epoch_ms,
+									   &grant, &result);
+	switch (outcome)
+	{
+		case SNOWID_LEASE_OK:
+			snowid_lease_count(true);
+			(void) snowid_lease_extend(state->gen, grant.fence_ms - epoch_ms,
+									   snowid_unix_ms() + grant.left_ms);
+			if (failing)
+				ereport(LOG,
+						(errmsg("snowid renewed the lease on worker id %d again",
+								state->worker_id)));
+			failing = false;
+			return true;
+
+		case SNOWID_LEASE_LOST:
+			failing = false;
+			if (snowid_lease_drop(state->gen, false, &worker_id, &final_ms))
+				ereport(WARNING,
+						(errmsg("snowid lost worker id %d of datacenter %d",
+								worker_id, claim.datacenter_id),
+						 errdetail("Redis has it held by \"%s\": this server was cut off from Redis, or stopped, past its lease.  It stops using the id and claims another.",
+								   result.holder[0] != '\0' ? result.holder : "nobody")));
+			return false;
+
+		case SNOWID_LEASE_FAILED:
+			snowid_lease_count(false);
+			if (!failing)
+			{
+				SnowidStatus status;
+
+				snowid_get_status(&status);
+				ereport(WARNING,
+						(errmsg("snowid could not renew the lease on worker id %d at %s",
+								state->worker_id, result.node),
+						 errdetail("%s", result.message),
+						 errhint("Until a renewal succeeds, this server issues ids only before %s.",
+								 snowid_unix_ms_text(status.fence_ms + epoch_ms))));
+			}
+			failing = true;
+			return false;
+	}
+	return false;
+}
+
+/*
+ * snowid_lease_claim_failed
+ *		Logs why the lease worker could not claim a worker id: as a WARNING
+ *		when the reason changed, else only at DEBUG1, so that a full
+ *		datacenter does not fill the log.
+ */
+static void
+snowid_lease_claim_failed(ErrorData *edata, int *last_code)
+{
+	int			elevel = (edata->sqlerrcode == *last_code) ? DEBUG1 : WARNING;
+
+	*last_code = edata->sqlerrcode;
+	ereport(elevel,
+			(errcode(edata->sqlerrcode),
+			 errmsg("snowid could not claim a worker id on lease: %s",
+					edata->message),
+			 edata->detail ? errdetail("%s", edata->detail) : 0,
+			 edata->hint ? errhint("%s", edata->hint) : 0));
+	FreeErrorData(edata);
+}
+
+/*
+ * snowid_lease_request
+ *		What this server asks Redis, with its identity in the given buffer:
+ *		claim says where and as whom, as for a permanent claim.
+ */
+static void
+snowid_lease_request(SnowidLeaseRequest *request, SnowidClaimRequest *claim,
+					 char *identity, size_t len)
+{
+	snowid_worker_identity(identity, len);
+	memset(claim, 0, sizeof(*claim));
+	claim->key_prefix = snowid_redis_key_prefix;
+	claim->datacenter_id = snowid_datacenter_id;
+	claim->explicit_worker_id = -1;
+	claim->preferred_worker_id = -1;
+	claim->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	claim->identity = identity;
+	claim->timeout_ms = snowid_redis_timeout_ms;
+	claim->min_replicas = snowid_redis_min_replicas;
+	claim->tls_ca_file = snowid_redis_tls_ca_file;
+	claim->tls_cert_file = snowid_redis_tls_cert_file;
+	claim->tls_key_file = snowid_redis_tls_key_file;
+	request->claim = claim;
+	request->lease_ms = snowid_worker_lease_ms;
+}
+
+/*
+ * snowid_unix_ms
+ *		This server's wall clock in Unix ms.
+ */
+static int64
+snowid_unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * snowid_unix_ms_text
+ *		Unix ms as a timestamptz for a message, in a static buffer.
+ */
+static const char *
+snowid_unix_ms_text(int64 unix_ms)
+{
+	return timestamptz_to_str(snowid_unix_ms_to_timestamptz(unix_ms));
+}
+
+/*
+ * snowid_monotonic_ms
+ *		A clock that never steps, in ms, for scheduling renewals.
+ */
+static int64
+snowid_monotonic_ms(void)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	return (int64) INSTR_TIME_GET_MILLISEC(now);
+}

@@ -1,0 +1,76 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.h
+ *	  Worker ids on lease (snowid.worker_lease): the Redis side of a lease
+ *	  (redis_lease.c) and the background worker that renews it (lease.c).
+ *
+ * Keys, next to the owners hash of redis_claim.h and with the same hash tag:
+ *
+ *	{<prefix>:dc:<datacenter>}:owners	field worker id, value
+ *										"lease <identity>" for a lease
+ *	{<prefix>:dc:<datacenter>}:leases	field worker id, value
+ *										"<expiry> <base>": when the lease
+ *										runs out by Redis' clock (Unix ms),
+ *										and the fence the holder found when
+ *										it took the id
+ *	{<prefix>:dc:<datacenter>}:fences	field worker id, value the fence:
+ *										Unix ms below which lie all ids
+ *										issued with that worker id so far,
+ *										and all its holder may issue
+ *
+ * A fence is never removed, and only its holder lowers it, when it gives the
+ * id back and has stopped issuing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_LEASE_H
+#define SNOWID_LEASE_H
+
+#include "redis_claim.h"
+
+/* What this server asks of Redis about its lease */
+typedef struct SnowidLeaseRequest
+{
+	const SnowidClaimRequest *claim;	/* where, as whom, how long to wait;
+										 * explicit and preferred worker ids
+										 * unused */
+	int64		lease_ms;		/* snowid.worker_lease */
+} SnowidLeaseRequest;
+
+/* How a renewal or a release ended */
+typedef enum SnowidLeaseOutcome
+{
+	SNOWID_LEASE_OK,
+	SNOWID_LEASE_LOST,			/* the id is no longer this server's */
+	SNOWID_LEASE_FAILED			/* Redis did not answer as it should; the
+								 * SnowidClaimResult says why */
+} SnowidLeaseOutcome;
+
+/* What Redis answered to a claim or a renewal, in Unix ms */
+typedef struct SnowidLeaseGrant
+{
+	int			worker_id;
+	int64		floor_ms;		/* claim: ids must start at or above it */
+	int64		fence_ms;		/* ids must stay below it */
+	int64		left_ms;		/* lease left by Redis' clock at the reply */
+} SnowidLeaseGrant;
+
+/* redis_lease.c: the scripts; never palloc, ereport only for a cancel */
+extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
+									 const SnowidLeaseRequest *request,
+									 int64 client_ms,
+									 SnowidLeaseGrant *grant,
+									 SnowidClaimResult *result);
+extern SnowidLeaseOutcome snowid_redis_lease_renew(const SnowidRedisTarget *target,
+												   const SnowidLeaseRequest *request,
+												   int worker_id,
+												   int64 fence_ms,
+												   SnowidLeaseGrant *grant,
+												   SnowidClaimResult *result);
+extern SnowidLeaseOutcome snowid_redis_lease_release(const SnowidRedisTarget *target,
+													 const SnowidLeaseRequest *request,
+													 int worker_id,
+													 int64 fence_ms,
+													 SnowidClaimResult *result);
+
+#endif							/* SNOWID_LEASE_H */

@@ -1,0 +1,318 @@
+/*-------------------------------------------------------------------------
+ *
+ * redis_conn.c
+ *	  The transport of a worker id claim: one connection to one Redis
+ *	  server, opened without blocking and driven by PostgreSQL's
+ *	  WaitLatchOrSocket(), so that every wait ends at the claim's deadline
+ *	  or at a cancel, and pg_stat_activity shows it as the SnowidRedis wait
+ *	  event.
+ *
+ * hiredis connects (it resolves the name with getaddrinfo(), which no
+ * timeout bounds) and buffers commands and replies; this file only decides
+ * when to write and read.  Nothing here touches shared memory or takes a
+ * lock.  A wait may raise an error through CHECK_FOR_INTERRUPTS(): the
+ * caller closes the connection in PG_FINALLY.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include <hiredis/hiredis.h>
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+
+#include "redis_conn.h"
+#include "snowid.h"
+
+static bool snowid_conn_connect(SnowidRedisConn *conn,
+								const SnowidRedisNode *node,
+								SnowidClaimResult *result);
+static bool snowid_conn_send(SnowidRedisConn *conn,
+							 SnowidClaimResult *result);
+static redisReply *snowid_conn_receive(SnowidRedisConn *conn,
+									   SnowidClaimResult *result);
+static void snowid_conn_io_failure(SnowidRedisConn *conn,
+								   SnowidClaimResult *result);
+
+/*
+ * snowid_deadline_start
+ *		Starts the clock of a claim that must end within timeout_ms.
+ */
+void
+snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms)
+{
+	INSTR_TIME_SET_CURRENT(deadline->start);
+	deadline->timeout_ms = timeout_ms;
+}
+
+/*
+ * snowid_deadline_elapsed
+ *		Milliseconds since the claim started.
+ */
+double
+snowid_deadline_elapsed(const SnowidDeadline *deadline)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, deadline->start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * snowid_deadline_remaining
+ *		Milliseconds left before the deadline, 0 once it has passed.  The
+ *		monotonic clock: a step of the wall clock neither ends nor extends a
+ *		claim.
+ */
+long
+snowid_deadline_remaining(const SnowidDeadline *deadline)
+{
+	instr_time	now;
+	double		elapsed;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, deadline->start);
+	elapsed = INSTR_TIME_GET_MILLISEC(now);
+	if (elapsed >= deadline->timeout_ms)
+		return 0;
+	/* round up, so that a wait never ends just before the deadline */
+	return (long) (deadline->timeout_ms - elapsed) + 1;
+}
+
+/*
+ * snowid_conn_wait
+ *		Waits until the socket is ready for events (WL_SOCKET_READABLE or
+ *		WL_SOCKET_WRITEABLE), a cancel or the deadline.  False with result
+ *		filled at the deadline; a cancel, terminate or shutdown raises its
+ *		error here.
+ */
+bool
+snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidClaimResult *result)
+{
+	for (;;)
+	{
+		long		remaining = snowid_deadline_remaining(conn->deadline);
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (remaining <= 0)
+		{
+			snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+							  "The claim did not complete within snowid.redis_timeout_ms (%d ms).",
+							  conn->deadline->timeout_ms);
+			return false;
+		}
+		rc = WaitLatchOrSocket(MyLatch,
+							   events | WL_LATCH_SET | WL_TIMEOUT |
+							   WL_EXIT_ON_PM_DEATH,
+							   conn->context->fd, remaining,
+							   snowid_wait_event(SNOWID_WAIT_REDIS));
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (rc & events)
+			return true;
+	}
+}
+
+/*
+ * snowid_conn_open
+ *		Connects to node, with TLS if tls is not NULL, before the deadline.
+ *		False with result filled on failure; the caller still closes conn.
+ */
+bool
+snowid_conn_open(SnowidRedisConn *conn, const SnowidRedisNode *node,
+				 const SnowidRedisTls *tls, const SnowidDeadline *deadline,
+				 SnowidClaimResult *result)
+{
+	memset(conn, 0, sizeof(*conn));
+	conn->deadline = deadline;
+	snowid_redis_describe_node(node, result->node, sizeof(result->node));
+	result->connected = false;
+
+	if (!snowid_conn_connect(conn, node, result))
+		return false;
+	result->connected = true;
+	if (tls != NULL && !snowid_tls_handshake(conn, node, tls, result))
+		return false;
+	return true;
+}
+
+/*
+ * snowid_conn_connect
+ *		Starts a non-blocking connect and waits until the socket is
+ *		writable, which is when the connect is complete or has failed.
+ */
+static bool
+snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
+					SnowidClaimResult *result)
+{
+	redisContext *c;
+	int			error = 0;
+	socklen_t	len = sizeof(error);
+
+	errno = 0;
+	if (node->socket_path[0] != '\0')
+		c = redisConnectUnixNonBlock(node->socket_path);
+	else
+		c = redisConnectNonBlock(node->host, node->port);
+	conn->context = c;
+	if (c == NULL)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+						  "Out of memory while creating the Redis connection.");
+		return false;
+	}
+	if (c->err != 0)
+	{
+		snowid_conn_io_failure(conn, result);
+		return false;
+	}
+
+	if (!snowid_conn_wait(conn, WL_SOCKET_WRITEABLE, result))
+		return false;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+		error = errno;
+	if (error != 0)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE, "%s.",
+						  strerror(error));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_conn_command
+ *		Sends one command and reads its reply before the deadline.  On a
+ *		failure that leaves no reply (I/O, a closed connection, the
+ *		deadline) fills result and returns NULL; an error reply is returned
+ *		for the caller to judge.  The reply is the caller's to free.
+ */
+redisReply *
+snowid_conn_command(SnowidRedisConn *conn, int argc, const char **argv,
+					SnowidClaimResult *result)
+{
+	size_t		argvlen[16];
+	int			i;
+
+	Assert(argc <= (int) lengthof(argvlen));
+	for (i = 0; i < argc; i++)
+		argvlen[i] = strlen(argv[i]);
+
+	if (redisAppendCommandArgv(conn->context, argc, argv, argvlen) != REDIS_OK)
+	{
+		snowid_conn_io_failure(conn, result);
+		return NULL;
+	}
+	if (!snowid_conn_send(conn, result))
+		return NULL;
+	return snowid_conn_receive(conn, result);
+}
+
+/*
+ * snowid_conn_send
+ *		Writes what hiredis has buffered, waiting while the socket is full.
+ */
+static bool
+snowid_conn_send(SnowidRedisConn *conn, SnowidClaimResult *result)
+{
+	for (;;)
+	{
+		int			done = 0;
+
+		errno = 0;
+		if (redisBufferWrite(conn->context, &done) != REDIS_OK)
+		{
+			snowid_conn_io_failure(conn, result);
+			return false;
+		}
+		if (done)
+			return true;
+		if (!snowid_conn_wait(conn, WL_SOCKET_WRITEABLE, result))
+			return false;
+	}
+}
+
+/*
+ * snowid_conn_receive
+ *		Reads until hiredis has one whole reply.  TLS may hold decrypted
+ *		bytes that the socket no longer signals: read those before waiting.
+ */
+static redisReply *
+snowid_conn_receive(SnowidRedisConn *conn, SnowidClaimResult *result)
+{
+	for (;;)
+	{
+		void	   *reply = NULL;
+
+		if (redisGetReplyFromReader(conn->context, &reply) != REDIS_OK)
+		{
+			snowid_conn_io_failure(conn, result);
+			return NULL;
+		}
+		if (reply != NULL)
+			return (redisReply *) reply;
+
+		if (!snowid_tls_pending(conn) &&
+			!snowid_conn_wait(conn, WL_SOCKET_READABLE, result))
+			return NULL;
+		errno = 0;
+		if (redisBufferRead(conn->context) != REDIS_OK)
+		{
+			snowid_conn_io_failure(conn, result);
+			return NULL;
+		}
+	}
+}
+
+/*
+ * snowid_conn_io_failure
+ *		Records a failure that hiredis reports on the context: I/O, a closed
+ *		connection, or a peer that does not speak Redis' protocol.  hiredis
+ *		words these itself, from errno or the offending byte; none of them
+ *		carries what was sent.
+ */
+static void
+snowid_conn_io_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+{
+	redisContext *c = conn->context;
+
+	if (snowid_tls_explain_failure(conn, result))
+		return;
+	if (c->err == REDIS_ERR_PROTOCOL)
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The server does not speak Redis' protocol: %s.",
+						  c->errstr);
+	else if (c->err == REDIS_ERR_EOF)
+		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+						  "The server closed the connection.");
+	else if (c->err == REDIS_ERR_OOM)
+		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+						  "Out of memory while talking to Redis.");
+	else
+		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE, "%s.",
+						  c->errstr);
+}
+
+/*
+ * snowid_conn_close
+ *		Closes the connection and frees what hiredis and TLS hold; safe to
+ *		call on a connection that is closed or was never opened.
+ */
+void
+snowid_conn_close(SnowidRedisConn *conn)
+{
+	snowid_tls_free(conn);
+	if (conn->context != NULL)
+		redisFree(conn->context);
+	conn->context = NULL;
+	conn->tls_on = false;
+}

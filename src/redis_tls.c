@@ -1,0 +1,410 @@
+/*-------------------------------------------------------------------------
+ *
+ * redis_tls.c
+ *	  TLS for the worker id claim (rediss://): the handshake, under the
+ *	  claim's deadline and cancellable like every other wait, with the
+ *	  server's certificate checked against snowid.redis_tls_ca_file (or the
+ *	  system's CAs) and its host name checked and sent as SNI; and why a
+ *	  handshake failed, in words a user can act on.
+ *
+ * The SSL object is made here (verification, host name, SNI) and handed to
+ * hiredis (redisInitiateSSL), which reads and writes through it and frees
+ * it with the connection; the handshake is driven here, so that it waits
+ * like every other step.  Only hiredis
+ * 1.x built with TLS (hiredis_ssl) offers that; built without it, this file
+ * holds stubs and snowid_redis_parse_url() refuses rediss:// URLs.  No
+ * shared state, no locks.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "redis_conn.h"
+
+#ifdef SNOWID_HAVE_HIREDIS_SSL
+
+#include <arpa/inet.h>
+
+#include <hiredis/hiredis.h>
+#include <hiredis/hiredis_ssl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "storage/latch.h"
+
+static SSL_CTX *snowid_tls_context(const SnowidRedisTls *tls,
+								   SnowidClaimResult *result);
+static bool snowid_tls_check_host(SSL *ssl, const char *host,
+								  SnowidClaimResult *result);
+static void snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
+										 SnowidClaimResult *result);
+static bool snowid_tls_alert_failure(unsigned long err,
+									 SnowidClaimResult *result);
+static int	snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key);
+
+/*
+ * snowid_tls_no_client_cert
+ *		OpenSSL calls this when the server asks for a client certificate and
+ *		none is set: note it, so that when the server then drops the
+ *		connection (with TLS 1.3 it does so after the handshake, and the
+ *		alert saying why may be lost) the message can say why.
+ */
+static int
+snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key)
+{
+	SnowidRedisConn *conn = (SnowidRedisConn *) SSL_get_app_data(ssl);
+
+	if (conn != NULL)
+		conn->tls_cert_requested = true;
+	return 0;
+}
+
+/*
+ * snowid_tls_handshake
+ *		Does the TLS handshake on conn's socket before the deadline and
+ *		hands the session to hiredis.  False with result filled on failure.
+ */
+bool
+snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
+					 const SnowidRedisTls *tls, SnowidClaimResult *result)
+{
+	SSL_CTX    *ctx;
+	SSL		   *ssl;
+
+	ctx = snowid_tls_context(tls, result);
+	if (ctx == NULL)
+		return false;
+	ssl = SSL_new(ctx);
+	SSL_CTX_free(ctx);			/* ssl holds a reference */
+	if (ssl == NULL)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "Out of memory while setting up TLS.");
+		return false;
+	}
+	conn->tls = ssl;
+	SSL_set_app_data(ssl, conn);
+	if (!snowid_tls_check_host(ssl, node->host, result))
+		return false;
+
+	/*
+	 * hiredis sets the socket and starts the handshake; on a non-blocking
+	 * connection it returns as soon as the handshake would block.  From
+	 * then on it owns ssl and frees it with the connection.
+	 */
+	ERR_clear_error();
+	if (redisInitiateSSL(conn->context, ssl) != REDIS_OK)
+	{
+		snowid_tls_handshake_failure(ssl, SSL_ERROR_SSL, result);
+		return false;
+	}
+	conn->tls_on = true;
+
+	/* drive the rest of the handshake under the deadline */
+	for (;;)
+	{
+		int			rc;
+		int			error;
+
+		ERR_clear_error();
+		rc = SSL_connect(ssl);
+		if (rc == 1)
+			return true;
+		error = SSL_get_error(ssl, rc);
+		if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
+		{
+			if (!snowid_conn_wait(conn, error == SSL_ERROR_WANT_READ ?
+								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
+								  result))
+			{
+				snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+								  "The TLS handshake did not complete within snowid.redis_timeout_ms (%d ms); check that the port is Redis' TLS port (tls-port).",
+								  conn->deadline->timeout_ms);
+				return false;
+			}
+		}
+		else
+		{
+			snowid_tls_handshake_failure(ssl, error, result);
+			return false;
+		}
+	}
+}
+
+/*
+ * snowid_tls_context
+ *		A client context that verifies the server against the CA file (or
+ *		the system's CAs) and presents the client certificate, if any.
+ */
+static SSL_CTX *
+snowid_tls_context(const SnowidRedisTls *tls, SnowidClaimResult *result)
+{
+	SSL_CTX    *ctx = SSL_CTX_new(TLS_client_method());
+	bool		have_ca = tls->ca_file != NULL && tls->ca_file[0] != '\0';
+	bool		have_cert = tls->cert_file != NULL && tls->cert_file[0] != '\0';
+	bool		have_key = tls->key_file != NULL && tls->key_file[0] != '\0';
+
+	if (ctx == NULL)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "Out of memory while setting up TLS.");
+		return NULL;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_client_cert_cb(ctx, snowid_tls_no_client_cert);
+
+	if (have_ca ? SSL_CTX_load_verify_locations(ctx, tls->ca_file, NULL) != 1
+		: SSL_CTX_set_default_verify_paths(ctx) != 1)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+						  have_ca ?
+						  "The CA file \"%s\" named by snowid.redis_tls_ca_file could not be read or holds no certificate." :
+						  "The system's CA certificates could not be loaded%s.",
+						  have_ca ? tls->ca_file : "");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (have_cert != have_key)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+						  "snowid.redis_tls_cert_file and snowid.redis_tls_key_file must be set together.");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (have_cert &&
+		SSL_CTX_use_certificate_chain_file(ctx, tls->cert_file) != 1)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+						  "The client certificate \"%s\" named by snowid.redis_tls_cert_file could not be read.",
+						  tls->cert_file);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	/* never say more about a key file than its name */
+	if (have_key &&
+		(SSL_CTX_use_PrivateKey_file(ctx, tls->key_file,
+									 SSL_FILETYPE_PEM) != 1 ||
+		 SSL_CTX_check_private_key(ctx) != 1))
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+						  "The private key \"%s\" named by snowid.redis_tls_key_file could not be read or does not match the client certificate.",
+						  tls->key_file);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	ERR_clear_error();
+	return ctx;
+}
+
+/*
+ * snowid_tls_check_host
+ *		Makes the handshake check that the certificate names host (a DNS
+ *		name or an IP address), and sends a host name as SNI.
+ */
+static bool
+snowid_tls_check_host(SSL *ssl, const char *host, SnowidClaimResult *result)
+{
+	unsigned char addr[16];
+	bool		is_ip = inet_pton(AF_INET, host, addr) == 1 ||
+		inet_pton(AF_INET6, host, addr) == 1;
+	X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+
+	if (is_ip)
+	{
+		if (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1)
+		{
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+							  "Could not set up the check of the server's IP address.");
+			return false;
+		}
+		return true;
+	}
+	X509_VERIFY_PARAM_set_hostflags(param,
+									X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	if (SSL_set1_host(ssl, host) != 1 ||
+		SSL_set_tlsext_host_name(ssl, host) != 1)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "Could not set up the check of the server's host name.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_tls_handshake_failure
+ *		Says why the handshake failed: the certificate check first, then a
+ *		TLS alert from the server, then OpenSSL's own reason.
+ */
+static void
+snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
+							 SnowidClaimResult *result)
+{
+	long		verify = SSL_get_verify_result(ssl);
+	unsigned long err = ERR_peek_last_error();
+
+	switch (verify)
+	{
+		case X509_V_OK:
+			break;
+		case X509_V_ERR_HOSTNAME_MISMATCH:
+		case X509_V_ERR_IP_ADDRESS_MISMATCH:
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_HOSTNAME,
+							  "The server's certificate does not name the host in snowid.redis_url.");
+			return;
+		case X509_V_ERR_CERT_HAS_EXPIRED:
+		case X509_V_ERR_CERT_NOT_YET_VALID:
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_EXPIRED,
+							  "The server's certificate is %s.",
+							  verify == X509_V_ERR_CERT_HAS_EXPIRED ?
+							  "expired" : "not valid yet");
+			return;
+		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+		case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+		case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+		case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+		case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+		case X509_V_ERR_CERT_UNTRUSTED:
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_UNTRUSTED,
+							  "The server's certificate is not signed by a trusted CA: %s.",
+							  X509_verify_cert_error_string(verify));
+			return;
+		default:
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_UNTRUSTED,
+							  "The server's certificate was not accepted: %s.",
+							  X509_verify_cert_error_string(verify));
+			return;
+	}
+
+	if (err != 0 && snowid_tls_alert_failure(err, result))
+		return;
+	if (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "The server closed the connection during the TLS handshake; check that it speaks TLS on that port.");
+	else if (err != 0 && ERR_reason_error_string(err) != NULL)
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "The TLS handshake failed: %s.",
+						  ERR_reason_error_string(err));
+	else
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+						  "The TLS handshake failed.");
+}
+
+/*
+ * snowid_tls_alert_failure
+ *		If OpenSSL's error is an alert by which the server refused our
+ *		client certificate (or its absence), say so.
+ */
+static bool
+snowid_tls_alert_failure(unsigned long err, SnowidClaimResult *result)
+{
+	switch (ERR_GET_REASON(err))
+	{
+#ifdef SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
+		case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+#endif
+		case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
+		case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+		case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+		case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+		case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+		case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+			snowid_redis_fail(result, SNOWID_CLAIM_TLS_CLIENT_CERT,
+							  "The server refused the TLS connection (%s): it requires a client certificate that it trusts.",
+							  ERR_reason_error_string(err));
+			return true;
+	}
+	return false;
+}
+
+/*
+ * snowid_tls_explain_failure
+ *		After hiredis failed to read or write on a TLS connection: if TLS
+ *		knows why (with TLS 1.3 a server refuses a client certificate only
+ *		after the handshake), fill result and return true.
+ */
+bool
+snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+{
+	unsigned long err;
+
+	if (!conn->tls_on)
+		return false;
+	err = ERR_peek_last_error();
+	if (err == 0 && conn->tls_cert_requested)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_TLS_CLIENT_CERT,
+						  "The server asked for a client certificate, none is set, and the server then closed the connection.");
+		return true;
+	}
+	if (err == 0)
+		return false;
+	if (snowid_tls_alert_failure(err, result))
+		return true;
+	snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+					  "TLS error: %s.",
+					  ERR_reason_error_string(err) ?
+					  ERR_reason_error_string(err) : "unknown");
+	return true;
+}
+
+/*
+ * snowid_tls_pending
+ *		Whether TLS holds decrypted bytes that hiredis has not read yet.
+ */
+bool
+snowid_tls_pending(const SnowidRedisConn *conn)
+{
+	return conn->tls_on && SSL_pending((SSL *) conn->tls) > 0;
+}
+
+/*
+ * snowid_tls_free
+ *		Frees the SSL object unless hiredis owns it (and frees it with the
+ *		connection).
+ */
+void
+snowid_tls_free(SnowidRedisConn *conn)
+{
+	if (conn->tls != NULL && !conn->tls_on)
+		SSL_free((SSL *) conn->tls);
+	conn->tls = NULL;
+	ERR_clear_error();
+}
+
+#else							/* !SNOWID_HAVE_HIREDIS_SSL */
+
+/*
+ * Built without hiredis_ssl: snowid_redis_parse_url() refuses rediss://,
+ * so no connection ever asks for TLS.
+ */
+bool
+snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
+					 const SnowidRedisTls *tls, SnowidClaimResult *result)
+{
+	snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+					  "snowid was built without TLS: it needs hiredis 1.x built with TLS (hiredis_ssl).");
+	return false;
+}
+
+bool
+snowid_tls_pending(const SnowidRedisConn *conn)
+{
+	return false;
+}
+
+void
+snowid_tls_free(SnowidRedisConn *conn)
+{
+	conn->tls = NULL;
+}
+
+bool
+snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+{
+	return false;
+}
+
+#endif							/* SNOWID_HAVE_HIREDIS_SSL */

@@ -1,0 +1,222 @@
+# Hanging and broken Redis servers: the whole claim ends within
+# snowid.redis_timeout_ms however the server misbehaves (never answers,
+# stalls after half a reply, drips a long reply a byte a second, closes
+# mid-reply); a claim in progress is ended at once by pg_cancel_backend(),
+# pg_terminate_backend(), statement_timeout and a fast shutdown, the
+# sessions waiting for it are released, pg_stat_activity shows what it waits
+# for, and no connection to Redis is left open.  Cluster redirections (MOVED,
+# ASK, endless) are followed within the same deadline.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidFakeRedis;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $timeout_ms = 1000;
+my $node = SnowidTest::new_node('faults',
+	{ 'snowid.datacenter_id' => 1, 'snowid.redis_timeout_ms' => $timeout_ms });
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
+my $redis_wait = $version >= 170000 ? 'SnowidRedis' : 'Extension';
+my $claim_wait = $version >= 170000 ? 'SnowidWorkerClaim' : 'Extension';
+
+# Points the node at url (a restart) with the given timeout.
+sub use_redis
+{
+	my ($url, $timeout) = @_;
+
+	SnowidTest::set_conf($node, 'snowid.redis_url' => $url,
+		'snowid.redis_timeout_ms' => $timeout // $timeout_ms);
+	$node->restart;
+	return;
+}
+
+# Each misbehaving server: the claim fails within the deadline (plus what
+# psql itself takes) with a clear error.
+for my $case (
+	[ silent => qr/did not complete the worker id claim\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms \(1000 ms\)\./ ],
+	[ half   => qr/did not complete the worker id claim\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms \(1000 ms\)\./ ],
+	[ drip   => qr/did not complete the worker id claim\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms \(1000 ms\)\./ ],
+	[ close  => qr/did not complete the worker id claim\nDETAIL:  The server closed the connection\./ ])
+{
+	my ($rule, $pattern) = @$case;
+	my $fake = SnowidFakeRedis->new(EVAL => $rule);
+
+	use_redis($fake->url);
+	my $start = time;
+	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+	my $elapsed = time - $start;
+	like($err, qr/ERROR:  08006: redis server at 127\.0\.0\.1:\d+ $pattern/,
+		"$rule: a clear error");
+	cmp_ok($elapsed, '<', $timeout_ms / 1000 + 4,
+		"$rule: the claim ends within the deadline");
+	$fake->stop;
+}
+
+# A server that answers AUTH, SELECT and EVAL, each just within the old
+# per-command timeout, still ends within one deadline for the whole claim.
+{
+	my $fake = SnowidFakeRedis->new(
+		AUTH   => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
+		SELECT => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
+		EVAL   => 'perl:select(undef, undef, undef, 0.6); ":1\r\n"');
+
+	use_redis($fake->url('pw') . '/2');
+	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+	like($err, qr/ERROR:  08006: .*\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms/,
+		'slow at every step: one deadline for all steps');
+	$fake->stop;
+}
+
+# Redis Cluster redirections, followed within the same deadline: a MOVED
+# to the node that owns the slot, an ASK that must be preceded by ASKING,
+# and a node that redirects forever.
+{
+	my $owner = SnowidFakeRedis->new(
+		ASKING => 'perl:$main::asking = 1; "+OK\r\n"',
+		EVAL   => 'perl:$main::asking ? ":7\r\n" : ":5\r\n"');
+	my $port = $owner->port;
+	my $moved = SnowidFakeRedis->new(
+		EVAL => qq{perl:"-MOVED 1234 127.0.0.1:$port\\r\\n"});
+	my $ask = SnowidFakeRedis->new(
+		EVAL => qq{perl:"-ASK 1234 127.0.0.1:$port\\r\\n"});
+	my $loop = SnowidFakeRedis->new(
+		EVAL => 'perl:"-MOVED 1234 :" . $ARGV[0] . "\r\n"');
+
+	use_redis($moved->url);
+	SnowidTest::next_ids($node, 1);
+	is(SnowidRedis::worker($node), '5|redis', 'MOVED: claimed on the owner');
+	use_redis($ask->url);
+	SnowidTest::next_ids($node, 1);
+	is(SnowidRedis::worker($node), '7|redis', 'ASK: claimed on the owner after ASKING');
+	unlink $node->data_dir . '/snowid_worker';
+	use_redis($loop->url);
+	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+	like($err, qr/ERROR:  58000: redis server at 127\.0\.0\.1:\d+ refused the worker id claim\nDETAIL:  Redis Cluster redirected the claim more than 3 times\./,
+		'endless redirections: a clear error');
+	unlink $node->data_dir . '/snowid_worker';
+	$_->stop for ($owner, $moved, $ask, $loop);
+}
+
+# A claim that would hang for ten minutes, ended by each way a session can
+# be stopped.  Returns the session and its backend's pid once it waits on
+# Redis, with a second session queued behind it.
+my $drip = SnowidFakeRedis->new(EVAL => 'drip');
+use_redis($drip->url, 600000);
+
+sub start_claim
+{
+	my ($sql) = @_;
+	my $session = SnowidTest::start_psql($node, $sql // 'SELECT snowid_next()');
+	my $pid;
+
+	$node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE wait_event_type = 'Extension' AND wait_event = '$redis_wait'
+		  AND query LIKE '%snowid_next%'})
+	  or die 'the claim did not start waiting on Redis';
+	$pid = $node->safe_psql('postgres', qq{
+		SELECT pid FROM pg_stat_activity
+		WHERE wait_event = '$redis_wait' AND query LIKE '%snowid_next%'});
+	my $queued = SnowidTest::start_psql($node, 'SELECT snowid_next() AS queued');
+	$node->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE wait_event = '$claim_wait' AND query LIKE '%AS queued%'})
+	  or die 'the second session did not queue behind the claim';
+	return ($session, $pid, $queued);
+}
+
+# Waits for a session to end; returns how long that took from $since.
+sub ended_after
+{
+	my ($session, $since) = @_;
+
+	$session->finish;
+	return time - $since;
+}
+
+my ($session, $pid, $queued) = start_claim();
+pass("pg_stat_activity shows the claim waiting on Redis ($redis_wait)");
+my $start = time;
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+cmp_ok(ended_after($session, $start), '<', 3,
+	'pg_cancel_backend() ends the claim at once');
+like($session->stderr, qr/ERROR:  57014: canceling statement due to user request/,
+	'cancelled claim: the usual cancel error');
+$queued->finish;
+like($queued->stderr,
+	qr/ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/,
+	'cancelled claim: the queued session is released with an error');
+
+($session, $pid, $queued) = start_claim();
+$start = time;
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+cmp_ok(ended_after($session, $start), '<', 3,
+	'pg_terminate_backend() ends the claim at once');
+like($session->stderr, qr/FATAL:  57P01: terminating connection due to administrator command/,
+	'terminated claim: the usual error');
+$queued->finish;
+like($queued->stderr, qr/ERROR:  55000: snowid has no worker id/,
+	'terminated claim: the queued session is released');
+
+$session = SnowidTest::start_psql($node,
+	"SET statement_timeout = '500ms'; SELECT snowid_next()");
+$start = time;
+cmp_ok(ended_after($session, $start), '<', 4,
+	'statement_timeout ends the claim');
+like($session->stderr, qr/ERROR:  57014: canceling statement due to statement timeout/,
+	'statement_timeout: the usual error');
+
+($session, $pid, $queued) = start_claim();
+$start = time;
+$node->stop('fast');
+cmp_ok(time - $start, '<', 5, 'a fast shutdown does not wait for the claim');
+$session->finish;
+$queued->finish;
+like($session->stderr, qr/FATAL:  57P01: terminating connection due to administrator command/,
+	'fast shutdown: the claiming session is terminated');
+$drip->stop;
+
+# A real Redis that hangs (SIGSTOP): a cancelled claim leaves no connection
+# open once Redis runs again, and the next call claims.
+my $redis = SnowidRedis->new;
+my ($redis_pid) = $redis->cli('INFO', 'server') =~ /process_id:(\d+)/;
+SnowidTest::set_conf($node, 'snowid.redis_url' => $redis->url,
+	'snowid.redis_timeout_ms' => 600000);
+$node->start;
+kill 'STOP', $redis_pid or die "could not stop redis-server $redis_pid";
+($session, $pid, $queued) = start_claim();
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$session->finish;
+$queued->finish;
+kill 'CONT', $redis_pid;
+my $clients;
+for (1 .. 500)
+{
+	($clients) = $redis->cli('INFO', 'clients') =~ /connected_clients:(\d+)/;
+	last if $clients == 1;
+	usleep(10_000);
+}
+is($clients, 1, 'cancelled claim: no connection to Redis left open');
+# Redis may still run the EVAL it read after the cancel: then the claim is
+# whole and this server's, and the next call gets the same id back.
+my $owners = $redis->owners(1);
+ok(!%$owners || (keys(%$owners) == 1
+		&& $owners->{0} eq SnowidRedis::identity($node, 1)),
+	'cancelled claim: Redis holds no claim, or a whole one of this server');
+SnowidTest::next_ids($node, 10);
+is(SnowidRedis::worker($node), '0|redis', 'the next call claims');
+is_deeply($redis->owners(1), { 0 => SnowidRedis::identity($node, 1) },
+	'Redis holds exactly that claim');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,161 @@
+# Worker ids on lease (snowid.worker_lease): taken at start by the lease
+# worker, renewed in the background with a fence in Redis, given back with
+# snowid_release_worker() or at a clean shutdown (snowid.release_on_shutdown),
+# taken back after a restart or a crash within the lease; next to permanent
+# claims in the same datacenter; the settings that refuse to start; and the
+# Redis traffic a fleet costs.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidLease;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes ();
+
+my $dc = 1;
+my $lease_ms = 2000;
+my $redis = SnowidRedis->new;
+my $ledger = SnowidTest::Ledger->new;
+my $by_worker = SnowidLease::ByWorker->new($ledger);
+my %lease = (
+	'snowid.datacenter_id' => $dc,
+	'snowid.worker_bits' => 3,
+	'snowid.worker_lease' => "${lease_ms}ms");
+
+# A started server on lease, with the extension.
+sub lease_node
+{
+	my ($name, %extra) = @_;
+	my $node = $redis->new_node($name, { %lease, %extra });
+
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	return $node;
+}
+
+my $a = lease_node('a');
+is(SnowidLease::wait_lease($a), 0, 'the lease worker took worker id 0 at start');
+is($redis->owners($dc)->{0}, 'lease ' . SnowidRedis::identity($a, $dc),
+	'redis names the server as the lease holder');
+cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', SnowidLease::now_ms(),
+	'the fence lies ahead of the clock');
+$by_worker->take($a, 0, 200, 'a');
+
+# Renewals in the background, and what snowid_status() shows of them.
+$a->poll_query_until('postgres',
+	'SELECT renewals >= 3 FROM snowid_status()')
+  or die 'no renewals';
+my $status = $a->safe_psql('postgres', q{
+	SELECT lease_expires_at > now(), fence_time > last_time,
+		failed_renewals = 0, worker_source
+	FROM snowid_status()});
+is($status, 't|t|t|lease',
+	'status: the lease runs out in the future, the fence lies past the last id, no failed renewals');
+my $fence = SnowidLease::fence($redis, $dc, 0);
+Time::HiRes::sleep(1.5);
+cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', $fence,
+	'renewals move the fence ahead');
+$by_worker->take($a, 0, 200, 'a after renewals');
+
+# A second server takes the next free id.
+my $b = lease_node('b');
+is(SnowidLease::wait_lease($b), 1, 'a second server takes worker id 1');
+$by_worker->take($b, 1, 100, 'b');
+
+# A clean restart within the lease gets the same id back, without waiting
+# out the fence.
+$a->restart;
+is(SnowidLease::wait_lease($a), 0, 'after a clean restart: worker id 0 again');
+$by_worker->take($a, 0, 100, 'a after a restart');
+
+# A crash: the server starts above its high-water mark and the floor it
+# took the id with, and gets the id back.
+$a->stop('immediate');
+$a->start;
+is(SnowidLease::wait_lease($a), 0, 'after a crash: worker id 0 again');
+$by_worker->take($a, 0, 100, 'a after a crash');
+
+# Giving the id back: at once, and no ids until a restart.
+my $err = SnowidTest::psql_error($a, q{
+	CREATE ROLE plain LOGIN;
+	SET ROLE plain;
+	SELECT snowid_release_worker()});
+like($err, qr/42501/, 'snowid_release_worker() is for superusers only');
+my $last_of_a = $ledger->max;
+is($a->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
+	'snowid_release_worker() gives worker id 0 back');
+ok(!exists $redis->owners($dc)->{0}, 'redis no longer has worker id 0 held');
+ok(!defined SnowidLease::hget($redis, $dc, 'leases', 0), 'nor leased');
+my $final = SnowidLease::fence($redis, $dc, 0);
+cmp_ok($final, '>', 0, 'the fence of worker id 0 is kept');
+cmp_ok($final, '<=', SnowidLease::now_ms() + 1000,
+	'and lowered to just past the last id issued');
+$err = SnowidTest::psql_error($a, 'SELECT snowid_next()');
+like($err, qr/55000.*snowid has released its worker id/s,
+	'after the release: no ids, with a clear error');
+$err = SnowidTest::psql_error($a, 'SELECT snowid_release_worker()');
+like($err, qr/55000.*holds no worker id/s, 'a second release: a clear error');
+is($a->safe_psql('postgres',
+		'SELECT worker_id IS NULL AND lease_expires_at IS NULL FROM snowid_status()'),
+	't', 'status: no worker id, no lease');
+
+# The next server takes the id given back, and its ids lie above a's.
+my $c = lease_node('c');
+is(SnowidLease::wait_lease($c), 0, 'a new server takes the released worker id 0 at once');
+$by_worker->take($c, 0, 100, 'c on the worker id a gave back');
+
+# A clean shutdown with snowid.release_on_shutdown gives the id back too.
+SnowidTest::reload_conf($b, 'snowid.release_on_shutdown' => 'on');
+$b->stop;
+ok(!exists $redis->owners($dc)->{1}, 'release_on_shutdown: a clean stop gives worker id 1 back');
+$b->start;
+is(SnowidLease::wait_lease($b), 1, 'and the next start takes it again');
+$by_worker->take($b, 1, 100, 'b after its restart');
+
+# A permanent claim in the same datacenter: never taken on lease, never
+# expires.
+my $p = $redis->new_node('p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
+$p->start;
+$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$ledger->collect($p, 10);
+is(SnowidRedis::worker($p), '2|redis', 'a permanent claim takes the next id not held');
+my $d = lease_node('d');
+is(SnowidLease::wait_lease($d), 3, 'a lease skips the permanent claim');
+Time::HiRes::sleep(2 * $lease_ms / 1000);
+is(SnowidRedis::identity($p, $dc), $redis->owners($dc)->{2},
+	'the permanent claim does not run out');
+
+# Redis traffic: one script per server per third of a lease.
+my $before = $redis->command_calls->{eval} // 0;
+my $t0 = Time::HiRes::time();
+Time::HiRes::sleep(6);
+my $calls = ($redis->command_calls->{eval} // 0) - $before;
+my $per_s = $calls / (Time::HiRes::time() - $t0);
+my $servers = 3;    # b, c and d: a gave its id back, p holds one for good
+my $expected = $servers * 3 / ($lease_ms / 1000);
+diag(sprintf('redis traffic: %.2f commands/s from %d servers on a %d ms lease (servers x 3 / lease = %.2f)',
+		$per_s, $servers, $lease_ms, $expected));
+cmp_ok($per_s, '<=', $expected * 1.25, 'redis sees about servers x 3 / lease commands a second');
+
+$ledger->no_duplicates;
+
+# Settings that cannot work refuse to start.
+my $bad = SnowidTest::new_node('bad', { 'snowid.worker_lease' => '10s' });
+SnowidTest::fails_to_start($bad, 'a lease without redis',
+	qr/snowid.worker_lease needs snowid.redis_url/);
+SnowidTest::set_conf($bad, 'snowid.redis_url' => $redis->url,
+	'snowid.worker_id' => 3);
+SnowidTest::fails_to_start($bad, 'a lease with a configured worker id',
+	qr/snowid.worker_lease cannot be combined with snowid.worker_id/);
+SnowidTest::set_conf($bad, 'snowid.worker_id' => -1,
+	'snowid.worker_lease' => '50ms');
+SnowidTest::fails_to_start($bad, 'a lease under 100 ms',
+	qr/invalid value for parameter "snowid.worker_lease"/);
+
+done_testing();

@@ -1,0 +1,118 @@
+# Redis gone and back, on lease: the holder issues ids until its fence,
+# then fails clearly (SQLSTATE 08006, the lease ran out); renewals are
+# counted as failed; a server that starts meanwhile cannot take an id; once
+# Redis is back (with its data: an append-only file) both hold an id, and
+# each issues above every earlier id of its worker id, with no duplicate.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidLease;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes ();
+
+my $dc = 4;
+my $lease_ms = 3000;
+# Redis keeps its data across the stop and start: an append-only file,
+# written through on every write.
+my $redis = SnowidRedis->new(
+	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
+my $ledger = SnowidTest::Ledger->new;
+my $by_worker = SnowidLease::ByWorker->new($ledger);
+my %lease = (
+	'snowid.datacenter_id' => $dc,
+	'snowid.worker_lease' => "${lease_ms}ms",
+	'snowid.redis_timeout_ms' => 300);
+
+my $node = $redis->new_node('holder', \%lease);
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+is(SnowidLease::wait_lease($node), 0, 'the holder takes worker id 0');
+$by_worker->take($node, 0, 200, 'with redis up');
+
+# Redis goes away: ids until the fence, then a clear error.
+$redis->stop;
+my $down_at = Time::HiRes::time();
+my ($err, $batches) = ('', 0);
+while (Time::HiRes::time() - $down_at < 3 * $lease_ms / 1000)
+{
+	my ($ret, $out, $stderr) = $node->psql('postgres',
+		'SELECT snowid_next() FROM generate_series(1, 50)',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	if ($ret != 0)
+	{
+		$err = $stderr;
+		last;
+	}
+	$by_worker->add(0, split /\n/, $out);
+	$batches++;
+	Time::HiRes::sleep(0.1);
+}
+my $stopped_after = Time::HiRes::time() - $down_at;
+cmp_ok($batches, '>', 0, 'with redis gone, the holder goes on issuing ids');
+like($err, qr/08006.*the lease on snowid worker id 0 ran out/s,
+	'until its fence: then a clear error');
+like($err, qr/Redis could not be reached/, 'which says that Redis is unreachable');
+diag(sprintf('ids stopped %.2f s after redis went away, on a %d ms lease',
+		$stopped_after, $lease_ms));
+cmp_ok($node->safe_psql('postgres', 'SELECT failed_renewals FROM snowid_status()'),
+	'>', 0, 'status counts the failed renewals');
+ok($node->log_contains(qr/snowid could not renew the lease on worker id 0/),
+	'the log says why');
+
+# A server that starts while Redis is gone gets no id.
+my $other = $redis->new_node('other', \%lease);
+$other->start;
+$other->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$err = SnowidTest::psql_error($other, 'SELECT snowid_next()');
+like($err, qr/(08001|55000).*redis|worker id/si,
+	'a server starting meanwhile cannot take an id: a clear error');
+
+# Redis is back with its data: the holder renews and goes on.
+my $renewals =
+  $node->safe_psql('postgres', 'SELECT renewals FROM snowid_status()');
+$redis->start;
+my $fence = SnowidLease::fence($redis, $dc, 0);
+is( $node->safe_psql(
+		'postgres', qq{
+	SELECT count(*) FROM unnest(ARRAY[@{[ join(',', $ledger->all) ]}]::bigint[]) x
+	WHERE (snowid_decode(x)).ts >= to_timestamp($fence / 1000.0)}),
+	0,
+	'every id issued while redis was gone lies below the fence in redis');
+
+# The lease ran out during the outage, so whichever asks first when Redis
+# is back gets id 0: the holder renewing it, or the other server taking it
+# over above its fence (the holder then takes id 1 without a restart).
+my @both = ($node, $other);
+for my $n (@both)
+{
+	$n->poll_query_until('postgres',
+		q{SELECT worker_source = 'lease' FROM snowid_status()})
+	  or die $n->name . ' holds no lease';
+}
+my %held;
+for (1 .. 100)
+{
+	# until the holder's next renewal both may name id 0: the holder
+	# still issues below its own fence then, which the other started above
+	%held = map { SnowidRedis::worker($_) => 1 } @both;
+	last if keys %held == 2;
+	Time::HiRes::sleep(0.1);
+}
+is_deeply([ sort keys %held ], [ '0|lease', '1|lease' ],
+	'both servers hold a worker id on lease, one each');
+for my $n (@both)
+{
+	my ($w) = split /\|/, SnowidRedis::worker($n);
+	$by_worker->take($n, $w, 200, $n->name . ' after redis came back');
+}
+$ledger->no_duplicates;
+
+done_testing();
