@@ -1129,8 +1129,12 @@ snowid_wait_replicas(SnowidRedisConn *conn, const SnowidClaimRequest *request,
 	redisReply *reply;
 	long		remaining = snowid_deadline_remaining(deadline);
 
-	/* WAIT 0 waits forever: keep a little time for the reply */
-	remaining -= Min(remaining / 10, 100);
+	/*
+	 * Keep a quarter of what is left (at most half a second) for the reply,
+	 * so that on a busy machine the count still arrives before the deadline;
+	 * WAIT 0 would wait forever, so never ask for less than 1 ms.
+	 */
+	remaining -= Min(remaining / 4, 500);
 	if (remaining < 1)
 		remaining = 1;
 	snprintf(replicas, sizeof(replicas), "%d", request->min_replicas);
