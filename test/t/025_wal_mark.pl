@@ -139,7 +139,12 @@ like($stdout, qr/^rmgr: custom219 .* desc: UNKNOWN \(0\) rmid: 219$/m,
 # A standby without snowid preloaded stops at the first mark record.
 my $bare = $standby{not_preloaded};
 $bare->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
-$bare->start(fail_ok => 1);
+# pg_ctl itself, not waiting: the server may stop at the first mark before
+# $bare->start could read its pid file (which that takes for a crash).
+# The log file is made first, for wait_for_log to read at once.
+append_to_file($bare->logfile, '');
+system_or_bail('pg_ctl', '--no-wait', '--pgdata', $bare->data_dir,
+	'--log', $bare->logfile, 'start');
 $bare->wait_for_log(qr/resource manager with ID 219 not registered/);
 ok( $bare->log_contains(
 		qr/FATAL:  resource manager with ID 219 not registered/),
@@ -154,7 +159,6 @@ for (my $i = 0; -e $pidfile && $i < 10 * $PostgreSQL::Test::Utils::timeout_defau
 	usleep(100_000);
 }
 ok(!-e $pidfile, 'and the server stops');
-$bare->stop('immediate', fail_ok => 1);    # forget the pid
 $bare->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'snowid'\n");
 $bare->start;
