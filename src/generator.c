@@ -12,7 +12,8 @@
  *	  renewal_failed, last_clock_ms, ids_issued, clock_steps,
  *	  takeover_pending, source_drift_ms, claiming, the worker fields
  *	  (worker_id, worker_source, node_bits) and the lease fields (fence_ms,
- *	  lease_gen, released, lease_expires_ms); nothing else is read or
+ *	  lease_gen, releasing, released, lease_expires_ms, lease_token);
+ *	  nothing else is read or
  *	  written under it, and nothing under it can sleep, allocate, report or
  *	  do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
@@ -25,7 +26,10 @@
  *	- claiming (under mutex) lets one process at a time (a backend, or the
  *	  lease worker) resolve the worker id, which may take Redis round trips
  *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
- *	  condition variable, where a cancel reaches them.
+ *	  condition variable, where a cancel reaches them.  releasing (under
+ *	  mutex) holds every claim back the same way while a worker id on lease
+ *	  is being given back, so that no claim of this server meets the
+ *	  release of its last one in Redis.
  *	- waits, clock_errors, resolve_failures, renewals and renewal_failures
  *	  are atomics, counted outside the mutex.
  *
@@ -120,9 +124,12 @@ typedef struct SnowidShared
 								 * PG_INT64_MAX without a lease */
 	uint32		lease_gen;		/* changes whenever the worker id comes or
 								 * goes */
+	bool		releasing;		/* a worker id on lease is being given back:
+								 * no claim until it is */
 	bool		released;		/* snowid_release_worker() gave it back */
 	int64		lease_expires_ms;	/* lease: when it runs out, Unix ms by
 									 * this server's clock; 0 for none */
+	char		lease_token[SNOWID_LEASE_TOKEN_LEN];	/* lease: its claim's */
 
 	/* atomics, counted outside the mutex: */
 	pg_atomic_uint64 waits;
@@ -144,6 +151,7 @@ static int64 snowid_load_mark(SnowidShared *s);
 static void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
 static pg_noinline void snowid_prepare(void);
 static void snowid_check_can_generate(const SnowidShared *s);
+static void snowid_save_replayed_mark(SnowidShared *s);
 static void snowid_skip_after_takeover(SnowidShared *s);
 static inline int snowid_takeover_drift_ms(const SnowidShared *s);
 static void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
@@ -292,8 +300,10 @@ snowid_load_mark(SnowidShared *s)
 
 /*
  * snowid_record_takeover
- *		A server that starts in archive recovery will, once promoted, issue
- *		ids with the worker id of the server it was copied from.  Replayed
+ *		A server that starts in archive recovery, or from a base backup (its
+ *		backup_label, also left by pg_rewind), will, once promoted or
+ *		recovered, issue ids with the worker id of the server it was copied
+ *		from.  Replayed
  *		WAL brings it that server's marks (snowid_replay_mark()); but that
  *		server may have issued ids under marks this one never received, up
  *		to its snowid.max_drift_ms ahead of its clock, so the first id after
@@ -309,7 +319,8 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 	SnowidMark	mark;
 
 	if (access(STANDBY_SIGNAL_FILE, F_OK) != 0 &&
-		access(RECOVERY_SIGNAL_FILE, F_OK) != 0)
+		access(RECOVERY_SIGNAL_FILE, F_OK) != 0 &&
+		access(BACKUP_LABEL_FILE, F_OK) != 0)
 		return;
 	if (s->takeover_pending || s->mark_mismatch ||
 		(s->mark_status != SNOWID_MARK_OK &&
@@ -439,7 +450,8 @@ snowid_old_ids_bound(const SnowidShared *s)
  *		backend if no other is at it, and returns the node bits.  Resolving
  *		may take Redis round trips, so it runs under no lock: one backend at
  *		a time sets "claiming", the others sleep on worker_cv, where a cancel
- *		still reaches them.  If the claim they waited for fails, they fail at
+ *		still reaches them; and nobody claims while the last worker id is
+ *		being given back ("releasing").  If the claim they waited for fails, they fail at
  *		once instead of each waiting out the Redis timeouts again; the next
  *		call retries.
  */
@@ -470,7 +482,7 @@ snowid_resolve_worker(void)
 		worker_id = s->worker_id;
 		node_bits = s->node_bits;
 		released = s->released;
-		if (worker_id < 0 && !s->claiming && !released)
+		if (worker_id < 0 && !s->claiming && !s->releasing && !released)
 			s->claiming = mine = true;
 		SpinLockRelease(&s->mutex);
 
@@ -508,10 +520,11 @@ snowid_resolve_worker(void)
 /*
  * snowid_install_worker
  *		Puts a resolved worker id into the generator and ends the claim.  A
- *		worker id on lease comes with a floor, above every id issued with it
- *		before, and a fence; its first id lies at or above the floor and in
- *		a later millisecond than any id issued before with another worker
- *		id, so that this server's ids keep increasing across the switch.
+ *		worker id from Redis comes with a floor, above every id issued with
+ *		it before, and on lease with a fence; its first id lies at or above
+ *		the floor and in a later millisecond than any id issued before with
+ *		another worker id, so that this server's ids keep increasing across
+ *		the switch.
  */
 static void
 snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
@@ -524,14 +537,18 @@ snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
 													  max_ms);
 
 	SpinLockAcquire(&s->mutex);
-	if (claim->source == SNOWID_WORKER_LEASE)
+	if (claim->floor_ms > 0 || claim->source == SNOWID_WORKER_LEASE)
 	{
 		int64		position = Max(s->position, floor_position);
 
 		s->position = snowid_last_position(position >> snowid_layout.sequence_bits,
 										   max_ms);
+	}
+	if (claim->source == SNOWID_WORKER_LEASE)
+	{
 		s->fence_ms = claim->fence_ms;
 		s->lease_expires_ms = claim->lease_expires_ms;
+		memcpy(s->lease_token, claim->token, sizeof(s->lease_token));
 	}
 	s->worker_id = claim->worker_id;
 	s->worker_source = claim->source;
@@ -572,6 +589,7 @@ snowid_prepare(void)
 
 	snowid_require_shmem();
 	snowid_check_can_generate(s);
+	snowid_save_replayed_mark(s);
 
 	SpinLockAcquire(&s->mutex);
 	worker_id = s->worker_id;
@@ -642,12 +660,49 @@ snowid_check_can_generate(const SnowidShared *s)
 }
 
 /*
+ * snowid_save_replayed_mark
+ *		Before the first id after recovery: writes a replayed mark that could
+ *		not be written during replay, and refuses ids until it is written.
+ *		Ids below a mark that is only in shared memory would lie above the
+ *		mark file after a crash, where replay may not bring the mark back.
+ */
+static void
+snowid_save_replayed_mark(SnowidShared *s)
+{
+	SnowidMark	mark;
+	bool		unsaved;
+
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (s->replay_unsaved)
+	{
+		SpinLockAcquire(&s->mutex);
+		mark.layout = snowid_layout;
+		mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
+		mark.max_drift_ms = s->source_drift_ms;
+		mark.takeover = s->takeover_pending;
+		SpinLockRelease(&s->mutex);
+		s->replay_unsaved = !snowid_mark_write(&mark, WARNING);
+	}
+	unsaved = s->replay_unsaved;
+	LWLockRelease(s->lock);
+
+	if (unsaved)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not save the snowid high-water mark replayed from WAL"),
+				 errdetail("The mark file \"%s\" must cover the marks replayed before this server issues an id; a crash could otherwise bring back an older mark.",
+						   SNOWID_MARK_FILE),
+				 errhint("The warning before this error says why the file could not be written.  Fix that, then call again.")));
+}
+
+/*
  * snowid_skip_after_takeover
  *		Recovery has ended on a server that started in archive recovery: skip
  *		past any id the server it was copied from may have issued.  Those
  *		its replayed marks cover lie below the generator's position already;
  *		the others, with a clock that agrees with ours, lie at most its
- *		snowid.max_drift_ms ahead (see snowid_record_takeover()).  The first
+ *		snowid.max_drift_ms ahead (see snowid_record_takeover()), that
+ *		millisecond included: the first id comes a millisecond after it.  The first
  *		backend to get here skips, and logs where it went.
  */
 static void
@@ -664,7 +719,7 @@ snowid_skip_after_takeover(SnowidShared *s)
 	if (s->takeover_pending)
 	{
 		s->position = Max(s->position,
-						  snowid_last_position(now + drift_ms - 1, max_ms));
+						  snowid_last_position(now + drift_ms, max_ms));
 		s->takeover_pending = false;
 		skipped = true;
 	}
@@ -675,7 +730,7 @@ snowid_skip_after_takeover(SnowidShared *s)
 		ereport(LOG,
 				(errmsg("snowid continues %lld ms ahead of the clock after recovery",
 						(long long) Max((position >> snowid_layout.sequence_bits) + 1 - now, 0)),
-				 errdetail("The next id lies above the last high-water mark replayed and %d ms, the larger of this server's snowid.max_drift_ms and that of the server it took over from, ahead of the clock.",
+				 errdetail("The next id lies above the last high-water mark replayed and past %d ms, the largest of this server's snowid.max_drift_ms and those the server it took over from wrote its marks with, ahead of the clock.",
 						   drift_ms)));
 }
 
@@ -708,16 +763,18 @@ snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
 /*
  * snowid_replay_mark
  *		Replays a mark record (wal.c), in the startup process.  The
- *		generator moves up to the mark and remembers the writer's drift
- *		budget for a takeover; both go into the mark file before replay goes
+ *		generator moves up to the mark and remembers the largest drift budget
+ *		a writer had, for a takeover (ids issued under a larger budget may
+ *		lie further ahead than the last mark's budget says); both go into the mark file before replay goes
  *		on, so that the file always covers every record before the last
  *		restartpoint, which is where a restart resumes replay (PostgreSQL
  *		calls no extension at a restartpoint, so the file cannot wait for
  *		one).  A mark of
  *		another layout or epoch makes the server refuse ids once promoted,
  *		as such a mark file does; the first one seen stays.  Reports no
- *		error: a failed write is retried with the next record and at a clean
- *		shutdown.
+ *		error: a failed write is retried with the next record, at a clean
+ *		shutdown, and before the first id once recovery has ended
+ *		(snowid_save_replayed_mark()).
  */
 void
 snowid_replay_mark(const SnowidMark *mark)
@@ -756,8 +813,8 @@ snowid_replay_mark(const SnowidMark *mark)
 						  snowid_last_position(mark_ms - 1, max_ms));
 		changed = true;
 	}
-	drift_changed = (mark->max_drift_ms != s->source_drift_ms);
-	s->source_drift_ms = mark->max_drift_ms;
+	drift_changed = (mark->max_drift_ms > s->source_drift_ms);
+	s->source_drift_ms = Max(s->source_drift_ms, mark->max_drift_ms);
 	file.layout = snowid_layout;
 	file.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
 	file.max_drift_ms = s->source_drift_ms;
@@ -1100,7 +1157,9 @@ snowid_lease_state(SnowidLeaseState *state)
 						 s->last_clock_ms);
 	state->high_water_ms = s->high_water_ms;
 	state->claiming = s->claiming;
+	state->releasing = s->releasing;
 	state->released = s->released;
+	memcpy(state->token, s->lease_token, sizeof(state->token));
 	SpinLockRelease(&s->mutex);
 
 	state->next_ms = Max(state->next_ms, clock_ms);
@@ -1131,13 +1190,16 @@ snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms)
 /*
  * snowid_lease_drop
  *		Stops issuing ids with the worker id of generation gen: its lease
- *		was lost, or it is being given back (release: for good, until a
- *		restart).  False if the generator no longer has it.  Otherwise sets
- *		*worker_id and *final_ms, the millisecond after the last id issued
- *		(since the epoch), which no id of this server with it will reach.
+ *		was lost, or it is being given back (until snowid_lease_given_back()
+ *		no claim starts, so that none meets the release in Redis; and with
+ *		SNOWID_DROP_RELEASE none starts until a restart).  False if the
+ *		generator no longer has it.  Otherwise sets *worker_id and
+ *		*final_ms, the millisecond after the last id issued (since the
+ *		epoch), which no id of this server with it will reach.
  */
 bool
-snowid_lease_drop(uint32 gen, bool release, int *worker_id, int64 *final_ms)
+snowid_lease_drop(uint32 gen, SnowidLeaseDrop how, int *worker_id,
+				  int64 *final_ms)
 {
 	SnowidShared *s = snowid_shared;
 	bool		current;
@@ -1153,10 +1215,27 @@ snowid_lease_drop(uint32 gen, bool release, int *worker_id, int64 *final_ms)
 		s->node_bits = -1;
 		s->lease_expires_ms = 0;
 		s->lease_gen++;
-		s->released = release;
+		s->releasing = (how != SNOWID_DROP_LOST);
+		s->released = (how == SNOWID_DROP_RELEASE);
 	}
 	SpinLockRelease(&s->mutex);
 	return current;
+}
+
+/*
+ * snowid_lease_given_back
+ *		The give-back that snowid_lease_drop() began has ended, in Redis or
+ *		not: claims may start again (unless the id was released for good).
+ */
+void
+snowid_lease_given_back(void)
+{
+	SnowidShared *s = snowid_shared;
+
+	SpinLockAcquire(&s->mutex);
+	s->releasing = false;
+	SpinLockRelease(&s->mutex);
+	ConditionVariableBroadcast(&s->worker_cv);
 }
 
 /*
@@ -1187,7 +1266,8 @@ snowid_background_claim(void)
 	bool		idle;
 
 	SpinLockAcquire(&s->mutex);
-	idle = (s->worker_id < 0 && !s->claiming && !s->released);
+	idle = (s->worker_id < 0 && !s->claiming && !s->releasing &&
+			!s->released);
 	SpinLockRelease(&s->mutex);
 	if (!idle)
 		return NULL;
@@ -1210,7 +1290,8 @@ snowid_background_claim(void)
  * snowid_generator_ms
  *		Where the generator is, in ms since the epoch: its high-water mark
  *		or the clock (this process's or the latest a caller saw), whichever
- *		is later.  A new lease's fence goes a lease past it.
+ *		is later, or past where a pending takeover skip will put it.  A new
+ *		lease's fence goes a lease past it.
  */
 int64
 snowid_generator_ms(void)
@@ -1219,10 +1300,25 @@ snowid_generator_ms(void)
 	int64		clock_ms = snowid_clock_ms();
 	int64		high_water_ms;
 	int64		last_clock_ms;
+	int64		skip_ms = 0;
 
 	SpinLockAcquire(&s->mutex);
 	high_water_ms = s->high_water_ms;
 	last_clock_ms = s->last_clock_ms;
+	if (s->takeover_pending)
+		skip_ms = clock_ms + snowid_takeover_drift_ms(s) + 1;
 	SpinLockRelease(&s->mutex);
-	return Max(Max(high_water_ms, last_clock_ms), clock_ms);
+	return Max(Max(Max(high_water_ms, last_clock_ms), clock_ms), skip_ms);
+}
+
+/*
+ * snowid_usable_ms
+ *		The latest millisecond (since the epoch) this server may issue ids
+ *		at now: its clock plus snowid.max_drift_ms.  A worker id fenced past
+ *		it would make callers wait, so a claim does not take it.
+ */
+int64
+snowid_usable_ms(void)
+{
+	return Max(snowid_clock_ms(), 0) + snowid_max_drift_ms;
 }

@@ -54,7 +54,10 @@ static volatile sig_atomic_t got_sigterm = false;
 static void snowid_lease_sigterm(SIGNAL_ARGS);
 static void snowid_lease_request(SnowidLeaseRequest *request,
 								 SnowidClaimRequest *claim,
-								 char *identity, size_t len);
+								 char *identity, size_t len,
+								 const char *token);
+static void snowid_lease_new_token(char *token);
+static void snowid_lease_give_back_ended(int code, Datum arg);
 static int64 snowid_unix_ms(void);
 static const char *snowid_unix_ms_text(int64 unix_ms);
 static int64 snowid_monotonic_ms(void);
@@ -98,13 +101,12 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	SnowidLeaseGrant grant;
 	SnowidClaimResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
-	int64		client_ms = snowid_generator_ms() + epoch_ms;
 	char	   *fence;
 
+	snowid_lease_new_token(claim->token);
 	snowid_lease_request(&request, &claim_request, identity,
-						 sizeof(identity));
-	snowid_redis_lease_claim(snowid_redis_target, &request, client_ms,
-							 &grant, &result);
+						 sizeof(identity), claim->token);
+	snowid_redis_lease_claim(snowid_redis_target, &request, &grant, &result);
 	if (result.status != SNOWID_CLAIM_OK)
 	{
 		snowid_redis_report(ERROR, &claim_request, &result);
@@ -136,6 +138,22 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 }
 
 /*
+ * snowid_lease_new_token
+ *		A token that names one claim: 64 random bits in hex.
+ */
+static void
+snowid_lease_new_token(char *token)
+{
+	uint64		bits;
+
+	if (!pg_strong_random(&bits, sizeof(bits)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random lease token")));
+	snprintf(token, SNOWID_LEASE_TOKEN_LEN, "%016" INT64_MODIFIER "x", bits);
+}
+
+/*
  * snowid_lease_give_back
  *		Stops issuing ids with this server's worker id and gives it back to
  *		Redis, fenced just past the last id issued.  At shutdown the next
@@ -156,16 +174,25 @@ snowid_lease_give_back(bool at_shutdown)
 	int			worker_id;
 	int64		final_ms;
 
-	snowid_lease_request(&request, &claim, identity, sizeof(identity));
 	snowid_lease_state(&state);
+	snowid_lease_request(&request, &claim, identity, sizeof(identity),
+						 state.token);
 	if (state.worker_id < 0 ||
-		!snowid_lease_drop(state.gen, !at_shutdown, &worker_id, &final_ms))
+		!snowid_lease_drop(state.gen,
+						   at_shutdown ? SNOWID_DROP_GIVE_BACK : SNOWID_DROP_RELEASE,
+						   &worker_id, &final_ms))
 		return -1;
 
-	outcome = snowid_redis_lease_release(snowid_redis_target, &request,
-										 worker_id,
-										 final_ms + snowid_layout.epoch_ms,
-										 &result);
+	/* no claim of this server starts until the release has ended */
+	PG_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
+	{
+		outcome = snowid_redis_lease_release(snowid_redis_target, &request,
+											 worker_id,
+											 final_ms + snowid_layout.epoch_ms,
+											 &result);
+	}
+	PG_END_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
+	snowid_lease_given_back();
 
 	if (outcome == SNOWID_LEASE_OK)
 		ereport(LOG,
@@ -183,6 +210,16 @@ snowid_lease_give_back(bool at_shutdown)
 				 errdetail("%s", result.message),
 				 errhint("This server no longer uses it; another server can take it once its lease runs out.")));
 	return worker_id;
+}
+
+/*
+ * snowid_lease_give_back_ended
+ *		Error (or exit) cleanup of a give-back: claims may start again.
+ */
+static void
+snowid_lease_give_back_ended(int code, Datum arg)
+{
+	snowid_lease_given_back();
 }
 
 /*
@@ -234,7 +271,7 @@ snowid_lease_main(Datum arg)
 
 		snowid_lease_state(&state);
 		now_ms = snowid_monotonic_ms();
-		if (state.released || state.claiming)
+		if (state.released || state.releasing || state.claiming)
 			sleep_ms = retry_ms;
 		else if (state.worker_id < 0)
 		{
@@ -316,7 +353,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	int			worker_id;
 	int64		final_ms;
 
-	snowid_lease_request(&request, &claim, identity, sizeof(identity));
+	snowid_lease_request(&request, &claim, identity, sizeof(identity),
+						 state->token);
 	outcome = snowid_redis_lease_renew(snowid_redis_target, &request,
 									   state->worker_id,
 									   state->next_ms + request.lease_ms + epoch_ms,
@@ -336,7 +374,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 
 		case SNOWID_LEASE_LOST:
 			failing = false;
-			if (snowid_lease_drop(state->gen, false, &worker_id, &final_ms))
+			if (snowid_lease_drop(state->gen, SNOWID_DROP_LOST, &worker_id,
+								  &final_ms))
 				ereport(WARNING,
 						(errmsg("snowid lost worker id %d of datacenter %d",
 								worker_id, claim.datacenter_id),
@@ -388,11 +427,12 @@ snowid_lease_claim_failed(ErrorData *edata, int *last_code)
 /*
  * snowid_lease_request
  *		What this server asks Redis, with its identity in the given buffer:
- *		claim says where and as whom, as for a permanent claim.
+ *		claim says where and as whom, as for a permanent claim; token names
+ *		the claim made, renewed or given back.
  */
 static void
 snowid_lease_request(SnowidLeaseRequest *request, SnowidClaimRequest *claim,
-					 char *identity, size_t len)
+					 char *identity, size_t len, const char *token)
 {
 	snowid_worker_identity(identity, len);
 	memset(claim, 0, sizeof(*claim));
@@ -407,8 +447,11 @@ snowid_lease_request(SnowidLeaseRequest *request, SnowidClaimRequest *claim,
 	claim->tls_ca_file = snowid_redis_tls_ca_file;
 	claim->tls_cert_file = snowid_redis_tls_cert_file;
 	claim->tls_key_file = snowid_redis_tls_key_file;
+	claim->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
+	claim->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;
+	request->token = token;
 }
 
 /*

@@ -9,17 +9,19 @@
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value
  *										"lease <identity>" for a lease
  *	{<prefix>:dc:<datacenter>}:leases	field worker id, value
- *										"<expiry> <base>": when the lease
- *										runs out by Redis' clock (Unix ms),
- *										and the fence the holder found when
- *										it took the id
+ *										"<expiry> <floor> <token>": when the
+ *										lease runs out by Redis' clock (Unix
+ *										ms), the fence the holder found when
+ *										it took the id, and the token of that
+ *										claim (16 hex digits)
  *	{<prefix>:dc:<datacenter>}:fences	field worker id, value the fence:
  *										Unix ms below which lie all ids
  *										issued with that worker id so far,
  *										and all its holder may issue
  *
  * A fence is never removed, and only its holder lowers it, when it gives the
- * id back and has stopped issuing.
+ * id back and has stopped issuing.  Every claim, on lease or for good
+ * (redis_claim.c), starts at or above the fence it finds.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,6 +37,8 @@ typedef struct SnowidLeaseRequest
 										 * explicit and preferred worker ids
 										 * unused */
 	int64		lease_ms;		/* snowid.worker_lease */
+	const char *token;			/* names one claim: the claim's, and that of
+								 * the claim a renewal or release is of */
 } SnowidLeaseRequest;
 
 /* How a renewal or a release ended */
@@ -58,7 +62,6 @@ typedef struct SnowidLeaseGrant
 /* redis_lease.c: the scripts; never palloc, ereport only for a cancel */
 extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
 									 const SnowidLeaseRequest *request,
-									 int64 client_ms,
 									 SnowidLeaseGrant *grant,
 									 SnowidClaimResult *result);
 extern SnowidLeaseOutcome snowid_redis_lease_renew(const SnowidRedisTarget *target,

@@ -30,10 +30,14 @@
 #include <hiredis/hiredis.h>
 
 #include "mb/pg_wchar.h"
+#include "utils/timestamp.h"
 
 #include "redis_claim.h"
 #include "redis_conn.h"
 
+static void snowid_redis_report_fenced(int elevel,
+									   const SnowidClaimRequest *request,
+									   const SnowidClaimResult *result);
 static void snowid_redis_report_more(int elevel,
 									 const SnowidClaimRequest *request,
 									 const SnowidClaimResult *result);
@@ -45,46 +49,51 @@ static void snowid_redis_report_more(int elevel,
  * with the password */
 #define SNOWID_SECRET_WINDOW		4
 
-/* Key buffer: braces, prefix, ":dc:", an int and ":owners" */
-#define SNOWID_REDIS_KEY_LEN		(SNOWID_REDIS_KEY_PREFIX_LEN + 32)
-
 /*
  * The claim, run atomically by EVAL.
  *
- * KEYS[1] is {prefix:dc:N}:owners, a hash from worker id to the identity
- * of the server holding it.  ARGV[1] is the claiming identity, ARGV[2] the
- * configured worker id or -1, ARGV[3] the highest worker id, ARGV[4] the
- * preferred worker id or -1, ARGV[5] "1" to write the claim even if it is
- * held already (so that a WAIT for replicas covers it).
+ * KEYS are the datacenter's owners, leases and fences hashes (lease.h):
+ * owners maps a worker id to the identity of the server holding it, fences
+ * a worker id once on lease to the time below which lie all ids its holders
+ * issued.  ARGV[1] is the claiming identity, ARGV[2] the configured worker
+ * id or -1, ARGV[3] the highest worker id, ARGV[4] the preferred worker id
+ * or -1, ARGV[5] "1" to write the claim even if it is held already (so that
+ * a WAIT for replicas covers it), ARGV[6] the latest fence the claiming
+ * server can start above now (its clock plus its drift budget, Unix ms).
  *
  * An identity keeps the id it holds.  Without one it takes the configured
  * id if free; with none configured, the preferred id if free, or else the
  * lowest free id in 0..max.  The preferred id is the one the server held
  * last: if Redis has lost the claims, the lowest free id may be one that
  * another server still uses, while the server's own last id is free unless
- * a server claimed it since.  Other entries of the same identity (an id
- * beyond max after a layout change, a duplicate written by hand) are
- * released so that an identity holds exactly one id.  A server that
- * already holds its id causes no write unless ARGV[5] asks for one.
- * Refusals are error replies whose first word says which, and they write
- * nothing:
+ * a server claimed it since.  An id whose fence lies past ARGV[6] is not
+ * taken (an id on lease was given back, and its last holder's ids may run
+ * ahead of this server's clock): the choice goes on to the next free id, and
+ * a configured or kept id is refused until then.  Other entries of the same
+ * identity (an id beyond max after a layout change, a duplicate written by
+ * hand) are released so that an identity holds exactly one id.  A server
+ * that already holds its id causes no write unless ARGV[5] asks for one.
+ * Replies {worker id, its fence or 0}: the claiming server's ids must start
+ * at or above that fence.  Refusals are error replies whose first word says
+ * which, and they write nothing:
  *
  *	SNOWID_ALL_HELD <count>			no id in 0..max is free
+ *	SNOWID_FENCED <id> <fence>		every free id (or the configured or kept
+ *									one) is fenced past ARGV[6]; id is the
+ *									one fenced least far
  *	SNOWID_CONFLICT <identity>		the configured id is held by identity
  *	SNOWID_HOLDS_OTHER <id>			this identity holds id, not the configured
  *	SNOWID_RANGE ...				the configured id exceeds max (a caller bug)
  */
 static const char *snowid_claim_script =
-"local owners, me = KEYS[1], ARGV[1]\n"
+"local owners, fences, me = KEYS[1], KEYS[3], ARGV[1]\n"
 "local want, max = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-"local prefer = tonumber(ARGV[4])\n"
+"local prefer, usable = tonumber(ARGV[4]), tonumber(ARGV[6])\n"
 "if want > max then\n"
 "  return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)\n"
 "end\n"
-"local function wid(field)\n"
-"  local n = tonumber(field)\n"
-"  if n and n >= 0 and n <= max and n % 1 == 0 then return n end\n"
-"end\n"
+SNOWID_REDIS_SCRIPT_WID
+SNOWID_REDIS_SCRIPT_FENCES
 "local taken, mine, keep = {}, {}, nil\n"
 "local flat = redis.call('HGETALL', owners)\n"
 "for i = 1, #flat, 2 do\n"
@@ -107,19 +116,27 @@ static const char *snowid_claim_script =
 "  end\n"
 "  keep = want\n"
 "elseif keep == nil then\n"
-"  if prefer >= 0 and prefer <= max and not taken[prefer] then\n"
+"  local function free(id) return not taken[id] and fenced(id) <= usable end\n"
+"  if prefer >= 0 and prefer <= max and free(prefer) then\n"
 "    keep = prefer\n"
 "  else\n"
 "    for id = 0, max do\n"
-"      if not taken[id] then\n"
+"      if free(id) then\n"
 "        keep = id\n"
 "        break\n"
 "      end\n"
 "    end\n"
 "  end\n"
 "  if keep == nil then\n"
-"    return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
+"    local least = least_fenced(function(id) return not taken[id] end)\n"
+"    if least == nil then\n"
+"      return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
+"    end\n"
+"    keep = least\n"
 "  end\n"
+"end\n"
+"if fenced(keep) > usable then\n"
+"  return redis.error_reply('SNOWID_FENCED ' .. keep .. ' ' .. ms(fenced(keep)))\n"
 "end\n"
 "local held = false\n"
 "for _, field in ipairs(mine) do\n"
@@ -132,7 +149,7 @@ static const char *snowid_claim_script =
 "if not held or ARGV[5] == '1' then\n"
 "  redis.call('HSET', owners, tostring(keep), me)\n"
 "end\n"
-"return keep\n";
+"return {keep, fenced(keep)}\n";
 
 /*
  * Value of one hex digit, or -1.
@@ -664,13 +681,19 @@ snowid_redis_identity(char *buf, size_t len, int datacenter_id,
 }
 
 /*
- * Name of the hash holding a datacenter's worker ids.
+ * Names of a datacenter's keys: one hash tag, so that a script may touch
+ * them all on a Redis Cluster.
  */
 void
-snowid_redis_owners_key(char *buf, size_t len, const char *key_prefix,
-						int datacenter_id)
+snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
+				  int datacenter_id)
 {
-	snprintf(buf, len, "{%s:dc:%d}:owners", key_prefix, datacenter_id);
+	snprintf(keys->owners, sizeof(keys->owners), "{%s:dc:%d}:owners",
+			 key_prefix, datacenter_id);
+	snprintf(keys->leases, sizeof(keys->leases), "{%s:dc:%d}:leases",
+			 key_prefix, datacenter_id);
+	snprintf(keys->fences, sizeof(keys->fences), "{%s:dc:%d}:fences",
+			 key_prefix, datacenter_id);
 }
 
 /*
@@ -1028,6 +1051,70 @@ snowid_parse_redirect(const redisReply *reply, SnowidRedisNode *node,
 }
 
 /*
+ * Read a {worker id, fence} reply of the claim script into result; false
+ * if it has another shape or a value out of range.
+ */
+static bool
+snowid_read_claim_grant(const redisReply *reply,
+						const SnowidClaimRequest *request,
+						SnowidClaimResult *result)
+{
+	const redisReply *id;
+	const redisReply *fence;
+
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+		reply->element[0]->type != REDIS_REPLY_INTEGER ||
+		reply->element[1]->type != REDIS_REPLY_INTEGER)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The claim script returned a reply of unexpected shape.");
+		return false;
+	}
+	id = reply->element[0];
+	fence = reply->element[1];
+	if (id->integer < 0 || id->integer > request->max_worker_id ||
+		(request->explicit_worker_id >= 0 &&
+		 id->integer != request->explicit_worker_id))
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The claim script returned worker id %lld, which is out of range.",
+						  (long long) id->integer);
+		return false;
+	}
+	if (fence->integer < 0 || fence->integer > request->usable_ms)
+	{
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The claim script returned a fence of %lld ms for worker id %lld, which lies past what this server can start above.",
+						  (long long) fence->integer, (long long) id->integer);
+		return false;
+	}
+	result->worker_id = (int) id->integer;
+	result->floor_ms = fence->integer;
+	return true;
+}
+
+/*
+ * Read "SNOWID_FENCED <id> <fence>" into result; false if malformed.
+ */
+bool
+snowid_redis_read_fenced(const char *err, const SnowidClaimRequest *request,
+						 SnowidClaimResult *result)
+{
+	long long	id;
+	long long	fence;
+	int			end = 0;
+
+	if (sscanf(err, "SNOWID_FENCED %lld %lld%n", &id, &fence, &end) != 2 ||
+		err[end] != '\0' || id < 0 || id > request->max_worker_id ||
+		fence <= request->usable_ms)
+		return false;
+	result->status = SNOWID_CLAIM_FENCED;
+	result->worker_id = (int) id;
+	result->floor_ms = fence;
+	return true;
+}
+
+/*
  * Read the script's answer into result.
  */
 static void
@@ -1038,26 +1125,19 @@ snowid_read_claim_reply(const redisReply *reply,
 {
 	const char *err = reply->type == REDIS_REPLY_ERROR ? reply->str : "";
 
-	if (reply->type == REDIS_REPLY_INTEGER)
+	if (reply->type != REDIS_REPLY_ERROR)
 	{
-		if (reply->integer < 0 || reply->integer > request->max_worker_id ||
-			(request->explicit_worker_id >= 0 &&
-			 reply->integer != request->explicit_worker_id))
-		{
-			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
-							  "The claim script returned worker id %lld, which is out of range.",
-							  (long long) reply->integer);
-			return;
-		}
-		result->status = SNOWID_CLAIM_OK;
-		result->worker_id = (int) reply->integer;
+		if (snowid_read_claim_grant(reply, request, result))
+			result->status = SNOWID_CLAIM_OK;
 	}
-	else if (reply->type != REDIS_REPLY_ERROR)
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
-						  "The claim script returned a reply of type %d.",
-						  reply->type);
 	else if (strncmp(err, "SNOWID_ALL_HELD ", 16) == 0)
 		result->status = SNOWID_CLAIM_ALL_HELD;
+	else if (strncmp(err, "SNOWID_FENCED ", 14) == 0)
+	{
+		if (!snowid_redis_read_fenced(err, request, result))
+			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+							  "The claim script refused with a malformed fence.");
+	}
 	else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
 	{
 		result->status = SNOWID_CLAIM_CONFLICT;
@@ -1355,7 +1435,8 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
  */
 static redisReply *
 snowid_run_script(SnowidRedisConn *conn, const SnowidRedisTarget *target,
-				  bool asking, const char **args, SnowidClaimResult *result)
+				  bool asking, int argc, const char **args,
+				  SnowidClaimResult *result)
 {
 	if (asking)
 	{
@@ -1375,7 +1456,7 @@ snowid_run_script(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 		}
 		freeReplyObject(reply);
 	}
-	return snowid_conn_command(conn, 9, args, result);
+	return snowid_conn_command(conn, argc, args, result);
 }
 
 /*
@@ -1389,33 +1470,37 @@ snowid_claim_on(SnowidRedisConn *conn, SnowidRedisNode *node,
 				const SnowidClaimRequest *request,
 				const SnowidDeadline *deadline, SnowidClaimResult *result)
 {
-	char		key[SNOWID_REDIS_KEY_LEN];
+	SnowidRedisKeys keys;
 	char		want[16];
 	char		max[16];
 	char		prefer[16];
-	const char *args[9];
+	char		usable[24];
+	const char *args[12];
 	bool		asking = false;
 	int			hop;
 
-	snowid_redis_owners_key(key, sizeof(key), request->key_prefix,
-							request->datacenter_id);
+	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
 	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
 	snprintf(max, sizeof(max), "%d", request->max_worker_id);
 	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
+	snprintf(usable, sizeof(usable), INT64_FORMAT, request->usable_ms);
 	args[0] = "EVAL";
 	args[1] = snowid_claim_script;
-	args[2] = "1";
-	args[3] = key;
-	args[4] = request->identity;
-	args[5] = want;
-	args[6] = max;
-	args[7] = prefer;
-	args[8] = request->min_replicas > 0 ? "1" : "0";
+	args[2] = "3";
+	args[3] = keys.owners;
+	args[4] = keys.leases;
+	args[5] = keys.fences;
+	args[6] = request->identity;
+	args[7] = want;
+	args[8] = max;
+	args[9] = prefer;
+	args[10] = request->min_replicas > 0 ? "1" : "0";
+	args[11] = usable;
 
 	for (hop = 0;; hop++)
 	{
-		redisReply *reply = snowid_run_script(conn, target, asking, args,
-											  result);
+		redisReply *reply = snowid_run_script(conn, target, asking,
+											  lengthof(args), args, result);
 		bool		redirected;
 
 		if (reply == NULL)
@@ -1529,10 +1614,10 @@ void
 snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					const SnowidClaimResult *result)
 {
-	char		key[SNOWID_REDIS_KEY_LEN];
+	SnowidRedisKeys keys;
+	const char *key = keys.owners;
 
-	snowid_redis_owners_key(key, sizeof(key), request->key_prefix,
-							request->datacenter_id);
+	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
 
 	switch (result->status)
 	{
@@ -1579,8 +1664,8 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s, and ASKING on a Redis Cluster.",
-							 key)));
+					 errhint("Allow the Redis user the commands EVAL, HGETALL, HGET, HSET and HDEL on the keys %s, %s and %s, and ASKING on a Redis Cluster.",
+							 keys.owners, keys.leases, keys.fences)));
 			break;
 
 		case SNOWID_CLAIM_ALL_HELD:
@@ -1593,6 +1678,10 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 							   result->node, request->max_worker_id),
 					 errhint("List the holders with HGETALL %s and free the id of a decommissioned server with HDEL %s <worker id>.",
 							 key, key)));
+			break;
+
+		case SNOWID_CLAIM_FENCED:
+			snowid_redis_report_fenced(elevel, request, result);
 			break;
 
 		case SNOWID_CLAIM_CONFLICT:
@@ -1641,6 +1730,40 @@ snowid_redis_report(int elevel, const SnowidClaimRequest *request,
 			snowid_redis_report_more(elevel, request, result);
 			break;
 	}
+}
+
+/*
+ * The report of a claim refused for a fence: the worker id (or every one
+ * not held) was on lease to a server whose ids may run past where this one
+ * can start, so taking it now could repeat them.  It can be taken once this
+ * server's clock is within snowid.max_drift_ms of the fence.
+ */
+static void
+snowid_redis_report_fenced(int elevel, const SnowidClaimRequest *request,
+						   const SnowidClaimResult *result)
+{
+	TimestampTz at = (result->floor_ms -
+					  (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+					  SECS_PER_DAY * 1000) * 1000;
+	const char *fence = timestamptz_to_str(at);
+	long long	ahead = (long long) (result->floor_ms - request->usable_ms);
+
+	if (request->explicit_worker_id >= 0)
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("worker id %d of datacenter %d cannot be taken until %s",
+						result->worker_id, request->datacenter_id, fence),
+				 errdetail("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
+						   ahead),
+				 errhint("Wait until then and call again, or set snowid.worker_id to another free id.")));
+	else
+		ereport(elevel,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("no worker id of datacenter %d can be taken until %s",
+						request->datacenter_id, fence),
+				 errdetail("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
+						   result->worker_id, ahead),
+				 errhint("Wait until then and try again, or free the worker id of a decommissioned server.")));
 }
 
 /*

@@ -41,6 +41,9 @@
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
  *
  * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
+ * Next to it, the lease keys of lease.h; the claim reads their fences: an
+ * id that was on lease is taken, for good or on lease, only by a server that
+ * can start above its fence (every id its holders issued lies below it).
  * The braces are a Redis Cluster hash tag; every key this module may ever add
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.
@@ -98,6 +101,17 @@ typedef struct SnowidRedisTarget
 																 * secret */
 } SnowidRedisTarget;
 
+/* Key buffer: braces, prefix, ":dc:", an int and ":owners" */
+#define SNOWID_REDIS_KEY_LEN		(SNOWID_REDIS_KEY_PREFIX_LEN + 32)
+
+/* The keys of a datacenter (above, and lease.h) */
+typedef struct SnowidRedisKeys
+{
+	char		owners[SNOWID_REDIS_KEY_LEN];
+	char		leases[SNOWID_REDIS_KEY_LEN];
+	char		fences[SNOWID_REDIS_KEY_LEN];
+} SnowidRedisKeys;
+
 /* What a claim asks for */
 typedef struct SnowidClaimRequest
 {
@@ -117,6 +131,11 @@ typedef struct SnowidClaimRequest
 	const char *tls_ca_file;	/* NULL or "": the system's CAs */
 	const char *tls_cert_file;	/* NULL or "": no client certificate */
 	const char *tls_key_file;
+	int64		client_ms;		/* where this server's generator is, Unix
+								 * ms: a lease's fence goes a lease past it */
+	int64		usable_ms;		/* the latest fence this server can start
+								 * above now: its clock plus
+								 * snowid.max_drift_ms, Unix ms */
 } SnowidClaimRequest;
 
 /* How a claim ended; see snowid_redis_report() for the SQLSTATE of each */
@@ -130,6 +149,10 @@ typedef enum SnowidClaimStatus
 	SNOWID_CLAIM_NO_PERMISSION, /* logged in, but the ACL forbids the
 								 * commands (NOPERM) */
 	SNOWID_CLAIM_ALL_HELD,		/* every id 0..max_worker_id is held */
+	SNOWID_CLAIM_FENCED,		/* the ids not held (or the explicit one)
+								 * are fenced past usable_ms: worker_id is
+								 * the one fenced least far, floor_ms its
+								 * fence */
 	SNOWID_CLAIM_CONFLICT,		/* explicit id is held by holder */
 	SNOWID_CLAIM_HOLDS_OTHER,	/* this identity already holds worker_id,
 								 * not the explicit id */
@@ -163,6 +186,10 @@ typedef struct SnowidClaimResult
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
 	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
+	int64		floor_ms;		/* OK: the fence worker_id had, Unix ms:
+								 * every id issued with it so far lies
+								 * below, so this server's must start at
+								 * or above it; FENCED: the fence */
 	double		elapsed_ms;		/* how long the claim took */
 	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of the URL's
 															 * sentinels */
@@ -179,14 +206,51 @@ typedef struct SnowidClaimResult
 													 * policy */
 } SnowidClaimResult;
 
+/*
+ * Lua the claim and lease scripts share.  wid(field) is the worker id a
+ * hash field names, if it lies in 0..max (the script defines max first).
+ * After SNOWID_REDIS_SCRIPT_FENCES (which needs wid and the fences key):
+ * ms(n) prints a time in ms as an integer, fenced(id) is an id's fence or 0,
+ * and least_fenced(ok) is the id with the lowest fence of those ok(id)
+ * accepts, or nil.
+ */
+#define SNOWID_REDIS_SCRIPT_WID \
+"local function wid(field)\n" \
+"  local n = tonumber(field)\n" \
+"  if n and n >= 0 and n <= max and n % 1 == 0 then return n end\n" \
+"end\n"
+
+#define SNOWID_REDIS_SCRIPT_FENCES \
+"local function ms(n) return string.format('%.0f', n) end\n" \
+"local fence = {}\n" \
+"do\n" \
+"  local f = redis.call('HGETALL', fences)\n" \
+"  for i = 1, #f, 2 do\n" \
+"    local id, v = wid(f[i]), tonumber(f[i + 1])\n" \
+"    if id and v then fence[id] = v end\n" \
+"  end\n" \
+"end\n" \
+"local function fenced(id) return fence[id] or 0 end\n" \
+"local function least_fenced(ok)\n" \
+"  local best\n" \
+"  for id, v in pairs(fence) do\n" \
+"    if ok(id) and (best == nil or v < fence[best] or\n" \
+"                   (v == fence[best] and id < best)) then best = id end\n" \
+"  end\n" \
+"  return best\n" \
+"end\n"
+
 extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
 								   const char **problem);
 extern bool snowid_redis_check_key_prefix(const char *prefix,
 										  const char **problem);
 extern bool snowid_redis_identity(char *buf, size_t len, int datacenter_id,
 								  const char *host, int port, uint64 sysid);
-extern void snowid_redis_owners_key(char *buf, size_t len,
-									const char *key_prefix, int datacenter_id);
+extern void snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
+							  int datacenter_id);
+extern bool snowid_redis_read_fenced(const char *err,
+									 const SnowidClaimRequest *request,
+									 SnowidClaimResult *result);
 
 extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   const SnowidClaimRequest *request,

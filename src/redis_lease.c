@@ -6,6 +6,10 @@
  *	  replies.  The keys are described in lease.h; connecting, logging in
  *	  and following cluster redirections is redis_claim.c's.
  *
+ * Every lease carries the token of the claim that granted it, and only the
+ * process that holds that claim renews or releases it: a release that comes
+ * late (after a new claim by the same server) changes nothing.
+ *
  * Every script reads Redis' own clock (TIME), so a lease runs out when
  * Redis says so, whatever the clocks of the servers holding it say; the
  * fences are in the ids' clock (Unix ms), which Redis only compares and
@@ -21,8 +25,8 @@
 
 #include "lease.h"
 
-/* Key buffer: braces, prefix, ":dc:", an int and ":owners" */
-#define SNOWID_LEASE_KEY_LEN		(SNOWID_REDIS_KEY_PREFIX_LEN + 32)
+/* The most arguments a script takes after the identity */
+#define SNOWID_LEASE_MAX_ARGS		5
 
 /* What every script starts with: its keys, its holder name, Redis' time */
 #define SNOWID_LEASE_SCRIPT_HEAD \
@@ -30,35 +34,49 @@
 "local owners, leases, fences = KEYS[1], KEYS[2], KEYS[3]\n" \
 "local me = 'lease ' .. ARGV[1]\n" \
 "local t = redis.call('TIME')\n" \
-"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
-"local function ms(n) return string.format('%.0f', n) end\n"
+"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+
+/*
+ * The lease of worker id k, if it is this server's and was granted with
+ * token tok: its floor, or nil.  A lease value is "<expiry> <floor>
+ * <token>"; one of an older version, without a token, is no one's.
+ */
+#define SNOWID_LEASE_SCRIPT_MINE \
+"local function my_floor(k, tok)\n" \
+"  local v = redis.call('HGET', leases, k)\n" \
+"  local b, vt = string.match(v or '', '^%d+ (%d+) (%x+)$')\n" \
+"  if redis.call('HGET', owners, k) ~= me or vt ~= tok then return nil end\n" \
+"  return tonumber(b)\n" \
+"end\n"
 
 /*
  * The claim.  ARGV: identity, highest worker id, lease (ms), where the
- * claiming server's generator is (Unix ms).
+ * claiming server's generator is (Unix ms), the latest fence it can start
+ * above now (its clock plus its drift budget), and a new token that the
+ * renewals and the release of this lease name.
  *
- * A server that still holds a lease (even one run out, as long as nobody
- * took the id since) keeps it, with the floor it had when it took the id:
- * its own ids since then are covered by its high-water mark.  Otherwise it
- * takes the lowest id that is free: not in owners, or on a lease that ran
- * out.  A permanent claim (an owner without "lease ") is never free.  Its
- * floor is that id's fence: every id issued with it so far lies below.
- * The new fence is a lease past the floor or the caller's generator,
- * whichever is later, and never below the old one.  Replies
- * {worker id, floor, fence, lease} or SNOWID_ALL_HELD <count>.
+ * The floor of a claim is always the id's fence as it is now: every id any
+ * holder issued with it lies below.  A server that still holds a lease
+ * (even one run out, as long as nobody took the id since) keeps it if it
+ * can start above that fence; otherwise, and without a lease, it takes the
+ * lowest id that is free (not in owners, or on a lease that ran out) and
+ * that it can start above.  A permanent claim (an owner without "lease ")
+ * is never free.  The new fence is a lease past the floor or the caller's
+ * generator, whichever is later.  Replies {worker id, floor, fence, lease},
+ * or refuses without a write: SNOWID_ALL_HELD <count>, or SNOWID_FENCED
+ * <id> <fence> when every free id is fenced too far ahead.
  */
 static const char *snowid_lease_claim_script =
 SNOWID_LEASE_SCRIPT_HEAD
 "local max, lease, client = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local function wid(field)\n"
-"  local n = tonumber(field)\n"
-"  if n and n >= 0 and n <= max and n % 1 == 0 then return n end\n"
-"end\n"
-"local expiry, base = {}, {}\n"
+"local usable, token = tonumber(ARGV[5]), ARGV[6]\n"
+SNOWID_REDIS_SCRIPT_WID
+SNOWID_REDIS_SCRIPT_FENCES
+"local expiry = {}\n"
 "local flat = redis.call('HGETALL', leases)\n"
 "for i = 1, #flat, 2 do\n"
-"  local e, b = string.match(flat[i + 1], '^(%d+) (%d+)$')\n"
-"  if e then expiry[flat[i]], base[flat[i]] = tonumber(e), tonumber(b) end\n"
+"  local e = string.match(flat[i + 1], '^(%d+) %d+')\n"
+"  if e then expiry[flat[i]] = tonumber(e) end\n"
 "end\n"
 "local held, mine, keep = {}, {}, nil\n"
 "flat = redis.call('HGETALL', owners)\n"
@@ -67,113 +85,92 @@ SNOWID_LEASE_SCRIPT_HEAD
 "  local id = wid(f)\n"
 "  if who == me then\n"
 "    mine[#mine + 1] = f\n"
-"    if id and base[f] and (keep == nil or id < keep) then keep = id end\n"
+"    if id and fenced(id) <= usable and (keep == nil or id < keep) then keep = id end\n"
 "  elseif id and (string.sub(who, 1, 6) ~= 'lease ' or not expiry[f] or expiry[f] > now) then\n"
 "    held[id] = true\n"
 "  end\n"
 "end\n"
+"if keep == nil then\n"
+"  for id = 0, max do\n"
+"    if not held[id] and fenced(id) <= usable then keep = id break end\n"
+"  end\n"
+"end\n"
+"if keep == nil then\n"
+"  local least = least_fenced(function(id) return not held[id] end)\n"
+"  if least == nil then\n"
+"    return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
+"  end\n"
+"  return redis.error_reply('SNOWID_FENCED ' .. least .. ' ' .. ms(fenced(least)))\n"
+"end\n"
 "for _, f in ipairs(mine) do\n"
-"  if keep == nil or wid(f) ~= keep then\n"
+"  if wid(f) ~= keep then\n"
 "    redis.call('HDEL', owners, f)\n"
 "    redis.call('HDEL', leases, f)\n"
 "  end\n"
 "end\n"
-"local floor\n"
-"if keep ~= nil then\n"
-"  floor = base[tostring(keep)]\n"
-"else\n"
-"  for id = 0, max do\n"
-"    if not held[id] then keep = id break end\n"
-"  end\n"
-"  if keep == nil then\n"
-"    return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
-"  end\n"
-"  floor = tonumber(redis.call('HGET', fences, tostring(keep)) or '0')\n"
-"end\n"
-"local k = tostring(keep)\n"
-"local fence = tonumber(redis.call('HGET', fences, k) or '0')\n"
-"fence = math.max(fence, math.max(client, floor) + lease)\n"
+"local k, floor = tostring(keep), fenced(keep)\n"
+"local new = math.max(client, floor) + lease\n"
 "redis.call('HSET', owners, k, me)\n"
-"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(floor))\n"
-"redis.call('HSET', fences, k, ms(fence))\n"
-"return {keep, floor, fence, lease}\n";
+"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(floor) .. ' ' .. token)\n"
+"redis.call('HSET', fences, k, ms(new))\n"
+"return {keep, floor, new, lease}\n";
 
 /*
- * The renewal.  ARGV: identity, worker id, lease (ms), the fence wanted.
- * Succeeds only while the id is this server's lease (a lease that ran out
- * and that nobody took since still is); moves the lease to a lease from
- * now and the fence up to the one wanted, never down.  Replies {worker id,
- * floor, fence, lease} or SNOWID_LOST <holder>.
+ * The renewal.  ARGV: identity, worker id, lease (ms), the fence wanted,
+ * the token of the claim.  Succeeds only while the id is this server's lease
+ * of that claim (a lease that ran out and that nobody took since still is);
+ * moves the lease to a lease from now and the fence up to the one wanted,
+ * never down.  Replies {worker id, floor, fence, lease} or SNOWID_LOST
+ * <holder>.
  */
 static const char *snowid_lease_renew_script =
 SNOWID_LEASE_SCRIPT_HEAD
+SNOWID_LEASE_SCRIPT_MINE
+"local function ms(n) return string.format('%.0f', n) end\n"
 "local k, lease, want = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local who = redis.call('HGET', owners, k)\n"
-"local v = redis.call('HGET', leases, k)\n"
-"local b = v and string.match(v, '^%d+ (%d+)$')\n"
-"if who ~= me or not b then\n"
-"  return redis.error_reply('SNOWID_LOST ' .. (who or ''))\n"
+"local b = my_floor(k, ARGV[5])\n"
+"if not b then\n"
+"  return redis.error_reply('SNOWID_LOST ' .. (redis.call('HGET', owners, k) or ''))\n"
 "end\n"
 "local fence = math.max(tonumber(redis.call('HGET', fences, k) or '0'), want)\n"
-"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. b)\n"
+"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(b) .. ' ' .. ARGV[5])\n"
 "redis.call('HSET', fences, k, ms(fence))\n"
-"return {tonumber(k), tonumber(b), fence, lease}\n";
+"return {tonumber(k), b, fence, lease}\n";
 
 /*
- * The release.  ARGV: identity, worker id, the final fence: just past the
- * last id this server issued, which has stopped issuing.  Only the holder
- * may lower the fence, and never below the floor it took the id with.
- * Replies 1, or 0 if the id was not this server's lease.
+ * The release.  ARGV: identity, worker id, the final fence (just past the
+ * last id this server issued; it has stopped issuing), the token of the
+ * claim.  Only the holder of that very claim may lower the fence, and
+ * never below the floor it took the id with.  Replies 1, or 0 if the id was
+ * not this server's lease of that claim.
  */
 static const char *snowid_lease_release_script =
 SNOWID_LEASE_SCRIPT_HEAD
+SNOWID_LEASE_SCRIPT_MINE
 "local k = ARGV[2]\n"
-"local v = redis.call('HGET', leases, k)\n"
-"local b = v and string.match(v, '^%d+ (%d+)$')\n"
-"if redis.call('HGET', owners, k) ~= me or not b then return 0 end\n"
-"redis.call('HSET', fences, k, ms(math.max(tonumber(ARGV[3]), tonumber(b))))\n"
+"local b = my_floor(k, ARGV[4])\n"
+"if not b then return 0 end\n"
+"redis.call('HSET', fences, k, string.format('%.0f', math.max(tonumber(ARGV[3]), b)))\n"
 "redis.call('HDEL', owners, k)\n"
 "redis.call('HDEL', leases, k)\n"
 "return 1\n";
 
-/* The three keys of a datacenter, as EVAL arguments */
-typedef struct SnowidLeaseKeys
-{
-	char		owners[SNOWID_LEASE_KEY_LEN];
-	char		leases[SNOWID_LEASE_KEY_LEN];
-	char		fences[SNOWID_LEASE_KEY_LEN];
-} SnowidLeaseKeys;
-
 /*
- * Names of a datacenter's keys.
- */
-static void
-snowid_lease_keys(const SnowidLeaseRequest *request, SnowidLeaseKeys *keys)
-{
-	const SnowidClaimRequest *claim = request->claim;
-
-	snowid_redis_owners_key(keys->owners, sizeof(keys->owners),
-							claim->key_prefix, claim->datacenter_id);
-	snprintf(keys->leases, sizeof(keys->leases), "{%s:dc:%d}:leases",
-			 claim->key_prefix, claim->datacenter_id);
-	snprintf(keys->fences, sizeof(keys->fences), "{%s:dc:%d}:fences",
-			 claim->key_prefix, claim->datacenter_id);
-}
-
-/*
- * Run one of the scripts with its four arguments; the reply or NULL, as
- * snowid_redis_run().
+ * Run one of the scripts on the datacenter's keys, with the identity and
+ * then nargs more arguments; the reply or NULL, as snowid_redis_run().
  */
 static redisReply *
 snowid_lease_eval(const SnowidRedisTarget *target,
 				  const SnowidLeaseRequest *request, const char *script,
-				  const char *arg2, const char *arg3, const char *arg4,
+				  int nargs, const char *const *args,
 				  SnowidClaimResult *result)
 {
-	SnowidLeaseKeys keys;
-	const char *argv[9];
+	SnowidRedisKeys keys;
+	const char *argv[7 + SNOWID_LEASE_MAX_ARGS];
 
-	snowid_lease_keys(request, &keys);
+	Assert(nargs <= SNOWID_LEASE_MAX_ARGS);
+	snowid_redis_keys(&keys, request->claim->key_prefix,
+					  request->claim->datacenter_id);
 	argv[0] = "EVAL";
 	argv[1] = script;
 	argv[2] = "3";
@@ -181,18 +178,8 @@ snowid_lease_eval(const SnowidRedisTarget *target,
 	argv[4] = keys.leases;
 	argv[5] = keys.fences;
 	argv[6] = request->claim->identity;
-	argv[7] = arg2;
-	argv[8] = arg3;
-	if (arg4 == NULL)
-		return snowid_redis_run(target, request->claim, 9, argv, result);
-	else
-	{
-		const char *argv10[10];
-
-		memcpy(argv10, argv, sizeof(argv));
-		argv10[9] = arg4;
-		return snowid_redis_run(target, request->claim, 10, argv10, result);
-	}
+	memcpy(&argv[7], args, nargs * sizeof(const char *));
+	return snowid_redis_run(target, request->claim, 7 + nargs, argv, result);
 }
 
 /*
@@ -225,24 +212,32 @@ snowid_lease_read_grant(const redisReply *reply,
 }
 
 /*
- * Claim a worker id on lease.  client_ms is where this server's generator
- * is, in Unix ms.  Fills result (status OK or why not) and, when OK, grant.
+ * Claim a worker id on lease, under request->token.  Fills result (status
+ * OK or why not) and, when OK, grant.
  */
 void
 snowid_redis_lease_claim(const SnowidRedisTarget *target,
-						 const SnowidLeaseRequest *request, int64 client_ms,
+						 const SnowidLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidClaimResult *result)
 {
 	char		max[16];
 	char		lease[24];
 	char		client[24];
+	char		usable[24];
+	const char *args[5];
 	redisReply *reply;
 
 	snprintf(max, sizeof(max), "%d", request->claim->max_worker_id);
 	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
-	snprintf(client, sizeof(client), INT64_FORMAT, client_ms);
+	snprintf(client, sizeof(client), INT64_FORMAT, request->claim->client_ms);
+	snprintf(usable, sizeof(usable), INT64_FORMAT, request->claim->usable_ms);
+	args[0] = max;
+	args[1] = lease;
+	args[2] = client;
+	args[3] = usable;
+	args[4] = request->token;
 	reply = snowid_lease_eval(target, request, snowid_lease_claim_script,
-							  max, lease, client, result);
+							  lengthof(args), args, result);
 	if (reply == NULL)
 		return;
 
@@ -250,13 +245,21 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	{
 		if (strncmp(reply->str, "SNOWID_ALL_HELD ", 16) == 0)
 			result->status = SNOWID_CLAIM_ALL_HELD;
+		else if (strncmp(reply->str, "SNOWID_FENCED ", 14) == 0)
+		{
+			if (!snowid_redis_read_fenced(reply->str, request->claim, result))
+				snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+								  "The lease claim script refused with a malformed fence.");
+		}
 		else
 			snowid_redis_error_reply(target, reply->str, result);
 	}
-	else if (snowid_lease_read_grant(reply, request, grant))
+	else if (snowid_lease_read_grant(reply, request, grant) &&
+			 grant->floor_ms <= request->claim->usable_ms)
 	{
 		result->status = SNOWID_CLAIM_OK;
 		result->worker_id = grant->worker_id;
+		result->floor_ms = grant->floor_ms;
 	}
 	else
 		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
@@ -265,8 +268,8 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 }
 
 /*
- * Renew this server's lease on worker_id and move its fence up to fence_ms
- * (Unix ms).  OK with grant filled, LOST with the holder (if any) in
+ * Renew this server's lease on worker_id, of the claim request->token
+ * names, and move its fence up to fence_ms (Unix ms).  OK with grant filled, LOST with the holder (if any) in
  * result->holder, or FAILED with result saying why.
  */
 SnowidLeaseOutcome
@@ -278,14 +281,19 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 	char		id[16];
 	char		lease[24];
 	char		fence[24];
+	const char *args[4];
 	redisReply *reply;
 	SnowidLeaseOutcome outcome = SNOWID_LEASE_FAILED;
 
 	snprintf(id, sizeof(id), "%d", worker_id);
 	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
 	snprintf(fence, sizeof(fence), INT64_FORMAT, fence_ms);
+	args[0] = id;
+	args[1] = lease;
+	args[2] = fence;
+	args[3] = request->token;
 	reply = snowid_lease_eval(target, request, snowid_lease_renew_script,
-							  id, lease, fence, result);
+							  lengthof(args), args, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
 
@@ -311,8 +319,8 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 }
 
 /*
- * Give worker_id back, leaving fence_ms (Unix ms, just past this server's
- * last id) as its fence.  OK, LOST if it was not this server's lease any
+ * Give worker_id back, of the claim request->token names, leaving fence_ms
+ * (Unix ms, just past this server's last id) as its fence.  OK, LOST if it was not this server's lease any
  * more, or FAILED with result saying why.
  */
 SnowidLeaseOutcome
@@ -322,13 +330,17 @@ snowid_redis_lease_release(const SnowidRedisTarget *target,
 {
 	char		id[16];
 	char		fence[24];
+	const char *args[3];
 	redisReply *reply;
 	SnowidLeaseOutcome outcome = SNOWID_LEASE_FAILED;
 
 	snprintf(id, sizeof(id), "%d", worker_id);
 	snprintf(fence, sizeof(fence), INT64_FORMAT, fence_ms);
+	args[0] = id;
+	args[1] = fence;
+	args[2] = request->token;
 	reply = snowid_lease_eval(target, request, snowid_lease_release_script,
-							  id, fence, NULL, result);
+							  lengthof(args), args, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
 

@@ -55,15 +55,20 @@ typedef enum SnowidWorkerSource
 	SNOWID_WORKER_LEASE			/* on lease from Redis (snowid.worker_lease) */
 } SnowidWorkerSource;
 
+/* A lease's token: 16 hex digits and the terminating NUL (lease.h) */
+#define SNOWID_LEASE_TOKEN_LEN		17
+
 /* A resolved worker id, as worker.c hands it to the generator */
 typedef struct SnowidWorkerClaim
 {
 	int			worker_id;
 	SnowidWorkerSource source;
-	/* on lease only (source SNOWID_WORKER_LEASE), in ms since the epoch: */
-	int64		floor_ms;		/* every id issued with it before lies below */
-	int64		fence_ms;		/* ids may be issued below this */
+	int64		floor_ms;		/* ms since the epoch: every id issued with
+								 * it before lies below; 0 if none was */
+	/* on lease only (source SNOWID_WORKER_LEASE): */
+	int64		fence_ms;		/* ids may be issued below this ms */
 	int64		lease_expires_ms;	/* Unix ms, by this server's clock */
+	char		token[SNOWID_LEASE_TOKEN_LEN];	/* of the claim */
 } SnowidWorkerClaim;
 
 /* The bit layout of ids, fixed at server start */
@@ -131,6 +136,7 @@ extern void snowid_require_shmem(void);
 extern int64 snowid_take(int want, int *got, int64 *node_bits);
 extern void snowid_prepare_backend(void);
 extern int64 snowid_generator_ms(void);
+extern int64 snowid_usable_ms(void);
 
 /* A copy of the generator's state for snowid_status() */
 typedef struct SnowidStatus
@@ -162,14 +168,26 @@ typedef struct SnowidLeaseState
 								 * the clock if later, since the epoch */
 	int64		high_water_ms;
 	bool		claiming;		/* a claim is under way */
+	bool		releasing;		/* a give-back is under way */
 	bool		released;		/* given back until a restart */
+	char		token[SNOWID_LEASE_TOKEN_LEN];	/* of the lease's claim */
 } SnowidLeaseState;
+
+/* What snowid_lease_drop() does with the worker id */
+typedef enum SnowidLeaseDrop
+{
+	SNOWID_DROP_LOST,			/* another server has it: claim another */
+	SNOWID_DROP_GIVE_BACK,		/* given back at shutdown: no claim until
+								 * snowid_lease_given_back() */
+	SNOWID_DROP_RELEASE			/* given back for good, until a restart */
+} SnowidLeaseDrop;
 
 extern void snowid_lease_state(SnowidLeaseState *state);
 extern bool snowid_lease_extend(uint32 gen, int64 fence_ms,
 								int64 expires_ms);
-extern bool snowid_lease_drop(uint32 gen, bool release, int *worker_id,
-							  int64 *final_ms);
+extern bool snowid_lease_drop(uint32 gen, SnowidLeaseDrop how,
+							  int *worker_id, int64 *final_ms);
+extern void snowid_lease_given_back(void);
 extern void snowid_lease_count(bool ok);
 extern struct ErrorData *snowid_background_claim(void);
 

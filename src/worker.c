@@ -42,6 +42,7 @@
 #include "access/xlog.h"
 #include "postmaster/postmaster.h"
 #include "storage/fd.h"
+#include "utils/timestamp.h"
 
 #include "redis_claim.h"
 #include "snowid.h"
@@ -59,7 +60,7 @@ typedef struct SnowidWorkerCache
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 } SnowidWorkerCache;
 
-static void snowid_worker_claim(int *worker_id, SnowidWorkerSource *source);
+static void snowid_worker_claim(SnowidWorkerClaim *claim);
 static bool snowid_claim_unreachable(const SnowidClaimResult *result);
 static void snowid_worker_claimed(const SnowidClaimRequest *request,
 								  const SnowidClaimResult *result,
@@ -111,7 +112,7 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
 	}
 	if (snowid_redis_target != NULL)
 	{
-		snowid_worker_claim(&claim->worker_id, &claim->source);
+		snowid_worker_claim(claim);
 		return;
 	}
 
@@ -132,13 +133,14 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
  * snowid_worker_claim
  *		Claims a worker id from Redis, or registers the configured one, and
  *		caches it.  A claim without a configured id asks for the cached id
- *		of this very server first.  When Redis cannot be reached, falls back
- *		to that cached id with a WARNING; every other failure is an error, so
- *		that no id is issued with a worker id that Redis has never confirmed
- *		for this server.
+ *		of this very server first.  A worker id that was on lease comes with
+ *		its fence as the floor of this server's ids.  When Redis cannot be
+ *		reached, falls back to that cached id with a WARNING; every other
+ *		failure is an error, so that no id is issued with a worker id that
+ *		Redis has never confirmed for this server.
  */
 static void
-snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
+snowid_worker_claim(SnowidWorkerClaim *claim)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidClaimRequest request;
@@ -159,6 +161,8 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	request.tls_ca_file = snowid_redis_tls_ca_file;
 	request.tls_cert_file = snowid_redis_tls_cert_file;
 	request.tls_key_file = snowid_redis_tls_key_file;
+	request.client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
+	request.usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 
 	have_cache = snowid_cache_read(&cached, DEBUG1);
 	request.preferred_worker_id =
@@ -176,13 +180,14 @@ snowid_worker_claim(int *worker_id, SnowidWorkerSource *source)
 	if (result.status == SNOWID_CLAIM_OK)
 	{
 		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
-		*worker_id = result.worker_id;
-		*source = request.explicit_worker_id >= 0 ?
+		claim->worker_id = result.worker_id;
+		claim->source = request.explicit_worker_id >= 0 ?
 			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
+		claim->floor_ms = Max(result.floor_ms - snowid_layout.epoch_ms, 0);
 	}
 	else if (snowid_claim_unreachable(&result) &&
-			 snowid_worker_from_cache(&request, &result, worker_id))
-		*source = SNOWID_WORKER_CACHE;
+			 snowid_worker_from_cache(&request, &result, &claim->worker_id))
+		claim->source = SNOWID_WORKER_CACHE;
 	else
 	{
 		snowid_redis_report(ERROR, &request, &result);
@@ -267,6 +272,12 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
 						result->worker_id, request->datacenter_id,
 						result->node),
 				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
+	if (result->floor_ms > 0)
+		ereport(LOG,
+				(errmsg("snowid starts the ids of worker id %d above its fence in redis",
+						result->worker_id),
+				 errdetail("The worker id was on lease before: every id issued with it lies below %s.",
+						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(result->floor_ms)))));
 }
 
 /*

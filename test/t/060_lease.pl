@@ -1,9 +1,10 @@
 # Worker ids on lease (snowid.worker_lease): taken at start by the lease
 # worker, renewed in the background with a fence in Redis, given back with
 # snowid_release_worker() or at a clean shutdown (snowid.release_on_shutdown),
-# taken back after a restart or a crash within the lease; next to permanent
-# claims in the same datacenter; the settings that refuse to start; and the
-# Redis traffic a fleet costs.
+# taken back after a restart or a crash within the lease, above the fence
+# Redis has for it then (or, where the server cannot start that far ahead,
+# another id is taken); next to permanent claims in the same datacenter;
+# the settings that refuse to start; and the Redis traffic a fleet costs.
 use strict;
 use warnings;
 
@@ -23,10 +24,22 @@ my $lease_ms = 2000;
 my $redis = SnowidRedis->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
+# A drift budget above the lease: a server restarting within its lease can
+# start above its own fence at once.
 my %lease = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 3,
+	'snowid.max_drift_ms' => 5000,
 	'snowid.worker_lease' => "${lease_ms}ms");
+
+# The Unix ms of an id
+sub id_ms
+{
+	my ($node, $id) = @_;
+
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (snowid_decode($id)).ts) * 1000)::bigint");
+}
 
 # A started server on lease, with the extension.
 sub lease_node
@@ -68,18 +81,25 @@ my $b = lease_node('b');
 is(SnowidLease::wait_lease($b), 1, 'a second server takes worker id 1');
 $by_worker->take($b, 1, 100, 'b');
 
-# A clean restart within the lease gets the same id back, without waiting
-# out the fence.
+# A clean restart within the lease gets the same id back, and starts above
+# the fence Redis has for it (a copy of the data directory restored in its
+# place could have a mark below the ids issued since), without waiting: the
+# fence lies within the drift budget.
+my $fence_before = SnowidLease::fence($redis, $dc, 0);
 $a->restart;
 is(SnowidLease::wait_lease($a), 0, 'after a clean restart: worker id 0 again');
-$by_worker->take($a, 0, 100, 'a after a restart');
+my @after = $by_worker->take($a, 0, 100, 'a after a restart');
+cmp_ok(id_ms($a, $after[0]), '>=', $fence_before,
+	'after a clean restart: the first id lies at or above the fence the id had');
 
-# A crash: the server starts above its high-water mark and the floor it
-# took the id with, and gets the id back.
+# A crash: the same.
+$fence_before = SnowidLease::fence($redis, $dc, 0);
 $a->stop('immediate');
 $a->start;
 is(SnowidLease::wait_lease($a), 0, 'after a crash: worker id 0 again');
-$by_worker->take($a, 0, 100, 'a after a crash');
+@after = $by_worker->take($a, 0, 100, 'a after a crash');
+cmp_ok(id_ms($a, $after[0]), '>=', $fence_before,
+	'after a crash: the first id lies at or above the fence the id had');
 
 # Giving the id back: at once, and no ids until a restart.
 my $err = SnowidTest::psql_error($a, q{
@@ -143,6 +163,20 @@ diag(sprintf('redis traffic: %.2f commands/s from %d servers on a %d ms lease (s
 		$per_s, $servers, $lease_ms, $expected));
 cmp_ok($per_s, '<=', $expected * 1.25, 'redis sees about servers x 3 / lease commands a second');
 
+# A server whose drift budget is below its lease cannot start above its own
+# fence after a restart within the lease: it takes the next free id instead
+# (and its old id, free again, keeps its fence).
+SnowidTest::set_conf($d, 'snowid.max_drift_ms' => 500);
+my $fence3 = SnowidLease::fence($redis, $dc, 3);
+$d->restart;
+is(SnowidLease::wait_lease($d), 4,
+	'a restart with the fence past the drift budget: the next free worker id');
+ok(!exists $redis->owners($dc)->{3}, 'the old worker id is free again');
+cmp_ok(SnowidLease::fence($redis, $dc, 3), '>=', $fence3, 'with its fence kept');
+$by_worker->take($d, 4, 100, 'd on its new worker id');
+$_->stop for $b, $c, $d, $p;
+
+$by_worker->ok_all('every holder issued ids above the holders of its worker id before it');
 $ledger->no_duplicates;
 
 # Settings that cannot work refuse to start.

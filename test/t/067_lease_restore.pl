@@ -1,0 +1,86 @@
+# A copy of a lease holder's data directory, restored in its place (same
+# host, port and system identifier, so the same identity in Redis), must
+# not repeat the ids the original issued after the copy was taken.  The
+# restored server re-claims its own lease (the "keep" path), which used to
+# give back the floor the id was first taken with, so that only the copy's
+# older high-water mark stood between it and the original's later ids.
+# Now every claim starts at or above the id's current fence.
+#
+# The original renews its lease several times after the copy and runs its
+# drift budget ahead of its clock (one id a millisecond) before it crashes;
+# the copy, restored at once, must start above all of that.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use File::Path qw(rmtree);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidLease;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes ();
+
+my $dc = 5;
+my $redis = SnowidRedis->new;
+my $node = $redis->new_node('s',
+	{
+		'snowid.datacenter_id' => $dc,
+		'snowid.worker_bits' => 0,
+		'snowid.sequence_bits' => 0,
+		'snowid.worker_lease' => '3s',
+		'snowid.max_drift_ms' => 6000,
+		'snowid.max_wait_ms' => 10000
+	});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+is(SnowidLease::wait_lease($node), 0, 'the server takes worker id 0 on lease');
+SnowidTest::next_ids($node, 10);
+
+# A copy of the data directory, taken at a clean stop.
+$node->stop;
+my $copy = PostgreSQL::Test::Utils::tempdir() . '/copy';
+system('cp', '-a', $node->data_dir, $copy) == 0 or die "cp failed";
+$node->start;
+
+# Ids until the server holds its lease again, allowing only the clear
+# error of a fenced id meanwhile; returns the first.
+sub first_id
+{
+	for (1 .. 300)
+	{
+		my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowid_next()');
+
+		return $out if $ret == 0;
+		die "unexpected error: $err" unless $err =~ /can be taken until/;
+		Time::HiRes::sleep(0.1);
+	}
+	die 'the server issues no ids';
+}
+
+first_id();
+my $renewals = $node->safe_psql('postgres', 'SELECT renewals FROM snowid_status()');
+$node->poll_query_until('postgres',
+	"SELECT renewals >= $renewals + 3 FROM snowid_status()")
+  or die 'no renewals';
+my $max = $node->safe_psql('postgres',
+	'SELECT max(id) FROM snowid_next_batch(6000) id');
+my $ahead = $node->safe_psql('postgres', "SELECT
+	(extract(epoch FROM (snowid_decode($max)).ts - clock_timestamp()) * 1000)::int");
+note("the original ran $ahead ms ahead of its clock");
+cmp_ok($ahead, '>', 3000, 'the original renewed its lease and ran ahead of its clock');
+SnowidTest::crash_server($node);
+
+# Restore the copy in its place.
+rmtree($node->data_dir);
+system('cp', '-a', $copy, $node->data_dir) == 0 or die "cp failed";
+$node->start;
+my $first = first_id();
+cmp_ok($first, '>', $max,
+	'the restored copy starts above every id the original issued after the copy');
+is(SnowidRedis::worker($node), '0|lease', 'on its worker id, taken again');
+
+done_testing();
