@@ -75,10 +75,12 @@ sub blocks
 		}
 		if ($line =~ /^\s*```(\S*)\s*$/)
 		{
+			my $lang = $1;
+
 			$marker = defined $prev && $prev =~ /^\s*<!--\s*(.*?)\s*-->\s*$/
 			  ? $1 : '';
 			$open = {
-				lang => $1,
+				lang => $lang,
 				text => '',
 				line => $i + 1,
 				marker => $marker
@@ -267,8 +269,15 @@ sub compare
 
 $shared->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
-# Functions, by their identity arguments: `snowid_serial(prefix text, id bigint)`.
-my %functions = map { $_ => undef } split /\n/, $shared->safe_psql(
+# Functions, by their input arguments as pg_get_function_identity_arguments()
+# gives them, without OUT arguments and with timestamptz for short:
+# `snowid_serial(prefix text, id bigint)`.
+my %functions = map { $_ => undef } map {
+	my ($name, $args) = /^(\w+)\((.*)\)$/;
+	$args = join ', ', grep { !/^OUT / } split /, /, $args;
+	$args =~ s/timestamp with time zone/timestamptz/g;
+	"$name($args)"
+} split /\n/, $shared->safe_psql(
 	'postgres', q{
 	SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')'
 	FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
