@@ -201,13 +201,32 @@ sub worker
 		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
-# Whether the snowid library that node loads has TLS (hiredis_ssl).
-sub tls_supported
+# Whether the snowid library that node loads must have TLS: as
+# SNOWID_EXPECT_TLS says (test/run sets it), or else test/versions.sh for
+# the node's major version (whether the hiredis it is tested with has TLS).
+# Never what the build happens to have: a build that lost TLS must fail.
+sub tls_expected
+{
+	my ($node) = @_;
+
+	return $ENV{SNOWID_EXPECT_TLS} ? 1 : 0
+	  if defined $ENV{SNOWID_EXPECT_TLS} && $ENV{SNOWID_EXPECT_TLS} ne '';
+
+	my %v = SnowidTest::versions();
+	my ($major) = $node->config_data('--version') =~ /^PostgreSQL (\d+)/;
+	my $hiredis = $v{"SNOWID_HIREDIS_$major"}
+	  // die "test/versions.sh names no hiredis for PostgreSQL $major";
+
+	return (grep { $_ eq $hiredis } split ' ', $v{SNOWID_HIREDIS_TLS}) ? 1 : 0;
+}
+
+# Whether the snowid library that node loads is linked with hiredis_ssl.
+sub tls_linked
 {
 	my ($node) = @_;
 	my $lib = $node->config_data('--pkglibdir') . '/snowid.so';
 
-	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
+	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/) ? 1 : 0;
 }
 
 # Runs redis-cli on the server's TCP port; see cli.
