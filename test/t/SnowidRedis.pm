@@ -105,7 +105,7 @@ sub start
 
 	for (1 .. 1000)
 	{
-		return if -S $self->{socket} && $self->cli('PING') eq 'PONG';
+		return if -S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG';
 		usleep(10_000);
 	}
 	die "$self->{server} did not start: "
@@ -123,17 +123,56 @@ sub stop
 	delete $self->{handle};
 }
 
-# Runs redis-cli with the given arguments and returns its output, chomped.
+# Runs redis-cli with the given arguments and returns its output, chomped;
+# dies if redis-cli fails: the server cannot be reached, or it answers with
+# an error (redis-cli -e), so that no check reads a failed command as an
+# empty answer.
 sub cli
 {
 	my ($self, @args) = @_;
-	my @cmd = ($self->{cli}, '-s', $self->{socket});
+
+	return run_cli([ $self->{cli}, '-s', $self->{socket} ],
+		$self->{password}, @args);
+}
+
+# As cli, but returns undef if redis-cli fails: for polling a server that
+# may not be up yet.
+sub try_cli
+{
+	my ($self, @args) = @_;
+
+	return try_run_cli([ $self->{cli}, '-s', $self->{socket} ],
+		$self->{password}, @args);
+}
+
+# Runs a redis-cli command line (the program and where to connect), with a
+# password if one is given, and the command's arguments.  Returns the
+# output, chomped, or undef if redis-cli failed ($cli_error then says how).
+my $cli_error = '';
+
+sub try_run_cli
+{
+	my ($cmd, $password, @args) = @_;
+	my @cmd = (@$cmd, '-e');
 	my ($out, $err) = ('', '');
 
-	push @cmd, '-a', $self->{password}, '--no-auth-warning'
-	  if defined $self->{password};
-	IPC::Run::run([ @cmd, @args ], '<', \undef, '>', \$out, '2>', \$err);
+	push @cmd, '-a', $password, '--no-auth-warning' if defined $password;
+	if (!IPC::Run::run([ @cmd, @args ], '<', \undef, '>', \$out, '2>', \$err))
+	{
+		$cli_error = "'@$cmd @args' exited with status "
+		  . ($? >> 8) . ": $err$out";
+		return undef;
+	}
 	chomp $out;
+	return $out;
+}
+
+# As try_run_cli, but dies if redis-cli fails.
+sub run_cli
+{
+	my $out = try_run_cli(@_);
+
+	die "redis-cli failed: $cli_error" unless defined $out;
 	return $out;
 }
 
@@ -295,7 +334,7 @@ sub start
 		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
 	for (1 .. 1000)
 	{
-		return if $self->cli('PING') eq 'PONG';
+		return if ($self->try_cli('PING') // '') eq 'PONG';
 		usleep(10_000);
 	}
 	die 'redis sentinel did not start';
@@ -311,27 +350,47 @@ sub stop
 	delete $self->{handle};
 }
 
+# As SnowidRedis::cli and try_cli.
 sub cli
 {
 	my ($self, @args) = @_;
 
-	unshift @args, '-a', $self->{password}, '--no-auth-warning'
-	  if defined $self->{password};
-	return cli_port($self->{port}, @args);
+	return SnowidRedis::run_cli(port_cli($self->{port}), $self->{password},
+		@args);
 }
 
-# redis-cli against a loopback TCP port.
+sub try_cli
+{
+	my ($self, @args) = @_;
+
+	return SnowidRedis::try_run_cli(port_cli($self->{port}),
+		$self->{password}, @args);
+}
+
+# redis-cli against a loopback TCP port; dies if it fails (see
+# SnowidRedis::cli).
 sub cli_port
 {
 	my ($port, @args) = @_;
-	my ($out, $err) = ('', '');
 
-	IPC::Run::run(
-		[ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
-		  $port, @args ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return $out;
+	return SnowidRedis::run_cli(port_cli($port), undef, @args);
+}
+
+# As cli_port, but returns undef if redis-cli fails.
+sub try_cli_port
+{
+	my ($port, @args) = @_;
+
+	return SnowidRedis::try_run_cli(port_cli($port), undef, @args);
+}
+
+# The redis-cli command line for a loopback TCP port.
+sub port_cli
+{
+	my ($port) = @_;
+
+	return [ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
+		$port ];
 }
 
 # The port of the master this sentinel names.
