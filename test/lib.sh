@@ -8,7 +8,9 @@
 # user ($SNOWID_USER) and the caller's clone is never written to.
 # snowid_use_pg switches to another PostgreSQL version (test/pgbuild builds
 # all but Debian's once into a cache) and the hiredis tested with it; which
-# versions, and which hiredis goes with each, is test/versions.sh.
+# versions, and which hiredis goes with each, is test/versions.sh.  The
+# tools install packages but start no service and leave none running (see
+# snowid_packages).
 #
 # snowid_valkey fetches Valkey for the TAP tests that run against it.
 #
@@ -36,10 +38,12 @@ source "$SNOWID_TOP/test/versions.sh"
 # (test/t/05x_*.pl) run node-postgres (npm's pg, installed by
 # snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
+# Redis comes from redis-tools alone, not redis-server: see
+# snowid_redis_programs.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
-	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
+	redis-tools libfaketime faketime libipc-run-perl make gcc perl
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
@@ -100,12 +104,33 @@ is_installed()
 	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == 'install ok installed' ]]
 }
 
-# Install what is missing.  A temporary policy-rc.d keeps apt from starting
-# the system redis and postgresql services; a redis the install started
-# anyway is stopped, so that nothing listens where the tests look.
+# Install what is missing, and leave nothing running that was not running
+# before: the test tools start their own servers and stop them, and change
+# nothing else on the host.
+#
+# Redis: Debian 12's redis-server package holds only the service (unit,
+# init script, /etc/redis) and /usr/bin/redis-server, a link to
+# redis-check-rdb of redis-tools: the one Redis binary, which runs as the
+# server unless the name it was started under says redis-check-rdb or
+# redis-check-aof.  So only redis-tools is installed (it has no service),
+# and snowid_redis_programs links redis-server to that binary in the temp
+# dir.  A redis-server service the host already runs is left alone: the
+# tests' servers listen on unix sockets in temp dirs and on free ports.
+#
+# PostgreSQL 15: installing postgresql-15 where no cluster of 15 exists
+# creates the cluster 15/main (postgresql-common's configure_version, unless
+# create_main_cluster = off in /etc/postgresql-common/createcluster.conf;
+# --no-install-recommends makes no difference) and starts it (invoke-rc.d,
+# with or without systemd), unless /usr/sbin/policy-rc.d forbids (Docker's
+# Debian images ship one).  Both switches are host configuration, not ours
+# to write; so when the install made 15/main, it is stopped and dropped
+# again at once (pg_dropcluster --stop): the package stays, with no
+# cluster, as if create_main_cluster were off.  A cluster that existed
+# before is never touched.
 snowid_packages()
 {
-	local missing=() pkg policy=/usr/sbin/policy-rc.d
+	local missing=() pkg conf=/etc/postgresql/$SNOWID_PG_DEBIAN/main/postgresql.conf
+	local had_cluster=
 
 	if [[ ${SNOWID_SKIP_APT:-} == 1 ]]; then
 		note "skipping the package check (SNOWID_SKIP_APT=1)"
@@ -121,26 +146,37 @@ snowid_packages()
 	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 
+	if [[ -e $conf ]]; then
+		had_cluster=1
+	fi
 	note "installing ${missing[*]}"
-	(
-		if [[ ! -e $policy ]]; then
-			trap 'as_root rm -f "$policy"' EXIT
-			printf '#!/bin/sh\n# snowid test/lib.sh: no services during apt-get\nexit 101\n' |
-				as_root tee "$policy" >/dev/null
-			as_root chmod 755 "$policy"
-		fi
+	{
 		as_root apt-get -q update &&
 			as_root env DEBIAN_FRONTEND=noninteractive \
 				apt-get -q install -y --no-install-recommends "${missing[@]}"
-	) || die "apt-get failed installing ${missing[*]}"
+	} || die "apt-get failed installing ${missing[*]}"
 
-	if [[ " ${missing[*]} " == *' redis-server '* ]]; then
-		if [[ -d /run/systemd/system ]]; then
-			as_root systemctl stop redis-server.service || true
-		elif [[ -x /etc/init.d/redis-server ]]; then
-			as_root /etc/init.d/redis-server stop >/dev/null 2>&1 || true
-		fi
+	if [[ -z $had_cluster && -e $conf ]]; then
+		note "dropping the cluster $SNOWID_PG_DEBIAN/main that installing postgresql-$SNOWID_PG_DEBIAN made"
+		as_root pg_dropcluster --stop "$SNOWID_PG_DEBIAN" main ||
+			die "could not drop the cluster $SNOWID_PG_DEBIAN/main the install made"
 	fi
+}
+
+# The Redis programs for the TAP tests, both of redis-tools: redis-cli, and
+# redis-server as a link of that name to the Redis binary, in the temp dir
+# (see snowid_packages).  Exports SNOWID_REDIS_SERVER and
+# SNOWID_REDIS_CLI (test/t/SnowidRedis.pm); test/run --redis valkey
+# replaces them.
+snowid_redis_programs()
+{
+	local binary=/usr/bin/redis-check-rdb dir=$SNOWID_TMP/bin
+
+	[[ -x $binary ]] || die "$binary not found: install redis-tools"
+	as_user mkdir -p "$dir"
+	as_user ln -sf "$binary" "$dir/redis-server"
+	export SNOWID_REDIS_SERVER=$dir/redis-server
+	export SNOWID_REDIS_CLI=/usr/bin/redis-cli
 }
 
 # As root, create the unprivileged user the servers run as.
@@ -327,6 +363,7 @@ snowid_setup()
 	snowid_user
 	snowid_use_pg "$first" || die "PostgreSQL $first is not available"
 	snowid_copy "$name"
+	snowid_redis_programs
 	note "working in $SNOWID_SRC as $SNOWID_USER"
 }
 
