@@ -45,7 +45,8 @@ BEGIN READ ONLY;
 SELECT snowid_next() > 0 AS read_only_ok;
 COMMIT;
 
--- parallel workers draw from the same generator
+-- parallel workers draw from the same generator: the ids of the workers
+-- (the leader takes none) are all distinct
 CREATE TABLE par (g int);
 INSERT INTO par SELECT generate_series(1, 200000);
 ANALYZE par;
@@ -54,8 +55,30 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
-EXPLAIN (VERBOSE, COSTS OFF) SELECT snowid_next() FROM par;
-CREATE TEMP TABLE par_ids AS SELECT snowid_next() AS id FROM par;
+-- the plan of the statement that takes the ids: snowid_next() runs below
+-- Gather, in the workers
+EXPLAIN (VERBOSE, COSTS OFF)
+	CREATE TEMP TABLE par_ids AS SELECT snowid_next() AS id FROM par;
+-- that statement, run under EXPLAIN ANALYZE: how many workers ran it (none
+-- if no worker could be had, and then the leader takes every id)
+CREATE FUNCTION pg_temp.workers_launched(stmt text) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	launched int := 0;
+BEGIN
+	FOR line IN EXECUTE
+		'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || stmt
+	LOOP
+		launched := launched +
+			coalesce(substring(line FROM 'Workers Launched: (\d+)')::int, 0);
+	END LOOP;
+	RETURN launched;
+END
+$$;
+SELECT pg_temp.workers_launched(
+	'CREATE TEMP TABLE par_ids AS SELECT snowid_next() AS id FROM par') > 0
+	AS workers_ran;
 SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids FROM par_ids;
 RESET ALL;
 DROP TABLE par;

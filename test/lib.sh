@@ -7,7 +7,10 @@
 # refuse to run as root, so as root everything runs as an unprivileged
 # user ($SNOWID_USER) and the caller's clone is never written to.
 # snowid_use_pg switches to another PostgreSQL version (test/pgbuild builds
-# 16 to 19 once into a cache) and the hiredis tested with it.
+# all but Debian's once into a cache) and the hiredis tested with it; which
+# versions, and which hiredis goes with each, is test/versions.sh.  The
+# tools install packages but start no service and leave none running (see
+# snowid_packages).
 #
 # snowid_valkey fetches Valkey for the TAP tests that run against it.
 #
@@ -15,7 +18,8 @@
 # caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
 # PG_CONFIG, PATH, PKG_CONFIG_PATH for another hiredis, and
 # SNOWID_VALKEY_BIN.  The TAP tests see SNOWID_VALKEY_BIN,
-# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/SnowidRedis.pm).
+# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/SnowidRedis.pm), and
+# SNOWID_EXPECT_TLS (test/t/SnowidTest.pm).
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
 # at another PostgreSQL installation (of any supported version);
 # SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench).
@@ -25,16 +29,21 @@ SNOWID_PG_CONFIG=${PG_CONFIG:-}
 SNOWID_BASE_PATH=$PATH
 SNOWID_TMP=
 SNOWID_SRC=
-# The supported PostgreSQL majors, oldest first
-SNOWID_PG_VERSIONS=(15 16 17 18 19)
+# SNOWID_PG_VERSIONS, SNOWID_PG_DEBIAN, SNOWID_HIREDIS_<major> and
+# SNOWID_HIREDIS_TLS: the versions, written once
+# shellcheck source=test/versions.sh
+source "$SNOWID_TOP/test/versions.sh"
 
 # rsync is not needed: the tree is copied with tar.  The client tests
 # (test/t/05x_*.pl) run node-postgres (npm's pg, installed by
 # snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
+# Redis comes from redis-tools alone, not redis-server: see
+# snowid_redis_programs.
 SNOWID_PACKAGES=(
-	postgresql-15 postgresql-server-dev-15 libhiredis-dev pkg-config
-	redis-server redis-tools libfaketime faketime libipc-run-perl make gcc perl
+	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
+	libhiredis-dev pkg-config
+	redis-tools libfaketime faketime libipc-run-perl make gcc perl
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
@@ -83,6 +92,7 @@ as_user()
 			${SNOWID_VALKEY_BIN:+SNOWID_VALKEY_BIN="$SNOWID_VALKEY_BIN"} \
 			${SNOWID_REDIS_SERVER:+SNOWID_REDIS_SERVER="$SNOWID_REDIS_SERVER"} \
 			${SNOWID_REDIS_CLI:+SNOWID_REDIS_CLI="$SNOWID_REDIS_CLI"} \
+			${SNOWID_EXPECT_TLS:+SNOWID_EXPECT_TLS="$SNOWID_EXPECT_TLS"} \
 			"$@"
 	else
 		env LC_ALL=C.UTF-8 PATH="$PG_BINDIR:$PATH" "$@"
@@ -94,12 +104,33 @@ is_installed()
 	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == 'install ok installed' ]]
 }
 
-# Install what is missing.  A temporary policy-rc.d keeps apt from starting
-# the system redis and postgresql services; a redis the install started
-# anyway is stopped, so that nothing listens where the tests look.
+# Install what is missing, and leave nothing running that was not running
+# before: the test tools start their own servers and stop them, and change
+# nothing else on the host.
+#
+# Redis: Debian 12's redis-server package holds only the service (unit,
+# init script, /etc/redis) and /usr/bin/redis-server, a link to
+# redis-check-rdb of redis-tools: the one Redis binary, which runs as the
+# server unless the name it was started under says redis-check-rdb or
+# redis-check-aof.  So only redis-tools is installed (it has no service),
+# and snowid_redis_programs links redis-server to that binary in the temp
+# dir.  A redis-server service the host already runs is left alone: the
+# tests' servers listen on unix sockets in temp dirs and on free ports.
+#
+# PostgreSQL 15: installing postgresql-15 where no cluster of 15 exists
+# creates the cluster 15/main (postgresql-common's configure_version, unless
+# create_main_cluster = off in /etc/postgresql-common/createcluster.conf;
+# --no-install-recommends makes no difference) and starts it (invoke-rc.d,
+# with or without systemd), unless /usr/sbin/policy-rc.d forbids (Docker's
+# Debian images ship one).  Both switches are host configuration, not ours
+# to write; so when the install made 15/main, it is stopped and dropped
+# again at once (pg_dropcluster --stop): the package stays, with no
+# cluster, as if create_main_cluster were off.  A cluster that existed
+# before is never touched.
 snowid_packages()
 {
-	local missing=() pkg policy=/usr/sbin/policy-rc.d
+	local missing=() pkg conf=/etc/postgresql/$SNOWID_PG_DEBIAN/main/postgresql.conf
+	local had_cluster=
 
 	if [[ ${SNOWID_SKIP_APT:-} == 1 ]]; then
 		note "skipping the package check (SNOWID_SKIP_APT=1)"
@@ -115,26 +146,37 @@ snowid_packages()
 	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 
+	if [[ -e $conf ]]; then
+		had_cluster=1
+	fi
 	note "installing ${missing[*]}"
-	(
-		if [[ ! -e $policy ]]; then
-			trap 'as_root rm -f "$policy"' EXIT
-			printf '#!/bin/sh\n# snowid test/lib.sh: no services during apt-get\nexit 101\n' |
-				as_root tee "$policy" >/dev/null
-			as_root chmod 755 "$policy"
-		fi
+	{
 		as_root apt-get -q update &&
 			as_root env DEBIAN_FRONTEND=noninteractive \
 				apt-get -q install -y --no-install-recommends "${missing[@]}"
-	) || die "apt-get failed installing ${missing[*]}"
+	} || die "apt-get failed installing ${missing[*]}"
 
-	if [[ " ${missing[*]} " == *' redis-server '* ]]; then
-		if [[ -d /run/systemd/system ]]; then
-			as_root systemctl stop redis-server.service || true
-		elif [[ -x /etc/init.d/redis-server ]]; then
-			as_root /etc/init.d/redis-server stop >/dev/null 2>&1 || true
-		fi
+	if [[ -z $had_cluster && -e $conf ]]; then
+		note "dropping the cluster $SNOWID_PG_DEBIAN/main that installing postgresql-$SNOWID_PG_DEBIAN made"
+		as_root pg_dropcluster --stop "$SNOWID_PG_DEBIAN" main ||
+			die "could not drop the cluster $SNOWID_PG_DEBIAN/main the install made"
 	fi
+}
+
+# The Redis programs for the TAP tests, both of redis-tools: redis-cli, and
+# redis-server as a link of that name to the Redis binary, in the temp dir
+# (see snowid_packages).  Exports SNOWID_REDIS_SERVER and
+# SNOWID_REDIS_CLI (test/t/SnowidRedis.pm); test/run --redis valkey
+# replaces them.
+snowid_redis_programs()
+{
+	local binary=/usr/bin/redis-check-rdb dir=$SNOWID_TMP/bin
+
+	[[ -x $binary ]] || die "$binary not found: install redis-tools"
+	as_user mkdir -p "$dir"
+	as_user ln -sf "$binary" "$dir/redis-server"
+	export SNOWID_REDIS_SERVER=$dir/redis-server
+	export SNOWID_REDIS_CLI=/usr/bin/redis-cli
 }
 
 # As root, create the unprivileged user the servers run as.
@@ -177,22 +219,48 @@ snowid_copy()
 		-cf - . | as_user tar -C "$SNOWID_SRC" -xf -
 }
 
+# Whether VERSION is a supported PostgreSQL major (test/versions.sh).
+snowid_pg_supported()
+{
+	[[ " $SNOWID_PG_VERSIONS " == *" $1 "* ]]
+}
+
+# The hiredis version a supported PostgreSQL major is tested with.
+snowid_pg_hiredis()
+{
+	local var=SNOWID_HIREDIS_$1
+
+	echo "${!var}"
+}
+
+# 1 if the build for a PostgreSQL major must have TLS, else 0.
+snowid_pg_tls()
+{
+	if [[ " $SNOWID_HIREDIS_TLS " == *" $(snowid_pg_hiredis "$1") "* ]]; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
 # The major version of the PostgreSQL a PG_CONFIG given in the environment
-# belongs to, or 15 (Debian 12's).
+# belongs to, or Debian 12's.
 snowid_default_pg()
 {
 	if [[ -n $SNOWID_PG_CONFIG ]]; then
 		"$SNOWID_PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p'
 	else
-		echo 15
+		echo "$SNOWID_PG_DEBIAN"
 	fi
 }
 
 # snowid_use_pg VERSION: use that PostgreSQL major and the hiredis it is
-# tested with: Debian's packages for 15 (hiredis 0.14), builds from the
-# cache for 16 to 19 (made by test/pgbuild when missing), hiredis 0.14 for
-# 16 and 1.2 for 17 to 19 (Debian 13 ships 17 with hiredis 1.2).  A
-# PG_CONFIG given in the environment replaces the build of its version.
+# tested with (test/versions.sh): Debian's packages for
+# $SNOWID_PG_DEBIAN, builds from the cache for the others (made by
+# test/pgbuild when missing); Debian's hiredis 0.14, or 1.2 from the
+# cache.  A PG_CONFIG given in the environment replaces the build of its
+# version.  Exports SNOWID_EXPECT_TLS for the TAP tests: 1 if the build
+# must have TLS, else 0.
 snowid_use_pg()
 {
 	local version=$1 prefix hiredis
@@ -201,19 +269,22 @@ snowid_use_pg()
 	unset PKG_CONFIG_PATH
 	if [[ -n $SNOWID_PG_CONFIG && $(snowid_default_pg) == "$version" ]]; then
 		PG_CONFIG=$SNOWID_PG_CONFIG
-	elif [[ $version == 15 ]]; then
-		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	elif [[ $version == "$SNOWID_PG_DEBIAN" ]]; then
+		PG_CONFIG=/usr/lib/postgresql/$version/bin/pg_config
 	else
 		prefix=$("$SNOWID_TOP/test/pgbuild" ${SNOWID_PG_RELEASE:+--release} "$version") || return 1
 		PG_CONFIG=$prefix/bin/pg_config
 	fi
-	case $version in
-		15 | 16) ;;
-		*)
+	case $(snowid_pg_hiredis "$version") in
+		0.14) ;;
+		1.2)
 			hiredis=$("$SNOWID_TOP/test/pgbuild" hiredis) || return 1
 			export PKG_CONFIG_PATH=$hiredis/lib/pkgconfig
 			;;
+		*) die "no hiredis for PostgreSQL $version in test/versions.sh" ;;
 	esac
+	SNOWID_EXPECT_TLS=$(snowid_pg_tls "$version")
+	export SNOWID_EXPECT_TLS
 	[[ -x $PG_CONFIG ]] || die "$PG_CONFIG not found"
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 	export PATH="$PG_BINDIR:$SNOWID_BASE_PATH"
@@ -274,7 +345,8 @@ snowid_hiredis_version()
 
 # Everything up to the build; the caller should set its exit trap first.
 # Arguments: the temp dir's name, then the PostgreSQL versions to come
-# (default 15): packages to build the others are installed when needed.
+# (default Debian's): packages to build the others are installed when
+# needed.
 snowid_setup()
 {
 	local name=${1:-test} first v build=()
@@ -282,7 +354,7 @@ snowid_setup()
 	shift || true
 	first=${1:-$(snowid_default_pg)}
 	for v in "$first" "$@"; do
-		if [[ $v != 15 ]]; then
+		if [[ $v != "$SNOWID_PG_DEBIAN" ]]; then
 			build=("${SNOWID_BUILD_PACKAGES[@]}")
 		fi
 	done
@@ -291,6 +363,7 @@ snowid_setup()
 	snowid_user
 	snowid_use_pg "$first" || die "PostgreSQL $first is not available"
 	snowid_copy "$name"
+	snowid_redis_programs
 	note "working in $SNOWID_SRC as $SNOWID_USER"
 }
 

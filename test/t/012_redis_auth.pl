@@ -143,7 +143,7 @@ fails_to_start("redis://:$password\@local host",
 fails_to_start("rediss://:$password\@localhost",
 	qr/DETAIL:  TLS \(rediss:\/\/\) needs snowid built with hiredis 1\.x and its TLS library, hiredis_ssl; this build of snowid has no TLS\./,
 	'TLS URL without TLS support')
-  unless SnowidRedis::tls_supported($node);
+  unless SnowidRedis::tls_expected($node);
 
 fails_to_start("redis-sentinel://:$password\@127.0.0.1:26379,127.0.0.1:26380",
 	qr/DETAIL:  A redis-sentinel:\/\/ URL names the master after the sentinels/,

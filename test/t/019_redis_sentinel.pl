@@ -39,7 +39,7 @@ sub wait_for_sentinels
 		my $ready = 1;
 		for my $s (@sentinels)
 		{
-			my $info = $s->cli('INFO', 'sentinel');
+			my $info = $s->try_cli('INFO', 'sentinel') // '';
 			$ready = 0 unless $info =~ /status=ok,address=[^,]+,slaves=1,sentinels=3/;
 		}
 		return if $ready;
@@ -58,7 +58,7 @@ sub wait_for_master
 	{
 		return
 		  if !grep({ $_->master_port ne $port } @sentinels)
-		  && SnowidRedis::Sentinel::cli_port($port, 'ROLE') =~ /^master/;
+		  && (SnowidRedis::Sentinel::try_cli_port($port, 'ROLE') // '') =~ /^master/;
 		usleep(20_000);
 	}
 	die "the sentinels did not make $port the master";
@@ -72,7 +72,7 @@ sub wait_for_replica
 	for (1 .. 3000)
 	{
 		return
-		  if SnowidRedis::Sentinel::cli_port($port, 'INFO', 'replication') =~
+		  if (SnowidRedis::Sentinel::try_cli_port($port, 'INFO', 'replication') // '') =~
 		  /slave0:.*state=online/;
 		usleep(20_000);
 	}

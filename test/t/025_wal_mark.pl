@@ -163,7 +163,14 @@ $bare->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'snowid'\n");
 $bare->start;
 $primary->wait_for_catchup($bare);
-ok(1, 'with snowid preloaded it replays the marks');
+is( $bare->safe_psql('postgres',
+		"SELECT pg_last_wal_replay_lsn() >= '$lsn_after'::pg_lsn"),
+	't',
+	'with snowid preloaded it replays past the mark records');
+like(
+	slurp_file($bare->data_dir . '/snowid_state'),
+	qr/ max_drift_ms=10000 takeover=1\n/,
+	'and writes the primary\'s marks into its own');
 $bare->stop;
 
 # The burst, right before the primary fails: ids stored, then ids only

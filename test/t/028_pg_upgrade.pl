@@ -3,11 +3,11 @@
 #
 # pg_upgrade carries tables over but not $PGDATA/snowid_state.  The old
 # server issues one id per millisecond (snowid.sequence_bits = 0) with a
-# 120 s drift budget, and a burst of 90000 ids runs it about 90 s ahead of
-# the clock, so that the new server starts while the old ids still lie
-# ahead of its clock: only the copied mark keeps it above them.  The ids
-# sit in a primary key that pg_upgrade carries over, so that a repeated id
-# fails the insert.
+# 700 s drift budget, and a burst of 600000 ids runs it about 10 minutes
+# ahead of the clock, so that the new server starts while the old ids still
+# lie ahead of its clock, however slow the machine: only the copied mark
+# keeps it above them.  The last 90000 ids sit in a primary key that
+# pg_upgrade carries over, so that a repeated id fails the insert.
 use strict;
 use warnings;
 
@@ -23,7 +23,7 @@ use Test::More;
 my %settings = (
 	'snowid.worker_id' => 2,
 	'snowid.sequence_bits' => 0,
-	'snowid.max_drift_ms' => 120000,
+	'snowid.max_drift_ms' => 700000,
 	'snowid.max_wait_ms' => 1000);
 
 my $old = SnowidTest::new_node('old', \%settings);
@@ -32,6 +32,9 @@ $old->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowid;
 	CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT snowid_next(), who text);
+	DO $$ BEGIN
+		FOR i IN 1..51 LOOP PERFORM FROM snowid_next_batch(10000); END LOOP;
+	END $$;
 	INSERT INTO ids SELECT id, 'old' FROM snowid_next_batch(90000) id});
 my $old_max = $old->safe_psql('postgres', 'SELECT max(id) FROM ids');
 $old->stop;
@@ -62,8 +65,10 @@ chmod(0600, $new->data_dir . '/snowid_state')
   or die "could not chmod snowid_state: $!";
 $new->start;
 
-my $clock_id = $new->safe_psql('postgres',
-	'SELECT snowid_from_time(clock_timestamp())');
+my ($clock_id, $ahead_s) = split /\|/, $new->safe_psql('postgres', qq{
+	SELECT snowid_from_time(clock_timestamp()),
+		extract(epoch FROM (snowid_decode($old_max)).ts - clock_timestamp())});
+note(sprintf('the old ids lie %.1f s ahead of the new server\'s clock', $ahead_s));
 cmp_ok($clock_id, '<', $old_max,
 	'the old ids still lie ahead of the new server\'s clock');
 

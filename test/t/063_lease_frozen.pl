@@ -96,10 +96,13 @@ $c->stop('immediate');
 is(SnowidLease::wait_lease($d), 0, 'after c crashed, d takes its worker id 0');
 my $crash_reuse_s = Time::HiRes::time() - $crashed_at;
 $by_worker->take($d, 0, 200, 'd on the crashed server\'s id');
-diag(sprintf('holder death to reuse with a %d ms lease: %.2f s after SIGSTOP, %.2f s after a crash',
+note(sprintf('holder death to reuse with a %d ms lease: %.2f s after SIGSTOP, %.2f s after a crash',
 		$lease_ms, $reuse_s, $crash_reuse_s));
-cmp_ok($crash_reuse_s, '<', $lease_ms / 1000 + 3,
-	'the id is reused within about a lease');
+# About a lease is expected: the bound is generous enough that a slow
+# machine cannot reach it, and still far below a claim that waits for
+# anything but the lease to run out (wait_lease gives up after minutes).
+cmp_ok($crash_reuse_s, '<', 5 * $lease_ms / 1000 + 10,
+	'the id is reused once the lease ran out, not much later');
 
 $by_worker->ok_all('every holder issued ids above the last holder\'s');
 $ledger->no_duplicates;

@@ -105,7 +105,7 @@ sub start
 
 	for (1 .. 1000)
 	{
-		return if -S $self->{socket} && $self->cli('PING') eq 'PONG';
+		return if -S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG';
 		usleep(10_000);
 	}
 	die "$self->{server} did not start: "
@@ -123,17 +123,56 @@ sub stop
 	delete $self->{handle};
 }
 
-# Runs redis-cli with the given arguments and returns its output, chomped.
+# Runs redis-cli with the given arguments and returns its output, chomped;
+# dies if redis-cli fails: the server cannot be reached, or it answers with
+# an error (redis-cli -e), so that no check reads a failed command as an
+# empty answer.
 sub cli
 {
 	my ($self, @args) = @_;
-	my @cmd = ($self->{cli}, '-s', $self->{socket});
+
+	return run_cli([ $self->{cli}, '-s', $self->{socket} ],
+		$self->{password}, @args);
+}
+
+# As cli, but returns undef if redis-cli fails: for polling a server that
+# may not be up yet.
+sub try_cli
+{
+	my ($self, @args) = @_;
+
+	return try_run_cli([ $self->{cli}, '-s', $self->{socket} ],
+		$self->{password}, @args);
+}
+
+# Runs a redis-cli command line (the program and where to connect), with a
+# password if one is given, and the command's arguments.  Returns the
+# output, chomped, or undef if redis-cli failed ($cli_error then says how).
+my $cli_error = '';
+
+sub try_run_cli
+{
+	my ($cmd, $password, @args) = @_;
+	my @cmd = (@$cmd, '-e');
 	my ($out, $err) = ('', '');
 
-	push @cmd, '-a', $self->{password}, '--no-auth-warning'
-	  if defined $self->{password};
-	IPC::Run::run([ @cmd, @args ], '<', \undef, '>', \$out, '2>', \$err);
+	push @cmd, '-a', $password, '--no-auth-warning' if defined $password;
+	if (!IPC::Run::run([ @cmd, @args ], '<', \undef, '>', \$out, '2>', \$err))
+	{
+		$cli_error = "'@$cmd @args' exited with status "
+		  . ($? >> 8) . ": $err$out";
+		return undef;
+	}
 	chomp $out;
+	return $out;
+}
+
+# As try_run_cli, but dies if redis-cli fails.
+sub run_cli
+{
+	my $out = try_run_cli(@_);
+
+	die "redis-cli failed: $cli_error" unless defined $out;
 	return $out;
 }
 
@@ -201,13 +240,32 @@ sub worker
 		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
-# Whether the snowid library that node loads has TLS (hiredis_ssl).
-sub tls_supported
+# Whether the snowid library that node loads must have TLS: as
+# SNOWID_EXPECT_TLS says (test/run sets it), or else test/versions.sh for
+# the node's major version (whether the hiredis it is tested with has TLS).
+# Never what the build happens to have: a build that lost TLS must fail.
+sub tls_expected
+{
+	my ($node) = @_;
+
+	return $ENV{SNOWID_EXPECT_TLS} ? 1 : 0
+	  if defined $ENV{SNOWID_EXPECT_TLS} && $ENV{SNOWID_EXPECT_TLS} ne '';
+
+	my %v = SnowidTest::versions();
+	my ($major) = $node->config_data('--version') =~ /^PostgreSQL (\d+)/;
+	my $hiredis = $v{"SNOWID_HIREDIS_$major"}
+	  // die "test/versions.sh names no hiredis for PostgreSQL $major";
+
+	return (grep { $_ eq $hiredis } split ' ', $v{SNOWID_HIREDIS_TLS}) ? 1 : 0;
+}
+
+# Whether the snowid library that node loads is linked with hiredis_ssl.
+sub tls_linked
 {
 	my ($node) = @_;
 	my $lib = $node->config_data('--pkglibdir') . '/snowid.so';
 
-	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/);
+	return scalar(`ldd '$lib'` =~ /libhiredis_ssl/) ? 1 : 0;
 }
 
 # Runs redis-cli on the server's TCP port; see cli.
@@ -276,7 +334,7 @@ sub start
 		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
 	for (1 .. 1000)
 	{
-		return if $self->cli('PING') eq 'PONG';
+		return if ($self->try_cli('PING') // '') eq 'PONG';
 		usleep(10_000);
 	}
 	die 'redis sentinel did not start';
@@ -292,27 +350,47 @@ sub stop
 	delete $self->{handle};
 }
 
+# As SnowidRedis::cli and try_cli.
 sub cli
 {
 	my ($self, @args) = @_;
 
-	unshift @args, '-a', $self->{password}, '--no-auth-warning'
-	  if defined $self->{password};
-	return cli_port($self->{port}, @args);
+	return SnowidRedis::run_cli(port_cli($self->{port}), $self->{password},
+		@args);
 }
 
-# redis-cli against a loopback TCP port.
+sub try_cli
+{
+	my ($self, @args) = @_;
+
+	return SnowidRedis::try_run_cli(port_cli($self->{port}),
+		$self->{password}, @args);
+}
+
+# redis-cli against a loopback TCP port; dies if it fails (see
+# SnowidRedis::cli).
 sub cli_port
 {
 	my ($port, @args) = @_;
-	my ($out, $err) = ('', '');
 
-	IPC::Run::run(
-		[ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
-		  $port, @args ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return $out;
+	return SnowidRedis::run_cli(port_cli($port), undef, @args);
+}
+
+# As cli_port, but returns undef if redis-cli fails.
+sub try_cli_port
+{
+	my ($port, @args) = @_;
+
+	return SnowidRedis::try_run_cli(port_cli($port), undef, @args);
+}
+
+# The redis-cli command line for a loopback TCP port.
+sub port_cli
+{
+	my ($port) = @_;
+
+	return [ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
+		$port ];
 }
 
 # The port of the master this sentinel names.

@@ -8,6 +8,7 @@ use strict;
 use warnings;
 
 use File::Spec;
+use FindBin;
 use Time::HiRes;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
@@ -26,6 +27,21 @@ sub new_node
 		"shared_preload_libraries = 'snowid'\n");
 	set_conf($node, %$settings);
 	return $node;
+}
+
+# The versions of test/versions.sh (NAME="value" lines) as a hash.
+sub versions
+{
+	my $file = "$FindBin::RealBin/../versions.sh";
+	my %v;
+
+	open(my $fh, '<', $file) or die "could not open $file: $!";
+	while (<$fh>)
+	{
+		$v{$1} = $2 if /^(\w+)="([^"]*)"\s*$/;
+	}
+	close $fh;
+	return %v;
 }
 
 # Appends settings to postgresql.conf; later lines override earlier ones.
