@@ -24,7 +24,7 @@
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
  *	- claiming (under mutex) lets one process at a time (a backend, or the
- *	  lease worker) resolve the worker id, which may take Redis round trips
+ *	  lease renewer) resolve the worker id, which may take Redis round trips
  *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
  *	  condition variable, where a cancel reaches them.  releasing (under
  *	  mutex) holds every claim back the same way while a worker id on lease
@@ -75,10 +75,10 @@
 /*
  * The high-water mark is written this far ahead of the generator, and
  * renewed when the generator comes within half of it.  One durable write
- * covers about half a lease of ids; after a crash the generator restarts at
+ * covers about half a step of ids; after a crash the generator restarts at
  * most this far ahead of the last id it issued.
  */
-#define SNOWID_LEASE_MS			1000
+#define SNOWID_MARK_STEP_MS			1000
 
 /*
  * A wall clock that goes back by more than this counts as a clock step.  The
@@ -341,7 +341,7 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 /*
  * snowid_shmem_detach
  *		At a clean postmaster exit, lowers the mark to just past the last id
- *		issued, so that a quick restart need not wait out the lease.  If the
+ *		issued, so that a quick restart need not wait out the step.  If the
  *		server started in archive recovery and has issued nothing since (a
  *		standby, or a promoted server not used yet), the mark instead takes
  *		the skip snowid_prepare() would have made, as the next start may not
@@ -923,7 +923,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 		if (likely(n > 0))
 		{
 			/* renew the mark early, so that callers rarely wait for it */
-			if (unlikely(((start + n - 1) >> seq_bits) + SNOWID_LEASE_MS / 2
+			if (unlikely(((start + n - 1) >> seq_bits) + SNOWID_MARK_STEP_MS / 2
 						 >= high_water_ms) && renew_early)
 				snowid_advance_mark((start + n - 1) >> seq_bits, false);
 			*got = (int) n;
@@ -967,7 +967,7 @@ snowid_lease_ran_out(int worker_id, int64 fence_ms)
 
 /*
  * snowid_advance_mark
- *		Moves the persisted high-water mark a lease past needed_ms, in the
+ *		Moves the persisted high-water mark a step past needed_ms, in the
  *		mark file and in WAL, where standbys and restores find it.  With
  *		wait, blocks for the lock and reports a failed write as an error (no
  *		id can be issued without the mark); without, it is a best-effort
@@ -1000,14 +1000,14 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	SpinLockRelease(&s->mutex);
 
 	/* someone renewed it meanwhile, or an early renewal failed before */
-	if (high_water_ms > needed_ms + SNOWID_LEASE_MS / 2 ||
+	if (high_water_ms > needed_ms + SNOWID_MARK_STEP_MS / 2 ||
 		(!wait && renewal_failed))
 	{
 		LWLockRelease(s->lock);
 		return;
 	}
 
-	new_ms = Max(needed_ms, snowid_clock_ms()) + SNOWID_LEASE_MS;
+	new_ms = Max(needed_ms, snowid_clock_ms()) + SNOWID_MARK_STEP_MS;
 	mark.layout = snowid_layout;
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
 	mark.max_drift_ms = snowid_max_drift_ms;
@@ -1138,7 +1138,7 @@ snowid_get_status(SnowidStatus *status)
 
 /*
  * snowid_lease_state
- *		What the lease worker needs to know of the generator: the worker id
+ *		What the lease renewer needs to know of the generator: the worker id
  *		and its generation, where the generator is (the millisecond after
  *		the last id, or the clock if later: this process's or the latest a
  *		caller saw, since the epoch), and whether a claim is under way or
@@ -1252,7 +1252,7 @@ snowid_lease_count(bool ok)
 
 /*
  * snowid_background_claim
- *		Claims a worker id for the generator in the lease worker, unless it
+ *		Claims a worker id for the generator in the lease renewer, unless it
  *		has one, a backend is claiming, or it was given back.  Returns NULL,
  *		or the error that ended the claim (in the caller's memory context);
  *		backends waiting for the claim fail as when their own claim fails.

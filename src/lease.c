@@ -18,7 +18,7 @@
  *
  * Redis sees one script per server per third of a lease, from the lease
  * worker; generating ids never waits for Redis.  A claim runs in whichever
- * process needs the id first (the lease worker at start and after a loss,
+ * process needs the id first (the lease renewer at start and after a loss,
  * or a backend), one at a time through generator.c's "claiming" flag.
  *
  * No lock of its own: the generator's state is read and changed only
@@ -66,7 +66,7 @@ static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
 
 /*
  * snowid_lease_register
- *		Registers the lease worker; called from _PG_init while preloading,
+ *		Registers the lease renewer; called from _PG_init while preloading,
  *		with a lease configured.  It starts once recovery has ended (a
  *		standby issues no ids) and comes back a second after it exits.
  */
@@ -81,8 +81,8 @@ snowid_lease_register(void)
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "snowid_lease_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowid lease worker", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowid lease worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowid lease renewer", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowid lease renewer", BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -224,7 +224,7 @@ snowid_lease_give_back_ended(int code, Datum arg)
 
 /*
  * snowid_lease_main
- *		The lease worker: claims a worker id when the generator has none,
+ *		The lease renewer: claims a worker id when the generator has none,
  *		renews the lease every third of it (sooner after a failure), and at
  *		a clean shutdown gives the id back if snowid.release_on_shutdown
  *		says so.  Errors are logged, never fatal, so that it does not die
@@ -405,7 +405,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 
 /*
  * snowid_lease_claim_failed
- *		Logs why the lease worker could not claim a worker id: as a WARNING
+ *		Logs why the lease renewer could not claim a worker id: as a WARNING
  *		when the reason changed, else only at DEBUG1, so that a full
  *		datacenter does not fill the log.
  */
@@ -417,7 +417,7 @@ snowid_lease_claim_failed(ErrorData *edata, int *last_code)
 	*last_code = edata->sqlerrcode;
 	ereport(elevel,
 			(errcode(edata->sqlerrcode),
-			 errmsg("snowid could not claim a worker id on lease: %s",
+			 errmsg("snowid could not take a worker id on lease: %s",
 					edata->message),
 			 edata->detail ? errdetail("%s", edata->detail) : 0,
 			 edata->hint ? errhint("%s", edata->hint) : 0));

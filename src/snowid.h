@@ -159,7 +159,7 @@ typedef struct SnowidStatus
 
 extern void snowid_get_status(SnowidStatus *status);
 
-/* generator.c: what the lease worker (lease.c) does with the generator */
+/* generator.c: what the lease renewer (lease.c) does with the generator */
 typedef struct SnowidLeaseState
 {
 	int			worker_id;		/* -1 for none */
@@ -191,7 +191,7 @@ extern void snowid_lease_given_back(void);
 extern void snowid_lease_count(bool ok);
 extern struct ErrorData *snowid_background_claim(void);
 
-/* lease.c: the lease worker and giving the id back */
+/* lease.c: the lease renewer and giving the id back */
 extern void snowid_lease_register(void);
 extern void snowid_lease_claim(SnowidWorkerClaim *claim);
 extern int	snowid_lease_give_back(bool at_shutdown);
@@ -203,7 +203,7 @@ typedef enum SnowidWait
 	SNOWID_WAIT_MARK_WRITE,		/* writing the high-water mark */
 	SNOWID_WAIT_WORKER_CLAIM,	/* for another session's worker id claim */
 	SNOWID_WAIT_REDIS,			/* on Redis, claiming the worker id */
-	SNOWID_WAIT_LEASE,			/* the lease worker, between renewals */
+	SNOWID_WAIT_LEASE,			/* the lease renewer, between renewals */
 	SNOWID_WAIT_COUNT
 } SnowidWait;
 

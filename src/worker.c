@@ -215,7 +215,7 @@ snowid_claim_unreachable(const SnowidClaimResult *result)
 
 /*
  * snowid_worker_identity
- *		The identity this server claims under in Redis.
+ *		The holder name this server claims under in Redis.
  */
 void
 snowid_worker_identity(char *identity, size_t len)

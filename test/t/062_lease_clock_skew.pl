@@ -46,7 +46,7 @@ sub skewed_node
 
 	# libfaketime does not reach a process forked from a signal handler
 	# that interrupted a wrapped select(), as the postmaster of 15 forks
-	# its background workers: there the lease worker keeps the real clock,
+	# its background workers: there the lease renewer keeps the real clock,
 	# and renews up to a lease past the latest clock a session saw.
 	{
 		local $ENV{LD_PRELOAD} = $libfaketime;

@@ -3,7 +3,7 @@
 # fence.  When it goes on, the frozen server finds its id taken at the next
 # renewal, stops using it and, with every id held, fails clearly; once an id is free it takes
 # that one, its own ids still increasing across the switch.  The frozen
-# server's sessions, let go on before its lease worker, stop at its fence.  Also measures
+# server's sessions, let go on before its lease renewer, stop at its fence.  Also measures
 # the time from a holder's death (freeze, crash) to its id's reuse.
 use strict;
 use warnings;
@@ -58,13 +58,13 @@ is(SnowidLease::wait_lease($c), 0,
 my $reuse_s = Time::HiRes::time() - $frozen_at;
 my @c_ids = $by_worker->take($c, 0, 300, 'c on the frozen server\'s id');
 
-# a goes on, all but its lease worker: its sessions may issue only below
+# a goes on, all but its lease renewer: its sessions may issue only below
 # its fence, which its clock has passed, so they fail clearly.
 my $lease_worker = SnowidLease::lease_worker_pid($a);
 SnowidLease::thaw([ grep { $_ != $lease_worker } @$pids ]);
 $err = SnowidTest::psql_error($a, 'SELECT snowid_next()');
 like($err, qr/08006.*the lease on snowid worker id 0 ran out/s,
-	'a, going on before its lease worker, stops at its fence with a clear error');
+	'a, going on before its lease renewer, stops at its fence with a clear error');
 SnowidLease::thaw([$lease_worker]);
 
 # It notices at its next renewal, stops using the id and fails clearly.

@@ -6,9 +6,10 @@
 # older high-water mark stood between it and the original's later ids.
 # Now every claim starts at or above the id's current fence.
 #
-# The original renews its lease several times after the copy and runs its
-# drift budget ahead of its clock (one id a millisecond) before it crashes;
-# the copy, restored at once, must start above all of that.
+# The original renews its lease several times after the copy and runs
+# ahead of its clock (one id a millisecond, within its drift budget and its
+# fence) before it crashes; the copy, restored at once, must start above
+# all of that.
 use strict;
 use warnings;
 
@@ -31,7 +32,7 @@ my $node = $redis->new_node('s',
 		'snowid.datacenter_id' => $dc,
 		'snowid.worker_bits' => 0,
 		'snowid.sequence_bits' => 0,
-		'snowid.worker_lease' => '3s',
+		'snowid.worker_lease' => '10s',
 		'snowid.max_drift_ms' => 6000,
 		'snowid.max_wait_ms' => 10000
 	});
@@ -67,7 +68,7 @@ $node->poll_query_until('postgres',
 	"SELECT renewals >= $renewals + 3 FROM snowid_status()")
   or die 'no renewals';
 my $max = $node->safe_psql('postgres',
-	'SELECT max(id) FROM snowid_next_batch(6000) id');
+	'SELECT max(id) FROM snowid_next_batch(4500) id');
 my $ahead = $node->safe_psql('postgres', "SELECT
 	(extract(epoch FROM (snowid_decode($max)).ts - clock_timestamp()) * 1000)::int");
 note("the original ran $ahead ms ahead of its clock");

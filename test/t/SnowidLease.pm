@@ -51,7 +51,7 @@ sub server_pids
 	return ($postmaster, grep { /^\d+$/ } @children);
 }
 
-# The pid of a running server's lease worker.
+# The pid of a running server's lease renewer.
 sub lease_worker_pid
 {
 	my ($node) = @_;
@@ -59,9 +59,9 @@ sub lease_worker_pid
 
 	for (split /\n/, `ps -o pid=,args= --ppid $postmaster`)
 	{
-		return $1 if /^\s*(\d+)\s.*snowid lease worker/;
+		return $1 if /^\s*(\d+)\s.*snowid lease renewer/;
 	}
-	die $node->name . ' has no lease worker';
+	die $node->name . ' has no lease renewer';
 }
 
 # Freezes a whole server (SIGSTOP, children first), as a stalled VM would.
