@@ -3,20 +3,28 @@
 EXTENSION = snowid
 MODULE_big = snowid
 OBJS = \
+	src/core/layout.o \
+	src/core/clock.o \
+	src/core/mark.o \
+	src/core/wal.o \
+	src/core/wait_events.o \
+	src/core/generator.o \
+	src/core/generator_mark.o \
+	src/core/generator_worker.o \
+	src/redis/url.o \
+	src/redis/result.o \
+	src/redis/conn.o \
+	src/redis/tls.o \
+	src/redis/topology.o \
+	src/redis/claim.o \
+	src/redis/lease.o \
+	src/redis/report.o \
+	src/coord/request.o \
+	src/coord/worker.o \
+	src/coord/lease.o \
 	src/snowid.o \
 	src/settings.o \
-	src/generator.o \
-	src/layout.o \
-	src/hwm.o \
-	src/worker.o \
-	src/redis_claim.o \
-	src/redis_conn.o \
-	src/redis_tls.o \
-	src/redis_lease.o \
-	src/lease.o \
-	src/serial.o \
-	src/wait_events.o \
-	src/wal.o
+	src/serial.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql
@@ -48,7 +56,8 @@ HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hired
 HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
-PG_CPPFLAGS += $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+# headers name each other from src/: #include "core/generator.h"
+PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
 SHLIB_LINK += $(HIREDIS_LIBS)

@@ -27,7 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 
-#include "snowid.h"
+#include "core/generator.h"
 
 #define SNOWID_PREFIX_MAX		16
 #define SNOWID_TIME_DIGITS		17	/* YYYYMMDDHHMMSSmmm */

@@ -23,37 +23,16 @@
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 
-#include "redis_claim.h"
-#include "snowid.h"
+#include "coord/request.h"
+#include "core/generator.h"
+#include "redis/url.h"
+#include "settings.h"
 
 /* Range of snowid.max_drift_ms and snowid.max_wait_ms, in milliseconds */
 #define SNOWID_MAX_DRIFT_WAIT_MS	3600000
 
-int			snowid_datacenter_id = 0;
-int			snowid_worker_id = -1;
-int			snowid_max_drift_ms = 1000;
-int			snowid_max_wait_ms = 2000;
 static char *snowid_epoch = NULL;
 static char *snowid_redis_url = NULL;
-char	   *snowid_redis_key_prefix = NULL;
-int			snowid_redis_timeout_ms = 2000;
-int			snowid_redis_min_replicas = 0;
-char	   *snowid_redis_tls_ca_file = NULL;
-char	   *snowid_redis_tls_cert_file = NULL;
-char	   *snowid_redis_tls_key_file = NULL;
-int			snowid_worker_lease_ms = 0;
-bool		snowid_release_on_shutdown = false;
-const SnowidRedisTarget *snowid_redis_target = NULL;
-
-/* The bit widths are set by the snowid.*_bits settings at server start */
-SnowidLayout snowid_layout = {
-	.epoch_ms = SNOWID_DEFAULT_EPOCH_MS,
-	.timestamp_bits = SNOWID_ID_BITS - SNOWID_DEFAULT_DATACENTER_BITS -
-	SNOWID_DEFAULT_WORKER_BITS - SNOWID_DEFAULT_SEQUENCE_BITS,
-	.datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS,
-	.worker_bits = SNOWID_DEFAULT_WORKER_BITS,
-	.sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS
-};
 
 /*
  * snowid_configured_value

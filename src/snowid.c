@@ -21,7 +21,12 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "snowid.h"
+#include "coord/lease.h"
+#include "coord/request.h"
+#include "coord/worker.h"
+#include "core/generator.h"
+#include "core/wal.h"
+#include "settings.h"
 
 PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION);
 
@@ -88,7 +93,8 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
 
-	snowid_wal_register();
+	snowid_coord_install();
+	snowid_wal_register(snowid_replay_mark);
 	if (snowid_worker_lease_ms > 0)
 		snowid_lease_register();
 }
@@ -257,8 +263,8 @@ snowid_from_time(PG_FUNCTION_ARGS)
 	{
 		/* timestamptz_to_str() returns a static buffer: copy each result */
 		char	   *given = pstrdup(timestamptz_to_str(ts));
-		char	   *first = pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms)));
-		char	   *last = pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(snowid_layout.epoch_ms + max_ms)));
+		char	   *first = pstrdup(snowid_unix_ms_text((snowid_layout.epoch_ms)));
+		char	   *last = pstrdup(snowid_unix_ms_text((snowid_layout.epoch_ms + max_ms)));
 
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -28,7 +28,7 @@
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 
-#include "snowid.h"
+#include "core/wal.h"
 
 /* The one record type, in the rmgr's info bits */
 #define XLOG_SNOWID_MARK		0x00
@@ -60,13 +60,18 @@ static RmgrData snowid_rmgr = {
 	.rm_identify = snowid_identify
 };
 
+/* What replay does with a mark (the generator's, installed at start) */
+static SnowidReplayMark snowid_replay = NULL;
+
 /*
  * snowid_wal_register
- *		Registers the resource manager; only while preloading.
+ *		Registers the resource manager, whose replay hands each mark to
+ *		replay; only while preloading.
  */
 void
-snowid_wal_register(void)
+snowid_wal_register(SnowidReplayMark replay)
 {
+	snowid_replay = replay;
 	RegisterCustomRmgr(SNOWID_RMGR_ID, &snowid_rmgr);
 }
 
@@ -143,7 +148,7 @@ snowid_redo(XLogReaderState *record)
 						(unsigned int) XLogRecGetDataLen(record)),
 				 errdetail("The record is not a high-water mark this version of snowid wrote."),
 				 errhint("Install the snowid version of the server that wrote the WAL.")));
-	snowid_replay_mark(&mark);
+	snowid_replay(&mark);
 }
 
 /*

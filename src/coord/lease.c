@@ -41,8 +41,14 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "lease.h"
-#include "snowid.h"
+#include "coord/lease.h"
+#include "coord/request.h"
+#include "core/clock.h"
+#include "core/generator.h"
+#include "core/generator_worker.h"
+#include "core/wait_events.h"
+#include "redis/lease.h"
+#include "redis/report.h"
 
 /* A failed renewal or claim is tried again after at most this long */
 #define SNOWID_LEASE_RETRY_MS	1000
@@ -53,14 +59,11 @@ static volatile sig_atomic_t got_sigterm = false;
 
 static void snowid_lease_sigterm(SIGNAL_ARGS);
 static void snowid_lease_request(SnowidLeaseRequest *request,
-								 SnowidClaimRequest *claim,
+								 SnowidRedisRequest *claim,
 								 char *identity, size_t len,
 								 const char *token);
 static void snowid_lease_new_token(char *token);
 static void snowid_lease_give_back_ended(int code, Datum arg);
-static int64 snowid_unix_ms(void);
-static const char *snowid_unix_ms_text(int64 unix_ms);
-static int64 snowid_monotonic_ms(void);
 static bool snowid_lease_renew(const SnowidLeaseState *state);
 static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
 
@@ -97,9 +100,9 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidClaimRequest claim_request;
+	SnowidRedisRequest claim_request;
 	SnowidLeaseGrant grant;
-	SnowidClaimResult result;
+	SnowidRedisResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	char	   *fence;
 
@@ -150,7 +153,8 @@ snowid_lease_new_token(char *token)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not generate a random lease token")));
-	snprintf(token, SNOWID_LEASE_TOKEN_LEN, "%016" INT64_MODIFIER "x", bits);
+	snprintf(token, SNOWID_LEASE_TOKEN_LEN, "%016llx",
+			 (unsigned long long) bits);
 }
 
 /*
@@ -167,9 +171,9 @@ snowid_lease_give_back(bool at_shutdown)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidClaimRequest claim;
+	SnowidRedisRequest claim;
 	SnowidLeaseState state;
-	SnowidClaimResult result;
+	SnowidRedisResult result;
 	SnowidLeaseOutcome outcome;
 	int			worker_id;
 	int64		final_ms;
@@ -345,9 +349,9 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	static bool failing = false;
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidClaimRequest claim;
+	SnowidRedisRequest claim;
 	SnowidLeaseGrant grant;
-	SnowidClaimResult result;
+	SnowidRedisResult result;
 	SnowidLeaseOutcome outcome;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int			worker_id;
@@ -431,61 +435,11 @@ snowid_lease_claim_failed(ErrorData *edata, int *last_code)
  *		the claim made, renewed or given back.
  */
 static void
-snowid_lease_request(SnowidLeaseRequest *request, SnowidClaimRequest *claim,
+snowid_lease_request(SnowidLeaseRequest *request, SnowidRedisRequest *claim,
 					 char *identity, size_t len, const char *token)
 {
-	snowid_worker_identity(identity, len);
-	memset(claim, 0, sizeof(*claim));
-	claim->key_prefix = snowid_redis_key_prefix;
-	claim->datacenter_id = snowid_datacenter_id;
-	claim->explicit_worker_id = -1;
-	claim->preferred_worker_id = -1;
-	claim->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
-	claim->identity = identity;
-	claim->timeout_ms = snowid_redis_timeout_ms;
-	claim->min_replicas = snowid_redis_min_replicas;
-	claim->tls_ca_file = snowid_redis_tls_ca_file;
-	claim->tls_cert_file = snowid_redis_tls_cert_file;
-	claim->tls_key_file = snowid_redis_tls_key_file;
-	claim->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
-	claim->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
+	snowid_coord_request(claim, identity, len);
 	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;
 	request->token = token;
-}
-
-/*
- * snowid_unix_ms
- *		This server's wall clock in Unix ms.
- */
-static int64
-snowid_unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * snowid_unix_ms_text
- *		Unix ms as a timestamptz for a message, in a static buffer.
- */
-static const char *
-snowid_unix_ms_text(int64 unix_ms)
-{
-	return timestamptz_to_str(snowid_unix_ms_to_timestamptz(unix_ms));
-}
-
-/*
- * snowid_monotonic_ms
- *		A clock that never steps, in ms, for scheduling renewals.
- */
-static int64
-snowid_monotonic_ms(void)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	return (int64) INSTR_TIME_GET_MILLISEC(now);
 }

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * redis_lease.c
+ * lease.c
  *	  The Redis side of worker ids on lease: the Lua scripts that claim,
  *	  renew and give back a lease with its fence, and the reading of their
  *	  replies.  The keys are described in lease.h; connecting, logging in
- *	  and following cluster redirections is redis_claim.c's.
+ *	  and following cluster redirections is topology.c's.
  *
  * Every lease carries the token of the claim that granted it, and only the
  * process that holds that claim renews or releases it: a release that comes
@@ -23,7 +23,9 @@
 
 #include <hiredis/hiredis.h>
 
-#include "lease.h"
+#include "redis/claim.h"
+#include "redis/lease.h"
+#include "redis/scripts.h"
 
 /* The most arguments a script takes after the identity */
 #define SNOWID_LEASE_MAX_ARGS		5
@@ -163,7 +165,7 @@ static redisReply *
 snowid_lease_eval(const SnowidRedisTarget *target,
 				  const SnowidLeaseRequest *request, const char *script,
 				  int nargs, const char *const *args,
-				  SnowidClaimResult *result)
+				  SnowidRedisResult *result)
 {
 	SnowidRedisKeys keys;
 	const char *argv[7 + SNOWID_LEASE_MAX_ARGS];
@@ -218,7 +220,7 @@ snowid_lease_read_grant(const redisReply *reply,
 void
 snowid_redis_lease_claim(const SnowidRedisTarget *target,
 						 const SnowidLeaseRequest *request,
-						 SnowidLeaseGrant *grant, SnowidClaimResult *result)
+						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	char		max[16];
 	char		lease[24];
@@ -276,7 +278,7 @@ SnowidLeaseOutcome
 snowid_redis_lease_renew(const SnowidRedisTarget *target,
 						 const SnowidLeaseRequest *request, int worker_id,
 						 int64 fence_ms, SnowidLeaseGrant *grant,
-						 SnowidClaimResult *result)
+						 SnowidRedisResult *result)
 {
 	char		id[16];
 	char		lease[24];
@@ -326,7 +328,7 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 SnowidLeaseOutcome
 snowid_redis_lease_release(const SnowidRedisTarget *target,
 						   const SnowidLeaseRequest *request, int worker_id,
-						   int64 fence_ms, SnowidClaimResult *result)
+						   int64 fence_ms, SnowidRedisResult *result)
 {
 	char		id[16];
 	char		fence[24];

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * lease.h
- *	  Worker ids on lease (snowid.worker_lease): the Redis side of a lease
- *	  (redis_lease.c) and the background worker that renews it (lease.c).
+ *	  Worker ids on lease (snowid.worker_lease), the Redis side: the
+ *	  scripts that claim, renew and give back a lease (lease.c).
  *
- * Keys, next to the owners hash of redis_claim.h and with the same hash tag:
+ * Keys, next to the owners hash of claim.h and with the same hash tag:
  *
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value
  *										"lease <identity>" for a lease
@@ -21,19 +21,20 @@
  *
  * A fence is never removed, and only its holder lowers it, when it gives the
  * id back and has stopped issuing.  Every claim, on lease or for good
- * (redis_claim.c), starts at or above the fence it finds.
+ * (claim.c), starts at or above the fence it finds.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWID_LEASE_H
 #define SNOWID_LEASE_H
 
-#include "redis_claim.h"
+#include "redis/result.h"
+#include "redis/topology.h"
 
 /* What this server asks of Redis about its lease */
 typedef struct SnowidLeaseRequest
 {
-	const SnowidClaimRequest *claim;	/* where, as whom, how long to wait;
+	const SnowidRedisRequest *claim;	/* where, as whom, how long to wait;
 										 * explicit and preferred worker ids
 										 * unused */
 	int64		lease_ms;		/* snowid.worker_lease */
@@ -47,7 +48,7 @@ typedef enum SnowidLeaseOutcome
 	SNOWID_LEASE_OK,
 	SNOWID_LEASE_LOST,			/* the id is no longer this server's */
 	SNOWID_LEASE_FAILED			/* Redis did not answer as it should; the
-								 * SnowidClaimResult says why */
+								 * SnowidRedisResult says why */
 } SnowidLeaseOutcome;
 
 /* What Redis answered to a claim or a renewal, in Unix ms */
@@ -59,21 +60,21 @@ typedef struct SnowidLeaseGrant
 	int64		left_ms;		/* lease left by Redis' clock at the reply */
 } SnowidLeaseGrant;
 
-/* redis_lease.c: the scripts; never palloc, ereport only for a cancel */
+/* The scripts; never palloc, ereport only for a cancel */
 extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
 									 const SnowidLeaseRequest *request,
 									 SnowidLeaseGrant *grant,
-									 SnowidClaimResult *result);
+									 SnowidRedisResult *result);
 extern SnowidLeaseOutcome snowid_redis_lease_renew(const SnowidRedisTarget *target,
 												   const SnowidLeaseRequest *request,
 												   int worker_id,
 												   int64 fence_ms,
 												   SnowidLeaseGrant *grant,
-												   SnowidClaimResult *result);
+												   SnowidRedisResult *result);
 extern SnowidLeaseOutcome snowid_redis_lease_release(const SnowidRedisTarget *target,
 													 const SnowidLeaseRequest *request,
 													 int worker_id,
 													 int64 fence_ms,
-													 SnowidClaimResult *result);
+													 SnowidRedisResult *result);
 
 #endif							/* SNOWID_LEASE_H */

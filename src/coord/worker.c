@@ -8,7 +8,7 @@
  * Without snowid.redis_url, a worker id set in snowid.worker_id is known
  * when shared memory is initialised.  With it, the worker id is resolved on
  * first use: the first backend that needs one claims it from Redis (all
- * hiredis code is in redis_claim.c), and a configured snowid.worker_id is
+ * hiredis code is in src/redis), and a configured snowid.worker_id is
  * registered there instead of taken.  The caller (generator.c) lets one
  * backend at a time call snowid_worker_resolve() (others wait for it on a
  * condition variable) and keeps the result in shared memory, so Redis is
@@ -39,13 +39,19 @@
 
 #include <unistd.h>
 
-#include "access/xlog.h"
-#include "postmaster/postmaster.h"
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
-#include "redis_claim.h"
-#include "snowid.h"
+#include "coord/lease.h"
+#include "coord/request.h"
+#include "coord/worker.h"
+#include "core/generator.h"
+#include "core/mark.h"
+#include "redis/claim.h"
+#include "redis/report.h"
+
+/* The cache file, in the data directory: the last claim */
+#define SNOWID_WORKER_FILE		"snowid_worker"
 
 #define SNOWID_WORKER_VERSION	1
 #define SNOWID_WORKER_FORMAT \
@@ -60,19 +66,39 @@ typedef struct SnowidWorkerCache
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 } SnowidWorkerCache;
 
+static void snowid_worker_startup(int *worker_id,
+								  SnowidWorkerSource *source);
+static void snowid_worker_resolve(SnowidWorkerClaim *claim);
 static void snowid_worker_claim(SnowidWorkerClaim *claim);
-static bool snowid_claim_unreachable(const SnowidClaimResult *result);
-static void snowid_worker_claimed(const SnowidClaimRequest *request,
-								  const SnowidClaimResult *result,
+static bool snowid_claim_unreachable(const SnowidRedisResult *result);
+static void snowid_worker_claimed(const SnowidRedisRequest *request,
+								  const SnowidRedisResult *result,
 								  const SnowidWorkerCache *cached);
-static bool snowid_worker_from_cache(const SnowidClaimRequest *request,
-									 const SnowidClaimResult *result,
+static bool snowid_worker_from_cache(const SnowidRedisRequest *request,
+									 const SnowidRedisResult *result,
 									 int *worker_id);
 static bool snowid_cache_is_ours(const SnowidWorkerCache *cache,
-								 const SnowidClaimRequest *request);
+								 const SnowidRedisRequest *request);
 static void snowid_claim_context(void *arg);
 static bool snowid_cache_read(SnowidWorkerCache *cache, int elevel);
 static void snowid_cache_write(const SnowidWorkerCache *cache);
+
+/* What the generator asks of this layer (core/coordinator.h) */
+static const SnowidCoordinator snowid_redis_coordinator = {
+	.startup = snowid_worker_startup,
+	.resolve = snowid_worker_resolve,
+};
+
+/*
+ * snowid_coord_install
+ *		Makes this layer the generator's source of worker ids; called from
+ *		_PG_init, before shared memory is initialised.
+ */
+void
+snowid_coord_install(void)
+{
+	snowid_set_coordinator(&snowid_redis_coordinator);
+}
 
 /*
  * snowid_worker_startup
@@ -80,7 +106,7 @@ static void snowid_cache_write(const SnowidWorkerCache *cache);
  *		the postmaster: no network or error reports here.  With Redis, even
  *		a configured worker id stays unknown until first use registers it.
  */
-void
+static void
 snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 {
 	if (snowid_worker_id >= 0 && snowid_redis_target == NULL)
@@ -101,7 +127,7 @@ snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
  *		ended), or reports why there is none.  The caller lets one process
  *		at a time in.
  */
-void
+static void
 snowid_worker_resolve(SnowidWorkerClaim *claim)
 {
 	memset(claim, 0, sizeof(*claim));
@@ -143,26 +169,14 @@ static void
 snowid_worker_claim(SnowidWorkerClaim *claim)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
-	SnowidClaimRequest request;
-	SnowidClaimResult result;
+	SnowidRedisRequest request;
+	SnowidRedisResult result;
 	SnowidWorkerCache cached;
 	bool		have_cache;
 	ErrorContextCallback errcallback;
 
-	snowid_worker_identity(identity, sizeof(identity));
-
-	request.key_prefix = snowid_redis_key_prefix;
-	request.datacenter_id = snowid_datacenter_id;
+	snowid_coord_request(&request, identity, sizeof(identity));
 	request.explicit_worker_id = snowid_worker_id;
-	request.max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
-	request.identity = identity;
-	request.timeout_ms = snowid_redis_timeout_ms;
-	request.min_replicas = snowid_redis_min_replicas;
-	request.tls_ca_file = snowid_redis_tls_ca_file;
-	request.tls_cert_file = snowid_redis_tls_cert_file;
-	request.tls_key_file = snowid_redis_tls_key_file;
-	request.client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
-	request.usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 
 	have_cache = snowid_cache_read(&cached, DEBUG1);
 	request.preferred_worker_id =
@@ -206,34 +220,11 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
  *		configuration to fix or an answer that forbids the id.
  */
 static bool
-snowid_claim_unreachable(const SnowidClaimResult *result)
+snowid_claim_unreachable(const SnowidRedisResult *result)
 {
 	return result->status == SNOWID_CLAIM_UNREACHABLE ||
 		result->status == SNOWID_CLAIM_NO_SENTINEL ||
 		result->status == SNOWID_CLAIM_NOT_MASTER;
-}
-
-/*
- * snowid_worker_identity
- *		The holder name this server claims under in Redis.
- */
-void
-snowid_worker_identity(char *identity, size_t len)
-{
-	char		host[256];
-
-	if (gethostname(host, sizeof(host)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("could not get the host name: %m")));
-	host[sizeof(host) - 1] = '\0';
-
-	if (!snowid_redis_identity(identity, len, snowid_datacenter_id, host,
-							   PostPortNumber, GetSystemIdentifier()))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the host name of this server cannot identify it in redis"),
-				 errdetail("The host name is empty, too long, or contains control characters.")));
 }
 
 /*
@@ -243,8 +234,8 @@ snowid_worker_identity(char *identity, size_t len)
  *		claim.
  */
 static void
-snowid_worker_claimed(const SnowidClaimRequest *request,
-					  const SnowidClaimResult *result,
+snowid_worker_claimed(const SnowidRedisRequest *request,
+					  const SnowidRedisResult *result,
 					  const SnowidWorkerCache *cached)
 {
 	SnowidWorkerCache cache;
@@ -277,7 +268,7 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
 				(errmsg("snowid starts the ids of worker id %d above its fence in redis",
 						result->worker_id),
 				 errdetail("The worker id was on lease before: every id issued with it lies below %s.",
-						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(result->floor_ms)))));
+						   snowid_unix_ms_text(result->floor_ms))));
 }
 
 /*
@@ -287,8 +278,8 @@ snowid_worker_claimed(const SnowidClaimRequest *request,
  *		WARNING saying why if there is a cache, when there is none to use.
  */
 static bool
-snowid_worker_from_cache(const SnowidClaimRequest *request,
-						 const SnowidClaimResult *result, int *worker_id)
+snowid_worker_from_cache(const SnowidRedisRequest *request,
+						 const SnowidRedisResult *result, int *worker_id)
 {
 	SnowidWorkerCache found;
 
@@ -335,7 +326,7 @@ snowid_worker_from_cache(const SnowidClaimRequest *request,
  */
 static bool
 snowid_cache_is_ours(const SnowidWorkerCache *cache,
-					 const SnowidClaimRequest *request)
+					 const SnowidRedisRequest *request)
 {
 	return strcmp(cache->identity, request->identity) == 0 &&
 		cache->datacenter_id == request->datacenter_id &&
@@ -350,7 +341,7 @@ snowid_cache_is_ours(const SnowidWorkerCache *cache,
 static void
 snowid_claim_context(void *arg)
 {
-	const SnowidClaimRequest *request = (const SnowidClaimRequest *) arg;
+	const SnowidRedisRequest *request = (const SnowidRedisRequest *) arg;
 
 	if (request->explicit_worker_id >= 0)
 		errcontext("registering snowid.worker_id %d in redis as \"%s\"",

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * redis_conn.c
+ * conn.c
  *	  The transport of a worker id claim: one connection to one Redis
  *	  server, opened without blocking and driven by PostgreSQL's
  *	  WaitLatchOrSocket(), so that every wait ends at the claim's deadline
@@ -25,28 +25,31 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 
-#include "redis_conn.h"
-#include "snowid.h"
+#include "redis/conn.h"
+#include "redis/tls.h"
 
 static bool snowid_conn_connect(SnowidRedisConn *conn,
 								const SnowidRedisNode *node,
-								SnowidClaimResult *result);
+								SnowidRedisResult *result);
 static bool snowid_conn_send(SnowidRedisConn *conn,
-							 SnowidClaimResult *result);
+							 SnowidRedisResult *result);
 static redisReply *snowid_conn_receive(SnowidRedisConn *conn,
-									   SnowidClaimResult *result);
+									   SnowidRedisResult *result);
 static void snowid_conn_io_failure(SnowidRedisConn *conn,
-								   SnowidClaimResult *result);
+								   SnowidRedisResult *result);
 
 /*
  * snowid_deadline_start
- *		Starts the clock of a claim that must end within timeout_ms.
+ *		Starts the clock of a claim that must end within timeout_ms; its
+ *		waits on the socket show wait_event_info.
  */
 void
-snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms)
+snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
+					  uint32 wait_event_info)
 {
 	INSTR_TIME_SET_CURRENT(deadline->start);
 	deadline->timeout_ms = timeout_ms;
+	deadline->wait_event_info = wait_event_info;
 }
 
 /*
@@ -92,7 +95,7 @@ snowid_deadline_remaining(const SnowidDeadline *deadline)
  *		error here.
  */
 bool
-snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidClaimResult *result)
+snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidRedisResult *result)
 {
 	for (;;)
 	{
@@ -111,7 +114,7 @@ snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidClaimResult *result)
 							   events | WL_LATCH_SET | WL_TIMEOUT |
 							   WL_EXIT_ON_PM_DEATH,
 							   conn->context->fd, remaining,
-							   snowid_wait_event(SNOWID_WAIT_REDIS));
+							   conn->deadline->wait_event_info);
 		if (rc & WL_LATCH_SET)
 		{
 			ResetLatch(MyLatch);
@@ -130,7 +133,7 @@ snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidClaimResult *result)
 bool
 snowid_conn_open(SnowidRedisConn *conn, const SnowidRedisNode *node,
 				 const SnowidRedisTls *tls, const SnowidDeadline *deadline,
-				 SnowidClaimResult *result)
+				 SnowidRedisResult *result)
 {
 	memset(conn, 0, sizeof(*conn));
 	conn->deadline = deadline;
@@ -152,7 +155,7 @@ snowid_conn_open(SnowidRedisConn *conn, const SnowidRedisNode *node,
  */
 static bool
 snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
-					SnowidClaimResult *result)
+					SnowidRedisResult *result)
 {
 	redisContext *c;
 	int			error = 0;
@@ -198,7 +201,7 @@ snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
  */
 redisReply *
 snowid_conn_command(SnowidRedisConn *conn, int argc, const char **argv,
-					SnowidClaimResult *result)
+					SnowidRedisResult *result)
 {
 	size_t		argvlen[16];
 	int			i;
@@ -222,7 +225,7 @@ snowid_conn_command(SnowidRedisConn *conn, int argc, const char **argv,
  *		Writes what hiredis has buffered, waiting while the socket is full.
  */
 static bool
-snowid_conn_send(SnowidRedisConn *conn, SnowidClaimResult *result)
+snowid_conn_send(SnowidRedisConn *conn, SnowidRedisResult *result)
 {
 	for (;;)
 	{
@@ -247,7 +250,7 @@ snowid_conn_send(SnowidRedisConn *conn, SnowidClaimResult *result)
  *		bytes that the socket no longer signals: read those before waiting.
  */
 static redisReply *
-snowid_conn_receive(SnowidRedisConn *conn, SnowidClaimResult *result)
+snowid_conn_receive(SnowidRedisConn *conn, SnowidRedisResult *result)
 {
 	for (;;)
 	{
@@ -281,7 +284,7 @@ snowid_conn_receive(SnowidRedisConn *conn, SnowidClaimResult *result)
  *		carries what was sent.
  */
 static void
-snowid_conn_io_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+snowid_conn_io_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 {
 	redisContext *c = conn->context;
 

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * hwm.c
+ * mark.c
  *	  The persisted high-water mark: a small file in the data directory that
  *	  says below which millisecond every id issued so far lies, together with
  *	  the layout and epoch those ids were made with.
@@ -29,7 +29,7 @@
 
 #include "storage/fd.h"
 
-#include "snowid.h"
+#include "core/mark.h"
 
 #define SNOWID_MARK_VERSION		2
 #define SNOWID_MARK_FORMAT \

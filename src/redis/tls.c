@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * redis_tls.c
+ * tls.c
  *	  TLS for the worker id claim (rediss://): the handshake, under the
  *	  claim's deadline and cancellable like every other wait, with the
  *	  server's certificate checked against snowid.redis_tls_ca_file (or the
@@ -19,7 +19,7 @@
  */
 #include "postgres.h"
 
-#include "redis_conn.h"
+#include "redis/tls.h"
 
 #ifdef SNOWID_HAVE_HIREDIS_SSL
 
@@ -34,13 +34,13 @@
 #include "storage/latch.h"
 
 static SSL_CTX *snowid_tls_context(const SnowidRedisTls *tls,
-								   SnowidClaimResult *result);
+								   SnowidRedisResult *result);
 static bool snowid_tls_check_host(SSL *ssl, const char *host,
-								  SnowidClaimResult *result);
+								  SnowidRedisResult *result);
 static void snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
-										 SnowidClaimResult *result);
+										 SnowidRedisResult *result);
 static bool snowid_tls_alert_failure(unsigned long err,
-									 SnowidClaimResult *result);
+									 SnowidRedisResult *result);
 static int	snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key);
 
 /*
@@ -67,7 +67,7 @@ snowid_tls_no_client_cert(SSL *ssl, X509 **cert, EVP_PKEY **key)
  */
 bool
 snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
-					 const SnowidRedisTls *tls, SnowidClaimResult *result)
+					 const SnowidRedisTls *tls, SnowidRedisResult *result)
 {
 	SSL_CTX    *ctx;
 	SSL		   *ssl;
@@ -138,7 +138,7 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
  *		the system's CAs) and presents the client certificate, if any.
  */
 static SSL_CTX *
-snowid_tls_context(const SnowidRedisTls *tls, SnowidClaimResult *result)
+snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 {
 	SSL_CTX    *ctx = SSL_CTX_new(TLS_client_method());
 	bool		have_ca = tls->ca_file != NULL && tls->ca_file[0] != '\0';
@@ -204,7 +204,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidClaimResult *result)
  *		name or an IP address), and sends a host name as SNI.
  */
 static bool
-snowid_tls_check_host(SSL *ssl, const char *host, SnowidClaimResult *result)
+snowid_tls_check_host(SSL *ssl, const char *host, SnowidRedisResult *result)
 {
 	unsigned char addr[16];
 	bool		is_ip = inet_pton(AF_INET, host, addr) == 1 ||
@@ -240,7 +240,7 @@ snowid_tls_check_host(SSL *ssl, const char *host, SnowidClaimResult *result)
  */
 static void
 snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
-							 SnowidClaimResult *result)
+							 SnowidRedisResult *result)
 {
 	long		verify = SSL_get_verify_result(ssl);
 	unsigned long err = ERR_peek_last_error();
@@ -298,7 +298,7 @@ snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
  *		client certificate (or its absence), say so.
  */
 static bool
-snowid_tls_alert_failure(unsigned long err, SnowidClaimResult *result)
+snowid_tls_alert_failure(unsigned long err, SnowidRedisResult *result)
 {
 	switch (ERR_GET_REASON(err))
 	{
@@ -326,7 +326,7 @@ snowid_tls_alert_failure(unsigned long err, SnowidClaimResult *result)
  *		after the handshake), fill result and return true.
  */
 bool
-snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 {
 	unsigned long err;
 
@@ -382,7 +382,7 @@ snowid_tls_free(SnowidRedisConn *conn)
  */
 bool
 snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
-					 const SnowidRedisTls *tls, SnowidClaimResult *result)
+					 const SnowidRedisTls *tls, SnowidRedisResult *result)
 {
 	snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
 					  "snowid was built without TLS: it needs hiredis 1.x built with TLS (hiredis_ssl).");
@@ -402,7 +402,7 @@ snowid_tls_free(SnowidRedisConn *conn)
 }
 
 bool
-snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidClaimResult *result)
+snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 {
 	return false;
 }

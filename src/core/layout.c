@@ -19,7 +19,7 @@
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
 
-#include "snowid.h"
+#include "core/layout.h"
 
 /* Microseconds between the Unix epoch and PostgreSQL's (2000-01-01) */
 #define SNOWID_PG_EPOCH_US \
@@ -119,6 +119,17 @@ TimestampTz
 snowid_unix_ms_to_timestamptz(int64 unix_ms)
 {
 	return (TimestampTz) (unix_ms * 1000 - SNOWID_PG_EPOCH_US);
+}
+
+/*
+ * snowid_unix_ms_text
+ *		Unix milliseconds as a timestamptz for a message, in a static
+ *		buffer.
+ */
+const char *
+snowid_unix_ms_text(int64 unix_ms)
+{
+	return timestamptz_to_str(snowid_unix_ms_to_timestamptz(unix_ms));
 }
 
 /*

@@ -16,7 +16,8 @@
  */
 #include "postgres.h"
 
-#include "snowid.h"
+#include "compat.h"
+#include "core/wait_events.h"
 
 static const char *const snowid_wait_names[SNOWID_WAIT_COUNT] = {
 	[SNOWID_WAIT_CLOCK] = "SnowidClock",

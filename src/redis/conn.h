@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * redis_conn.h
+ * conn.h
  *	  One connection to one Redis server, under one deadline: connecting,
  *	  the TLS handshake, sending a command and reading its reply, each wait
  *	  on the socket cancellable and shown as a wait event.
@@ -14,7 +14,7 @@
  * wait).  The caller must therefore close its connection in PG_FINALLY:
  * hiredis allocates with malloc.
  *
- * Failures are written into a SnowidClaimResult (redis_claim.h): the status
+ * Failures are written into a SnowidRedisResult (result.h): the status
  * and a sentence of our own, never a reply of Redis.
  *
  *-------------------------------------------------------------------------
@@ -24,22 +24,8 @@
 
 #include "portability/instr_time.h"
 
-#include "redis_claim.h"
-
-/*
- * hiredis versions.  snowid builds with hiredis 0.14 (Debian 12) and 1.x
- * (Debian 13, Ubuntu 24.04).  The transport uses only the calls both have
- * (redisConnectNonBlock, redisConnectUnixNonBlock, redisAppendCommandArgv,
- * redisBufferWrite, redisBufferRead, redisGetReplyFromReader); the one
- * difference is TLS, which only hiredis 1.x built with hiredis_ssl offers.
- * The Makefile defines SNOWID_HAVE_HIREDIS_SSL when pkg-config finds
- * hiredis_ssl; everything that needs it is in redis_tls.c.
- */
-#ifdef SNOWID_HAVE_HIREDIS_SSL
-#define SNOWID_REDIS_TLS_SUPPORTED	true
-#else
-#define SNOWID_REDIS_TLS_SUPPORTED	false
-#endif
+#include "redis/result.h"
+#include "redis/url.h"
 
 struct redisContext;
 struct redisReply;
@@ -49,6 +35,7 @@ typedef struct SnowidDeadline
 {
 	instr_time	start;
 	int			timeout_ms;
+	uint32		wait_event_info;	/* shown while waiting on the socket */
 } SnowidDeadline;
 
 /* An open connection; context NULL when closed */
@@ -71,7 +58,8 @@ typedef struct SnowidRedisTls
 	const char *key_file;
 } SnowidRedisTls;
 
-extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms);
+extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
+								  uint32 wait_event_info);
 extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
 extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
 
@@ -79,23 +67,13 @@ extern bool snowid_conn_open(SnowidRedisConn *conn,
 							 const SnowidRedisNode *node,
 							 const SnowidRedisTls *tls,
 							 const SnowidDeadline *deadline,
-							 SnowidClaimResult *result);
+							 SnowidRedisResult *result);
 extern struct redisReply *snowid_conn_command(SnowidRedisConn *conn, int argc,
 											  const char **argv,
-											  SnowidClaimResult *result);
+											  SnowidRedisResult *result);
 extern void snowid_conn_close(SnowidRedisConn *conn);
 
 extern bool snowid_conn_wait(SnowidRedisConn *conn, int events,
-							 SnowidClaimResult *result);
-
-/* redis_tls.c */
-extern bool snowid_tls_handshake(SnowidRedisConn *conn,
-								 const SnowidRedisNode *node,
-								 const SnowidRedisTls *tls,
-								 SnowidClaimResult *result);
-extern bool snowid_tls_pending(const SnowidRedisConn *conn);
-extern void snowid_tls_free(SnowidRedisConn *conn);
-extern bool snowid_tls_explain_failure(SnowidRedisConn *conn,
-									   SnowidClaimResult *result);
+							 SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_CONN_H */

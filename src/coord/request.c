@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * request.c
+ *	  The coordination layer's settings, the identity this server claims
+ *	  under, and the request every call to Redis starts from: a claim for
+ *	  good (worker.c) and every step of a lease (lease.c).  No locking
+ *	  applies.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "postmaster/postmaster.h"
+
+#include "coord/request.h"
+#include "core/generator.h"
+#include "core/wait_events.h"
+
+int			snowid_worker_id = -1;
+const SnowidRedisTarget *snowid_redis_target = NULL;
+char	   *snowid_redis_key_prefix = NULL;
+int			snowid_redis_timeout_ms = 2000;
+int			snowid_redis_min_replicas = 0;
+char	   *snowid_redis_tls_ca_file = NULL;
+char	   *snowid_redis_tls_cert_file = NULL;
+char	   *snowid_redis_tls_key_file = NULL;
+int			snowid_worker_lease_ms = 0;
+bool		snowid_release_on_shutdown = false;
+
+/*
+ * snowid_worker_identity
+ *		The holder name this server claims under in Redis.
+ */
+void
+snowid_worker_identity(char *identity, size_t len)
+{
+	char		host[256];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("could not get the host name: %m")));
+	host[sizeof(host) - 1] = '\0';
+
+	if (!snowid_redis_identity(identity, len, snowid_datacenter_id, host,
+							   PostPortNumber, GetSystemIdentifier()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the host name of this server cannot identify it in redis"),
+				 errdetail("The host name is empty, too long, or contains control characters.")));
+}
+
+/*
+ * snowid_coord_request
+ *		What this server asks of Redis, with its identity in the given
+ *		buffer: no explicit or preferred worker id (a claim for good sets
+ *		them), the generator's position and what it can start above now.
+ */
+void
+snowid_coord_request(SnowidRedisRequest *request, char *identity, size_t len)
+{
+	snowid_worker_identity(identity, len);
+	memset(request, 0, sizeof(*request));
+	request->key_prefix = snowid_redis_key_prefix;
+	request->datacenter_id = snowid_datacenter_id;
+	request->explicit_worker_id = -1;
+	request->preferred_worker_id = -1;
+	request->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
+	request->identity = identity;
+	request->timeout_ms = snowid_redis_timeout_ms;
+	request->min_replicas = snowid_redis_min_replicas;
+	request->tls_ca_file = snowid_redis_tls_ca_file;
+	request->tls_cert_file = snowid_redis_tls_cert_file;
+	request->tls_key_file = snowid_redis_tls_key_file;
+	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
+	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
+	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_REDIS);
+}

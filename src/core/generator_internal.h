@@ -1,0 +1,139 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator_internal.h
+ *	  The generator's shared state, shared by the files of the generator:
+ *	  generator.c (shared memory and the hot path), generator_mark.c (the
+ *	  high-water mark, takeovers and replay) and generator_worker.c (the
+ *	  worker id, resolved and on lease).  Nothing outside src/core includes
+ *	  it.
+ *
+ * Locking (SnowidShared groups its fields by it):
+ *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
+ *	  renewal_failed, last_clock_ms, ids_issued, clock_steps,
+ *	  takeover_pending, source_drift_ms, claiming, the worker fields
+ *	  (worker_id, worker_source, node_bits) and the lease fields (fence_ms,
+ *	  lease_gen, releasing, released, lease_expires_ms, lease_token);
+ *	  nothing else is read or
+ *	  written under it, and nothing under it can sleep, allocate, report or
+ *	  do I/O.
+ *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
+ *	  mark_high_water_ms) are set while shared memory is initialised, and
+ *	  mark_mismatch and its mark also by replay (under lock) while recovery
+ *	  lasts; backends read them without a lock, and only once recovery has
+ *	  ended.
+ *	- lock (an LWLock) serialises writing the high-water mark: its file and
+ *	  its WAL record; replay_unsaved is protected by it.
+ *	- claiming (under mutex) lets one process at a time (a backend, or the
+ *	  lease renewer) resolve the worker id, which may take Redis round trips
+ *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
+ *	  condition variable, where a cancel reaches them.  releasing (under
+ *	  mutex) holds every claim back the same way while a worker id on lease
+ *	  is being given back, so that no claim of this server meets the
+ *	  release of its last one in Redis.
+ *	- waits, clock_errors, resolve_failures, renewals and renewal_failures
+ *	  are atomics, counted outside the mutex.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_CORE_GENERATOR_INTERNAL_H
+#define SNOWID_CORE_GENERATOR_INTERNAL_H
+
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+#include "core/generator.h"
+
+/*
+ * The high-water mark is written this far ahead of the generator, and
+ * renewed when the generator comes within half of it.  One durable write
+ * covers about half a step of ids; after a crash the generator restarts at
+ * most this far ahead of the last id it issued.
+ */
+#define SNOWID_MARK_STEP_MS			1000
+
+/*
+ * A wall clock that goes back by more than this counts as a clock step.  The
+ * clock is read before the mutex is taken, so a caller descheduled in between
+ * looks like a small step; NTP only steps the clock for offsets over 128 ms.
+ */
+#define SNOWID_STEP_MIN_MS		100
+
+/* Longest single sleep while waiting for the clock, in microseconds */
+#define SNOWID_SLEEP_MAX_US		10000
+
+typedef struct SnowidShared
+{
+	/* set once while shared memory is initialised, then read without a lock: */
+	LWLock	   *lock;			/* serialises writers of the mark */
+	SnowidMarkRead mark_status; /* how reading the mark file went */
+	bool		mark_mismatch;	/* the mark file (or a replayed mark) has
+								 * another layout; also set by replay */
+	SnowidLayout mark_layout;	/* the layout found in that mark */
+	int64		mark_high_water_ms; /* and its mark, in Unix ms */
+
+	/* protected by lock: */
+	bool		replay_unsaved; /* a replayed mark is not in the file yet */
+
+	/* protected by mutex: */
+	slock_t		mutex;
+	int64		position;		/* last position issued, -1 if none */
+	int64		ms_first;		/* first position issued in position's ms */
+	int64		high_water_ms;	/* positions must stay below this ms */
+	bool		renewal_failed; /* an early renewal failed: none is tried
+								 * until the mark runs out */
+	int64		last_clock_ms;	/* wall clock last seen by a caller */
+	uint64		ids_issued;
+	uint64		clock_steps;
+	bool		takeover_pending;	/* see snowid_record_takeover() */
+	int			source_drift_ms;	/* snowid.max_drift_ms of the server the
+									 * mark came from, 0 if unknown */
+	int			worker_id;		/* -1 until resolved, or after a lease ended */
+	SnowidWorkerSource worker_source;
+	int64		node_bits;		/* -1 while worker_id is -1 */
+	bool		claiming;		/* a backend is resolving the worker id */
+	int64		fence_ms;		/* lease: positions must stay below this ms;
+								 * PG_INT64_MAX without a lease */
+	uint32		lease_gen;		/* changes whenever the worker id comes or
+								 * goes */
+	bool		releasing;		/* a worker id on lease is being given back:
+								 * no claim until it is */
+	bool		released;		/* snowid_release_worker() gave it back */
+	int64		lease_expires_ms;	/* lease: when it runs out, Unix ms by
+									 * this server's clock; 0 for none */
+	char		lease_token[SNOWID_LEASE_TOKEN_LEN];	/* lease: its claim's */
+
+	/* atomics, counted outside the mutex: */
+	pg_atomic_uint64 waits;
+	pg_atomic_uint64 clock_errors;
+	pg_atomic_uint32 resolve_failures;	/* failed worker id resolutions */
+	pg_atomic_uint64 renewals;	/* lease renewals that succeeded */
+	pg_atomic_uint64 renewal_failures;	/* and that did not */
+
+	/* signalled when a worker id resolution ends (its own locking): */
+	ConditionVariable worker_cv;
+} SnowidShared;
+
+extern SnowidShared *snowid_shared;
+
+/* generator.c */
+extern int64 snowid_clock_ms(void);
+extern int64 snowid_last_position(int64 ms, int64 max_ms);
+
+/* generator_mark.c */
+extern int64 snowid_load_mark(SnowidShared *s);
+extern void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
+extern void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
+extern char *snowid_layout_settings(const SnowidLayout *l);
+extern int64 snowid_old_ids_bound(const SnowidShared *s);
+extern void snowid_save_replayed_mark(SnowidShared *s);
+extern void snowid_skip_after_takeover(SnowidShared *s);
+extern int	snowid_takeover_drift_ms(const SnowidShared *s);
+extern void snowid_advance_mark(int64 needed_ms, bool wait);
+
+/* generator_worker.c */
+extern int64 snowid_resolve_worker(void);
+extern void snowid_startup_worker(int *worker_id, SnowidWorkerSource *source);
+
+#endif							/* SNOWID_CORE_GENERATOR_INTERNAL_H */

@@ -1,0 +1,46 @@
+/*-------------------------------------------------------------------------
+ *
+ * mark.h
+ *	  The persisted high-water mark (mark.c): a file in the data directory
+ *	  below which every id issued lies, and the one-line files it is
+ *	  written like.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_CORE_MARK_H
+#define SNOWID_CORE_MARK_H
+
+#include "core/layout.h"
+
+typedef struct SnowidMark
+{
+	SnowidLayout layout;		/* layout and epoch the mark was written with */
+	int64		high_water_ms;	/* Unix ms: every id issued lies below it */
+	int			max_drift_ms;	/* snowid.max_drift_ms of the server whose
+								 * ids the mark covers; 0 if unknown */
+	bool		takeover;		/* started as a copy of another server and
+								 * has not yet skipped past its ids */
+} SnowidMark;
+
+typedef enum SnowidMarkRead
+{
+	SNOWID_MARK_OK,
+	SNOWID_MARK_MISSING,
+	SNOWID_MARK_UNREADABLE,		/* the file is there but cannot be read */
+	SNOWID_MARK_CORRUPT
+} SnowidMarkRead;
+
+extern SnowidMarkRead snowid_mark_read(SnowidMark *mark);
+extern bool snowid_mark_valid(const SnowidMark *mark);
+extern bool snowid_mark_write(const SnowidMark *mark, int elevel);
+extern bool snowid_mark_layout_matches(const SnowidMark *mark,
+									   const SnowidLayout *layout);
+extern bool snowid_write_line_file(const char *path, const char *line,
+								   int elevel);
+
+#define SNOWID_MARK_FILE		"snowid_state"
+
+/* The largest snowid.max_drift_ms, one hour */
+#define SNOWID_MAX_DRIFT_MS		3600000
+
+#endif							/* SNOWID_CORE_MARK_H */

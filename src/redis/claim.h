@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * claim.h
+ *	  Claiming a worker id from Redis, for good: the owners hash of a
+ *	  datacenter,
+ *
+ *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
+ *
+ * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
+ * Next to it, the lease keys of lease.h; the claim reads their fences: an
+ * id that was on lease is taken, for good or on lease, only by a server that
+ * can start above its fence (every id its holders issued lies below it).
+ * The braces are a Redis Cluster hash tag; every key this module may ever add
+ * for a datacenter carries the same tag so that the claim script, which
+ * touches them together, runs on a cluster.
+ *
+ *	snowid_redis_try_claim()	talks to Redis and fills a SnowidRedisResult;
+ *								never pallocs; ereports only when
+ *								CHECK_FOR_INTERRUPTS() ends a wait (a cancel,
+ *								a terminate, a shutdown), and every hiredis
+ *								object is freed then too.
+ *
+ * The caller decides what a failure means (for example, fall back to a
+ * cached worker id when Redis is unreachable, but never when the datacenter
+ * is full), and reports it with snowid_redis_report() (report.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_REDIS_CLAIM_H
+#define SNOWID_REDIS_CLAIM_H
+
+#include "redis/result.h"
+#include "redis/topology.h"
+
+extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
+								   const SnowidRedisRequest *request,
+								   SnowidRedisResult *result);
+extern bool snowid_redis_read_fenced(const char *err,
+									 const SnowidRedisRequest *request,
+									 SnowidRedisResult *result);
+
+#endif							/* SNOWID_REDIS_CLAIM_H */

@@ -1,0 +1,106 @@
+/*-------------------------------------------------------------------------
+ *
+ * result.h
+ *	  How a call to Redis ended: SnowidRedisResult, filled by every function
+ *	  of src/redis that talks to Redis (a claim, a lease script, the
+ *	  connection and its TLS handshake), and the helpers that fill it with a
+ *	  sentence of our own or with Redis' words, never a password.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_REDIS_RESULT_H
+#define SNOWID_REDIS_RESULT_H
+
+#include "redis/url.h"
+
+/* How a call to Redis ended; see snowid_redis_report() for the SQLSTATE of each */
+typedef enum SnowidRedisStatus
+{
+	SNOWID_CLAIM_OK,			/* worker_id is ours */
+	SNOWID_CLAIM_UNREACHABLE,	/* no connection, I/O error, timeout, or
+								 * Redis busy/loading/cluster down */
+	SNOWID_CLAIM_AUTH_FAILED,	/* AUTH refused, or a password is needed
+								 * and none was given (NOAUTH) */
+	SNOWID_CLAIM_NO_PERMISSION, /* logged in, but the ACL forbids the
+								 * commands (NOPERM) */
+	SNOWID_CLAIM_ALL_HELD,		/* every id 0..max_worker_id is held */
+	SNOWID_CLAIM_FENCED,		/* the ids not held (or the explicit one)
+								 * are fenced past usable_ms: worker_id is
+								 * the one fenced least far, floor_ms its
+								 * fence */
+	SNOWID_CLAIM_CONFLICT,		/* explicit id is held by holder */
+	SNOWID_CLAIM_HOLDS_OTHER,	/* this identity already holds worker_id,
+								 * not the explicit id */
+	SNOWID_CLAIM_REDIS_ERROR,	/* any other error reply (READONLY, OOM,
+								 * SELECT out of range, ...) */
+	SNOWID_CLAIM_PROTOCOL_ERROR,	/* a reply of unexpected shape */
+	SNOWID_CLAIM_TLS_SETUP,		/* CA, certificate or key file unusable */
+	SNOWID_CLAIM_TLS_UNTRUSTED, /* server certificate not signed by a CA
+								 * we trust */
+	SNOWID_CLAIM_TLS_HOSTNAME,	/* certificate is for another host name */
+	SNOWID_CLAIM_TLS_EXPIRED,	/* certificate expired or not yet valid */
+	SNOWID_CLAIM_TLS_CLIENT_CERT,	/* server wants a client certificate,
+									 * or refused ours */
+	SNOWID_CLAIM_TLS_FAILED,	/* any other TLS handshake failure */
+	SNOWID_CLAIM_NO_SENTINEL,	/* no sentinel could be reached */
+	SNOWID_CLAIM_NO_MASTER,		/* the sentinels know no master by that
+								 * name */
+	SNOWID_CLAIM_NOT_MASTER,	/* the named master says it is a replica */
+	SNOWID_CLAIM_FEW_REPLICAS	/* WAIT: fewer replicas than
+								 * snowid.redis_min_replicas have the claim */
+} SnowidRedisStatus;
+
+typedef struct SnowidRedisResult
+{
+	SnowidRedisStatus status;
+	int			worker_id;		/* OK: the claimed id; CONFLICT: the explicit
+								 * id; HOLDS_OTHER: the id already held; else
+								 * -1 */
+	bool		connected;		/* UNREACHABLE: a connection was made, and
+								 * lost, timed out or answered "not now" */
+	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
+								 * policy, which may drop the claim */
+	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
+	int64		floor_ms;		/* OK: the fence worker_id had, Unix ms:
+								 * every id issued with it so far lies
+								 * below, so this server's must start at
+								 * or above it; FENCED: the fence */
+	double		elapsed_ms;		/* how long the claim took */
+	char		master_name[SNOWID_REDIS_MASTER_NAME_LEN];	/* of the URL's
+															 * sentinels */
+	char		node[SNOWID_REDIS_DESCRIBE_LEN];	/* server last talked to:
+													 * host:port,
+													 * [ipv6]:port or
+													 * unix:/path */
+	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
+													 * holding the explicit id */
+	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* a sentence for the
+													 * detail, in hiredis' or
+													 * Redis' own words; OK
+													 * with evictable: the
+													 * policy */
+} SnowidRedisResult;
+
+/* A failure in our own words */
+extern void snowid_redis_fail(SnowidRedisResult *result,
+							  SnowidRedisStatus status, const char *fmt,...)
+			pg_attribute_printf(3, 4);
+
+/* A failure that quotes Redis (never a password of target) */
+extern void snowid_redis_quote(SnowidRedisResult *result,
+							   const SnowidRedisTarget *target,
+							   SnowidRedisStatus status, const char *lead,
+							   const char *text);
+extern SnowidRedisStatus snowid_classify_error(const char *err,
+											   bool during_auth);
+extern void snowid_error_code(const char *err, const SnowidRedisTarget *target,
+							  char *buf, size_t len);
+extern void snowid_end_sentence(char *msg, size_t size);
+extern void snowid_redis_text(char *dst, size_t dstlen,
+							  const SnowidRedisTarget *target,
+							  const char *text);
+extern void snowid_redis_error_reply(const SnowidRedisTarget *target,
+									 const char *err,
+									 SnowidRedisResult *result);
+
+#endif							/* SNOWID_REDIS_RESULT_H */

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * topology.h
+ *	  Sending commands on a datacenter's keys to the right Redis server:
+ *	  what a call asks for (SnowidRedisRequest), a session that finds the
+ *	  server and logs in, and the one function every such command goes
+ *	  through.
+ *
+ * A session lives in the caller's frame:
+ *
+ *		PG_TRY();
+ *		{
+ *			if (snowid_redis_open(&session, target, request, result))
+ *				reply = snowid_redis_command(&session, argc, argv, "command",
+ *											 result);
+ *		}
+ *		PG_FINALLY();
+ *		{
+ *			snowid_redis_close(&session);
+ *		}
+ *
+ * snowid_redis_run() does just that, then WAITs for replicas.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_REDIS_TOPOLOGY_H
+#define SNOWID_REDIS_TOPOLOGY_H
+
+#include "redis/conn.h"
+#include "redis/result.h"
+#include "redis/url.h"
+
+/* What a call to Redis asks for: where, as whom, within how long */
+typedef struct SnowidRedisRequest
+{
+	const char *key_prefix;		/* snowid.redis_key_prefix; must pass
+								 * snowid_redis_check_key_prefix() */
+	int			datacenter_id;
+	int			explicit_worker_id; /* snowid.worker_id, or -1 to take the
+									 * lowest free id */
+	int			preferred_worker_id;	/* with explicit_worker_id -1: the id
+										 * to take if this identity holds
+										 * none and it is free (this server's
+										 * last claim), or -1 */
+	int			max_worker_id;	/* highest worker id of the bit layout */
+	const char *identity;		/* from snowid_redis_identity() */
+	int			timeout_ms;		/* the whole claim ends within it */
+	int			min_replicas;	/* WAIT for this many replicas; 0: none */
+	const char *tls_ca_file;	/* NULL or "": the system's CAs */
+	const char *tls_cert_file;	/* NULL or "": no client certificate */
+	const char *tls_key_file;
+	int64		client_ms;		/* where this server's generator is, Unix
+								 * ms: a lease's fence goes a lease past it */
+	int64		usable_ms;		/* the latest fence this server can start
+								 * above now: its clock plus
+								 * snowid.max_drift_ms, Unix ms */
+	uint32		wait_event_info;	/* shown while waiting on Redis */
+} SnowidRedisRequest;
+
+/* One call: the server found, logged in, under one deadline */
+typedef struct SnowidRedisSession
+{
+	const SnowidRedisTarget *target;
+	const SnowidRedisRequest *request;
+	SnowidDeadline deadline;
+	SnowidRedisConn conn;
+	SnowidRedisNode node;		/* the server conn is logged in to */
+} SnowidRedisSession;
+
+struct redisReply;
+
+extern bool snowid_redis_open(SnowidRedisSession *session,
+							  const SnowidRedisTarget *target,
+							  const SnowidRedisRequest *request,
+							  SnowidRedisResult *result);
+extern struct redisReply *snowid_redis_command(SnowidRedisSession *session,
+											   int argc, const char **argv,
+											   const char *what,
+											   SnowidRedisResult *result);
+extern bool snowid_redis_wait_replicas(SnowidRedisSession *session,
+									   SnowidRedisResult *result);
+extern void snowid_redis_close(SnowidRedisSession *session);
+
+extern struct redisReply *snowid_redis_run(const SnowidRedisTarget *target,
+										   const SnowidRedisRequest *request,
+										   int argc, const char **argv,
+										   SnowidRedisResult *result);
+
+#endif							/* SNOWID_REDIS_TOPOLOGY_H */

@@ -1,0 +1,577 @@
+/*-------------------------------------------------------------------------
+ *
+ * url.c
+ *	  snowid.redis_url, snowid.redis_key_prefix and the names that follow
+ *	  from them: parsing the URL into a SnowidRedisTarget, the identity a
+ *	  server claims under, and a datacenter's keys.  See url.h.
+ *
+ * Nothing here talks to Redis, allocates or ereports, so every function can
+ * serve a GUC check hook; no locking applies.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "redis/url.h"
+
+/*
+ * Value of one hex digit, or -1.
+ */
+static int
+snowid_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Percent-decode src[0..n) into dst, so that a password may contain "@",
+ * ":" or "/".  False on a malformed escape, an encoded NUL or overflow.
+ */
+static bool
+snowid_percent_decode(const char *src, size_t n, char *dst, size_t dstlen)
+{
+	size_t		i;
+	size_t		o = 0;
+
+	for (i = 0; i < n; i++)
+	{
+		char		c = src[i];
+
+		if (c == '%')
+		{
+			int			hi;
+			int			lo;
+
+			if (i + 2 >= n)
+				return false;
+			hi = snowid_hex_value(src[i + 1]);
+			lo = snowid_hex_value(src[i + 2]);
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return false;
+			c = (char) (hi * 16 + lo);
+			i += 2;
+		}
+		if (o + 1 >= dstlen)
+			return false;
+		dst[o++] = c;
+	}
+	dst[o] = '\0';
+	return true;
+}
+
+/*
+ * Parse a decimal number in src[0..n) that must lie in min..max.  Only
+ * digits are accepted: no sign, no spaces.
+ */
+bool
+snowid_parse_number(const char *src, size_t n, int64 min, int64 max, int *out)
+{
+	int64		value = 0;
+	size_t		i;
+
+	if (n == 0 || n > 10)
+		return false;
+	for (i = 0; i < n; i++)
+	{
+		if (src[i] < '0' || src[i] > '9')
+			return false;
+		value = value * 10 + (src[i] - '0');
+	}
+	if (value < min || value > max)
+		return false;
+	*out = (int) value;
+	return true;
+}
+
+/*
+ * Split user info "[user:]password" into the target, percent-decoding both.
+ * Without a colon the whole is a password, as redis-cli reads it.
+ */
+static bool
+snowid_parse_userinfo(const char *src, size_t n, SnowidRedisTarget *target,
+					  const char **problem)
+{
+	const char *colon = memchr(src, ':', n);
+
+	if (colon != NULL)
+	{
+		if (!snowid_percent_decode(src, colon - src, target->user,
+								   sizeof(target->user)))
+		{
+			*problem = "The user name is too long or has a malformed percent escape.";
+			return false;
+		}
+		n -= (colon - src) + 1;
+		src = colon + 1;
+	}
+	if (!snowid_percent_decode(src, n, target->password,
+							   sizeof(target->password)))
+	{
+		*problem = "The password is too long or has a malformed percent escape.";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether c may appear in a host name.
+ */
+static bool
+snowid_is_host_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+}
+
+/*
+ * Parse "host[:port]" or "[ipv6][:port]" into node; the port defaults to
+ * default_port.
+ */
+static bool
+snowid_parse_hostport(const char *src, size_t n, int default_port,
+					  SnowidRedisNode *node, const char **problem)
+{
+	const char *end = src + n;
+	const char *host = src;
+	const char *host_end;
+	const char *p;
+
+	if (n > 0 && src[0] == '[')
+	{
+		host = src + 1;
+		host_end = memchr(host, ']', end - host);
+		if (host_end == NULL)
+		{
+			*problem = "The IPv6 address has no closing bracket.";
+			return false;
+		}
+		for (p = host; p < host_end; p++)
+		{
+			if (snowid_hex_value(*p) < 0 && *p != ':' && *p != '.')
+			{
+				*problem = "The IPv6 address in brackets may hold only hex digits, colons and dots.";
+				return false;
+			}
+		}
+		p = host_end + 1;
+	}
+	else
+	{
+		host_end = memchr(src, ':', n);
+		if (host_end == NULL)
+			host_end = end;
+		for (p = host; p < host_end; p++)
+		{
+			if (!snowid_is_host_char(*p))
+			{
+				*problem = "The host name may hold only letters, digits, \"-\", \".\" and \"_\"; write an IPv6 address in brackets, and percent-encode \"@\", \":\" and \"/\" in the password.";
+				return false;
+			}
+		}
+		p = host_end;
+	}
+
+	if (host_end == host)
+	{
+		*problem = "The URL names no host.";
+		return false;
+	}
+	if ((size_t) (host_end - host) >= sizeof(node->host))
+	{
+		*problem = "The host name is too long.";
+		return false;
+	}
+	memcpy(node->host, host, host_end - host);
+	node->host[host_end - host] = '\0';
+
+	node->port = default_port;
+	if (p < end)
+	{
+		if (*p != ':' ||
+			!snowid_parse_number(p + 1, end - p - 1, 1, 65535, &node->port))
+		{
+			*problem = "The port must be a number from 1 to 65535.";
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Parse what follows the user info of a unix:// URL: an absolute socket
+ * path, and optionally "?db=N".
+ */
+static bool
+snowid_parse_unix_path(const char *p, const char *authority_end,
+					   const char *end, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	const char *path_end;
+
+	if (p != authority_end || *p != '/')
+	{
+		*problem = "A unix:// URL takes an absolute socket path, as in unix:///run/redis/redis.sock.";
+		return false;
+	}
+	path_end = strchr(p, '?');
+	if (path_end == NULL)
+		path_end = end;
+	if ((size_t) (path_end - p) >= sizeof(target->node.socket_path))
+	{
+		*problem = "The socket path is too long.";
+		return false;
+	}
+	memcpy(target->node.socket_path, p, path_end - p);
+	target->node.socket_path[path_end - p] = '\0';
+
+	if (path_end < end &&
+		(strncmp(path_end, "?db=", 4) != 0 ||
+		 !snowid_parse_number(path_end + 4, end - path_end - 4,
+							  0, INT_MAX, &target->db)))
+	{
+		*problem = "The only parameter of a unix:// URL is db, a number, as in unix:///run/redis/redis.sock?db=0.";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Parse the database after the authority: "", "/" or "/N".
+ */
+static bool
+snowid_parse_db(const char *p, const char *end, SnowidRedisTarget *target,
+				const char **problem)
+{
+	if (p < end && p + 1 < end &&
+		!snowid_parse_number(p + 1, end - p - 1, 0, INT_MAX, &target->db))
+	{
+		*problem = "The database after the host must be a number, as in redis://localhost:6379/0.";
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Parse the parameters of a redis-sentinel:// URL, from after "?" to end:
+ * "sentinel_user=name" and "sentinel_password=secret", joined by "&",
+ * percent-decoded.
+ */
+static bool
+snowid_parse_sentinel_query(const char *p, const char *end,
+							SnowidRedisTarget *target, const char **problem)
+{
+	while (p < end)
+	{
+		const char *amp = memchr(p, '&', end - p);
+		const char *item_end = amp ? amp : end;
+		char	   *dst;
+		size_t		dstlen;
+		size_t		n;
+
+		if (item_end - p > 14 && strncmp(p, "sentinel_user=", 14) == 0)
+		{
+			n = 14;
+			dst = target->sentinel_user;
+			dstlen = sizeof(target->sentinel_user);
+		}
+		else if (item_end - p > 18 &&
+				 strncmp(p, "sentinel_password=", 18) == 0)
+		{
+			n = 18;
+			dst = target->sentinel_password;
+			dstlen = sizeof(target->sentinel_password);
+		}
+		else
+		{
+			*problem = "The only parameters of a redis-sentinel:// URL are sentinel_user and sentinel_password, as in redis-sentinel://host1,host2/mymaster?sentinel_password=secret.";
+			return false;
+		}
+		if (!snowid_percent_decode(p + n, item_end - p - n, dst, dstlen))
+		{
+			*problem = "The sentinel user name or password is too long or has a malformed percent escape.";
+			return false;
+		}
+		p = amp ? amp + 1 : end;
+	}
+	return true;
+}
+
+/*
+ * Parse what follows the user info of a redis-sentinel:// URL: sentinels
+ * "host[:port],host[:port]..." up to authority_end, then "/master[/db]".
+ */
+static bool
+snowid_parse_sentinels(const char *p, const char *authority_end,
+					   const char *end, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	const char *name;
+	const char *name_end;
+	const char *query;
+
+	while (p < authority_end)
+	{
+		const char *comma = memchr(p, ',', authority_end - p);
+		const char *item_end = comma ? comma : authority_end;
+
+		if (target->sentinel_count == SNOWID_REDIS_MAX_SENTINELS)
+		{
+			*problem = "A redis-sentinel:// URL may name at most 8 sentinels.";
+			return false;
+		}
+		if (!snowid_parse_hostport(p, item_end - p, SNOWID_REDIS_SENTINEL_PORT,
+								   &target->sentinels[target->sentinel_count],
+								   problem))
+			return false;
+		target->sentinel_count++;
+		p = comma ? comma + 1 : authority_end;
+	}
+	if (target->sentinel_count == 0)
+	{
+		*problem = "The URL names no sentinel.";
+		return false;
+	}
+
+	query = authority_end < end ? strchr(authority_end, '?') : NULL;
+	if (query != NULL)
+	{
+		if (!snowid_parse_sentinel_query(query + 1, end, target, problem))
+			return false;
+		end = query;
+	}
+
+	name = authority_end + 1;
+	name_end = authority_end < end ? memchr(name, '/', end - name) : NULL;
+	if (name_end == NULL)
+		name_end = end;
+	if (authority_end >= end || name_end == name)
+	{
+		*problem = "A redis-sentinel:// URL names the master after the sentinels, as in redis-sentinel://sentinel1:26379,sentinel2:26379/mymaster.";
+		return false;
+	}
+	if ((size_t) (name_end - name) >= sizeof(target->master_name))
+	{
+		*problem = "The master name is too long.";
+		return false;
+	}
+	for (p = name; p < name_end; p++)
+	{
+		if (!snowid_is_host_char(*p))
+		{
+			*problem = "The master name may hold only letters, digits, \"-\", \".\" and \"_\".";
+			return false;
+		}
+	}
+	memcpy(target->master_name, name, name_end - name);
+	target->master_name[name_end - name] = '\0';
+	return snowid_parse_db(name_end, end, target, problem);
+}
+
+/*
+ * Parse snowid.redis_url into *target; see snowid_redis_parse_url().
+ */
+static bool
+snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
+					  const char **problem)
+{
+	enum
+	{
+		URL_TCP, URL_UNIX, URL_SENTINEL
+	}			kind;
+	const char *p;
+	const char *authority_end;
+	const char *at;
+	const char *end;
+	const char *q;
+
+	if (url == NULL || url[0] == '\0')
+	{
+		*problem = "The URL is empty.";
+		return false;
+	}
+	if (strncmp(url, "redis://", 8) == 0)
+	{
+		kind = URL_TCP;
+		p = url + 8;
+	}
+	else if (strncmp(url, "rediss://", 9) == 0)
+	{
+		if (!SNOWID_REDIS_TLS_SUPPORTED)
+		{
+			*problem = "TLS (rediss://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS.";
+			return false;
+		}
+		kind = URL_TCP;
+		target->tls = true;
+		p = url + 9;
+	}
+	else if (strncmp(url, "unix://", 7) == 0)
+	{
+		kind = URL_UNIX;
+		p = url + 7;
+	}
+	else if (strncmp(url, "redis-sentinel://", 17) == 0)
+	{
+		kind = URL_SENTINEL;
+		p = url + 17;
+	}
+	else
+	{
+		*problem = "The URL must start with redis://, rediss://, unix:// or redis-sentinel://.";
+		return false;
+	}
+
+	/*
+	 * The authority runs to the first "/"; user info, if any, to its last
+	 * "@".  A raw "/" in a password would end the authority early, so it
+	 * must be written %2F.
+	 */
+	end = p + strlen(p);
+	authority_end = strchr(p, '/');
+	if (authority_end == NULL)
+		authority_end = end;
+	at = NULL;
+	for (q = p; q < authority_end; q++)
+	{
+		if (*q == '@')
+			at = q;
+	}
+	if (at != NULL)
+	{
+		if (!snowid_parse_userinfo(p, at - p, target, problem))
+			return false;
+		p = at + 1;
+	}
+
+	switch (kind)
+	{
+		case URL_UNIX:
+			return snowid_parse_unix_path(p, authority_end, end, target,
+										  problem);
+		case URL_SENTINEL:
+			return snowid_parse_sentinels(p, authority_end, end, target,
+										  problem);
+		case URL_TCP:
+			break;
+	}
+	if (!snowid_parse_hostport(p, authority_end - p, SNOWID_REDIS_DEFAULT_PORT,
+							   &target->node, problem))
+		return false;
+	return snowid_parse_db(authority_end, end, target, problem);
+}
+
+/*
+ * Parse snowid.redis_url into *target.  On failure *target is zeroed, so no
+ * half-parsed password lingers, and *problem is a full sentence fit for
+ * errdetail or GUC_check_errdetail; it is a constant, so it never contains
+ * any part of the URL.  Never ereports, never allocates.
+ */
+bool
+snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	memset(target, 0, sizeof(*target));
+	*problem = NULL;
+	if (snowid_parse_url_into(url, target, problem))
+		return true;
+	memset(target, 0, sizeof(*target));
+	return false;
+}
+
+/*
+ * Check snowid.redis_key_prefix: printable, no spaces, and no braces, which
+ * would break the hash tag that keeps a datacenter's keys together.
+ */
+bool
+snowid_redis_check_key_prefix(const char *prefix, const char **problem)
+{
+	size_t		len = prefix ? strlen(prefix) : 0;
+	size_t		i;
+
+	*problem = NULL;
+	if (len == 0)
+	{
+		*problem = "The key prefix is empty.";
+		return false;
+	}
+	if (len >= SNOWID_REDIS_KEY_PREFIX_LEN)
+	{
+		*problem = "The key prefix is longer than 64 bytes.";
+		return false;
+	}
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) prefix[i];
+
+		if (c <= ' ' || c >= 0x7f || c == '{' || c == '}')
+		{
+			*problem = "The key prefix may hold only printable ASCII characters other than space, \"{\" and \"}\".";
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Build the identity a server claims under: what tells two servers apart
+ * (two clusters on one host differ in port and system identifier) and stays
+ * the same across a restart.  False if it does not fit or the host name has
+ * characters that Redis error replies cannot carry.
+ */
+bool
+snowid_redis_identity(char *buf, size_t len, int datacenter_id,
+					  const char *host, int port, uint64 sysid)
+{
+	const char *p;
+	int			n;
+
+	if (host == NULL || host[0] == '\0')
+		return false;
+	for (p = host; *p; p++)
+	{
+		if ((unsigned char) *p < ' ' || *p == 0x7f)
+			return false;
+	}
+	n = snprintf(buf, len, "dc=%d host=%s port=%d sysid=" UINT64_FORMAT,
+				 datacenter_id, host, port, sysid);
+	return n > 0 && (size_t) n < len;
+}
+
+/*
+ * Names of a datacenter's keys: one hash tag, so that a script may touch
+ * them all on a Redis Cluster.
+ */
+void
+snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
+				  int datacenter_id)
+{
+	snprintf(keys->owners, sizeof(keys->owners), "{%s:dc:%d}:owners",
+			 key_prefix, datacenter_id);
+	snprintf(keys->leases, sizeof(keys->leases), "{%s:dc:%d}:leases",
+			 key_prefix, datacenter_id);
+	snprintf(keys->fences, sizeof(keys->fences), "{%s:dc:%d}:fences",
+			 key_prefix, datacenter_id);
+}
+
+/*
+ * Render where a node is, for messages: "host:port", "[ipv6]:port" or
+ * "unix:/path".  Never the user or password.
+ */
+void
+snowid_redis_describe_node(const SnowidRedisNode *node, char *buf, size_t len)
+{
+	if (node->socket_path[0] != '\0')
+		snprintf(buf, len, "unix:%s", node->socket_path);
+	else if (strchr(node->host, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", node->host, node->port);
+	else
+		snprintf(buf, len, "%s:%d", node->host, node->port);
+}
