@@ -5,16 +5,19 @@ MODULE_big = snowid
 OBJS = \
 	src/core/layout.o \
 	src/core/clock.o \
+	src/core/config.o \
 	src/core/mark.o \
 	src/core/wal.o \
 	src/core/wait_events.o \
-	src/core/generator.o \
+	src/core/shared.o \
 	src/core/generator_mark.o \
 	src/core/generator_worker.o \
+	src/core/generator.o \
 	src/redis/url.o \
 	src/redis/result.o \
-	src/redis/conn.o \
+	src/redis/socket.o \
 	src/redis/tls.o \
+	src/redis/conn.o \
 	src/redis/topology.o \
 	src/redis/claim.o \
 	src/redis/lease.o \

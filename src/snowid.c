@@ -25,7 +25,6 @@
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
-#include "core/wal.h"
 #include "settings.h"
 
 PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION);
@@ -94,7 +93,7 @@ _PG_init(void)
 	shmem_startup_hook = snowid_shmem_startup;
 
 	snowid_coord_install();
-	snowid_wal_register(snowid_replay_mark);
+	snowid_generator_preload();
 	if (snowid_worker_lease_ms > 0)
 		snowid_lease_register();
 }

@@ -46,7 +46,11 @@
 #include "utils/wait_event.h"
 
 #include "core/clock.h"
-#include "core/generator_internal.h"
+#include "core/generator.h"
+#include "core/generator_mark.h"
+#include "core/generator_worker.h"
+#include "core/shared.h"
+#include "core/wal.h"
 #include "core/wait_events.h"
 /*
  * A wall clock that goes back by more than this counts as a clock step.  The
@@ -58,23 +62,18 @@
 /* Longest single sleep while waiting for the clock, in microseconds */
 #define SNOWID_SLEEP_MAX_US		10000
 
-SnowidShared *snowid_shared = NULL;
-
-/* The settings, fixed at server start (the glue defines them as GUCs) */
-SnowidLayout snowid_layout = {
-	.epoch_ms = SNOWID_DEFAULT_EPOCH_MS,
-	.timestamp_bits = SNOWID_ID_BITS - SNOWID_DEFAULT_DATACENTER_BITS -
-	SNOWID_DEFAULT_WORKER_BITS - SNOWID_DEFAULT_SEQUENCE_BITS,
-	.datacenter_bits = SNOWID_DEFAULT_DATACENTER_BITS,
-	.worker_bits = SNOWID_DEFAULT_WORKER_BITS,
-	.sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS
-};
-int			snowid_datacenter_id = 0;
-int			snowid_max_drift_ms = 1000;
-int			snowid_max_wait_ms = 2000;
-
 /* This backend has checked that it may generate */
 static bool prepared = false;
+
+/*
+ * A wall clock that goes back by more than this counts as a clock step.  The
+ * clock is read before the mutex is taken, so a caller descheduled in between
+ * looks like a small step; NTP only steps the clock for offsets over 128 ms.
+ */
+#define SNOWID_STEP_MIN_MS		100
+
+/* Longest single sleep while waiting for the clock, in microseconds */
+#define SNOWID_SLEEP_MAX_US		10000
 
 static pg_noinline void snowid_prepare(void);
 static void snowid_check_can_generate(const SnowidShared *s);
@@ -84,31 +83,14 @@ static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 static void snowid_sleep_us(int64 us);
 
 /*
- * snowid_clock_ms
- *		The wall clock in milliseconds since the layout's epoch.
+ * snowid_generator_preload
+ *		What the generator needs while preloading: the WAL resource manager
+ *		of the high-water mark, whose replay moves the generator.
  */
-int64
-snowid_clock_ms(void)
+void
+snowid_generator_preload(void)
 {
-	return snowid_unix_ms() - snowid_layout.epoch_ms;
-}
-
-/*
- * snowid_last_position
- *		The last position of millisecond ms, or -1 for a negative ms.  Never
- *		beyond max_ms, the layout's last millisecond, and never the largest int64, so
- *		that the position after it can always be computed.
- */
-int64
-snowid_last_position(int64 ms, int64 max_ms)
-{
-	int			seq_bits = snowid_layout.sequence_bits;
-
-	if (ms < 0)
-		return -1;
-	ms = Min(ms, max_ms);
-	return Min((ms << seq_bits) | SNOWID_FIELD_MAX(seq_bits),
-			   PG_INT64_MAX - 1);
+	snowid_wal_register(snowid_replay_mark);
 }
 
 /*

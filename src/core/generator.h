@@ -2,24 +2,17 @@
  *
  * generator.h
  *	  The one id generator of a server, in shared memory (generator.c),
- *	  its settings, and what a status call reads of it.
+ *	  and what a status call reads of it.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWID_CORE_GENERATOR_H
 #define SNOWID_CORE_GENERATOR_H
 
+#include "core/config.h"
 #include "core/coordinator.h"
-#include "core/layout.h"
-#include "core/mark.h"
 
-/* The settings the generator runs with, fixed at server start */
-extern SnowidLayout snowid_layout;
-extern int	snowid_datacenter_id;
-extern int	snowid_max_drift_ms;
-extern int	snowid_max_wait_ms;
-
-/* generator.c: the shared generator */
+extern void snowid_generator_preload(void);
 extern Size snowid_shmem_size(void);
 extern void snowid_shmem_init(void);
 extern void snowid_shmem_detach(void);
@@ -28,7 +21,6 @@ extern int64 snowid_take(int want, int *got, int64 *node_bits);
 extern void snowid_prepare_backend(void);
 extern int64 snowid_generator_ms(void);
 extern int64 snowid_usable_ms(void);
-extern void snowid_replay_mark(const SnowidMark *mark);
 
 /* A copy of the generator's state for snowid_status() */
 typedef struct SnowidStatus

@@ -17,7 +17,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "core/generator_internal.h"
+#include "core/generator_mark.h"
 #include "core/wait_events.h"
 #include "core/wal.h"
 

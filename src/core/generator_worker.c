@@ -18,8 +18,8 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
-#include "core/generator_internal.h"
 #include "core/generator_worker.h"
+#include "core/shared.h"
 #include "core/wait_events.h"
 
 /* Where the worker id comes from (the coordination layer installs it) */

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * generator_worker.h
- *	  What the lease renewer (src/coord) does with the generator's worker
- *	  id on lease (generator_worker.c): read it, extend its fence, drop it,
- *	  count renewals, claim one in the background.
+ *	  The generator's worker id (generator_worker.c): resolving it through
+ *	  the coordinator, and what the lease renewer (src/coord) does with a
+ *	  worker id on lease: read it, extend its fence, drop it, count
+ *	  renewals, claim one in the background.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,5 +44,9 @@ extern bool snowid_lease_drop(uint32 gen, SnowidLeaseDrop how,
 extern void snowid_lease_given_back(void);
 extern void snowid_lease_count(bool ok);
 extern struct ErrorData *snowid_background_claim(void);
+
+/* For generator.c: the worker id, at start and on first use */
+extern void snowid_startup_worker(int *worker_id, SnowidWorkerSource *source);
+extern int64 snowid_resolve_worker(void);
 
 #endif							/* SNOWID_CORE_GENERATOR_WORKER_H */

@@ -22,46 +22,12 @@
 #ifndef SNOWID_REDIS_CONN_H
 #define SNOWID_REDIS_CONN_H
 
-#include "portability/instr_time.h"
-
 #include "redis/result.h"
 #include "redis/url.h"
 
-struct redisContext;
+#include "redis/socket.h"
+
 struct redisReply;
-
-/* The deadline of a claim, on the monotonic clock */
-typedef struct SnowidDeadline
-{
-	instr_time	start;
-	int			timeout_ms;
-	uint32		wait_event_info;	/* shown while waiting on the socket */
-} SnowidDeadline;
-
-/* An open connection; context NULL when closed */
-typedef struct SnowidRedisConn
-{
-	struct redisContext *context;
-	void	   *tls;			/* SSL *, or NULL */
-	bool		tls_on;			/* hiredis owns tls (frees it with
-								 * context) */
-	bool		tls_cert_requested; /* the server asked for a client
-									 * certificate and we had none */
-	const SnowidDeadline *deadline;
-} SnowidRedisConn;
-
-/* TLS settings: file names, NULL or "" for none */
-typedef struct SnowidRedisTls
-{
-	const char *ca_file;		/* NULL: the system's CAs */
-	const char *cert_file;
-	const char *key_file;
-} SnowidRedisTls;
-
-extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
-								  uint32 wait_event_info);
-extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
-extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
 
 extern bool snowid_conn_open(SnowidRedisConn *conn,
 							 const SnowidRedisNode *node,
@@ -72,8 +38,5 @@ extern struct redisReply *snowid_conn_command(SnowidRedisConn *conn, int argc,
 											  const char **argv,
 											  SnowidRedisResult *result);
 extern void snowid_conn_close(SnowidRedisConn *conn);
-
-extern bool snowid_conn_wait(SnowidRedisConn *conn, int events,
-							 SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_CONN_H */

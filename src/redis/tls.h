@@ -10,7 +10,8 @@
 #ifndef SNOWID_REDIS_TLS_H
 #define SNOWID_REDIS_TLS_H
 
-#include "redis/conn.h"
+#include "redis/socket.h"
+#include "redis/url.h"
 
 extern bool snowid_tls_handshake(SnowidRedisConn *conn,
 								 const SnowidRedisNode *node,

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * generator_internal.h
- *	  The generator's shared state, shared by the files of the generator:
- *	  generator.c (shared memory and the hot path), generator_mark.c (the
- *	  high-water mark, takeovers and replay) and generator_worker.c (the
- *	  worker id, resolved and on lease).  Nothing outside src/core includes
- *	  it.
+ * shared.h
+ *	  The generator's shared state (shared.c), read and written by the
+ *	  files of the generator: generator.c (shared memory and the hot path),
+ *	  generator_mark.c (the high-water mark, takeovers and replay) and
+ *	  generator_worker.c (the worker id, resolved and on lease).  Nothing
+ *	  outside src/core includes it.
  *
  * Locking (SnowidShared groups its fields by it):
  *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
@@ -35,15 +35,17 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWID_CORE_GENERATOR_INTERNAL_H
-#define SNOWID_CORE_GENERATOR_INTERNAL_H
+#ifndef SNOWID_CORE_SHARED_H
+#define SNOWID_CORE_SHARED_H
 
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 
-#include "core/generator.h"
+#include "core/config.h"
+#include "core/coordinator.h"
+#include "core/mark.h"
 
 /*
  * The high-water mark is written this far ahead of the generator, and
@@ -52,16 +54,6 @@
  * most this far ahead of the last id it issued.
  */
 #define SNOWID_MARK_STEP_MS			1000
-
-/*
- * A wall clock that goes back by more than this counts as a clock step.  The
- * clock is read before the mutex is taken, so a caller descheduled in between
- * looks like a small step; NTP only steps the clock for offsets over 128 ms.
- */
-#define SNOWID_STEP_MIN_MS		100
-
-/* Longest single sleep while waiting for the clock, in microseconds */
-#define SNOWID_SLEEP_MAX_US		10000
 
 typedef struct SnowidShared
 {
@@ -117,23 +109,7 @@ typedef struct SnowidShared
 
 extern SnowidShared *snowid_shared;
 
-/* generator.c */
 extern int64 snowid_clock_ms(void);
 extern int64 snowid_last_position(int64 ms, int64 max_ms);
 
-/* generator_mark.c */
-extern int64 snowid_load_mark(SnowidShared *s);
-extern void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
-extern void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
-extern char *snowid_layout_settings(const SnowidLayout *l);
-extern int64 snowid_old_ids_bound(const SnowidShared *s);
-extern void snowid_save_replayed_mark(SnowidShared *s);
-extern void snowid_skip_after_takeover(SnowidShared *s);
-extern int	snowid_takeover_drift_ms(const SnowidShared *s);
-extern void snowid_advance_mark(int64 needed_ms, bool wait);
-
-/* generator_worker.c */
-extern int64 snowid_resolve_worker(void);
-extern void snowid_startup_worker(int *worker_id, SnowidWorkerSource *source);
-
-#endif							/* SNOWID_CORE_GENERATOR_INTERNAL_H */
+#endif							/* SNOWID_CORE_SHARED_H */

@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * socket.h
+ *	  What a connection to Redis is made of (socket.c): its deadline, the
+ *	  connection itself (plain or TLS), and one wait on its socket that a
+ *	  cancel can end.  conn.c and tls.c both build on it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_REDIS_SOCKET_H
+#define SNOWID_REDIS_SOCKET_H
+
+#include "portability/instr_time.h"
+
+#include "redis/result.h"
+
+struct redisContext;
+
+/* The deadline of a claim, on the monotonic clock */
+typedef struct SnowidDeadline
+{
+	instr_time	start;
+	int			timeout_ms;
+	uint32		wait_event_info;	/* shown while waiting on the socket */
+} SnowidDeadline;
+
+/* An open connection; context NULL when closed */
+typedef struct SnowidRedisConn
+{
+	struct redisContext *context;
+	void	   *tls;			/* SSL *, or NULL */
+	bool		tls_on;			/* hiredis owns tls (frees it with
+								 * context) */
+	bool		tls_cert_requested; /* the server asked for a client
+									 * certificate and we had none */
+	const SnowidDeadline *deadline;
+} SnowidRedisConn;
+
+/* TLS settings: file names, NULL or "" for none */
+typedef struct SnowidRedisTls
+{
+	const char *ca_file;		/* NULL: the system's CAs */
+	const char *cert_file;
+	const char *key_file;
+} SnowidRedisTls;
+
+extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
+								  uint32 wait_event_info);
+extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
+extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
+
+extern bool snowid_conn_wait(SnowidRedisConn *conn, int events,
+							 SnowidRedisResult *result);
+
+#endif							/* SNOWID_REDIS_SOCKET_H */
