@@ -19,6 +19,7 @@ OBJS = \
 	src/redis/tls.o \
 	src/redis/conn.o \
 	src/redis/topology.o \
+	src/redis/scripts.o \
 	src/redis/claim.o \
 	src/redis/lease.o \
 	src/redis/report.o \

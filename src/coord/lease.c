@@ -190,9 +190,9 @@ snowid_lease_give_back(bool at_shutdown)
 	/* no claim of this server starts until the release has ended */
 	PG_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
 	{
+		request.worker_id = worker_id;
+		request.fence_ms = final_ms + snowid_layout.epoch_ms;
 		outcome = snowid_redis_lease_release(snowid_redis_target, &request,
-											 worker_id,
-											 final_ms + snowid_layout.epoch_ms,
 											 &result);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
@@ -359,10 +359,10 @@ snowid_lease_renew(const SnowidLeaseState *state)
 
 	snowid_lease_request(&request, &claim, identity, sizeof(identity),
 						 state->token);
-	outcome = snowid_redis_lease_renew(snowid_redis_target, &request,
-									   state->worker_id,
-									   state->next_ms + request.lease_ms + epoch_ms,
-									   &grant, &result);
+	request.worker_id = state->worker_id;
+	request.fence_ms = state->next_ms + request.lease_ms + epoch_ms;
+	outcome = snowid_redis_lease_renew(snowid_redis_target, &request, &grant,
+									   &result);
 	switch (outcome)
 	{
 		case SNOWID_LEASE_OK:
@@ -439,6 +439,7 @@ snowid_lease_request(SnowidLeaseRequest *request, SnowidRedisRequest *claim,
 					 char *identity, size_t len, const char *token)
 {
 	snowid_coord_request(claim, identity, len);
+	memset(request, 0, sizeof(*request));
 	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;
 	request->token = token;

@@ -283,29 +283,24 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 	char		max[16];
 	char		prefer[16];
 	char		usable[24];
-	const char *args[12];
+	const char *args[5];
+	const char *argv[SNOWID_SCRIPT_ARGC + lengthof(args)];
+	int			argc;
 	redisReply *reply;
 
-	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
 	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
 	snprintf(max, sizeof(max), "%d", request->max_worker_id);
 	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
 	snprintf(usable, sizeof(usable), INT64_FORMAT, request->usable_ms);
-	args[0] = "EVAL";
-	args[1] = snowid_claim_script;
-	args[2] = "3";
-	args[3] = keys.owners;
-	args[4] = keys.leases;
-	args[5] = keys.fences;
-	args[6] = request->identity;
-	args[7] = want;
-	args[8] = max;
-	args[9] = prefer;
-	args[10] = request->min_replicas > 0 ? "1" : "0";
-	args[11] = usable;
+	args[0] = want;
+	args[1] = max;
+	args[2] = prefer;
+	args[3] = request->min_replicas > 0 ? "1" : "0";
+	args[4] = usable;
+	argc = snowid_script_argv(argv, &keys, snowid_claim_script, request,
+							  lengthof(args), args);
 
-	reply = snowid_redis_command(session, lengthof(args), args, "claim",
-								 result);
+	reply = snowid_redis_command(session, argc, argv, "claim", result);
 	if (reply == NULL)
 		return;
 	snowid_read_claim_reply(reply, session->target, request, result);

@@ -168,20 +168,63 @@ snowid_lease_eval(const SnowidRedisTarget *target,
 				  SnowidRedisResult *result)
 {
 	SnowidRedisKeys keys;
-	const char *argv[7 + SNOWID_LEASE_MAX_ARGS];
+	const char *argv[SNOWID_SCRIPT_ARGC + SNOWID_LEASE_MAX_ARGS];
+	int			argc;
 
 	Assert(nargs <= SNOWID_LEASE_MAX_ARGS);
-	snowid_redis_keys(&keys, request->claim->key_prefix,
-					  request->claim->datacenter_id);
-	argv[0] = "EVAL";
-	argv[1] = script;
-	argv[2] = "3";
-	argv[3] = keys.owners;
-	argv[4] = keys.leases;
-	argv[5] = keys.fences;
-	argv[6] = request->claim->identity;
-	memcpy(&argv[7], args, nargs * sizeof(const char *));
-	return snowid_redis_run(target, request->claim, 7 + nargs, argv, result);
+	argc = snowid_script_argv(argv, &keys, script, request->claim, nargs,
+							  args);
+	return snowid_redis_run(target, request->claim, argc, argv, result);
+}
+
+/* Reads the reply of a renewal or a release into an outcome */
+typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
+												 const SnowidLeaseRequest *request,
+												 SnowidLeaseGrant *grant,
+												 SnowidRedisResult *result);
+
+/*
+ * Run a script on the worker id this server holds (request->worker_id),
+ * with the id, the lease (with_lease), the fence and the token of the claim
+ * as arguments, and let read say how it ended; what names the script in
+ * the message of a reply read cannot place.
+ */
+static SnowidLeaseOutcome
+snowid_lease_on_id(const SnowidRedisTarget *target,
+				   const SnowidLeaseRequest *request, const char *script,
+				   bool with_lease, SnowidLeaseReader read, const char *what,
+				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
+{
+	char		id[16];
+	char		lease[24];
+	char		fence[24];
+	const char *args[4];
+	int			nargs = 0;
+	redisReply *reply;
+	SnowidLeaseOutcome outcome;
+
+	snprintf(id, sizeof(id), "%d", request->worker_id);
+	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
+	snprintf(fence, sizeof(fence), INT64_FORMAT, request->fence_ms);
+	args[nargs++] = id;
+	if (with_lease)
+		args[nargs++] = lease;
+	args[nargs++] = fence;
+	args[nargs++] = request->token;
+	reply = snowid_lease_eval(target, request, script, nargs, args, result);
+	if (reply == NULL)
+		return SNOWID_LEASE_FAILED;
+	outcome = read(reply, request, grant, result);
+	if (outcome == SNOWID_LEASE_OK || outcome == SNOWID_LEASE_LOST)
+		result->status = SNOWID_CLAIM_OK;
+	else if (reply->type == REDIS_REPLY_ERROR)
+		snowid_redis_error_reply(target, reply->str, result);
+	else
+		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+						  "The lease %s script returned a reply of unexpected shape.",
+						  what);
+	freeReplyObject(reply);
+	return outcome;
 }
 
 /*
@@ -211,6 +254,43 @@ snowid_lease_read_grant(const redisReply *reply,
 	grant->fence_ms = reply->element[2]->integer;
 	grant->left_ms = reply->element[3]->integer;
 	return true;
+}
+
+/*
+ * The reply to a renewal: the grant, or SNOWID_LOST with the holder;
+ * FAILED for any other.
+ */
+static SnowidLeaseOutcome
+snowid_lease_read_renewal(const redisReply *reply,
+						  const SnowidLeaseRequest *request,
+						  SnowidLeaseGrant *grant, SnowidRedisResult *result)
+{
+	if (reply->type == REDIS_REPLY_ERROR &&
+		strncmp(reply->str, "SNOWID_LOST ", 12) == 0)
+	{
+		strlcpy(result->holder, reply->str + 12, sizeof(result->holder));
+		return SNOWID_LEASE_LOST;
+	}
+	if (reply->type != REDIS_REPLY_ERROR &&
+		snowid_lease_read_grant(reply, request, grant) &&
+		grant->worker_id == request->worker_id)
+		return SNOWID_LEASE_OK;
+	return SNOWID_LEASE_FAILED;
+}
+
+/*
+ * The reply to a release: 1 given back, 0 not this server's any more;
+ * FAILED for any other.
+ */
+static SnowidLeaseOutcome
+snowid_lease_read_release(const redisReply *reply,
+						  const SnowidLeaseRequest *request,
+						  SnowidLeaseGrant *grant, SnowidRedisResult *result)
+{
+	if (reply->type != REDIS_REPLY_INTEGER ||
+		(reply->integer != 0 && reply->integer != 1))
+		return SNOWID_LEASE_FAILED;
+	return reply->integer == 1 ? SNOWID_LEASE_OK : SNOWID_LEASE_LOST;
 }
 
 /*
@@ -276,48 +356,12 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
  */
 SnowidLeaseOutcome
 snowid_redis_lease_renew(const SnowidRedisTarget *target,
-						 const SnowidLeaseRequest *request, int worker_id,
-						 int64 fence_ms, SnowidLeaseGrant *grant,
-						 SnowidRedisResult *result)
+						 const SnowidLeaseRequest *request,
+						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		id[16];
-	char		lease[24];
-	char		fence[24];
-	const char *args[4];
-	redisReply *reply;
-	SnowidLeaseOutcome outcome = SNOWID_LEASE_FAILED;
-
-	snprintf(id, sizeof(id), "%d", worker_id);
-	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
-	snprintf(fence, sizeof(fence), INT64_FORMAT, fence_ms);
-	args[0] = id;
-	args[1] = lease;
-	args[2] = fence;
-	args[3] = request->token;
-	reply = snowid_lease_eval(target, request, snowid_lease_renew_script,
-							  lengthof(args), args, result);
-	if (reply == NULL)
-		return SNOWID_LEASE_FAILED;
-
-	if (reply->type == REDIS_REPLY_ERROR &&
-		strncmp(reply->str, "SNOWID_LOST ", 12) == 0)
-	{
-		strlcpy(result->holder, reply->str + 12, sizeof(result->holder));
-		outcome = SNOWID_LEASE_LOST;
-	}
-	else if (reply->type == REDIS_REPLY_ERROR)
-		snowid_redis_error_reply(target, reply->str, result);
-	else if (snowid_lease_read_grant(reply, request, grant) &&
-			 grant->worker_id == worker_id)
-	{
-		result->status = SNOWID_CLAIM_OK;
-		outcome = SNOWID_LEASE_OK;
-	}
-	else
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
-						  "The lease renewal script returned a reply of unexpected shape.");
-	freeReplyObject(reply);
-	return outcome;
+	return snowid_lease_on_id(target, request, snowid_lease_renew_script,
+							  true, snowid_lease_read_renewal, "renewal",
+							  grant, result);
 }
 
 /*
@@ -327,36 +371,10 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
  */
 SnowidLeaseOutcome
 snowid_redis_lease_release(const SnowidRedisTarget *target,
-						   const SnowidLeaseRequest *request, int worker_id,
-						   int64 fence_ms, SnowidRedisResult *result)
+						   const SnowidLeaseRequest *request,
+						   SnowidRedisResult *result)
 {
-	char		id[16];
-	char		fence[24];
-	const char *args[3];
-	redisReply *reply;
-	SnowidLeaseOutcome outcome = SNOWID_LEASE_FAILED;
-
-	snprintf(id, sizeof(id), "%d", worker_id);
-	snprintf(fence, sizeof(fence), INT64_FORMAT, fence_ms);
-	args[0] = id;
-	args[1] = fence;
-	args[2] = request->token;
-	reply = snowid_lease_eval(target, request, snowid_lease_release_script,
-							  lengthof(args), args, result);
-	if (reply == NULL)
-		return SNOWID_LEASE_FAILED;
-
-	if (reply->type == REDIS_REPLY_INTEGER &&
-		(reply->integer == 0 || reply->integer == 1))
-	{
-		result->status = SNOWID_CLAIM_OK;
-		outcome = reply->integer == 1 ? SNOWID_LEASE_OK : SNOWID_LEASE_LOST;
-	}
-	else if (reply->type == REDIS_REPLY_ERROR)
-		snowid_redis_error_reply(target, reply->str, result);
-	else
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
-						  "The lease release script returned a reply of unexpected shape.");
-	freeReplyObject(reply);
-	return outcome;
+	return snowid_lease_on_id(target, request, snowid_lease_release_script,
+							  false, snowid_lease_read_release, "release",
+							  NULL, result);
 }

@@ -40,6 +40,10 @@ typedef struct SnowidLeaseRequest
 	int64		lease_ms;		/* snowid.worker_lease */
 	const char *token;			/* names one claim: the claim's, and that of
 								 * the claim a renewal or release is of */
+	/* a renewal or a release only: */
+	int			worker_id;		/* the id held */
+	int64		fence_ms;		/* Unix ms: renewal, the fence to move up
+								 * to; release, the fence to leave */
 } SnowidLeaseRequest;
 
 /* How a renewal or a release ended */
@@ -67,14 +71,10 @@ extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
 									 SnowidRedisResult *result);
 extern SnowidLeaseOutcome snowid_redis_lease_renew(const SnowidRedisTarget *target,
 												   const SnowidLeaseRequest *request,
-												   int worker_id,
-												   int64 fence_ms,
 												   SnowidLeaseGrant *grant,
 												   SnowidRedisResult *result);
 extern SnowidLeaseOutcome snowid_redis_lease_release(const SnowidRedisTarget *target,
 													 const SnowidLeaseRequest *request,
-													 int worker_id,
-													 int64 fence_ms,
 													 SnowidRedisResult *result);
 
 #endif							/* SNOWID_LEASE_H */

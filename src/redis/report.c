@@ -212,6 +212,17 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 {
 	switch (result->status)
 	{
+		case SNOWID_CLAIM_FEW_REPLICAS:
+			ereport(elevel,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("only %d of the %d redis replicas required acknowledged the worker id claim at %s",
+							result->replicas, request->min_replicas,
+							result->node),
+					 errdetail("The claimed worker id is not used: a failover now could lose the claim and give the id to another server. %s",
+							   result->message),
+					 errhint("Check that the replicas are up and connected, or lower snowid.redis_min_replicas.")));
+			break;
+
 		case SNOWID_CLAIM_TLS_SETUP:
 			ereport(elevel,
 					(errcode(ERRCODE_CONFIG_FILE_ERROR),
@@ -292,17 +303,6 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 							result->node),
 					 errdetail("%s", result->message),
 					 errhint("A failover is probably under way; call again in a few seconds.")));
-			break;
-
-		case SNOWID_CLAIM_FEW_REPLICAS:
-			ereport(elevel,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("only %d of the %d redis replicas required acknowledged the worker id claim at %s",
-							result->replicas, request->min_replicas,
-							result->node),
-					 errdetail("The claimed worker id is not used: a failover now could lose the claim and give the id to another server. %s",
-							   result->message),
-					 errhint("Check that the replicas are up and connected, or lower snowid.redis_min_replicas.")));
 			break;
 
 		default:

@@ -1,12 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * scripts.h
- *	  Lua the claim script (claim.c) and the lease scripts (lease.c) share.
+ *	  Lua the claim script (claim.c) and the lease scripts (lease.c) share,
+ *	  and how every one of them is called (scripts.c): EVAL with the
+ *	  datacenter's three keys (owners, leases, fences) and the caller's
+ *	  identity as the first argument.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWID_REDIS_SCRIPTS_H
 #define SNOWID_REDIS_SCRIPTS_H
+
+#include "redis/topology.h"
 
 /*
  * wid(field) is the worker id a
@@ -42,5 +47,13 @@
 "  return best\n" \
 "end\n"
 
+
+/* Words of a script call before its own arguments */
+#define SNOWID_SCRIPT_ARGC		7
+
+extern int	snowid_script_argv(const char **argv, SnowidRedisKeys *keys,
+							   const char *script,
+							   const SnowidRedisRequest *request, int nargs,
+							   const char *const *args);
 
 #endif							/* SNOWID_REDIS_SCRIPTS_H */

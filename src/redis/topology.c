@@ -26,6 +26,28 @@
 #define SNOWID_REDIS_MAX_REDIRECTS	3
 
 /*
+ * Send a command of our own (argv[0] is its name) and return its reply; an
+ * error reply ends the call: NULL, with result quoting it as "Redis replied
+ * to <command>: ...".
+ */
+static redisReply *
+snowid_conn_ask(SnowidRedisConn *conn, const SnowidRedisTarget *target,
+				int argc, const char **argv, SnowidRedisResult *result)
+{
+	redisReply *reply = snowid_conn_command(conn, argc, argv, result);
+	char		lead[64];
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ERROR)
+		return reply;
+	snprintf(lead, sizeof(lead), "Redis replied to %s: ", argv[0]);
+	snowid_redis_quote(result, target,
+					   snowid_classify_error(reply->str, false), lead,
+					   reply->str);
+	freeReplyObject(reply);
+	return NULL;
+}
+
+/*
  * Send AUTH with user (may be "") and password, unless both are "".
  * Redis' reply to it is never shown, only its error code: it may echo the
  * arguments, password included (as a renamed AUTH does: "unknown command
@@ -84,17 +106,9 @@ snowid_login(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 	snprintf(db, sizeof(db), "%d", target->db);
 	argv[0] = "SELECT";
 	argv[1] = db;
-	reply = snowid_conn_command(conn, 2, argv, result);
+	reply = snowid_conn_ask(conn, target, 2, argv, result);
 	if (reply == NULL)
 		return false;
-	if (reply->type == REDIS_REPLY_ERROR)
-	{
-		snowid_redis_quote(result, target,
-						   snowid_classify_error(reply->str, false),
-						   "Redis replied to SELECT: ", reply->str);
-		freeReplyObject(reply);
-		return false;
-	}
 	freeReplyObject(reply);
 	return true;
 }
@@ -225,17 +239,9 @@ snowid_check_master_role(SnowidRedisConn *conn,
 	redisReply *reply;
 	bool		master;
 
-	reply = snowid_conn_command(conn, 1, argv, result);
+	reply = snowid_conn_ask(conn, target, 1, argv, result);
 	if (reply == NULL)
 		return false;
-	if (reply->type == REDIS_REPLY_ERROR)
-	{
-		snowid_redis_quote(result, target,
-						   snowid_classify_error(reply->str, false),
-						   "Redis replied to ROLE: ", reply->str);
-		freeReplyObject(reply);
-		return false;
-	}
 	master = reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
 		reply->element[0]->type == REDIS_REPLY_STRING &&
 		strcmp(reply->element[0]->str, "master") == 0;
@@ -431,19 +437,11 @@ snowid_redis_command(SnowidRedisSession *session, int argc, const char **argv,
 		{
 			const char *asking_argv[] = {"ASKING"};
 
-			reply = snowid_conn_command(&session->conn, 1, asking_argv,
-										result);
+			/* refused (NOPERM): the target would send us back with MOVED */
+			reply = snowid_conn_ask(&session->conn, session->target, 1,
+									asking_argv, result);
 			if (reply == NULL)
 				return NULL;
-			/* refused (NOPERM): the target would send us back with MOVED */
-			if (reply->type == REDIS_REPLY_ERROR)
-			{
-				snowid_redis_quote(result, session->target,
-								   snowid_classify_error(reply->str, false),
-								   "Redis replied to ASKING: ", reply->str);
-				freeReplyObject(reply);
-				return NULL;
-			}
 			freeReplyObject(reply);
 		}
 		reply = snowid_conn_command(&session->conn, argc, argv, result);

@@ -132,6 +132,44 @@ snowid_is_host_char(char c)
 }
 
 /*
+ * Parse what follows the user info of a unix:// URL: an absolute socket
+ * path, and optionally "?db=N".
+ */
+static bool
+snowid_parse_unix_path(const char *p, const char *authority_end,
+					   const char *end, SnowidRedisTarget *target,
+					   const char **problem)
+{
+	const char *path_end;
+
+	if (p != authority_end || *p != '/')
+	{
+		*problem = "A unix:// URL takes an absolute socket path, as in unix:///run/redis/redis.sock.";
+		return false;
+	}
+	path_end = strchr(p, '?');
+	if (path_end == NULL)
+		path_end = end;
+	if ((size_t) (path_end - p) >= sizeof(target->node.socket_path))
+	{
+		*problem = "The socket path is too long.";
+		return false;
+	}
+	memcpy(target->node.socket_path, p, path_end - p);
+	target->node.socket_path[path_end - p] = '\0';
+
+	if (path_end < end &&
+		(strncmp(path_end, "?db=", 4) != 0 ||
+		 !snowid_parse_number(path_end + 4, end - path_end - 4,
+							  0, INT_MAX, &target->db)))
+	{
+		*problem = "The only parameter of a unix:// URL is db, a number, as in unix:///run/redis/redis.sock?db=0.";
+		return false;
+	}
+	return true;
+}
+
+/*
  * Parse "host[:port]" or "[ipv6][:port]" into node; the port defaults to
  * default_port.
  */
@@ -201,44 +239,6 @@ snowid_parse_hostport(const char *src, size_t n, int default_port,
 			*problem = "The port must be a number from 1 to 65535.";
 			return false;
 		}
-	}
-	return true;
-}
-
-/*
- * Parse what follows the user info of a unix:// URL: an absolute socket
- * path, and optionally "?db=N".
- */
-static bool
-snowid_parse_unix_path(const char *p, const char *authority_end,
-					   const char *end, SnowidRedisTarget *target,
-					   const char **problem)
-{
-	const char *path_end;
-
-	if (p != authority_end || *p != '/')
-	{
-		*problem = "A unix:// URL takes an absolute socket path, as in unix:///run/redis/redis.sock.";
-		return false;
-	}
-	path_end = strchr(p, '?');
-	if (path_end == NULL)
-		path_end = end;
-	if ((size_t) (path_end - p) >= sizeof(target->node.socket_path))
-	{
-		*problem = "The socket path is too long.";
-		return false;
-	}
-	memcpy(target->node.socket_path, p, path_end - p);
-	target->node.socket_path[path_end - p] = '\0';
-
-	if (path_end < end &&
-		(strncmp(path_end, "?db=", 4) != 0 ||
-		 !snowid_parse_number(path_end + 4, end - path_end - 4,
-							  0, INT_MAX, &target->db)))
-	{
-		*problem = "The only parameter of a unix:// URL is db, a number, as in unix:///run/redis/redis.sock?db=0.";
-		return false;
 	}
 	return true;
 }
