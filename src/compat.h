@@ -26,6 +26,7 @@
  */
 #if PG_VERSION_NUM < 160000
 #define guc_malloc(elevel, size)	malloc(size)
+#define guc_free(ptr)				free(ptr)
 #endif
 
 /*

@@ -1,18 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * settings.c
- *	  The snowid.* settings: their definitions, and the checks that make a
- *	  bad value stop the server instead of falling back to a default.
+ *	  The snowid.* settings, written once in one table (snowid_settings):
+ *	  name, type, default, range, context, check hook, and whether the
+ *	  value is a secret.  Both the DefineCustom*Variable() calls and the
+ *	  checks a server start makes come from it.
  *
  * The GUC machinery only warns about a bad value it finds for a custom
  * setting and then uses the default; for an id field that would silently
  * give another server's ids.  So every setting is checked before it is
- * defined, and rules across settings (the layout, the ids fitting their
- * fields) are checked at startup.  After that the check hooks refuse what
- * the next start would refuse (in ALTER SYSTEM, or at a reload, which then
- * keeps the old value); they never raise an error, which at a reload would
- * stop the postmaster.  Settings are per-process copies set by the GUC
- * machinery; no lock is involved.
+ * defined, by the same range and the same check hook that ALTER SYSTEM and
+ * a reload then apply: what ALTER SYSTEM accepts, the next start accepts.
+ * A check hook never raises an error, which at a reload would stop the
+ * postmaster.  Rules across settings are checked against the settings in
+ * force (an id must fit the layout, the field widths must leave the
+ * timestamp its 39 bits); the two rules of a lease (it needs
+ * snowid.redis_url and no snowid.worker_id) only at start.  Settings are
+ * per-process copies set by the GUC machinery; no lock is involved.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,83 +29,160 @@
 
 #include "coord/request.h"
 #include "core/generator.h"
+#include "core/mark.h"
 #include "redis/url.h"
 #include "settings.h"
 
-/* Range of snowid.max_drift_ms and snowid.max_wait_ms, in milliseconds */
-#define SNOWID_MAX_DRIFT_WAIT_MS	3600000
+/* The widest datacenter or worker id any layout allows */
+#define SNOWID_MAX_ID		((int) SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS))
+
+/* Why a datacenter or worker id does not fit the layout, and what to do */
+#define SNOWID_ID_FIT_DETAIL \
+	"With snowid.%s_bits = %d, %s ids run from 0 to %lld."
+#define SNOWID_ID_FIT_HINT \
+	"Choose a smaller snowid.%s_id, or widen snowid.%s_bits on every " \
+	"server at once (a restart each): it changes the layout of all ids."
+
+typedef enum SnowidSettingType
+{
+	SNOWID_SETTING_INT,
+	SNOWID_SETTING_BOOL,
+	SNOWID_SETTING_STRING
+} SnowidSettingType;
+
+/* One setting, as the table gives it */
+typedef struct SnowidSetting
+{
+	const char *name;
+	SnowidSettingType type;
+	void	   *variable;		/* int *, bool * or char ** */
+	int			boot;			/* int and bool: the default */
+	int			min;			/* int: the range */
+	int			max;
+	const char *boot_string;	/* string: the default */
+	GucContext	context;		/* PGC_POSTMASTER, or PGC_SIGHUP */
+	int			flags;			/* GUC_UNIT_MS, GUC_SUPERUSER_ONLY */
+	bool		secret;			/* never shown in a message */
+	bool		preloaded_only; /* defined only while preloading */
+	GucIntCheckHook int_check;	/* rules min and max cannot express */
+	GucStringCheckHook string_check;
+	GucStringAssignHook string_assign;
+	size_t		extra_size;		/* secret: the check hook's extra, wiped
+								 * before it is freed */
+	const char *range_detail;	/* int: detail of an out-of-range value at
+								 * start, for ranges with a hole */
+	void		(*before) (void);	/* start: cross-setting checks to make
+									 * before it is defined */
+	const char *description;
+	const char *long_description;
+} SnowidSetting;
 
 static char *snowid_epoch = NULL;
 static char *snowid_redis_url = NULL;
 
-/*
- * snowid_configured_value
- *		The value a setting has in the server's configuration (postgresql.conf,
- *		ALTER SYSTEM, the command line), read from its placeholder before the
- *		setting is defined; NULL if it is not configured.  That is the
- *		placeholder's reset value, not its current one: loaded after server
- *		start, the library is loaded by a session, which may have SET the
- *		placeholder to anything (SET leaves the reset value alone).  A value
- *		given to the session itself (a connection option, ALTER ROLE or ALTER
- *		DATABASE) does replace the reset value, and hides the configured one:
- *		that is refused, as it is for a server-start setting when preloaded.
- */
-static const char *
-snowid_configured_value(const char *name)
-{
-	struct config_generic *placeholder = find_option(name, false, true,
-													 ERROR);
+/* The layout this start uses, checked before its settings are defined */
+static SnowidLayout snowid_layout_in_force;
 
-	/* a placeholder only a session SET created has no reset value */
-	if (placeholder == NULL || placeholder->reset_source == PGC_S_DEFAULT)
-		return NULL;
-	if (placeholder->reset_source > PGC_S_ARGV)
-		ereport(ERROR,
-				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
-				 errmsg("parameter \"%s\" cannot be changed without restarting the server",
-						name),
-				 errdetail("This session was given a value of its own (by a connection option, ALTER ROLE or ALTER DATABASE); snowid uses only the value the server was started with."),
-				 errhint("Remove \"%s\" from the connection options and from the ALTER ROLE and ALTER DATABASE settings.",
-						 name)));
-	return GetConfigOptionResetString(name);
+static void snowid_check_layout(void);
+static void snowid_layout_complete(void);
+static void snowid_check_lease_needs(void);
+
+/* The shortest lease: a third of it must leave time for a renewal */
+#define SNOWID_MIN_LEASE_MS		100
+#define SNOWID_LEASE_RANGE_DETAIL \
+	"\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day."
+
+/*
+ * snowid_bits_fit
+ *		Whether a field width leaves the timestamp its 39 bits next to the
+ *		other two widths of the layout in force (others bits); if not, says
+ *		why for the check hook.  Until the layout in force is known (while
+ *		it is read at start, where the sum is checked as a whole), true.
+ */
+static bool
+snowid_bits_fit(int bits, int others)
+{
+	if (snowid_layout_in_force.timestamp_bits == 0 ||
+		bits + others <= SNOWID_MAX_NODE_SEQ_BITS)
+		return true;
+	GUC_check_errdetail("With the other two field widths in force, that leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
+						SNOWID_ID_BITS - bits - others,
+						SNOWID_MIN_TIMESTAMP_BITS);
+	return false;
+}
+
+/* GUC check hooks of the three widths */
+static bool
+snowid_datacenter_bits_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_bits_fit(*newval, snowid_layout_in_force.worker_bits +
+						   snowid_layout_in_force.sequence_bits);
+}
+
+static bool
+snowid_worker_bits_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_bits_fit(*newval, snowid_layout_in_force.datacenter_bits +
+						   snowid_layout_in_force.sequence_bits);
+}
+
+static bool
+snowid_sequence_bits_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_bits_fit(*newval, snowid_layout_in_force.datacenter_bits +
+						   snowid_layout_in_force.worker_bits);
 }
 
 /*
- * snowid_check_startup_int
- *		Refuses a bad configured value of an integer setting, and returns the
- *		value, or unset if there is none.  The GUC machinery only warns about
- *		a bad value it finds for a custom setting and then uses the default,
- *		which for an id field would silently give another server's ids; so
- *		the value is checked before the setting is defined, and an error here
- *		stops the postmaster.  flags may give GUC_UNIT_MS.
+ * snowid_id_fits
+ *		Whether a datacenter or worker id ("what") fits the field width of
+ *		the layout in force; if not, says why for the check hook.
  */
-static int
-snowid_check_startup_int(const char *name, int min, int max, int unset,
-						 int flags)
+static bool
+snowid_id_fits(const char *what, int id, int bits)
 {
-	const char *value = snowid_configured_value(name);
-	int			result;
+	int64		max = SNOWID_FIELD_MAX(bits);
 
-	if (value == NULL)
-		return unset;
-	if (!parse_int(value, &result, flags, NULL) || result < min ||
-		result > max)
-	{
-		if (flags & GUC_UNIT_MS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"%s\": \"%s\"",
-							name, value),
-					 errdetail("\"%s\" must be from %d to %d milliseconds.",
-							   name, min, max)));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"",
-						name, value),
-				 errdetail("\"%s\" must be an integer from %d to %d.",
-						   name, min, max)));
-	}
-	return result;
+	if (id <= max)
+		return true;
+	GUC_check_errdetail(SNOWID_ID_FIT_DETAIL, what, bits, what,
+						(long long) max);
+	GUC_check_errhint(SNOWID_ID_FIT_HINT, what, what);
+	return false;
+}
+
+/*
+ * snowid_datacenter_id_check
+ *		GUC check hook for snowid.datacenter_id.
+ */
+static bool
+snowid_datacenter_id_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_id_fits("datacenter", *newval,
+						  snowid_layout.datacenter_bits);
+}
+
+/*
+ * snowid_worker_id_check
+ *		GUC check hook for snowid.worker_id.
+ */
+static bool
+snowid_worker_id_check(int *newval, void **extra, GucSource source)
+{
+	return snowid_id_fits("worker", *newval, snowid_layout.worker_bits);
+}
+
+/*
+ * snowid_worker_lease_check
+ *		GUC check hook for snowid.worker_lease: 0, or at least 100 ms.
+ */
+static bool
+snowid_worker_lease_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || *newval >= SNOWID_MIN_LEASE_MS)
+		return true;
+	GUC_check_errdetail(SNOWID_LEASE_RANGE_DETAIL);
+	return false;
 }
 
 /*
@@ -136,187 +217,6 @@ static void
 snowid_epoch_assign(const char *newval, void *extra)
 {
 	snowid_layout.epoch_ms = *((int64 *) extra);
-}
-
-/*
- * snowid_check_startup_epoch
- *		Refuses a bad snowid.epoch before it is defined, for the same reason
- *		as snowid_check_startup_int(), and returns it in Unix milliseconds
- *		(the default if it is not set).
- */
-static int64
-snowid_check_startup_epoch(void)
-{
-	const char *value = snowid_configured_value("snowid.epoch");
-	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
-	const char *problem;
-
-	if (value == NULL)
-		return unix_ms;
-	if (!snowid_parse_epoch(value, &unix_ms, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.epoch\": \"%s\"",
-						value),
-				 errdetail("%s", problem)));
-	return unix_ms;
-}
-
-/*
- * snowid_check_layout_bits
- *		Reads and checks the configured widths of the datacenter, worker and
- *		sequence fields into *layout, before the settings are defined (or
- *		where they cannot be); the timestamp gets the rest of the 63 bits,
- *		and must keep at least 39.
- */
-static void
-snowid_check_layout_bits(SnowidLayout *layout)
-{
-	int			node_seq_bits;
-
-	layout->datacenter_bits =
-		snowid_check_startup_int("snowid.datacenter_bits", 0,
-								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_DATACENTER_BITS, 0);
-	layout->worker_bits =
-		snowid_check_startup_int("snowid.worker_bits", 0,
-								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_WORKER_BITS, 0);
-	layout->sequence_bits =
-		snowid_check_startup_int("snowid.sequence_bits", 0,
-								 SNOWID_MAX_NODE_SEQ_BITS,
-								 SNOWID_DEFAULT_SEQUENCE_BITS, 0);
-
-	node_seq_bits = layout->datacenter_bits + layout->worker_bits +
-		layout->sequence_bits;
-	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
-						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
-				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
-						   SNOWID_ID_BITS - node_seq_bits,
-						   SNOWID_MIN_TIMESTAMP_BITS),
-				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
-	layout->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
-}
-
-/*
- * snowid_define_layout_settings
- *		The widths of the datacenter, worker and sequence fields, checked
- *		first by snowid_check_layout_bits(); defining them sets the same
- *		values again.
- */
-static void
-snowid_define_layout_settings(void)
-{
-	SnowidLayout *l = &snowid_layout;
-	SnowidLayout checked = snowid_layout;
-
-	/*
-	 * Check into a copy: the variables must hold their boot values when they
-	 * are defined (assert-enabled servers check that since 16).
-	 */
-	snowid_check_layout_bits(&checked);
-
-	DefineCustomIntVariable("snowid.datacenter_bits",
-							"Width in bits of the datacenter field of ids.",
-							NULL,
-							&l->datacenter_bits,
-							SNOWID_DEFAULT_DATACENTER_BITS,
-							0, SNOWID_MAX_NODE_SEQ_BITS,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowid.worker_bits",
-							"Width in bits of the worker field of ids.",
-							NULL,
-							&l->worker_bits,
-							SNOWID_DEFAULT_WORKER_BITS,
-							0, SNOWID_MAX_NODE_SEQ_BITS,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowid.sequence_bits",
-							"Width in bits of the sequence field of ids, which counts the ids of one millisecond.",
-							NULL,
-							&l->sequence_bits,
-							SNOWID_DEFAULT_SEQUENCE_BITS,
-							0, SNOWID_MAX_NODE_SEQ_BITS,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
-
-	Assert(l->datacenter_bits == checked.datacenter_bits &&
-		   l->worker_bits == checked.worker_bits &&
-		   l->sequence_bits == checked.sequence_bits);
-	l->timestamp_bits = checked.timestamp_bits;
-}
-
-/* Why a datacenter or worker id does not fit the layout, and what to do */
-#define SNOWID_ID_FIT_DETAIL \
-	"With snowid.%s_bits = %d, %s ids run from 0 to %lld."
-#define SNOWID_ID_FIT_HINT \
-	"Choose a smaller snowid.%s_id, or widen snowid.%s_bits on every " \
-	"server at once (a restart each): it changes the layout of all ids."
-
-/*
- * snowid_check_startup_fit
- *		Refuses a configured datacenter id or worker id ("what") the layout
- *		cannot hold, before the setting is defined.
- */
-static void
-snowid_check_startup_fit(const char *what, int id, int bits)
-{
-	int64		max = SNOWID_FIELD_MAX(bits);
-
-	if (id > max)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.%s_id\": \"%d\"",
-						what, id),
-				 errdetail(SNOWID_ID_FIT_DETAIL, what, bits, what,
-						   (long long) max),
-				 errhint(SNOWID_ID_FIT_HINT, what, what)));
-}
-
-/*
- * snowid_id_fits
- *		The check of snowid_check_startup_fit() for a GUC check hook, which
- *		must not raise an error: so that ALTER SYSTEM refuses what the next
- *		start would.  The layout in force is the one to fit.
- */
-static bool
-snowid_id_fits(const char *what, int id, int bits)
-{
-	int64		max = SNOWID_FIELD_MAX(bits);
-
-	if (id <= max)
-		return true;
-	GUC_check_errdetail(SNOWID_ID_FIT_DETAIL, what, bits, what,
-						(long long) max);
-	GUC_check_errhint(SNOWID_ID_FIT_HINT, what, what);
-	return false;
-}
-
-/*
- * snowid_datacenter_id_check
- *		GUC check hook for snowid.datacenter_id.
- */
-static bool
-snowid_datacenter_id_check(int *newval, void **extra, GucSource source)
-{
-	return snowid_id_fits("datacenter", *newval,
-						  snowid_layout.datacenter_bits);
-}
-
-/*
- * snowid_worker_id_check
- *		GUC check hook for snowid.worker_id.
- */
-static bool
-snowid_worker_id_check(int *newval, void **extra, GucSource source)
-{
-	return snowid_id_fits("worker", *newval, snowid_layout.worker_bits);
 }
 
 /*
@@ -385,143 +285,307 @@ snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
 }
 
 /*
- * snowid_check_startup_redis
- *		Refuses bad Redis settings before they are defined, for the same
- *		reason as snowid_check_startup_int(): an ignored snowid.redis_url
- *		would silently leave the server without its claim.  The URL itself
- *		is never shown.
+ * Every snowid.* setting, one a line, in the order of definition: the
+ * reloadable ones, then those fixed at server start, the layout first, since
+ * the ids are checked against it.
+ */
+static const SnowidSetting snowid_settings[] = {
+	{.name = "snowid.max_drift_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_max_drift_ms, .boot = 1000, .min = 0, .max = SNOWID_MAX_DRIFT_MS, .context = PGC_SIGHUP, .flags = GUC_UNIT_MS, .description = "How far the generator may run ahead of the wall clock, in milliseconds."},
+	{.name = "snowid.max_wait_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_max_wait_ms, .boot = 2000, .min = 0, .max = SNOWID_MAX_DRIFT_MS, .context = PGC_SIGHUP, .flags = GUC_UNIT_MS, .description = "How long a caller waits for a lagging wall clock before failing, in milliseconds."},
+
+	{.name = "snowid.datacenter_bits", .type = SNOWID_SETTING_INT, .variable = &snowid_layout.datacenter_bits, .boot = SNOWID_DEFAULT_DATACENTER_BITS, .min = 0, .max = SNOWID_MAX_NODE_SEQ_BITS, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_datacenter_bits_check, .before = snowid_check_layout, .description = "Width in bits of the datacenter field of ids."},
+	{.name = "snowid.worker_bits", .type = SNOWID_SETTING_INT, .variable = &snowid_layout.worker_bits, .boot = SNOWID_DEFAULT_WORKER_BITS, .min = 0, .max = SNOWID_MAX_NODE_SEQ_BITS, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_worker_bits_check, .description = "Width in bits of the worker field of ids."},
+	{.name = "snowid.sequence_bits", .type = SNOWID_SETTING_INT, .variable = &snowid_layout.sequence_bits, .boot = SNOWID_DEFAULT_SEQUENCE_BITS, .min = 0, .max = SNOWID_MAX_NODE_SEQ_BITS, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_sequence_bits_check, .description = "Width in bits of the sequence field of ids, which counts the ids of one millisecond."},
+	{.name = "snowid.datacenter_id", .type = SNOWID_SETTING_INT, .variable = &snowid_datacenter_id, .boot = 0, .min = 0, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_datacenter_id_check, .before = snowid_layout_complete, .description = "Datacenter id carried by every id this server issues."},
+	{.name = "snowid.worker_id", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_id, .boot = -1, .min = -1, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_worker_id_check, .description = "Worker id carried by every id this server issues; -1 means not set."},
+	{.name = "snowid.epoch", .type = SNOWID_SETTING_STRING, .variable = &snowid_epoch, .boot_string = SNOWID_DEFAULT_EPOCH, .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_epoch_check, .string_assign = snowid_epoch_assign, .description = "Time that the timestamp field of ids counts from."},
+	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidRedisTarget), .preloaded_only = true, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N] or redis-sentinel://[[user]:password@]host[:port][,...]/master[/db]."},
+	{.name = "snowid.redis_key_prefix", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_key_prefix, .boot_string = "snowid", .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_redis_key_prefix_check, .description = "Prefix of the Redis keys that hold the worker id claims."},
+	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 2000, .min = 1, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time the whole worker id claim may take, in milliseconds."},
+	{.name = "snowid.redis_min_replicas", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_min_replicas, .boot = 0, .min = 0, .max = 100, .context = PGC_POSTMASTER, .preloaded_only = true, .description = "Replicas that must have a worker id claim (Redis WAIT) before it is used."},
+	{.name = "snowid.redis_tls_ca_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_ca_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's."},
+	{.name = "snowid.redis_tls_cert_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_cert_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Client certificate shown to a rediss:// server; empty for none."},
+	{.name = "snowid.redis_tls_key_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Private key of snowid.redis_tls_cert_file."},
+	{.name = "snowid.worker_lease", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_lease_ms, .boot = 0, .min = 0, .max = 86400000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .int_check = snowid_worker_lease_check, .range_detail = SNOWID_LEASE_RANGE_DETAIL, .before = snowid_check_lease_needs, .description = "How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good."},
+	{.name = "snowid.release_on_shutdown", .type = SNOWID_SETTING_BOOL, .variable = &snowid_release_on_shutdown, .boot = false, .context = PGC_SIGHUP, .preloaded_only = true, .description = "Whether a clean shutdown gives a worker id on lease back to Redis at once."},
+};
+
+/*
+ * snowid_configured_value
+ *		The value a setting has in the server's configuration (postgresql.conf,
+ *		ALTER SYSTEM, the command line), read from its placeholder before the
+ *		setting is defined; NULL if it is not configured.  That is the
+ *		placeholder's reset value, not its current one: loaded after server
+ *		start, the library is loaded by a session, which may have SET the
+ *		placeholder to anything (SET leaves the reset value alone).  A value
+ *		given to the session itself (a connection option, ALTER ROLE or ALTER
+ *		DATABASE) does replace the reset value, and hides the configured one:
+ *		that is refused, as it is for a server-start setting when preloaded.
+ */
+static const char *
+snowid_configured_value(const char *name)
+{
+	struct config_generic *placeholder = find_option(name, false, true,
+													 ERROR);
+
+	/* a placeholder only a session SET created has no reset value */
+	if (placeholder == NULL || placeholder->reset_source == PGC_S_DEFAULT)
+		return NULL;
+	if (placeholder->reset_source > PGC_S_ARGV)
+		ereport(ERROR,
+				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
+				 errmsg("parameter \"%s\" cannot be changed without restarting the server",
+						name),
+				 errdetail("This session was given a value of its own (by a connection option, ALTER ROLE or ALTER DATABASE); snowid uses only the value the server was started with."),
+				 errhint("Remove \"%s\" from the connection options and from the ALTER ROLE and ALTER DATABASE settings.",
+						 name)));
+	return GetConfigOptionResetString(name);
+}
+
+/*
+ * snowid_refuse
+ *		Stops the start over a configured value, with a detail and a hint
+ *		(either NULL for none).  A secret value is not shown.
  */
 static void
-snowid_check_startup_redis(void)
+snowid_refuse(const SnowidSetting *setting, const char *value,
+			  const char *detail, const char *hint)
 {
-	const char *url = snowid_configured_value("snowid.redis_url");
-	const char *prefix = snowid_configured_value("snowid.redis_key_prefix");
-	const char *timeout = snowid_configured_value("snowid.redis_timeout_ms");
-	SnowidRedisTarget target;
-	const char *problem;
-	int			timeout_ms;
+	if (setting->secret)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\"", setting->name),
+				 detail ? errdetail("%s", detail) : 0,
+				 errhint("The value is not shown because it may contain a password.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					setting->name, value),
+			 detail ? errdetail("%s", detail) : 0,
+			 hint ? errhint("%s", hint) : 0));
+}
 
-	if (url != NULL && url[0] != '\0')
+/*
+ * snowid_start_check
+ *		Refuses a bad configured value of a setting before it is defined, by
+ *		its type, its range and its check hook: the rules the GUC machinery
+ *		applies to ALTER SYSTEM and a reload.  An error here stops the
+ *		postmaster.  Returns the configured value, or NULL if there is none;
+ *		an int's or bool's in *number, a string's check hook's extra in
+ *		*extra (NULL if none), for the caller to guc_free().
+ */
+static const char *
+snowid_start_check(const SnowidSetting *setting, int *number, void **extra)
+{
+	const char *value = snowid_configured_value(setting->name);
+	char	   *copy;
+	bool		ok = true;
+	bool		flag;
+
+	*extra = NULL;
+	if (value == NULL)
+		return NULL;
+	GUC_check_errdetail_string = NULL;
+	GUC_check_errhint_string = NULL;
+
+	switch (setting->type)
 	{
-		bool		ok = snowid_redis_parse_url(url, &target, &problem);
+		case SNOWID_SETTING_INT:
+			if (!parse_int(value, number, setting->flags, NULL) ||
+				*number < setting->min || *number > setting->max)
+			{
+				char		detail[256];
 
-		explicit_bzero(&target, sizeof(target));
-		if (!ok)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"snowid.redis_url\""),
-					 errdetail("%s", problem),
-					 errhint("The value is not shown because it may contain a password.")));
+				if (setting->range_detail)
+					strlcpy(detail, setting->range_detail, sizeof(detail));
+				else if (setting->flags & GUC_UNIT_MS)
+					snprintf(detail, sizeof(detail),
+							 "\"%s\" must be from %d to %d milliseconds.",
+							 setting->name, setting->min, setting->max);
+				else
+					snprintf(detail, sizeof(detail),
+							 "\"%s\" must be an integer from %d to %d.",
+							 setting->name, setting->min, setting->max);
+				snowid_refuse(setting, value, detail, NULL);
+			}
+			if (setting->int_check)
+				ok = setting->int_check(number, extra, PGC_S_FILE);
+			break;
+		case SNOWID_SETTING_BOOL:
+			if (!parse_bool(value, &flag))
+				snowid_refuse(setting, value,
+							  "It must be a Boolean value (on or off).", NULL);
+			*number = flag;
+			break;
+		case SNOWID_SETTING_STRING:
+			if (setting->string_check == NULL)
+				break;
+			copy = pstrdup(value);
+			ok = setting->string_check(&copy, extra, PGC_S_FILE);
+			pfree(copy);
+			break;
 	}
-
-	(void) snowid_check_startup_int("snowid.redis_min_replicas", 0, 100, 0, 0);
-
-	if (prefix != NULL && !snowid_redis_check_key_prefix(prefix, &problem))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.redis_key_prefix\": \"%s\"",
-						prefix),
-				 errdetail("%s", problem)));
-
-	if (timeout != NULL &&
-		(!parse_int(timeout, &timeout_ms, GUC_UNIT_MS, NULL) ||
-		 timeout_ms < 1 || timeout_ms > 600000))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.redis_timeout_ms\": \"%s\"",
-						timeout),
-				 errdetail("\"snowid.redis_timeout_ms\" must be from 1 to 600000 milliseconds.")));
+	if (!ok)
+		snowid_refuse(setting, value, GUC_check_errdetail_string,
+					  GUC_check_errhint_string);
+	return value;
 }
 
 /*
- * snowid_define_redis_settings
- *		Where to claim the worker id from; fixed at server start, like the
- *		claim itself.
+ * snowid_define
+ *		Defines one setting of the table.
  */
 static void
-snowid_define_redis_settings(void)
+snowid_define(const SnowidSetting *s)
 {
-	snowid_check_startup_redis();
-
-	DefineCustomStringVariable("snowid.redis_url",
-							   "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.",
-							   "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N] or redis-sentinel://[[user]:password@]host[:port][,...]/master[/db].",
-							   &snowid_redis_url,
-							   "",
-							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   snowid_redis_url_check, snowid_redis_url_assign,
-							   NULL);
-
-	DefineCustomStringVariable("snowid.redis_key_prefix",
-							   "Prefix of the Redis keys that hold the worker id claims.",
-							   NULL,
-							   &snowid_redis_key_prefix,
-							   "snowid",
-							   PGC_POSTMASTER, 0,
-							   snowid_redis_key_prefix_check, NULL, NULL);
-
-	DefineCustomIntVariable("snowid.redis_timeout_ms",
-							"Time the whole worker id claim may take, in milliseconds.",
-							NULL,
-							&snowid_redis_timeout_ms,
-							2000, 1, 600000,
-							PGC_POSTMASTER, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("snowid.redis_min_replicas",
-							"Replicas that must have a worker id claim (Redis WAIT) before it is used.",
-							NULL,
-							&snowid_redis_min_replicas,
-							0, 0, 100,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
-
-	DefineCustomStringVariable("snowid.redis_tls_ca_file",
-							   "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's.",
-							   NULL,
-							   &snowid_redis_tls_ca_file,
-							   "",
-							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("snowid.redis_tls_cert_file",
-							   "Client certificate shown to a rediss:// server; empty for none.",
-							   NULL,
-							   &snowid_redis_tls_cert_file,
-							   "",
-							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("snowid.redis_tls_key_file",
-							   "Private key of snowid.redis_tls_cert_file.",
-							   NULL,
-							   &snowid_redis_tls_key_file,
-							   "",
-							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
+	switch (s->type)
+	{
+		case SNOWID_SETTING_INT:
+			DefineCustomIntVariable(s->name, s->description,
+									s->long_description, (int *) s->variable,
+									s->boot, s->min, s->max, s->context,
+									s->flags, s->int_check, NULL, NULL);
+			break;
+		case SNOWID_SETTING_BOOL:
+			DefineCustomBoolVariable(s->name, s->description,
+									 s->long_description,
+									 (bool *) s->variable, (bool) s->boot,
+									 s->context, s->flags, NULL, NULL, NULL);
+			break;
+		case SNOWID_SETTING_STRING:
+			DefineCustomStringVariable(s->name, s->description,
+									   s->long_description,
+									   (char **) s->variable, s->boot_string,
+									   s->context, s->flags, s->string_check,
+									   s->string_assign, NULL);
+			break;
+	}
 }
 
 /*
- * snowid_define_lease_settings
- *		Worker ids on lease: the lease, checked first, and whether a clean
- *		shutdown gives the id back.  A lease needs Redis and is taken, not
- *		configured.
+ * snowid_setting
+ *		The table's entry of a setting.
+ */
+static const SnowidSetting *
+snowid_setting(const char *name)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(snowid_settings); i++)
+	{
+		if (strcmp(snowid_settings[i].name, name) == 0)
+			return &snowid_settings[i];
+	}
+	elog(ERROR, "snowid has no setting \"%s\"", name);
+	return NULL;				/* keep the compiler quiet */
+}
+
+/*
+ * snowid_start_int
+ *		A configured int of the table, checked as at start, or its default.
+ */
+static int
+snowid_start_int(const char *name)
+{
+	const SnowidSetting *setting = snowid_setting(name);
+	int			number = setting->boot;
+	void	   *extra;
+
+	(void) snowid_start_check(setting, &number, &extra);
+	return number;
+}
+
+/*
+ * snowid_start_epoch
+ *		The configured snowid.epoch, checked as at start, in Unix ms (the
+ *		default if it is not set).
+ */
+static int64
+snowid_start_epoch(void)
+{
+	int			unused;
+	void	   *extra;
+	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
+
+	if (snowid_start_check(snowid_setting("snowid.epoch"), &unused,
+						   &extra) != NULL && extra != NULL)
+	{
+		unix_ms = *(int64 *) extra;
+		guc_free(extra);
+	}
+	return unix_ms;
+}
+
+/*
+ * snowid_layout_bits
+ *		Reads and checks the configured widths of the datacenter, worker and
+ *		sequence fields into *layout; the timestamp gets the rest of the 63
+ *		bits, and must keep at least 39.
  */
 static void
-snowid_define_lease_settings(void)
+snowid_layout_bits(SnowidLayout *layout)
 {
-	const char *value = GetConfigOption("snowid.worker_lease", true, false);
-	int			lease_ms = 0;
+	int			node_seq_bits;
 
-	if (value != NULL &&
-		(!parse_int(value, &lease_ms, GUC_UNIT_MS, NULL) ||
-		 lease_ms < 0 || lease_ms > 86400000 ||
-		 (lease_ms > 0 && lease_ms < 100)))
+	layout->datacenter_bits = snowid_start_int("snowid.datacenter_bits");
+	layout->worker_bits = snowid_start_int("snowid.worker_bits");
+	layout->sequence_bits = snowid_start_int("snowid.sequence_bits");
+
+	node_seq_bits = layout->datacenter_bits + layout->worker_bits +
+		layout->sequence_bits;
+	if (node_seq_bits > SNOWID_MAX_NODE_SEQ_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowid.worker_lease\": \"%s\"",
-						value),
-				 errdetail("\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day.")));
+				 errmsg("snowid.datacenter_bits + snowid.worker_bits + snowid.sequence_bits is %d, more than %d",
+						node_seq_bits, SNOWID_MAX_NODE_SEQ_BITS),
+				 errdetail("That leaves the timestamp field %d of the 63 bits of an id; it needs at least %d (about 17 years).",
+						   SNOWID_ID_BITS - node_seq_bits,
+						   SNOWID_MIN_TIMESTAMP_BITS),
+				 errhint("Lower snowid.datacenter_bits, snowid.worker_bits or snowid.sequence_bits.")));
+	layout->timestamp_bits = SNOWID_ID_BITS - node_seq_bits;
+}
+
+/*
+ * snowid_check_layout
+ *		Before the widths are defined: the layout this start will use, so
+ *		that each width's check hook sees the other two.  The variables keep
+ *		their boot values until defined (assert-enabled servers check that
+ *		since 16).
+ */
+static void
+snowid_check_layout(void)
+{
+	SnowidLayout layout = snowid_layout;
+
+	snowid_layout_bits(&layout);
+	snowid_layout_in_force = layout;
+}
+
+/*
+ * snowid_layout_complete
+ *		After the widths are defined: the timestamp gets the rest.
+ */
+static void
+snowid_layout_complete(void)
+{
+	Assert(snowid_layout.datacenter_bits ==
+		   snowid_layout_in_force.datacenter_bits &&
+		   snowid_layout.worker_bits == snowid_layout_in_force.worker_bits &&
+		   snowid_layout.sequence_bits ==
+		   snowid_layout_in_force.sequence_bits);
+	snowid_layout.timestamp_bits = snowid_layout_in_force.timestamp_bits;
+}
+
+/*
+ * snowid_check_lease_needs
+ *		Before snowid.worker_lease is defined: a lease needs Redis and is
+ *		taken, not configured.
+ */
+static void
+snowid_check_lease_needs(void)
+{
+	int			lease_ms = snowid_start_int("snowid.worker_lease");
+
 	if (lease_ms > 0 && snowid_redis_target == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -534,139 +598,55 @@ snowid_define_lease_settings(void)
 				 errmsg("snowid.worker_lease cannot be combined with snowid.worker_id"),
 				 errdetail("On lease, a server takes whichever worker id is free."),
 				 errhint("Set snowid.worker_id to -1, or set snowid.worker_lease to 0 for a permanent claim.")));
-
-	DefineCustomIntVariable("snowid.worker_lease",
-							"How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good.",
-							NULL,
-							&snowid_worker_lease_ms,
-							0, 0, 86400000,
-							PGC_POSTMASTER, GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("snowid.release_on_shutdown",
-							 "Whether a clean shutdown gives a worker id on lease back to Redis at once.",
-							 NULL,
-							 &snowid_release_on_shutdown,
-							 false,
-							 PGC_SIGHUP, 0,
-							 NULL, NULL, NULL);
-}
-
-/*
- * snowid_define_startup_settings
- *		The settings fixed at server start.  The layout comes first: the
- *		datacenter and worker ids are checked against it, before they are
- *		defined and by their check hooks after.
- */
-static void
-snowid_define_startup_settings(void)
-{
-	/* the widest field the layout rules allow */
-	int			max_id = (int) SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS);
-
-	snowid_define_layout_settings();
-
-	snowid_check_startup_fit("datacenter",
-							 snowid_check_startup_int("snowid.datacenter_id",
-													  0, max_id, 0, 0),
-							 snowid_layout.datacenter_bits);
-	snowid_check_startup_fit("worker",
-							 snowid_check_startup_int("snowid.worker_id",
-													  -1, max_id, -1, 0),
-							 snowid_layout.worker_bits);
-	(void) snowid_check_startup_epoch();
-
-	DefineCustomIntVariable("snowid.datacenter_id",
-							"Datacenter id carried by every id this server issues.",
-							NULL,
-							&snowid_datacenter_id,
-							0, 0, max_id,
-							PGC_POSTMASTER, 0,
-							snowid_datacenter_id_check, NULL, NULL);
-
-	DefineCustomIntVariable("snowid.worker_id",
-							"Worker id carried by every id this server issues; -1 means not set.",
-							NULL,
-							&snowid_worker_id,
-							-1, -1, max_id,
-							PGC_POSTMASTER, 0,
-							snowid_worker_id_check, NULL, NULL);
-
-	DefineCustomStringVariable("snowid.epoch",
-							   "Time that the timestamp field of ids counts from.",
-							   NULL,
-							   &snowid_epoch,
-							   SNOWID_DEFAULT_EPOCH,
-							   PGC_POSTMASTER, 0,
-							   snowid_epoch_check, snowid_epoch_assign, NULL);
-
-	snowid_define_redis_settings();
-	snowid_define_lease_settings();
-}
-
-/*
- * snowid_read_startup_settings
- *		Without preloading, the GUC machinery refuses to define server-start
- *		settings, but their configured values remain visible as placeholders:
- *		checks and reads those that the functions working without shared
- *		memory need (the epoch and the layout), by the same rules as at
- *		server start.
- */
-static void
-snowid_read_startup_settings(void)
-{
-	SnowidLayout layout;
-
-	layout.epoch_ms = snowid_check_startup_epoch();
-	snowid_check_layout_bits(&layout);
-	snowid_layout = layout;
 }
 
 /*
  * snowid_define_settings
- *		Defines the settings, all of them while preloading.  Server-start
- *		settings can only be defined then; loaded later, the library still
- *		reads their configured values, so that snowid_decode() follows the
- *		configured epoch and layout.  That comes first: if it fails, loading
- *		fails and is tried again on the next call, which must not find
- *		settings this call defined already.  While preloading, a bad value of
- *		a reloadable setting stops the server as well.
+ *		Defines the settings of the table: each checked as at start, then
+ *		defined; while preloading all of them, else only the reloadable
+ *		ones.  Server-start settings can only be defined while preloading;
+ *		loaded later, the library still reads the configured epoch and
+ *		layout, so that snowid_decode() follows them.  That comes first: if
+ *		it fails, loading fails and is tried again on the next call, which
+ *		must not find settings this call defined already.
  */
 void
 snowid_define_settings(bool preloading)
 {
+	int			i;
+
 	if (!preloading)
-		snowid_read_startup_settings();
-	else
 	{
-		/* only the generator uses them, and it runs only when preloaded */
-		(void) snowid_check_startup_int("snowid.max_drift_ms", 0,
-										SNOWID_MAX_DRIFT_WAIT_MS, 0,
-										GUC_UNIT_MS);
-		(void) snowid_check_startup_int("snowid.max_wait_ms", 0,
-										SNOWID_MAX_DRIFT_WAIT_MS, 0,
-										GUC_UNIT_MS);
+		SnowidLayout layout;
+
+		layout.epoch_ms = snowid_start_epoch();
+		snowid_layout_bits(&layout);
+		snowid_layout = layout;
 	}
 
-	DefineCustomIntVariable("snowid.max_drift_ms",
-							"How far the generator may run ahead of the wall clock, in milliseconds.",
-							NULL,
-							&snowid_max_drift_ms,
-							1000, 0, SNOWID_MAX_DRIFT_WAIT_MS,
-							PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
+	for (i = 0; i < lengthof(snowid_settings); i++)
+	{
+		const SnowidSetting *setting = &snowid_settings[i];
+		int			number;
+		void	   *extra;
 
-	DefineCustomIntVariable("snowid.max_wait_ms",
-							"How long a caller waits for a lagging wall clock before failing, in milliseconds.",
-							NULL,
-							&snowid_max_wait_ms,
-							2000, 0, SNOWID_MAX_DRIFT_WAIT_MS,
-							PGC_SIGHUP, GUC_UNIT_MS,
-							NULL, NULL, NULL);
+		if (setting->preloaded_only && !preloading)
+			continue;
+		if (preloading)
+		{
+			if (setting->before)
+				setting->before();
+			(void) snowid_start_check(setting, &number, &extra);
+			if (extra != NULL)
+			{
+				if (setting->secret)
+					explicit_bzero(extra, setting->extra_size);
+				guc_free(extra);
+			}
+		}
+		snowid_define(setting);
+	}
 
-	if (!preloading)
-		return;
-
-	snowid_define_startup_settings();
-	MarkGUCPrefixReserved("snowid");
+	if (preloading)
+		MarkGUCPrefixReserved("snowid");
 }
