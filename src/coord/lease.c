@@ -5,7 +5,7 @@
  *	  background worker that renews it every third of a lease and moves its
  *	  fence ahead, and giving it back.
  *
- * Next to its owner, Redis keeps a fence per worker id (lease.h): a time in
+ * Next to its owner, Redis keeps a fence per worker id (redis/lease.h): a time in
  * the ids' own clock below which lie all ids that any holder of the id has
  * issued or may issue.  The generator never issues an id at or past the
  * fence it last had confirmed by Redis, and a server that takes the id over
@@ -14,15 +14,15 @@
  * a holder cut off from Redis stops at its fence, which the next holder
  * starts above.  A renewal succeeds only while this server still holds the
  * id; a server that finds it taken stops using it at once and claims
- * another (generator.c switches at a millisecond boundary).
+ * another (the generator switches at a millisecond boundary).
  *
  * Redis sees one script per server per third of a lease, from the lease
  * worker; generating ids never waits for Redis.  A claim runs in whichever
  * process needs the id first (the lease renewer at start and after a loss,
- * or a backend), one at a time through generator.c's "claiming" flag.
+ * or a backend), one at a time through the generator's "claiming" flag.
  *
  * No lock of its own: the generator's state is read and changed only
- * through generator.c, under its mutex; the rest is the worker's own.
+ * through core/generator_worker.h, under its mutex; the rest is the worker's own.
  *
  *-------------------------------------------------------------------------
  */
@@ -92,7 +92,8 @@ snowid_lease_register(void)
 /*
  * snowid_lease_claim
  *		Takes a worker id on lease from Redis, or reports why there is none.
- *		Called by generator.c (through snowid_worker_resolve()) in one
+ *		Called by the generator (through snowid_worker_resolve(), the
+ *		coordinator's resolve) in one
  *		process at a time.
  */
 void
@@ -110,7 +111,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	snowid_lease_request(&request, &claim_request, identity,
 						 sizeof(identity), claim->token);
 	snowid_redis_lease_claim(snowid_redis_target, &request, &grant, &result);
-	if (result.status != SNOWID_CLAIM_OK)
+	if (result.status != SNOWID_REDIS_OK)
 	{
 		snowid_redis_report(ERROR, &claim_request, &result);
 		elog(ERROR, "snowid lease claim ended in status %d",

@@ -9,7 +9,7 @@
  * when shared memory is initialised.  With it, the worker id is resolved on
  * first use: the first backend that needs one claims it from Redis (all
  * hiredis code is in src/redis), and a configured snowid.worker_id is
- * registered there instead of taken.  The caller (generator.c) lets one
+ * registered there instead of taken.  The caller (the generator) lets one
  * backend at a time call snowid_worker_resolve() (others wait for it on a
  * condition variable) and keeps the result in shared memory, so Redis is
  * asked once per server start however many sessions ask at once, and a
@@ -191,7 +191,7 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 
 	snowid_redis_try_claim(snowid_redis_target, &request, &result);
 
-	if (result.status == SNOWID_CLAIM_OK)
+	if (result.status == SNOWID_REDIS_OK)
 	{
 		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 		claim->worker_id = result.worker_id;
@@ -222,9 +222,9 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 static bool
 snowid_claim_unreachable(const SnowidRedisResult *result)
 {
-	return result->status == SNOWID_CLAIM_UNREACHABLE ||
-		result->status == SNOWID_CLAIM_NO_SENTINEL ||
-		result->status == SNOWID_CLAIM_NOT_MASTER;
+	return result->status == SNOWID_REDIS_UNREACHABLE ||
+		result->status == SNOWID_REDIS_NO_SENTINEL ||
+		result->status == SNOWID_REDIS_NOT_MASTER;
 }
 
 /*

@@ -143,7 +143,7 @@ snowid_read_claim_grant(const redisReply *reply,
 		reply->element[0]->type != REDIS_REPLY_INTEGER ||
 		reply->element[1]->type != REDIS_REPLY_INTEGER)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The claim script returned a reply of unexpected shape.");
 		return false;
 	}
@@ -153,14 +153,14 @@ snowid_read_claim_grant(const redisReply *reply,
 		(request->explicit_worker_id >= 0 &&
 		 id->integer != request->explicit_worker_id))
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The claim script returned worker id %lld, which is out of range.",
 						  (long long) id->integer);
 		return false;
 	}
 	if (fence->integer < 0 || fence->integer > request->usable_ms)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The claim script returned a fence of %lld ms for worker id %lld, which lies past what this server can start above.",
 						  (long long) fence->integer, (long long) id->integer);
 		return false;
@@ -185,7 +185,7 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 		err[end] != '\0' || id < 0 || id > request->max_worker_id ||
 		fence <= request->usable_ms)
 		return false;
-	result->status = SNOWID_CLAIM_FENCED;
+	result->status = SNOWID_REDIS_FENCED;
 	result->worker_id = (int) id;
 	result->floor_ms = fence;
 	return true;
@@ -205,19 +205,19 @@ snowid_read_claim_reply(const redisReply *reply,
 	if (reply->type != REDIS_REPLY_ERROR)
 	{
 		if (snowid_read_claim_grant(reply, request, result))
-			result->status = SNOWID_CLAIM_OK;
+			result->status = SNOWID_REDIS_OK;
 	}
 	else if (strncmp(err, "SNOWID_ALL_HELD ", 16) == 0)
-		result->status = SNOWID_CLAIM_ALL_HELD;
+		result->status = SNOWID_REDIS_ALL_HELD;
 	else if (strncmp(err, "SNOWID_FENCED ", 14) == 0)
 	{
 		if (!snowid_redis_read_fenced(err, request, result))
-			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script refused with a malformed fence.");
 	}
 	else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
 	{
-		result->status = SNOWID_CLAIM_CONFLICT;
+		result->status = SNOWID_REDIS_CONFLICT;
 		result->worker_id = request->explicit_worker_id;
 		snowid_redis_text(result->holder, sizeof(result->holder), target,
 						  err + 16);
@@ -228,9 +228,9 @@ snowid_read_claim_reply(const redisReply *reply,
 	{
 		/* the script says so only when a worker id is configured */
 		if (request->explicit_worker_id >= 0)
-			result->status = SNOWID_CLAIM_HOLDS_OTHER;
+			result->status = SNOWID_REDIS_HOLDS_OTHER;
 		else
-			snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script answered that this server holds worker id %d, which it answers only when snowid.worker_id is set; it is not.",
 							  result->worker_id);
 	}
@@ -306,7 +306,7 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 	snowid_read_claim_reply(reply, session->target, request, result);
 	freeReplyObject(reply);
 
-	if (result->status != SNOWID_CLAIM_OK)
+	if (result->status != SNOWID_REDIS_OK)
 		return;
 	if (!snowid_redis_wait_replicas(session, result))
 		return;

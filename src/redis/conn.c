@@ -82,7 +82,7 @@ snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
 	conn->context = c;
 	if (c == NULL)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 						  "Out of memory while creating the Redis connection.");
 		return false;
 	}
@@ -98,7 +98,7 @@ snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
 		error = errno;
 	if (error != 0)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE, "%s.",
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s.",
 						  strerror(error));
 		return false;
 	}
@@ -204,17 +204,17 @@ snowid_conn_io_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 	if (snowid_tls_explain_failure(conn, result))
 		return;
 	if (c->err == REDIS_ERR_PROTOCOL)
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The server does not speak Redis' protocol: %s.",
 						  c->errstr);
 	else if (c->err == REDIS_ERR_EOF)
-		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 						  "The server closed the connection.");
 	else if (c->err == REDIS_ERR_OOM)
-		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 						  "Out of memory while talking to Redis.");
 	else
-		snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE, "%s.",
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s.",
 						  c->errstr);
 }
 

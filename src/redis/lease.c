@@ -216,11 +216,11 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 		return SNOWID_LEASE_FAILED;
 	outcome = read(reply, request, grant, result);
 	if (outcome == SNOWID_LEASE_OK || outcome == SNOWID_LEASE_LOST)
-		result->status = SNOWID_CLAIM_OK;
+		result->status = SNOWID_REDIS_OK;
 	else if (reply->type == REDIS_REPLY_ERROR)
 		snowid_redis_error_reply(target, reply->str, result);
 	else
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The lease %s script returned a reply of unexpected shape.",
 						  what);
 	freeReplyObject(reply);
@@ -326,11 +326,11 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	if (reply->type == REDIS_REPLY_ERROR)
 	{
 		if (strncmp(reply->str, "SNOWID_ALL_HELD ", 16) == 0)
-			result->status = SNOWID_CLAIM_ALL_HELD;
+			result->status = SNOWID_REDIS_ALL_HELD;
 		else if (strncmp(reply->str, "SNOWID_FENCED ", 14) == 0)
 		{
 			if (!snowid_redis_read_fenced(reply->str, request->claim, result))
-				snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+				snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 								  "The lease claim script refused with a malformed fence.");
 		}
 		else
@@ -339,12 +339,12 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	else if (snowid_lease_read_grant(reply, request, grant) &&
 			 grant->floor_ms <= request->claim->usable_ms)
 	{
-		result->status = SNOWID_CLAIM_OK;
+		result->status = SNOWID_REDIS_OK;
 		result->worker_id = grant->worker_id;
 		result->floor_ms = grant->floor_ms;
 	}
 	else
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The lease claim script returned a reply of unexpected shape.");
 	freeReplyObject(reply);
 }

@@ -57,7 +57,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 
 	switch (result->status)
 	{
-		case SNOWID_CLAIM_OK:
+		case SNOWID_REDIS_OK:
 			if (result->evictable)
 				ereport(WARNING,
 						(errmsg("redis server at %s may evict snowid's worker id claims",
@@ -67,7 +67,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 						 errhint("Set maxmemory-policy to noeviction or to a volatile-* policy.")));
 			break;
 
-		case SNOWID_CLAIM_UNREACHABLE:
+		case SNOWID_REDIS_UNREACHABLE:
 			if (result->connected)
 				ereport(elevel,
 						(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -85,7 +85,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 						 errhint("Check that Redis is running and that snowid.redis_url names it.")));
 			break;
 
-		case SNOWID_CLAIM_AUTH_FAILED:
+		case SNOWID_REDIS_AUTH_FAILED:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PASSWORD),
 					 errmsg("authentication to redis server at %s failed",
@@ -94,7 +94,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check the user name and password in snowid.redis_url.")));
 			break;
 
-		case SNOWID_CLAIM_NO_PERMISSION:
+		case SNOWID_REDIS_NO_PERMISSION:
 			ereport(elevel,
 					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("redis user may not claim a worker id at %s",
@@ -104,7 +104,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 							 keys.owners, keys.leases, keys.fences)));
 			break;
 
-		case SNOWID_CLAIM_ALL_HELD:
+		case SNOWID_REDIS_ALL_HELD:
 			ereport(elevel,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 					 errmsg("all %d worker ids of datacenter %d are held",
@@ -116,11 +116,11 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 							 key, key)));
 			break;
 
-		case SNOWID_CLAIM_FENCED:
+		case SNOWID_REDIS_FENCED:
 			snowid_redis_report_fenced(elevel, request, result);
 			break;
 
-		case SNOWID_CLAIM_CONFLICT:
+		case SNOWID_REDIS_CONFLICT:
 			ereport(elevel,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("worker id %d of datacenter %d is held by another server",
@@ -132,7 +132,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 							 key, result->worker_id)));
 			break;
 
-		case SNOWID_CLAIM_HOLDS_OTHER:
+		case SNOWID_REDIS_HOLDS_OTHER:
 			ereport(elevel,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("this server holds worker id %d of datacenter %d in redis, not the configured worker id %d",
@@ -144,7 +144,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 							 key, result->worker_id, result->worker_id)));
 			break;
 
-		case SNOWID_CLAIM_REDIS_ERROR:
+		case SNOWID_REDIS_ERROR:
 			ereport(elevel,
 					(errcode(ERRCODE_SYSTEM_ERROR),
 					 errmsg("redis server at %s refused the worker id claim",
@@ -154,7 +154,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errhint("Point snowid.redis_url at the primary: the claim writes.") : 0));
 			break;
 
-		case SNOWID_CLAIM_PROTOCOL_ERROR:
+		case SNOWID_REDIS_PROTOCOL_ERROR:
 			ereport(elevel,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("unexpected reply from redis server at %s",
@@ -212,7 +212,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 {
 	switch (result->status)
 	{
-		case SNOWID_CLAIM_FEW_REPLICAS:
+		case SNOWID_REDIS_FEW_REPLICAS:
 			ereport(elevel,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 					 errmsg("only %d of the %d redis replicas required acknowledged the worker id claim at %s",
@@ -223,7 +223,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check that the replicas are up and connected, or lower snowid.redis_min_replicas.")));
 			break;
 
-		case SNOWID_CLAIM_TLS_SETUP:
+		case SNOWID_REDIS_TLS_SETUP:
 			ereport(elevel,
 					(errcode(ERRCODE_CONFIG_FILE_ERROR),
 					 errmsg("could not set up TLS for redis server at %s",
@@ -232,7 +232,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.")));
 			break;
 
-		case SNOWID_CLAIM_TLS_UNTRUSTED:
+		case SNOWID_REDIS_TLS_UNTRUSTED:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 					 errmsg("redis server at %s presented a certificate that is not trusted",
@@ -241,7 +241,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Set snowid.redis_tls_ca_file to the CA certificate (or bundle) that signed the server's certificate; without it the system's CAs are used.")));
 			break;
 
-		case SNOWID_CLAIM_TLS_HOSTNAME:
+		case SNOWID_REDIS_TLS_HOSTNAME:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 					 errmsg("redis server at %s presented a certificate for another host name",
@@ -250,7 +250,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Name the server in snowid.redis_url as its certificate does (a subject alternative name), or have a certificate issued for the name you use.")));
 			break;
 
-		case SNOWID_CLAIM_TLS_EXPIRED:
+		case SNOWID_REDIS_TLS_EXPIRED:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 					 errmsg("redis server at %s presented a certificate outside its validity period",
@@ -259,7 +259,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Renew the Redis server's certificate, and check that this server's clock is right.")));
 			break;
 
-		case SNOWID_CLAIM_TLS_CLIENT_CERT:
+		case SNOWID_REDIS_TLS_CLIENT_CERT:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
 					 errmsg("redis server at %s refused this server's TLS client certificate",
@@ -268,7 +268,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Set snowid.redis_tls_cert_file and snowid.redis_tls_key_file to a certificate signed by a CA the Redis server trusts (its tls-ca-cert-file).")));
 			break;
 
-		case SNOWID_CLAIM_TLS_FAILED:
+		case SNOWID_REDIS_TLS_FAILED:
 			ereport(elevel,
 					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 					 errmsg("could not establish TLS with redis server at %s",
@@ -277,7 +277,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check that the port in snowid.redis_url is Redis' TLS port (tls-port).")));
 			break;
 
-		case SNOWID_CLAIM_NO_SENTINEL:
+		case SNOWID_REDIS_NO_SENTINEL:
 			ereport(elevel,
 					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
 					 errmsg("could not reach any redis sentinel to find master \"%s\"",
@@ -287,7 +287,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.")));
 			break;
 
-		case SNOWID_CLAIM_NO_MASTER:
+		case SNOWID_REDIS_NO_MASTER:
 			ereport(elevel,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("redis sentinels know no master named \"%s\"",
@@ -296,7 +296,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("The name after the sentinels in snowid.redis_url must be one the sentinels monitor (sentinel monitor <name> ...).")));
 			break;
 
-		case SNOWID_CLAIM_NOT_MASTER:
+		case SNOWID_REDIS_NOT_MASTER:
 			ereport(elevel,
 					(errcode(ERRCODE_CONNECTION_FAILURE),
 					 errmsg("redis server at %s, named master by the sentinels, is not a master",

@@ -204,7 +204,7 @@ snowid_classify_error(const char *err, bool during_auth)
 
 		if (strncmp(err, transient[i], n) == 0 &&
 			(err[n] == ' ' || err[n] == '\0'))
-			return SNOWID_CLAIM_UNREACHABLE;
+			return SNOWID_REDIS_UNREACHABLE;
 	}
 
 	/*
@@ -216,11 +216,11 @@ snowid_classify_error(const char *err, bool during_auth)
 	if (strncmp(err, "NOPERM", 6) == 0 ||
 		strstr(err, "user executing the script can't") != NULL ||
 		strstr(err, "ACL failure in script") != NULL)
-		return SNOWID_CLAIM_NO_PERMISSION;
+		return SNOWID_REDIS_NO_PERMISSION;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)
-		return SNOWID_CLAIM_AUTH_FAILED;
-	return SNOWID_CLAIM_REDIS_ERROR;
+		return SNOWID_REDIS_AUTH_FAILED;
+	return SNOWID_REDIS_ERROR;
 }
 
 /*

@@ -16,37 +16,37 @@
 /* How a call to Redis ended; see snowid_redis_report() for the SQLSTATE of each */
 typedef enum SnowidRedisStatus
 {
-	SNOWID_CLAIM_OK,			/* worker_id is ours */
-	SNOWID_CLAIM_UNREACHABLE,	/* no connection, I/O error, timeout, or
+	SNOWID_REDIS_OK,			/* worker_id is ours */
+	SNOWID_REDIS_UNREACHABLE,	/* no connection, I/O error, timeout, or
 								 * Redis busy/loading/cluster down */
-	SNOWID_CLAIM_AUTH_FAILED,	/* AUTH refused, or a password is needed
+	SNOWID_REDIS_AUTH_FAILED,	/* AUTH refused, or a password is needed
 								 * and none was given (NOAUTH) */
-	SNOWID_CLAIM_NO_PERMISSION, /* logged in, but the ACL forbids the
+	SNOWID_REDIS_NO_PERMISSION, /* logged in, but the ACL forbids the
 								 * commands (NOPERM) */
-	SNOWID_CLAIM_ALL_HELD,		/* every id 0..max_worker_id is held */
-	SNOWID_CLAIM_FENCED,		/* the ids not held (or the explicit one)
+	SNOWID_REDIS_ALL_HELD,		/* every id 0..max_worker_id is held */
+	SNOWID_REDIS_FENCED,		/* the ids not held (or the explicit one)
 								 * are fenced past usable_ms: worker_id is
 								 * the one fenced least far, floor_ms its
 								 * fence */
-	SNOWID_CLAIM_CONFLICT,		/* explicit id is held by holder */
-	SNOWID_CLAIM_HOLDS_OTHER,	/* this identity already holds worker_id,
+	SNOWID_REDIS_CONFLICT,		/* explicit id is held by holder */
+	SNOWID_REDIS_HOLDS_OTHER,	/* this identity already holds worker_id,
 								 * not the explicit id */
-	SNOWID_CLAIM_REDIS_ERROR,	/* any other error reply (READONLY, OOM,
+	SNOWID_REDIS_ERROR,	/* any other error reply (READONLY, OOM,
 								 * SELECT out of range, ...) */
-	SNOWID_CLAIM_PROTOCOL_ERROR,	/* a reply of unexpected shape */
-	SNOWID_CLAIM_TLS_SETUP,		/* CA, certificate or key file unusable */
-	SNOWID_CLAIM_TLS_UNTRUSTED, /* server certificate not signed by a CA
+	SNOWID_REDIS_PROTOCOL_ERROR,	/* a reply of unexpected shape */
+	SNOWID_REDIS_TLS_SETUP,		/* CA, certificate or key file unusable */
+	SNOWID_REDIS_TLS_UNTRUSTED, /* server certificate not signed by a CA
 								 * we trust */
-	SNOWID_CLAIM_TLS_HOSTNAME,	/* certificate is for another host name */
-	SNOWID_CLAIM_TLS_EXPIRED,	/* certificate expired or not yet valid */
-	SNOWID_CLAIM_TLS_CLIENT_CERT,	/* server wants a client certificate,
+	SNOWID_REDIS_TLS_HOSTNAME,	/* certificate is for another host name */
+	SNOWID_REDIS_TLS_EXPIRED,	/* certificate expired or not yet valid */
+	SNOWID_REDIS_TLS_CLIENT_CERT,	/* server wants a client certificate,
 									 * or refused ours */
-	SNOWID_CLAIM_TLS_FAILED,	/* any other TLS handshake failure */
-	SNOWID_CLAIM_NO_SENTINEL,	/* no sentinel could be reached */
-	SNOWID_CLAIM_NO_MASTER,		/* the sentinels know no master by that
+	SNOWID_REDIS_TLS_FAILED,	/* any other TLS handshake failure */
+	SNOWID_REDIS_NO_SENTINEL,	/* no sentinel could be reached */
+	SNOWID_REDIS_NO_MASTER,		/* the sentinels know no master by that
 								 * name */
-	SNOWID_CLAIM_NOT_MASTER,	/* the named master says it is a replica */
-	SNOWID_CLAIM_FEW_REPLICAS	/* WAIT: fewer replicas than
+	SNOWID_REDIS_NOT_MASTER,	/* the named master says it is a replica */
+	SNOWID_REDIS_FEW_REPLICAS	/* WAIT: fewer replicas than
 								 * snowid.redis_min_replicas have the claim */
 } SnowidRedisStatus;
 

@@ -84,7 +84,7 @@ snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidRedisResult *result)
 		CHECK_FOR_INTERRUPTS();
 		if (remaining <= 0)
 		{
-			snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+			snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 							  "The claim did not complete within snowid.redis_timeout_ms (%d ms).",
 							  conn->deadline->timeout_ms);
 			return false;

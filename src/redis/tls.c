@@ -79,7 +79,7 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 	SSL_CTX_free(ctx);			/* ssl holds a reference */
 	if (ssl == NULL)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "Out of memory while setting up TLS.");
 		return false;
 	}
@@ -118,7 +118,7 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 								  WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE,
 								  result))
 			{
-				snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+				snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 								  "The TLS handshake did not complete within snowid.redis_timeout_ms (%d ms); check that the port is Redis' TLS port (tls-port).",
 								  conn->deadline->timeout_ms);
 				return false;
@@ -147,7 +147,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 
 	if (ctx == NULL)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "Out of memory while setting up TLS.");
 		return NULL;
 	}
@@ -158,7 +158,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 	if (have_ca ? SSL_CTX_load_verify_locations(ctx, tls->ca_file, NULL) != 1
 		: SSL_CTX_set_default_verify_paths(ctx) != 1)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
 						  have_ca ?
 						  "The CA file \"%s\" named by snowid.redis_tls_ca_file could not be read or holds no certificate." :
 						  "The system's CA certificates could not be loaded%s.",
@@ -168,7 +168,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 	}
 	if (have_cert != have_key)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
 						  "snowid.redis_tls_cert_file and snowid.redis_tls_key_file must be set together.");
 		SSL_CTX_free(ctx);
 		return NULL;
@@ -176,7 +176,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 	if (have_cert &&
 		SSL_CTX_use_certificate_chain_file(ctx, tls->cert_file) != 1)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
 						  "The client certificate \"%s\" named by snowid.redis_tls_cert_file could not be read.",
 						  tls->cert_file);
 		SSL_CTX_free(ctx);
@@ -188,7 +188,7 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 									 SSL_FILETYPE_PEM) != 1 ||
 		 SSL_CTX_check_private_key(ctx) != 1))
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
 						  "The private key \"%s\" named by snowid.redis_tls_key_file could not be read or does not match the client certificate.",
 						  tls->key_file);
 		SSL_CTX_free(ctx);
@@ -215,7 +215,7 @@ snowid_tls_check_host(SSL *ssl, const char *host, SnowidRedisResult *result)
 	{
 		if (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1)
 		{
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 							  "Could not set up the check of the server's IP address.");
 			return false;
 		}
@@ -226,7 +226,7 @@ snowid_tls_check_host(SSL *ssl, const char *host, SnowidRedisResult *result)
 	if (SSL_set1_host(ssl, host) != 1 ||
 		SSL_set_tlsext_host_name(ssl, host) != 1)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "Could not set up the check of the server's host name.");
 		return false;
 	}
@@ -251,12 +251,12 @@ snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
 			break;
 		case X509_V_ERR_HOSTNAME_MISMATCH:
 		case X509_V_ERR_IP_ADDRESS_MISMATCH:
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_HOSTNAME,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_HOSTNAME,
 							  "The server's certificate does not name the host in snowid.redis_url.");
 			return;
 		case X509_V_ERR_CERT_HAS_EXPIRED:
 		case X509_V_ERR_CERT_NOT_YET_VALID:
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_EXPIRED,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_EXPIRED,
 							  "The server's certificate is %s.",
 							  verify == X509_V_ERR_CERT_HAS_EXPIRED ?
 							  "expired" : "not valid yet");
@@ -267,12 +267,12 @@ snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
 		case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
 		case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
 		case X509_V_ERR_CERT_UNTRUSTED:
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_UNTRUSTED,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_UNTRUSTED,
 							  "The server's certificate is not signed by a trusted CA: %s.",
 							  X509_verify_cert_error_string(verify));
 			return;
 		default:
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_UNTRUSTED,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_UNTRUSTED,
 							  "The server's certificate was not accepted: %s.",
 							  X509_verify_cert_error_string(verify));
 			return;
@@ -281,14 +281,14 @@ snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
 	if (err != 0 && snowid_tls_alert_failure(err, result))
 		return;
 	if (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "The server closed the connection during the TLS handshake; check that it speaks TLS on that port.");
 	else if (err != 0 && ERR_reason_error_string(err) != NULL)
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "The TLS handshake failed: %s.",
 						  ERR_reason_error_string(err));
 	else
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_FAILED,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_FAILED,
 						  "The TLS handshake failed.");
 }
 
@@ -311,7 +311,7 @@ snowid_tls_alert_failure(unsigned long err, SnowidRedisResult *result)
 		case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
 		case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
 		case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
-			snowid_redis_fail(result, SNOWID_CLAIM_TLS_CLIENT_CERT,
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_CLIENT_CERT,
 							  "The server refused the TLS connection (%s): it requires a client certificate that it trusts.",
 							  ERR_reason_error_string(err));
 			return true;
@@ -335,7 +335,7 @@ snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 	err = ERR_peek_last_error();
 	if (err == 0 && conn->tls_cert_requested)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_TLS_CLIENT_CERT,
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_CLIENT_CERT,
 						  "The server asked for a client certificate, none is set, and the server then closed the connection.");
 		return true;
 	}
@@ -343,7 +343,7 @@ snowid_tls_explain_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 		return false;
 	if (snowid_tls_alert_failure(err, result))
 		return true;
-	snowid_redis_fail(result, SNOWID_CLAIM_UNREACHABLE,
+	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 					  "TLS error: %s.",
 					  ERR_reason_error_string(err) ?
 					  ERR_reason_error_string(err) : "unknown");
@@ -384,7 +384,7 @@ bool
 snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 					 const SnowidRedisTls *tls, SnowidRedisResult *result)
 {
-	snowid_redis_fail(result, SNOWID_CLAIM_TLS_SETUP,
+	snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
 					  "snowid was built without TLS: it needs hiredis 1.x built with TLS (hiredis_ssl).");
 	return false;
 }

@@ -190,7 +190,7 @@ snowid_wait_replicas(SnowidRedisConn *conn, const SnowidRedisRequest *request,
 		return false;
 	if (reply->type != REDIS_REPLY_INTEGER)
 	{
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "Redis answered WAIT with a reply of type %d.",
 						  reply->type);
 		freeReplyObject(reply);
@@ -200,7 +200,7 @@ snowid_wait_replicas(SnowidRedisConn *conn, const SnowidRedisRequest *request,
 	freeReplyObject(reply);
 	if (result->replicas >= request->min_replicas)
 		return true;
-	snowid_redis_fail(result, SNOWID_CLAIM_FEW_REPLICAS,
+	snowid_redis_fail(result, SNOWID_REDIS_FEW_REPLICAS,
 					  "WAIT %d %ld returned %d.", request->min_replicas,
 					  remaining, result->replicas);
 	return false;
@@ -246,7 +246,7 @@ snowid_check_master_role(SnowidRedisConn *conn,
 		reply->element[0]->type == REDIS_REPLY_STRING &&
 		strcmp(reply->element[0]->str, "master") == 0;
 	if (!master)
-		snowid_redis_fail(result, SNOWID_CLAIM_NOT_MASTER,
+		snowid_redis_fail(result, SNOWID_REDIS_NOT_MASTER,
 						  "ROLE says the server is a %s.",
 						  reply->type == REDIS_REPLY_ARRAY &&
 						  reply->elements > 0 &&
@@ -295,14 +295,14 @@ snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
 		master->socket_path[0] = '\0';
 	}
 	else if (reply->type == REDIS_REPLY_NIL)
-		snowid_redis_fail(result, SNOWID_CLAIM_NO_MASTER,
+		snowid_redis_fail(result, SNOWID_REDIS_NO_MASTER,
 						  "Sentinel %s knows no master named \"%s\".",
 						  result->node, target->master_name);
 	else if (reply->type == REDIS_REPLY_ERROR)
-		snowid_redis_quote(result, target, SNOWID_CLAIM_UNREACHABLE,
+		snowid_redis_quote(result, target, SNOWID_REDIS_UNREACHABLE,
 						   "The sentinel replied: ", reply->str);
 	else
-		snowid_redis_fail(result, SNOWID_CLAIM_PROTOCOL_ERROR,
+		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The sentinel answered with a reply of type %d.",
 						  reply->type);
 	freeReplyObject(reply);
@@ -319,11 +319,11 @@ snowid_sentinel_rank(SnowidRedisStatus status)
 {
 	switch (status)
 	{
-		case SNOWID_CLAIM_NOT_MASTER:
+		case SNOWID_REDIS_NOT_MASTER:
 			return 3;
-		case SNOWID_CLAIM_UNREACHABLE:
+		case SNOWID_REDIS_UNREACHABLE:
 			return 2;
-		case SNOWID_CLAIM_NO_MASTER:
+		case SNOWID_REDIS_NO_MASTER:
 			return 1;
 		default:
 			return 0;
@@ -349,17 +349,17 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 	int			i;
 
 	memset(&best, 0, sizeof(best));
-	best.status = SNOWID_CLAIM_NO_SENTINEL;
+	best.status = SNOWID_REDIS_NO_SENTINEL;
 	best.worker_id = -1;
 	for (i = 0; i < target->sentinel_count; i++)
 	{
 		if (!snowid_ask_sentinel(conn, &target->sentinels[i], target,
 								 deadline, master, result))
 		{
-			if (result->status != SNOWID_CLAIM_NO_MASTER)
+			if (result->status != SNOWID_REDIS_NO_MASTER)
 			{
 				/* this sentinel is down or said something odd */
-				result->status = SNOWID_CLAIM_NO_SENTINEL;
+				result->status = SNOWID_REDIS_NO_SENTINEL;
 				result->connected = false;
 			}
 		}
@@ -368,10 +368,10 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 		{
 			if (snowid_check_master_role(conn, target, result))
 				return true;
-			if (result->status != SNOWID_CLAIM_NOT_MASTER)
+			if (result->status != SNOWID_REDIS_NOT_MASTER)
 				return false;
 		}
-		else if (result->status != SNOWID_CLAIM_UNREACHABLE)
+		else if (result->status != SNOWID_REDIS_UNREACHABLE)
 			return false;
 
 		if (snowid_sentinel_rank(result->status) >=
@@ -451,7 +451,7 @@ snowid_redis_command(SnowidRedisSession *session, int argc, const char **argv,
 		freeReplyObject(reply);
 		if (hop == SNOWID_REDIS_MAX_REDIRECTS)
 		{
-			snowid_redis_fail(result, SNOWID_CLAIM_REDIS_ERROR,
+			snowid_redis_fail(result, SNOWID_REDIS_ERROR,
 							  "Redis Cluster redirected the %s more than %d times.",
 							  what, SNOWID_REDIS_MAX_REDIRECTS);
 			return NULL;
