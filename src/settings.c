@@ -97,11 +97,15 @@ static void snowid_check_lease_needs(void);
  *		Whether a field width leaves the timestamp its 39 bits next to the
  *		other two widths of the layout in force (others bits); if not, says
  *		why for the check hook.  Until the layout in force is known (while
- *		it is read at start, where the sum is checked as a whole), true.
+ *		it is read at start, where the sum is checked as a whole), and for
+ *		the default a definition checks before it takes the configured
+ *		value, true.
  */
 static bool
-snowid_bits_fit(int bits, int others)
+snowid_bits_fit(int bits, int others, GucSource source)
 {
+	if (source == PGC_S_DEFAULT)
+		return true;
 	if (snowid_layout_in_force.timestamp_bits == 0 ||
 		bits + others <= SNOWID_MAX_NODE_SEQ_BITS)
 		return true;
@@ -116,21 +120,21 @@ static bool
 snowid_datacenter_bits_check(int *newval, void **extra, GucSource source)
 {
 	return snowid_bits_fit(*newval, snowid_layout_in_force.worker_bits +
-						   snowid_layout_in_force.sequence_bits);
+						   snowid_layout_in_force.sequence_bits, source);
 }
 
 static bool
 snowid_worker_bits_check(int *newval, void **extra, GucSource source)
 {
 	return snowid_bits_fit(*newval, snowid_layout_in_force.datacenter_bits +
-						   snowid_layout_in_force.sequence_bits);
+						   snowid_layout_in_force.sequence_bits, source);
 }
 
 static bool
 snowid_sequence_bits_check(int *newval, void **extra, GucSource source)
 {
 	return snowid_bits_fit(*newval, snowid_layout_in_force.datacenter_bits +
-						   snowid_layout_in_force.worker_bits);
+						   snowid_layout_in_force.worker_bits, source);
 }
 
 /*
