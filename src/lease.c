@@ -150,7 +150,7 @@ snowid_lease_new_token(char *token)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not generate a random lease token")));
-	snprintf(token, SNOWID_LEASE_TOKEN_LEN, "%016" INT64_MODIFIER "x", bits);
+	snprintf(token, SNOWID_LEASE_TOKEN_LEN, "%016llx", (unsigned long long) bits);
 }
 
 /*

@@ -41,9 +41,11 @@
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
  *
  * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
- * Next to it, the lease keys of lease.h; the claim reads their fences: an
- * id that was on lease is taken, for good or on lease, only by a server that
- * can start above its fence (every id its holders issued lies below it).
+ * Next to it, the lease keys of lease.h.  A lease given back leaves its
+ * fence in the owners hash too, as the field "fence:<worker id>": a
+ * permanent claim takes such an id only if it can start above that fence
+ * (every id its holders issued lies below it), and reads no other key, so
+ * that it runs on a Redis Cluster slot that is being migrated.
  * The braces are a Redis Cluster hash tag; every key this module may ever add
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.
@@ -209,10 +211,11 @@ typedef struct SnowidClaimResult
 /*
  * Lua the claim and lease scripts share.  wid(field) is the worker id a
  * hash field names, if it lies in 0..max (the script defines max first).
- * After SNOWID_REDIS_SCRIPT_FENCES (which needs wid and the fences key):
- * ms(n) prints a time in ms as an integer, fenced(id) is an id's fence or 0,
- * and least_fenced(ok) is the id with the lowest fence of those ok(id)
- * accepts, or nil.
+ * After SNOWID_REDIS_SCRIPT_FENCES (which needs wid): ms(n) prints a time in
+ * ms as an integer, load_fences(flat, prefix) reads the fences from the
+ * fields "<prefix><worker id>" of an HGETALL reply, fenced(id) is an id's
+ * fence or 0, and least_fenced(ok) is the id with the lowest fence of those
+ * ok(id) accepts, or nil.
  */
 #define SNOWID_REDIS_SCRIPT_WID \
 "local function wid(field)\n" \
@@ -223,11 +226,11 @@ typedef struct SnowidClaimResult
 #define SNOWID_REDIS_SCRIPT_FENCES \
 "local function ms(n) return string.format('%.0f', n) end\n" \
 "local fence = {}\n" \
-"do\n" \
-"  local f = redis.call('HGETALL', fences)\n" \
-"  for i = 1, #f, 2 do\n" \
-"    local id, v = wid(f[i]), tonumber(f[i + 1])\n" \
-"    if id and v then fence[id] = v end\n" \
+"local function load_fences(flat, prefix)\n" \
+"  for i = 1, #flat, 2 do\n" \
+"    local f = string.match(flat[i], '^' .. prefix .. '(%d+)$')\n" \
+"    local id, v = f and wid(f), tonumber(flat[i + 1])\n" \
+"    if id and v and v > (fence[id] or 0) then fence[id] = v end\n" \
 "  end\n" \
 "end\n" \
 "local function fenced(id) return fence[id] or 0 end\n" \
