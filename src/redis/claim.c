@@ -28,43 +28,46 @@
 /*
  * The claim, run atomically by EVAL.
  *
- * KEYS are the datacenter's owners, leases and fences hashes (lease.h):
- * owners maps a worker id to the identity of the server holding it, fences
- * a worker id once on lease to the time below which lie all ids its holders
- * issued.  ARGV[1] is the claiming identity, ARGV[2] the configured worker
- * id or -1, ARGV[3] the highest worker id, ARGV[4] the preferred worker id
- * or -1, ARGV[5] "1" to write the claim even if it is held already (so that
- * a WAIT for replicas covers it), ARGV[6] the latest fence the claiming
- * server can start above now (its clock plus its drift budget, Unix ms).
+ * KEYS[1] is the datacenter's owners hash: a worker id to the identity of
+ * the server holding it, and "fence:<worker id>" to the fence a lease left
+ * when it was given back, the time below which lie all ids its holders
+ * issued (redis_claim.h).  ARGV[1] is the claiming identity; ARGV[2] holds five numbers: the
+ * configured worker id or -1, the highest worker id, the preferred worker id
+ * or -1, 1 to write the claim even if it is held already (so that a WAIT for
+ * replicas covers it) or 0, and the latest fence the claiming server can
+ * start above now (its clock plus its drift budget, Unix ms).  (Redis
+ * refuses a command of more than ten words before AUTH, which would hide
+ * why a claim without a password fails.)
  *
  * An identity keeps the id it holds.  Without one it takes the configured
  * id if free; with none configured, the preferred id if free, or else the
  * lowest free id in 0..max.  The preferred id is the one the server held
  * last: if Redis has lost the claims, the lowest free id may be one that
  * another server still uses, while the server's own last id is free unless
- * a server claimed it since.  An id whose fence lies past ARGV[6] is not
+ * a server claimed it since.  An id fenced past that latest time is not
  * taken (an id on lease was given back, and its last holder's ids may run
  * ahead of this server's clock): the choice goes on to the next free id, and
  * a configured or kept id is refused until then.  Other entries of the same
  * identity (an id beyond max after a layout change, a duplicate written by
  * hand) are released so that an identity holds exactly one id.  A server
- * that already holds its id causes no write unless ARGV[5] asks for one.
+ * that already holds its id causes no write unless asked to write.
  * Replies {worker id, its fence or 0}: the claiming server's ids must start
  * at or above that fence.  Refusals are error replies whose first word says
  * which, and they write nothing:
  *
  *	SNOWID_ALL_HELD <count>			no id in 0..max is free
  *	SNOWID_FENCED <id> <fence>		every free id (or the configured or kept
- *									one) is fenced past ARGV[6]; id is the
- *									one fenced least far
+ *									one) is fenced past that time; id is
+ *									the one fenced least far
  *	SNOWID_CONFLICT <identity>		the configured id is held by identity
  *	SNOWID_HOLDS_OTHER <id>			this identity holds id, not the configured
  *	SNOWID_RANGE ...				the configured id exceeds max (a caller bug)
  */
 static const char *snowid_claim_script =
-"local owners, fences, me = KEYS[1], KEYS[3], ARGV[1]\n"
-"local want, max = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-"local prefer, usable = tonumber(ARGV[4]), tonumber(ARGV[6])\n"
+"local owners, me = KEYS[1], ARGV[1]\n"
+"local want, max, prefer, write, usable =\n"
+"  string.match(ARGV[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+)$')\n"
+"want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)\n"
 "if want > max then\n"
 "  return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)\n"
 "end\n"
@@ -72,6 +75,7 @@ SNOWID_REDIS_SCRIPT_WID
 SNOWID_REDIS_SCRIPT_FENCES
 "local taken, mine, keep = {}, {}, nil\n"
 "local flat = redis.call('HGETALL', owners)\n"
+"load_fences(flat, 'fence:')\n"
 "for i = 1, #flat, 2 do\n"
 "  local id = wid(flat[i])\n"
 "  if flat[i + 1] == me then\n"
@@ -122,7 +126,7 @@ SNOWID_REDIS_SCRIPT_FENCES
 "    redis.call('HDEL', owners, field)\n"
 "  end\n"
 "end\n"
-"if not held or ARGV[5] == '1' then\n"
+"if not held or write == '1' then\n"
 "  redis.call('HSET', owners, tostring(keep), me)\n"
 "end\n"
 "return {keep, fenced(keep)}\n";
@@ -279,26 +283,17 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
 	SnowidRedisKeys keys;
-	char		want[16];
-	char		max[16];
-	char		prefer[16];
-	char		usable[24];
-	const char *args[5];
-	const char *argv[SNOWID_SCRIPT_ARGC + lengthof(args)];
+	char		numbers[96];
+	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
 	int			argc;
 	redisReply *reply;
 
-	snprintf(want, sizeof(want), "%d", request->explicit_worker_id);
-	snprintf(max, sizeof(max), "%d", request->max_worker_id);
-	snprintf(prefer, sizeof(prefer), "%d", request->preferred_worker_id);
-	snprintf(usable, sizeof(usable), INT64_FORMAT, request->usable_ms);
-	args[0] = want;
-	args[1] = max;
-	args[2] = prefer;
-	args[3] = request->min_replicas > 0 ? "1" : "0";
-	args[4] = usable;
-	argc = snowid_script_argv(argv, &keys, snowid_claim_script, request,
-							  lengthof(args), args);
+	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT,
+			 request->explicit_worker_id, request->max_worker_id,
+			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
+			 request->usable_ms);
+	argc = snowid_script_argv(argv, &keys, snowid_claim_script, false,
+							  request, numbers, NULL);
 
 	reply = snowid_redis_command(session, argc, argv, "claim", result);
 	if (reply == NULL)

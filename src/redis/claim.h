@@ -7,9 +7,11 @@
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
  *
  * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
- * Next to it, the lease keys of lease.h; the claim reads their fences: an
- * id that was on lease is taken, for good or on lease, only by a server that
- * can start above its fence (every id its holders issued lies below it).
+ * Next to it, the lease keys of lease.h.  A lease given back leaves its
+ * fence in the owners hash too, as the field "fence:<worker id>": a
+ * permanent claim takes such an id only if it can start above that fence
+ * (every id its holders issued lies below it), and reads no other key, so
+ * that it runs on a Redis Cluster slot that is being migrated.
  * The braces are a Redis Cluster hash tag; every key this module may ever add
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.

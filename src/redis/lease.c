@@ -27,8 +27,12 @@
 #include "redis/lease.h"
 #include "redis/scripts.h"
 
-/* The most arguments a script takes after the identity */
-#define SNOWID_LEASE_MAX_ARGS		5
+/*
+ * Every script takes the identity and two more arguments: its numbers,
+ * separated by spaces, and a token.  (Redis refuses a command of more than
+ * ten words before AUTH, which would hide why a script without a password
+ * fails.)
+ */
 
 /* What every script starts with: its keys, its holder name, Redis' time */
 #define SNOWID_LEASE_SCRIPT_HEAD \
@@ -52,10 +56,10 @@
 "end\n"
 
 /*
- * The claim.  ARGV: identity, highest worker id, lease (ms), where the
- * claiming server's generator is (Unix ms), the latest fence it can start
- * above now (its clock plus its drift budget), and a new token that the
- * renewals and the release of this lease name.
+ * The claim.  ARGV: identity; the highest worker id, the lease (ms), where
+ * the claiming server's generator is (Unix ms) and the latest fence it can
+ * start above now (its clock plus its drift budget); and a new token that
+ * the renewals and the release of this lease name.
  *
  * The floor of a claim is always the id's fence as it is now: every id any
  * holder issued with it lies below.  A server that still holds a lease
@@ -70,10 +74,12 @@
  */
 static const char *snowid_lease_claim_script =
 SNOWID_LEASE_SCRIPT_HEAD
-"local max, lease, client = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local usable, token = tonumber(ARGV[5]), ARGV[6]\n"
+"local max, lease, client, usable = string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+)$')\n"
+"max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)\n"
+"local token = ARGV[3]\n"
 SNOWID_REDIS_SCRIPT_WID
 SNOWID_REDIS_SCRIPT_FENCES
+"load_fences(redis.call('HGETALL', fences), '')\n"
 "local expiry = {}\n"
 "local flat = redis.call('HGETALL', leases)\n"
 "for i = 1, #flat, 2 do\n"
@@ -118,8 +124,8 @@ SNOWID_REDIS_SCRIPT_FENCES
 "return {keep, floor, new, lease}\n";
 
 /*
- * The renewal.  ARGV: identity, worker id, lease (ms), the fence wanted,
- * the token of the claim.  Succeeds only while the id is this server's lease
+ * The renewal.  ARGV: identity; the worker id, the lease (ms) and the fence
+ * wanted; the token of the claim.  Succeeds only while the id is this server's lease
  * of that claim (a lease that ran out and that nobody took since still is);
  * moves the lease to a lease from now and the fence up to the one wanted,
  * never down.  Replies {worker id, floor, fence, lease} or SNOWID_LOST
@@ -129,51 +135,55 @@ static const char *snowid_lease_renew_script =
 SNOWID_LEASE_SCRIPT_HEAD
 SNOWID_LEASE_SCRIPT_MINE
 "local function ms(n) return string.format('%.0f', n) end\n"
-"local k, lease, want = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local b = my_floor(k, ARGV[5])\n"
+"local k, lease, want = string.match(ARGV[2], '^(%d+) (%d+) (%d+)$')\n"
+"lease, want = tonumber(lease), tonumber(want)\n"
+"local b = my_floor(k, ARGV[3])\n"
 "if not b then\n"
 "  return redis.error_reply('SNOWID_LOST ' .. (redis.call('HGET', owners, k) or ''))\n"
 "end\n"
 "local fence = math.max(tonumber(redis.call('HGET', fences, k) or '0'), want)\n"
-"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(b) .. ' ' .. ARGV[5])\n"
+"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(b) .. ' ' .. ARGV[3])\n"
 "redis.call('HSET', fences, k, ms(fence))\n"
 "return {tonumber(k), b, fence, lease}\n";
 
 /*
- * The release.  ARGV: identity, worker id, the final fence (just past the
- * last id this server issued; it has stopped issuing), the token of the
+ * The release.  ARGV: identity; the worker id and the final fence (just past
+ * the last id this server issued; it has stopped issuing); the token of the
  * claim.  Only the holder of that very claim may lower the fence, and
- * never below the floor it took the id with.  Replies 1, or 0 if the id was
+ * never below the floor it took the id with.  The fence goes into the
+ * owners hash too, as "fence:<worker id>", where a permanent claim finds it
+ * (redis_claim.h).  Replies 1, or 0 if the id was
  * not this server's lease of that claim.
  */
 static const char *snowid_lease_release_script =
 SNOWID_LEASE_SCRIPT_HEAD
 SNOWID_LEASE_SCRIPT_MINE
-"local k = ARGV[2]\n"
-"local b = my_floor(k, ARGV[4])\n"
+"local k, final = string.match(ARGV[2], '^(%d+) (%d+)$')\n"
+"local b = my_floor(k, ARGV[3])\n"
 "if not b then return 0 end\n"
-"redis.call('HSET', fences, k, string.format('%.0f', math.max(tonumber(ARGV[3]), b)))\n"
+"local f = string.format('%.0f', math.max(tonumber(final), b))\n"
+"redis.call('HSET', fences, k, f)\n"
+"redis.call('HSET', owners, 'fence:' .. k, f)\n"
 "redis.call('HDEL', owners, k)\n"
 "redis.call('HDEL', leases, k)\n"
 "return 1\n";
 
 /*
- * Run one of the scripts on the datacenter's keys, with the identity and
- * then nargs more arguments; the reply or NULL, as snowid_redis_run().
+ * Run one of the scripts on the datacenter's keys, with the identity, the
+ * script's numbers and the token of the claim; the reply or NULL, as
+ * snowid_redis_run().
  */
 static redisReply *
 snowid_lease_eval(const SnowidRedisTarget *target,
 				  const SnowidLeaseRequest *request, const char *script,
-				  int nargs, const char *const *args,
-				  SnowidRedisResult *result)
+				  const char *numbers, SnowidRedisResult *result)
 {
 	SnowidRedisKeys keys;
-	const char *argv[SNOWID_SCRIPT_ARGC + SNOWID_LEASE_MAX_ARGS];
+	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
 	int			argc;
 
-	Assert(nargs <= SNOWID_LEASE_MAX_ARGS);
-	argc = snowid_script_argv(argv, &keys, script, request->claim, nargs,
-							  args);
+	argc = snowid_script_argv(argv, &keys, script, true, request->claim,
+							  numbers, request->token);
 	return snowid_redis_run(target, request->claim, argc, argv, result);
 }
 
@@ -185,8 +195,8 @@ typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
 
 /*
  * Run a script on the worker id this server holds (request->worker_id),
- * with the id, the lease (with_lease), the fence and the token of the claim
- * as arguments, and let read say how it ended; what names the script in
+ * with the id, the lease (with_lease) and the fence as its numbers and the
+ * token of the claim, and let read say how it ended; what names the script in
  * the message of a reply read cannot place.
  */
 static SnowidLeaseOutcome
@@ -195,23 +205,17 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 				   bool with_lease, SnowidLeaseReader read, const char *what,
 				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		id[16];
-	char		lease[24];
-	char		fence[24];
-	const char *args[4];
-	int			nargs = 0;
+	char		numbers[64];
 	redisReply *reply;
 	SnowidLeaseOutcome outcome;
 
-	snprintf(id, sizeof(id), "%d", request->worker_id);
-	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
-	snprintf(fence, sizeof(fence), INT64_FORMAT, request->fence_ms);
-	args[nargs++] = id;
 	if (with_lease)
-		args[nargs++] = lease;
-	args[nargs++] = fence;
-	args[nargs++] = request->token;
-	reply = snowid_lease_eval(target, request, script, nargs, args, result);
+		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT,
+				 request->worker_id, request->lease_ms, request->fence_ms);
+	else
+		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT,
+				 request->worker_id, request->fence_ms);
+	reply = snowid_lease_eval(target, request, script, numbers, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
 	outcome = read(reply, request, grant, result);
@@ -302,24 +306,15 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 						 const SnowidLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		max[16];
-	char		lease[24];
-	char		client[24];
-	char		usable[24];
-	const char *args[5];
+	char		numbers[96];
 	redisReply *reply;
 
-	snprintf(max, sizeof(max), "%d", request->claim->max_worker_id);
-	snprintf(lease, sizeof(lease), INT64_FORMAT, request->lease_ms);
-	snprintf(client, sizeof(client), INT64_FORMAT, request->claim->client_ms);
-	snprintf(usable, sizeof(usable), INT64_FORMAT, request->claim->usable_ms);
-	args[0] = max;
-	args[1] = lease;
-	args[2] = client;
-	args[3] = usable;
-	args[4] = request->token;
+	snprintf(numbers, sizeof(numbers),
+			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
+			 request->claim->max_worker_id, request->lease_ms,
+			 request->claim->client_ms, request->claim->usable_ms);
 	reply = snowid_lease_eval(target, request, snowid_lease_claim_script,
-							  lengthof(args), args, result);
+							  numbers, result);
 	if (reply == NULL)
 		return;
 

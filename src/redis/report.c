@@ -100,7 +100,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HGET, HSET and HDEL on the keys %s, %s and %s, and ASKING on a Redis Cluster.",
+					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
 							 keys.owners, keys.leases, keys.fences)));
 			break;
 

@@ -12,24 +12,33 @@
 #include "redis/scripts.h"
 
 /*
- * Fill argv (room for SNOWID_SCRIPT_ARGC + nargs words) with the EVAL of
- * script on request's datacenter keys (named into keys, which must live as
- * long as argv), the identity, then args; returns the count of words.
+ * Fill argv (room for SNOWID_SCRIPT_MAX_ARGC words) with the EVAL of script
+ * on request's datacenter keys (named into keys, which must live as long as
+ * argv): the owners key, or with all_keys all three; then the identity, the
+ * numbers and the token (unless NULL).  Returns the count of words.
  */
 int
 snowid_script_argv(const char **argv, SnowidRedisKeys *keys,
-				   const char *script, const SnowidRedisRequest *request,
-				   int nargs, const char *const *args)
+				   const char *script, bool all_keys,
+				   const SnowidRedisRequest *request, const char *numbers,
+				   const char *token)
 {
+	int			argc = 0;
+
 	snowid_redis_keys(keys, request->key_prefix, request->datacenter_id);
-	argv[0] = "EVAL";
-	argv[1] = script;
-	argv[2] = "3";
-	argv[3] = keys->owners;
-	argv[4] = keys->leases;
-	argv[5] = keys->fences;
-	argv[6] = request->identity;
-	if (nargs > 0)
-		memcpy(&argv[SNOWID_SCRIPT_ARGC], args, nargs * sizeof(const char *));
-	return SNOWID_SCRIPT_ARGC + nargs;
+	argv[argc++] = "EVAL";
+	argv[argc++] = script;
+	argv[argc++] = all_keys ? "3" : "1";
+	argv[argc++] = keys->owners;
+	if (all_keys)
+	{
+		argv[argc++] = keys->leases;
+		argv[argc++] = keys->fences;
+	}
+	argv[argc++] = request->identity;
+	argv[argc++] = numbers;
+	if (token != NULL)
+		argv[argc++] = token;
+	Assert(argc <= SNOWID_SCRIPT_MAX_ARGC);
+	return argc;
 }

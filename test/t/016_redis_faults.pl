@@ -76,7 +76,7 @@ for my $case (
 	my $fake = SnowidFakeRedis->new(
 		AUTH   => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
 		SELECT => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
-		EVAL   => 'perl:select(undef, undef, undef, 0.6); ":1\r\n"');
+		EVAL   => 'perl:select(undef, undef, undef, 0.6); "*2\r\n:1\r\n:0\r\n"');
 
 	use_redis($fake->url('pw') . '/2');
 	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
@@ -91,7 +91,7 @@ for my $case (
 {
 	my $owner = SnowidFakeRedis->new(
 		ASKING => 'perl:$main::asking = 1; "+OK\r\n"',
-		EVAL   => 'perl:$main::asking ? ":7\r\n" : ":5\r\n"');
+		EVAL   => 'perl:$main::asking ? "*2\r\n:7\r\n:0\r\n" : "*2\r\n:5\r\n:0\r\n"');
 	my $port = $owner->port;
 	my $moved = SnowidFakeRedis->new(
 		EVAL => qq{perl:"-MOVED 1234 127.0.0.1:$port\\r\\n"});

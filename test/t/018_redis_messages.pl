@@ -108,7 +108,7 @@ $fake->stop;
 # An eviction policy that holds the password, around the cut: the claim
 # succeeds, the warning withholds the policy.
 $fake = SnowidFakeRedis->new(
-	EVAL   => 'perl:":0\r\n"',
+	EVAL   => 'perl:"*2\r\n:0\r\n:0\r\n"',
 	CONFIG => qq{perl:my \$p = "allkeys-" . ("x" x (226 + 5 * \$n)) . "$password"; "*2\\r\\n\\\$16\\r\\nmaxmemory-policy\\r\\n\\\$" . length(\$p) . "\\r\\n\$p\\r\\n"});
 use_redis($fake->url($password));
 my $warnings = '';

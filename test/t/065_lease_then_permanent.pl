@@ -109,7 +109,7 @@ my %layout = (
 	'snowid.worker_bits' => 1,
 	'snowid.sequence_bits' => 0);
 my $a2 = $redis->new_node('a2',
-	{ %layout, 'snowid.worker_lease' => '60s', 'snowid.max_drift_ms' => 8000 });
+	{ %layout, 'snowid.worker_lease' => '60s', 'snowid.max_drift_ms' => 25000 });
 $a2->start;
 $a2->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($a2), 0, 'a2 takes worker id 0 on lease');
@@ -120,7 +120,7 @@ $p->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidRedis::worker($p), '1|redis', 'p holds worker id 1 for good');
 
 my $a2_max = $a2->safe_psql('postgres',
-	'SELECT max(id) FROM snowid_next_batch(8000) id');
+	'SELECT max(id) FROM snowid_next_batch(25000) id');
 is($a2->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'a2 runs its drift budget ahead of its clock and gives worker id 0 back');
 my $fence = SnowidLease::fence($redis, $dc, 0);
@@ -147,7 +147,7 @@ like($err,
 	qr/55006: no worker id of datacenter 2 can be taken until .*DETAIL:  Every worker id not held by a server was on lease.*worker id 0 is free first/s,
 	'every free worker id fenced past the drift budget: a clear error');
 my $first;
-for (1 .. 300)
+for (1 .. 600)
 {
 	my ($ret, $out, $stderr) = $b2->psql('postgres', 'SELECT snowid_next()');
 
