@@ -40,10 +40,30 @@ SELECT count(DISTINCT id % 2) AS mod2_values,
 	count(DISTINCT (snowid_decode(id)).ts) >= 32 AS distinct_ms
 FROM slow;
 
--- works in read-only transactions: nothing in the database is written
+-- a read-only transaction takes no id: taking one writes the mark into WAL,
+-- so snowid refuses as nextval() does (25006), in every function that takes
+-- ids, and the generator does not move
+SELECT ids_issued AS issued_before FROM snowid_status() \gset
+\set VERBOSITY sqlstate
 BEGIN READ ONLY;
-SELECT snowid_next() > 0 AS read_only_ok;
+SELECT snowid_next();
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT snowid_next_batch(3);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT snowid_serial('INV');
+ROLLBACK;
+\set VERBOSITY default
+SET default_transaction_read_only = on;
+SELECT snowid_next();
+RESET default_transaction_read_only;
+-- nothing was taken, and reading is still fine there
+BEGIN READ ONLY;
+SELECT ids_issued = :issued_before AS generator_unmoved FROM snowid_status();
+SELECT (snowid_decode(123456789)).sequence >= 0 AS decode_ok;
 COMMIT;
+SELECT snowid_next() > 0 AS read_write_ok;
 
 -- parallel workers draw from the same generator: the ids of the workers
 -- (the leader takes none) are all distinct

@@ -195,7 +195,7 @@ snowid_serial(PG_FUNCTION_ARGS)
 
 	snowid_check_prefix(fcinfo, 0);
 
-	snowid_prepare_backend();
+	snowid_prepare_backend("snowid_serial()");
 	position = snowid_take(1, &got, &node_bits);
 	PG_RETURN_TEXT_P(snowid_format_serial(PG_GETARG_TEXT_PP(0),
 										  snowid_compose(&snowid_layout,

@@ -153,7 +153,7 @@ snowid_next(PG_FUNCTION_ARGS)
 	int			got;
 	int64		position;
 
-	snowid_prepare_backend();
+	snowid_prepare_backend("snowid_next()");
 	position = snowid_take(1, &got, &node_bits);
 
 	PG_RETURN_INT64(snowid_compose(&snowid_layout, position, node_bits));
@@ -185,7 +185,7 @@ snowid_next_batch(PG_FUNCTION_ARGS)
 					 errdetail("snowid_next_batch() hands out from 1 to %d ids in one call.",
 							   SNOWID_BATCH_MAX)));
 
-		snowid_prepare_backend();
+		snowid_prepare_backend("snowid_next_batch()");
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		ids = palloc(sizeof(int64) * n);

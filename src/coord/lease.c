@@ -65,6 +65,8 @@ static void snowid_lease_request(SnowidLeaseRequest *request,
 static void snowid_lease_new_token(char *token);
 static void snowid_lease_give_back_ended(int code, Datum arg);
 static bool snowid_lease_renew(const SnowidLeaseState *state);
+static void snowid_lease_report_refused_fence(const SnowidRedisRequest *claim,
+											  const SnowidLeaseGrant *grant);
 static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
 
 /*
@@ -370,6 +372,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 			snowid_lease_count(true);
 			(void) snowid_lease_extend(state->gen, grant.fence_ms - epoch_ms,
 									   snowid_unix_ms() + grant.left_ms);
+			if (grant.refused_fence_ms != 0)
+				snowid_lease_report_refused_fence(&claim, &grant);
 			if (failing)
 				ereport(LOG,
 						(errmsg("snowid renewed the lease on worker id %d again",
@@ -406,6 +410,33 @@ snowid_lease_renew(const SnowidLeaseState *state)
 			return false;
 	}
 	return false;
+}
+
+/*
+ * snowid_lease_report_refused_fence
+ *		A renewal found a fence in Redis past the one this server asked for:
+ *		no holder of this claim wrote it, so the generator does not take it,
+ *		and the log says where it is and how to put it right.
+ */
+static void
+snowid_lease_report_refused_fence(const SnowidRedisRequest *claim,
+								  const SnowidLeaseGrant *grant)
+{
+	SnowidRedisKeys keys;
+	char	   *fence = pstrdup(snowid_unix_ms_text(grant->fence_ms));
+
+	snowid_redis_keys(&keys, claim->key_prefix, claim->datacenter_id);
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("snowid refused the fence redis holds for worker id %d of datacenter %d",
+					grant->worker_id, claim->datacenter_id),
+			 errdetail("Field \"%d\" of key %s holds " INT64_FORMAT " (%s), past the fence " INT64_FORMAT " (%s) this server renewed its lease with; no holder of this lease wrote it.",
+					   grant->worker_id, keys.fences, grant->refused_fence_ms,
+					   snowid_unix_ms_text(grant->refused_fence_ms),
+					   grant->fence_ms, fence),
+			 errhint("This server goes on with its own fence.  Find out who else writes snowid's keys, and set the field back with HSET %s %d " INT64_FORMAT ".",
+					 keys.fences, grant->worker_id, grant->fence_ms)));
+	pfree(fence);
 }
 
 /*

@@ -16,7 +16,9 @@
 #include "postmaster/postmaster.h"
 
 #include "coord/request.h"
+#include "core/clock.h"
 #include "core/generator.h"
+#include "core/mark.h"
 #include "core/wait_events.h"
 
 int			snowid_worker_id = -1;
@@ -77,5 +79,6 @@ snowid_coord_request(SnowidRedisRequest *request, char *identity, size_t len)
 	request->tls_key_file = snowid_redis_tls_key_file;
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
+	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_REDIS);
 }

@@ -38,6 +38,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -219,13 +220,19 @@ snowid_require_shmem(void)
 
 /*
  * snowid_prepare_backend
- *		Checks, once per backend, that it may generate at all.
+ *		Checks, once per backend, that it may generate at all, and on every
+ *		call of function (its SQL name, for the message) that the
+ *		transaction may write: taking an id writes the mark into WAL, so a
+ *		read-only transaction is refused with 25006, as nextval() is.  A
+ *		standby fails the first check, with its own message.
  */
 void
-snowid_prepare_backend(void)
+snowid_prepare_backend(const char *function)
 {
 	if (unlikely(!prepared))
 		snowid_prepare();
+	if (unlikely(XactReadOnly))
+		PreventCommandIfReadOnly(function);
 }
 
 /*

@@ -18,7 +18,7 @@ extern void snowid_shmem_init(void);
 extern void snowid_shmem_detach(void);
 extern void snowid_require_shmem(void);
 extern int64 snowid_take(int want, int *got, int64 *node_bits);
-extern void snowid_prepare_backend(void);
+extern void snowid_prepare_backend(const char *function);
 extern int64 snowid_generator_ms(void);
 extern int64 snowid_usable_ms(void);
 

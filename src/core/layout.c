@@ -14,6 +14,7 @@
 
 #include <limits.h>
 
+#include "common/int.h"
 #include "lib/stringinfo.h"
 #include "pgtime.h"
 #include "utils/datetime.h"
@@ -124,12 +125,19 @@ snowid_unix_ms_to_timestamptz(int64 unix_ms)
 /*
  * snowid_unix_ms_text
  *		Unix milliseconds as a timestamptz for a message, in a static
- *		buffer.
+ *		buffer.  Any value may be shown: one read from Redis may lie past
+ *		what a timestamptz holds.
  */
 const char *
 snowid_unix_ms_text(int64 unix_ms)
 {
-	return timestamptz_to_str(snowid_unix_ms_to_timestamptz(unix_ms));
+	int64		us;
+
+	if (pg_mul_s64_overflow(unix_ms, 1000, &us) ||
+		pg_sub_s64_overflow(us, SNOWID_PG_EPOCH_US, &us) ||
+		!IS_VALID_TIMESTAMP(us))
+		return "(a time out of range)";
+	return timestamptz_to_str((TimestampTz) us);
 }
 
 /*

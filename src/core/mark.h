@@ -43,4 +43,16 @@ extern bool snowid_write_line_file(const char *path, const char *line,
 /* The largest snowid.max_drift_ms, one hour */
 #define SNOWID_MAX_DRIFT_MS		3600000
 
+/* The longest snowid.worker_lease, one day */
+#define SNOWID_MAX_LEASE_MS		86400000
+
+/*
+ * How far past this server's clock a fence read from Redis may lie: the
+ * farthest any snowid server writes one (its clock plus the largest drift
+ * budget and the longest lease), plus a day by which its clock may run
+ * ahead of this one's.  Anything farther was not written by snowid.
+ */
+#define SNOWID_FENCE_SLACK_MS \
+	(SNOWID_MAX_DRIFT_MS + SNOWID_MAX_LEASE_MS + INT64CONST(86400000))
+
 #endif							/* SNOWID_CORE_MARK_H */

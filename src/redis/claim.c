@@ -175,10 +175,14 @@ snowid_read_claim_grant(const redisReply *reply,
 }
 
 /*
- * Read "SNOWID_FENCED <id> <fence>" into result; false if malformed.
+ * Read "SNOWID_FENCED <id> <fence>" into result; false if malformed.  The
+ * script read that fence from the field field_prefix<id> of key: one past
+ * request->plausible_ms was not written by snowid, and makes the status
+ * IMPLAUSIBLE, with a message naming the key and the field.
  */
 bool
 snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
+						 const char *key, const char *field_prefix,
 						 SnowidRedisResult *result)
 {
 	long long	id;
@@ -192,6 +196,11 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 	result->status = SNOWID_REDIS_FENCED;
 	result->worker_id = (int) id;
 	result->floor_ms = fence;
+	if (fence > request->plausible_ms)
+		snowid_redis_fail(result, SNOWID_REDIS_IMPLAUSIBLE,
+						  "Field \"%s%lld\" of key %s holds the fence %lld, %lld ms past the latest one a snowid server can have written by now.",
+						  field_prefix, id, key, fence,
+						  fence - request->plausible_ms);
 	return true;
 }
 
@@ -215,7 +224,11 @@ snowid_read_claim_reply(const redisReply *reply,
 		result->status = SNOWID_REDIS_ALL_HELD;
 	else if (strncmp(err, "SNOWID_FENCED ", 14) == 0)
 	{
-		if (!snowid_redis_read_fenced(err, request, result))
+		SnowidRedisKeys keys;
+
+		snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
+		if (!snowid_redis_read_fenced(err, request, keys.owners, "fence:",
+									  result))
 			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script refused with a malformed fence.");
 	}

@@ -39,6 +39,8 @@ extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   SnowidRedisResult *result);
 extern bool snowid_redis_read_fenced(const char *err,
 									 const SnowidRedisRequest *request,
+									 const char *key,
+									 const char *field_prefix,
 									 SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_CLAIM_H */

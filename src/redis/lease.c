@@ -233,7 +233,8 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 
 /*
  * Read a {worker id, floor, fence, lease} reply into grant; false if it has
- * another shape.
+ * another shape or a value no script of ours returns: the lease left is the
+ * lease asked for, the fence lies past the floor.
  */
 static bool
 snowid_lease_read_grant(const redisReply *reply,
@@ -251,18 +252,23 @@ snowid_lease_read_grant(const redisReply *reply,
 			return false;
 	}
 	if (reply->element[0]->integer > request->claim->max_worker_id ||
-		reply->element[2]->integer <= reply->element[1]->integer)
+		reply->element[2]->integer <= reply->element[1]->integer ||
+		reply->element[3]->integer != request->lease_ms)
 		return false;
 	grant->worker_id = (int) reply->element[0]->integer;
 	grant->floor_ms = reply->element[1]->integer;
 	grant->fence_ms = reply->element[2]->integer;
 	grant->left_ms = reply->element[3]->integer;
+	grant->refused_fence_ms = 0;
 	return true;
 }
 
 /*
  * The reply to a renewal: the grant, or SNOWID_LOST with the holder;
- * FAILED for any other.
+ * FAILED for any other.  The script returns the fence Redis holds if that
+ * is past the one asked for, which no holder of this claim wrote: it is not
+ * taken (grant->refused_fence_ms keeps it for the caller to report); the
+ * fence asked for is, as Redis holds at least that.
  */
 static SnowidLeaseOutcome
 snowid_lease_read_renewal(const redisReply *reply,
@@ -275,11 +281,17 @@ snowid_lease_read_renewal(const redisReply *reply,
 		strlcpy(result->holder, reply->str + 12, sizeof(result->holder));
 		return SNOWID_LEASE_LOST;
 	}
-	if (reply->type != REDIS_REPLY_ERROR &&
-		snowid_lease_read_grant(reply, request, grant) &&
-		grant->worker_id == request->worker_id)
-		return SNOWID_LEASE_OK;
-	return SNOWID_LEASE_FAILED;
+	if (reply->type == REDIS_REPLY_ERROR ||
+		!snowid_lease_read_grant(reply, request, grant) ||
+		grant->worker_id != request->worker_id ||
+		grant->fence_ms < request->fence_ms)
+		return SNOWID_LEASE_FAILED;
+	if (grant->fence_ms > request->fence_ms)
+	{
+		grant->refused_fence_ms = grant->fence_ms;
+		grant->fence_ms = request->fence_ms;
+	}
+	return SNOWID_LEASE_OK;
 }
 
 /*
@@ -324,7 +336,12 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			result->status = SNOWID_REDIS_ALL_HELD;
 		else if (strncmp(reply->str, "SNOWID_FENCED ", 14) == 0)
 		{
-			if (!snowid_redis_read_fenced(reply->str, request->claim, result))
+			SnowidRedisKeys keys;
+
+			snowid_redis_keys(&keys, request->claim->key_prefix,
+							  request->claim->datacenter_id);
+			if (!snowid_redis_read_fenced(reply->str, request->claim,
+										  keys.fences, "", result))
 				snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 								  "The lease claim script refused with a malformed fence.");
 		}
@@ -332,7 +349,9 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			snowid_redis_error_reply(target, reply->str, result);
 	}
 	else if (snowid_lease_read_grant(reply, request, grant) &&
-			 grant->floor_ms <= request->claim->usable_ms)
+			 grant->floor_ms <= request->claim->usable_ms &&
+			 grant->fence_ms <= Max(request->claim->client_ms,
+									grant->floor_ms) + request->lease_ms)
 	{
 		result->status = SNOWID_REDIS_OK;
 		result->worker_id = grant->worker_id;

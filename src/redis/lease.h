@@ -62,6 +62,9 @@ typedef struct SnowidLeaseGrant
 	int64		floor_ms;		/* claim: ids must start at or above it */
 	int64		fence_ms;		/* ids must stay below it */
 	int64		left_ms;		/* lease left by Redis' clock at the reply */
+	int64		refused_fence_ms;	/* renewal: the fence Redis holds, past
+									 * the one asked for and so not taken;
+									 * 0 if none */
 } SnowidLeaseGrant;
 
 /* The scripts; never palloc, ereport only for a cancel */

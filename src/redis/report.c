@@ -120,6 +120,17 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 			snowid_redis_report_fenced(elevel, request, result);
 			break;
 
+		case SNOWID_REDIS_IMPLAUSIBLE:
+			ereport(elevel,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("redis holds an impossible fence for worker id %d of datacenter %d",
+							result->worker_id, request->datacenter_id),
+					 errdetail("%s A fence says until when, in Unix ms, the id's last holder may have issued ids; snowid takes no worker id on the word of one that far ahead.",
+							   result->message),
+					 errhint("Find out who else writes snowid's keys.  If no server issued ids with worker id %d later than now, delete the field with HDEL; else set it to just past the last such id with HSET.",
+							 result->worker_id)));
+			break;
+
 		case SNOWID_REDIS_CONFLICT:
 			ereport(elevel,
 					(errcode(ERRCODE_OBJECT_IN_USE),

@@ -28,6 +28,9 @@ typedef enum SnowidRedisStatus
 								 * are fenced past usable_ms: worker_id is
 								 * the one fenced least far, floor_ms its
 								 * fence */
+	SNOWID_REDIS_IMPLAUSIBLE,	/* a fence in Redis lies past plausible_ms:
+								 * worker_id's, floor_ms; the message names
+								 * its key and field */
 	SNOWID_REDIS_CONFLICT,		/* explicit id is held by holder */
 	SNOWID_REDIS_HOLDS_OTHER,	/* this identity already holds worker_id,
 								 * not the explicit id */

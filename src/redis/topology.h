@@ -54,6 +54,9 @@ typedef struct SnowidRedisRequest
 	int64		usable_ms;		/* the latest fence this server can start
 								 * above now: its clock plus
 								 * snowid.max_drift_ms, Unix ms */
+	int64		plausible_ms;	/* the latest fence any snowid server can
+								 * have written by now, Unix ms: a later
+								 * one is refused as corrupt */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 } SnowidRedisRequest;
 

@@ -46,16 +46,21 @@ $clock->start_node($primary);
 $primary->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $ids->take($primary, 200, 'primary');
 
-# No database state is written: read-only transactions take ids.
-$ids->take(
-	$primary, 200,
-	'primary, default_transaction_read_only',
-	"SET default_transaction_read_only = on;\n"
-	  . 'SELECT snowid_next() FROM generate_series(1, 200)');
-$ids->take(
-	$primary, 100,
-	'primary, BEGIN READ ONLY',
-	"BEGIN READ ONLY;\nSELECT snowid_next_batch(100);\nCOMMIT;");
+# Taking an id writes the mark into WAL: a read-only transaction on the
+# primary is refused as nextval() refuses it (25006), and takes nothing.
+like(
+	SnowidTest::psql_error(
+		$primary,
+		"SET default_transaction_read_only = on;\n"
+		  . 'SELECT snowid_next() FROM generate_series(1, 200)'),
+	qr/ERROR:  25006: cannot execute snowid_next\(\) in a read-only transaction/,
+	'primary, default_transaction_read_only: snowid_next() is refused');
+like(
+	SnowidTest::psql_error($primary,
+		"BEGIN READ ONLY;\nSELECT snowid_next_batch(100);\nCOMMIT;"),
+	qr/ERROR:  25006: cannot execute snowid_next_batch\(\) in a read-only transaction/,
+	'primary, BEGIN READ ONLY: snowid_next_batch() is refused');
+$ids->take($primary, 100, 'primary, after the read-only transactions');
 
 $primary->backup('backup');
 
