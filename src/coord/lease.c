@@ -128,14 +128,14 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 
 	fence = pstrdup(snowid_unix_ms_text(grant.fence_ms));
 	if (grant.floor_ms > 0)
-		ereport(LOG,
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
 						grant.worker_id, claim_request.datacenter_id,
 						result.node),
 				 errdetail("Ids issued with it before lie below %s; this server's lie below %s until the lease is renewed.",
 						   snowid_unix_ms_text(grant.floor_ms), fence)));
 	else
-		ereport(LOG,
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
 						grant.worker_id, claim_request.datacenter_id,
 						result.node),

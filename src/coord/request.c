@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "miscadmin.h"
 #include "postmaster/postmaster.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
 
 #include "coord/request.h"
 #include "core/clock.h"
@@ -81,4 +85,23 @@ snowid_coord_request(SnowidRedisRequest *request, char *identity, size_t len)
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_REDIS);
+	request->client_sees_redis = snowid_client_sees_redis();
+}
+
+/*
+ * snowid_client_sees_redis
+ *		Whether the client of this process, if it has one, may learn what
+ *		messages say of Redis: hosts and ports, keys, identities.  Only a
+ *		role that may read snowid.redis_url (a superuser, or a member of
+ *		pg_read_all_settings) may; a claim runs in whichever session needs
+ *		an id first, and any other role would learn the topology that way.
+ *		A parallel worker's messages go to its leader's client.
+ */
+bool
+snowid_client_sees_redis(void)
+{
+	if (whereToSendOutput != DestRemote)
+		return true;
+	return superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS);
 }

@@ -24,6 +24,7 @@ extern int	snowid_worker_lease_ms;
 extern bool snowid_release_on_shutdown;
 
 extern void snowid_worker_identity(char *identity, size_t len);
+extern bool snowid_client_sees_redis(void);
 extern void snowid_coord_request(SnowidRedisRequest *request, char *identity,
 								 size_t len);
 

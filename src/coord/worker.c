@@ -252,19 +252,19 @@ snowid_worker_claimed(const SnowidRedisRequest *request,
 		snowid_cache_write(&cache);
 
 	if (request->explicit_worker_id >= 0)
-		ereport(LOG,
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
 						result->node),
 				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	else
-		ereport(LOG,
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
 						result->worker_id, request->datacenter_id,
 						result->node),
 				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	if (result->floor_ms > 0)
-		ereport(LOG,
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid starts the ids of worker id %d above its fence in redis",
 						result->worker_id),
 				 errdetail("The worker id was on lease before: every id issued with it lies below %s.",
@@ -282,13 +282,14 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
 						 const SnowidRedisResult *result, int *worker_id)
 {
 	SnowidWorkerCache found;
+	int			elevel = request->client_sees_redis ? WARNING : LOG_SERVER_ONLY;
 
 	if (!snowid_cache_read(&found, WARNING))
 		return false;
 
 	if (!snowid_cache_is_ours(&found, request))
 	{
-		ereport(WARNING,
+		ereport(elevel,
 				(errmsg("ignoring the snowid worker id cached in \"%s\"",
 						SNOWID_WORKER_FILE),
 				 errdetail("Worker id %d of datacenter %d (%d worker bits) was claimed by \"%s\", not by this server.",
@@ -300,7 +301,7 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
 	if (request->explicit_worker_id >= 0 &&
 		found.worker_id != request->explicit_worker_id)
 	{
-		ereport(WARNING,
+		ereport(elevel,
 				(errmsg("ignoring the snowid worker id cached in \"%s\"",
 						SNOWID_WORKER_FILE),
 				 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in Redis first.",
@@ -309,7 +310,7 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
 	}
 
 	snowid_redis_report(WARNING, request, result);
-	ereport(WARNING,
+	ereport(elevel,
 			(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in redis",
 					found.worker_id, request->datacenter_id,
 					SNOWID_WORKER_FILE),
@@ -336,14 +337,17 @@ snowid_cache_is_ours(const SnowidWorkerCache *cache,
 
 /*
  * snowid_claim_context
- *		Error context of a claim: the identity the server claims under.
+ *		Error context of a claim: the identity the server claims under, if
+ *		the client may see it.
  */
 static void
 snowid_claim_context(void *arg)
 {
 	const SnowidRedisRequest *request = (const SnowidRedisRequest *) arg;
 
-	if (request->explicit_worker_id >= 0)
+	if (!request->client_sees_redis)
+		errcontext("claiming a snowid worker id from redis");
+	else if (request->explicit_worker_id >= 0)
 		errcontext("registering snowid.worker_id %d in redis as \"%s\"",
 				   request->explicit_worker_id, request->identity);
 	else

@@ -13,17 +13,40 @@
 
 #include "redis/report.h"
 
-static void snowid_redis_report_fenced(int elevel,
-									   const SnowidRedisRequest *request,
-									   const SnowidRedisResult *result);
-static void snowid_redis_report_more(int elevel,
-									 const SnowidRedisRequest *request,
-									 const SnowidRedisResult *result);
+/* One report: its SQLSTATE, message, and detail and hint (NULL for none) */
+typedef struct SnowidReport
+{
+	int			sqlstate;
+	const char *message;
+	const char *detail;
+	const char *hint;
+} SnowidReport;
+
+static void snowid_report_emit(int elevel, const SnowidReport *r);
+static void snowid_redis_describe(const SnowidRedisRequest *request,
+								  const SnowidRedisResult *result, bool full,
+								  SnowidReport *r);
+static void snowid_redis_describe_fenced(const SnowidRedisRequest *request,
+										 const SnowidRedisResult *result,
+										 SnowidReport *r);
+static void snowid_redis_describe_more(const SnowidRedisRequest *request,
+									   const SnowidRedisResult *result,
+									   bool full, const char *at,
+									   SnowidReport *r);
 
 /*
  * Report how a claim ended at elevel.  A successful claim reports nothing,
  * except a WARNING when Redis may evict it; a failed one reports at elevel,
  * so with ERROR this does not return.
+ *
+ * What a report says of Redis (its hosts and ports, its keys, the
+ * identities of servers, its replies) reaches a client only if
+ * request->client_sees_redis: a role that may read snowid.redis_url.  For
+ * any other client the whole report goes to the server log only, and an
+ * error reaches the client as its SQLSTATE, a message that names no host,
+ * port, key or identity, and a detail that sends it to the server log: a
+ * role without privileges that happens to run the first claim after a
+ * start learns the outcome, not the topology.
  *
  * SQLSTATEs, chosen so that a client can tell "try again later" (class 08)
  * from "fix the configuration":
@@ -34,6 +57,7 @@ static void snowid_redis_report_more(int elevel,
  *	conflict		55006: the configured id is in use by another server
  *	holds other		55000: this server's registration does not match its
  *					configuration; nothing is in use by anyone else
+ *	implausible		XX001: a fence no snowid server can have written
  *	redis error		58000: an error outside PostgreSQL (READONLY, OOM, ...)
  *	protocol error	08P01
  *	TLS set-up		F0000: a TLS file setting names an unusable file
@@ -50,131 +74,164 @@ void
 snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					const SnowidRedisResult *result)
 {
+	SnowidReport full;
+	SnowidReport brief;
+
+	if (result->status == SNOWID_REDIS_OK)
+	{
+		if (!result->evictable)
+			return;
+		elevel = WARNING;
+	}
+	snowid_redis_describe(request, result, true, &full);
+	if (request->client_sees_redis)
+	{
+		snowid_report_emit(elevel, &full);
+		return;
+	}
+	snowid_report_emit(LOG_SERVER_ONLY, &full);
+	if (elevel >= ERROR)
+	{
+		snowid_redis_describe(request, result, false, &brief);
+		brief.detail = "The server log says which Redis server and why.";
+		brief.hint = NULL;
+		snowid_report_emit(elevel, &brief);
+	}
+}
+
+/*
+ * snowid_report_emit
+ *		Sends one report at elevel.
+ */
+static void
+snowid_report_emit(int elevel, const SnowidReport *r)
+{
+	ereport(elevel,
+			(errcode(r->sqlstate),
+			 errmsg_internal("%s", r->message),
+			 r->detail ? errdetail_internal("%s", r->detail) : 0,
+			 r->hint ? errhint("%s", r->hint) : 0));
+}
+
+/*
+ * snowid_redis_describe
+ *		The report of result: with full, all of it; else its SQLSTATE and a
+ *		message that names no host, port, key or identity (the caller sets
+ *		the detail and the hint).
+ */
+static void
+snowid_redis_describe(const SnowidRedisRequest *request,
+					  const SnowidRedisResult *result, bool full,
+					  SnowidReport *r)
+{
 	SnowidRedisKeys keys;
 	const char *key = keys.owners;
+	const char *at = full ? psprintf(" at %s", result->node) : "";
 
 	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
+	r->detail = pstrdup(result->message);
+	r->hint = NULL;
 
 	switch (result->status)
 	{
 		case SNOWID_REDIS_OK:
-			if (result->evictable)
-				ereport(WARNING,
-						(errmsg("redis server at %s may evict snowid's worker id claims",
-								result->node),
-						 errdetail("Its maxmemory-policy is %s An evicted claim lets another server take the same worker id.",
-								   result->message),
-						 errhint("Set maxmemory-policy to noeviction or to a volatile-* policy.")));
+			r->sqlstate = ERRCODE_WARNING;
+			r->message = psprintf("redis server%s may evict snowid's worker id claims", at);
+			r->detail = psprintf("Its maxmemory-policy is %s An evicted claim lets another server take the same worker id.",
+								 result->message);
+			r->hint = "Set maxmemory-policy to noeviction or to a volatile-* policy.";
 			break;
 
 		case SNOWID_REDIS_UNREACHABLE:
 			if (result->connected)
-				ereport(elevel,
-						(errcode(ERRCODE_CONNECTION_FAILURE),
-						 errmsg("redis server at %s did not complete the worker id claim",
-								result->node),
-						 errdetail("%s", result->message),
-						 errhint("Check that Redis is up and answers within snowid.redis_timeout_ms (%d ms).",
-								 request->timeout_ms)));
+			{
+				r->sqlstate = ERRCODE_CONNECTION_FAILURE;
+				r->message = psprintf("redis server%s did not complete the worker id claim", at);
+				r->hint = psprintf("Check that Redis is up and answers within snowid.redis_timeout_ms (%d ms).",
+								   request->timeout_ms);
+			}
 			else
-				ereport(elevel,
-						(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-						 errmsg("could not connect to redis server at %s",
-								result->node),
-						 errdetail("%s", result->message),
-						 errhint("Check that Redis is running and that snowid.redis_url names it.")));
+			{
+				r->sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+				r->message = psprintf("could not connect to redis server%s", at);
+				r->hint = "Check that Redis is running and that snowid.redis_url names it.";
+			}
 			break;
 
 		case SNOWID_REDIS_AUTH_FAILED:
-			ereport(elevel,
-					(errcode(ERRCODE_INVALID_PASSWORD),
-					 errmsg("authentication to redis server at %s failed",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Check the user name and password in snowid.redis_url.")));
+			r->sqlstate = ERRCODE_INVALID_PASSWORD;
+			r->message = psprintf("authentication to redis server%s failed", at);
+			r->hint = "Check the user name and password in snowid.redis_url.";
 			break;
 
 		case SNOWID_REDIS_NO_PERMISSION:
-			ereport(elevel,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("redis user may not claim a worker id at %s",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
-							 keys.owners, keys.leases, keys.fences)));
+			r->sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			r->message = psprintf("redis user may not claim a worker id%s", at);
+			r->hint = psprintf("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
+							   keys.owners, keys.leases, keys.fences);
 			break;
 
 		case SNOWID_REDIS_ALL_HELD:
-			ereport(elevel,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("all %d worker ids of datacenter %d are held",
-							request->max_worker_id + 1,
-							request->datacenter_id),
-					 errdetail("Redis at %s has every worker id from 0 to %d registered to a server.",
-							   result->node, request->max_worker_id),
-					 errhint("List the holders with HGETALL %s and free the id of a decommissioned server with HDEL %s <worker id>.",
-							 key, key)));
+			r->sqlstate = ERRCODE_CONFIGURATION_LIMIT_EXCEEDED;
+			r->message = psprintf("all %d worker ids of datacenter %d are held",
+								  request->max_worker_id + 1,
+								  request->datacenter_id);
+			r->detail = psprintf("Redis at %s has every worker id from 0 to %d registered to a server.",
+								 result->node, request->max_worker_id);
+			r->hint = psprintf("List the holders with HGETALL %s and free the id of a decommissioned server with HDEL %s <worker id>.",
+							   key, key);
 			break;
 
 		case SNOWID_REDIS_FENCED:
-			snowid_redis_report_fenced(elevel, request, result);
+			snowid_redis_describe_fenced(request, result, r);
 			break;
 
 		case SNOWID_REDIS_IMPLAUSIBLE:
-			ereport(elevel,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("redis holds an impossible fence for worker id %d of datacenter %d",
-							result->worker_id, request->datacenter_id),
-					 errdetail("%s A fence says until when, in Unix ms, the id's last holder may have issued ids; snowid takes no worker id on the word of one that far ahead.",
-							   result->message),
-					 errhint("Find out who else writes snowid's keys.  If no server issued ids with worker id %d later than now, delete the field with HDEL; else set it to just past the last such id with HSET.",
-							 result->worker_id)));
+			r->sqlstate = ERRCODE_DATA_CORRUPTED;
+			r->message = psprintf("redis holds an impossible fence for worker id %d of datacenter %d",
+								  result->worker_id, request->datacenter_id);
+			r->detail = psprintf("%s A fence says until when, in Unix ms, the id's last holder may have issued ids; snowid takes no worker id on the word of one that far ahead.",
+								 result->message);
+			r->hint = psprintf("Find out who else writes snowid's keys.  If no server issued ids with worker id %d later than now, delete the field with HDEL; else set it to just past the last such id with HSET.",
+							   result->worker_id);
 			break;
 
 		case SNOWID_REDIS_CONFLICT:
-			ereport(elevel,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("worker id %d of datacenter %d is held by another server",
-							result->worker_id, request->datacenter_id),
-					 errdetail("This server is \"%s\"; Redis has worker id %d registered to \"%s\".",
-							   request->identity, result->worker_id,
-							   result->holder),
-					 errhint("Set snowid.worker_id to a free id or, if that server is decommissioned, free its id with HDEL %s %d.",
-							 key, result->worker_id)));
+			r->sqlstate = ERRCODE_OBJECT_IN_USE;
+			r->message = psprintf("worker id %d of datacenter %d is held by another server",
+								  result->worker_id, request->datacenter_id);
+			r->detail = psprintf("This server is \"%s\"; Redis has worker id %d registered to \"%s\".",
+								 request->identity, result->worker_id,
+								 result->holder);
+			r->hint = psprintf("Set snowid.worker_id to a free id or, if that server is decommissioned, free its id with HDEL %s %d.",
+							   key, result->worker_id);
 			break;
 
 		case SNOWID_REDIS_HOLDS_OTHER:
-			ereport(elevel,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("this server holds worker id %d of datacenter %d in redis, not the configured worker id %d",
-							result->worker_id, request->datacenter_id,
-							request->explicit_worker_id),
-					 errdetail("Redis has worker id %d registered to \"%s\".",
-							   result->worker_id, request->identity),
-					 errhint("Free the old id with HDEL %s %d, or set snowid.worker_id to %d.",
-							 key, result->worker_id, result->worker_id)));
+			r->sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+			r->message = psprintf("this server holds worker id %d of datacenter %d in redis, not the configured worker id %d",
+								  result->worker_id, request->datacenter_id,
+								  request->explicit_worker_id);
+			r->detail = psprintf("Redis has worker id %d registered to \"%s\".",
+								 result->worker_id, request->identity);
+			r->hint = psprintf("Free the old id with HDEL %s %d, or set snowid.worker_id to %d.",
+							   key, result->worker_id, result->worker_id);
 			break;
 
 		case SNOWID_REDIS_ERROR:
-			ereport(elevel,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("redis server at %s refused the worker id claim",
-							result->node),
-					 errdetail("%s", result->message),
-					 strstr(result->message, "READONLY") != NULL ?
-					 errhint("Point snowid.redis_url at the primary: the claim writes.") : 0));
+			r->sqlstate = ERRCODE_SYSTEM_ERROR;
+			r->message = psprintf("redis server%s refused the worker id claim", at);
+			if (strstr(result->message, "READONLY") != NULL)
+				r->hint = "Point snowid.redis_url at the primary: the claim writes.";
 			break;
 
 		case SNOWID_REDIS_PROTOCOL_ERROR:
-			ereport(elevel,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("unexpected reply from redis server at %s",
-							result->node),
-					 errdetail("%s", result->message)));
+			r->sqlstate = ERRCODE_PROTOCOL_VIOLATION;
+			r->message = psprintf("unexpected reply from redis server%s", at);
 			break;
 
 		default:
-			snowid_redis_report_more(elevel, request, result);
+			snowid_redis_describe_more(request, result, full, at, r);
 			break;
 	}
 }
@@ -186,8 +243,8 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
  * server's clock is within snowid.max_drift_ms of the fence.
  */
 static void
-snowid_redis_report_fenced(int elevel, const SnowidRedisRequest *request,
-						   const SnowidRedisResult *result)
+snowid_redis_describe_fenced(const SnowidRedisRequest *request,
+							 const SnowidRedisResult *result, SnowidReport *r)
 {
 	TimestampTz at = (result->floor_ms -
 					  (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
@@ -195,125 +252,105 @@ snowid_redis_report_fenced(int elevel, const SnowidRedisRequest *request,
 	const char *fence = timestamptz_to_str(at);
 	long long	ahead = (long long) (result->floor_ms - request->usable_ms);
 
+	r->sqlstate = ERRCODE_OBJECT_IN_USE;
 	if (request->explicit_worker_id >= 0)
-		ereport(elevel,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("worker id %d of datacenter %d cannot be taken until %s",
-						result->worker_id, request->datacenter_id, fence),
-				 errdetail("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
-						   ahead),
-				 errhint("Wait until then and call again, or set snowid.worker_id to another free id.")));
+	{
+		r->message = psprintf("worker id %d of datacenter %d cannot be taken until %s",
+							  result->worker_id, request->datacenter_id, fence);
+		r->detail = psprintf("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
+							 ahead);
+		r->hint = "Wait until then and call again, or set snowid.worker_id to another free id.";
+	}
 	else
-		ereport(elevel,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("no worker id of datacenter %d can be taken until %s",
-						request->datacenter_id, fence),
-				 errdetail("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
-						   result->worker_id, ahead),
-				 errhint("Wait until then and try again, or free the worker id of a decommissioned server.")));
+	{
+		r->message = psprintf("no worker id of datacenter %d can be taken until %s",
+							  request->datacenter_id, fence);
+		r->detail = psprintf("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
+							 result->worker_id, ahead);
+		r->hint = "Wait until then and try again, or free the worker id of a decommissioned server.";
+	}
 }
 
 /*
  * The reports of TLS, Sentinel and replication failures; see
- * snowid_redis_report().
+ * snowid_redis_describe().  at is " at <node>" in a full report, else "".
  */
 static void
-snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
-						 const SnowidRedisResult *result)
+snowid_redis_describe_more(const SnowidRedisRequest *request,
+						   const SnowidRedisResult *result, bool full,
+						   const char *at, SnowidReport *r)
 {
 	switch (result->status)
 	{
 		case SNOWID_REDIS_FEW_REPLICAS:
-			ereport(elevel,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("only %d of the %d redis replicas required acknowledged the worker id claim at %s",
-							result->replicas, request->min_replicas,
-							result->node),
-					 errdetail("The claimed worker id is not used: a failover now could lose the claim and give the id to another server. %s",
-							   result->message),
-					 errhint("Check that the replicas are up and connected, or lower snowid.redis_min_replicas.")));
+			r->sqlstate = ERRCODE_INSUFFICIENT_RESOURCES;
+			r->message = psprintf("only %d of the %d redis replicas required acknowledged the worker id claim%s",
+								  result->replicas, request->min_replicas, at);
+			r->detail = psprintf("The claimed worker id is not used: a failover now could lose the claim and give the id to another server. %s",
+								 result->message);
+			r->hint = "Check that the replicas are up and connected, or lower snowid.redis_min_replicas.";
 			break;
 
 		case SNOWID_REDIS_TLS_SETUP:
-			ereport(elevel,
-					(errcode(ERRCODE_CONFIG_FILE_ERROR),
-					 errmsg("could not set up TLS for redis server at %s",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.")));
+			r->sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			r->message = psprintf("could not set up TLS for redis server%s", at);
+			r->hint = "Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.";
 			break;
 
 		case SNOWID_REDIS_TLS_UNTRUSTED:
-			ereport(elevel,
-					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-					 errmsg("redis server at %s presented a certificate that is not trusted",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Set snowid.redis_tls_ca_file to the CA certificate (or bundle) that signed the server's certificate; without it the system's CAs are used.")));
+			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+			r->message = psprintf("redis server%s presented a certificate that is not trusted", at);
+			r->hint = "Set snowid.redis_tls_ca_file to the CA certificate (or bundle) that signed the server's certificate; without it the system's CAs are used.";
 			break;
 
 		case SNOWID_REDIS_TLS_HOSTNAME:
-			ereport(elevel,
-					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-					 errmsg("redis server at %s presented a certificate for another host name",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Name the server in snowid.redis_url as its certificate does (a subject alternative name), or have a certificate issued for the name you use.")));
+			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+			r->message = psprintf("redis server%s presented a certificate for another host name", at);
+			r->hint = "Name the server in snowid.redis_url as its certificate does (a subject alternative name), or have a certificate issued for the name you use.";
 			break;
 
 		case SNOWID_REDIS_TLS_EXPIRED:
-			ereport(elevel,
-					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-					 errmsg("redis server at %s presented a certificate outside its validity period",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Renew the Redis server's certificate, and check that this server's clock is right.")));
+			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+			r->message = psprintf("redis server%s presented a certificate outside its validity period", at);
+			r->hint = "Renew the Redis server's certificate, and check that this server's clock is right.";
 			break;
 
 		case SNOWID_REDIS_TLS_CLIENT_CERT:
-			ereport(elevel,
-					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
-					 errmsg("redis server at %s refused this server's TLS client certificate",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Set snowid.redis_tls_cert_file and snowid.redis_tls_key_file to a certificate signed by a CA the Redis server trusts (its tls-ca-cert-file).")));
+			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
+			r->message = psprintf("redis server%s refused this server's TLS client certificate", at);
+			r->hint = "Set snowid.redis_tls_cert_file and snowid.redis_tls_key_file to a certificate signed by a CA the Redis server trusts (its tls-ca-cert-file).";
 			break;
 
 		case SNOWID_REDIS_TLS_FAILED:
-			ereport(elevel,
-					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-					 errmsg("could not establish TLS with redis server at %s",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("Check that the port in snowid.redis_url is Redis' TLS port (tls-port).")));
+			r->sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+			r->message = psprintf("could not establish TLS with redis server%s", at);
+			r->hint = "Check that the port in snowid.redis_url is Redis' TLS port (tls-port).";
 			break;
 
 		case SNOWID_REDIS_NO_SENTINEL:
-			ereport(elevel,
-					(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
-					 errmsg("could not reach any redis sentinel to find master \"%s\"",
-							result->master_name),
-					 errdetail("The last one tried, at %s: %s", result->node,
-							   result->message),
-					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.")));
+			r->sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
+			r->message = full ?
+				psprintf("could not reach any redis sentinel to find master \"%s\"",
+						 result->master_name) :
+				"could not reach any redis sentinel";
+			r->detail = psprintf("The last one tried, at %s: %s", result->node,
+								 result->message);
+			r->hint = "Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.";
 			break;
 
 		case SNOWID_REDIS_NO_MASTER:
-			ereport(elevel,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("redis sentinels know no master named \"%s\"",
-							result->master_name),
-					 errdetail("%s", result->message),
-					 errhint("The name after the sentinels in snowid.redis_url must be one the sentinels monitor (sentinel monitor <name> ...).")));
+			r->sqlstate = ERRCODE_UNDEFINED_OBJECT;
+			r->message = full ?
+				psprintf("redis sentinels know no master named \"%s\"",
+						 result->master_name) :
+				"redis sentinels know no such master";
+			r->hint = "The name after the sentinels in snowid.redis_url must be one the sentinels monitor (sentinel monitor <name> ...).";
 			break;
 
 		case SNOWID_REDIS_NOT_MASTER:
-			ereport(elevel,
-					(errcode(ERRCODE_CONNECTION_FAILURE),
-					 errmsg("redis server at %s, named master by the sentinels, is not a master",
-							result->node),
-					 errdetail("%s", result->message),
-					 errhint("A failover is probably under way; call again in a few seconds.")));
+			r->sqlstate = ERRCODE_CONNECTION_FAILURE;
+			r->message = psprintf("redis server%s, named master by the sentinels, is not a master", at);
+			r->hint = "A failover is probably under way; call again in a few seconds.";
 			break;
 
 		default:
@@ -321,4 +358,3 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 				 (int) result->status);
 	}
 }
-

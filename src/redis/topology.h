@@ -58,6 +58,10 @@ typedef struct SnowidRedisRequest
 								 * have written by now, Unix ms: a later
 								 * one is refused as corrupt */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
+	bool		client_sees_redis;	/* whether a client that sees this
+									 * process's messages may learn Redis'
+									 * hosts, keys and the identities of
+									 * servers (report.c) */
 } SnowidRedisRequest;
 
 /* One call: the server found, logged in, under one deadline */
