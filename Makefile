@@ -16,6 +16,7 @@ OBJS = \
 	src/redis/url.o \
 	src/redis/result.o \
 	src/redis/socket.o \
+	src/redis/resolve.o \
 	src/redis/tls.o \
 	src/redis/conn.o \
 	src/redis/topology.o \
@@ -58,6 +59,12 @@ HIREDIS_SSL_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis_ssl openssl 2>/d
 ifneq ($(HIREDIS_SSL_LIBS),)
 HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hiredis_ssl openssl 2>/dev/null)
 HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
+endif
+
+# Host names are resolved with glibc's getaddrinfo_a(), in libc since glibc
+# 2.34 and in libanl before (which 2.34 and later keep as an empty stub).
+ifneq ($(shell $(CC) -print-file-name=libanl.so),libanl.so)
+SHLIB_LINK += -lanl
 endif
 
 # headers name each other from src/: #include "core/generator.h"
