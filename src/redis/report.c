@@ -9,9 +9,11 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/timestamp.h"
 
 #include "redis/report.h"
+#include "redis/scripts.h"
 
 static void snowid_redis_report_fenced(int elevel,
 									   const SnowidRedisRequest *request,
@@ -45,6 +47,8 @@ static void snowid_redis_report_more(int elevel,
  *	no master		42704: the sentinels know no master by that name
  *	not master		08006: a failover is under way; try again
  *	few replicas	53000: the claim may not survive a failover yet
+ *	no library		42883: snowid's function library is not loaded, and
+ *					the user may not run it as a script instead
  */
 void
 snowid_redis_report(int elevel, const SnowidRedisRequest *request,
@@ -100,7 +104,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
+					 errhint("Allow the Redis user the commands FCALL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
 							 keys.owners, keys.leases, keys.fences)));
 			break;
 
@@ -169,6 +173,50 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 }
 
 /*
+ * The installed file of snowid's function library, for a hint.
+ */
+static void
+snowid_library_path(char *path, size_t size)
+{
+	char		share[MAXPGPATH];
+
+	get_share_path(my_exec_path, share);
+	snprintf(path, size, "%s/%s", share, SNOWID_REDIS_LIBRARY_FILE);
+}
+
+/*
+ * Warn, once a process, that a call ran snowid's library as a script
+ * (EVALSHA, EVAL) because the library is not loaded or the Redis user may
+ * not FCALL: such a user may run any script, and is not the one the
+ * documentation recommends.  Redis before 7, which has no functions, is
+ * the documented fallback and warns nothing.
+ */
+void
+snowid_redis_report_script_path(const SnowidRedisResult *result)
+{
+	static bool warned = false;
+	char		path[MAXPGPATH];
+
+	if (warned || (result->script_path != SNOWID_SCRIPT_EVAL_NOT_LOADED &&
+				   result->script_path != SNOWID_SCRIPT_EVAL_NO_FCALL))
+		return;
+	warned = true;
+	snowid_library_path(path, sizeof(path));
+	if (result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED)
+		ereport(WARNING,
+				(errmsg("snowid's function library is not loaded in redis, so snowid runs it with EVAL"),
+				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster); then the Redis user needs FCALL, not EVAL.",
+						 path)));
+	else
+		ereport(WARNING,
+				(errmsg("the redis user may not call snowid's functions with FCALL, so snowid runs its library with EVAL"),
+				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errhint("Allow the Redis user FCALL and take EVAL and EVALSHA away; the library is loaded with redis-cli -x FUNCTION LOAD REPLACE < %s.",
+						 path)));
+}
+
+/*
  * The report of a claim refused for a fence: the worker id (or every one
  * not held) was on lease to a server whose ids may run past where this one
  * can start, so taking it now could repeat them.  It can be taken once this
@@ -210,8 +258,21 @@ static void
 snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 						 const SnowidRedisResult *result)
 {
+	char		path[MAXPGPATH];
+
 	switch (result->status)
 	{
+		case SNOWID_REDIS_NO_LIBRARY:
+			snowid_library_path(path, sizeof(path));
+			ereport(elevel,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("snowid's function library is not loaded in redis at %s",
+							result->node),
+					 errdetail("%s", result->message),
+					 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster).",
+							 path)));
+			break;
+
 		case SNOWID_REDIS_FEW_REPLICAS:
 			ereport(elevel,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
