@@ -115,4 +115,4 @@ src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $<; \
 	  echo '""'; } > $@.tmp && mv $@.tmp $@
 
-src/redis/scripts.o: src/redis/snowid_lua.h
+src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h

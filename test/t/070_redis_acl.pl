@@ -12,7 +12,8 @@
 # datacenter's keys.  Without the library: a user that may EVAL still works
 # (scripts run with EVALSHA/EVAL) and the server warns once a process; the
 # narrow user fails with a clear error whose hint is the command that loads
-# the library.
+# the library.  The user documented before the library (EVAL, no FCALL)
+# keeps working, with a warning; a Redis 6 (a fake) gets EVALSHA and EVAL.
 use strict;
 use warnings;
 
@@ -22,6 +23,7 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidFakeRedis;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
@@ -137,8 +139,10 @@ sub run_on
 	  or die 'no renewals without the library';
 	$ledger->collect($s, 100);
 	my $calls = $server->command_calls;
-	cmp_ok(($calls->{eval} // 0) + ($calls->{evalsha} // 0), '>', 0,
-		"$kind, no library: the lease ran with EVALSHA and EVAL");
+	is($calls->{eval}, 1,
+		"$kind, no library: EVAL once, the first time Redis lacked the script");
+	cmp_ok($calls->{evalsha} // 0, '>=', 3,
+		"$kind, no library: then EVALSHA of the same script, for the renewals");
 	my $log = slurp_file($s->logfile);
 	is(scalar(() = $log =~ /WARNING:  $not_loaded, so snowid runs it with EVAL/g),
 		1, "$kind, no library: the lease renewer warned once");
@@ -256,6 +260,29 @@ HINT:  Allow the Redis user FCALL and take EVAL and EVALSHA away; the library is
 }
 
 run_on('redis');
+
+# A Redis before 7 (a fake that knows no FCALL): the claim runs the library
+# compiled in, with EVALSHA and, as Redis does not have it yet, EVAL of the
+# text whose SHA1 EVALSHA named, without its #! line, the function's name
+# first; and nothing warns, since Redis 6 cannot do better.
+{
+	my $fake = SnowidFakeRedis->new(
+		FCALL   => 'perl:"-ERR unknown command `FCALL`, with args beginning with: \r\n"',
+		EVALSHA => 'perl:$main::sha = $args->[1]; "-NOSCRIPT No matching script. Please use EVAL.\r\n"',
+		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[4] eq "snowid_1_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
+	my $node = SnowidTest::new_node('redis6',
+		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $fake->url });
+
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	my ($ret, $out, $stderr) = $node->psql('postgres', 'SELECT snowid_next()');
+	is($ret, 0, 'Redis 6: the claim runs with EVALSHA, then EVAL');
+	is(SnowidRedis::worker($node), '4|redis',
+		'Redis 6: EVAL ran the library whose SHA1 EVALSHA named');
+	unlike($stderr, qr/WARNING/, 'Redis 6: no warning');
+	$node->stop;
+	$fake->stop;
+}
 
 SKIP:
 {
