@@ -104,7 +104,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errmsg("redis user may not claim a worker id at %s",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Allow the Redis user the commands FCALL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
+					 errhint("Allow the Redis user the commands FCALL (EVALSHA and EVAL on Redis 6), HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
 							 keys.owners, keys.leases, keys.fences)));
 			break;
 

@@ -13,11 +13,15 @@
 --
 -- The server then only calls FCALL.  The names carry the version of their
 -- arguments and replies (snowid_1_...), so that a server never calls a
--- library of another release.
+-- library of another release: a release that changes them names its
+-- functions snowid_2_..., and keeps the older ones here for as long as
+-- servers of an earlier release may call them (FUNCTION LOAD REPLACE swaps
+-- the whole library).
 --
 -- Without the library (Redis 6, or not loaded) the server runs this same
--- file with EVALSHA, or EVAL, without its first line, and the function's
--- name as the first argument: the end of the file dispatches on it.
+-- file with EVALSHA, or EVAL, without its first line and its comment lines,
+-- the function's name as the first argument: the end of the file
+-- dispatches on it.
 --
 -- Every function takes the identity of the calling server, then its
 -- numbers separated by spaces in one argument, then for a lease the token
