@@ -32,7 +32,8 @@ OBJS = \
 	src/serial.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
-	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql
+	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
+	src/redis/snowid.lua
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -67,8 +68,9 @@ ifneq ($(shell $(CC) -print-file-name=libanl.so),libanl.so)
 SHLIB_LINK += -lanl
 endif
 
-# headers name each other from src/: #include "core/generator.h"
-PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+# headers name each other from src/: #include "core/generator.h"; the
+# generated src/redis/snowid_lua.h lies in the build tree
+PG_CPPFLAGS += -I$(srcdir)/src -Isrc $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
 SHLIB_LINK += $(HIREDIS_LIBS)
@@ -94,8 +96,30 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results \
-	regression.diffs regression.out
+	regression.diffs regression.out \
+	src/redis/snowid_lua.body src/redis/snowid_lua.h
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The Redis function library is one file, src/redis/snowid.lua: installed
+# as it is (DATA, for FUNCTION LOAD), and compiled in for the EVALSHA/EVAL
+# fallback as snowid_lua.h: the file without its #! line and its comment
+# lines (snowid_lua.body), as a C string, with its SHA1 for EVALSHA and the
+# prefix of its function names.
+src/redis/snowid_lua.body: src/redis/snowid.lua
+	@mkdir -p src/redis
+	sed -e '1{/^#!/d;}' -e '/^ *--/d' $< > $@.tmp && mv $@.tmp $@
+
+src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
+	{ echo '/* Generated from src/redis/snowid.lua by the Makefile: do not edit */'; \
+	  printf '#define SNOWID_REDIS_FUNCTION_PREFIX "%s"\n' \
+		"$$(sed -n "s/^local prefix = '\([a-z0-9_]*\)'$$/\1/p" $(word 2,$^))"; \
+	  printf '#define SNOWID_REDIS_LIBRARY_SHA1 "%s"\n' \
+		"$$(sha1sum < $< | cut -c1-40)"; \
+	  echo '#define SNOWID_REDIS_LIBRARY \'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $<; \
+	  echo '""'; } > $@.tmp && mv $@.tmp $@
+
+src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h

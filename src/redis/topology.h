@@ -19,7 +19,8 @@
  *			snowid_redis_close(&session);
  *		}
  *
- * snowid_redis_run() does just that, then WAITs for replicas.
+ * snowid_script_run() (scripts.h) does just that for a function of snowid's
+ * library, then WAITs for replicas.
  *
  *-------------------------------------------------------------------------
  */
@@ -87,10 +88,5 @@ extern struct redisReply *snowid_redis_command(SnowidRedisSession *session,
 extern bool snowid_redis_wait_replicas(SnowidRedisSession *session,
 									   SnowidRedisResult *result);
 extern void snowid_redis_close(SnowidRedisSession *session);
-
-extern struct redisReply *snowid_redis_run(const SnowidRedisTarget *target,
-										   const SnowidRedisRequest *request,
-										   int argc, const char **argv,
-										   SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_TOPOLOGY_H */

@@ -4,7 +4,10 @@
 # them to Valkey's), or by new()'s server and cli parameters.
 #
 # Each server listens on a unix socket in a short temporary directory, and
-# on a loopback TCP port when asked; it keeps nothing on disk.  Every server
+# on a loopback TCP port when asked; it keeps nothing on disk.  A server
+# that is not started as a replica gets snowid's function library from the
+# installed file at every start (FUNCTION LOAD, as the setup the
+# documentation recommends), unless new() is given library => 0.  Every server
 # started here is stopped at the end of the test file, also when the test
 # dies.  Also what these tests ask of a PostgreSQL server about Redis: a
 # server set up to claim from it, its identity there, its worker id.
@@ -25,7 +28,8 @@ my @servers;
 # SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
 # server => and cli => (paths of the programs), args => [ more arguments of
 # the server ], and tls => { cert => FILE, key => FILE, ca => FILE,
-# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port).
+# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port),
+# and library => 0 not to load snowid's function library.
 sub new
 {
 	my ($class, %params) = @_;
@@ -40,6 +44,7 @@ sub new
 		args     => $params{args} || [],
 		tls      => $params{tls},
 		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
+		library  => $params{library} // 1,
 	}, $class;
 
 	push @servers, $self;
@@ -105,7 +110,13 @@ sub start
 
 	for (1 .. 1000)
 	{
-		return if -S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG';
+		if (-S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG')
+		{
+			$self->load_library
+			  if $self->{library}
+			  && !grep { /^--(replicaof|slaveof)$/ } @{ $self->{args} };
+			return;
+		}
 		usleep(10_000);
 	}
 	die "$self->{server} did not start: "
@@ -121,6 +132,28 @@ sub stop
 	$self->{handle}->signal('TERM');
 	$self->{handle}->finish;
 	delete $self->{handle};
+}
+
+# The installed file of snowid's function library, as the documentation
+# names it: $(pg_config --sharedir)/extension/snowid.lua, with the
+# pg_config of the installation under test (first in PATH).
+sub library_file
+{
+	my $share = `pg_config --sharedir`;
+
+	die 'pg_config --sharedir failed' if $? || !$share;
+	chomp $share;
+	return "$share/extension/snowid.lua";
+}
+
+# Loads snowid's function library from the installed file, as an
+# administrator does (FUNCTION LOAD REPLACE), with the server's password.
+sub load_library
+{
+	my $self = shift;
+
+	$self->cli('FUNCTION', 'LOAD', 'REPLACE', slurp_file(library_file()));
+	return;
 }
 
 # Runs redis-cli with the given arguments and returns its output, chomped;
