@@ -37,6 +37,8 @@ static void snowid_redis_report_more(int elevel,
  *	redis error		58000: an error outside PostgreSQL (READONLY, OOM, ...)
  *	protocol error	08P01
  *	TLS set-up		F0000: a TLS file setting names an unusable file
+ *	secret file		F0000: a file holding a password, the TLS key or its
+ *					passphrase is unusable, or others may read it
  *	TLS refused		28000: the server's certificate is not trusted, names
  *					another host or has expired, or the server refused our
  *					client certificate: the peer is not proven to be ours
@@ -91,7 +93,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					 errmsg("authentication to redis server at %s failed",
 							result->node),
 					 errdetail("%s", result->message),
-					 errhint("Check the user name and password in snowid.redis_url.")));
+					 errhint("Check the user name in snowid.redis_url and the password in snowid.redis_password_file (or in the URL).")));
 			break;
 
 		case SNOWID_REDIS_NO_PERMISSION:
@@ -232,6 +234,15 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 					 errhint("Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.")));
 			break;
 
+		case SNOWID_REDIS_SECRET_FILE:
+			ereport(elevel,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("could not use the file named by %s",
+							result->secret_setting),
+					 errdetail("%s", result->message),
+					 errhint("%s", result->secret_hint)));
+			break;
+
 		case SNOWID_REDIS_TLS_UNTRUSTED:
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
@@ -284,7 +295,7 @@ snowid_redis_report_more(int elevel, const SnowidRedisRequest *request,
 							result->master_name),
 					 errdetail("The last one tried, at %s: %s", result->node,
 							   result->message),
-					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.")));
+					 errhint("Check that the sentinels named in snowid.redis_url are running and reachable, and that snowid.redis_sentinel_password_file (or sentinel_password in the URL) is set if they require a password.")));
 			break;
 
 		case SNOWID_REDIS_NO_MASTER:
