@@ -405,8 +405,9 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 /*
  * The session's copy of the target, with the passwords that the password
  * files hold (snowid.redis_password_file,
- * snowid.redis_sentinel_password_file), read now so that a changed file
- * counts at the next call.  False with result filled if a file is unfit.
+ * snowid.redis_sentinel_password_file, with sentinels only), read now so
+ * that a changed file counts at the next call.  False with result filled
+ * if a file is unfit.
  */
 static bool
 snowid_read_passwords(SnowidRedisSession *session,
@@ -424,7 +425,8 @@ snowid_read_passwords(SnowidRedisSession *session,
 								 login->password, sizeof(login->password),
 								 result))
 		return false;
-	if (request->sentinel_password_file != NULL &&
+	if (target->sentinel_count > 0 &&
+		request->sentinel_password_file != NULL &&
 		request->sentinel_password_file[0] != '\0' &&
 		!snowid_secret_file_read(request->sentinel_password_file,
 								 "snowid.redis_sentinel_password_file",
