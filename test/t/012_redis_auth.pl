@@ -203,11 +203,23 @@ $ids->collect($node, 1000);
 is(SnowidRedis::worker($node), '0|redis',
 	'password file fixed (a CRLF line end): claimed without a restart');
 
+# An ACL user in the URL, written with a colon and no password, and the
+# password in the file.
+$node->stop;
+set_url($node, 'redis://default:@127.0.0.1:' . $redis->port);
+my $log_offset = -s $node->logfile;
+$node->start;
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'a user in the URL ("default:@"), the password in the file: claimed');
+ok(!$node->log_contains(qr/snowid.redis_url holds a password/, $log_offset),
+	'a user written with a colon is not taken for a password');
+
 # A password in the URL and a file: the file's counts, and the start warns
 # that the URL's stays readable.
 $node->stop;
 set_url($node, 'redis://:' . $wrong . '@127.0.0.1:' . $redis->port);
-my $log_offset = -s $node->logfile;
+$log_offset = -s $node->logfile;
 $node->start;
 ok($node->log_contains(qr/WARNING:  snowid.redis_url holds a password, but snowid uses the one of snowid.redis_password_file\n[^\n]*HINT:  Remove the password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it\./,
 		$log_offset),
