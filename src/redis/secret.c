@@ -20,8 +20,10 @@
 
 #include "redis/secret.h"
 
-/* A secret file is read this far: a first line of at most
- * SNOWID_REDIS_PASSWORD_LEN - 1 bytes, its line end, and a little more */
+/*
+ * A secret file is read this far: a first line of at most
+ * SNOWID_REDIS_PASSWORD_LEN - 1 bytes, its line end, and a byte more.
+ */
 #define SNOWID_SECRET_READ_LEN		(SNOWID_REDIS_PASSWORD_LEN + 2)
 
 static void snowid_secret_fail(SnowidRedisResult *result, const char *setting,
