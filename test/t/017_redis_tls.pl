@@ -6,9 +6,9 @@
 # client certificate and fails without; an encrypted key needs the
 # passphrase of snowid.redis_tls_key_passphrase_file (never a prompt); a
 # key or passphrase file others may read is refused.  rediss-sentinel://
-# reaches a TLS sentinel and the master it names, and a rogue sentinel or a
-# rogue master (a certificate that does not name the host) never gets
-# AUTH.  Built without TLS (hiredis 0.14),
+# reaches a TLS sentinel and the master it names, and a rogue sentinel, a
+# rogue master or the rogue target of a MOVED (a certificate that does not
+# name the host) never gets AUTH.  Built without TLS (hiredis 0.14),
 # a rediss:// URL stops the server with a message saying what TLS needs.
 # Which of the two a build must be is test/versions.sh's to say (the
 # hiredis its PostgreSQL version is tested with), not the build's: a build
@@ -268,6 +268,79 @@ use_tls($control->url, password => $pwfile);
 SnowidTest::psql_error($node, 'SELECT snowid_next()');
 ok(exists $control->command_calls->{auth},
 	'control: a server that is sent the password counts an AUTH');
+
+# A rogue redirection: a TLS node (trusted, python3's ssl module) answers
+# every command but AUTH with MOVED to another address.  To the master
+# above, snowid follows and claims there; to the rogue, whose certificate
+# does not name the address, it sends nothing, AUTH included.
+my $redirector = <<'PY';
+import socket, ssl, sys
+cert, key, port, target = sys.argv[1:5]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(port)))
+srv.listen(8)
+print("ready", flush=True)
+while True:
+    raw, _ = srv.accept()
+    try:
+        conn = ctx.wrap_socket(raw, server_side=True)
+        f = conn.makefile("rb")
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            args = []
+            for _ in range(int(line[1:])):
+                n = int(f.readline()[1:])
+                args.append(f.read(n + 2)[:-2])
+            if args[0].upper() == b"AUTH":
+                conn.sendall(b"+OK\r\n")
+            else:
+                conn.sendall(b"-MOVED 1234 " + target.encode() + b"\r\n")
+    except Exception:
+        pass
+    finally:
+        raw.close()
+PY
+my @redirectors;
+
+sub redirector
+{
+	my ($target) = @_;
+	my $rport = PostgreSQL::Test::Cluster::get_free_port();
+	my ($out, $rerr) = ('', '');
+	my $h = IPC::Run::start(
+		[ '/usr/bin/python3', '-c', $redirector, $good->{cert},
+		  $good->{key}, $rport, $target ],
+		'<', \undef, '>', \$out, '2>', \$rerr);
+
+	push @redirectors, $h;
+	$h->pump until $out =~ /ready/ || !$h->pumpable;
+	die "redirector did not start: $rerr" unless $out =~ /ready/;
+	return $rport;
+}
+
+my $evals = $redis_pw->command_calls->{eval} // 0;
+my $to_master = redirector('127.0.0.1:' . $redis_pw->tls_port);
+use_tls("rediss://localhost:$to_master", ca => $good->{ca},
+	password => $pwfile);
+unlink $node->data_dir . '/snowid_worker';
+$ids->collect($node, 100);
+like(SnowidRedis::worker($node), qr/^\d+\|redis$/,
+	'MOVED over TLS to a node whose certificate names it: claimed there');
+cmp_ok($redis_pw->command_calls->{eval} // 0, '>', $evals,
+	'MOVED over TLS: the claim ran on the node redirected to');
+my $to_rogue = redirector('127.0.0.1:' . $rogue->tls_port);
+$err = claim_error("rediss://localhost:$to_rogue", ca => $good->{ca},
+	password => $pwfile);
+like($err, qr/ERROR:  28000: redis server at 127\.0\.0\.1:@{[$rogue->tls_port]} presented a certificate for another host name\nDETAIL:  The server's certificate does not name "127\.0\.0\.1", the host connected to/,
+	'MOVED over TLS to a rogue: its certificate is refused');
+ok(!exists $rogue->command_calls->{auth},
+	'the rogue a MOVED named never got AUTH');
+$_->kill_kill for @redirectors;
 
 # A good claim again, so that the cached worker id is this server's.
 use_tls("rediss://localhost:$port", ca => $good->{ca});
