@@ -307,6 +307,14 @@ while True:
 PY
 my @redirectors;
 
+# stopped at the end, also when the test dies
+END
+{
+	local $?;
+
+	$_->kill_kill for @redirectors;
+}
+
 sub redirector
 {
 	my ($target) = @_;
@@ -340,7 +348,7 @@ like($err, qr/ERROR:  28000: redis server at 127\.0\.0\.1:@{[$rogue->tls_port]} 
 	'MOVED over TLS to a rogue: its certificate is refused');
 ok(!exists $rogue->command_calls->{auth},
 	'the rogue a MOVED named never got AUTH');
-$_->kill_kill for @redirectors;
+$_->kill_kill for splice(@redirectors);
 
 # A good claim again, so that the cached worker id is this server's.
 use_tls("rediss://localhost:$port", ca => $good->{ca});
