@@ -15,6 +15,7 @@ OBJS = \
 	src/core/generator.o \
 	src/redis/url.o \
 	src/redis/result.o \
+	src/redis/secret.o \
 	src/redis/socket.o \
 	src/redis/resolve.o \
 	src/redis/tls.o \

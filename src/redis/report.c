@@ -63,6 +63,8 @@ static void snowid_redis_describe_more(const SnowidRedisRequest *request,
  *	redis error		58000: an error outside PostgreSQL (READONLY, OOM, ...)
  *	protocol error	08P01
  *	TLS set-up		F0000: a TLS file setting names an unusable file
+ *	secret file		F0000: a file holding a password, the TLS key or its
+ *					passphrase is unusable, or others may read it
  *	TLS refused		28000: the server's certificate is not trusted, names
  *					another host or has expired, or the server refused our
  *					client certificate: the peer is not proven to be ours
@@ -165,7 +167,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 		case SNOWID_REDIS_AUTH_FAILED:
 			r->sqlstate = ERRCODE_INVALID_PASSWORD;
 			r->message = psprintf("authentication to redis server%s failed", at);
-			r->hint = "Check the user name and password in snowid.redis_url.";
+			r->hint = "Check the user name in snowid.redis_url and the password in snowid.redis_password_file (or in the URL).";
 			break;
 
 		case SNOWID_REDIS_NO_PERMISSION:
@@ -355,6 +357,13 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 			r->hint = "Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.";
 			break;
 
+		case SNOWID_REDIS_SECRET_FILE:
+			r->sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			r->message = psprintf("could not use the file named by %s",
+								  result->secret_setting);
+			r->hint = pstrdup(result->secret_hint);
+			break;
+
 		case SNOWID_REDIS_TLS_UNTRUSTED:
 			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
 			r->message = psprintf("redis server%s presented a certificate that is not trusted", at);
@@ -393,7 +402,7 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 				"could not reach any redis sentinel";
 			r->detail = psprintf("The last one tried, at %s: %s", result->node,
 								 result->message);
-			r->hint = "Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.";
+			r->hint = "Check that the sentinels named in snowid.redis_url are running and reachable, and that snowid.redis_sentinel_password_file (or sentinel_password in the URL) is set if they require a password.";
 			break;
 
 		case SNOWID_REDIS_NO_MASTER:

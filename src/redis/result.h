@@ -38,6 +38,9 @@ typedef enum SnowidRedisStatus
 								 * SELECT out of range, ...) */
 	SNOWID_REDIS_PROTOCOL_ERROR,	/* a reply of unexpected shape */
 	SNOWID_REDIS_TLS_SETUP,		/* CA, certificate or key file unusable */
+	SNOWID_REDIS_SECRET_FILE,	/* a file holding a secret (password, key,
+								 * passphrase) is unusable or readable by
+								 * others */
 	SNOWID_REDIS_TLS_UNTRUSTED, /* server certificate not signed by a CA
 								 * we trust */
 	SNOWID_REDIS_TLS_HOSTNAME,	/* certificate is for another host name */
@@ -92,6 +95,9 @@ typedef struct SnowidRedisResult
 													 * unix:/path */
 	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
 													 * holding the explicit id */
+	const char *secret_setting; /* SECRET_FILE: the setting naming the
+								 * file */
+	const char *secret_hint;	/* SECRET_FILE: what to do */
 	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* a sentence for the
 													 * detail, in hiredis' or
 													 * Redis' own words; OK

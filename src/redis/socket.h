@@ -46,6 +46,8 @@ typedef struct SnowidRedisTls
 	const char *ca_file;		/* NULL: the system's CAs */
 	const char *cert_file;
 	const char *key_file;
+	const char *key_passphrase_file;	/* the key's passphrase; NULL or ""
+										 * for an unencrypted key */
 } SnowidRedisTls;
 
 extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,

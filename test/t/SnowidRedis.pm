@@ -327,21 +327,30 @@ package SnowidRedis::Sentinel;
 use Time::HiRes qw(usleep);
 
 # SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2), and
-# optionally name => 'mymaster', password => 'pw' (its requirepass).
+# optionally name => 'mymaster', password => 'pw' (its requirepass), and
+# tls => { cert => FILE, key => FILE, ca => FILE } to listen for TLS only
+# (its port is then the TLS port) and reach the master over TLS.
 sub new
 {
 	my ($class, %params) = @_;
 	my $dir = PostgreSQL::Test::Utils::tempdir_short();
 	my $name = $params{name} // 'mymaster';
+	my $tls = $params{tls};
 	my $self = bless {
 		dir      => $dir,
 		port     => PostgreSQL::Test::Cluster::get_free_port(),
 		name     => $name,
 		password => $params{password},
+		tls      => $tls,
 	}, $class;
 
 	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
-	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	print $fh ($tls
+		? "port 0\ntls-port $self->{port}\ntls-cert-file $tls->{cert}\n"
+		  . "tls-key-file $tls->{key}\ntls-ca-cert-file $tls->{ca}\n"
+		  . "tls-auth-clients no\ntls-replication yes\n"
+		: "port $self->{port}\n"),
+	  "bind 127.0.0.1\ndir $dir\n",
 	  (defined $params{password} ? "requirepass $params{password}\n" : ''),
 	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
 	  ($params{quorum} // 2), "\n",
@@ -383,12 +392,12 @@ sub stop
 	delete $self->{handle};
 }
 
-# As SnowidRedis::cli and try_cli.
+# As SnowidRedis::cli and try_cli (over TLS for a TLS sentinel).
 sub cli
 {
 	my ($self, @args) = @_;
 
-	return SnowidRedis::run_cli(port_cli($self->{port}), $self->{password},
+	return SnowidRedis::run_cli($self->sentinel_cli, $self->{password},
 		@args);
 }
 
@@ -396,8 +405,18 @@ sub try_cli
 {
 	my ($self, @args) = @_;
 
-	return SnowidRedis::try_run_cli(port_cli($self->{port}),
-		$self->{password}, @args);
+	return SnowidRedis::try_run_cli($self->sentinel_cli, $self->{password},
+		@args);
+}
+
+# The redis-cli command line for this sentinel.
+sub sentinel_cli
+{
+	my $self = shift;
+	my $cmd = port_cli($self->{port});
+
+	push @$cmd, '--tls', '--cacert', $self->{tls}{ca} if $self->{tls};
+	return $cmd;
 }
 
 # redis-cli against a loopback TCP port; dies if it fails (see
