@@ -195,6 +195,10 @@ sub crash_backend
 	kill 'KILL', $pid or die "could not kill backend $pid";
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
 		$log_offset);
+	# a connection refused during recovery can end psql before it reads
+	# the query, and IPC::Run then dies of the broken pipe
+	$node->wait_for_log(qr/database system is ready to accept connections/,
+		$log_offset);
 	$node->poll_query_until('postgres', 'SELECT true')
 	  or die "the server did not come back after the crash";
 	$session->quit;
