@@ -13,6 +13,7 @@ OBJS = \
 	src/core/generator_mark.o \
 	src/core/generator_worker.o \
 	src/core/generator.o \
+	src/core/public_id.o \
 	src/redis/url.o \
 	src/redis/result.o \
 	src/redis/socket.o \
@@ -28,10 +29,13 @@ OBJS = \
 	src/coord/lease.o \
 	src/snowid.o \
 	src/settings.o \
-	src/serial.o
+	src/serial.o \
+	src/secret_file.o \
+	src/public.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
-	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql
+	sql/snowid--1.3.sql sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
+	sql/snowid--1.2--1.3.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -52,6 +56,14 @@ ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux
 HIREDIS_LDFLAGS += -Wl,-rpath,$(HIREDIS_LIBDIR)
 endif
 
+# libsodium through pkg-config, for SipHash-2-4, the round function of
+# public ids (src/core/public_id.c)
+SODIUM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libsodium 2>/dev/null)
+SODIUM_LIBS := $(shell $(PKG_CONFIG) --libs libsodium 2>/dev/null)
+ifeq ($(SODIUM_LIBS),)
+$(error libsodium not found by $(PKG_CONFIG): install libsodium-dev, or set PKG_CONFIG_PATH to the directory of libsodium.pc)
+endif
+
 # TLS (rediss://) when hiredis comes with hiredis_ssl (hiredis 1.x built
 # with TLS); snowid calls OpenSSL itself for the handshake.
 HIREDIS_SSL_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis_ssl openssl 2>/dev/null)
@@ -61,10 +73,10 @@ HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
 # headers name each other from src/: #include "core/generator.h"
-PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) $(SODIUM_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
-SHLIB_LINK += $(HIREDIS_LIBS)
+SHLIB_LINK += $(HIREDIS_LIBS) $(SODIUM_LIBS)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # WERROR=1 (test/run sets it) makes every warning an error
 ifeq ($(WERROR),1)
@@ -73,7 +85,7 @@ endif
 
 # make installcheck brings its own server with snowid preloaded.
 REGRESS = next batch decode from_time status errors master_detail \
-	serial layout_status convert upgrade
+	serial layout_status convert public upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 
@@ -92,3 +104,10 @@ EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results \
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# the key file of sql/public.sql may be read only by the server's user,
+# a mode git does not record
+installcheck: regress-key-file
+.PHONY: regress-key-file
+regress-key-file:
+	chmod 600 $(srcdir)/test/regress_public_keys
