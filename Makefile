@@ -56,14 +56,6 @@ ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux
 HIREDIS_LDFLAGS += -Wl,-rpath,$(HIREDIS_LIBDIR)
 endif
 
-# libsodium through pkg-config, for SipHash-2-4, the round function of
-# public ids (src/core/public_id.c)
-SODIUM_CFLAGS := $(shell $(PKG_CONFIG) --cflags libsodium 2>/dev/null)
-SODIUM_LIBS := $(shell $(PKG_CONFIG) --libs libsodium 2>/dev/null)
-ifeq ($(SODIUM_LIBS),)
-$(error libsodium not found by $(PKG_CONFIG): install libsodium-dev, or set PKG_CONFIG_PATH to the directory of libsodium.pc)
-endif
-
 # TLS (rediss://) when hiredis comes with hiredis_ssl (hiredis 1.x built
 # with TLS); snowid calls OpenSSL itself for the handshake.
 HIREDIS_SSL_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis_ssl openssl 2>/dev/null)
@@ -73,10 +65,10 @@ HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
 # headers name each other from src/: #include "core/generator.h"
-PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) $(SODIUM_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
-SHLIB_LINK += $(HIREDIS_LIBS) $(SODIUM_LIBS)
+SHLIB_LINK += $(HIREDIS_LIBS)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 # WERROR=1 (test/run sets it) makes every warning an error
 ifeq ($(WERROR),1)

@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "compat.h"
 #include "core/public_id.h"
 #include "public.h"
 #include "secret_file.h"
@@ -43,7 +44,7 @@
 typedef struct SnowidPublicKey
 {
 	char		id[SNOWID_PUBLIC_KEY_ID_MAX + 1];	/* in capitals */
-	uint8		key[SNOWID_PUBLIC_KEY_BYTES];
+	uint64		words[SNOWID_PUBLIC_KEY_WORDS]; /* the key, as SipHash takes it */
 } SnowidPublicKey;
 
 char	   *snowid_public_key_file = NULL;
@@ -70,22 +71,6 @@ snowid_public_key_file_assign(const char *newval, void *extra)
 }
 
 /*
- * snowid_hex_value
- *		The value of a hexadecimal digit, or -1.
- */
-static int
-snowid_hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
  * snowid_key_line_problem
  *		Reads one line of the key file (comment removed, NUL-terminated)
  *		into *key; returns what is wrong with it, as a sentence that shows
@@ -98,7 +83,9 @@ snowid_key_line_problem(char *line, SnowidPublicKey *key, bool *empty)
 	char	   *id;
 	int			id_len;
 	const char *problem;
-	int			digits = 0;
+	const char *hex;
+	int			digits;
+	uint8		bytes[SNOWID_PUBLIC_KEY_BYTES];
 
 	while (*p == ' ' || *p == '\t' || *p == '\r')
 		p++;
@@ -119,18 +106,17 @@ snowid_key_line_problem(char *line, SnowidPublicKey *key, bool *empty)
 
 	while (*p == ' ' || *p == '\t')
 		p++;
-	for (; snowid_hex_value(*p) >= 0; p++, digits++)
-	{
-		if (digits < 2 * SNOWID_PUBLIC_KEY_BYTES)
-			key->key[digits / 2] = (uint8) ((digits % 2 == 0) ?
-											snowid_hex_value(*p) << 4 :
-											key->key[digits / 2] |
-											snowid_hex_value(*p));
-	}
+	hex = p;
+	digits = (int) strspn(hex, "0123456789abcdefABCDEF");
+	p += digits;
 	while (*p == ' ' || *p == '\t' || *p == '\r')
 		p++;
 	if (digits != 2 * SNOWID_PUBLIC_KEY_BYTES || *p != '\0')
 		return "The key is not 32 hexadecimal digits.";
+	/* only hex digits, an even number: hex_decode() has nothing to refuse */
+	hex_decode(hex, digits, (char *) bytes);
+	snowid_public_key_words(bytes, key->words);
+	explicit_bzero(bytes, sizeof(bytes));
 	return NULL;
 }
 
@@ -152,10 +138,12 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 
 	for (Size i = 0; i < len; i++)
 		max_keys += (contents[i] == '\n');
+	if (memchr(contents, '\0', len) != NULL)
+		problem = "It holds a NUL byte.";
 	keys = MemoryContextAllocZero(TopMemoryContext,
 								  max_keys * sizeof(SnowidPublicKey));
 
-	while (line != NULL && problem == NULL)
+	while (problem == NULL && line != NULL)
 	{
 		char	   *next = strchr(line, '\n');
 		char	   *comment;
@@ -172,8 +160,8 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 			for (int k = 0; k < n && problem == NULL; k++)
 			{
 				if (strcmp(keys[k].id, keys[n].id) == 0)
-					problem = psprintf("Key id \"%s\" is on line %d already.",
-									   keys[n].id, k + 1);
+					problem = psprintf("Key id \"%s\" is there twice.",
+									   keys[n].id);
 			}
 			n++;
 		}
@@ -190,7 +178,8 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING,
 						snowid_public_key_file),
-				 errdetail("Line %d: %s", line_no, problem),
+				 line_no > 0 ? errdetail("Line %d: %s", line_no, problem) :
+				 errdetail("%s", problem),
 				 errhint(SNOWID_KEY_LINE_RULE)));
 	if (n == 0)
 		ereport(ERROR,
@@ -275,7 +264,7 @@ snowid_public(PG_FUNCTION_ARGS)
 	snowid_check_id(id, "snowid_public()");
 	snowid_load_keys();
 	len = snowid_public_format(snowid_keys[0].id,
-							   snowid_permute(snowid_keys[0].key, (uint64) id),
+							   snowid_permute(snowid_keys[0].words, (uint64) id),
 							   out);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, len));
 }
@@ -326,7 +315,7 @@ snowid_from_public(PG_FUNCTION_ARGS)
 	for (int k = 0; k < snowid_nkeys; k++)
 	{
 		if (strcmp(snowid_keys[k].id, key_id) == 0)
-			PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[k].key,
+			PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[k].words,
 													 number));
 	}
 	snowid_invalid_public(input,
@@ -346,7 +335,7 @@ snowid_scramble(PG_FUNCTION_ARGS)
 
 	snowid_check_id(id, "snowid_scramble()");
 	snowid_load_keys();
-	PG_RETURN_INT64((int64) snowid_permute(snowid_keys[0].key, (uint64) id));
+	PG_RETURN_INT64((int64) snowid_permute(snowid_keys[0].words, (uint64) id));
 }
 
 /*
@@ -360,6 +349,6 @@ snowid_unscramble(PG_FUNCTION_ARGS)
 
 	snowid_check_id(number, "snowid_unscramble()");
 	snowid_load_keys();
-	PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[0].key,
+	PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[0].words,
 											 (uint64) number));
 }

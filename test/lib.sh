@@ -42,7 +42,7 @@ source "$SNOWID_TOP/test/versions.sh"
 # snowid_redis_programs.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
-	libhiredis-dev libsodium-dev pkg-config
+	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl make gcc perl
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )

@@ -50,6 +50,7 @@ my %special = (
 	'snowid.redis_tls_ca_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_cert_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_key_file' => [ '', '/nonexistent' ],
+	'snowid.public_key_file' => [ '', '/nonexistent', 'relative/keys' ],
 	'snowid.release_on_shutdown' => [ 'on', 'off', 'maybe' ]);
 
 # The values to try for one row of pg_settings.

@@ -102,9 +102,10 @@ my %bad = (
 	  [ [ "K_1 $key_k1" ], qr/only letters and digits/ ],
 	'the same key id twice' => [
 		[ "K1 $key_k1", "k1 $key_z9" ],
-		qr/Line 2: Key id "K1" is on line 1 already/
+		qr/Line 2: Key id "K1" is there twice/
 	],
 	'only comments' => [ [ '# none', '' ], qr/It holds no key/ ],
+	'a NUL byte' => [ [ "K1 $key_k1", "\0" ], qr/It holds a NUL byte/ ],
 	'a key with a stray word' =>
 	  [ [ "K1 $key_k1 extra" ], qr/Line 1: The key is not 32 hex/ ]);
 for my $case (sort keys %bad)
