@@ -3,6 +3,7 @@
 EXTENSION = snowid
 MODULE_big = snowid
 OBJS = \
+	src/common/secret_file.o \
 	src/core/layout.o \
 	src/core/clock.o \
 	src/core/config.o \
@@ -16,7 +17,9 @@ OBJS = \
 	src/core/public_id.o \
 	src/redis/url.o \
 	src/redis/result.o \
+	src/redis/secret.o \
 	src/redis/socket.o \
+	src/redis/resolve.o \
 	src/redis/tls.o \
 	src/redis/conn.o \
 	src/redis/topology.o \
@@ -30,12 +33,11 @@ OBJS = \
 	src/snowid.o \
 	src/settings.o \
 	src/serial.o \
-	src/secret_file.o \
 	src/public.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
 	sql/snowid--1.3.sql sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
-	sql/snowid--1.2--1.3.sql
+	sql/snowid--1.2--1.3.sql src/redis/snowid.lua
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -64,8 +66,15 @@ HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hired
 HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
-# headers name each other from src/: #include "core/generator.h"
-PG_CPPFLAGS += -I$(srcdir)/src $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+# Host names are resolved with glibc's getaddrinfo_a(), in libc since glibc
+# 2.34 and in libanl before (which 2.34 and later keep as an empty stub).
+ifneq ($(shell $(CC) -print-file-name=libanl.so),libanl.so)
+SHLIB_LINK += -lanl
+endif
+
+# headers name each other from src/: #include "core/generator.h"; the
+# generated src/redis/snowid_lua.h lies in the build tree
+PG_CPPFLAGS += -I$(srcdir)/src -Isrc $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
 SHLIB_LINK += $(HIREDIS_LIBS)
@@ -91,11 +100,33 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results \
-	regression.diffs regression.out
+	regression.diffs regression.out \
+	src/redis/snowid_lua.body src/redis/snowid_lua.h
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The Redis function library is one file, src/redis/snowid.lua: installed
+# as it is (DATA, for FUNCTION LOAD), and compiled in for the EVALSHA/EVAL
+# fallback as snowid_lua.h: the file without its #! line and its comment
+# lines (snowid_lua.body), as a C string, with its SHA1 for EVALSHA and the
+# prefix of its function names.
+src/redis/snowid_lua.body: src/redis/snowid.lua
+	@mkdir -p src/redis
+	sed -e '1{/^#!/d;}' -e '/^ *--/d' $< > $@.tmp && mv $@.tmp $@
+
+src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
+	{ echo '/* Generated from src/redis/snowid.lua by the Makefile: do not edit */'; \
+	  printf '#define SNOWID_REDIS_FUNCTION_PREFIX "%s"\n' \
+		"$$(sed -n "s/^local prefix = '\([a-z0-9_]*\)'$$/\1/p" $(word 2,$^))"; \
+	  printf '#define SNOWID_REDIS_LIBRARY_SHA1 "%s"\n' \
+		"$$(sha1sum < $< | cut -c1-40)"; \
+	  echo '#define SNOWID_REDIS_LIBRARY \'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n" \\/' $<; \
+	  echo '""'; } > $@.tmp && mv $@.tmp $@
+
+src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h
 
 # the key file of sql/public.sql may be read only by the server's user,
 # a mode git does not record

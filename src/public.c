@@ -21,14 +21,17 @@
  */
 #include "postgres.h"
 
+#include <errno.h>
+#include <unistd.h>
+
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "compat.h"
 #include "core/public_id.h"
+#include "common/secret_file.h"
 #include "public.h"
-#include "secret_file.h"
 
 #define SNOWID_KEY_FILE_SETTING		"snowid.public_key_file"
 #define SNOWID_KEY_FILE_MAX_BYTES	65536
@@ -193,6 +196,66 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 }
 
 /*
+ * snowid_read_key_file
+ *		The contents of the key file, NUL-terminated, in the current memory
+ *		context, and their length in *len; refused unless only the server's
+ *		user may read it (common/secret_file.h).  The caller wipes them
+ *		(explicit_bzero) when done.
+ */
+static char *
+snowid_read_key_file(Size *len)
+{
+	const char *path = snowid_public_key_file;
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	char	   *buf;
+	ssize_t		got;
+	int			save_errno;
+	int			fd;
+
+	fd = snowid_secret_open(path, problem, sizeof(problem));
+	if (fd < 0)
+	{
+		save_errno = errno;
+		errno = save_errno;
+		ereport(ERROR,
+				(save_errno != 0 ? errcode_for_file_access() :
+				 errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not use the file named by %s",
+						SNOWID_KEY_FILE_SETTING),
+				 errdetail_internal("%s", problem),
+				 errhint("%s", save_errno != 0 ?
+						 "Check the path in the setting; a relative path is taken from the data directory." :
+						 SNOWID_SECRET_MODE_HINT)));
+	}
+
+	/* one byte more than may be read tells a file that is too large */
+	buf = palloc(SNOWID_KEY_FILE_MAX_BYTES + 2);
+	got = snowid_secret_read(fd, buf, SNOWID_KEY_FILE_MAX_BYTES + 1);
+	save_errno = errno;
+	close(fd);
+	if (got < 0 || got > SNOWID_KEY_FILE_MAX_BYTES)
+	{
+		explicit_bzero(buf, SNOWID_KEY_FILE_MAX_BYTES + 2);
+		errno = save_errno;
+		if (got < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read the file named by %s: %m",
+							SNOWID_KEY_FILE_SETTING)));
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not use the file named by %s",
+						SNOWID_KEY_FILE_SETTING),
+				 errdetail("The file \"%s\" has more than %d bytes.", path,
+						   (int) SNOWID_KEY_FILE_MAX_BYTES),
+				 errhint("Keep only the keys still in use in the file.")));
+	}
+	buf[got] = '\0';
+	*len = (Size) got;
+	return buf;
+}
+
+/*
  * snowid_load_keys
  *		Makes sure this backend holds the keys of the file as it was at the
  *		last reload, reading it if not.
@@ -223,9 +286,7 @@ snowid_load_keys(void)
 				 errhint("Write a key file (see doc/public-ids.md), set %s to its path and reload the configuration.",
 						 SNOWID_KEY_FILE_SETTING)));
 
-	contents = snowid_read_secret_file(snowid_public_key_file,
-									   SNOWID_KEY_FILE_SETTING,
-									   SNOWID_KEY_FILE_MAX_BYTES, &len);
+	contents = snowid_read_key_file(&len);
 	keys = snowid_parse_key_file(contents, len, &nkeys);
 	explicit_bzero(contents, len);
 	pfree(contents);

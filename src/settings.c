@@ -15,7 +15,10 @@
  * postmaster.  Rules across settings are checked against the settings in
  * force (an id must fit the layout, the field widths must leave the
  * timestamp its 39 bits); the two rules of a lease (it needs
- * snowid.redis_url and no snowid.worker_id) only at start.  Settings are
+ * snowid.redis_url and no snowid.worker_id) only at start, where a
+ * password left in the URL next to a password file, or a sentinels'
+ * password file without sentinels, is warned about.  The password files
+ * hold the secrets; their settings hold only file names.  Settings are
  * per-process copies set by the GUC machinery; no lock is involved.
  *
  *-------------------------------------------------------------------------
@@ -87,6 +90,7 @@ static SnowidLayout snowid_layout_in_force;
 static void snowid_check_layout(void);
 static void snowid_layout_complete(void);
 static void snowid_check_lease_needs(void);
+static void snowid_check_password_files(void);
 
 /* The shortest lease: a third of it must leave time for a renewal */
 #define SNOWID_MIN_LEASE_MS		100
@@ -305,13 +309,16 @@ static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.datacenter_id", .type = SNOWID_SETTING_INT, .variable = &snowid_datacenter_id, .boot = 0, .min = 0, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_datacenter_id_check, .before = snowid_layout_complete, .description = "Datacenter id carried by every id this server issues."},
 	{.name = "snowid.worker_id", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_id, .boot = -1, .min = -1, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_worker_id_check, .description = "Worker id carried by every id this server issues; -1 means not set."},
 	{.name = "snowid.epoch", .type = SNOWID_SETTING_STRING, .variable = &snowid_epoch, .boot_string = SNOWID_DEFAULT_EPOCH, .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_epoch_check, .string_assign = snowid_epoch_assign, .description = "Time that the timestamp field of ids counts from."},
-	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidRedisTarget), .preloaded_only = true, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N] or redis-sentinel://[[user]:password@]host[:port][,...]/master[/db]."},
+	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidRedisTarget), .preloaded_only = true, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N], redis-sentinel://[[user]:password@]host[:port][,...]/master[/db] or rediss-sentinel://... (TLS). A password here is readable by members of pg_read_all_settings: use snowid.redis_password_file."},
+	{.name = "snowid.redis_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .before = snowid_check_password_files, .description = "File whose first line is the Redis password, read at each connection; empty for the password of snowid.redis_url, if any."},
+	{.name = "snowid.redis_sentinel_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_sentinel_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the Redis sentinels' password, read at each connection; empty for the sentinel_password of snowid.redis_url, if any."},
 	{.name = "snowid.redis_key_prefix", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_key_prefix, .boot_string = "snowid", .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_redis_key_prefix_check, .description = "Prefix of the Redis keys that hold the worker id claims."},
 	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 2000, .min = 1, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time the whole worker id claim may take, in milliseconds."},
 	{.name = "snowid.redis_min_replicas", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_min_replicas, .boot = 0, .min = 0, .max = 100, .context = PGC_POSTMASTER, .preloaded_only = true, .description = "Replicas that must have a worker id claim (Redis WAIT) before it is used."},
 	{.name = "snowid.redis_tls_ca_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_ca_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's."},
 	{.name = "snowid.redis_tls_cert_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_cert_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Client certificate shown to a rediss:// server; empty for none."},
 	{.name = "snowid.redis_tls_key_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Private key of snowid.redis_tls_cert_file."},
+	{.name = "snowid.redis_tls_key_passphrase_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_passphrase_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the passphrase of an encrypted snowid.redis_tls_key_file; empty for none."},
 	{.name = "snowid.worker_lease", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_lease_ms, .boot = 0, .min = 0, .max = SNOWID_MAX_LEASE_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .int_check = snowid_worker_lease_check, .range_detail = SNOWID_LEASE_RANGE_DETAIL, .before = snowid_check_lease_needs, .description = "How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good."},
 	{.name = "snowid.release_on_shutdown", .type = SNOWID_SETTING_BOOL, .variable = &snowid_release_on_shutdown, .boot = false, .context = PGC_SIGHUP, .preloaded_only = true, .description = "Whether a clean shutdown gives a worker id on lease back to Redis at once."},
 };
@@ -604,6 +611,50 @@ snowid_check_lease_needs(void)
 				 errmsg("snowid.worker_lease cannot be combined with snowid.worker_id"),
 				 errdetail("On lease, a server takes whichever worker id is free."),
 				 errhint("Set snowid.worker_id to -1, or set snowid.worker_lease to 0 for a permanent claim.")));
+}
+
+/*
+ * snowid_password_file_configured
+ *		Whether a password file setting is configured to a file name.
+ */
+static bool
+snowid_password_file_configured(const char *name)
+{
+	const char *value = snowid_configured_value(name);
+
+	return value != NULL && value[0] != '\0';
+}
+
+/*
+ * snowid_check_password_files
+ *		Before the password files are defined: a password file wins over a
+ *		password in the URL, and a sentinels' password file needs sentinels.
+ *		Neither stops the start (ALTER SYSTEM could not refuse it), but
+ *		both are warned about: a password left in the URL stays readable.
+ */
+static void
+snowid_check_password_files(void)
+{
+	const SnowidRedisTarget *target = snowid_redis_target;
+
+	if (target != NULL && target->password[0] != '\0' &&
+		snowid_password_file_configured("snowid.redis_password_file"))
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.redis_url holds a password, but snowid uses the one of snowid.redis_password_file"),
+				 errhint("Remove the password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it.")));
+	if (target != NULL && target->sentinel_password[0] != '\0' &&
+		snowid_password_file_configured("snowid.redis_sentinel_password_file"))
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.redis_url holds a sentinel_password, but snowid uses the one of snowid.redis_sentinel_password_file"),
+				 errhint("Remove sentinel_password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it.")));
+	if (snowid_password_file_configured("snowid.redis_sentinel_password_file") &&
+		(target == NULL || target->sentinel_count == 0))
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.redis_sentinel_password_file is not used: snowid.redis_url names no sentinels"),
+				 errhint("Use snowid.redis_password_file for the password of the Redis server.")));
 }
 
 /*

@@ -39,11 +39,12 @@ source "$SNOWID_TOP/test/versions.sh"
 # snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
 # Redis comes from redis-tools alone, not redis-server: see
-# snowid_redis_programs.
+# snowid_redis_programs.  iproute2's ip brings up loopback in the network
+# namespace of test/t/071_redis_resolver.pl.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
-	redis-tools libfaketime faketime libipc-run-perl make gcc perl
+	redis-tools libfaketime faketime libipc-run-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2

@@ -33,6 +33,9 @@ int			snowid_redis_min_replicas = 0;
 char	   *snowid_redis_tls_ca_file = NULL;
 char	   *snowid_redis_tls_cert_file = NULL;
 char	   *snowid_redis_tls_key_file = NULL;
+char	   *snowid_redis_tls_key_passphrase_file = NULL;
+char	   *snowid_redis_password_file = NULL;
+char	   *snowid_redis_sentinel_password_file = NULL;
 int			snowid_worker_lease_ms = 0;
 bool		snowid_release_on_shutdown = false;
 
@@ -81,6 +84,9 @@ snowid_coord_request(SnowidRedisRequest *request, char *identity, size_t len)
 	request->tls_ca_file = snowid_redis_tls_ca_file;
 	request->tls_cert_file = snowid_redis_tls_cert_file;
 	request->tls_key_file = snowid_redis_tls_key_file;
+	request->tls_key_passphrase_file = snowid_redis_tls_key_passphrase_file;
+	request->password_file = snowid_redis_password_file;
+	request->sentinel_password_file = snowid_redis_sentinel_password_file;
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;

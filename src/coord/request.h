@@ -20,6 +20,9 @@ extern int	snowid_redis_min_replicas;
 extern char *snowid_redis_tls_ca_file;
 extern char *snowid_redis_tls_cert_file;
 extern char *snowid_redis_tls_key_file;
+extern char *snowid_redis_tls_key_passphrase_file;
+extern char *snowid_redis_password_file;
+extern char *snowid_redis_sentinel_password_file;
 extern int	snowid_worker_lease_ms;
 extern bool snowid_release_on_shutdown;
 

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * claim.c
- *	  The worker id claim: the Lua script that claims a worker id
- *	  atomically, sent through snowid_redis_command() (topology.c), then
- *	  WAIT for replicas and a look at the eviction policy.
+ *	  The worker id claim: the function of snowid's library that claims a
+ *	  worker id atomically, called through snowid_script_call()
+ *	  (scripts.c), then WAIT for replicas and a look at the eviction
+ *	  policy.
  *
  * The claim runs once per server start, in whatever process the caller
  * chooses; nothing here touches shared memory or takes a lock, so the
@@ -11,7 +12,8 @@
  * talk to Redis never palloc, and ereport only through the
  * CHECK_FOR_INTERRUPTS() of a wait; the open connection is closed in
  * PG_FINALLY, so no hiredis object outlives the claim.  All other ereports
- * live in snowid_redis_report() (report.c).
+ * live in report.c: snowid_redis_report(), and the warning of a claim that
+ * had to run the library as a script.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,114 +24,21 @@
 #include <hiredis/hiredis.h>
 
 #include "redis/claim.h"
+#include "redis/report.h"
 #include "redis/scripts.h"
 #include "redis/topology.h"
 
 /*
- * The claim, run atomically by EVAL.
- *
- * KEYS[1] is the datacenter's owners hash: a worker id to the identity of
- * the server holding it, and "fence:<worker id>" to the fence a lease left
- * when it was given back, the time below which lie all ids its holders
- * issued (redis_claim.h).  ARGV[1] is the claiming identity; ARGV[2] holds five numbers: the
- * configured worker id or -1, the highest worker id, the preferred worker id
- * or -1, 1 to write the claim even if it is held already (so that a WAIT for
- * replicas covers it) or 0, and the latest fence the claiming server can
- * start above now (its clock plus its drift budget, Unix ms).  (Redis
- * refuses a command of more than ten words before AUTH, which would hide
- * why a claim without a password fails.)
- *
- * An identity keeps the id it holds.  Without one it takes the configured
- * id if free; with none configured, the preferred id if free, or else the
- * lowest free id in 0..max.  The preferred id is the one the server held
- * last: if Redis has lost the claims, the lowest free id may be one that
- * another server still uses, while the server's own last id is free unless
- * a server claimed it since.  An id fenced past that latest time is not
- * taken (an id on lease was given back, and its last holder's ids may run
- * ahead of this server's clock): the choice goes on to the next free id, and
- * a configured or kept id is refused until then.  Other entries of the same
- * identity (an id beyond max after a layout change, a duplicate written by
- * hand) are released so that an identity holds exactly one id.  A server
- * that already holds its id causes no write unless asked to write.
- * Replies {worker id, its fence or 0}: the claiming server's ids must start
- * at or above that fence.  Refusals are error replies whose first word says
- * which, and they write nothing:
- *
- *	SNOWID_ALL_HELD <count>			no id in 0..max is free
- *	SNOWID_FENCED <id> <fence>		every free id (or the configured or kept
- *									one) is fenced past that time; id is
- *									the one fenced least far
- *	SNOWID_CONFLICT <identity>		the configured id is held by identity
- *	SNOWID_HOLDS_OTHER <id>			this identity holds id, not the configured
- *	SNOWID_RANGE ...				the configured id exceeds max (a caller bug)
+ * The claim runs atomically as the function snowid_1_claim of snowid.lua,
+ * which says what it does.  KEYS is the datacenter's owners hash; ARGV the
+ * claiming identity and five numbers: the configured worker id or -1, the
+ * highest worker id, the preferred worker id or -1, 1 to write the claim
+ * even if it is held already (so that a WAIT for replicas covers it) or 0,
+ * and the latest fence the claiming server can start above now (its clock
+ * plus its drift budget, Unix ms).  Replies {worker id, its fence or 0}, or
+ * refuses with SNOWID_ALL_HELD, SNOWID_FENCED, SNOWID_CONFLICT,
+ * SNOWID_HOLDS_OTHER or SNOWID_RANGE.
  */
-static const char *snowid_claim_script =
-"local owners, me = KEYS[1], ARGV[1]\n"
-"local want, max, prefer, write, usable =\n"
-"  string.match(ARGV[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+)$')\n"
-"want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)\n"
-"if want > max then\n"
-"  return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)\n"
-"end\n"
-SNOWID_REDIS_SCRIPT_WID
-SNOWID_REDIS_SCRIPT_FENCES
-"local taken, mine, keep = {}, {}, nil\n"
-"local flat = redis.call('HGETALL', owners)\n"
-"load_fences(flat, 'fence:')\n"
-"for i = 1, #flat, 2 do\n"
-"  local id = wid(flat[i])\n"
-"  if flat[i + 1] == me then\n"
-"    mine[#mine + 1] = flat[i]\n"
-"    if id and (keep == nil or id == want or (keep ~= want and id < keep)) then\n"
-"      keep = id\n"
-"    end\n"
-"  elseif id then\n"
-"    taken[id] = flat[i + 1]\n"
-"  end\n"
-"end\n"
-"if want >= 0 then\n"
-"  if keep ~= nil and keep ~= want then\n"
-"    return redis.error_reply('SNOWID_HOLDS_OTHER ' .. keep)\n"
-"  end\n"
-"  if taken[want] then\n"
-"    return redis.error_reply('SNOWID_CONFLICT ' .. taken[want])\n"
-"  end\n"
-"  keep = want\n"
-"elseif keep == nil then\n"
-"  local function free(id) return not taken[id] and fenced(id) <= usable end\n"
-"  if prefer >= 0 and prefer <= max and free(prefer) then\n"
-"    keep = prefer\n"
-"  else\n"
-"    for id = 0, max do\n"
-"      if free(id) then\n"
-"        keep = id\n"
-"        break\n"
-"      end\n"
-"    end\n"
-"  end\n"
-"  if keep == nil then\n"
-"    local least = least_fenced(function(id) return not taken[id] end)\n"
-"    if least == nil then\n"
-"      return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
-"    end\n"
-"    keep = least\n"
-"  end\n"
-"end\n"
-"if fenced(keep) > usable then\n"
-"  return redis.error_reply('SNOWID_FENCED ' .. keep .. ' ' .. ms(fenced(keep)))\n"
-"end\n"
-"local held = false\n"
-"for _, field in ipairs(mine) do\n"
-"  if tonumber(field) == keep then\n"
-"    held = true\n"
-"  else\n"
-"    redis.call('HDEL', owners, field)\n"
-"  end\n"
-"end\n"
-"if not held or write == '1' then\n"
-"  redis.call('HSET', owners, tostring(keep), me)\n"
-"end\n"
-"return {keep, fenced(keep)}\n";
 
 /*
  * Read a {worker id, fence} reply of the claim script into result; false
@@ -257,58 +166,58 @@ snowid_read_claim_reply(const redisReply *reply,
 }
 
 /*
- * Ask Redis for its eviction policy and note whether it may drop our keys,
- * which have no expiry: only the allkeys-* policies do.  Best effort: a
- * managed Redis or an ACL may refuse CONFIG, which is not an error; only
- * the deadline or a cancel end the claim here.
+ * Ask Redis for its eviction policy (INFO memory, never CONFIG, which would
+ * need a user that may read Redis' passwords) and note whether it may drop
+ * our keys, which have no expiry: only the allkeys-* policies do.  Best
+ * effort: a Redis that refuses INFO, or whose INFO names no policy, is not
+ * an error; only the deadline or a cancel end the claim here.
  */
-static bool
+static void
 snowid_check_eviction(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 					  SnowidRedisResult *result)
 {
-	const char *argv[] = {"CONFIG", "GET", "maxmemory-policy"};
+	const char *argv[] = {"INFO", "memory"};
+	const char *field = "maxmemory_policy:";
 	SnowidRedisResult scratch;
 	redisReply *reply;
+	char	   *line;
 
 	memset(&scratch, 0, sizeof(scratch));
-	reply = snowid_conn_command(conn, 3, argv, &scratch);
+	reply = snowid_conn_command(conn, 2, argv, &scratch);
 	if (reply == NULL)
-		return true;
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-		reply->element[1]->type == REDIS_REPLY_STRING &&
-		strncmp(reply->element[1]->str, "allkeys-", 8) == 0)
+		return;
+	line = reply->type == REDIS_REPLY_STRING ?
+		strstr(reply->str, field) : NULL;
+	if (line != NULL && (line == reply->str || line[-1] == '\n') &&
+		strncmp(line + strlen(field), "allkeys-", 8) == 0)
 	{
+		line += strlen(field);
+		line[strcspn(line, "\r\n")] = '\0';
 		result->evictable = true;
 		snowid_redis_text(result->message, sizeof(result->message), target,
-						  reply->element[1]->str);
+						  line);
 		snowid_end_sentence(result->message, sizeof(result->message));
 	}
 	freeReplyObject(reply);
-	return true;
 }
 
 /*
- * The claim on an open session: run the script (following redirections),
+ * The claim on an open session: call the function (following redirections),
  * then WAIT for replicas and check the eviction policy.  Fills result.
  */
 static void
 snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
-	SnowidRedisKeys keys;
 	char		numbers[96];
-	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
-	int			argc;
+	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT,
 			 request->explicit_worker_id, request->max_worker_id,
 			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
 			 request->usable_ms);
-	argc = snowid_script_argv(argv, &keys, snowid_claim_script, false,
-							  request, numbers, NULL);
-
-	reply = snowid_redis_command(session, argc, argv, "claim", result);
+	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;
 	snowid_read_claim_reply(reply, session->target, request, result);
@@ -325,7 +234,8 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
  * Claim a worker id: find and connect to the server (through the sentinels
  * if the URL names them), log in, and claim there; the whole of it within
  * request->timeout_ms.  Fills *result and returns; a cancel raises its
- * error from a wait, and the connection is closed either way.
+ * error from a wait, and the connection is closed either way.  A claim that
+ * had to run the library as a script warns (once a process) after that.
  */
 void
 snowid_redis_try_claim(const SnowidRedisTarget *target,
@@ -353,4 +263,5 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 	}
 	PG_END_TRY();
 	snowid_redis_close(&session);
+	snowid_redis_report_script_path(result);
 }

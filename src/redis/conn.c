@@ -7,17 +7,22 @@
  *	  or at a cancel, and pg_stat_activity shows it as the SnowidRedis wait
  *	  event.
  *
- * hiredis connects (it resolves the name with getaddrinfo(), which no
- * timeout bounds) and buffers commands and replies; this file only decides
- * when to write and read.  Nothing here touches shared memory or takes a
- * lock.  A wait may raise an error through CHECK_FOR_INTERRUPTS(): the
- * caller closes the connection in PG_FINALLY.
+ * A host name is resolved first, under the same deadline and cancellable
+ * (resolve.c); hiredis is then handed each of its addresses in turn, which
+ * its own getaddrinfo() only parses, never asks a resolver about.  hiredis
+ * connects and buffers commands and replies; this file only decides when
+ * to write and read.
+ * TLS still checks the certificate against the name, not the address.
+ * Nothing here touches shared memory or takes a lock.  A wait may raise an
+ * error through CHECK_FOR_INTERRUPTS(): the caller closes the connection,
+ * and with it a lookup under way, in PG_FINALLY.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <sys/socket.h>
 
 #include <hiredis/hiredis.h>
@@ -26,11 +31,18 @@
 #include "storage/latch.h"
 
 #include "redis/conn.h"
+#include "redis/resolve.h"
 #include "redis/tls.h"
 
 static bool snowid_conn_connect(SnowidRedisConn *conn,
 								const SnowidRedisNode *node,
 								SnowidRedisResult *result);
+static bool snowid_conn_connect_name(SnowidRedisConn *conn,
+									 const SnowidRedisNode *node,
+									 SnowidRedisResult *result);
+static bool snowid_conn_connect_to(SnowidRedisConn *conn, const char *host,
+								   int port, const char *socket_path,
+								   SnowidRedisResult *result);
 static bool snowid_conn_send(SnowidRedisConn *conn,
 							 SnowidRedisResult *result);
 static redisReply *snowid_conn_receive(SnowidRedisConn *conn,
@@ -63,22 +75,82 @@ snowid_conn_open(SnowidRedisConn *conn, const SnowidRedisNode *node,
 
 /*
  * snowid_conn_connect
- *		Starts a non-blocking connect and waits until the socket is
- *		writable, which is when the connect is complete or has failed.
+ *		Connects to node: to its unix socket, to its address, or to the
+ *		addresses its host name resolves to.
  */
 static bool
 snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
 					SnowidRedisResult *result)
+{
+	if (node->socket_path[0] != '\0')
+		return snowid_conn_connect_to(conn, NULL, 0, node->socket_path,
+									  result);
+	if (snowid_host_is_address(node->host))
+		return snowid_conn_connect_to(conn, node->host, node->port, NULL,
+									  result);
+	return snowid_conn_connect_name(conn, node, result);
+}
+
+/*
+ * snowid_conn_connect_name
+ *		Resolves node's host name before the deadline, then connects to its
+ *		addresses in turn until one takes the connection or the deadline
+ *		passes.  A failure reports the last address's.
+ */
+static bool
+snowid_conn_connect_name(SnowidRedisConn *conn, const SnowidRedisNode *node,
+						 SnowidRedisResult *result)
+{
+	const struct addrinfo *address;
+	bool		connected = false;
+
+	if (!snowid_resolve(node->host, conn->deadline, &conn->lookup, result))
+		return false;
+	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
+					  "The host name has no address to connect to.");
+	for (address = snowid_lookup_addresses(conn->lookup);
+		 address != NULL && !connected;
+		 address = address->ai_next)
+	{
+		char		host[NI_MAXHOST];
+
+		if (getnameinfo(address->ai_addr, address->ai_addrlen, host,
+						sizeof(host), NULL, 0, NI_NUMERICHOST) != 0)
+			continue;
+		if (conn->context != NULL)
+		{
+			redisFree(conn->context);
+			conn->context = NULL;
+		}
+		connected = snowid_conn_connect_to(conn, host, node->port, NULL,
+										   result);
+		if (snowid_deadline_remaining(conn->deadline) <= 0)
+			break;
+	}
+	snowid_lookup_end(conn->lookup);
+	conn->lookup = NULL;
+	return connected;
+}
+
+/*
+ * snowid_conn_connect_to
+ *		Starts a non-blocking connect to an address (host, never a name, and
+ *		port) or a unix socket, and waits until the socket is writable,
+ *		which is when the connect is complete or has failed.
+ */
+static bool
+snowid_conn_connect_to(SnowidRedisConn *conn, const char *host, int port,
+					   const char *socket_path, SnowidRedisResult *result)
 {
 	redisContext *c;
 	int			error = 0;
 	socklen_t	len = sizeof(error);
 
 	errno = 0;
-	if (node->socket_path[0] != '\0')
-		c = redisConnectUnixNonBlock(node->socket_path);
+	if (socket_path != NULL)
+		c = redisConnectUnixNonBlock(socket_path);
 	else
-		c = redisConnectNonBlock(node->host, node->port);
+		c = redisConnectNonBlock(host, port);
 	conn->context = c;
 	if (c == NULL)
 	{
@@ -220,12 +292,15 @@ snowid_conn_io_failure(SnowidRedisConn *conn, SnowidRedisResult *result)
 
 /*
  * snowid_conn_close
- *		Closes the connection and frees what hiredis and TLS hold; safe to
- *		call on a connection that is closed or was never opened.
+ *		Closes the connection, frees what hiredis and TLS hold and ends a
+ *		lookup under way; safe to call on a connection that is closed or
+ *		was never opened.
  */
 void
 snowid_conn_close(SnowidRedisConn *conn)
 {
+	snowid_lookup_end(conn->lookup);
+	conn->lookup = NULL;
 	snowid_tls_free(conn);
 	if (conn->context != NULL)
 		redisFree(conn->context);

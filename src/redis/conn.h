@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * conn.h
- *	  One connection to one Redis server, under one deadline: connecting,
- *	  the TLS handshake, sending a command and reading its reply, each wait
- *	  on the socket cancellable and shown as a wait event.
+ *	  One connection to one Redis server, under one deadline: resolving
+ *	  its host name, connecting, the TLS handshake, sending a command and
+ *	  reading its reply, each wait cancellable and shown as a wait event.
  *
  * A claim opens a connection (or several: sentinels, cluster redirections)
  * with snowid_conn_open(), runs commands with snowid_conn_command() and

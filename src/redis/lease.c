@@ -1,16 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * lease.c
- *	  The Redis side of worker ids on lease: the Lua scripts that claim,
- *	  renew and give back a lease with its fence, and the reading of their
- *	  replies.  The keys are described in lease.h; connecting, logging in
+ *	  The Redis side of worker ids on lease: calling the functions of
+ *	  snowid's library (snowid.lua) that claim, renew and give back a lease
+ *	  with its fence, and the reading of their replies.  The keys are described in lease.h; connecting, logging in
  *	  and following cluster redirections is topology.c's.
  *
  * Every lease carries the token of the claim that granted it, and only the
  * process that holds that claim renews or releases it: a release that comes
  * late (after a new claim by the same server) changes nothing.
  *
- * Every script reads Redis' own clock (TIME), so a lease runs out when
+ * Every function reads Redis' own clock (TIME), so a lease runs out when
  * Redis says so, whatever the clocks of the servers holding it say; the
  * fences are in the ids' clock (Unix ms), which Redis only compares and
  * stores.  Nothing here touches shared memory, takes a lock or pallocs; as
@@ -28,164 +28,23 @@
 #include "redis/scripts.h"
 
 /*
- * Every script takes the identity and two more arguments: its numbers,
- * separated by spaces, and a token.  (Redis refuses a command of more than
- * ten words before AUTH, which would hide why a script without a password
- * fails.)
- */
-
-/* What every script starts with: its keys, its holder name, Redis' time */
-#define SNOWID_LEASE_SCRIPT_HEAD \
-"if redis.replicate_commands then pcall(redis.replicate_commands) end\n" \
-"local owners, leases, fences = KEYS[1], KEYS[2], KEYS[3]\n" \
-"local me = 'lease ' .. ARGV[1]\n" \
-"local t = redis.call('TIME')\n" \
-"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-
-/*
- * The lease of worker id k, if it is this server's and was granted with
- * token tok: its floor, or nil.  A lease value is "<expiry> <floor>
- * <token>"; one of an older version, without a token, is no one's.
- */
-#define SNOWID_LEASE_SCRIPT_MINE \
-"local function my_floor(k, tok)\n" \
-"  local v = redis.call('HGET', leases, k)\n" \
-"  local b, vt = string.match(v or '', '^%d+ (%d+) (%x+)$')\n" \
-"  if redis.call('HGET', owners, k) ~= me or vt ~= tok then return nil end\n" \
-"  return tonumber(b)\n" \
-"end\n"
-
-/*
- * The claim.  ARGV: identity; the highest worker id, the lease (ms), where
- * the claiming server's generator is (Unix ms) and the latest fence it can
- * start above now (its clock plus its drift budget); and a new token that
- * the renewals and the release of this lease name.
+ * The functions of snowid.lua that this file calls, which say what they do:
  *
- * The floor of a claim is always the id's fence as it is now: every id any
- * holder issued with it lies below.  A server that still holds a lease
- * (even one run out, as long as nobody took the id since) keeps it if it
- * can start above that fence; otherwise, and without a lease, it takes the
- * lowest id that is free (not in owners, or on a lease that ran out) and
- * that it can start above.  A permanent claim (an owner without "lease ")
- * is never free.  The new fence is a lease past the floor or the caller's
- * generator, whichever is later.  Replies {worker id, floor, fence, lease},
- * or refuses without a write: SNOWID_ALL_HELD <count>, or SNOWID_FENCED
- * <id> <fence> when every free id is fenced too far ahead.
+ *	snowid_1_lease_claim	numbers: the highest worker id, the lease (ms),
+ *							where the claiming server's generator is (Unix
+ *							ms) and the latest fence it can start above now;
+ *							replies {worker id, floor, fence, lease}, or
+ *							refuses with SNOWID_ALL_HELD or SNOWID_FENCED
+ *	snowid_1_lease_renew	numbers: the worker id, the lease (ms), the fence
+ *							wanted; replies {worker id, floor, fence, lease}
+ *							or SNOWID_LOST <holder>
+ *	snowid_1_lease_release	numbers: the worker id and the final fence;
+ *							replies 1, or 0 if the id was not this server's
+ *							lease of that claim
+ *
+ * Each takes the datacenter's three keys, the identity, its numbers and the
+ * token of the claim.
  */
-static const char *snowid_lease_claim_script =
-SNOWID_LEASE_SCRIPT_HEAD
-"local max, lease, client, usable = string.match(ARGV[2], '^(%d+) (%d+) (%d+) (%d+)$')\n"
-"max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)\n"
-"local token = ARGV[3]\n"
-SNOWID_REDIS_SCRIPT_WID
-SNOWID_REDIS_SCRIPT_FENCES
-"load_fences(redis.call('HGETALL', fences), '')\n"
-"local expiry = {}\n"
-"local flat = redis.call('HGETALL', leases)\n"
-"for i = 1, #flat, 2 do\n"
-"  local e = string.match(flat[i + 1], '^(%d+) %d+')\n"
-"  if e then expiry[flat[i]] = tonumber(e) end\n"
-"end\n"
-"local held, mine, keep = {}, {}, nil\n"
-"flat = redis.call('HGETALL', owners)\n"
-"for i = 1, #flat, 2 do\n"
-"  local f, who = flat[i], flat[i + 1]\n"
-"  local id = wid(f)\n"
-"  if who == me then\n"
-"    mine[#mine + 1] = f\n"
-"    if id and fenced(id) <= usable and (keep == nil or id < keep) then keep = id end\n"
-"  elseif id and (string.sub(who, 1, 6) ~= 'lease ' or not expiry[f] or expiry[f] > now) then\n"
-"    held[id] = true\n"
-"  end\n"
-"end\n"
-"if keep == nil then\n"
-"  for id = 0, max do\n"
-"    if not held[id] and fenced(id) <= usable then keep = id break end\n"
-"  end\n"
-"end\n"
-"if keep == nil then\n"
-"  local least = least_fenced(function(id) return not held[id] end)\n"
-"  if least == nil then\n"
-"    return redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))\n"
-"  end\n"
-"  return redis.error_reply('SNOWID_FENCED ' .. least .. ' ' .. ms(fenced(least)))\n"
-"end\n"
-"for _, f in ipairs(mine) do\n"
-"  if wid(f) ~= keep then\n"
-"    redis.call('HDEL', owners, f)\n"
-"    redis.call('HDEL', leases, f)\n"
-"  end\n"
-"end\n"
-"local k, floor = tostring(keep), fenced(keep)\n"
-"local new = math.max(client, floor) + lease\n"
-"redis.call('HSET', owners, k, me)\n"
-"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(floor) .. ' ' .. token)\n"
-"redis.call('HSET', fences, k, ms(new))\n"
-"return {keep, floor, new, lease}\n";
-
-/*
- * The renewal.  ARGV: identity; the worker id, the lease (ms) and the fence
- * wanted; the token of the claim.  Succeeds only while the id is this server's lease
- * of that claim (a lease that ran out and that nobody took since still is);
- * moves the lease to a lease from now and the fence up to the one wanted,
- * never down.  Replies {worker id, floor, fence, lease} or SNOWID_LOST
- * <holder>.
- */
-static const char *snowid_lease_renew_script =
-SNOWID_LEASE_SCRIPT_HEAD
-SNOWID_LEASE_SCRIPT_MINE
-"local function ms(n) return string.format('%.0f', n) end\n"
-"local k, lease, want = string.match(ARGV[2], '^(%d+) (%d+) (%d+)$')\n"
-"lease, want = tonumber(lease), tonumber(want)\n"
-"local b = my_floor(k, ARGV[3])\n"
-"if not b then\n"
-"  return redis.error_reply('SNOWID_LOST ' .. (redis.call('HGET', owners, k) or ''))\n"
-"end\n"
-"local fence = math.max(tonumber(redis.call('HGET', fences, k) or '0'), want)\n"
-"redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(b) .. ' ' .. ARGV[3])\n"
-"redis.call('HSET', fences, k, ms(fence))\n"
-"return {tonumber(k), b, fence, lease}\n";
-
-/*
- * The release.  ARGV: identity; the worker id and the final fence (just past
- * the last id this server issued; it has stopped issuing); the token of the
- * claim.  Only the holder of that very claim may lower the fence, and
- * never below the floor it took the id with.  The fence goes into the
- * owners hash too, as "fence:<worker id>", where a permanent claim finds it
- * (redis_claim.h).  Replies 1, or 0 if the id was
- * not this server's lease of that claim.
- */
-static const char *snowid_lease_release_script =
-SNOWID_LEASE_SCRIPT_HEAD
-SNOWID_LEASE_SCRIPT_MINE
-"local k, final = string.match(ARGV[2], '^(%d+) (%d+)$')\n"
-"local b = my_floor(k, ARGV[3])\n"
-"if not b then return 0 end\n"
-"local f = string.format('%.0f', math.max(tonumber(final), b))\n"
-"redis.call('HSET', fences, k, f)\n"
-"redis.call('HSET', owners, 'fence:' .. k, f)\n"
-"redis.call('HDEL', owners, k)\n"
-"redis.call('HDEL', leases, k)\n"
-"return 1\n";
-
-/*
- * Run one of the scripts on the datacenter's keys, with the identity, the
- * script's numbers and the token of the claim; the reply or NULL, as
- * snowid_redis_run().
- */
-static redisReply *
-snowid_lease_eval(const SnowidRedisTarget *target,
-				  const SnowidLeaseRequest *request, const char *script,
-				  const char *numbers, SnowidRedisResult *result)
-{
-	SnowidRedisKeys keys;
-	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
-	int			argc;
-
-	argc = snowid_script_argv(argv, &keys, script, true, request->claim,
-							  numbers, request->token);
-	return snowid_redis_run(target, request->claim, argc, argv, result);
-}
 
 /* Reads the reply of a renewal or a release into an outcome */
 typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
@@ -194,18 +53,20 @@ typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
 												 SnowidRedisResult *result);
 
 /*
- * Run a script on the worker id this server holds (request->worker_id),
+ * Call a function on the worker id this server holds (request->worker_id),
  * with the id, the lease (with_lease) and the fence as its numbers and the
- * token of the claim, and let read say how it ended; what names the script in
- * the message of a reply read cannot place.
+ * token of the claim, and let read say how it ended; what names the function
+ * in the message of a reply read cannot place.
  */
 static SnowidLeaseOutcome
 snowid_lease_on_id(const SnowidRedisTarget *target,
-				   const SnowidLeaseRequest *request, const char *script,
-				   bool with_lease, SnowidLeaseReader read, const char *what,
+				   const SnowidLeaseRequest *request,
+				   SnowidScriptFunction function, bool with_lease,
+				   SnowidLeaseReader read, const char *what,
 				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	char		numbers[64];
+	SnowidScriptCall call = {function, numbers, request->token};
 	redisReply *reply;
 	SnowidLeaseOutcome outcome;
 
@@ -215,7 +76,7 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 	else
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT,
 				 request->worker_id, request->fence_ms);
-	reply = snowid_lease_eval(target, request, script, numbers, result);
+	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
 	outcome = read(reply, request, grant, result);
@@ -319,14 +180,15 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	char		numbers[96];
+	SnowidScriptCall call = {SNOWID_SCRIPT_LEASE_CLAIM, numbers,
+	request->token};
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
 			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
 			 request->claim->max_worker_id, request->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms);
-	reply = snowid_lease_eval(target, request, snowid_lease_claim_script,
-							  numbers, result);
+	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
 
@@ -373,7 +235,7 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 						 const SnowidLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	return snowid_lease_on_id(target, request, snowid_lease_renew_script,
+	return snowid_lease_on_id(target, request, SNOWID_SCRIPT_LEASE_RENEW,
 							  true, snowid_lease_read_renewal, "renewal",
 							  grant, result);
 }
@@ -388,7 +250,7 @@ snowid_redis_lease_release(const SnowidRedisTarget *target,
 						   const SnowidLeaseRequest *request,
 						   SnowidRedisResult *result)
 {
-	return snowid_lease_on_id(target, request, snowid_lease_release_script,
+	return snowid_lease_on_id(target, request, SNOWID_SCRIPT_LEASE_RELEASE,
 							  false, snowid_lease_read_release, "release",
 							  NULL, result);
 }

@@ -9,9 +9,11 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/timestamp.h"
 
 #include "redis/report.h"
+#include "redis/scripts.h"
 
 /* One report: its SQLSTATE, message, and detail and hint (NULL for none) */
 typedef struct SnowidReport
@@ -61,6 +63,8 @@ static void snowid_redis_describe_more(const SnowidRedisRequest *request,
  *	redis error		58000: an error outside PostgreSQL (READONLY, OOM, ...)
  *	protocol error	08P01
  *	TLS set-up		F0000: a TLS file setting names an unusable file
+ *	secret file		F0000: a file holding a password, the TLS key or its
+ *					passphrase is unusable, or others may read it
  *	TLS refused		28000: the server's certificate is not trusted, names
  *					another host or has expired, or the server refused our
  *					client certificate: the peer is not proven to be ours
@@ -69,6 +73,8 @@ static void snowid_redis_describe_more(const SnowidRedisRequest *request,
  *	no master		42704: the sentinels know no master by that name
  *	not master		08006: a failover is under way; try again
  *	few replicas	53000: the claim may not survive a failover yet
+ *	no library		42883: snowid's function library is not loaded, and
+ *					the user may not run it as a script instead
  */
 void
 snowid_redis_report(int elevel, const SnowidRedisRequest *request,
@@ -161,13 +167,13 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 		case SNOWID_REDIS_AUTH_FAILED:
 			r->sqlstate = ERRCODE_INVALID_PASSWORD;
 			r->message = psprintf("authentication to redis server%s failed", at);
-			r->hint = "Check the user name and password in snowid.redis_url.";
+			r->hint = "Check the user name in snowid.redis_url and the password in snowid.redis_password_file (or in the URL).";
 			break;
 
 		case SNOWID_REDIS_NO_PERMISSION:
 			r->sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
 			r->message = psprintf("redis user may not claim a worker id%s", at);
-			r->hint = psprintf("Allow the Redis user the commands EVAL, HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
+			r->hint = psprintf("Allow the Redis user the commands FCALL (EVALSHA and EVAL on Redis 6), HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
 							   keys.owners, keys.leases, keys.fences);
 			break;
 
@@ -237,6 +243,50 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 }
 
 /*
+ * The installed file of snowid's function library, for a hint.
+ */
+static void
+snowid_library_path(char *path, size_t size)
+{
+	char		share[MAXPGPATH];
+
+	get_share_path(my_exec_path, share);
+	snprintf(path, size, "%s/%s", share, SNOWID_REDIS_LIBRARY_FILE);
+}
+
+/*
+ * Warn, once a process, that a call ran snowid's library as a script
+ * (EVALSHA, EVAL) because the library is not loaded or the Redis user may
+ * not FCALL: such a user may run any script, and is not the one the
+ * documentation recommends.  Redis before 7, which has no functions, is
+ * the documented fallback and warns nothing.
+ */
+void
+snowid_redis_report_script_path(const SnowidRedisResult *result)
+{
+	static bool warned = false;
+	char		path[MAXPGPATH];
+
+	if (warned || (result->script_path != SNOWID_SCRIPT_EVAL_NOT_LOADED &&
+				   result->script_path != SNOWID_SCRIPT_EVAL_NO_FCALL))
+		return;
+	warned = true;
+	snowid_library_path(path, sizeof(path));
+	if (result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED)
+		ereport(WARNING,
+				(errmsg("snowid's function library is not loaded in redis, so snowid runs it with EVAL"),
+				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster); then the Redis user needs FCALL, not EVAL.",
+						 path)));
+	else
+		ereport(WARNING,
+				(errmsg("the redis user may not call snowid's functions with FCALL, so snowid runs its library with EVAL"),
+				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errhint("Allow the Redis user FCALL and take EVAL and EVALSHA away; the library is loaded with redis-cli -x FUNCTION LOAD REPLACE < %s.",
+						 path)));
+}
+
+/*
  * The report of a claim refused for a fence: the worker id (or every one
  * not held) was on lease to a server whose ids may run past where this one
  * can start, so taking it now could repeat them.  It can be taken once this
@@ -280,8 +330,18 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 						   const SnowidRedisResult *result, bool full,
 						   const char *at, SnowidReport *r)
 {
+	char		path[MAXPGPATH];
+
 	switch (result->status)
 	{
+		case SNOWID_REDIS_NO_LIBRARY:
+			snowid_library_path(path, sizeof(path));
+			r->sqlstate = ERRCODE_UNDEFINED_FUNCTION;
+			r->message = psprintf("snowid's function library is not loaded in redis%s", at);
+			r->hint = psprintf("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster).",
+							   path);
+			break;
+
 		case SNOWID_REDIS_FEW_REPLICAS:
 			r->sqlstate = ERRCODE_INSUFFICIENT_RESOURCES;
 			r->message = psprintf("only %d of the %d redis replicas required acknowledged the worker id claim%s",
@@ -295,6 +355,13 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 			r->sqlstate = ERRCODE_CONFIG_FILE_ERROR;
 			r->message = psprintf("could not set up TLS for redis server%s", at);
 			r->hint = "Check snowid.redis_tls_ca_file, snowid.redis_tls_cert_file and snowid.redis_tls_key_file: the files must exist, be readable by the server's user and hold PEM data.";
+			break;
+
+		case SNOWID_REDIS_SECRET_FILE:
+			r->sqlstate = ERRCODE_CONFIG_FILE_ERROR;
+			r->message = psprintf("could not use the file named by %s",
+								  result->secret_setting);
+			r->hint = pstrdup(result->secret_hint);
 			break;
 
 		case SNOWID_REDIS_TLS_UNTRUSTED:
@@ -335,7 +402,7 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 				"could not reach any redis sentinel";
 			r->detail = psprintf("The last one tried, at %s: %s", result->node,
 								 result->message);
-			r->hint = "Check that the sentinels named in snowid.redis_url are running and reachable, and that sentinel_password in the URL is set if they require a password.";
+			r->hint = "Check that the sentinels named in snowid.redis_url are running and reachable, and that snowid.redis_sentinel_password_file (or sentinel_password in the URL) is set if they require a password.";
 			break;
 
 		case SNOWID_REDIS_NO_MASTER:

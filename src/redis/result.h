@@ -38,6 +38,9 @@ typedef enum SnowidRedisStatus
 								 * SELECT out of range, ...) */
 	SNOWID_REDIS_PROTOCOL_ERROR,	/* a reply of unexpected shape */
 	SNOWID_REDIS_TLS_SETUP,		/* CA, certificate or key file unusable */
+	SNOWID_REDIS_SECRET_FILE,	/* a file holding a secret (password, key,
+								 * passphrase) is unusable or readable by
+								 * others */
 	SNOWID_REDIS_TLS_UNTRUSTED, /* server certificate not signed by a CA
 								 * we trust */
 	SNOWID_REDIS_TLS_HOSTNAME,	/* certificate is for another host name */
@@ -49,9 +52,23 @@ typedef enum SnowidRedisStatus
 	SNOWID_REDIS_NO_MASTER,		/* the sentinels know no master by that
 								 * name */
 	SNOWID_REDIS_NOT_MASTER,	/* the named master says it is a replica */
-	SNOWID_REDIS_FEW_REPLICAS	/* WAIT: fewer replicas than
+	SNOWID_REDIS_FEW_REPLICAS,	/* WAIT: fewer replicas than
 								 * snowid.redis_min_replicas have the claim */
+	SNOWID_REDIS_NO_LIBRARY		/* snowid's function library is not loaded
+								 * (or the user may not FCALL), and the
+								 * user may not EVALSHA or EVAL instead */
 } SnowidRedisStatus;
+
+/* How a call ran a function of snowid's library (scripts.c) */
+typedef enum SnowidScriptPath
+{
+	SNOWID_SCRIPT_FCALL,		/* FCALL of the loaded library */
+	SNOWID_SCRIPT_EVAL_OLD_REDIS,	/* Redis knows no FCALL (before 7):
+									 * EVALSHA or EVAL */
+	SNOWID_SCRIPT_EVAL_NOT_LOADED,	/* FCALL found no such function:
+									 * EVALSHA or EVAL */
+	SNOWID_SCRIPT_EVAL_NO_FCALL /* the user may not FCALL: EVALSHA or EVAL */
+} SnowidScriptPath;
 
 typedef struct SnowidRedisResult
 {
@@ -63,6 +80,7 @@ typedef struct SnowidRedisResult
 								 * lost, timed out or answered "not now" */
 	bool		evictable;		/* OK: Redis reported an allkeys-* eviction
 								 * policy, which may drop the claim */
+	SnowidScriptPath script_path;	/* how the function was called */
 	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
 	int64		floor_ms;		/* OK: the fence worker_id had, Unix ms:
 								 * every id issued with it so far lies
@@ -77,6 +95,9 @@ typedef struct SnowidRedisResult
 													 * unix:/path */
 	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
 													 * holding the explicit id */
+	const char *secret_setting; /* SECRET_FILE: the setting naming the
+								 * file */
+	const char *secret_hint;	/* SECRET_FILE: what to do */
 	char		message[SNOWID_REDIS_MESSAGE_LEN];	/* a sentence for the
 													 * detail, in hiredis' or
 													 * Redis' own words; OK

@@ -1,44 +1,202 @@
 /*-------------------------------------------------------------------------
  *
  * scripts.c
- *	  How a script is called on a datacenter's keys: the one shape of
- *	  argument vector the claim and the lease scripts all take.  No locking
- *	  applies.
+ *	  Calling a function of snowid's Redis function library: FCALL, or,
+ *	  where that cannot be, the library compiled in (snowid_lua.h, made
+ *	  from snowid.lua at build time) with EVALSHA or EVAL.  No locking
+ *	  applies; as everywhere in src/redis, nothing here pallocs, and only a
+ *	  cancel ereports (from a wait on Redis).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <hiredis/hiredis.h>
+
+#include "redis/report.h"
 #include "redis/scripts.h"
+#include "redis/snowid_lua.h"
 
 /*
- * Fill argv (room for SNOWID_SCRIPT_MAX_ARGC words) with the EVAL of script
- * on request's datacenter keys (named into keys, which must live as long as
- * argv): the owners key, or with all_keys all three; then the identity, the
- * numbers and the token (unless NULL).  Returns the count of words.
+ * The functions of the library, by SnowidScriptFunction: the name, and
+ * what it does for a message ("redirected the claim more than ...")
  */
-int
-snowid_script_argv(const char **argv, SnowidRedisKeys *keys,
-				   const char *script, bool all_keys,
-				   const SnowidRedisRequest *request, const char *numbers,
-				   const char *token)
+static const struct
 {
+	const char *name;
+	const char *what;
+}			snowid_script_functions[] = {
+	{SNOWID_REDIS_FUNCTION_PREFIX "claim", "claim"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "lease_claim", "lease claim"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "lease_renew", "lease renewal"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "lease_release", "lease release"},
+};
+
+/*
+ * The most words of a call: EVAL, the script, the key count, three keys,
+ * the function's name, the identity, the numbers and a token.  Redis
+ * refuses a command of more than ten words before AUTH, which would hide
+ * why a call without a password fails.
+ */
+#define SNOWID_SCRIPT_MAX_ARGC	10
+
+/*
+ * Send the call on the open session, following redirections: FCALL of the
+ * function by name (script NULL), or verb (EVALSHA, EVAL) of script with
+ * the function's name as the first argument; on the request's datacenter
+ * keys: the owners key for the claim, all three for a lease function.
+ * Returns the reply, or NULL with result filled if none came.
+ */
+static redisReply *
+snowid_script_send(SnowidRedisSession *session, const char *verb,
+				   const char *script, const SnowidScriptCall *call,
+				   SnowidRedisResult *result)
+{
+	const char *name = snowid_script_functions[call->function].name;
+	bool		all_keys = call->function != SNOWID_SCRIPT_CLAIM;
+	SnowidRedisKeys keys;
+	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
 	int			argc = 0;
 
-	snowid_redis_keys(keys, request->key_prefix, request->datacenter_id);
-	argv[argc++] = "EVAL";
-	argv[argc++] = script;
+	snowid_redis_keys(&keys, session->request->key_prefix,
+					  session->request->datacenter_id);
+	argv[argc++] = verb;
+	argv[argc++] = script != NULL ? script : name;
 	argv[argc++] = all_keys ? "3" : "1";
-	argv[argc++] = keys->owners;
+	argv[argc++] = keys.owners;
 	if (all_keys)
 	{
-		argv[argc++] = keys->leases;
-		argv[argc++] = keys->fences;
+		argv[argc++] = keys.leases;
+		argv[argc++] = keys.fences;
 	}
-	argv[argc++] = request->identity;
-	argv[argc++] = numbers;
-	if (token != NULL)
-		argv[argc++] = token;
+	if (script != NULL)
+		argv[argc++] = name;
+	argv[argc++] = session->request->identity;
+	argv[argc++] = call->numbers;
+	if (call->token != NULL)
+		argv[argc++] = call->token;
 	Assert(argc <= SNOWID_SCRIPT_MAX_ARGC);
-	return argc;
+	return snowid_redis_command(session, argc, argv,
+								snowid_script_functions[call->function].what, result);
+}
+
+/*
+ * Whether an error reply to FCALL says that the function cannot be called
+ * that way, and *path what to do instead: Redis before 7 knows no FCALL,
+ * the library is not loaded, or the user may not FCALL.  Any other error
+ * is the function's own answer (or Redis' about the keys).
+ */
+static bool
+snowid_script_fcall_refused(const char *err, SnowidScriptPath *path)
+{
+	if (strncmp(err, "ERR unknown command", 19) == 0)
+		*path = SNOWID_SCRIPT_EVAL_OLD_REDIS;
+	else if (strncmp(err, "ERR Function not found", 22) == 0)
+		*path = SNOWID_SCRIPT_EVAL_NOT_LOADED;
+	else if (strncmp(err, "NOPERM", 6) == 0 && strstr(err, "'fcall") != NULL)
+		*path = SNOWID_SCRIPT_EVAL_NO_FCALL;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Run the function with the library compiled in: EVALSHA, and EVAL if Redis
+ * does not have the script yet or the user may not EVALSHA (the users
+ * documented before the library had EVAL only).  If the library is missing
+ * and the user may not run scripts either, NULL with result saying so
+ * (NO_LIBRARY); else the reply, or NULL with result filled if none came.
+ */
+static redisReply *
+snowid_script_eval(SnowidRedisSession *session, const SnowidScriptCall *call,
+				   SnowidRedisResult *result)
+{
+	redisReply *reply;
+
+	reply = snowid_script_send(session, "EVALSHA", SNOWID_REDIS_LIBRARY_SHA1,
+							   call, result);
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+		(strncmp(reply->str, "NOSCRIPT", 8) == 0 ||
+		 (strncmp(reply->str, "NOPERM", 6) == 0 &&
+		  strstr(reply->str, "'evalsha") != NULL)))
+	{
+		freeReplyObject(reply);
+		reply = snowid_script_send(session, "EVAL", SNOWID_REDIS_LIBRARY,
+								   call, result);
+	}
+	if (reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+		result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED &&
+		strncmp(reply->str, "NOPERM", 6) == 0 &&
+		strstr(reply->str, "'eval") != NULL)
+	{
+		freeReplyObject(reply);
+		snowid_redis_fail(result, SNOWID_REDIS_NO_LIBRARY,
+						  "Redis has no function %s, and this Redis user may not run the library with EVALSHA or EVAL instead.",
+						  snowid_script_functions[call->function].name);
+		return NULL;
+	}
+	return reply;
+}
+
+/*
+ * Call a function of the library on the open session, following
+ * redirections: FCALL, or EVALSHA and EVAL where Redis knows no FCALL, the
+ * library is not loaded or the user may not FCALL (result->script_path
+ * says which).  Returns the reply, which the caller frees with
+ * freeReplyObject(), or NULL with result filled.
+ */
+redisReply *
+snowid_script_call(SnowidRedisSession *session, const SnowidScriptCall *call,
+				   SnowidRedisResult *result)
+{
+	redisReply *reply = snowid_script_send(session, "FCALL", NULL, call,
+										   result);
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ERROR ||
+		!snowid_script_fcall_refused(reply->str, &result->script_path))
+		return reply;
+	freeReplyObject(reply);
+	return snowid_script_eval(session, call, result);
+}
+
+/*
+ * Call a function of the library (a lease function of lease.c) where a
+ * claim runs: through the sentinels if the URL names them, following
+ * cluster redirections, then WAIT for snowid.redis_min_replicas unless
+ * Redis replied with an error; all within request->timeout_ms.  Returns the
+ * reply, which the caller frees with freeReplyObject(), or NULL with result
+ * filled.  As in a claim, a cancel raises its error from a wait, with
+ * nothing left open.  A call that had to run the library as a script warns
+ * (once a process) once the connection is closed.
+ */
+redisReply *
+snowid_script_run(const SnowidRedisTarget *target,
+				  const SnowidRedisRequest *request,
+				  const SnowidScriptCall *call, SnowidRedisResult *result)
+{
+	SnowidRedisSession session;
+	redisReply *volatile reply = NULL;
+
+	PG_TRY();
+	{
+		if (snowid_redis_open(&session, target, request, result))
+			reply = snowid_script_call(&session, call, result);
+		if (reply != NULL && reply->type != REDIS_REPLY_ERROR &&
+			!snowid_redis_wait_replicas(&session, result))
+		{
+			freeReplyObject(reply);
+			reply = NULL;
+		}
+	}
+	PG_CATCH();
+	{
+		if (reply != NULL)
+			freeReplyObject(reply);
+		snowid_redis_close(&session);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	snowid_redis_close(&session);
+	snowid_redis_report_script_path(result);
+	return reply;
 }

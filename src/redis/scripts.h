@@ -1,11 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * scripts.h
- *	  Lua the claim script (claim.c) and the lease scripts (lease.c) share,
- *	  and how every one of them is called (scripts.c): EVAL with the
- *	  datacenter's owners key (the claim) or its three keys (owners, leases,
- *	  fences: the lease scripts), then the caller's identity, the script's
- *	  numbers separated by spaces, and for the lease scripts a token.
+ *	  Calling a function of snowid's Redis function library (snowid.lua,
+ *	  loaded once with FUNCTION LOAD): the claim script of claim.c and the
+ *	  lease scripts of lease.c all go through here (scripts.c).
+ *
+ * A call is FCALL of the function on the datacenter's owners key (the
+ * claim) or its three keys (owners, leases, fences: the lease functions),
+ * with the caller's identity, the function's numbers separated by spaces,
+ * and for the lease functions a token.  Where Redis knows no FCALL (Redis
+ * 6), or the library is not loaded, or the user may not FCALL, the same
+ * file, compiled in, runs with EVALSHA or EVAL instead, the function's name
+ * as its first argument; if the user may not do that either, the call
+ * fails with SNOWID_REDIS_NO_LIBRARY.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,52 +21,35 @@
 
 #include "redis/topology.h"
 
-/*
- * wid(field) is the worker id a hash field names, if it lies in 0..max (the
- * script defines max first).  After SNOWID_REDIS_SCRIPT_FENCES (which needs
- * wid): ms(n) prints a time in ms as an integer, load_fences(flat, prefix)
- * reads the fences from the fields "<prefix><worker id>" of an HGETALL
- * reply (the fences hash, or "fence:" in the owners hash), fenced(id) is an
- * id's fence or 0, and least_fenced(ok) is the id with the lowest fence of
- * those ok(id) accepts, or nil.
- */
-#define SNOWID_REDIS_SCRIPT_WID \
-"local function wid(field)\n" \
-"  local n = tonumber(field)\n" \
-"  if n and n >= 0 and n <= max and n % 1 == 0 then return n end\n" \
-"end\n"
+/* The installed library's file, under PostgreSQL's share directory */
+#define SNOWID_REDIS_LIBRARY_FILE	"extension/snowid.lua"
 
-#define SNOWID_REDIS_SCRIPT_FENCES \
-"local function ms(n) return string.format('%.0f', n) end\n" \
-"local fence = {}\n" \
-"local function load_fences(flat, prefix)\n" \
-"  for i = 1, #flat, 2 do\n" \
-"    local f = string.match(flat[i], '^' .. prefix .. '(%d+)$')\n" \
-"    local id, v = f and wid(f), tonumber(flat[i + 1])\n" \
-"    if id and v and v > (fence[id] or 0) then fence[id] = v end\n" \
-"  end\n" \
-"end\n" \
-"local function fenced(id) return fence[id] or 0 end\n" \
-"local function least_fenced(ok)\n" \
-"  local best\n" \
-"  for id, v in pairs(fence) do\n" \
-"    if ok(id) and (best == nil or v < fence[best] or\n" \
-"                   (v == fence[best] and id < best)) then best = id end\n" \
-"  end\n" \
-"  return best\n" \
-"end\n"
+/* The functions of the library */
+typedef enum SnowidScriptFunction
+{
+	SNOWID_SCRIPT_CLAIM,		/* the claim for good */
+	SNOWID_SCRIPT_LEASE_CLAIM,
+	SNOWID_SCRIPT_LEASE_RENEW,
+	SNOWID_SCRIPT_LEASE_RELEASE
+} SnowidScriptFunction;
 
-/*
- * The most words of a script's command: EVAL, the script, the key count,
- * three keys, the identity, the numbers and a token.  Redis refuses a
- * command of more than ten words before AUTH, which would hide why a claim
- * without a password fails.
- */
-#define SNOWID_SCRIPT_MAX_ARGC	9
+/* One call of a function */
+typedef struct SnowidScriptCall
+{
+	SnowidScriptFunction function;
+	const char *numbers;		/* the function's numbers, separated by
+								 * spaces */
+	const char *token;			/* a lease function's token, or NULL */
+} SnowidScriptCall;
 
-extern int	snowid_script_argv(const char **argv, SnowidRedisKeys *keys,
-							   const char *script, bool all_keys,
-							   const SnowidRedisRequest *request,
-							   const char *numbers, const char *token);
+struct redisReply;
+
+extern struct redisReply *snowid_script_call(SnowidRedisSession *session,
+											 const SnowidScriptCall *call,
+											 SnowidRedisResult *result);
+extern struct redisReply *snowid_script_run(const SnowidRedisTarget *target,
+											const SnowidRedisRequest *request,
+											const SnowidScriptCall *call,
+											SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_SCRIPTS_H */

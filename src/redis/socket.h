@@ -2,8 +2,9 @@
  *
  * socket.h
  *	  What a connection to Redis is made of (socket.c): its deadline, the
- *	  connection itself (plain or TLS), and one wait on its socket that a
- *	  cancel can end.  conn.c and tls.c both build on it.
+ *	  connection itself (plain or TLS) and the lookup of its host name,
+ *	  and one wait on its socket that a cancel can end.  conn.c, tls.c and
+ *	  resolve.c build on it.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +16,7 @@
 #include "redis/result.h"
 
 struct redisContext;
+struct SnowidLookup;
 
 /* The deadline of a claim, on the monotonic clock */
 typedef struct SnowidDeadline
@@ -33,6 +35,8 @@ typedef struct SnowidRedisConn
 								 * context) */
 	bool		tls_cert_requested; /* the server asked for a client
 									 * certificate and we had none */
+	struct SnowidLookup *lookup;	/* while connecting: the host name's
+									 * lookup (resolve.h), or NULL */
 	const SnowidDeadline *deadline;
 } SnowidRedisConn;
 
@@ -42,6 +46,8 @@ typedef struct SnowidRedisTls
 	const char *ca_file;		/* NULL: the system's CAs */
 	const char *cert_file;
 	const char *key_file;
+	const char *key_passphrase_file;	/* the key's passphrase; NULL or ""
+										 * for an unencrypted key */
 } SnowidRedisTls;
 
 extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,

@@ -5,7 +5,13 @@
  *	  claim's deadline and cancellable like every other wait, with the
  *	  server's certificate checked against snowid.redis_tls_ca_file (or the
  *	  system's CAs) and its host name checked and sent as SNI; and why a
- *	  handshake failed, in words a user can act on.
+ *	  handshake failed, in words a user can act on.  The host checked is
+ *	  the one connected to: a sentinel's, the master a sentinel names, the
+ *	  node a MOVED or ASK names; the handshake completes before any command
+ *	  (AUTH first) is sent.  The client key is loaded only if its file is
+ *	  readable by the server's user alone, and an encrypted one only with
+ *	  the passphrase of snowid.redis_tls_key_passphrase_file: OpenSSL
+ *	  never prompts.
  *
  * The SSL object is made here (verification, host name, SNI) and handed to
  * hiredis (redisInitiateSSL), which reads and writes through it and frees
@@ -19,6 +25,7 @@
  */
 #include "postgres.h"
 
+#include "redis/secret.h"
 #include "redis/tls.h"
 
 #ifdef SNOWID_HAVE_HIREDIS_SSL
@@ -33,11 +40,27 @@
 
 #include "storage/latch.h"
 
+/*
+ * What OpenSSL's passphrase callback may give for the key: the passphrase
+ * of snowid.redis_tls_key_passphrase_file, or none; whether OpenSSL asked.
+ */
+typedef struct SnowidTlsPassphrase
+{
+	bool		have;
+	bool		asked;
+	char		text[SNOWID_REDIS_PASSWORD_LEN];	/* secret */
+} SnowidTlsPassphrase;
+
 static SSL_CTX *snowid_tls_context(const SnowidRedisTls *tls,
 								   SnowidRedisResult *result);
+static bool snowid_tls_use_key(SSL_CTX *ctx, const SnowidRedisTls *tls,
+							   SnowidRedisResult *result);
+static int	snowid_tls_passphrase(char *buf, int size, int rwflag,
+								  void *userdata);
 static bool snowid_tls_check_host(SSL *ssl, const char *host,
 								  SnowidRedisResult *result);
-static void snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
+static void snowid_tls_handshake_failure(SSL *ssl, const char *host,
+										 int ssl_error,
 										 SnowidRedisResult *result);
 static bool snowid_tls_alert_failure(unsigned long err,
 									 SnowidRedisResult *result);
@@ -96,7 +119,7 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 	ERR_clear_error();
 	if (redisInitiateSSL(conn->context, ssl) != REDIS_OK)
 	{
-		snowid_tls_handshake_failure(ssl, SSL_ERROR_SSL, result);
+		snowid_tls_handshake_failure(ssl, node->host, SSL_ERROR_SSL, result);
 		return false;
 	}
 	conn->tls_on = true;
@@ -126,7 +149,7 @@ snowid_tls_handshake(SnowidRedisConn *conn, const SnowidRedisNode *node,
 		}
 		else
 		{
-			snowid_tls_handshake_failure(ssl, error, result);
+			snowid_tls_handshake_failure(ssl, node->host, error, result);
 			return false;
 		}
 	}
@@ -182,20 +205,90 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	/* never say more about a key file than its name */
-	if (have_key &&
-		(SSL_CTX_use_PrivateKey_file(ctx, tls->key_file,
-									 SSL_FILETYPE_PEM) != 1 ||
-		 SSL_CTX_check_private_key(ctx) != 1))
+	if (have_key && !snowid_tls_use_key(ctx, tls, result))
 	{
-		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
-						  "The private key \"%s\" named by snowid.redis_tls_key_file could not be read or does not match the client certificate.",
-						  tls->key_file);
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
 	ERR_clear_error();
 	return ctx;
+}
+
+/*
+ * snowid_tls_passphrase
+ *		OpenSSL's callback for the passphrase of an encrypted key: the one
+ *		of snowid.redis_tls_key_passphrase_file, or none.  Without it OpenSSL
+ *		would prompt on the server's terminal and wait.
+ */
+static int
+snowid_tls_passphrase(char *buf, int size, int rwflag, void *userdata)
+{
+	SnowidTlsPassphrase *passphrase = (SnowidTlsPassphrase *) userdata;
+	int			len;
+
+	if (passphrase == NULL)
+		return 0;
+	passphrase->asked = true;
+	if (!passphrase->have || size <= 0)
+		return 0;
+	len = (int) strlen(passphrase->text);
+	if (len > size)
+		return 0;
+	memcpy(buf, passphrase->text, len);
+	return len;
+}
+
+/*
+ * snowid_tls_use_key
+ *		Loads the client key of snowid.redis_tls_key_file into ctx, after
+ *		checking that only the server's user can read it, with the
+ *		passphrase of snowid.redis_tls_key_passphrase_file if it is
+ *		encrypted; never prompts.  Says no more about the key than its
+ *		file's name, whether it is encrypted and whether it matches.
+ */
+static bool
+snowid_tls_use_key(SSL_CTX *ctx, const SnowidRedisTls *tls,
+				   SnowidRedisResult *result)
+{
+	SnowidTlsPassphrase passphrase;
+	bool		loaded;
+
+	memset(&passphrase, 0, sizeof(passphrase));
+	if (!snowid_secret_file_check(tls->key_file, "snowid.redis_tls_key_file",
+								  result))
+		return false;
+	if (tls->key_passphrase_file != NULL &&
+		tls->key_passphrase_file[0] != '\0')
+	{
+		if (!snowid_secret_file_read(tls->key_passphrase_file,
+									 "snowid.redis_tls_key_passphrase_file",
+									 passphrase.text,
+									 sizeof(passphrase.text), result))
+			return false;
+		passphrase.have = true;
+	}
+	SSL_CTX_set_default_passwd_cb(ctx, snowid_tls_passphrase);
+	SSL_CTX_set_default_passwd_cb_userdata(ctx, &passphrase);
+	loaded = SSL_CTX_use_PrivateKey_file(ctx, tls->key_file,
+										 SSL_FILETYPE_PEM) == 1;
+	SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL);
+	explicit_bzero(&passphrase.text, sizeof(passphrase.text));
+
+	if (!loaded && passphrase.asked && !passphrase.have)
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The private key \"%s\" named by snowid.redis_tls_key_file is encrypted, and snowid.redis_tls_key_passphrase_file names no file with its passphrase.",
+						  tls->key_file);
+	else if (!loaded && passphrase.asked)
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The private key \"%s\" named by snowid.redis_tls_key_file could not be decrypted with the passphrase of snowid.redis_tls_key_passphrase_file.",
+						  tls->key_file);
+	else if (!loaded || SSL_CTX_check_private_key(ctx) != 1)
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The private key \"%s\" named by snowid.redis_tls_key_file could not be read or does not match the client certificate.",
+						  tls->key_file);
+	else
+		return true;
+	return false;
 }
 
 /*
@@ -239,7 +332,7 @@ snowid_tls_check_host(SSL *ssl, const char *host, SnowidRedisResult *result)
  *		TLS alert from the server, then OpenSSL's own reason.
  */
 static void
-snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
+snowid_tls_handshake_failure(SSL *ssl, const char *host, int ssl_error,
 							 SnowidRedisResult *result)
 {
 	long		verify = SSL_get_verify_result(ssl);
@@ -252,7 +345,8 @@ snowid_tls_handshake_failure(SSL *ssl, int ssl_error,
 		case X509_V_ERR_HOSTNAME_MISMATCH:
 		case X509_V_ERR_IP_ADDRESS_MISMATCH:
 			snowid_redis_fail(result, SNOWID_REDIS_TLS_HOSTNAME,
-							  "The server's certificate does not name the host in snowid.redis_url.");
+							  "The server's certificate does not name \"%s\", the host connected to (the one in snowid.redis_url, or one that a sentinel or a Redis Cluster redirection named); nothing was sent to it.",
+							  host);
 			return;
 		case X509_V_ERR_CERT_HAS_EXPIRED:
 		case X509_V_ERR_CERT_NOT_YET_VALID:

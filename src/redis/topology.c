@@ -20,6 +20,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "redis/secret.h"
 #include "redis/topology.h"
 
 /* MOVED/ASK hops followed before giving up; a stable cluster needs one */
@@ -207,7 +208,30 @@ snowid_wait_replicas(SnowidRedisConn *conn, const SnowidRedisRequest *request,
 }
 
 /*
- * Open a connection to node (with TLS if the URL asks for it) and log in.
+ * Open a connection to node, with TLS if the URL asks for it (rediss:// and
+ * rediss-sentinel://, for every server, sentinel and redirection alike).
+ * With TLS the handshake, which checks that node's certificate names node's
+ * host, comes before anything is sent.
+ */
+static bool
+snowid_open_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
+				 const SnowidRedisTarget *target,
+				 const SnowidRedisRequest *request,
+				 const SnowidDeadline *deadline, SnowidRedisResult *result)
+{
+	SnowidRedisTls tls;
+
+	tls.ca_file = request->tls_ca_file;
+	tls.cert_file = request->tls_cert_file;
+	tls.key_file = request->tls_key_file;
+	tls.key_passphrase_file = request->tls_key_passphrase_file;
+	snowid_conn_close(conn);
+	return snowid_conn_open(conn, node, target->tls ? &tls : NULL, deadline,
+							result);
+}
+
+/*
+ * Open a connection to node and log in.
  */
 static bool
 snowid_connect_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
@@ -215,14 +239,7 @@ snowid_connect_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
 					const SnowidRedisRequest *request,
 					const SnowidDeadline *deadline, SnowidRedisResult *result)
 {
-	SnowidRedisTls tls;
-
-	tls.ca_file = request->tls_ca_file;
-	tls.cert_file = request->tls_cert_file;
-	tls.key_file = request->tls_key_file;
-	snowid_conn_close(conn);
-	return snowid_conn_open(conn, node, target->tls ? &tls : NULL, deadline,
-							result) &&
+	return snowid_open_node(conn, node, target, request, deadline, result) &&
 		snowid_login(conn, target, result);
 }
 
@@ -266,6 +283,7 @@ snowid_check_master_role(SnowidRedisConn *conn,
 static bool
 snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
 					const SnowidRedisTarget *target,
+					const SnowidRedisRequest *request,
 					const SnowidDeadline *deadline, SnowidRedisNode *master,
 					SnowidRedisResult *result)
 {
@@ -274,8 +292,8 @@ snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
 	redisReply *reply;
 	bool		named;
 
-	snowid_conn_close(conn);
-	if (!snowid_conn_open(conn, sentinel, NULL, deadline, result) ||
+	if (!snowid_open_node(conn, sentinel, target, request, deadline,
+						  result) ||
 		!snowid_auth(conn, target, target->sentinel_user,
 					 target->sentinel_password, result))
 		return false;
@@ -354,7 +372,7 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 	for (i = 0; i < target->sentinel_count; i++)
 	{
 		if (!snowid_ask_sentinel(conn, &target->sentinels[i], target,
-								 deadline, master, result))
+								 request, deadline, master, result))
 		{
 			if (result->status != SNOWID_REDIS_NO_MASTER)
 			{
@@ -385,10 +403,45 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 }
 
 /*
- * Start a call: clear result, start the deadline of request->timeout_ms and
- * connect to the server (through the sentinels if the URL names them),
- * logged in.  False with result filled if that fails.  The caller closes
- * the session with snowid_redis_close() whatever this returns.
+ * The session's copy of the target, with the passwords that the password
+ * files hold (snowid.redis_password_file,
+ * snowid.redis_sentinel_password_file, with sentinels only), read now so
+ * that a changed file counts at the next call.  False with result filled
+ * if a file is unfit.
+ */
+static bool
+snowid_read_passwords(SnowidRedisSession *session,
+					  const SnowidRedisTarget *target,
+					  const SnowidRedisRequest *request,
+					  SnowidRedisResult *result)
+{
+	SnowidRedisTarget *login = &session->login;
+
+	memcpy(login, target, sizeof(*login));
+	session->target = login;
+	if (request->password_file != NULL && request->password_file[0] != '\0' &&
+		!snowid_secret_file_read(request->password_file,
+								 "snowid.redis_password_file",
+								 login->password, sizeof(login->password),
+								 result))
+		return false;
+	if (target->sentinel_count > 0 &&
+		request->sentinel_password_file != NULL &&
+		request->sentinel_password_file[0] != '\0' &&
+		!snowid_secret_file_read(request->sentinel_password_file,
+								 "snowid.redis_sentinel_password_file",
+								 login->sentinel_password,
+								 sizeof(login->sentinel_password), result))
+		return false;
+	return true;
+}
+
+/*
+ * Start a call: clear result, start the deadline of request->timeout_ms,
+ * read the password files and connect to the server (through the sentinels
+ * if the URL names them), logged in.  False with result filled if that
+ * fails.  The caller closes the session with snowid_redis_close() whatever
+ * this returns.
  */
 bool
 snowid_redis_open(SnowidRedisSession *session,
@@ -405,6 +458,9 @@ snowid_redis_open(SnowidRedisSession *session,
 			sizeof(result->master_name));
 	snowid_deadline_start(&session->deadline, request->timeout_ms,
 						  request->wait_event_info);
+	if (!snowid_read_passwords(session, target, request, result))
+		return false;
+	target = session->target;
 
 	if (target->sentinel_count > 0)
 		return snowid_connect_via_sentinels(&session->conn, target, request,
@@ -478,51 +534,12 @@ snowid_redis_wait_replicas(SnowidRedisSession *session,
 }
 
 /*
- * End a call: close its connection, if one is open.
+ * End a call: close its connection, if one is open, and wipe the
+ * passwords.
  */
 void
 snowid_redis_close(SnowidRedisSession *session)
 {
 	snowid_conn_close(&session->conn);
-}
-
-/*
- * Run one command on a datacenter's keys (a lease script of lease.c) where
- * a claim runs: through the sentinels if the URL names them, following
- * cluster redirections, then WAIT for snowid.redis_min_replicas unless
- * Redis replied with an error; all within request->timeout_ms.  Returns the
- * reply, which the caller frees with freeReplyObject(), or NULL with result
- * filled.  As in a claim, a cancel raises its error from a wait, with
- * nothing left open.
- */
-redisReply *
-snowid_redis_run(const SnowidRedisTarget *target,
-				 const SnowidRedisRequest *request, int argc,
-				 const char **argv, SnowidRedisResult *result)
-{
-	SnowidRedisSession session;
-	redisReply *volatile reply = NULL;
-
-	PG_TRY();
-	{
-		if (snowid_redis_open(&session, target, request, result))
-			reply = snowid_redis_command(&session, argc, argv, "command",
-										 result);
-		if (reply != NULL && reply->type != REDIS_REPLY_ERROR &&
-			!snowid_redis_wait_replicas(&session, result))
-		{
-			freeReplyObject(reply);
-			reply = NULL;
-		}
-	}
-	PG_CATCH();
-	{
-		if (reply != NULL)
-			freeReplyObject(reply);
-		snowid_redis_close(&session);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	snowid_redis_close(&session);
-	return reply;
+	explicit_bzero(&session->login, sizeof(session->login));
 }

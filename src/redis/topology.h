@@ -19,7 +19,8 @@
  *			snowid_redis_close(&session);
  *		}
  *
- * snowid_redis_run() does just that, then WAITs for replicas.
+ * snowid_script_run() (scripts.h) does just that for a function of snowid's
+ * library, then WAITs for replicas.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +50,11 @@ typedef struct SnowidRedisRequest
 	const char *tls_ca_file;	/* NULL or "": the system's CAs */
 	const char *tls_cert_file;	/* NULL or "": no client certificate */
 	const char *tls_key_file;
+	const char *tls_key_passphrase_file;	/* NULL or "": the key is not
+											 * encrypted */
+	const char *password_file;	/* NULL or "": the URL's password */
+	const char *sentinel_password_file; /* NULL or "": the URL's
+										 * sentinel_password */
 	int64		client_ms;		/* where this server's generator is, Unix
 								 * ms: a lease's fence goes a lease past it */
 	int64		usable_ms;		/* the latest fence this server can start
@@ -64,10 +70,15 @@ typedef struct SnowidRedisRequest
 									 * servers (report.c) */
 } SnowidRedisRequest;
 
-/* One call: the server found, logged in, under one deadline */
+/*
+ * One call: the server found, logged in, under one deadline.  target points
+ * at login, the URL's target with the passwords of the password files
+ * filled in, wiped when the session closes.
+ */
 typedef struct SnowidRedisSession
 {
 	const SnowidRedisTarget *target;
+	SnowidRedisTarget login;
 	const SnowidRedisRequest *request;
 	SnowidDeadline deadline;
 	SnowidRedisConn conn;
@@ -87,10 +98,5 @@ extern struct redisReply *snowid_redis_command(SnowidRedisSession *session,
 extern bool snowid_redis_wait_replicas(SnowidRedisSession *session,
 									   SnowidRedisResult *result);
 extern void snowid_redis_close(SnowidRedisSession *session);
-
-extern struct redisReply *snowid_redis_run(const SnowidRedisTarget *target,
-										   const SnowidRedisRequest *request,
-										   int argc, const char **argv,
-										   SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_TOPOLOGY_H */

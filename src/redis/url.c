@@ -375,6 +375,32 @@ snowid_parse_sentinels(const char *p, const char *authority_end,
 	return snowid_parse_db(name_end, end, target, problem);
 }
 
+/* What a URL's scheme says: the kind of URL and whether it means TLS */
+typedef enum SnowidUrlKind
+{
+	SNOWID_URL_TCP,
+	SNOWID_URL_UNIX,
+	SNOWID_URL_SENTINEL
+} SnowidUrlKind;
+
+typedef struct SnowidUrlScheme
+{
+	const char *prefix;
+	SnowidUrlKind kind;
+	bool		tls;
+	const char *no_tls;			/* tls: the problem of a build without TLS */
+} SnowidUrlScheme;
+
+static const SnowidUrlScheme snowid_url_schemes[] = {
+	{"redis://", SNOWID_URL_TCP, false, NULL},
+	{"rediss://", SNOWID_URL_TCP, true,
+	"TLS (rediss://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS."},
+	{"unix://", SNOWID_URL_UNIX, false, NULL},
+	{"redis-sentinel://", SNOWID_URL_SENTINEL, false, NULL},
+	{"rediss-sentinel://", SNOWID_URL_SENTINEL, true,
+	"TLS (rediss-sentinel://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS."},
+};
+
 /*
  * Parse snowid.redis_url into *target; see snowid_redis_parse_url().
  */
@@ -382,52 +408,37 @@ static bool
 snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
 					  const char **problem)
 {
-	enum
-	{
-		URL_TCP, URL_UNIX, URL_SENTINEL
-	}			kind;
+	const SnowidUrlScheme *scheme = NULL;
 	const char *p;
 	const char *authority_end;
 	const char *at;
 	const char *end;
 	const char *q;
+	int			i;
 
 	if (url == NULL || url[0] == '\0')
 	{
 		*problem = "The URL is empty.";
 		return false;
 	}
-	if (strncmp(url, "redis://", 8) == 0)
+	for (i = 0; i < lengthof(snowid_url_schemes); i++)
 	{
-		kind = URL_TCP;
-		p = url + 8;
+		if (strncmp(url, snowid_url_schemes[i].prefix,
+					strlen(snowid_url_schemes[i].prefix)) == 0)
+			scheme = &snowid_url_schemes[i];
 	}
-	else if (strncmp(url, "rediss://", 9) == 0)
+	if (scheme == NULL)
 	{
-		if (!SNOWID_REDIS_TLS_SUPPORTED)
-		{
-			*problem = "TLS (rediss://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS.";
-			return false;
-		}
-		kind = URL_TCP;
-		target->tls = true;
-		p = url + 9;
-	}
-	else if (strncmp(url, "unix://", 7) == 0)
-	{
-		kind = URL_UNIX;
-		p = url + 7;
-	}
-	else if (strncmp(url, "redis-sentinel://", 17) == 0)
-	{
-		kind = URL_SENTINEL;
-		p = url + 17;
-	}
-	else
-	{
-		*problem = "The URL must start with redis://, rediss://, unix:// or redis-sentinel://.";
+		*problem = "The URL must start with redis://, rediss://, unix://, redis-sentinel:// or rediss-sentinel://.";
 		return false;
 	}
+	if (scheme->tls && !SNOWID_REDIS_TLS_SUPPORTED)
+	{
+		*problem = scheme->no_tls;
+		return false;
+	}
+	target->tls = scheme->tls;
+	p = url + strlen(scheme->prefix);
 
 	/*
 	 * The authority runs to the first "/"; user info, if any, to its last
@@ -451,15 +462,15 @@ snowid_parse_url_into(const char *url, SnowidRedisTarget *target,
 		p = at + 1;
 	}
 
-	switch (kind)
+	switch (scheme->kind)
 	{
-		case URL_UNIX:
+		case SNOWID_URL_UNIX:
 			return snowid_parse_unix_path(p, authority_end, end, target,
 										  problem);
-		case URL_SENTINEL:
+		case SNOWID_URL_SENTINEL:
 			return snowid_parse_sentinels(p, authority_end, end, target,
 										  problem);
-		case URL_TCP:
+		case SNOWID_URL_TCP:
 			break;
 	}
 	if (!snowid_parse_hostport(p, authority_end - p, SNOWID_REDIS_DEFAULT_PORT,

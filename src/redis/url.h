@@ -17,6 +17,8 @@
  *	unix://[[user]:password@]/path/to/redis.sock[?db=N]
  *	redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/master[/db]
  *		[?sentinel_user=name&sentinel_password=secret]
+ *	rediss-sentinel://... (as redis-sentinel://, over TLS to the sentinels
+ *		and to the master they name; needs hiredis 1.x with TLS)
  *
  * Port defaults to 6379 (26379 for a sentinel) and db to 0.  As with
  * redis-cli, "redis://secret@host" (user info without a colon) means a
@@ -41,7 +43,9 @@
  *
  * The passwords never leave SnowidRedisTarget.password and
  * .sentinel_password: they are not part of any problem text, rendered
- * target, result or error message.
+ * target, result or error message.  A password in the URL is readable by
+ * whoever can read the setting; the password files of secret.h keep it out
+ * of every setting, and a session fills it in its own copy of the target.
  *
  *-------------------------------------------------------------------------
  */
@@ -95,7 +99,8 @@ typedef struct SnowidRedisNode
 typedef struct SnowidRedisTarget
 {
 	SnowidRedisNode node;		/* the server; unused with sentinels */
-	bool		tls;			/* rediss:// */
+	bool		tls;			/* rediss:// or rediss-sentinel://: TLS to
+								 * every server and sentinel */
 	char		user[SNOWID_REDIS_USER_LEN];	/* ACL user; "" for none */
 	char		password[SNOWID_REDIS_PASSWORD_LEN];	/* "" for none; secret */
 	int			db;				/* SELECTed when not 0 */

@@ -44,13 +44,16 @@ my %special = (
 		'', 'redis://127.0.0.1:1/0', 'http://127.0.0.1:1', 'redis://',
 		'unix:///tmp/none.sock?db=1', 'unix://relative',
 		'redis-sentinel://127.0.0.1:1/master',
-		'rediss://127.0.0.1:1'
+		'rediss://127.0.0.1:1', 'rediss-sentinel://127.0.0.1:1/master'
 	],
 	'snowid.redis_key_prefix' => [ '', 'snowid', 'a b', 'x' x 64, 'x' x 65 ],
 	'snowid.redis_tls_ca_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_cert_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_key_file' => [ '', '/nonexistent' ],
 	'snowid.public_key_file' => [ '', '/nonexistent', 'relative/keys' ],
+	'snowid.redis_tls_key_passphrase_file' => [ '', '/nonexistent' ],
+	'snowid.redis_password_file' => [ '', '/nonexistent' ],
+	'snowid.redis_sentinel_password_file' => [ '', '/nonexistent' ],
 	'snowid.release_on_shutdown' => [ 'on', 'off', 'maybe' ]);
 
 # The values to try for one row of pg_settings.
@@ -79,7 +82,7 @@ my $settings = $node->safe_psql('postgres',
 	"SELECT name, vartype, coalesce(min_val, ''), coalesce(max_val, '')
 	 FROM pg_settings WHERE name LIKE 'snowid.%' ORDER BY name");
 my @rows = map { [ split /\|/, $_, -1 ] } split /\n/, $settings;
-cmp_ok(scalar @rows, '>=', 17, 'pg_settings lists every snowid setting');
+cmp_ok(scalar @rows, '>=', 20, 'pg_settings lists every snowid setting');
 
 my %seen;
 for my $row (@rows)

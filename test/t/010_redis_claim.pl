@@ -60,12 +60,12 @@ for my $node (@nodes)
 	push @first, $gate->psql('SELECT snowid_next()') for 1 .. $sessions;
 }
 $_->wait_for($sessions) for @gates;
-is($redis->command_calls->{eval} // 0, 0, 'no claim before first use');
+is($redis->command_calls->{fcall} // 0, 0, 'no claim before first use');
 $_->release for @gates;
 my @first_ids = grep { /^\d+$/ } finish_psql('first ids', @first);
 is(scalar @first_ids, 3 * $sessions, 'every session got its first id');
 
-is($redis->command_calls->{eval}, 3,
+is($redis->command_calls->{fcall}, 3,
 	'exactly one claim per server, however many sessions asked at once');
 
 # Each server holds one distinct id, registered under its own identity.
@@ -125,7 +125,7 @@ is($node_a->safe_psql('postgres', 'SELECT worker_id IS NULL FROM snowid_status()
 $ids->collect($node_a, 1);
 is(SnowidRedis::worker($node_a), "$worker_a|redis",
 	'a restart keeps the worker id');
-is($redis->command_calls->{eval}, 4, 'the restart claimed once');
+is($redis->command_calls->{fcall}, 4, 'the restart claimed once');
 is_deeply($redis->owners($dc), $owners,
 	'the restart left the claims in Redis unchanged');
 ok($node_a->log_contains(

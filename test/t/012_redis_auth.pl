@@ -2,7 +2,11 @@
 # server keeps running; the URL forms work (unix socket, TCP with a
 # password, with a user and a database); a malformed URL stops the server
 # with a message naming the setting; and the password is never shown to a
-# non-superuser, never in an error and never in the server log.
+# non-superuser, never in an error and never in the server log.  A member
+# of pg_read_all_settings (pg_monitor) does read a password left in the
+# URL; snowid.redis_password_file keeps it out of every setting: read at
+# each connection, refused when others than the server's user may read it,
+# empty or missing; it wins over a password left in the URL, with a warning.
 use strict;
 use warnings;
 
@@ -50,7 +54,7 @@ my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  28P01: authentication to redis server at \Qunix:@{[$redis->socket]}\E failed/,
 	'wrong password: SQLSTATE 28P01 and a message naming the server');
-like($err, qr/HINT:  Check the user name and password in snowid.redis_url\./,
+like($err, qr/HINT:  Check the user name in snowid.redis_url and the password in snowid.redis_password_file \(or in the URL\)\./,
 	'wrong password: hint');
 unlike($err, qr/\Q$wrong\E|\Q$password\E/, 'wrong password: not in the error');
 is($node->safe_psql('postgres',
@@ -120,6 +124,121 @@ ok($node->log_contains(
 		qr/parameter "snowid.redis_url" cannot be changed without restarting the server/),
 	'a changed URL is pending a restart');
 
+# pg_monitor (so pg_read_all_settings) reads a password left in the URL:
+# why the password belongs in a file.
+$node->safe_psql('postgres', 'CREATE ROLE monitor LOGIN IN ROLE pg_monitor');
+like($node->safe_psql('postgres', 'SHOW snowid.redis_url',
+		extra_params => [ '-U', 'monitor' ]),
+	qr/\Q$encoded\E/,
+	'a member of pg_monitor reads the password left in snowid.redis_url');
+
+# The password in snowid.redis_password_file: the URL holds none, and a
+# member of pg_monitor sees the file's name only.
+my $secrets = PostgreSQL::Test::Utils::tempdir_short();
+my $pwfile = "$secrets/redis.pw";
+
+sub write_file
+{
+	my ($file, $text, $mode) = @_;
+
+	open(my $fh, '>', $file) or die $!;
+	print $fh $text;
+	close $fh;
+	chmod $mode, $file or die $!;
+	return;
+}
+
+write_file($pwfile, "$password\n", 0600);
+$node->stop;
+set_url($node, $redis->url(''));
+SnowidTest::set_conf($node, 'snowid.redis_password_file' => $pwfile);
+$node->start;
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'password from snowid.redis_password_file: claimed');
+is($node->safe_psql('postgres',
+		q{SELECT current_setting('snowid.redis_url') || ' ' || current_setting('snowid.redis_password_file')},
+		extra_params => [ '-U', 'monitor' ]),
+	$redis->url('') . " $pwfile",
+	'a member of pg_monitor sees no password, only the file name');
+
+# A file that others may read, an empty one and a missing one: a clear
+# error naming the setting and the file, and nothing of the file.
+sub password_file_error
+{
+	my ($text, $mode) = @_;
+
+	$node->stop;
+	if (defined $text)
+	{
+		write_file($pwfile, $text, $mode);
+	}
+	else
+	{
+		unlink $pwfile;
+	}
+	$node->start;
+	return SnowidTest::psql_error($node, 'SELECT snowid_next()');
+}
+
+$err = password_file_error("$password\n", 0644);
+like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_password_file\nDETAIL:  The file "\Q$pwfile\E" has mode 0644: others than its owner may read it\.\nHINT:  Make the file owned by the server's operating system user with no access for group or others \(chmod 0600\)/,
+	'password file readable by others: refused, naming the file and the mode to set');
+$err = password_file_error("$password\n", 0640);
+like($err, qr/DETAIL:  The file "\Q$pwfile\E" has mode 0640: others than its owner may read it\./,
+	'password file readable by its group: refused');
+$err = password_file_error("\n$password\n", 0600);
+like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_password_file\nDETAIL:  The first line of "\Q$pwfile\E" is empty\.\nHINT:  Write the secret alone on the first line of the file/,
+	'password file with an empty first line: refused');
+$err = password_file_error(('x' x 600) . "\n", 0600);
+like($err, qr/DETAIL:  The first line of "\Q$pwfile\E" is too long\./,
+	'password file with a first line too long: refused');
+$err = password_file_error(undef);
+like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_password_file\nDETAIL:  Could not open "\Q$pwfile\E": No such file or directory\.\nHINT:  Check the path in the setting/,
+	'missing password file: refused');
+
+# Read at each connection: a new file counts at the next claim.
+write_file($pwfile, "$password\r\nignored second line\n", 0600);
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'password file fixed (a CRLF line end): claimed without a restart');
+
+# An ACL user in the URL, written with a colon and no password, and the
+# password in the file.
+$node->stop;
+set_url($node, 'redis://default:@127.0.0.1:' . $redis->port);
+my $log_offset = -s $node->logfile;
+$node->start;
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'a user in the URL ("default:@"), the password in the file: claimed');
+ok(!$node->log_contains(qr/snowid.redis_url holds a password/, $log_offset),
+	'a user written with a colon is not taken for a password');
+
+# A password in the URL and a file: the file's counts, and the start warns
+# that the URL's stays readable.
+$node->stop;
+set_url($node, 'redis://:' . $wrong . '@127.0.0.1:' . $redis->port);
+$log_offset = -s $node->logfile;
+$node->start;
+ok($node->log_contains(qr/WARNING:  snowid.redis_url holds a password, but snowid uses the one of snowid.redis_password_file\n[^\n]*HINT:  Remove the password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it\./,
+		$log_offset),
+	'password in the URL and a password file: the start warns');
+unlink $node->data_dir . '/snowid_worker';
+$ids->collect($node, 1000);
+is(SnowidRedis::worker($node), '0|redis',
+	'password in the URL and a password file: the file\'s is used');
+$node->stop;
+SnowidTest::set_conf($node, 'snowid.redis_password_file' => '',
+	'snowid.redis_sentinel_password_file' => $pwfile);
+set_url($node, $tcp_url);
+$log_offset = -s $node->logfile;
+$node->start;
+ok($node->log_contains(qr/WARNING:  snowid.redis_sentinel_password_file is not used: snowid.redis_url names no sentinels/,
+		$log_offset),
+	'a sentinels\' password file without sentinels: the start warns');
+SnowidTest::set_conf($node, 'snowid.redis_sentinel_password_file' => '');
+
 # Malformed settings stop the server with a message naming the setting,
 # never the password.
 sub fails_to_start
@@ -135,7 +254,7 @@ fails_to_start("redis://:$password\@localhost:99999",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The port must be a number from 1 to 65535\./,
 	'port out of range');
 fails_to_start("http://:$password\@localhost",
-	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/, rediss:\/\/, unix:\/\/ or redis-sentinel:\/\/\./,
+	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The URL must start with redis:\/\/, rediss:\/\/, unix:\/\/, redis-sentinel:\/\/ or rediss-sentinel:\/\/\./,
 	'not a redis URL');
 fails_to_start("redis://:$password\@local host",
 	qr/FATAL:  invalid value for parameter "snowid.redis_url"\n[^\n]*DETAIL:  The host name may hold only/,
@@ -143,6 +262,10 @@ fails_to_start("redis://:$password\@local host",
 fails_to_start("rediss://:$password\@localhost",
 	qr/DETAIL:  TLS \(rediss:\/\/\) needs snowid built with hiredis 1\.x and its TLS library, hiredis_ssl; this build of snowid has no TLS\./,
 	'TLS URL without TLS support')
+  unless SnowidRedis::tls_expected($node);
+fails_to_start("rediss-sentinel://127.0.0.1/mymaster",
+	qr/DETAIL:  TLS \(rediss-sentinel:\/\/\) needs snowid built with hiredis 1\.x and its TLS library, hiredis_ssl; this build of snowid has no TLS\./,
+	'TLS sentinel URL without TLS support')
   unless SnowidRedis::tls_expected($node);
 
 fails_to_start("redis-sentinel://:$password\@127.0.0.1:26379,127.0.0.1:26380",
@@ -177,7 +300,7 @@ is($redis->cli('HLEN', SnowidRedis::owners_key($dc, 'app1')), 1,
 	'the claim uses snowid.redis_key_prefix');
 $node->stop;
 
-unlike(slurp_file($node->logfile), qr/\Q$password\E|\Q$wrong\E|\Q$encoded\E/,
-	'the password is nowhere in the server log');
+unlike(slurp_file($node->logfile), qr/\Q$password\E|\Q$wrong\E|\Q$encoded\E|xxxxxxxx/,
+	'the password (of the URL or of the file) is nowhere in the server log');
 $ids->no_duplicates;
 done_testing();

@@ -28,7 +28,7 @@ use Test::More;
 
 # Markers that must never show up in a log or an error
 my $admin_password = 'pw-Admin-5c0e';
-my $password = 'pw-Claim-83d1';
+my $password = 'pw-Clm-83d1';
 
 my $cluster = SnowidRedisCluster->new(password => $admin_password);
 my @masters = $cluster->masters;
@@ -36,14 +36,14 @@ my $ids = SnowidTest::Ledger->new;
 note(join ' ', $masters[0]->cli('INFO', 'server') =~ /^((?:redis|valkey)_version:\S+)/mg);
 
 # The minimal ACL for a cluster: the claim's commands on its keys, ASKING
-# to follow -ASK, CONFIG GET for the eviction check.  It is set on every
+# to follow -ASK, INFO for the eviction check.  It is set on every
 # master, which do not share ACLs.
 $cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+eval', '+hgetall', '+hset', '+hdel', '+asking', '+config|get');
+	'+fcall', '+hgetall', '+hset', '+hdel', '+asking', '+info');
 $cluster->acl_setuser('noasking', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+eval', '+hgetall', '+hset', '+hdel', '+config|get');
+	'+fcall', '+hgetall', '+hset', '+hdel', '+info');
 $cluster->acl_setuser('nohset', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+eval', '+hgetall', '+hdel', '+asking', '+config|get');
+	'+fcall', '+hgetall', '+hdel', '+asking', '+info');
 
 # snowid.redis_url naming a master, over TCP as the snowid user.
 sub url

@@ -55,7 +55,7 @@ for my $case (
 	[ close  => qr/did not complete the worker id claim\nDETAIL:  The server closed the connection\./ ])
 {
 	my ($rule, $pattern) = @$case;
-	my $fake = SnowidFakeRedis->new(EVAL => $rule);
+	my $fake = SnowidFakeRedis->new(FCALL => $rule);
 
 	use_redis($fake->url);
 	my $start = time;
@@ -70,13 +70,13 @@ for my $case (
 	$fake->stop;
 }
 
-# A server that answers AUTH, SELECT and EVAL, each just within the old
+# A server that answers AUTH, SELECT and FCALL, each just within the old
 # per-command timeout, still ends within one deadline for the whole claim.
 {
 	my $fake = SnowidFakeRedis->new(
 		AUTH   => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
 		SELECT => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
-		EVAL   => 'perl:select(undef, undef, undef, 0.6); "*2\r\n:1\r\n:0\r\n"');
+		FCALL  => 'perl:select(undef, undef, undef, 0.6); "*2\r\n:1\r\n:0\r\n"');
 
 	use_redis($fake->url('pw') . '/2');
 	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
@@ -91,14 +91,14 @@ for my $case (
 {
 	my $owner = SnowidFakeRedis->new(
 		ASKING => 'perl:$main::asking = 1; "+OK\r\n"',
-		EVAL   => 'perl:$main::asking ? "*2\r\n:7\r\n:0\r\n" : "*2\r\n:5\r\n:0\r\n"');
+		FCALL  => 'perl:$main::asking ? "*2\r\n:7\r\n:0\r\n" : "*2\r\n:5\r\n:0\r\n"');
 	my $port = $owner->port;
 	my $moved = SnowidFakeRedis->new(
-		EVAL => qq{perl:"-MOVED 1234 127.0.0.1:$port\\r\\n"});
+		FCALL => qq{perl:"-MOVED 1234 127.0.0.1:$port\\r\\n"});
 	my $ask = SnowidFakeRedis->new(
-		EVAL => qq{perl:"-ASK 1234 127.0.0.1:$port\\r\\n"});
+		FCALL => qq{perl:"-ASK 1234 127.0.0.1:$port\\r\\n"});
 	my $loop = SnowidFakeRedis->new(
-		EVAL => 'perl:"-MOVED 1234 :" . $ARGV[0] . "\r\n"');
+		FCALL => 'perl:"-MOVED 1234 :" . $ARGV[0] . "\r\n"');
 
 	use_redis($moved->url);
 	SnowidTest::next_ids($node, 1);
@@ -118,7 +118,7 @@ for my $case (
 # A claim that would hang for ten minutes, ended by each way a session can
 # be stopped.  Returns the session and its backend's pid once it waits on
 # Redis, with a second session queued behind it.
-my $drip = SnowidFakeRedis->new(EVAL => 'drip');
+my $drip = SnowidFakeRedis->new(FCALL => 'drip');
 use_redis($drip->url, 600000);
 
 sub start_claim

@@ -3,7 +3,12 @@
 # 127.0.0.1), one for another host name, an expired one, and a client
 # certificate.  The good case claims, by name and by address; each bad case
 # fails with its own message, SQLSTATE and hint; mutual TLS claims with the
-# client certificate and fails without.  Built without TLS (hiredis 0.14),
+# client certificate and fails without; an encrypted key needs the
+# passphrase of snowid.redis_tls_key_passphrase_file (never a prompt); a
+# key or passphrase file others may read is refused.  rediss-sentinel://
+# reaches a TLS sentinel and the master it names, and a rogue sentinel, a
+# rogue master or the rogue target of a MOVED (a certificate that does not
+# name the host) never gets AUTH.  Built without TLS (hiredis 0.14),
 # a rediss:// URL stops the server with a message saying what TLS needs.
 # Which of the two a build must be is test/versions.sh's to say (the
 # hiredis its PostgreSQL version is tested with), not the build's: a build
@@ -105,7 +110,11 @@ sub use_tls
 		'snowid.redis_url'           => $url,
 		'snowid.redis_tls_ca_file'   => $files{ca} // '',
 		'snowid.redis_tls_cert_file' => $files{cert} // '',
-		'snowid.redis_tls_key_file'  => $files{key} // '');
+		'snowid.redis_tls_key_file'  => $files{key} // '',
+		'snowid.redis_tls_key_passphrase_file' => $files{passphrase} // '',
+		'snowid.redis_password_file' => $files{password} // '',
+		'snowid.redis_sentinel_password_file' =>
+		  $files{sentinel_password} // '');
 	$node->start;
 	return;
 }
@@ -135,7 +144,7 @@ like($err, qr/ERROR:  28000: redis server at localhost:$port presented a certifi
 
 my $other_port = $redis_other->tls_port;
 $err = claim_error("rediss://localhost:$other_port", ca => $good->{ca});
-like($err, qr/ERROR:  28000: redis server at localhost:$other_port presented a certificate for another host name\nDETAIL:  The server's certificate does not name the host in snowid.redis_url\.\nHINT:  Name the server in snowid.redis_url as its certificate does/,
+like($err, qr/ERROR:  28000: redis server at localhost:$other_port presented a certificate for another host name\nDETAIL:  The server's certificate does not name "localhost", the host connected to \(the one in snowid.redis_url, or one that a sentinel or a Redis Cluster redirection named\); nothing was sent to it\.\nHINT:  Name the server in snowid.redis_url as its certificate does/,
 	'certificate for another host name: refused');
 
 my $expired_port = $redis_expired->tls_port;
@@ -154,6 +163,196 @@ is(SnowidRedis::worker($node), '0|redis',
 	'mutual TLS with a client certificate: claimed');
 is($redis_mtls->owners($dc)->{0}, SnowidRedis::identity($node, $dc),
 	'mutual TLS: the claim is in that Redis');
+
+# An encrypted client key: without its passphrase a clear error at once
+# (OpenSSL must not prompt on the server's terminal), with it mutual TLS.
+# The passphrase, like a password, lives in a file only the server's user
+# may read; so does the key.
+sub secret_file
+{
+	my ($name, $text, $mode) = @_;
+
+	open(my $fh, '>', "$dir/$name") or die $!;
+	print $fh $text;
+	close $fh;
+	chmod $mode // 0600, "$dir/$name" or die $!;
+	return "$dir/$name";
+}
+
+my $passphrase = 'pp-Marker-31d7';
+openssl('openssl', 'pkey', '-in', $client->{key}, '-out',
+	"$dir/client-enc.key", '-aes256', '-passout', "pass:$passphrase");
+chmod 0600, "$dir/client-enc.key";
+my $encrypted = { %$client, key => "$dir/client-enc.key" };
+my $ppfile = secret_file('passphrase', "$passphrase\n");
+my $wrong_ppfile = secret_file('wrong-passphrase', "pp-Wrong-0c55\n");
+
+$err = claim_error("rediss://localhost:$mtls_port", %$encrypted,
+	ca => $good->{ca});
+like($err, qr/ERROR:  F0000: could not set up TLS for redis server at localhost:$mtls_port\nDETAIL:  The private key "[^"]+client-enc.key" named by snowid.redis_tls_key_file is encrypted, and snowid.redis_tls_key_passphrase_file names no file with its passphrase\./,
+	'encrypted key without a passphrase: a clear error, no prompt');
+$err = claim_error("rediss://localhost:$mtls_port", %$encrypted,
+	ca => $good->{ca}, passphrase => $wrong_ppfile);
+like($err, qr/DETAIL:  The private key "[^"]+client-enc.key" named by snowid.redis_tls_key_file could not be decrypted with the passphrase of snowid.redis_tls_key_passphrase_file\./,
+	'encrypted key with a wrong passphrase: a clear error');
+use_tls("rediss://localhost:$mtls_port", %$encrypted, ca => $good->{ca},
+	passphrase => $ppfile);
+$ids->collect($node, 100);
+is(SnowidRedis::worker($node), '0|redis',
+	'encrypted key with snowid.redis_tls_key_passphrase_file: claimed');
+
+chmod 0644, $ppfile;
+$err = claim_error("rediss://localhost:$mtls_port", %$encrypted,
+	ca => $good->{ca}, passphrase => $ppfile);
+like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_tls_key_passphrase_file\nDETAIL:  The file "[^"]+passphrase" has mode 0644: others than its owner may read it\.\nHINT:  Make the file owned by the server's operating system user/,
+	'passphrase file readable by others: refused');
+chmod 0600, $ppfile;
+chmod 0644, $client->{key};
+$err = claim_error("rediss://localhost:$mtls_port", %$client,
+	ca => $good->{ca});
+like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_tls_key_file\nDETAIL:  The file "[^"]+client.key" has mode 0644: others than its owner may read it\./,
+	'key file readable by others: refused, as PostgreSQL refuses its ssl_key_file');
+chmod 0600, $client->{key};
+
+# Sentinels over TLS (rediss-sentinel://): the sentinel and the master it
+# names are each checked (CA and host name) before anything is sent, the
+# password included.  A master with a password, read from a file.
+my $password = 'pw-Marker-8e20';
+my $pwfile = secret_file('redis.pw', "$password\n");
+my $redis_pw = SnowidRedis->new(tls => $good, password => $password);
+my $sentinel = SnowidRedis::Sentinel->new(master_port => $redis_pw->tls_port,
+	quorum => 1, tls => $good);
+use_tls('rediss-sentinel://127.0.0.1:' . $sentinel->port . '/mymaster',
+	ca => $good->{ca}, password => $pwfile);
+$ids->collect($node, 100);
+is(SnowidRedis::worker($node), '0|redis',
+	'rediss-sentinel://: claimed from the master the TLS sentinel names');
+is_deeply($redis_pw->owners($dc), { 0 => SnowidRedis::identity($node, $dc) },
+	'rediss-sentinel://: the claim is on that master');
+
+# A rogue master: the sentinel names a server whose certificate (signed by
+# the CA, but for another host) does not name the address it gave.  The
+# TLS check refuses it, and it never sees AUTH.  As a control, a server
+# that is sent the password does count an AUTH.
+my $rogue = SnowidRedis->new(tls => $other);
+my $named_rogue = SnowidRedis::Sentinel->new(
+	master_port => $rogue->tls_port, quorum => 1, tls => $good);
+$err = claim_error('rediss-sentinel://127.0.0.1:' . $named_rogue->port
+	  . '/mymaster', ca => $good->{ca}, password => $pwfile);
+like($err, qr/ERROR:  28000: redis server at 127\.0\.0\.1:@{[$rogue->tls_port]} presented a certificate for another host name\nDETAIL:  The server's certificate does not name "127\.0\.0\.1", the host connected to/,
+	'a sentinel naming a rogue master: its certificate is refused');
+ok(!exists $rogue->command_calls->{auth},
+	'the rogue master named by a sentinel never got AUTH');
+
+# A rogue sentinel: its certificate does not name the host of the URL;
+# it never gets the sentinels' password.
+my $rogue_sentinel = SnowidRedis->new(tls => $other);
+use_tls('rediss-sentinel://localhost:' . $rogue_sentinel->tls_port
+	  . '/mymaster', ca => $good->{ca}, password => $pwfile,
+	sentinel_password => $pwfile);
+unlink $node->data_dir . '/snowid_worker';
+$err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+like($err, qr/ERROR:  08001: could not reach any redis sentinel to find master "mymaster"\nDETAIL:  The last one tried, at localhost:@{[$rogue_sentinel->tls_port]}: The server's certificate does not name "localhost"/,
+	'a rogue sentinel: its certificate is refused');
+ok(!exists $rogue_sentinel->command_calls->{auth},
+	'the rogue sentinel never got AUTH');
+
+use_tls('rediss://localhost:' . $rogue->tls_port, ca => $good->{ca},
+	password => $pwfile);
+$err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+like($err, qr/ERROR:  28000: .* presented a certificate for another host name/,
+	'rediss:// to the rogue by a name its certificate lacks: refused');
+ok(!exists $rogue->command_calls->{auth}, 'and it never got AUTH');
+my $control = SnowidRedis->new();
+use_tls($control->url, password => $pwfile);
+SnowidTest::psql_error($node, 'SELECT snowid_next()');
+ok(exists $control->command_calls->{auth},
+	'control: a server that is sent the password counts an AUTH');
+
+# A rogue redirection: a TLS node (trusted, python3's ssl module) answers
+# every command but AUTH with MOVED to another address.  To the master
+# above, snowid follows and claims there; to the rogue, whose certificate
+# does not name the address, it sends nothing, AUTH included.
+my $redirector = <<'PY';
+import socket, ssl, sys
+cert, key, port, target = sys.argv[1:5]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(port)))
+srv.listen(8)
+print("ready", flush=True)
+while True:
+    raw, _ = srv.accept()
+    try:
+        conn = ctx.wrap_socket(raw, server_side=True)
+        f = conn.makefile("rb")
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            args = []
+            for _ in range(int(line[1:])):
+                n = int(f.readline()[1:])
+                args.append(f.read(n + 2)[:-2])
+            if args[0].upper() == b"AUTH":
+                conn.sendall(b"+OK\r\n")
+            else:
+                conn.sendall(b"-MOVED 1234 " + target.encode() + b"\r\n")
+    except Exception:
+        pass
+    finally:
+        raw.close()
+PY
+my @redirectors;
+
+# stopped at the end, also when the test dies
+END
+{
+	local $?;
+
+	$_->kill_kill for @redirectors;
+}
+
+sub redirector
+{
+	my ($target) = @_;
+	my $rport = PostgreSQL::Test::Cluster::get_free_port();
+	my ($out, $rerr) = ('', '');
+	my $h = IPC::Run::start(
+		[ '/usr/bin/python3', '-c', $redirector, $good->{cert},
+		  $good->{key}, $rport, $target ],
+		'<', \undef, '>', \$out, '2>', \$rerr);
+
+	push @redirectors, $h;
+	$h->pump until $out =~ /ready/ || !$h->pumpable;
+	die "redirector did not start: $rerr" unless $out =~ /ready/;
+	return $rport;
+}
+
+my $evals = $redis_pw->command_calls->{eval} // 0;
+my $to_master = redirector('127.0.0.1:' . $redis_pw->tls_port);
+use_tls("rediss://localhost:$to_master", ca => $good->{ca},
+	password => $pwfile);
+unlink $node->data_dir . '/snowid_worker';
+$ids->collect($node, 100);
+like(SnowidRedis::worker($node), qr/^\d+\|redis$/,
+	'MOVED over TLS to a node whose certificate names it: claimed there');
+cmp_ok($redis_pw->command_calls->{eval} // 0, '>', $evals,
+	'MOVED over TLS: the claim ran on the node redirected to');
+my $to_rogue = redirector('127.0.0.1:' . $rogue->tls_port);
+$err = claim_error("rediss://localhost:$to_rogue", ca => $good->{ca},
+	password => $pwfile);
+like($err, qr/ERROR:  28000: redis server at 127\.0\.0\.1:@{[$rogue->tls_port]} presented a certificate for another host name\nDETAIL:  The server's certificate does not name "127\.0\.0\.1", the host connected to/,
+	'MOVED over TLS to a rogue: its certificate is refused');
+ok(!exists $rogue->command_calls->{auth},
+	'the rogue a MOVED named never got AUTH');
+$_->kill_kill for splice(@redirectors);
+
+# A good claim again, so that the cached worker id is this server's.
+use_tls("rediss://localhost:$port", ca => $good->{ca});
+$ids->collect($node, 100);
 
 $err = claim_error("rediss://localhost:$port", ca => "$dir/missing.crt");
 like($err, qr/ERROR:  F0000: could not set up TLS for redis server at localhost:$port\nDETAIL:  The CA file "[^"]+missing.crt" named by snowid.redis_tls_ca_file could not be read or holds no certificate\.\nHINT:  Check snowid.redis_tls_ca_file/,
@@ -175,7 +374,7 @@ like($err, qr/WARNING:  08006: redis server at localhost:$plain_port did not com
 	'rediss:// to a port without TLS: a clear message');
 
 $node->stop;
-unlike(slurp_file($node->logfile), qr/PRIVATE KEY/,
-	'no key material in the server log');
+unlike(slurp_file($node->logfile), qr/PRIVATE KEY|\Q$passphrase\E|pp-Wrong|\Q$password\E/,
+	'no key material, passphrase or password in the server log');
 $ids->no_duplicates;
 done_testing();

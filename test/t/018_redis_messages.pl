@@ -83,7 +83,7 @@ $redis->stop;
 # withheld, and no piece of the password shows.
 my $tries = 300;
 my $fake = SnowidFakeRedis->new(
-	EVAL => qq{perl:"-ERR " . ("x" x \$n) . "$password\\r\\n"});
+	FCALL => qq{perl:"-ERR " . ("x" x \$n) . "$password\\r\\n"});
 use_redis($fake->url($password));
 my @messages = split /\n/,
   $node->safe_psql('postgres', "SELECT * FROM tries($tries)");
@@ -95,7 +95,7 @@ $fake->stop;
 
 # The holder named by a "held by another server" reply, likewise.
 $fake = SnowidFakeRedis->new(
-	EVAL => qq{perl:"-SNOWID_CONFLICT dc=6 host=" . ("h" x \$n) . "$password\\r\\n"});
+	FCALL => qq{perl:"-SNOWID_CONFLICT dc=6 host=" . ("h" x \$n) . "$password\\r\\n"});
 use_redis($fake->url($password), 'snowid.worker_id' => 3);
 @messages = split /\n/,
   $node->safe_psql('postgres', "SELECT * FROM tries($tries)");
@@ -108,8 +108,8 @@ $fake->stop;
 # An eviction policy that holds the password, around the cut: the claim
 # succeeds, the warning withholds the policy.
 $fake = SnowidFakeRedis->new(
-	EVAL   => 'perl:"*2\r\n:0\r\n:0\r\n"',
-	CONFIG => qq{perl:my \$p = "allkeys-" . ("x" x (226 + 5 * \$n)) . "$password"; "*2\\r\\n\\\$16\\r\\nmaxmemory-policy\\r\\n\\\$" . length(\$p) . "\\r\\n\$p\\r\\n"});
+	FCALL => 'perl:"*2\r\n:0\r\n:0\r\n"',
+	INFO  => qq{perl:my \$i = "# Memory\\r\\nmaxmemory_policy:allkeys-" . ("x" x (226 + 5 * \$n)) . "$password\\r\\n"; "\\\$" . length(\$i) . "\\r\\n\$i\\r\\n"});
 use_redis($fake->url($password));
 my $warnings = '';
 for my $i (0 .. 5)
@@ -132,7 +132,7 @@ $node->start;
 # every call gets the Redis error, none an encoding error.
 my $calls = 40;
 $fake = SnowidFakeRedis->new(
-	EVAL => qq{perl:"-ERR " . ("x" x (190 + \$n)) . ("\\xc3\\xa9" x 40) . "\\r\\n"});
+	FCALL => qq{perl:"-ERR " . ("x" x (190 + \$n)) . ("\\xc3\\xa9" x 40) . "\\r\\n"});
 use_redis($fake->url);
 my ($ret, $out, $stderr) = $node->psql('postgres',
 	"SET client_encoding = 'WIN1252';\n" . ("SELECT snowid_next();\n" x $calls),
@@ -144,7 +144,7 @@ unlike($stderr, qr/invalid byte sequence|character with byte sequence/,
 $fake->stop;
 
 # "This server holds another id" when none is configured.
-$fake = SnowidFakeRedis->new(EVAL => 'perl:"-SNOWID_HOLDS_OTHER 3\r\n"');
+$fake = SnowidFakeRedis->new(FCALL => 'perl:"-SNOWID_HOLDS_OTHER 3\r\n"');
 use_redis($fake->url);
 $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  08P01: unexpected reply from redis server at 127\.0\.0\.1:\d+\nDETAIL:  The claim script answered that this server holds worker id 3, which it answers only when snowid.worker_id is set; it is not\./,

@@ -5,7 +5,8 @@
 # snowid.redis_min_replicas = 1, a claim followed at once by a failover is
 # never handed out twice.  Each failure says what happened: no sentinel
 # reachable, no master by that name, a "master" that is a replica, too few
-# replicas acknowledging.
+# replicas acknowledging.  The sentinels' password may come from
+# snowid.redis_sentinel_password_file rather than the URL.
 use strict;
 use warnings;
 
@@ -194,6 +195,23 @@ my $pi = claiming_node('snowid.redis_url' =>
 $ids->collect($pi, 1000);
 like(SnowidRedis::worker($pi), qr/^\d+\|redis$/,
 	'a sentinel with a password, given as sentinel_password: claimed');
+
+# The sentinels' password in snowid.redis_sentinel_password_file, out of
+# every setting: read at the claim, the URL holds none.
+my $spwfile = PostgreSQL::Test::Utils::tempdir_short() . '/sentinel.pw';
+open(my $fh, '>', $spwfile) or die $!;
+print $fh "$sentinel_password\n";
+close $fh;
+chmod 0600, $spwfile or die $!;
+$pi->stop;
+SnowidTest::set_conf($pi, 'snowid.redis_url' => $guarded_url,
+	'snowid.redis_sentinel_password_file' => $spwfile);
+$pi->start;
+unlink $pi->data_dir . '/snowid_worker';
+$ids->collect($pi, 1000);
+like(SnowidRedis::worker($pi), qr/^\d+\|redis$/,
+	'the sentinels\' password from snowid.redis_sentinel_password_file: claimed');
+SnowidTest::set_conf($pi, 'snowid.redis_sentinel_password_file' => '');
 $pi->stop;
 SnowidTest::set_conf($pi, 'snowid.redis_url' => $guarded_url);
 $pi->start;

@@ -30,7 +30,7 @@ my $dc = 9;
 my $key = SnowidRedis::owners_key($dc);
 # Markers that must never show up in a log or an error
 my $admin_password = 'pw-Valkey-Admin-2b7f';
-my $password = 'pw-Valkey-Claim-91e4';
+my $password = 'pw-Valkey-Clm-91e4';
 my $wrong = 'pw-Valkey-Wrong-6d05';
 
 my $valkey = SnowidRedis->new(%valkey, password => $admin_password);
@@ -39,10 +39,10 @@ like($valkey->cli('INFO', 'server'), qr/^valkey_version:8\./m,
 
 # The minimal ACL of the README, and one without HSET.
 $valkey->cli('ACL', 'SETUSER', 'snowid', 'on', ">$password",
-	'~{snowid:dc:*}:owners', '+eval', '+hgetall', '+hset', '+hdel',
-	'+select', '+config|get');
+	'~{snowid:dc:*}:owners', '+fcall', '+hgetall', '+hset', '+hdel',
+	'+select', '+info');
 $valkey->cli('ACL', 'SETUSER', 'nohset', 'on', ">$password",
-	'~{snowid:dc:*}:owners', '+eval', '+hgetall', '+hdel');
+	'~{snowid:dc:*}:owners', '+fcall', '+hgetall', '+hdel');
 
 sub url
 {
@@ -75,13 +75,13 @@ is_deeply(
 		$worker_b => SnowidRedis::identity($b_node, $dc)
 	},
 	'Valkey holds both claims under the servers\' identities');
-is($valkey->command_calls->{eval}, 2, 'one claim per server');
+is($valkey->command_calls->{fcall}, 2, 'one claim per server');
 
 # A restart keeps the id.
 $a_node->restart;
 $ids->collect($a_node, 1000);
 is(SnowidRedis::worker($a_node), "$worker_a|redis", 'a restart keeps the worker id');
-is($valkey->command_calls->{eval}, 3, 'the restart claimed once');
+is($valkey->command_calls->{fcall}, 3, 'the restart claimed once');
 
 # A wrong password.
 SnowidTest::set_conf($c_node, 'snowid.redis_url' => url($valkey, 'snowid', $wrong));
@@ -144,7 +144,7 @@ $valkey->stop;
 my $cluster = SnowidRedisCluster->new(%valkey, password => $admin_password);
 my @masters = $cluster->masters;
 $cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+eval', '+hgetall', '+hset', '+hdel', '+asking', '+config|get');
+	'+fcall', '+hgetall', '+hset', '+hdel', '+asking', '+info');
 
 # Two datacenters of the same master, 0.
 my @dc0;

@@ -93,7 +93,7 @@ sub take
 }
 
 my $t0 = Time::HiRes::time();
-my $evals0 = $redis->command_calls->{eval} // 0;
+my $calls0 = $redis->command_calls->{fcall} // 0;
 
 # Wave 1: ten servers for eight ids.
 my @up = map { start_server() } 1 .. 10;
@@ -150,9 +150,9 @@ is($started, 24, '24 servers in all');
 is($unclear_errors, 0, 'no server failed with anything but a clear error');
 
 my $seconds = Time::HiRes::time() - $t0;
-my $evals = ($redis->command_calls->{eval} // 0) - $evals0;
-diag(sprintf('churn: %d lease scripts in %.1f s (%.2f a second), %d ids',
-		$evals, $seconds, $evals / $seconds, $ledger->count));
+my $calls = ($redis->command_calls->{fcall} // 0) - $calls0;
+diag(sprintf('churn: %d lease function calls in %.1f s (%.2f a second), %d ids',
+		$calls, $seconds, $calls / $seconds, $ledger->count));
 
 $_->stop for @up;
 $by_worker->ok_all('every holder issued ids above the holders of its worker id before it');

@@ -4,7 +4,10 @@
 # them to Valkey's), or by new()'s server and cli parameters.
 #
 # Each server listens on a unix socket in a short temporary directory, and
-# on a loopback TCP port when asked; it keeps nothing on disk.  Every server
+# on a loopback TCP port when asked; it keeps nothing on disk.  A server
+# that is not started as a replica gets snowid's function library from the
+# installed file at every start (FUNCTION LOAD, as the setup the
+# documentation recommends), unless new() is given library => 0.  Every server
 # started here is stopped at the end of the test file, also when the test
 # dies.  Also what these tests ask of a PostgreSQL server about Redis: a
 # server set up to claim from it, its identity there, its worker id.
@@ -25,7 +28,8 @@ my @servers;
 # SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
 # server => and cli => (paths of the programs), args => [ more arguments of
 # the server ], and tls => { cert => FILE, key => FILE, ca => FILE,
-# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port).
+# auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port),
+# and library => 0 not to load snowid's function library.
 sub new
 {
 	my ($class, %params) = @_;
@@ -40,6 +44,7 @@ sub new
 		args     => $params{args} || [],
 		tls      => $params{tls},
 		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
+		library  => $params{library} // 1,
 	}, $class;
 
 	push @servers, $self;
@@ -105,7 +110,13 @@ sub start
 
 	for (1 .. 1000)
 	{
-		return if -S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG';
+		if (-S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG')
+		{
+			$self->load_library
+			  if $self->{library}
+			  && !grep { /^--(replicaof|slaveof)$/ } @{ $self->{args} };
+			return;
+		}
 		usleep(10_000);
 	}
 	die "$self->{server} did not start: "
@@ -121,6 +132,28 @@ sub stop
 	$self->{handle}->signal('TERM');
 	$self->{handle}->finish;
 	delete $self->{handle};
+}
+
+# The installed file of snowid's function library, as the documentation
+# names it: $(pg_config --sharedir)/extension/snowid.lua, with the
+# pg_config of the installation under test (first in PATH).
+sub library_file
+{
+	my $share = `pg_config --sharedir`;
+
+	die 'pg_config --sharedir failed' if $? || !$share;
+	chomp $share;
+	return "$share/extension/snowid.lua";
+}
+
+# Loads snowid's function library from the installed file, as an
+# administrator does (FUNCTION LOAD REPLACE), with the server's password.
+sub load_library
+{
+	my $self = shift;
+
+	$self->cli('FUNCTION', 'LOAD', 'REPLACE', slurp_file(library_file()));
+	return;
 }
 
 # Runs redis-cli with the given arguments and returns its output, chomped;
@@ -294,21 +327,30 @@ package SnowidRedis::Sentinel;
 use Time::HiRes qw(usleep);
 
 # SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2), and
-# optionally name => 'mymaster', password => 'pw' (its requirepass).
+# optionally name => 'mymaster', password => 'pw' (its requirepass), and
+# tls => { cert => FILE, key => FILE, ca => FILE } to listen for TLS only
+# (its port is then the TLS port) and reach the master over TLS.
 sub new
 {
 	my ($class, %params) = @_;
 	my $dir = PostgreSQL::Test::Utils::tempdir_short();
 	my $name = $params{name} // 'mymaster';
+	my $tls = $params{tls};
 	my $self = bless {
 		dir      => $dir,
 		port     => PostgreSQL::Test::Cluster::get_free_port(),
 		name     => $name,
 		password => $params{password},
+		tls      => $tls,
 	}, $class;
 
 	open(my $fh, '>', "$dir/sentinel.conf") or die $!;
-	print $fh "port $self->{port}\nbind 127.0.0.1\ndir $dir\n",
+	print $fh ($tls
+		? "port 0\ntls-port $self->{port}\ntls-cert-file $tls->{cert}\n"
+		  . "tls-key-file $tls->{key}\ntls-ca-cert-file $tls->{ca}\n"
+		  . "tls-auth-clients no\ntls-replication yes\n"
+		: "port $self->{port}\n"),
+	  "bind 127.0.0.1\ndir $dir\n",
 	  (defined $params{password} ? "requirepass $params{password}\n" : ''),
 	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
 	  ($params{quorum} // 2), "\n",
@@ -350,12 +392,12 @@ sub stop
 	delete $self->{handle};
 }
 
-# As SnowidRedis::cli and try_cli.
+# As SnowidRedis::cli and try_cli (over TLS for a TLS sentinel).
 sub cli
 {
 	my ($self, @args) = @_;
 
-	return SnowidRedis::run_cli(port_cli($self->{port}), $self->{password},
+	return SnowidRedis::run_cli($self->sentinel_cli, $self->{password},
 		@args);
 }
 
@@ -363,8 +405,18 @@ sub try_cli
 {
 	my ($self, @args) = @_;
 
-	return SnowidRedis::try_run_cli(port_cli($self->{port}),
-		$self->{password}, @args);
+	return SnowidRedis::try_run_cli($self->sentinel_cli, $self->{password},
+		@args);
+}
+
+# The redis-cli command line for this sentinel.
+sub sentinel_cli
+{
+	my $self = shift;
+	my $cmd = port_cli($self->{port});
+
+	push @$cmd, '--tls', '--cacert', $self->{tls}{ca} if $self->{tls};
+	return $cmd;
 }
 
 # redis-cli against a loopback TCP port; dies if it fails (see

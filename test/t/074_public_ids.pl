@@ -77,16 +77,16 @@ like(error_of('SELECT snowid_public(1)'),
 
 SnowidTest::reload_conf($node, 'snowid.public_key_file' => $keys);
 like(error_of('SELECT snowid_scramble(1)'),
-	qr/58P01: could not open snowid.public_key_file ".*public_keys": No such file/,
+	qr/58P01: could not use the file named by snowid.public_key_file\nDETAIL:  Could not open ".*public_keys": No such file/,
 	'missing key file: 58P01');
 
 write_keys(0644, "K1 $key_k1");
 like(error_of('SELECT snowid_public(1)'),
-	qr/F0000: snowid.public_key_file ".*" has group or world access/,
+	qr/F0000: could not use the file named by snowid.public_key_file\nDETAIL:  The file ".*" has mode 0644: others than its owner may read it\./,
 	'key file readable by others: refused');
 write_keys(0640, "K1 $key_k1");
 like(error_of('SELECT snowid_from_public(\'K1-5Q6Z9T1XF7HTM3\')'),
-	qr/F0000: snowid.public_key_file ".*" has group or world access/,
+	qr/F0000: could not use the file named by snowid.public_key_file\nDETAIL:  The file ".*" has mode 0640: others than its owner may read it\./,
 	'key file readable by the group: refused');
 
 my %bad = (

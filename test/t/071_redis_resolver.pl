@@ -1,0 +1,232 @@
+# A name server that never answers: resolving Redis' host name is part of
+# the claim, so the claim still ends within snowid.redis_timeout_ms, and a
+# cancel, statement_timeout or a fast shutdown ends it at once, however long
+# the system's resolver would wait (here 150 s a lookup; hiredis made two).
+# The server stays healthy, and names that resolve (through DNS, or
+# /etc/hosts) still work, each address of a name tried in turn.
+#
+# The test runs in namespaces of its own (SnowidFakeDns::isolate): a
+# network with only loopback, where test/t/fake_dns_server listens on
+# 127.0.0.1:53, and an /etc/resolv.conf that names it.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+my $skip;
+BEGIN
+{
+	require SnowidFakeDns;
+	$skip = SnowidFakeDns::isolate();
+}
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+plan skip_all => $skip if $skip;
+
+my $timeout_ms = 1000;
+# How long a claim may take to end, in seconds: far below the 150 s a lookup
+# takes (twice), so a generous bound that a slow machine cannot reach still
+# tells the two apart; the figures measured are logged.
+my $ends_within_s = 30;
+
+# Redis listens on 127.0.0.3 only: at 127.0.0.2, the first address of
+# redis.snowid.test, nothing listens.
+my $redis = SnowidRedis->new(tcp => 1, args => [ '--bind', '127.0.0.3' ]);
+my $port = $redis->port;
+my $dns = SnowidFakeDns->new(
+	'redis.snowid.test'   => '127.0.0.2,127.0.0.3',
+	'refused.snowid.test' => '127.0.0.2');
+
+my $node = SnowidTest::new_node('resolver',
+	{
+		'snowid.datacenter_id' => 1,
+		'snowid.redis_url' => "redis://hang.snowid.test:$port",
+		'snowid.redis_timeout_ms' => $timeout_ms
+	});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
+my $redis_wait = $version >= 170000 ? 'SnowidRedis' : 'Extension';
+
+# Points the node at url (a restart) with the given timeout.
+sub use_url
+{
+	my ($url, $timeout) = @_;
+
+	SnowidTest::set_conf($node, 'snowid.redis_url' => $url,
+		'snowid.redis_timeout_ms' => $timeout // $timeout_ms);
+	$node->restart;
+	return;
+}
+
+# Starts psql in the background running sql twice in one session, with
+# verbose errors, not stopping at the first; a SnowidTest::Session.
+sub start_twice
+{
+	my ($sql) = @_;
+	my ($out, $err) = ('', '');
+	my $handle = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d',
+			$node->connstr('postgres'), '-c', $sql, '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err);
+
+	return bless { handle => $handle, out => \$out, err => \$err },
+	  'SnowidTest::Session';
+}
+
+# Waits for a background session to end, for at most twice $ends_within_s
+# (a claim stuck in the resolver is then given up on: psql is killed);
+# returns how long it took from $since, and logs it.
+sub ended_after
+{
+	my ($session, $since, $what) = @_;
+	my $handle = $session->{handle};
+	my $elapsed;
+
+	while ($handle->pumpable && time - $since < 2 * $ends_within_s)
+	{
+		$handle->pump_nb;
+		usleep(10_000);
+	}
+	$handle->kill_kill if $handle->pumpable;
+	$handle->finish;
+	$elapsed = time - $since;
+	note(sprintf('%s: the claim ended after %.2f s', $what, $elapsed));
+	return $elapsed;
+}
+
+# A name that is never answered: the claim fails at its deadline, with the
+# error of a Redis that cannot be reached.
+my $start = time;
+my $session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
+cmp_ok(ended_after($session, $start, 'unanswered name'), '<', $ends_within_s,
+	'unanswered name: the claim ends at its deadline, not the resolver\'s');
+like($session->stderr,
+	qr/ERROR:  08001: could not connect to redis server at hang\.snowid\.test:$port\nDETAIL:  Resolving the host name did not complete within snowid\.redis_timeout_ms \(1000 ms\)\./,
+	'unanswered name: the error of a Redis that cannot be reached');
+ok(grep({ $_ eq 'hang.snowid.test 1' } $dns->queries),
+	'unanswered name: the name server was asked');
+
+# Two claims in one session: the second starts while glibc still runs the
+# first's lookup, and ends at its own deadline too.
+$start = time;
+$session = start_twice('SELECT snowid_next()');
+cmp_ok(ended_after($session, $start, 'two claims in one session'), '<',
+	$ends_within_s, 'two claims in one session: both end at their deadline');
+my @errors = $session->stderr =~ /(Resolving the host name did not complete)/g;
+is(scalar @errors, 2, 'two claims in one session: both fail the same way');
+
+# A claim waiting for the name server, with a deadline ten minutes away,
+# ended each way a session can be stopped.  Returns the session and its
+# backend's pid once the name server has the query.
+use_url("redis://hang.snowid.test:$port", 600000);
+
+sub start_claim
+{
+	my ($sql) = @_;
+	my $session = SnowidTest::start_psql($node, $sql // 'SELECT snowid_next()');
+	my $pid;
+
+	$node->poll_query_until('postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()})
+	  or die 'the claim did not start';
+	$pid = $node->safe_psql('postgres', q{
+		SELECT pid FROM pg_stat_activity
+		WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()});
+	return ($session, $pid);
+}
+
+my $asked = $dns->queries;
+($session, my $pid) = start_claim();
+$dns->wait_for_query('hang.snowid.test', $asked)
+  or die 'the claim did not ask the name server';
+$node->poll_query_until('postgres',
+	"SELECT wait_event = '$redis_wait' FROM pg_stat_activity WHERE pid = $pid");
+is( $node->safe_psql(
+		'postgres',
+		"SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity WHERE pid = $pid"),
+	"Extension/$redis_wait",
+	"pg_stat_activity shows the lookup as a wait on Redis ($redis_wait)");
+$start = time;
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+cmp_ok(ended_after($session, $start, 'pg_cancel_backend()'), '<',
+	$ends_within_s, 'pg_cancel_backend() ends a claim waiting for the name');
+like($session->stderr,
+	qr/ERROR:  57014: canceling statement due to user request/,
+	'cancelled lookup: the usual cancel error');
+
+$start = time;
+$session = SnowidTest::start_psql($node,
+	"SET statement_timeout = '500ms'; SELECT snowid_next()");
+cmp_ok(ended_after($session, $start, 'statement_timeout'), '<',
+	$ends_within_s, 'statement_timeout ends a claim waiting for the name');
+like($session->stderr,
+	qr/ERROR:  57014: canceling statement due to statement timeout/,
+	'statement_timeout: the usual error');
+
+# The server is healthy: it answers, and the lookups given up still running
+# in glibc's threads leave its sessions alone.
+is($node->safe_psql('postgres', 'SELECT snowid_decode(snowid_from_time(now())) IS NOT NULL'),
+	't', 'after the given-up lookups, the server answers');
+
+$asked = $dns->queries;
+($session, $pid) = start_claim();
+$dns->wait_for_query('hang.snowid.test', $asked)
+  or die 'the claim did not ask the name server';
+$start = time;
+$node->stop('fast');
+my $stopped_s = time - $start;
+note(sprintf('fast shutdown: the server stopped after %.2f s', $stopped_s));
+cmp_ok($stopped_s, '<', $ends_within_s,
+	'a fast shutdown does not wait for the lookup');
+ended_after($session, $start, 'fast shutdown');
+like($session->stderr,
+	qr/FATAL:  57P01: terminating connection due to administrator command/,
+	'fast shutdown: the claiming session is terminated');
+
+# Names that resolve.  An address that refuses: its own error.
+SnowidTest::set_conf($node,
+	'snowid.redis_url' => "redis://refused.snowid.test:$port",
+	'snowid.redis_timeout_ms' => 5000);
+$node->start;
+my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+like($err,
+	qr/ERROR:  08001: could not connect to redis server at refused\.snowid\.test:$port\nDETAIL:  Connection refused\./,
+	'a name whose one address refuses: the connection\'s error');
+
+# A name whose first address refuses and second is Redis: the claim tries
+# each in turn.
+use_url("redis://redis.snowid.test:$port", 5000);
+SnowidTest::next_ids($node, 10);
+is(SnowidRedis::worker($node), '0|redis',
+	'a name with two addresses: claimed at the second');
+is_deeply($redis->owners(1), { 0 => SnowidRedis::identity($node, 1) },
+	'Redis holds the claim');
+
+# A name from /etc/hosts, which never asks the name server, and an address.
+$redis->stop;
+$redis = SnowidRedis->new(tcp => 1);
+$port = $redis->port;
+use_url("redis://localhost:$port", 5000);
+SnowidTest::next_ids($node, 10);
+is(SnowidRedis::worker($node), '0|redis',
+	'localhost, from /etc/hosts: claimed');
+use_url("redis://127.0.0.1:$port", 5000);
+SnowidTest::next_ids($node, 10);
+is(SnowidRedis::worker($node), '0|redis', 'an address: claimed');
+ok(!grep({ /^(localhost|127\.0\.0\.1) / } $dns->queries),
+	'neither /etc/hosts names nor addresses ask the name server');
+
+$node->stop;
+done_testing();
