@@ -3,6 +3,7 @@
 EXTENSION = snowid
 MODULE_big = snowid
 OBJS = \
+	src/common/secret_file.o \
 	src/core/layout.o \
 	src/core/clock.o \
 	src/core/config.o \
@@ -13,6 +14,7 @@ OBJS = \
 	src/core/generator_mark.o \
 	src/core/generator_worker.o \
 	src/core/generator.o \
+	src/core/public_id.o \
 	src/redis/url.o \
 	src/redis/result.o \
 	src/redis/secret.o \
@@ -30,11 +32,12 @@ OBJS = \
 	src/coord/lease.o \
 	src/snowid.o \
 	src/settings.o \
-	src/serial.o
+	src/serial.o \
+	src/public.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
-	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
-	src/redis/snowid.lua
+	sql/snowid--1.3.sql sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
+	sql/snowid--1.2--1.3.sql src/redis/snowid.lua
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -83,7 +86,7 @@ endif
 
 # make installcheck brings its own server with snowid preloaded.
 REGRESS = next batch decode from_time status errors master_detail \
-	serial layout_status convert upgrade
+	serial layout_status convert public upgrade
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 
@@ -124,3 +127,10 @@ src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
 	  echo '""'; } > $@.tmp && mv $@.tmp $@
 
 src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h
+
+# the key file of sql/public.sql may be read only by the server's user,
+# a mode git does not record
+installcheck: regress-key-file
+.PHONY: regress-key-file
+regress-key-file:
+	chmod 600 $(srcdir)/test/regress_public_keys

@@ -33,6 +33,7 @@
 #include "coord/request.h"
 #include "core/generator.h"
 #include "core/mark.h"
+#include "public.h"
 #include "redis/url.h"
 #include "settings.h"
 
@@ -300,6 +301,7 @@ snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
 static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.max_drift_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_max_drift_ms, .boot = 1000, .min = 0, .max = SNOWID_MAX_DRIFT_MS, .context = PGC_SIGHUP, .flags = GUC_UNIT_MS, .description = "How far the generator may run ahead of the wall clock, in milliseconds."},
 	{.name = "snowid.max_wait_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_max_wait_ms, .boot = 2000, .min = 0, .max = SNOWID_MAX_DRIFT_MS, .context = PGC_SIGHUP, .flags = GUC_UNIT_MS, .description = "How long a caller waits for a lagging wall clock before failing, in milliseconds."},
+	{.name = "snowid.public_key_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_public_key_file, .boot_string = "", .context = PGC_SIGHUP, .string_assign = snowid_public_key_file_assign, .description = "File of the keys that public ids are made and read with (read again on reload); empty for none.", .long_description = "One key a line: a key id of 1 to 8 letters and digits, a space, and 32 hexadecimal digits. The first key makes public ids, every key reads them. Only the server's user may read the file."},
 
 	{.name = "snowid.datacenter_bits", .type = SNOWID_SETTING_INT, .variable = &snowid_layout.datacenter_bits, .boot = SNOWID_DEFAULT_DATACENTER_BITS, .min = 0, .max = SNOWID_MAX_NODE_SEQ_BITS, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_datacenter_bits_check, .before = snowid_check_layout, .description = "Width in bits of the datacenter field of ids."},
 	{.name = "snowid.worker_bits", .type = SNOWID_SETTING_INT, .variable = &snowid_layout.worker_bits, .boot = SNOWID_DEFAULT_WORKER_BITS, .min = 0, .max = SNOWID_MAX_NODE_SEQ_BITS, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_worker_bits_check, .description = "Width in bits of the worker field of ids."},

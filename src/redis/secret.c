@@ -14,10 +14,9 @@
 #include "postgres.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/secret_file.h"
 #include "redis/secret.h"
 
 /*
@@ -30,8 +29,6 @@ static void snowid_secret_fail(SnowidRedisResult *result, const char *setting,
 							   const char *hint, const char *fmt,...)
 			pg_attribute_printf(4, 5);
 
-#define SNOWID_SECRET_MODE_HINT \
-	"Make the file owned by the server's operating system user with no access for group or others (chmod 0600), or owned by root and readable by its group at most (chmod 0640)."
 #define SNOWID_SECRET_OPEN_HINT \
 	"Check the path in the setting; a relative path is taken from the data directory."
 #define SNOWID_SECRET_LINE_HINT \
@@ -56,43 +53,6 @@ snowid_secret_fail(SnowidRedisResult *result, const char *setting,
 }
 
 /*
- * Whether the file of st may hold a secret: a regular file owned by the
- * server's user with no group or other access, or owned by root with at
- * most group read.  If not, fills result.
- */
-static bool
-snowid_secret_mode_ok(const struct stat *st, const char *path,
-					  const char *setting, SnowidRedisResult *result)
-{
-	char		mode[16];
-
-	if (!S_ISREG(st->st_mode))
-	{
-		snowid_secret_fail(result, setting, SNOWID_SECRET_MODE_HINT,
-						   "\"%s\" is not a regular file.", path);
-		return false;
-	}
-	snprintf(mode, sizeof(mode), "%04o", (unsigned) (st->st_mode & 07777));
-	if (st->st_uid != geteuid() && st->st_uid != 0)
-	{
-		snowid_secret_fail(result, setting, SNOWID_SECRET_MODE_HINT,
-						   "The file \"%s\" is owned neither by the server's user nor by root (its mode is %s).",
-						   path, mode);
-		return false;
-	}
-	if ((st->st_uid == geteuid() && (st->st_mode & (S_IRWXG | S_IRWXO))) ||
-		(st->st_uid != geteuid() &&
-		 (st->st_mode & (S_IWGRP | S_IXGRP | S_IRWXO))))
-	{
-		snowid_secret_fail(result, setting, SNOWID_SECRET_MODE_HINT,
-						   "The file \"%s\" has mode %s: others than its owner may read it.",
-						   path, mode);
-		return false;
-	}
-	return true;
-}
-
-/*
  * snowid_secret_file_check
  *		Whether the file that setting names may hold a secret (see
  *		secret.h); false with result filled if not.  For a file that
@@ -102,16 +62,18 @@ bool
 snowid_secret_file_check(const char *path, const char *setting,
 						 SnowidRedisResult *result)
 {
-	struct stat st;
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	int			fd = snowid_secret_open(path, problem, sizeof(problem));
 
-	if (stat(path, &st) != 0)
+	if (fd < 0)
 	{
-		snowid_secret_fail(result, setting, SNOWID_SECRET_OPEN_HINT,
-						   "Could not read \"%s\": %s.", path,
-						   strerror(errno));
+		snowid_secret_fail(result, setting,
+						   errno != 0 ? SNOWID_SECRET_OPEN_HINT :
+						   SNOWID_SECRET_MODE_HINT, "%s", problem);
 		return false;
 	}
-	return snowid_secret_mode_ok(&st, path, setting, result);
+	close(fd);
+	return true;
 }
 
 /*
@@ -127,47 +89,32 @@ snowid_secret_file_read(const char *path, const char *setting, char *buf,
 						size_t len, SnowidRedisResult *result)
 {
 	char		data[SNOWID_SECRET_READ_LEN];
-	struct stat st;
-	ssize_t		n = 0;
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	ssize_t		n;
 	size_t		line;
 	int			fd;
 	int			save_errno;
-	bool		ok;
 
 	Assert(len <= SNOWID_REDIS_PASSWORD_LEN);
 	buf[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = snowid_secret_open(path, problem, sizeof(problem));
 	if (fd < 0)
 	{
-		snowid_secret_fail(result, setting, SNOWID_SECRET_OPEN_HINT,
-						   "Could not open \"%s\": %s.", path,
-						   strerror(errno));
+		snowid_secret_fail(result, setting,
+						   errno != 0 ? SNOWID_SECRET_OPEN_HINT :
+						   SNOWID_SECRET_MODE_HINT, "%s", problem);
 		return false;
 	}
-	/* the file opened is the file checked */
-	ok = fstat(fd, &st) == 0;
+	n = snowid_secret_read(fd, data, sizeof(data) - 1);
 	save_errno = errno;
-	if (ok)
-		ok = snowid_secret_mode_ok(&st, path, setting, result);
-	else
+	close(fd);
+	if (n < 0)
+	{
 		snowid_secret_fail(result, setting, SNOWID_SECRET_OPEN_HINT,
 						   "Could not read \"%s\": %s.", path,
 						   strerror(save_errno));
-	if (ok)
-	{
-		do
-			n = read(fd, data, sizeof(data) - 1);
-		while (n < 0 && errno == EINTR);
-		save_errno = errno;
-		ok = n >= 0;
-		if (!ok)
-			snowid_secret_fail(result, setting, SNOWID_SECRET_OPEN_HINT,
-							   "Could not read \"%s\": %s.", path,
-							   strerror(save_errno));
-	}
-	close(fd);
-	if (!ok)
 		return false;
+	}
 
 	data[n] = '\0';
 	line = strcspn(data, "\r\n");

@@ -6,9 +6,7 @@
  *	  the file, never holds the secret: even a GUC_SUPERUSER_ONLY setting is
  *	  readable by members of pg_read_all_settings.
  *
- * A secret file must be a regular file owned by the server's user with no
- * access for group or others (0600), or owned by root and readable by its
- * group at most (0640): PostgreSQL's own rule for ssl_key_file.  A password
+ * The rule for the files is common/secret_file.h's.  A password
  * or passphrase is the file's first line, read at each connection and
  * wiped after use; nothing of it is kept or shown.
  *

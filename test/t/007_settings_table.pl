@@ -50,6 +50,7 @@ my %special = (
 	'snowid.redis_tls_ca_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_cert_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_key_file' => [ '', '/nonexistent' ],
+	'snowid.public_key_file' => [ '', '/nonexistent', 'relative/keys' ],
 	'snowid.redis_tls_key_passphrase_file' => [ '', '/nonexistent' ],
 	'snowid.redis_password_file' => [ '', '/nonexistent' ],
 	'snowid.redis_sentinel_password_file' => [ '', '/nonexistent' ],

@@ -1,0 +1,39 @@
+/* snowid--1.2--1.3.sql */
+
+\echo Use "ALTER EXTENSION snowid UPDATE TO '1.3'" to load this file. \quit
+
+-- Public ids (doc/public-ids.md).  STABLE, not IMMUTABLE: the result depends
+-- on the keys of snowid.public_key_file, which a reload can change.  Within
+-- a statement the keys stay the same, so WHERE id = snowid_from_public($1)
+-- is computed once and looks the row up by the primary key.
+CREATE FUNCTION snowid_public(id bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'snowid_public'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_public(bigint) IS
+'the public id of an id: a keyed permutation of it, in base32 with a check character';
+
+CREATE FUNCTION snowid_from_public(public_id text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_from_public'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_from_public(text) IS
+'the id of a public id made by snowid_public() with any key of the key file';
+
+CREATE FUNCTION snowid_scramble(id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_scramble'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_scramble(bigint) IS
+'the public number of an id: the permutation of snowid_public() with the first key, as a number';
+
+CREATE FUNCTION snowid_unscramble(number bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowid_unscramble'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_unscramble(bigint) IS
+'the id of a public number made by snowid_scramble()';

@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * secret_file.c
+ *	  Opening a file that holds a secret, checked to be readable by the
+ *	  server's user only (see secret_file.h), and reading it.  The checks
+ *	  are made on the file opened, so a file swapped in between is not
+ *	  read.  No state, no locks; nothing here ereports or pallocs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/secret_file.h"
+
+/*
+ * snowid_secret_mode_ok
+ *		Whether the file of st (named path) may hold a secret: a regular file
+ *		owned by the server's user with no group or other access, or owned by
+ *		root with at most group read.  If not, a sentence saying why in
+ *		problem.
+ */
+bool
+snowid_secret_mode_ok(const struct stat *st, const char *path, char *problem,
+					  size_t len)
+{
+	unsigned	mode = (unsigned) (st->st_mode & 07777);
+
+	if (!S_ISREG(st->st_mode))
+	{
+		snprintf(problem, len, "\"%s\" is not a regular file.", path);
+		return false;
+	}
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+	{
+		snprintf(problem, len,
+				 "The file \"%s\" is owned neither by the server's user nor by root (its mode is %04o).",
+				 path, mode);
+		return false;
+	}
+	if ((st->st_uid == geteuid() && (st->st_mode & (S_IRWXG | S_IRWXO))) ||
+		(st->st_uid != geteuid() &&
+		 (st->st_mode & (S_IWGRP | S_IXGRP | S_IRWXO))))
+	{
+		snprintf(problem, len,
+				 "The file \"%s\" has mode %04o: others than its owner may read it.",
+				 path, mode);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_secret_open
+ *		Opens path for reading if it may hold a secret.  The descriptor, or
+ *		-1 with a sentence saying why in problem (errno is that of a failed
+ *		open or fstat, 0 for a file that may not hold a secret).
+ */
+int
+snowid_secret_open(const char *path, char *problem, size_t len)
+{
+	struct stat st;
+	int			fd;
+	int			save_errno;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+	{
+		save_errno = errno;
+		snprintf(problem, len, "Could not open \"%s\": %s.", path,
+				 strerror(save_errno));
+		errno = save_errno;
+		return -1;
+	}
+	if (fstat(fd, &st) != 0)
+	{
+		save_errno = errno;
+		close(fd);
+		snprintf(problem, len, "Could not read \"%s\": %s.", path,
+				 strerror(save_errno));
+		errno = save_errno;
+		return -1;
+	}
+	if (!snowid_secret_mode_ok(&st, path, problem, len))
+	{
+		close(fd);
+		errno = 0;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * snowid_secret_read
+ *		Reads up to len bytes of fd into buf: the bytes read, fewer only at
+ *		the end of the file, or -1 with errno set.
+ */
+ssize_t
+snowid_secret_read(int fd, char *buf, size_t len)
+{
+	size_t		got = 0;
+
+	while (got < len)
+	{
+		ssize_t		n = read(fd, buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += n;
+	}
+	return (ssize_t) got;
+}

@@ -1,0 +1,415 @@
+/*-------------------------------------------------------------------------
+ *
+ * public.c
+ *	  Public ids: the keys of snowid.public_key_file and the SQL functions
+ *	  that turn ids into public ids and back (the algorithm is in
+ *	  core/public_id.c).
+ *
+ * The key file holds one key a line, "KEYID HEX": a key id of 1 to 8
+ * letters and digits, and 128 bits as 32 hexadecimal digits; "#" starts a
+ * comment.  The first key makes new public ids, every key reads them.  A
+ * backend reads the file on first use, and again on first use after each
+ * reload of the configuration (the setting's assign hook marks the keys
+ * stale), so a new key needs no restart.  A file that is missing, too
+ * widely readable or malformed is an error of the function that needs it,
+ * never of loading the library or CREATE EXTENSION.  No message shows a
+ * key; keys are wiped from memory when replaced.
+ *
+ * The keys are this backend's own copy; no lock is involved.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "compat.h"
+#include "core/public_id.h"
+#include "common/secret_file.h"
+#include "public.h"
+
+#define SNOWID_KEY_FILE_SETTING		"snowid.public_key_file"
+#define SNOWID_KEY_FILE_MAX_BYTES	65536
+
+/* The rule for a line of the key file, as a sentence for hints */
+#define SNOWID_KEY_LINE_RULE \
+	"A line of the key file is a key id of 1 to 8 letters and digits, a space, and a key of 32 hexadecimal digits (128 bits); \"#\" starts a comment."
+
+/* Messages that show the input show at most this many bytes of it */
+#define SNOWID_ECHO_MAX				64
+
+/* One line of the key file */
+typedef struct SnowidPublicKey
+{
+	char		id[SNOWID_PUBLIC_KEY_ID_MAX + 1];	/* in capitals */
+	uint64		words[SNOWID_PUBLIC_KEY_WORDS]; /* the key, as SipHash takes it */
+} SnowidPublicKey;
+
+char	   *snowid_public_key_file = NULL;
+
+/* The keys of the file, in its order, in TopMemoryContext */
+static SnowidPublicKey *snowid_keys = NULL;
+static int	snowid_nkeys = 0;
+static bool snowid_keys_fresh = false;
+
+PG_FUNCTION_INFO_V1(snowid_public);
+PG_FUNCTION_INFO_V1(snowid_from_public);
+PG_FUNCTION_INFO_V1(snowid_scramble);
+PG_FUNCTION_INFO_V1(snowid_unscramble);
+
+/*
+ * snowid_public_key_file_assign
+ *		GUC assign hook for snowid.public_key_file: at start and at every
+ *		reload, the keys are read again on next use.
+ */
+void
+snowid_public_key_file_assign(const char *newval, void *extra)
+{
+	snowid_keys_fresh = false;
+}
+
+/*
+ * snowid_key_line_problem
+ *		Reads one line of the key file (comment removed, NUL-terminated)
+ *		into *key; returns what is wrong with it, as a sentence that shows
+ *		nothing of the line, or NULL.  *empty tells a line without a key.
+ */
+static const char *
+snowid_key_line_problem(char *line, SnowidPublicKey *key, bool *empty)
+{
+	char	   *p = line;
+	char	   *id;
+	int			id_len;
+	const char *problem;
+	const char *hex;
+	int			digits;
+	uint8		bytes[SNOWID_PUBLIC_KEY_BYTES];
+
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	*empty = (*p == '\0');
+	if (*empty)
+		return NULL;
+
+	id = p;
+	while (*p != '\0' && *p != ' ' && *p != '\t')
+		p++;
+	id_len = (int) (p - id);
+	problem = snowid_public_key_id_problem(id, id_len);
+	if (problem != NULL)
+		return problem;
+	for (int i = 0; i < id_len; i++)
+		key->id[i] = pg_ascii_toupper((unsigned char) id[i]);
+	key->id[id_len] = '\0';
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	hex = p;
+	digits = (int) strspn(hex, "0123456789abcdefABCDEF");
+	p += digits;
+	while (*p == ' ' || *p == '\t' || *p == '\r')
+		p++;
+	if (digits != 2 * SNOWID_PUBLIC_KEY_BYTES || *p != '\0')
+		return "The key is not 32 hexadecimal digits.";
+	/* only hex digits, an even number: hex_decode() has nothing to refuse */
+	hex_decode(hex, digits, (char *) bytes);
+	snowid_public_key_words(bytes, key->words);
+	explicit_bzero(bytes, sizeof(bytes));
+	return NULL;
+}
+
+/*
+ * snowid_parse_key_file
+ *		The keys of the file's contents, in a new array in TopMemoryContext,
+ *		and their number in *nkeys.  On an error the contents and what was
+ *		read of them are wiped first.
+ */
+static SnowidPublicKey *
+snowid_parse_key_file(char *contents, Size len, int *nkeys)
+{
+	int			max_keys = 1;
+	SnowidPublicKey *keys;
+	int			n = 0;
+	int			line_no = 0;
+	char	   *line = contents;
+	const char *problem = NULL;
+
+	for (Size i = 0; i < len; i++)
+		max_keys += (contents[i] == '\n');
+	if (memchr(contents, '\0', len) != NULL)
+		problem = "It holds a NUL byte.";
+	keys = MemoryContextAllocZero(TopMemoryContext,
+								  max_keys * sizeof(SnowidPublicKey));
+
+	while (problem == NULL && line != NULL)
+	{
+		char	   *next = strchr(line, '\n');
+		char	   *comment;
+		bool		empty;
+
+		line_no++;
+		if (next != NULL)
+			*next++ = '\0';
+		if ((comment = strchr(line, '#')) != NULL)
+			*comment = '\0';
+		problem = snowid_key_line_problem(line, &keys[n], &empty);
+		if (problem == NULL && !empty)
+		{
+			for (int k = 0; k < n && problem == NULL; k++)
+			{
+				if (strcmp(keys[k].id, keys[n].id) == 0)
+					problem = psprintf("Key id \"%s\" is there twice.",
+									   keys[n].id);
+			}
+			n++;
+		}
+		line = next;
+	}
+	if (problem != NULL || n == 0)
+	{
+		explicit_bzero(contents, len);
+		explicit_bzero(keys, max_keys * sizeof(SnowidPublicKey));
+		pfree(keys);
+	}
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING,
+						snowid_public_key_file),
+				 line_no > 0 ? errdetail("Line %d: %s", line_no, problem) :
+				 errdetail("%s", problem),
+				 errhint(SNOWID_KEY_LINE_RULE)));
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING,
+						snowid_public_key_file),
+				 errdetail("It holds no key."),
+				 errhint(SNOWID_KEY_LINE_RULE)));
+	*nkeys = n;
+	return keys;
+}
+
+/*
+ * snowid_read_key_file
+ *		The contents of the key file, NUL-terminated, in the current memory
+ *		context, and their length in *len; refused unless only the server's
+ *		user may read it (common/secret_file.h).  The caller wipes them
+ *		(explicit_bzero) when done.
+ */
+static char *
+snowid_read_key_file(Size *len)
+{
+	const char *path = snowid_public_key_file;
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	char	   *buf;
+	ssize_t		got;
+	int			save_errno;
+	int			fd;
+
+	fd = snowid_secret_open(path, problem, sizeof(problem));
+	if (fd < 0)
+	{
+		save_errno = errno;
+		errno = save_errno;
+		ereport(ERROR,
+				(save_errno != 0 ? errcode_for_file_access() :
+				 errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not use the file named by %s",
+						SNOWID_KEY_FILE_SETTING),
+				 errdetail_internal("%s", problem),
+				 errhint("%s", save_errno != 0 ?
+						 "Check the path in the setting; a relative path is taken from the data directory." :
+						 SNOWID_SECRET_MODE_HINT)));
+	}
+
+	/* one byte more than may be read tells a file that is too large */
+	buf = palloc(SNOWID_KEY_FILE_MAX_BYTES + 2);
+	got = snowid_secret_read(fd, buf, SNOWID_KEY_FILE_MAX_BYTES + 1);
+	save_errno = errno;
+	close(fd);
+	if (got < 0 || got > SNOWID_KEY_FILE_MAX_BYTES)
+	{
+		explicit_bzero(buf, SNOWID_KEY_FILE_MAX_BYTES + 2);
+		errno = save_errno;
+		if (got < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read the file named by %s: %m",
+							SNOWID_KEY_FILE_SETTING)));
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not use the file named by %s",
+						SNOWID_KEY_FILE_SETTING),
+				 errdetail("The file \"%s\" has more than %d bytes.", path,
+						   (int) SNOWID_KEY_FILE_MAX_BYTES),
+				 errhint("Keep only the keys still in use in the file.")));
+	}
+	buf[got] = '\0';
+	*len = (Size) got;
+	return buf;
+}
+
+/*
+ * snowid_load_keys
+ *		Makes sure this backend holds the keys of the file as it was at the
+ *		last reload, reading it if not.
+ */
+static void
+snowid_load_keys(void)
+{
+	char	   *contents;
+	Size		len;
+	SnowidPublicKey *keys;
+	int			nkeys;
+
+	if (snowid_keys_fresh)
+		return;
+
+	if (snowid_keys != NULL)
+	{
+		explicit_bzero(snowid_keys, snowid_nkeys * sizeof(SnowidPublicKey));
+		pfree(snowid_keys);
+		snowid_keys = NULL;
+		snowid_nkeys = 0;
+	}
+	if (snowid_public_key_file == NULL || snowid_public_key_file[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s is not set", SNOWID_KEY_FILE_SETTING),
+				 errdetail("Public ids are made with the keys of that file."),
+				 errhint("Write a key file (see doc/public-ids.md), set %s to its path and reload the configuration.",
+						 SNOWID_KEY_FILE_SETTING)));
+
+	contents = snowid_read_key_file(&len);
+	keys = snowid_parse_key_file(contents, len, &nkeys);
+	explicit_bzero(contents, len);
+	pfree(contents);
+
+	snowid_keys = keys;
+	snowid_nkeys = nkeys;
+	snowid_keys_fresh = true;
+}
+
+/*
+ * snowid_check_id
+ *		Refuses a negative id or number: the permutation is of [0, 2^63).
+ */
+static void
+snowid_check_id(int64 value, const char *function)
+{
+	if (value < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s takes a non-negative number, not %lld",
+						function, (long long) value),
+				 errdetail("Ids and their public numbers lie from 0 to 9223372036854775807.")));
+}
+
+/*
+ * snowid_public
+ *		The public id of an id, made with the first key of the file.
+ */
+Datum
+snowid_public(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	char		out[SNOWID_PUBLIC_TEXT_MAX + 1];
+	int			len;
+
+	snowid_check_id(id, "snowid_public()");
+	snowid_load_keys();
+	len = snowid_public_format(snowid_keys[0].id,
+							   snowid_permute(snowid_keys[0].words, (uint64) id),
+							   out);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, len));
+}
+
+/*
+ * snowid_invalid_public
+ *		Reports a text that is not a public id, showing it only if short.
+ */
+static void
+snowid_invalid_public(text *input, const char *problem)
+{
+	int			len = VARSIZE_ANY_EXHDR(input);
+
+	if (len <= SNOWID_ECHO_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid public id \"%s\"", text_to_cstring(input)),
+				 errdetail_internal("%s", problem)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid public id"),
+			 errdetail("It has %d bytes; a public id has at most %d characters besides hyphens.",
+					   len, SNOWID_PUBLIC_KEY_ID_MAX +
+					   SNOWID_PUBLIC_BODY_SYMBOLS + 1)));
+}
+
+/*
+ * snowid_from_public
+ *		The id of a public id, made with any key of the file.  A text that
+ *		no key of the file can have made is an error, never another id.
+ */
+Datum
+snowid_from_public(PG_FUNCTION_ARGS)
+{
+	text	   *input = PG_GETARG_TEXT_PP(0);
+	char		key_id[SNOWID_PUBLIC_KEY_ID_MAX + 1];
+	uint64		number;
+	char	   *problem;
+
+	if (VARSIZE_ANY_EXHDR(input) > SNOWID_ECHO_MAX)
+		snowid_invalid_public(input, NULL);
+	problem = snowid_public_parse(VARDATA_ANY(input),
+								  VARSIZE_ANY_EXHDR(input), key_id, &number);
+	if (problem != NULL)
+		snowid_invalid_public(input, problem);
+
+	snowid_load_keys();
+	for (int k = 0; k < snowid_nkeys; k++)
+	{
+		if (strcmp(snowid_keys[k].id, key_id) == 0)
+			PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[k].words,
+													 number));
+	}
+	snowid_invalid_public(input,
+						  psprintf("No key of %s has the id \"%s\".",
+								   SNOWID_KEY_FILE_SETTING, key_id));
+	PG_RETURN_NULL();			/* keep the compiler quiet */
+}
+
+/*
+ * snowid_scramble
+ *		The public number of an id, made with the first key of the file.
+ */
+Datum
+snowid_scramble(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+
+	snowid_check_id(id, "snowid_scramble()");
+	snowid_load_keys();
+	PG_RETURN_INT64((int64) snowid_permute(snowid_keys[0].words, (uint64) id));
+}
+
+/*
+ * snowid_unscramble
+ *		The id of a public number made with the first key of the file.
+ */
+Datum
+snowid_unscramble(PG_FUNCTION_ARGS)
+{
+	int64		number = PG_GETARG_INT64(0);
+
+	snowid_check_id(number, "snowid_unscramble()");
+	snowid_load_keys();
+	PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[0].words,
+											 (uint64) number));
+}

@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * public.h
+ *	  Public ids (public.c): the keys of snowid.public_key_file and the
+ *	  SQL functions snowid_public(), snowid_from_public(), snowid_scramble()
+ *	  and snowid_unscramble().
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_PUBLIC_H
+#define SNOWID_PUBLIC_H
+
+extern char *snowid_public_key_file;
+
+extern void snowid_public_key_file_assign(const char *newval, void *extra);
+
+#endif							/* SNOWID_PUBLIC_H */
