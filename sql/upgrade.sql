@@ -1,5 +1,5 @@
 -- CREATE EXTENSION snowid VERSION '1.0' followed by ALTER EXTENSION snowid
--- UPDATE, 1.0 to 1.1 to 1.2, gives the same objects as a fresh install of
+-- UPDATE, 1.0 to 1.1 to 1.2 to 1.3, gives the same objects as a fresh install of
 -- the default version.
 -- Leaves snowid installed at the default version, as the other tests expect.
 SET client_min_messages = warning;
@@ -59,7 +59,13 @@ SELECT layout, ceiling_ids_per_s, time_left > interval '0' AS time_left_ok
 FROM snowid_status();
 SELECT count(*) AS convert_functions FROM pg_proc WHERE proname = 'snowid_convert_column';
 
--- the update to 1.2, the default version
+-- the update to 1.2
+ALTER EXTENSION snowid UPDATE TO '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'snowid';
+SELECT count(*) AS time_range_functions FROM pg_proc
+WHERE proname IN ('snowid_span', 'snowid_time');
+
+-- the update to 1.3, the default version
 ALTER EXTENSION snowid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 CREATE TEMP TABLE upgraded AS SELECT * FROM snowid_members;
@@ -79,7 +85,8 @@ FROM upgraded ORDER BY object;
 -- the table made under 1.0 goes on taking ids, and the new functions work
 INSERT INTO upgrade_orders (n) SELECT generate_series(11, 20);
 SELECT count(*) AS orders, count(DISTINCT id) AS distinct_ids,
-	bool_and(snowid_from_serial(snowid_serial('ORD', id)) = id) AS serials_ok
+	bool_and(snowid_from_serial(snowid_serial('ORD', id)) = id) AS serials_ok,
+	bool_and(snowid_time(id) = (snowid_decode(id)).ts) AS times_ok
 FROM upgrade_orders;
 SELECT layout, ceiling_ids_per_s, js_safe_until FROM snowid_status();
 -- a table made under 1.0 with a bigserial key converts
