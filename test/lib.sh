@@ -46,6 +46,7 @@ SNOWID_PACKAGES=(
 	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
+	"postgresql-$SNOWID_PG_DEBIAN-partman"
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
