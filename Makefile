@@ -33,11 +33,14 @@ OBJS = \
 	src/snowid.o \
 	src/settings.o \
 	src/serial.o \
-	src/public.o
+	src/public.o \
+	src/time_range.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
-	sql/snowid--1.3.sql sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
-	sql/snowid--1.2--1.3.sql src/redis/snowid.lua
+	sql/snowid--1.3.sql \
+	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
+	sql/snowid--1.2--1.3.sql \
+	src/redis/snowid.lua
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -86,7 +89,7 @@ endif
 
 # make installcheck brings its own server with snowid preloaded.
 REGRESS = next batch decode from_time status errors master_detail \
-	serial layout_status convert public upgrade
+	serial layout_status convert public upgrade time_range
 REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 

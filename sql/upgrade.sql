@@ -65,6 +65,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 SELECT count(*) AS public_functions FROM pg_proc
 WHERE proname IN ('snowid_public', 'snowid_from_public', 'snowid_scramble',
 				  'snowid_unscramble');
+SELECT count(*) AS time_range_functions FROM pg_proc
+WHERE proname IN ('snowid_span', 'snowid_time');
 
 -- the update to 1.3, the default version
 ALTER EXTENSION snowid UPDATE;
@@ -87,7 +89,8 @@ FROM upgraded ORDER BY object;
 INSERT INTO upgrade_orders (n) SELECT generate_series(11, 20);
 SELECT count(*) AS orders, count(DISTINCT id) AS distinct_ids,
 	bool_and(snowid_from_serial(snowid_serial('ORD', id)) = id) AS serials_ok,
-	bool_and(snowid_from_public(snowid_public(id)) = id) AS public_ids_ok
+	bool_and(snowid_from_public(snowid_public(id)) = id) AS public_ids_ok,
+	bool_and(snowid_time(id) = (snowid_decode(id)).ts) AS times_ok
 FROM upgrade_orders;
 SELECT layout, ceiling_ids_per_s, js_safe_until FROM snowid_status();
 -- a table made under 1.0 with a bigserial key converts

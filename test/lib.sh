@@ -40,12 +40,15 @@ source "$SNOWID_TOP/test/versions.sh"
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
 # Redis comes from redis-tools alone, not redis-server: see
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
-# namespace of test/t/071_redis_resolver.pl.
+# namespace of test/t/071_redis_resolver.pl.  postgresql-15-partman is
+# pg_partman for test/t/032_partman.pl (test/pgbuild --partman builds it
+# into the other versions).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
+	"postgresql-$SNOWID_PG_DEBIAN-partman"
 )
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
@@ -273,7 +276,12 @@ snowid_use_pg()
 	elif [[ $version == "$SNOWID_PG_DEBIAN" ]]; then
 		PG_CONFIG=/usr/lib/postgresql/$version/bin/pg_config
 	else
-		prefix=$("$SNOWID_TOP/test/pgbuild" ${SNOWID_PG_RELEASE:+--release} "$version") || return 1
+		# with pg_partman (test/t/032_partman.pl), but not in release builds
+		if [[ -n ${SNOWID_PG_RELEASE:-} ]]; then
+			prefix=$("$SNOWID_TOP/test/pgbuild" --release "$version") || return 1
+		else
+			prefix=$("$SNOWID_TOP/test/pgbuild" --partman "$version") || return 1
+		fi
 		PG_CONFIG=$prefix/bin/pg_config
 	fi
 	case $(snowid_pg_hiredis "$version") in
