@@ -263,5 +263,5 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 	}
 	PG_END_TRY();
 	snowid_redis_close(&session);
-	snowid_redis_report_script_path(result);
+	snowid_redis_report_script_path(request, result);
 }

@@ -197,6 +197,6 @@ snowid_script_run(const SnowidRedisTarget *target,
 	}
 	PG_END_TRY();
 	snowid_redis_close(&session);
-	snowid_redis_report_script_path(result);
+	snowid_redis_report_script_path(request, result);
 	return reply;
 }

@@ -6,7 +6,9 @@
 # goes to the server log only; such a client gets the outcome (its ids, or
 # an error's SQLSTATE and a message without addresses).  A role that may
 # read snowid.redis_url anyway (a superuser, a member of
-# pg_read_all_settings) still gets the whole message.
+# pg_read_all_settings) still gets the whole message.  The warning that
+# snowid's library is not loaded in Redis names the installed file: a plain
+# role does not get it either.
 use strict;
 use warnings;
 
@@ -110,6 +112,22 @@ ok( $node->log_contains(
 		qr/LOG:  could not connect to redis server at 127\.0\.0\.1:$port\n/),
 	'the server log has the address');
 $redis->start;
+
+# -- the library not loaded: a warning whose hint names the installed file -----
+
+$redis->cli('FUNCTION', 'FLUSH');
+$redis->cli('DEL', "{snowid:dc:$dc}:owners");
+SnowidTest::set_conf($node, 'snowid.worker_id' => -1);
+$node->restart;
+$log_at = -s $node->logfile;
+($ret, $err) = as_role('plain', 'SELECT snowid_next()');
+is($ret, 0, 'no library: the plain role takes an id, the library run with EVAL');
+unlike($err, qr/function library|FUNCTION LOAD|\.lua/,
+	'no library: the plain role gets no warning naming the installed file');
+like(
+	slurp_file($node->logfile, $log_at),
+	qr/LOG:  snowid's function library is not loaded in redis, so snowid runs it with EVAL\n(?:.*\n)*?.*HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \S+snowid\.lua /,
+	'no library: the server log has the warning and its hint');
 
 $node->stop;
 done_testing();
