@@ -74,8 +74,10 @@ isnt($a_worker, $b_worker, 'the two servers have distinct worker ids');
 # sees that name as the application name of its walsender.
 sub replicate
 {
-	my ($db, $tables, $from, $to, $name) = @_;
+	my ($db, $tables, $from, $to, $name, $options) = @_;
 	my $origin = $both_ways ? ', origin = none' : '';
+
+	$origin .= ", $options" if defined $options;
 	my $connstr = $from->connstr . " dbname=$db";
 
 	$from->safe_psql($db, "CREATE PUBLICATION pub_$name FOR TABLE $tables");
@@ -272,14 +274,17 @@ $a_node->safe_psql('postgres', "SELECT pg_drop_replication_slot(slot_name)
 	FROM pg_replication_slots WHERE slot_name LIKE 'probe_%'");
 
 # The same with bigserial: both sides hand out 1, and the subscription
-# stops at the first row it receives.
+# stops at the first row it receives.  (The subscriptions start after both
+# rows are in: a row that arrived first would make the other side's own
+# insert fail instead.)
 my @serial_links = ([ $a_node, $b_node, 'serial_b_from_a' ]);
 push @serial_links, [ $b_node, $a_node, 'serial_a_from_b' ] if $both_ways;
-replicate('serial', 'orders', @$_) for @serial_links;
-wait_running('serial', $_->[1], $_->[2]) for @serial_links;
+replicate('serial', 'orders', @$_, 'enabled = false') for @serial_links;
 my $serial_offset = -s $b_node->logfile;
 $b_node->safe_psql('serial', 'INSERT INTO orders (side) VALUES (2)');
 $a_node->safe_psql('serial', 'INSERT INTO orders (side) VALUES (1)');
+$_->[1]->safe_psql('serial', "ALTER SUBSCRIPTION $_->[2] ENABLE")
+  for @serial_links;
 is($a_node->safe_psql('serial', 'SELECT min(id) FROM orders'),
 	$b_node->safe_psql('serial', "SELECT min(id) FROM orders WHERE side = 2"),
 	'bigserial: both servers handed out the same key');

@@ -1,20 +1,21 @@
 # Several writable servers: what goes wrong, and what snowid does about it.
 #
 # - Two servers configured with the same worker id, both registering it in
-#   Redis: the second is refused, naming both.
-# - A copy of the publisher's data directory (a standby, promoted while the
-#   publisher runs) that claims from Redis: it claims a worker id of its
-#   own.  (Configured without Redis, it shares the publisher's system
-#   identifier and cannot be told from a failover.)
+#   Redis (server R and a twin): the second is refused, naming both.
+# - A copy of R's data directory (a standby, promoted while R runs): with
+#   R's settings Redis refuses it R's worker id; set to claim, it claims
+#   one of its own.  (Configured without Redis, a copy shares its
+#   original's system identifier and cannot be told from a failover.)
 # - A copy that became a cluster of its own, with a new system identifier:
-#   the mark file names the cluster and worker id it was copied with, so a
-#   fresh cluster given a standby's mark file, and on 17 and later a
-#   standby turned into a logical subscriber by pg_createsubscriber, refuse
-#   to issue ids with the worker id they were copied with, across restarts,
-#   until they get one of their own: another snowid.worker_id, or a claim
-#   from Redis.  With the publisher's settings, Redis refuses the worker id
-#   first: the subscriber registers it under its new identity.  Then they issue ids, and both servers write without a key
-#   conflict.
+#   the mark file names the cluster and the worker id it was copied with.
+#   A fresh cluster given the mark file of a standby of publisher P (worker
+#   id from snowid.worker_id, no Redis), and on 17 and later a standby of P
+#   turned into a logical subscriber by pg_createsubscriber, refuse to
+#   issue ids with P's worker id, across restarts, while replication goes
+#   on; with a worker id of their own they issue ids.  A standby of R
+#   turned into a subscriber is refused R's worker id by Redis, and claims
+#   one of its own once set to claim.  Both subscribers keep receiving
+#   their publisher's rows without a key conflict.
 use strict;
 use warnings;
 
@@ -29,54 +30,64 @@ use SnowidTest;
 use Test::More;
 
 my $redis = SnowidRedis->new;
-my $key = SnowidRedis::owners_key(0);
-
-# The publisher: worker id 1 from snowid.worker_id, registered in Redis.
-my $publisher = $redis->new_node('publisher', { 'snowid.worker_id' => 1 },
-	allows_streaming => 'logical');
-$publisher->start;
-$publisher->safe_psql('postgres', q{
+my $orders = q{
 	CREATE EXTENSION snowid;
 	CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowid_next(), who text);
-	INSERT INTO orders (who) SELECT 'publisher' FROM generate_series(1, 100)});
-my $publisher_identity = SnowidRedis::identity($publisher, 0);
-my $publisher_sysid = $publisher->safe_psql('postgres',
-	'SELECT system_identifier FROM pg_control_system()');
+	INSERT INTO orders (who) SELECT 'publisher' FROM generate_series(1, 100)};
 
-# Another server configured with the same worker id: refused.
+# Server R registers worker id 1 of datacenter 0 in Redis; another server
+# configured with the same worker id is refused.
+my $r_node = $redis->new_node('redis_publisher', { 'snowid.worker_id' => 1 },
+	allows_streaming => 'logical');
+$r_node->start;
+$r_node->safe_psql('postgres', $orders);
+my $r_identity = SnowidRedis::identity($r_node, 0);
 my $twin = $redis->new_node('twin', { 'snowid.worker_id' => 1 });
 $twin->start;
 $twin->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($twin, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
-	'same snowid.worker_id on two servers registering in Redis: the second is refused');
-like($err, qr/Redis has worker id 1 registered to "\Q$publisher_identity\E"/,
+	'the same snowid.worker_id on two servers registering in Redis: the second is refused');
+like($err, qr/Redis has worker id 1 registered to "\Q$r_identity\E"/,
 	'the error names the server that holds it');
 $twin->stop;
 
-# A standby of the publisher, promoted while the publisher runs, as a
-# copy made to become a second writable server: with a claim from Redis
-# it claims a worker id of its own.
-$publisher->backup('copy');
+# A standby of R, promoted while R runs, as a copy made to become a second
+# writable server: with R's settings Redis refuses it R's worker id; set
+# to claim one, it claims a worker id of its own.
+$r_node->backup('copy');
 my $copy = PostgreSQL::Test::Cluster->new('copy');
-$copy->init_from_backup($publisher, 'copy', has_streaming => 1);
-$copy->append_conf('postgresql.conf', "snowid.worker_id = -1\n");
+$copy->init_from_backup($r_node, 'copy', has_streaming => 1);
 $copy->start;
-$publisher->wait_for_catchup($copy);
+$r_node->wait_for_catchup($copy);
 $copy->promote;
 $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy was not promoted';
+like(SnowidTest::psql_error($copy, 'SELECT snowid_next()'),
+	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
+	'a promoted copy with the settings of its original: Redis refuses the worker id');
+SnowidTest::set_conf($copy, 'snowid.worker_id' => -1);
+$copy->restart;
 my $copy_max = $copy->safe_psql('postgres',
 	q{INSERT INTO orders (who) SELECT 'copy' FROM generate_series(1, 100);
 	  SELECT max(id) FROM orders WHERE who = 'copy'});
 my ($copy_worker, $copy_source) = split /\|/, SnowidRedis::worker($copy);
-is($copy_source, 'redis', 'a promoted copy claiming from Redis: claimed');
-isnt($copy_worker, '1', 'a worker id other than the publisher\'s');
+is($copy_source, 'redis', 'the copy, set to claim from Redis, claims');
+isnt($copy_worker, '1', 'a worker id other than its original\'s');
 is($copy->safe_psql('postgres', "SELECT worker_id FROM snowid_decode($copy_max)"),
 	$copy_worker, 'its ids carry the worker id it claimed');
-
 $copy->stop;
+
+# The publisher P: worker id 2 of datacenter 4 from snowid.worker_id, no
+# Redis.
+my $publisher = SnowidTest::new_node('publisher',
+	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
+	allows_streaming => 'logical');
+$publisher->start;
+$publisher->safe_psql('postgres', $orders);
+my $publisher_sysid = $publisher->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
 
 # A standby's mark file asks for a takeover and names the cluster it was
 # copied from, and the worker id.
@@ -87,13 +98,14 @@ $standby->start;
 $publisher->wait_for_catchup($standby);
 my $standby_mark = slurp_file($standby->data_dir . '/snowid_state');
 like($standby_mark,
-	qr/ system_identifier=$publisher_sysid node=0\/1 takeover=1\n\z/,
+	qr/ system_identifier=$publisher_sysid node=4\/2 takeover=1\n\z/,
 	'a standby\'s mark names the publisher\'s cluster and worker id');
 
 # A fresh cluster (another system identifier) given that mark file, with
 # the same snowid.worker_id: refused, across a restart; with another, it
 # issues ids.
-my $fresh = SnowidTest::new_node('fresh', { 'snowid.worker_id' => 1 });
+my $fresh = SnowidTest::new_node('fresh',
+	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 });
 copy($standby->data_dir . '/snowid_state', $fresh->data_dir . '/snowid_state')
   or die "could not copy snowid_state: $!";
 chmod(0600, $fresh->data_dir . '/snowid_state')
@@ -104,20 +116,20 @@ my $fresh_sysid = $fresh->safe_psql('postgres',
 $fresh->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $err = SnowidTest::psql_error($fresh, 'SELECT snowid_next()');
 like($err,
-	qr/ERROR:  55000: snowid will not issue ids with worker id 1 of datacenter 0 in a copy of another cluster\n/,
+	qr/ERROR:  55000: snowid will not issue ids with worker id 2 of datacenter 4 in a copy of another cluster\n/,
 	'a copied mark in another cluster, same worker id: refused with SQLSTATE 55000');
 like($err,
 	qr/DETAIL:  This data directory was copied from the cluster with system identifier $publisher_sysid .* with system identifier $fresh_sysid, /,
 	'the detail names both system identifiers');
 like($err,
-	qr/HINT:  Set snowid\.worker_id to a worker id that no other server of datacenter 0 uses, or claim one through snowid\.redis_url, and restart the server\./,
+	qr/HINT:  Set snowid\.worker_id to a worker id that no other server of datacenter 4 uses, or claim one through snowid\.redis_url, and restart the server\./,
 	'the hint says what to do');
 $fresh->restart;
 like(SnowidTest::psql_error($fresh, 'SELECT snowid_next_batch(10)'),
-	qr/55000: snowid will not issue ids with worker id 1 /,
+	qr/55000: snowid will not issue ids with worker id 2 /,
 	'still refused after a restart');
 like(slurp_file($fresh->data_dir . '/snowid_state'),
-	qr/ system_identifier=$publisher_sysid node=0\/1 takeover=1\n\z/,
+	qr/ system_identifier=$publisher_sysid node=4\/2 takeover=1\n\z/,
 	'the mark file still names the cluster it was copied from');
 SnowidTest::set_conf($fresh, 'snowid.worker_id' => 3);
 $fresh->restart;
@@ -125,11 +137,11 @@ my $fresh_id = $fresh->safe_psql('postgres', 'SELECT snowid_next()');
 is($fresh->safe_psql('postgres', "SELECT worker_id FROM snowid_decode($fresh_id)"),
 	'3', 'with a worker id of its own it issues ids');
 like(slurp_file($fresh->logfile),
-	qr/LOG:  snowid takes over the high-water mark of a copy of another cluster with worker id 3 of datacenter 0/,
+	qr/LOG:  snowid takes over the high-water mark of a copy of another cluster with worker id 3 of datacenter 4/,
 	'and logs the takeover');
 $fresh->stop;
 like(slurp_file($fresh->data_dir . '/snowid_state'),
-	qr/ system_identifier=$fresh_sysid node=0\/3 takeover=0\n\z/,
+	qr/ system_identifier=$fresh_sysid node=4\/3 takeover=0\n\z/,
 	'its mark file now names its own cluster and worker id');
 
 SKIP:
@@ -137,22 +149,25 @@ SKIP:
 	skip 'pg_createsubscriber comes with PostgreSQL 17', 15
 	  unless $publisher->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 
-	# Two standbys of the publisher, each turned into a logical subscriber:
-	# a new system identifier, the publisher's settings and mark file.
+	# A standby of P and one of R, each turned into a logical subscriber:
+	# a new system identifier, its original's settings and mark file.
+	my %original = (sub_config => $publisher, sub_redis => $r_node);
 	my %sub;
 	for my $name ('sub_config', 'sub_redis')
 	{
-		$publisher->backup($name);
+		my $from = $original{$name};
+
+		$from->backup($name);
 		my $node = PostgreSQL::Test::Cluster->new($name);
-		$node->init_from_backup($publisher, $name, has_streaming => 1);
+		$node->init_from_backup($from, $name, has_streaming => 1);
 		$node->start;
-		$publisher->wait_for_catchup($node);
+		$from->wait_for_catchup($node);
 		$node->stop;
 		command_ok(
 			[
 				'pg_createsubscriber',
 				'--pgdata' => $node->data_dir,
-				'--publisher-server' => $publisher->connstr('postgres'),
+				'--publisher-server' => $from->connstr('postgres'),
 				'--socketdir' => $node->host,
 				'--subscriber-port' => $node->port,
 				'--database' => 'postgres',
@@ -168,23 +183,17 @@ SKIP:
 	isnt($sub->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
 		$publisher_sysid, 'the subscriber has a new system identifier');
 
-	# With the publisher's settings, Redis refuses its worker id; without
-	# Redis, snowid does: across a restart, while logical replication
-	# brings the publisher's rows.
-	like(SnowidTest::psql_error($sub, 'SELECT snowid_next()'),
-		qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
-		'pg_createsubscriber, the publisher\'s settings: Redis refuses the worker id');
-	SnowidTest::set_conf($sub, 'snowid.redis_url' => '');
-	$sub->restart;
+	# P's snowid.worker_id: refused, across a restart, while logical
+	# replication brings P's rows.
 	$err = SnowidTest::psql_error($sub, 'SELECT snowid_next()');
 	like($err,
-		qr/ERROR:  55000: snowid will not issue ids with worker id 1 of datacenter 0 in a copy of another cluster\n/,
-		'pg_createsubscriber, same worker id: refused');
+		qr/ERROR:  55000: snowid will not issue ids with worker id 2 of datacenter 4 in a copy of another cluster\n/,
+		'pg_createsubscriber, the publisher\'s worker id: refused');
 	like($err, qr/system identifier $publisher_sysid .* as pg_createsubscriber makes it/,
 		'the detail says where the copy came from');
 	$sub->restart;
 	like(SnowidTest::psql_error($sub, q{INSERT INTO orders (who) VALUES ('sub')}),
-		qr/55000: snowid will not issue ids with worker id 1 /,
+		qr/55000: snowid will not issue ids with worker id 2 /,
 		'still refused after a restart, also as a column default');
 	$publisher->safe_psql('postgres',
 		q{INSERT INTO orders (who) SELECT 'after' FROM generate_series(1, 100)});
@@ -202,23 +211,30 @@ SKIP:
 			WHERE who = 'sub' AND d.worker_id = 5}),
 		'100', 'with snowid.worker_id = 5 it issues ids with worker id 5');
 
-	# The one from Redis claims anew, under its new system identifier.
+	# R's copy: Redis refuses R's worker id to the new identity; set to
+	# claim, it claims anew under its new system identifier.
 	my $sub_r = $sub{sub_redis};
+	like(SnowidTest::psql_error($sub_r, 'SELECT snowid_next()'),
+		qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
+		'pg_createsubscriber of a server registered in Redis: Redis refuses its worker id');
 	SnowidTest::set_conf($sub_r, 'snowid.worker_id' => -1);
 	$sub_r->restart;
 	$sub_r->safe_psql('postgres',
 		q{INSERT INTO orders (who) SELECT 'sub_redis' FROM generate_series(1, 100)});
 	my ($r_worker, $r_source) = split /\|/, SnowidRedis::worker($sub_r);
-	is($r_source, 'redis', 'the other subscriber claims from Redis');
+	is($r_source, 'redis', 'set to claim, it claims from Redis');
 	ok($r_worker ne '1' && $r_worker ne $copy_worker,
-		'a worker id that no server registered in Redis holds');
+		'a worker id that neither R nor R\'s promoted copy holds');
 
-	# Both subscribers keep receiving the publisher's rows: no key conflict.
-	$publisher->safe_psql('postgres',
-		q{INSERT INTO orders (who) SELECT 'last' FROM generate_series(1, 100)});
+	# Both subscribers keep receiving their publisher's rows: no key
+	# conflict.
 	for my $name ('sub_config', 'sub_redis')
 	{
-		$publisher->wait_for_catchup($name);
+		my $from = $original{$name};
+
+		$from->safe_psql('postgres',
+			q{INSERT INTO orders (who) SELECT 'last' FROM generate_series(1, 100)});
+		$from->wait_for_catchup($name);
 		is( $sub{$name}->safe_psql('postgres', q{
 				SELECT count(*) FROM orders WHERE who = 'last'}),
 			'100', "$name: the publisher's later rows arrive");
@@ -231,4 +247,5 @@ SKIP:
 
 $standby->stop;
 $publisher->stop;
+$r_node->stop;
 done_testing();
