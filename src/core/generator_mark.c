@@ -48,13 +48,11 @@ snowid_load_mark(SnowidShared *s)
 	}
 	s->takeover_pending = mark.takeover;
 	s->source_drift_ms = mark.max_drift_ms;
+	s->mark_datacenter_id = mark.datacenter_id;
+	s->mark_worker_id = mark.worker_id;
 	if (mark.takeover && mark.system_identifier != 0 &&
 		mark.system_identifier != GetSystemIdentifier())
-	{
 		s->copied_sysid = mark.system_identifier;
-		s->copied_datacenter_id = mark.datacenter_id;
-		s->copied_worker_id = mark.worker_id;
-	}
 	return Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
 }
 
@@ -237,28 +235,27 @@ snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
 /*
  * snowid_mark_owner
  *		Says in a mark about to be written whose ids it covers: this
- *		cluster's and this server's node (worker_id as the generator has it,
- *		-1 before it is resolved).  While the takeover of a cluster with
- *		another system identifier is pending, the mark keeps naming that
- *		cluster and its node, so that snowid_check_copy() still sees them
- *		after any number of restarts until the takeover is made.
+ *		cluster's and this server's node (worker_id as the generator has it).
+ *		While a takeover is pending and this server has no worker id yet (a
+ *		standby that claims from Redis), the node stays the one the mark file
+ *		named, that of the server copied.  While the takeover of a cluster
+ *		with another system identifier is pending, the mark keeps naming
+ *		that cluster and its node, so that snowid_check_copy() still sees
+ *		them after any number of restarts until the takeover is made.
  */
 void
 snowid_mark_owner(const SnowidShared *s, bool takeover, int worker_id,
 				  SnowidMark *mark)
 {
-	if (takeover && s->copied_sysid != 0)
-	{
-		mark->system_identifier = s->copied_sysid;
-		mark->datacenter_id = s->copied_datacenter_id;
-		mark->worker_id = s->copied_worker_id;
-	}
-	else
-	{
-		mark->system_identifier = GetSystemIdentifier();
-		mark->datacenter_id = snowid_datacenter_id;
-		mark->worker_id = worker_id;
-	}
+	bool		copied_node = takeover &&
+		(s->copied_sysid != 0 || worker_id < 0) &&
+		s->mark_status == SNOWID_MARK_OK && !s->mark_mismatch;
+
+	mark->system_identifier = (takeover && s->copied_sysid != 0) ?
+		s->copied_sysid : GetSystemIdentifier();
+	mark->datacenter_id = copied_node ?
+		s->mark_datacenter_id : snowid_datacenter_id;
+	mark->worker_id = copied_node ? s->mark_worker_id : worker_id;
 }
 
 /*
@@ -292,8 +289,8 @@ snowid_check_copy(SnowidShared *s)
 		return;
 
 	if (source == SNOWID_WORKER_CONFIG &&
-		worker_id == s->copied_worker_id &&
-		snowid_datacenter_id == s->copied_datacenter_id)
+		worker_id == s->mark_worker_id &&
+		snowid_datacenter_id == s->mark_datacenter_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid will not issue ids with worker id %d of datacenter %d in a copy of another cluster",

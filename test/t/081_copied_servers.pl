@@ -13,8 +13,8 @@
 #   turned into a logical subscriber by pg_createsubscriber, refuse to
 #   issue ids with P's worker id, across restarts, while replication goes
 #   on; with a worker id of their own they issue ids.  A standby of R
-#   turned into a subscriber is refused R's worker id by Redis, and claims
-#   one of its own once set to claim.  Both subscribers keep receiving
+#   turned into a subscriber is refused R's worker id by Redis (and by
+#   snowid without Redis), and claims one of its own once set to claim.  Both subscribers keep receiving
 #   their publisher's rows without a key conflict.
 use strict;
 use warnings;
@@ -146,7 +146,7 @@ like(slurp_file($fresh->data_dir . '/snowid_state'),
 
 SKIP:
 {
-	skip 'pg_createsubscriber comes with PostgreSQL 17', 15
+	skip 'pg_createsubscriber comes with PostgreSQL 17', 16
 	  unless $publisher->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 
 	# A standby of P and one of R, each turned into a logical subscriber:
@@ -217,7 +217,13 @@ SKIP:
 	like(SnowidTest::psql_error($sub_r, 'SELECT snowid_next()'),
 		qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
 		'pg_createsubscriber of a server registered in Redis: Redis refuses its worker id');
-	SnowidTest::set_conf($sub_r, 'snowid.worker_id' => -1);
+	SnowidTest::set_conf($sub_r, 'snowid.redis_url' => '');
+	$sub_r->restart;
+	like(SnowidTest::psql_error($sub_r, 'SELECT snowid_next()'),
+		qr/ERROR:  55000: snowid will not issue ids with worker id 1 of datacenter 0 in a copy of another cluster\n/,
+		'and without Redis, snowid refuses it: the mark names R\'s worker id');
+	SnowidTest::set_conf($sub_r, 'snowid.redis_url' => $redis->url,
+		'snowid.worker_id' => -1);
 	$sub_r->restart;
 	$sub_r->safe_psql('postgres',
 		q{INSERT INTO orders (who) SELECT 'sub_redis' FROM generate_series(1, 100)});
