@@ -18,10 +18,9 @@
  *	  do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
  *	  mark_high_water_ms, mark_datacenter_id, mark_worker_id, copied_sysid)
- *	  are set while shared memory
- *	  is initialised, and mark_mismatch and its mark also by replay (under
- *	  lock) while recovery lasts; backends read them without a lock, and
- *	  only once recovery has ended.
+ *	  are set while shared memory is initialised, and mark_mismatch and its
+ *	  mark also by replay (under lock) while recovery lasts; backends read
+ *	  them without a lock, and only once recovery has ended.
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
  *	- claiming (under mutex) lets one process at a time (a backend, or the
