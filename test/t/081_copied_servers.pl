@@ -38,7 +38,7 @@ my $orders = q{
 # Server R registers worker id 1 of datacenter 0 in Redis; another server
 # configured with the same worker id is refused.
 my $r_node = $redis->new_node('redis_publisher', { 'snowid.worker_id' => 1 },
-	allows_streaming => 'logical');
+	allows_streaming => 1);
 $r_node->start;
 $r_node->safe_psql('postgres', $orders);
 my $r_identity = SnowidRedis::identity($r_node, 0);
@@ -83,7 +83,7 @@ $copy->stop;
 # Redis.
 my $publisher = SnowidTest::new_node('publisher',
 	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
-	allows_streaming => 'logical');
+	allows_streaming => 1);
 $publisher->start;
 $publisher->safe_psql('postgres', $orders);
 my $publisher_sysid = $publisher->safe_psql('postgres',
@@ -143,113 +143,6 @@ $fresh->stop;
 like(slurp_file($fresh->data_dir . '/snowid_state'),
 	qr/ system_identifier=$fresh_sysid node=4\/3 takeover=0\n\z/,
 	'its mark file now names its own cluster and worker id');
-
-SKIP:
-{
-	skip 'pg_createsubscriber comes with PostgreSQL 17', 16
-	  unless $publisher->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
-
-	# A standby of P and one of R, each turned into a logical subscriber:
-	# a new system identifier, its original's settings and mark file.
-	my %original = (sub_config => $publisher, sub_redis => $r_node);
-	my %sub;
-	for my $name ('sub_config', 'sub_redis')
-	{
-		my $from = $original{$name};
-
-		$from->backup($name);
-		my $node = PostgreSQL::Test::Cluster->new($name);
-		$node->init_from_backup($from, $name, has_streaming => 1);
-		$node->start;
-		$from->wait_for_catchup($node);
-		$node->stop;
-		command_ok(
-			[
-				'pg_createsubscriber',
-				'--pgdata' => $node->data_dir,
-				'--publisher-server' => $from->connstr('postgres'),
-				'--socketdir' => $node->host,
-				'--subscriber-port' => $node->port,
-				'--database' => 'postgres',
-				'--publication' => "pub_$name",
-				'--subscription' => $name,
-				'--recovery-timeout' => $PostgreSQL::Test::Utils::timeout_default
-			],
-			"pg_createsubscriber turns a standby into $name");
-		$node->start;
-		$sub{$name} = $node;
-	}
-	my $sub = $sub{sub_config};
-	isnt($sub->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
-		$publisher_sysid, 'the subscriber has a new system identifier');
-
-	# P's snowid.worker_id: refused, across a restart, while logical
-	# replication brings P's rows.
-	$err = SnowidTest::psql_error($sub, 'SELECT snowid_next()');
-	like($err,
-		qr/ERROR:  55000: snowid will not issue ids with worker id 2 of datacenter 4 in a copy of another cluster\n/,
-		'pg_createsubscriber, the publisher\'s worker id: refused');
-	like($err, qr/system identifier $publisher_sysid .* as pg_createsubscriber makes it/,
-		'the detail says where the copy came from');
-	$sub->restart;
-	like(SnowidTest::psql_error($sub, q{INSERT INTO orders (who) VALUES ('sub')}),
-		qr/55000: snowid will not issue ids with worker id 2 /,
-		'still refused after a restart, also as a column default');
-	$publisher->safe_psql('postgres',
-		q{INSERT INTO orders (who) SELECT 'after' FROM generate_series(1, 100)});
-	$publisher->wait_for_catchup('sub_config');
-	is($sub->safe_psql('postgres', q{SELECT count(*) FROM orders WHERE who = 'after'}),
-		'100', 'the subscription brings the publisher\'s rows meanwhile');
-
-	# With a worker id of its own it writes, next to the publisher.
-	SnowidTest::set_conf($sub, 'snowid.worker_id' => 5);
-	$sub->restart;
-	$sub->safe_psql('postgres',
-		q{INSERT INTO orders (who) SELECT 'sub' FROM generate_series(1, 100)});
-	is($sub->safe_psql('postgres', q{
-			SELECT count(*) FROM orders, snowid_decode(id) d
-			WHERE who = 'sub' AND d.worker_id = 5}),
-		'100', 'with snowid.worker_id = 5 it issues ids with worker id 5');
-
-	# R's copy: Redis refuses R's worker id to the new identity; set to
-	# claim, it claims anew under its new system identifier.
-	my $sub_r = $sub{sub_redis};
-	like(SnowidTest::psql_error($sub_r, 'SELECT snowid_next()'),
-		qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
-		'pg_createsubscriber of a server registered in Redis: Redis refuses its worker id');
-	SnowidTest::set_conf($sub_r, 'snowid.redis_url' => '');
-	$sub_r->restart;
-	like(SnowidTest::psql_error($sub_r, 'SELECT snowid_next()'),
-		qr/ERROR:  55000: snowid will not issue ids with worker id 1 of datacenter 0 in a copy of another cluster\n/,
-		'and without Redis, snowid refuses it: the mark names R\'s worker id');
-	SnowidTest::set_conf($sub_r, 'snowid.redis_url' => $redis->url,
-		'snowid.worker_id' => -1);
-	$sub_r->restart;
-	$sub_r->safe_psql('postgres',
-		q{INSERT INTO orders (who) SELECT 'sub_redis' FROM generate_series(1, 100)});
-	my ($r_worker, $r_source) = split /\|/, SnowidRedis::worker($sub_r);
-	is($r_source, 'redis', 'set to claim, it claims from Redis');
-	ok($r_worker ne '1' && $r_worker ne $copy_worker,
-		'a worker id that neither R nor R\'s promoted copy holds');
-
-	# Both subscribers keep receiving their publisher's rows: no key
-	# conflict.
-	for my $name ('sub_config', 'sub_redis')
-	{
-		my $from = $original{$name};
-
-		$from->safe_psql('postgres',
-			q{INSERT INTO orders (who) SELECT 'last' FROM generate_series(1, 100)});
-		$from->wait_for_catchup($name);
-		is( $sub{$name}->safe_psql('postgres', q{
-				SELECT count(*) FROM orders WHERE who = 'last'}),
-			'100', "$name: the publisher's later rows arrive");
-		is( $sub{$name}->safe_psql('postgres', q{
-				SELECT coalesce(sum(apply_error_count), 0) FROM pg_stat_subscription_stats}),
-			'0', "$name: no subscription error");
-	}
-	$_->stop for values %sub;
-}
 
 $standby->stop;
 $publisher->stop;
