@@ -142,8 +142,6 @@ snowid_shmem_init(void)
 	s->high_water_ms = mark_ms;
 	s->last_clock_ms = 0;
 
-	snowid_record_takeover(s, mark_ms);
-
 	s->fence_ms = PG_INT64_MAX;
 	s->worker_id = -1;
 	s->node_bits = -1;
@@ -151,6 +149,9 @@ snowid_shmem_init(void)
 	if (s->worker_id >= 0)
 		s->node_bits = snowid_node_bits(&snowid_layout, snowid_datacenter_id,
 										s->worker_id);
+
+	/* after the worker id, which the mark it writes names */
+	snowid_record_takeover(s, mark_ms);
 }
 
 /*
@@ -200,6 +201,7 @@ snowid_shmem_detach(void)
 	mark.max_drift_ms = s->takeover_pending ?
 		s->source_drift_ms : snowid_max_drift_ms;
 	mark.takeover = s->takeover_pending;
+	snowid_mark_owner(s, mark.takeover, s->worker_id, &mark);
 	(void) snowid_mark_write(&mark, LOG);
 }
 
@@ -259,7 +261,10 @@ snowid_prepare(void)
 	if (worker_id < 0)
 		(void) snowid_resolve_worker();
 	if (unlikely(takeover))
+	{
+		snowid_check_copy(s);
 		snowid_skip_after_takeover(s);
+	}
 
 	prepared = true;
 }

@@ -25,8 +25,9 @@
 /*
  * snowid_load_mark
  *		Reads the mark file into a new generator: how reading went, a layout
- *		that does not match ours, a pending takeover and the drift budget of
- *		the server the mark came from.  Returns the first
+ *		that does not match ours, a pending takeover (of a cluster with
+ *		another system identifier, see snowid_check_copy()) and the drift
+ *		budget of the server the mark came from.  Returns the first
  *		millisecond (since our epoch) the generator may issue, 0 without a
  *		usable mark.
  */
@@ -47,6 +48,11 @@ snowid_load_mark(SnowidShared *s)
 	}
 	s->takeover_pending = mark.takeover;
 	s->source_drift_ms = mark.max_drift_ms;
+	s->mark_datacenter_id = mark.datacenter_id;
+	s->mark_worker_id = mark.worker_id;
+	if (mark.takeover && mark.system_identifier != 0 &&
+		mark.system_identifier != GetSystemIdentifier())
+		s->copied_sysid = mark.system_identifier;
 	return Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
 }
 
@@ -83,6 +89,7 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 	mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
 	mark.max_drift_ms = s->source_drift_ms;
 	mark.takeover = true;
+	snowid_mark_owner(s, true, s->worker_id, &mark);
 	s->takeover_pending = true;
 	if (!snowid_mark_write(&mark, WARNING))
 		ereport(WARNING,
@@ -132,6 +139,7 @@ snowid_save_replayed_mark(SnowidShared *s)
 {
 	SnowidMark	mark;
 	bool		unsaved;
+	int			worker_id;
 
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
 	if (s->replay_unsaved)
@@ -141,7 +149,9 @@ snowid_save_replayed_mark(SnowidShared *s)
 		mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
 		mark.max_drift_ms = s->source_drift_ms;
 		mark.takeover = s->takeover_pending;
+		worker_id = s->worker_id;
 		SpinLockRelease(&s->mutex);
+		snowid_mark_owner(s, mark.takeover, worker_id, &mark);
 		s->replay_unsaved = !snowid_mark_write(&mark, WARNING);
 	}
 	unsaved = s->replay_unsaved;
@@ -219,6 +229,82 @@ snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
 	mark->high_water_ms = s->mark_high_water_ms;
 	mark->max_drift_ms = s->source_drift_ms;
 	mark->takeover = s->takeover_pending;
+	snowid_mark_owner(s, mark->takeover, s->worker_id, mark);
+}
+
+/*
+ * snowid_mark_owner
+ *		Says in a mark about to be written whose ids it covers: this
+ *		cluster's and this server's node (worker_id as the generator has it).
+ *		While a takeover is pending and this server has no worker id yet (a
+ *		standby that claims from Redis), the node stays the one the mark file
+ *		named, that of the server copied.  While the takeover of a cluster
+ *		with another system identifier is pending, the mark keeps naming
+ *		that cluster and its node, so that snowid_check_copy() still sees
+ *		them after any number of restarts until the takeover is made.
+ */
+void
+snowid_mark_owner(const SnowidShared *s, bool takeover, int worker_id,
+				  SnowidMark *mark)
+{
+	bool		copied_node = takeover &&
+		(s->copied_sysid != 0 || worker_id < 0) &&
+		s->mark_status == SNOWID_MARK_OK && !s->mark_mismatch;
+
+	mark->system_identifier = (takeover && s->copied_sysid != 0) ?
+		s->copied_sysid : GetSystemIdentifier();
+	mark->datacenter_id = copied_node ?
+		s->mark_datacenter_id : snowid_datacenter_id;
+	mark->worker_id = copied_node ? s->mark_worker_id : worker_id;
+}
+
+/*
+ * snowid_check_copy
+ *		Before the first id of a takeover: refuses the worker id of the
+ *		server this data directory was copied from, if the data directory
+ *		has become a cluster of its own since (its system identifier
+ *		changed: pg_createsubscriber turns a standby into one) and the
+ *		worker id comes from snowid.worker_id.  Unlike a promoted standby,
+ *		which replaces its primary, such a server runs next to the one it
+ *		was copied from, and both would issue the same ids.  A worker id
+ *		claimed from Redis is safe: the claim is made under the new system
+ *		identifier, so Redis hands out one that no running server holds.
+ */
+void
+snowid_check_copy(SnowidShared *s)
+{
+	int			worker_id;
+	SnowidWorkerSource source;
+	bool		takeover;
+
+	if (s->copied_sysid == 0)
+		return;
+
+	SpinLockAcquire(&s->mutex);
+	worker_id = s->worker_id;
+	source = s->worker_source;
+	takeover = s->takeover_pending;
+	SpinLockRelease(&s->mutex);
+	if (!takeover)
+		return;
+
+	if (source == SNOWID_WORKER_CONFIG &&
+		worker_id == s->mark_worker_id &&
+		snowid_datacenter_id == s->mark_datacenter_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid will not issue ids with worker id %d of datacenter %d in a copy of another cluster",
+						worker_id, snowid_datacenter_id),
+				 errdetail("This data directory was copied from the cluster with system identifier " UINT64_FORMAT " (as a standby or a backup) and has become a cluster of its own, with system identifier " UINT64_FORMAT ", as pg_createsubscriber makes it.  The server it was copied from may still issue ids with this worker id, and the two servers would issue the same ids.",
+						   s->copied_sysid, GetSystemIdentifier()),
+				 errhint("Set snowid.worker_id to a worker id that no other server of datacenter %d uses, or claim one through snowid.redis_url, and restart the server.",
+						 snowid_datacenter_id)));
+
+	ereport(LOG,
+			(errmsg("snowid takes over the high-water mark of a copy of another cluster with worker id %d of datacenter %d",
+					worker_id, snowid_datacenter_id),
+			 errdetail("This data directory was copied from the cluster with system identifier " UINT64_FORMAT ", and has system identifier " UINT64_FORMAT " now.",
+					   s->copied_sysid, GetSystemIdentifier())));
 }
 
 /*
@@ -246,6 +332,7 @@ snowid_replay_mark(const SnowidMark *mark)
 	bool		foreign = !snowid_mark_layout_matches(mark, &snowid_layout);
 	bool		changed = false;
 	bool		drift_changed;
+	int			worker_id;
 	SnowidMark	file;
 
 	Assert(s != NULL);
@@ -280,7 +367,9 @@ snowid_replay_mark(const SnowidMark *mark)
 	file.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
 	file.max_drift_ms = s->source_drift_ms;
 	file.takeover = s->takeover_pending;
+	worker_id = s->worker_id;
 	SpinLockRelease(&s->mutex);
+	snowid_mark_owner(s, file.takeover, worker_id, &file);
 
 	if (s->mark_mismatch)
 		snowid_foreign_mark(s, &file);
@@ -320,6 +409,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	bool		takeover;
 	bool		renewal_failed;
 	bool		written;
+	int			worker_id;
 
 	if (wait)
 		LWLockAcquire(s->lock, LW_EXCLUSIVE);
@@ -330,6 +420,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	high_water_ms = s->high_water_ms;
 	takeover = s->takeover_pending;
 	renewal_failed = s->renewal_failed;
+	worker_id = s->worker_id;
 	SpinLockRelease(&s->mutex);
 
 	/* someone renewed it meanwhile, or an early renewal failed before */
@@ -345,6 +436,7 @@ snowid_advance_mark(int64 needed_ms, bool wait)
 	mark.high_water_ms = new_ms + snowid_layout.epoch_ms;
 	mark.max_drift_ms = snowid_max_drift_ms;
 	mark.takeover = takeover;	/* cleared once the skip is made */
+	snowid_mark_owner(s, takeover, worker_id, &mark);
 	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_MARK_WRITE));
 	written = snowid_mark_write(&mark, wait ? ERROR : WARNING);
 	pgstat_report_wait_end();

@@ -19,6 +19,9 @@ extern void snowid_replay_mark(const SnowidMark *mark);
 extern int64 snowid_load_mark(SnowidShared *s);
 extern void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
 extern void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
+extern void snowid_mark_owner(const SnowidShared *s, bool takeover,
+							  int worker_id, SnowidMark *mark);
+extern void snowid_check_copy(SnowidShared *s);
 extern char *snowid_layout_settings(const SnowidLayout *l);
 extern int64 snowid_old_ids_bound(const SnowidShared *s);
 extern void snowid_save_replayed_mark(SnowidShared *s);

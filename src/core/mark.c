@@ -31,8 +31,11 @@
 
 #include "core/mark.h"
 
-#define SNOWID_MARK_VERSION		2
+#define SNOWID_MARK_VERSION		3
 #define SNOWID_MARK_FORMAT \
+	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld " \
+	"max_drift_ms=%d system_identifier=%llu node=%d/%d takeover=%d\n"
+#define SNOWID_MARK_FORMAT_V2 \
 	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld " \
 	"max_drift_ms=%d takeover=%d\n"
 #define SNOWID_MARK_FORMAT_V1 \
@@ -57,6 +60,9 @@ snowid_mark_read(SnowidMark *mark)
 	long long	epoch_ms;
 	long long	high_water_ms;
 	int			max_drift_ms = 0;
+	unsigned long long system_identifier = 0;
+	int			datacenter_id = 0;
+	int			worker_id = -1;
 	int			takeover;
 	int			end = -1;
 	SnowidLayout *l = &mark->layout;
@@ -78,6 +84,12 @@ snowid_mark_read(SnowidMark *mark)
 		sscanf(line, "snowid %d ", &version) == 1;
 	if (ok && version == SNOWID_MARK_VERSION)
 		ok = sscanf(line, SNOWID_MARK_FORMAT "%n", &version, &epoch_ms,
+					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
+					&l->sequence_bits, &high_water_ms, &max_drift_ms,
+					&system_identifier, &datacenter_id, &worker_id,
+					&takeover, &end) == 12;
+	else if (ok && version == 2)
+		ok = sscanf(line, SNOWID_MARK_FORMAT_V2 "%n", &version, &epoch_ms,
 					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
 					&l->sequence_bits, &high_water_ms, &max_drift_ms,
 					&takeover, &end) == 9;
@@ -104,6 +116,9 @@ snowid_mark_read(SnowidMark *mark)
 		l->epoch_ms = (int64) epoch_ms;
 		mark->high_water_ms = (int64) high_water_ms;
 		mark->max_drift_ms = max_drift_ms;
+		mark->system_identifier = (uint64) system_identifier;
+		mark->datacenter_id = datacenter_id;
+		mark->worker_id = worker_id;
 		mark->takeover = (takeover == 1);
 		ok = snowid_mark_valid(mark);
 	}
@@ -139,6 +154,11 @@ snowid_mark_valid(const SnowidMark *mark)
 		return false;
 	if (mark->max_drift_ms < 0 || mark->max_drift_ms > SNOWID_MAX_DRIFT_MS)
 		return false;
+	if (mark->datacenter_id < 0 ||
+		mark->datacenter_id > SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS) ||
+		mark->worker_id < -1 ||
+		mark->worker_id > SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS))
+		return false;
 	return mark->high_water_ms >= 0 &&
 		mark->high_water_ms <= SNOWID_MARK_MAX_MS;
 }
@@ -158,7 +178,9 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 			 SNOWID_MARK_VERSION, (long long) l->epoch_ms,
 			 l->timestamp_bits, l->datacenter_bits, l->worker_bits,
 			 l->sequence_bits, (long long) mark->high_water_ms,
-			 mark->max_drift_ms, mark->takeover ? 1 : 0);
+			 mark->max_drift_ms,
+			 (unsigned long long) mark->system_identifier,
+			 mark->datacenter_id, mark->worker_id, mark->takeover ? 1 : 0);
 	return snowid_write_line_file(SNOWID_MARK_FILE, line, elevel);
 }
 

@@ -18,6 +18,11 @@ typedef struct SnowidMark
 	int64		high_water_ms;	/* Unix ms: every id issued lies below it */
 	int			max_drift_ms;	/* snowid.max_drift_ms of the server whose
 								 * ids the mark covers; 0 if unknown */
+	uint64		system_identifier;	/* of the cluster whose ids the mark
+									 * covers; 0 if unknown (version 1 and
+									 * 2 files, and WAL records) */
+	int			datacenter_id;	/* and the datacenter and worker id those */
+	int			worker_id;		/* ids carry; -1 if unknown */
 	bool		takeover;		/* started as a copy of another server and
 								 * has not yet skipped past its ids */
 } SnowidMark;

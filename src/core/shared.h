@@ -17,10 +17,10 @@
  *	  written under it, and nothing under it can sleep, allocate, report or
  *	  do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
- *	  mark_high_water_ms) are set while shared memory is initialised, and
- *	  mark_mismatch and its mark also by replay (under lock) while recovery
- *	  lasts; backends read them without a lock, and only once recovery has
- *	  ended.
+ *	  mark_high_water_ms, mark_datacenter_id, mark_worker_id, copied_sysid)
+ *	  are set while shared memory is initialised, and mark_mismatch and its
+ *	  mark also by replay (under lock) while recovery lasts; backends read
+ *	  them without a lock, and only once recovery has ended.
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
  *	- claiming (under mutex) lets one process at a time (a backend, or the
@@ -64,6 +64,11 @@ typedef struct SnowidShared
 								 * another layout; also set by replay */
 	SnowidLayout mark_layout;	/* the layout found in that mark */
 	int64		mark_high_water_ms; /* and its mark, in Unix ms */
+	int			mark_datacenter_id; /* the node whose ids the mark file */
+	int			mark_worker_id; /* covers (worker id -1 if unknown) */
+	uint64		copied_sysid;	/* the mark file asks for a takeover of a
+								 * cluster with this other system
+								 * identifier; 0 if not */
 
 	/* protected by lock: */
 	bool		replay_unsaved; /* a replayed mark is not in the file yet */

@@ -125,6 +125,9 @@ snowid_record_mark(XLogReaderState *record, SnowidMark *mark)
 	mark->layout.worker_bits = rec.worker_bits;
 	mark->layout.sequence_bits = rec.sequence_bits;
 	mark->max_drift_ms = rec.max_drift_ms;
+	mark->system_identifier = 0;	/* the replaying cluster's own */
+	mark->datacenter_id = 0;
+	mark->worker_id = -1;
 	mark->takeover = false;
 	return snowid_mark_valid(mark);
 }

@@ -18,12 +18,14 @@ snowid.worker_id = 2
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $before = $node->safe_psql('postgres', 'SELECT snowid_next()');
+my $sysid = $node->safe_psql('postgres',
+	'SELECT system_identifier FROM pg_control_system()');
 $node->stop;
 
 my $file = $node->data_dir . '/snowid_state';
 my $good = slurp_file($file);
-like($good, qr/^snowid 2 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ max_drift_ms=1000 takeover=0\n\z/,
-	'the mark file is one readable line');
+like($good, qr/^snowid 3 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ max_drift_ms=1000 system_identifier=$sysid node=0\/2 takeover=0\n\z/,
+	'the mark file is one readable line, naming the cluster and the node');
 
 sub write_mark
 {
@@ -62,14 +64,27 @@ next_fails(qr/is corrupt/, 'truncated file');
 write_mark($bad);
 next_fails(qr/is corrupt/, 'drift budget beyond the largest setting');
 
-# A file of version 1 (before the mark went into WAL) is still read.
-(my $v1 = $good) =~ s/^snowid 2 (.*) max_drift_ms=\d+ /snowid 1 $1 /;
-write_mark($v1);
-$node->start;
-cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $before,
-	'a version 1 file: ids continue above the earlier ones');
-$node->stop;
-like(slurp_file($file), qr/^snowid 2 /, 'and the file is written as version 2');
+($bad = $good) =~ s/ node=0\/2 / node=0\/-2 /;
+write_mark($bad);
+next_fails(qr/is corrupt/, 'impossible worker id');
+
+# A file of version 2 (before it named the cluster and the node) and one
+# of version 1 (before the mark went into WAL) are still read.
+(my $v2 = $good) =~ s/^snowid 3 (.*) system_identifier=\d+ node=\S+ /snowid 2 $1 /;
+(my $v1 = $v2) =~ s/^snowid 2 (.*) max_drift_ms=\d+ /snowid 1 $1 /;
+for my $old ([ 2, $v2 ], [ 1, $v1 ])
+{
+	my ($version, $line) = @$old;
+
+	write_mark($line);
+	$node->start;
+	cmp_ok($node->safe_psql('postgres', 'SELECT snowid_next()'), '>', $before,
+		"a version $version file: ids continue above the earlier ones");
+	$before = $node->safe_psql('postgres', 'SELECT snowid_next()');
+	$node->stop;
+	like(slurp_file($file), qr/^snowid 3 .* system_identifier=$sysid node=0\/2 /,
+		'and the file is written as version 3');
+}
 
 write_mark($good);
 chmod 0000, $file;

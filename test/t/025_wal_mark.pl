@@ -78,7 +78,7 @@ unlink($standby{other_layout}->data_dir . '/snowid_state')
 $standby{other_layout}->start;
 like(
 	slurp_file($standby{connected}->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=1000 takeover=1\n/,
+	qr/ max_drift_ms=1000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
 	'the standby starts with the drift budget of its copied mark');
 
 # The operator raises the primary's drift budget; a standby sees only the
@@ -95,11 +95,11 @@ $primary->wait_for_catchup($standby{cut_off});
 $primary->wait_for_catchup($standby{other_layout});
 like(
 	slurp_file($standby{other_layout}->data_dir . '/snowid_state'),
-	qr/ layout=53\/5\/5\/0 high_water_ms=\d+ max_drift_ms=10000 takeover=1\n/,
+	qr/ layout=53\/5\/5\/0 high_water_ms=\d+ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
 	'replay writes a mark of another layout as it is');
 like(
 	slurp_file($standby{cut_off}->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=10000 takeover=1\n/,
+	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
 	'replay writes the primary\'s drift budget into the standby\'s mark');
 SnowidTest::cut_off($standby{cut_off});
 
@@ -169,7 +169,7 @@ is( $bare->safe_psql('postgres',
 	'with snowid preloaded it replays past the mark records');
 like(
 	slurp_file($bare->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=10000 takeover=1\n/,
+	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
 	'and writes the primary\'s marks into its own');
 $bare->stop;
 
