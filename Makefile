@@ -142,3 +142,11 @@ installcheck: regress-key-file
 .PHONY: regress-key-file
 regress-key-file:
 	chmod 600 $(srcdir)/test/regress_public_keys
+
+# The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
+# release's tag) once test/release has checked that snowid.control,
+# META.json and debian/changelog name one version (doc/install.md#releases).
+REF ?= HEAD
+.PHONY: dist
+dist:
+	$(srcdir)/test/release archive $(REF)
