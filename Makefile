@@ -88,16 +88,21 @@ PG_CFLAGS += -Werror
 endif
 
 # make installcheck brings its own server with snowid preloaded.
+# SNOWID_TEMP_INSTANCE=no tests the running server that PGHOST and PGPORT
+# name instead, which must be set up as test/snowid.conf says: the Debian
+# package's tests do so on a throwaway cluster (debian/tests/installcheck).
+SNOWID_TEMP_INSTANCE ?= yes
 REGRESS = next batch decode from_time status errors master_detail \
 	serial layout_status convert public upgrade time_range
-REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
-	--temp-instance=$(CURDIR)/tmp_check_regress
-
 ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
-	--outputdir=$(CURDIR)/output_iso \
-	--temp-config=$(srcdir)/test/snowid.conf \
+	--outputdir=$(CURDIR)/output_iso
+ifeq ($(SNOWID_TEMP_INSTANCE),yes)
+REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
+	--temp-instance=$(CURDIR)/tmp_check_regress
+ISOLATION_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_iso
+endif
 
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
@@ -137,3 +142,11 @@ installcheck: regress-key-file
 .PHONY: regress-key-file
 regress-key-file:
 	chmod 600 $(srcdir)/test/regress_public_keys
+
+# The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
+# release's tag) once test/release has checked that snowid.control,
+# META.json and debian/changelog name one version (doc/install.md#releases).
+REF ?= HEAD
+.PHONY: dist
+dist:
+	$(srcdir)/test/release archive $(REF)

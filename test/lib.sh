@@ -50,6 +50,12 @@ SNOWID_PACKAGES=(
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 	"postgresql-$SNOWID_PG_DEBIAN-partman"
 )
+# What test/package needs to build the Debian packages (dpkg-buildpackage,
+# pg_buildext, debhelper's pgxs sequences), lint them and run their tests
+# (pg_virtualenv, in postgresql-common)
+SNOWID_DEB_PACKAGES=(
+	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian
+)
 # What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
 	bison flex libssl-dev libreadline-dev zlib1g-dev libicu-dev dpkg-dev

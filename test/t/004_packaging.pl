@@ -1,11 +1,13 @@
 # What the packaging says about snowid agrees with itself and with the
 # server: META.json (PGXN) names the version of snowid.control and a script
-# that exists, and from PostgreSQL 18 on pg_get_loaded_modules() names the
-# loaded library and its version.
+# that exists, the newest entry of debian/changelog that version too, and
+# test/release check says so; from PostgreSQL 18 on pg_get_loaded_modules()
+# names the loaded library and its version.
 use strict;
 use warnings;
 
 use FindBin;
+use IPC::Run;
 use lib $FindBin::RealBin;
 
 use JSON::PP;
@@ -32,6 +34,15 @@ is($provides->{file}, "sql/snowid--$default_version.sql",
 	'and is the full script of the default version');
 is($meta->{prereqs}{runtime}{requires}{PostgreSQL},
 	'15.0.0', 'it requires PostgreSQL 15 or later');
+
+my ($debian) = slurp_file("$top/debian/changelog") =~ /\Asnowid \(([^)]+)\)/;
+like($debian, qr/^\Q$meta->{version}\E-[0-9]+$/,
+	"debian/changelog's newest entry is the release of META.json");
+my ($stdout, $stderr);
+my $agree = IPC::Run::run([ "$top/test/release", 'check' ], '>', \$stdout, '2>', \$stderr);
+ok($agree, 'test/release check finds the three versions in agreement')
+  or diag($stderr);
+is($stdout, "$meta->{version}\n", 'and prints that version');
 
 my $node = SnowidTest::new_node('packaging', { 'snowid.worker_id' => 1 });
 $node->start;
