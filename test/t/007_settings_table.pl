@@ -5,11 +5,14 @@
 # refuses never reaches postgresql.auto.conf, and the server must come up
 # with every value it accepts.  snowid.worker_lease = '50ms' is refused.
 #
-# The server has a snowid.redis_url (no Redis listens there; nothing here
-# asks it), so that a lease is a value a start can accept.
+# The servers have a snowid.redis_url (no Redis listens there; nothing
+# here asks it), so that a lease is a value a start can accept.  One runs
+# with the defaults and takes the ALTER SYSTEM commands; the other starts
+# with each postgresql.auto.conf the first accepted.
 use strict;
 use warnings;
 
+use File::Copy ();
 use FindBin;
 use lib $FindBin::RealBin;
 
@@ -18,12 +21,15 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('settings_table');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
+my ($node, $starter) = map {
+	my $n = PostgreSQL::Test::Cluster->new($_);
+	$n->init;
+	$n->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'snowid'
 snowid.redis_url = 'redis://127.0.0.1:1'
 });
+	$n;
+} ('settings_table', 'settings_start');
 $node->start;
 
 # The values each setting's own rules are about, beyond its bounds.
@@ -103,29 +109,23 @@ for my $row (@rows)
 		}
 		$accepted++;
 
-		# Accepted: the next start must accept it too.
-		$node->stop;
-		my $log_offset = -s $node->logfile;
-		my $started = $node->start(fail_ok => 1);
+		# Accepted: a start with it must accept it too.
+		File::Copy::copy($node->data_dir . '/postgresql.auto.conf',
+			$starter->data_dir . '/postgresql.auto.conf')
+		  or die "could not copy postgresql.auto.conf: $!";
+		my $log_offset = -s $starter->logfile;
+		my $started = $starter->start(fail_ok => 1);
 		ok($started, "$name = '$value': ALTER SYSTEM accepts it, and so does a start");
-		if (!$started)
+		if ($started)
 		{
-			my $log = slurp_file($node->logfile, $log_offset);
-			diag("the start refused it:\n$log");
-			# take it out of postgresql.auto.conf by hand to go on
-			my $auto = $node->data_dir . '/postgresql.auto.conf';
-			my $text = slurp_file($auto);
-			$text =~ s/^\Q$name\E = .*\n//m;
-			open(my $fh, '>', $auto) or die $!;
-			print $fh $text;
-			close $fh;
-			$node->start;
-			next;
+			$starter->stop;
 		}
-
-		# back to the defaults in force before the next value
+		else
+		{
+			diag("the start refused it:\n"
+				  . slurp_file($starter->logfile, $log_offset));
+		}
 		$node->safe_psql('postgres', "ALTER SYSTEM RESET $name");
-		$node->restart;
 	}
 	note("$name: $accepted values accepted, $refused refused");
 }

@@ -82,35 +82,36 @@ $ids->take($node, 50000, 'first start, batch',
 cmp_ok(read_mark($node), '>', max_id_ms($node),
 	'the mark lies above every id issued');
 
-# Immediate shutdown, then a start with the clock 5 s behind.  The generator
+# Immediate shutdown, then a start with the clock 30 s behind.  The generator
 # must not start below the mark: with 0.2 s of drift it fails, and with a
-# budget of 20 s it issues ids above all earlier ones.
+# budget of 60 s it issues ids above all earlier ones.  (30 s, so that a
+# restart on a loaded machine cannot outlast the step.)
 $node->stop('immediate');
-$clock->set('-5');
+$clock->set('-30');
 $clock->start_node($node);
-fails_behind($node, 'after an immediate shutdown, clock 5 s back');
-set_budget($node, 20000, 500);
-$ids->take($node, 500, 'after an immediate shutdown, clock 5 s back');
+fails_behind($node, 'after an immediate shutdown, clock 30 s back');
+set_budget($node, 60000, 500);
+$ids->take($node, 500, 'after an immediate shutdown, clock 30 s back');
 
 $clock->set('+0');
 set_budget($node, 200, 3000);
 $ids->take($node, 500, 'clock right after the immediate shutdown');
 
 # A backend killed with SIGKILL: the postmaster kills every other backend
-# and reinitialises shared memory; meanwhile the clock goes 5 s back.
+# and reinitialises shared memory; meanwhile the clock goes 30 s back.
 set_budget($node, 200, 500);
 my $psql = $node->background_psql('postgres');
 $ids->take($psql, 10, 'the backend about to be killed');
-$clock->set('-5');
+$clock->set('-30');
 SnowidTest::crash_backend($node, $psql);
 
 is( $node->safe_psql('postgres',
 		'SELECT ids_issued FROM snowid_status()'),
 	'0',
 	'the generator was reinitialised');
-fails_behind($node, 'after a backend crash, clock 5 s back');
-set_budget($node, 20000, 500);
-$ids->take($node, 500, 'after a backend crash, clock 5 s back');
+fails_behind($node, 'after a backend crash, clock 30 s back');
+set_budget($node, 60000, 500);
+$ids->take($node, 500, 'after a backend crash, clock 30 s back');
 
 $clock->set('+0');
 set_budget($node, 200, 3000);

@@ -162,7 +162,7 @@ sub sweep_midnight
 }
 
 my ($boundary, $both, $tries) = (0, 0, 0);
-while (!$both && $tries++ < 3)
+while (!$both && $tries++ < 10)
 {
 	($boundary, $both) = sweep_midnight();
 }

@@ -33,7 +33,9 @@ my $node = $redis->new_node('s',
 		'snowid.datacenter_id' => $dc,
 		'snowid.worker_bits' => 2,
 		'snowid.worker_lease' => '60s',
-		'snowid.release_on_shutdown' => 'on'
+		'snowid.release_on_shutdown' => 'on',
+		# a loaded machine may take seconds between the pause and its end
+		'snowid.redis_timeout_ms' => 15000
 	});
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');

@@ -14,6 +14,34 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
+# PostgreSQL 17 and later make a new server by copying $ENV{INITDB_TEMPLATE}
+# (one initdb -A trust -N of the same build, made by test/run) rather than
+# running initdb again, unless extra initdb options are given; the same is
+# done here on 15 and 16.  Such servers share one system identifier, as the
+# servers of PostgreSQL's own tests do; one that needs its own passes
+# force_initdb => 1 (as on 17).
+if (defined $ENV{INITDB_TEMPLATE})
+{
+	my $init = \&PostgreSQL::Test::Cluster::init;
+	my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+
+	no warnings 'redefine';
+	*PostgreSQL::Test::Cluster::init = sub {
+		my ($self, %params) = @_;
+
+		return $init->(@_)
+		  if $self->pg_version >= 17
+		  || $params{force_initdb}
+		  || defined $params{extra};
+		local *PostgreSQL::Test::Utils::system_or_bail = sub {
+			return $system_or_bail->(@_) unless $_[0] eq 'initdb';
+			Test::More::note('initializing database system by copying initdb template');
+			return $system_or_bail->('cp', '-RPp', $ENV{INITDB_TEMPLATE}, $_[2]);
+		};
+		return $init->(@_);
+	};
+}
+
 # A PostgreSQL server with snowid preloaded and the given settings, not
 # started: new_node('name', { 'snowid.datacenter_id' => 4, ... }, init
 # parameters such as allows_streaming => 1).
