@@ -37,12 +37,15 @@ my $orders = q{
 
 # Server R registers worker id 1 of datacenter 0 in Redis; another server
 # configured with the same worker id is refused.
+# Every cluster here has a system identifier of its own (force_initdb: not
+# a copy of the tests' initdb template), as in real life.
 my $r_node = $redis->new_node('redis_publisher', { 'snowid.worker_id' => 1 },
-	allows_streaming => 1);
+	allows_streaming => 1, force_initdb => 1);
 $r_node->start;
 $r_node->safe_psql('postgres', $orders);
 my $r_identity = SnowidRedis::identity($r_node, 0);
-my $twin = $redis->new_node('twin', { 'snowid.worker_id' => 1 });
+my $twin = $redis->new_node('twin', { 'snowid.worker_id' => 1 },
+	force_initdb => 1);
 $twin->start;
 $twin->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($twin, 'SELECT snowid_next()');
@@ -83,7 +86,7 @@ $copy->stop;
 # Redis.
 my $publisher = SnowidTest::new_node('publisher',
 	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
-	allows_streaming => 1);
+	allows_streaming => 1, force_initdb => 1);
 $publisher->start;
 $publisher->safe_psql('postgres', $orders);
 my $publisher_sysid = $publisher->safe_psql('postgres',
@@ -105,7 +108,8 @@ like($standby_mark,
 # the same snowid.worker_id: refused, across a restart; with another, it
 # issues ids.
 my $fresh = SnowidTest::new_node('fresh',
-	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 });
+	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
+	force_initdb => 1);
 copy($standby->data_dir . '/snowid_state', $fresh->data_dir . '/snowid_state')
   or die "could not copy snowid_state: $!";
 chmod(0600, $fresh->data_dir . '/snowid_state')

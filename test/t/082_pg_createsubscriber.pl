@@ -28,9 +28,11 @@ my $orders = q{
 	CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowid_next(), who text);
 	INSERT INTO orders (who) SELECT 'publisher' FROM generate_series(1, 100)};
 
+# Clusters of their own (force_initdb: not copies of the tests' initdb
+# template), each with its own system identifier.
 my $publisher = SnowidTest::new_node('publisher',
 	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
-	allows_streaming => 'logical');
+	allows_streaming => 'logical', force_initdb => 1);
 $publisher->start;
 if ($publisher->safe_psql('postgres', 'SHOW server_version_num') < 170000)
 {
@@ -43,7 +45,7 @@ my $publisher_sysid = $publisher->safe_psql('postgres',
 
 my $redis = SnowidRedis->new;
 my $r_node = $redis->new_node('redis_publisher', { 'snowid.worker_id' => 1 },
-	allows_streaming => 'logical');
+	allows_streaming => 'logical', force_initdb => 1);
 $r_node->start;
 $r_node->safe_psql('postgres', $orders);
 my $err;
