@@ -205,21 +205,26 @@ snowid_user()
 	fi
 }
 
-# Copy the sources, not the build products or test output, to the temp dir
-# (made on first use, owned by $SNOWID_USER), into subdirectory ${2:-src}.
-snowid_copy()
+# The temp dir, made on first use (named after $1), owned by $SNOWID_USER.
+snowid_tmp()
 {
 	local parent=${TMPDIR:-/tmp}
 
-	if [[ -z $SNOWID_TMP ]]; then
-		if [[ $EUID -eq 0 ]]; then
-			parent=/tmp
-		fi
-		SNOWID_TMP=$(mktemp -d "$parent/snowid-${1:-test}.XXXXXX")
-		if [[ $EUID -eq 0 ]]; then
-			chown "$SNOWID_USER:" "$SNOWID_TMP"
-		fi
+	[[ -z $SNOWID_TMP ]] || return 0
+	if [[ $EUID -eq 0 ]]; then
+		parent=/tmp
 	fi
+	SNOWID_TMP=$(mktemp -d "$parent/snowid-${1:-test}.XXXXXX")
+	if [[ $EUID -eq 0 ]]; then
+		chown "$SNOWID_USER:" "$SNOWID_TMP"
+	fi
+}
+
+# Copy the sources, not the build products or test output, to the temp dir
+# (snowid_tmp $1), into subdirectory ${2:-src}.
+snowid_copy()
+{
+	snowid_tmp "${1:-test}"
 	SNOWID_SRC=$SNOWID_TMP/${2:-src}
 	as_user mkdir "$SNOWID_SRC"
 	tar -C "$SNOWID_TOP" --exclude-vcs \
@@ -404,4 +409,59 @@ snowid_remove_tmp()
 	if [[ -n $SNOWID_TMP && -d $SNOWID_TMP ]]; then
 		rm -rf -- "$SNOWID_TMP"
 	fi
+}
+
+# The benchmarks' throwaway server (test/bench, test/bench-workload).
+# snowid_bench_start [CONF-LINE...] runs initdb into $SNOWID_TMP/data and
+# starts a server with snowid preloaded (datacenter 1, worker 1) that
+# listens only on a unix socket in $SNOWID_TMP, with autovacuum, JIT and
+# parallel query off and no checkpoint but those the benchmark asks for
+# (max_wal_size = 20GB, checkpoint_timeout = 1h), then the given
+# postgresql.conf lines; fsync, full_page_writes and synchronous_commit
+# keep their defaults (on).  Its log is $SNOWID_TMP/server.log.  Sets
+# SNOWID_BENCH_DATA and SNOWID_BENCH_PORT (a port no one listens on, which
+# names the socket).
+snowid_bench_start()
+{
+	SNOWID_BENCH_DATA=$SNOWID_TMP/data
+	SNOWID_BENCH_PORT=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(
+		Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0)->sockport')
+	note "initdb and start a server on socket $SNOWID_TMP port $SNOWID_BENCH_PORT"
+	as_user initdb -D "$SNOWID_BENCH_DATA" -U postgres -A trust --no-sync >/dev/null
+	{
+		cat <<EOC
+
+# ${0##*/}
+listen_addresses = ''
+port = $SNOWID_BENCH_PORT
+unix_socket_directories = '$SNOWID_TMP'
+shared_preload_libraries = 'snowid'
+snowid.datacenter_id = 1
+snowid.worker_id = 1
+max_wal_size = 20GB
+checkpoint_timeout = 1h
+autovacuum = off
+jit = off
+max_parallel_workers_per_gather = 0
+EOC
+		printf '%s\n' "$@"
+	} | as_user tee -a "$SNOWID_BENCH_DATA/postgresql.conf" >/dev/null
+	as_user pg_ctl -D "$SNOWID_BENCH_DATA" -l "$SNOWID_TMP/server.log" -w start >/dev/null
+}
+
+# Stop it, if it runs (for an exit trap).
+snowid_bench_stop()
+{
+	if [[ -n ${SNOWID_BENCH_DATA:-} && -f $SNOWID_BENCH_DATA/postmaster.pid ]]; then
+		as_user pg_ctl -D "$SNOWID_BENCH_DATA" -m fast -w stop >/dev/null || true
+	fi
+}
+
+# psql against it: quiet, unaligned, stopping at the first error; $APP
+# names the session (default: the script's name).
+snowid_bench_sql()
+{
+	as_user psql -X -q -At -v ON_ERROR_STOP=1 -d "host=$SNOWID_TMP port=$SNOWID_BENCH_PORT
+		user=postgres dbname=postgres application_name=${APP:-${0##*/}}
+		options='-c client_min_messages=warning'" "$@"
 }
