@@ -42,13 +42,14 @@ source "$SNOWID_TOP/test/versions.sh"
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
 # namespace of test/t/071_redis_resolver.pl.  postgresql-15-partman is
 # pg_partman for test/t/032_partman.pl (test/pgbuild --partman builds it
-# into the other versions).
+# into the other versions).  gnuplot-nox draws the charts of test/bench
+# --plot (test/t/075_bench_workload.pl draws them too).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
-	"postgresql-$SNOWID_PG_DEBIAN-partman"
+	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
 )
 # What test/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests

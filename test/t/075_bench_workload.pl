@@ -1,0 +1,121 @@
+# The workload benchmark does not rot: test/bench --workload --quick runs
+# the order-and-lines transaction of every key kind on pgbench against the
+# installed snowid and writes a well-formed CSV, and test/bench --plot draws
+# the charts and prints the tables from it.  No timing is asserted: only
+# that every run happened and its figures are figures.  About a minute; CI
+# runs it on PostgreSQL 15 (Debian's) only.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Test::More;
+
+my %versions = SnowidTest::versions();
+my $pg_config;
+for my $dir (split /:/, $ENV{PATH})
+{
+	if (-x "$dir/pg_config")
+	{
+		$pg_config = "$dir/pg_config";
+		last;
+	}
+}
+die 'pg_config is not in PATH' unless defined $pg_config;
+my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
+  or die "$pg_config --version said nothing of a version";
+plan skip_all =>
+  "the workload benchmark runs in CI on PostgreSQL $versions{SNOWID_PG_DEBIAN} only"
+  if $major != $versions{SNOWID_PG_DEBIAN};
+
+my $bench = "$FindBin::RealBin/../bench";
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my $csv = "$dir/workload.csv";
+local $ENV{PG_CONFIG} = $pg_config;
+local $ENV{SNOWID_SKIP_APT} = 1;
+
+# Runs test/bench with the arguments; returns its exit code and output.
+sub bench
+{
+	my $out = '';
+
+	IPC::Run::run([ 'bash', $bench, @_ ], '<', \undef, '>&', \$out);
+	return ($? >> 8, $out);
+}
+
+my ($rc, $out) = bench('--workload', '--quick', '--installed', '--csv', $csv);
+is($rc, 0, 'test/bench --workload --quick runs through')
+  or diag($out);
+like($out, qr/DEFAULT snowid_next\(\) against the others/,
+	'it prints the tables');
+
+# The CSV
+my @columns = qw(pg version kind clients step orders rows pk_bytes
+  pk_bytes_per_row seconds transactions tps latency_p50_ms latency_p99_ms
+  wal_bytes_per_tx fpi_per_tx load);
+my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
+is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
+
+my @kinds = qw(snowid_next snowid_batch snowid_default bigserial identity
+  uuid_v4);
+push @kinds, 'uuid_v7' if $major >= 18;
+my (%runs, %pk, $bad);
+for my $line (@lines)
+{
+	my @f = split /,/, $line, -1;
+	my %r;
+
+	if (@f != @columns)
+	{
+		$bad = "not " . scalar(@columns) . " fields: $line";
+		last;
+	}
+	@r{@columns} = @f;
+	for my $c (grep { !/^(version|kind)$/ } @columns)
+	{
+		$bad = "$c is not a number: $line" unless $r{$c} =~ /^\d+(\.\d+)?$/;
+	}
+	$bad = "not PostgreSQL $major: $line" unless $r{pg} == $major;
+	$bad = "no transactions: $line"
+	  unless $r{transactions} > 0 && $r{tps} > 0 && $r{wal_bytes_per_tx} > 0;
+	$bad = "a median above the 99th percentile: $line"
+	  if $r{latency_p50_ms} > $r{latency_p99_ms};
+	$bad = "rows are not six an order: $line"
+	  unless $r{rows} == 6 * $r{orders};
+	last if $bad;
+	push @{ $runs{ $r{kind} } }, \%r;
+	$pk{ $r{kind} } = $r{pk_bytes_per_row};
+}
+ok(!$bad, 'every row is a run with figures') or diag($bad);
+is_deeply([ sort keys %runs ], [ sort @kinds ], 'every key kind ran');
+my $growth = 2 * `nproc`;
+for my $kind (@kinds)
+{
+	my @r = @{ $runs{$kind} // [] };
+
+	is( join(' ', map { "$_->{step}:$_->{clients}" } @r),
+		"1:$growth 2:$growth 2:1",
+		"$kind: two steps from 2 x the cores clients, then one from 1");
+	ok(@r == 3 && $r[1]{orders} > $r[0]{orders} && $r[2]{orders} > $r[1]{orders},
+		"$kind: the tables grow");
+}
+cmp_ok($pk{uuid_v4} // 0, '>', $pk{bigserial} // 0,
+	'a uuid primary key takes more bytes a row than a bigint one');
+
+# The charts
+($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
+is($rc, 0, 'test/bench --plot runs through') or diag($out);
+for my $name (qw(tps latency wal fpi pk clients))
+{
+	my $svg = "$dir/svg/workload-$name.svg";
+	my $text = -f $svg ? slurp_file($svg) : '';
+
+	like($text, qr/<svg.*PostgreSQL $major\..*<\/svg>/s,
+		"workload-$name.svg is a chart of PostgreSQL $major");
+}
+
+done_testing();
