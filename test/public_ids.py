@@ -73,9 +73,10 @@ def siphash24(key, message):
     return v0 ^ v1 ^ v2 ^ v3
 
 
-def siphash24_word(k0, k1, m):
+def siphash24_word(k0, k1, m, mask=MASK64):
     """SipHash-2-4 of one 64-bit word m as 8 little-endian bytes: the same
-    as siphash24(), unrolled for the round function's one message length."""
+    as siphash24(), unrolled for the round function's one message length
+    (mask is MASK64 as a local name, which is faster)."""
     v0 = k0 ^ 0x736F6D6570736575
     v1 = k1 ^ 0x646F72616E646F6D
     v2 = k0 ^ 0x6C7967656E657261
@@ -87,26 +88,31 @@ def siphash24_word(k0, k1, m):
         else:
             v3 ^= block
         for _ in range(rounds):
-            v0 = (v0 + v1) & MASK64
-            v1 = ((v1 << 13) | (v1 >> 51)) & MASK64 ^ v0
-            v0 = ((v0 << 32) | (v0 >> 32)) & MASK64
-            v2 = (v2 + v3) & MASK64
-            v3 = ((v3 << 16) | (v3 >> 48)) & MASK64 ^ v2
-            v0 = (v0 + v3) & MASK64
-            v3 = ((v3 << 21) | (v3 >> 43)) & MASK64 ^ v0
-            v2 = (v2 + v1) & MASK64
-            v1 = ((v1 << 17) | (v1 >> 47)) & MASK64 ^ v2
-            v2 = ((v2 << 32) | (v2 >> 32)) & MASK64
+            v0 = (v0 + v1) & mask
+            v1 = ((v1 << 13) | (v1 >> 51)) & mask ^ v0
+            v0 = ((v0 << 32) | (v0 >> 32)) & mask
+            v2 = (v2 + v3) & mask
+            v3 = ((v3 << 16) | (v3 >> 48)) & mask ^ v2
+            v0 = (v0 + v3) & mask
+            v3 = ((v3 << 21) | (v3 >> 43)) & mask ^ v0
+            v2 = (v2 + v1) & mask
+            v1 = ((v1 << 17) | (v1 >> 47)) & mask ^ v2
+            v2 = ((v2 << 32) | (v2 >> 32)) & mask
         if block is not None:
             v0 ^= block
     return v0 ^ v1 ^ v2 ^ v3
 
 
+_KEY_WORDS = {}
+
+
 def round_function(key, rnd, half):
     """SipHash-2-4 of the 64-bit little-endian word (round << 32 | half)."""
-    return siphash24_word(int.from_bytes(key[:8], "little"),
-                          int.from_bytes(key[8:], "little"),
-                          (rnd << 32) | half)
+    words = _KEY_WORDS.get(key)
+    if words is None:
+        words = _KEY_WORDS[key] = (int.from_bytes(key[:8], "little"),
+                                   int.from_bytes(key[8:], "little"))
+    return siphash24_word(words[0], words[1], (rnd << 32) | half)
 
 
 def permute(key, id_):
@@ -220,6 +226,12 @@ def selftest(samples):
         assert siphash24(k, m.to_bytes(8, "little")) == siphash24_word(
             int.from_bytes(k[:8], "little"), int.from_bytes(k[8:], "little"), m)
     prove_check()
+    # the inverse, which check() leaves to this (it checks SQL against
+    # permute())
+    for _ in range(samples):
+        k = rng.randrange(1 << 128).to_bytes(16, "little")
+        id_ = rng.randrange(1 << 63)
+        assert unpermute(k, permute(k, id_)) == id_
 
     rejected = 0
     for _ in range(samples):
@@ -274,8 +286,7 @@ def check(key_id, key_hex):
         id_, number = int(id_), int(number)
         want = permute(key, id_)
         if (number != want or text != format_public(key_id, want)
-                or parse_public(text) != (key_id.upper(), want)
-                or unpermute(key, number) != id_):
+                or parse_public(text) != (key_id.upper(), want)):
             print("differs: %s (expected %d %s)"
                   % (line, want, format_public(key_id, want)))
             sys.exit(1)
