@@ -22,6 +22,14 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowid_from_public(text) IS
 'the id of a public id made by snowid_public() with any key of the key file';
 
+CREATE FUNCTION snowid_public_is_valid(public_id text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowid_public_is_valid'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_public_is_valid(text) IS
+'whether snowid_from_public() takes a text, without an error for one it does not';
+
 CREATE FUNCTION snowid_scramble(id bigint)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'snowid_scramble'

@@ -63,8 +63,8 @@ SELECT count(*) AS convert_functions FROM pg_proc WHERE proname = 'snowid_conver
 ALTER EXTENSION snowid UPDATE TO '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'snowid';
 SELECT count(*) AS public_functions FROM pg_proc
-WHERE proname IN ('snowid_public', 'snowid_from_public', 'snowid_scramble',
-				  'snowid_unscramble');
+WHERE proname IN ('snowid_public', 'snowid_from_public', 'snowid_public_is_valid',
+				  'snowid_scramble', 'snowid_unscramble');
 SELECT count(*) AS time_range_functions FROM pg_proc
 WHERE proname IN ('snowid_span', 'snowid_time');
 

@@ -59,6 +59,7 @@ static bool snowid_keys_fresh = false;
 
 PG_FUNCTION_INFO_V1(snowid_public);
 PG_FUNCTION_INFO_V1(snowid_from_public);
+PG_FUNCTION_INFO_V1(snowid_public_is_valid);
 PG_FUNCTION_INFO_V1(snowid_scramble);
 PG_FUNCTION_INFO_V1(snowid_unscramble);
 
@@ -353,6 +354,40 @@ snowid_invalid_public(text *input, const char *problem)
 }
 
 /*
+ * snowid_decode_public
+ *		Finds the id of a public id made with any key of the file.  If no key
+ *		of the file can have made the text, returns false and sets *problem
+ *		to why, or to NULL when the text is too long to show.
+ */
+static bool
+snowid_decode_public(text *input, int64 *id, char **problem)
+{
+	char		key_id[SNOWID_PUBLIC_KEY_ID_MAX + 1];
+	uint64		number;
+
+	*problem = NULL;
+	if (VARSIZE_ANY_EXHDR(input) > SNOWID_ECHO_MAX)
+		return false;
+	*problem = snowid_public_parse(VARDATA_ANY(input),
+								   VARSIZE_ANY_EXHDR(input), key_id, &number);
+	if (*problem != NULL)
+		return false;
+
+	snowid_load_keys();
+	for (int k = 0; k < snowid_nkeys; k++)
+	{
+		if (strcmp(snowid_keys[k].id, key_id) == 0)
+		{
+			*id = (int64) snowid_unpermute(snowid_keys[k].words, number);
+			return true;
+		}
+	}
+	*problem = psprintf("No key of %s has the id \"%s\".",
+						SNOWID_KEY_FILE_SETTING, key_id);
+	return false;
+}
+
+/*
  * snowid_from_public
  *		The id of a public id, made with any key of the file.  A text that
  *		no key of the file can have made is an error, never another id.
@@ -361,28 +396,27 @@ Datum
 snowid_from_public(PG_FUNCTION_ARGS)
 {
 	text	   *input = PG_GETARG_TEXT_PP(0);
-	char		key_id[SNOWID_PUBLIC_KEY_ID_MAX + 1];
-	uint64		number;
+	int64		id = 0;
 	char	   *problem;
 
-	if (VARSIZE_ANY_EXHDR(input) > SNOWID_ECHO_MAX)
-		snowid_invalid_public(input, NULL);
-	problem = snowid_public_parse(VARDATA_ANY(input),
-								  VARSIZE_ANY_EXHDR(input), key_id, &number);
-	if (problem != NULL)
+	if (!snowid_decode_public(input, &id, &problem))
 		snowid_invalid_public(input, problem);
+	PG_RETURN_INT64(id);
+}
 
-	snowid_load_keys();
-	for (int k = 0; k < snowid_nkeys; k++)
-	{
-		if (strcmp(snowid_keys[k].id, key_id) == 0)
-			PG_RETURN_INT64((int64) snowid_unpermute(snowid_keys[k].words,
-													 number));
-	}
-	snowid_invalid_public(input,
-						  psprintf("No key of %s has the id \"%s\".",
-								   SNOWID_KEY_FILE_SETTING, key_id));
-	PG_RETURN_NULL();			/* keep the compiler quiet */
+/*
+ * snowid_public_is_valid
+ *		Whether snowid_from_public() takes a text: a lookup of a text that a
+ *		customer typed can then find no row rather than fail.
+ */
+Datum
+snowid_public_is_valid(PG_FUNCTION_ARGS)
+{
+	text	   *input = PG_GETARG_TEXT_PP(0);
+	int64		id;
+	char	   *problem;
+
+	PG_RETURN_BOOL(snowid_decode_public(input, &id, &problem));
 }
 
 /*

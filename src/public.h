@@ -2,8 +2,8 @@
  *
  * public.h
  *	  Public ids (public.c): the keys of snowid.public_key_file and the
- *	  SQL functions snowid_public(), snowid_from_public(), snowid_scramble()
- *	  and snowid_unscramble().
+ *	  SQL functions snowid_public(), snowid_from_public(),
+ *	  snowid_public_is_valid(), snowid_scramble() and snowid_unscramble().
  *
  *-------------------------------------------------------------------------
  */

@@ -117,12 +117,13 @@ $node->safe_psql(
 	CREATE EXTENSION snowid;
 	CREATE TABLE events (id bigint NOT NULL DEFAULT snowid_next(), at timestamptz)
 		PARTITION BY RANGE (id);
+	-- a partition for each month sweep_midnight() below may reach
 	DO $$
 	DECLARE
 		m timestamptz;
 	BEGIN
 		FOR m IN SELECT generate_series(date_trunc('month', now()),
-										date_trunc('month', now()) + interval '4 months',
+										date_trunc('month', now()) + interval '11 months',
 										interval '1 month')
 		LOOP
 			EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)',
@@ -162,7 +163,7 @@ sub sweep_midnight
 }
 
 my ($boundary, $both, $tries) = (0, 0, 0);
-while (!$both && $tries++ < 10)
+while (!$both && $tries++ < 10)    # the partitions reach 11 months ahead
 {
 	($boundary, $both) = sweep_midnight();
 }
