@@ -359,6 +359,24 @@ snowid_valkey()
 	export SNOWID_VALKEY_BIN
 }
 
+# Where the PostgreSQL of PG_CONFIG came from, for the log: Debian's
+# package, or what test/pgbuild kept beside its build (the release source
+# of a Debian source package, or a branch point from shared/postgresql).
+snowid_pg_origin()
+{
+	local origin
+
+	origin=$("$PG_CONFIG" --bindir)/../.snowid-origin
+	if [[ -f $origin ]]; then
+		cat "$origin"
+	elif [[ $PG_CONFIG == /usr/lib/postgresql/* ]]; then
+		echo "Debian's package $(dpkg-query -W -f='${binary:Package} ${Version}' \
+			"postgresql-$PG_VERSION" 2>/dev/null)"
+	else
+		echo "$PG_CONFIG"
+	fi
+}
+
 # Which hiredis the build uses, for the log.
 snowid_hiredis_version()
 {
@@ -394,7 +412,7 @@ snowid_setup()
 # are errors.
 snowid_build()
 {
-	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), hiredis $(snowid_hiredis_version))"
+	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), from the $(snowid_pg_origin); hiredis $(snowid_hiredis_version))"
 	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" WERROR=1 || return 1
 	note "make install"
 	if [[ -w $("$PG_CONFIG" --pkglibdir) && -w $("$PG_CONFIG" --sharedir)/extension ]]; then
