@@ -69,7 +69,8 @@ for my $name ('sub_config', 'sub_redis')
 			'pg_createsubscriber',
 			'--pgdata' => $node->data_dir,
 			'--publisher-server' => $from->connstr('postgres'),
-			'--socketdir' => $node->host,
+			# -s: --socketdir since 17beta3, --socket-directory before
+			'-s' => $node->host,
 			'--subscriber-port' => $node->port,
 			'--database' => 'postgres',
 			'--publication' => "pub_$name",
