@@ -1,0 +1,106 @@
+# The fence rule of snowid's Redis function library, searched: a quick
+# seeded run of test/protocol-search against the library of this source
+# tree (src/redis/snowid.lua) finds no sequence of steps after which two
+# servers may issue the same ids.  The search drives the library in a
+# redis-server whose clock it sets through libfaketime, with a model of the
+# servers that call it (claims on lease and for good with the numbers the C
+# side sends, ids issued, renewals, clean stops and crashes, frozen holders,
+# clock steps, leases running out, copied data directories, an operator's
+# HDEL and an administrator's snowid_2_free): every sequence of up to 4
+# steps over the default fleet, then 600 random sequences of 16 steps over
+# fleets drawn from the seed.  No PostgreSQL server is started.
+#
+# Then the search must find a violation where there is one: an
+# administrator who frees a worker id with snowid_2_free and a margin of 0
+# ms, as soon as its holder stopped, lets the next holder start below ids
+# that holder issued up to its drift budget ahead of its clock.
+#
+# Copies are searched with --copy-identity new: a copy of a data directory
+# that claims under its original's identity ("dc=... host=... port=...
+# sysid=...", the same for a copy on a host of the same name and port) is
+# handed the worker id its original holds for good, a known open path until
+# copies get identities of their own.  Search it by hand with
+#
+#   test/protocol-search --copy-identity same
+#
+# which finds it at once.  Needs Perl's Redis module (Debian's
+# libredis-perl), libfaketime and redis-server (test/lib.sh's
+# snowid_redis_programs); a missing one fails the test.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $search = "$FindBin::RealBin/../protocol-search";
+my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+my $dir = PostgreSQL::Test::Utils::tempdir();
+
+# Nothing is skipped: each missing piece fails, naming what to install.
+my $ready = 1;
+$ready &= ok(eval { require Redis; 1 },
+	"Perl's Redis module is installed (Debian package libredis-perl)")
+  || diag('test/protocol-search talks to Redis through the Redis module: apt-get install libredis-perl');
+$ready &= ok(-e $libfaketime, "libfaketime is installed ($libfaketime)");
+$ready &= ok(-f $library,
+	"the function library is in the source tree ($library)");
+$ready &= ok(-x $search, 'test/protocol-search is there and executable');
+if (!$ready)
+{
+	done_testing();
+	exit;
+}
+
+# Runs test/protocol-search with the library of this tree and the given
+# options; returns its exit status and its output.
+sub protocol_search
+{
+	my (@args) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ $^X, $search, '--library', $library, @args ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return ($? >> 8, $out . $err);
+}
+
+my ($status, $out) = protocol_search(
+	'--seed', '84', '--depth', '4', '--random', '600', '--length', '16',
+	'--vary-fleet', '--copy-identity', 'new',
+	'--failure-file', "$dir/failure.txt");
+my ($summary) = $out =~ /^(protocol-search: seed 84,.*)$/m;
+note($summary // 'no summary');
+is($status, 0, 'the protocol search finds no violation')
+  or diag($out);
+like($summary // '',
+	qr/ \d+ sequences tried, \d+ steps, [1-9]\d* worker-id grants, 0 violations/,
+	'its summary counts the grants it checked, and no violation');
+like($summary // '', qr/\(snowid_2_\*\)/,
+	'it called the functions of the newest generation, snowid_2_*');
+
+# A margin of 0 ms leaves the fence at Redis' clock, below the ids a server
+# with a drift budget of a second may have issued just before it stopped:
+# the search finds that, writes the sequence as a script, and the script
+# replays to the same violation.
+($status, $out) = protocol_search(
+	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
+	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
+	'--free-margin', '0', '--max-copies', '0',
+	'--failure-file', "$dir/free.txt");
+is($status, 1,
+	'snowid_2_free with a margin of 0 ms: the search finds a violation')
+  or diag($out);
+my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+like($violation // '', qr/^worker id \d granted to b .*but a issued up to /,
+	'and says which grant breaks the fence rule');
+($status, $out) = protocol_search('--replay', "$dir/free.txt");
+is($status, 1, 'the script it wrote replays to a violation')
+  or diag($out);
+like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
+	'the same violation, at the same step');
+
+done_testing();
