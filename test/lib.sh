@@ -40,14 +40,15 @@ source "$SNOWID_TOP/test/versions.sh"
 # pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
 # Redis comes from redis-tools alone, not redis-server: see
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
-# namespace of test/t/071_redis_resolver.pl.  postgresql-15-partman is
-# pg_partman for test/t/032_partman.pl (test/pgbuild --partman builds it
-# into the other versions).  gnuplot-nox draws the charts of test/bench
+# namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
+# client of test/protocol-search (test/t/084_protocol_search.pl).
+# postgresql-15-partman is pg_partman for test/t/032_partman.pl
+# (test/pgbuild --partman builds it into the other versions).  gnuplot-nox draws the charts of test/bench
 # --plot (test/t/075_bench_workload.pl draws them too).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
-	redis-tools libfaketime faketime libipc-run-perl make gcc perl iproute2
+	redis-tools libfaketime faketime libipc-run-perl libredis-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
 )

@@ -471,6 +471,9 @@ snowid_lease_request(SnowidLeaseRequest *request, SnowidRedisRequest *claim,
 					 char *identity, size_t len, const char *token)
 {
 	snowid_coord_request(claim, identity, len);
+	claim->preferred_worker_id = snowid_last_worker_id();
+	if (claim->preferred_worker_id > claim->max_worker_id)
+		claim->preferred_worker_id = -1;
 	memset(request, 0, sizeof(*request));
 	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;

@@ -41,12 +41,23 @@ bool		snowid_release_on_shutdown = false;
 
 /*
  * snowid_worker_identity
- *		The holder name this server claims under in Redis.
+ *		The holder name this server claims under in Redis: its datacenter,
+ *		host name, port, system identifier and the instance of its data
+ *		directory, which a copy started as a server of its own does not keep.
  */
 void
 snowid_worker_identity(char *identity, size_t len)
 {
 	char		host[256];
+	uint64		instance = snowid_instance();
+
+	if (instance == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid has no instance id to claim a worker id under"),
+				 errdetail("The mark file \"%s\" could not be written when the server started; it names the instance of this data directory, which a copy of it does not share.",
+						   SNOWID_MARK_FILE),
+				 errhint("The server log says why the file could not be written.  Fix that, then restart the server.")));
 
 	if (gethostname(host, sizeof(host)) != 0)
 		ereport(ERROR,
@@ -55,7 +66,7 @@ snowid_worker_identity(char *identity, size_t len)
 	host[sizeof(host) - 1] = '\0';
 
 	if (!snowid_redis_identity(identity, len, snowid_datacenter_id, host,
-							   PostPortNumber, GetSystemIdentifier()))
+							   PostPortNumber, GetSystemIdentifier(), instance))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the host name of this server cannot identify it in redis"),

@@ -46,6 +46,7 @@
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
+#include "core/generator_worker.h"
 #include "core/mark.h"
 #include "redis/claim.h"
 #include "redis/report.h"
@@ -193,11 +194,13 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 
 	if (result.status == SNOWID_REDIS_OK)
 	{
-		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 		claim->worker_id = result.worker_id;
 		claim->source = request.explicit_worker_id >= 0 ?
 			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
 		claim->floor_ms = Max(result.floor_ms - snowid_layout.epoch_ms, 0);
+		/* the floor on disk before the cache names the id */
+		snowid_reserve_floor(claim->floor_ms);
+		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 	}
 	else if (snowid_claim_unreachable(&result) &&
 			 snowid_worker_from_cache(&request, &result, &claim->worker_id))
@@ -323,13 +326,22 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
 /*
  * snowid_cache_is_ours
  *		Whether a cache file names this server's claim under the current
- *		datacenter and layout.
+ *		datacenter and layout: under its holder name, or under the name
+ *		without the instance that releases 1.3 and earlier claimed under
+ *		(snowid.lua's claim takes such an id over).
  */
 static bool
 snowid_cache_is_ours(const SnowidWorkerCache *cache,
 					 const SnowidRedisRequest *request)
 {
-	return strcmp(cache->identity, request->identity) == 0 &&
+	const char *instance = strstr(request->identity, " instance=");
+	bool		same = strcmp(cache->identity, request->identity) == 0 ||
+		(instance != NULL &&
+		 strlen(cache->identity) == (size_t) (instance - request->identity) &&
+		 strncmp(cache->identity, request->identity,
+				 instance - request->identity) == 0);
+
+	return same &&
 		cache->datacenter_id == request->datacenter_id &&
 		cache->worker_bits == snowid_layout.worker_bits &&
 		cache->worker_id >= 0 && cache->worker_id <= request->max_worker_id;

@@ -133,6 +133,7 @@ snowid_shmem_init(void)
 	pg_atomic_init_u64(&s->renewals, 0);
 	pg_atomic_init_u64(&s->renewal_failures, 0);
 	ConditionVariableInit(&s->worker_cv);
+	s->mark_worker_id = -1;
 
 	mark_ms = snowid_load_mark(s);
 
@@ -152,6 +153,7 @@ snowid_shmem_init(void)
 
 	/* after the worker id, which the mark it writes names */
 	snowid_record_takeover(s, mark_ms);
+	snowid_record_instance(s);
 }
 
 /*
@@ -579,6 +581,34 @@ snowid_generator_ms(void)
 		skip_ms = clock_ms + snowid_takeover_drift_ms(s) + 1;
 	SpinLockRelease(&s->mutex);
 	return Max(Max(Max(high_water_ms, last_clock_ms), clock_ms), skip_ms);
+}
+
+/*
+ * snowid_instance
+ *		This data directory's instance id (mark.h), which a copy of it does
+ *		not keep, written into the mark file first if it is not there yet;
+ *		0 if it cannot be, so that no claim is made under a name the next
+ *		start would not share.
+ */
+uint64
+snowid_instance(void)
+{
+	snowid_require_shmem();
+	return snowid_save_instance(snowid_shared) ? snowid_shared->instance : 0;
+}
+
+/*
+ * snowid_last_worker_id
+ *		The worker id of this datacenter that the mark file named at start
+ *		(the id this server issued under last, or during a takeover the one
+ *		of the server copied), or -1: a claim prefers it among free ids.
+ */
+int
+snowid_last_worker_id(void)
+{
+	snowid_require_shmem();
+	return snowid_shared->mark_datacenter_id == snowid_datacenter_id ?
+		snowid_shared->mark_worker_id : -1;
 }
 
 /*

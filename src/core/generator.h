@@ -21,6 +21,8 @@ extern int64 snowid_take(int want, int *got, int64 *node_bits);
 extern void snowid_prepare_backend(const char *function);
 extern int64 snowid_generator_ms(void);
 extern int64 snowid_usable_ms(void);
+extern uint64 snowid_instance(void);
+extern int	snowid_last_worker_id(void);
 
 /* A copy of the generator's state for snowid_status() */
 typedef struct SnowidStatus

@@ -53,6 +53,13 @@ snowid_load_mark(SnowidShared *s)
 	if (mark.takeover && mark.system_identifier != 0 &&
 		mark.system_identifier != GetSystemIdentifier())
 		s->copied_sysid = mark.system_identifier;
+	/* a data directory that became another cluster is another instance */
+	if (mark.system_identifier == 0 ||
+		mark.system_identifier == GetSystemIdentifier())
+	{
+		s->instance = mark.instance;
+		s->instance_saved = (mark.instance != 0);
+	}
 	return Max(mark.high_water_ms - snowid_layout.epoch_ms, 0);
 }
 
@@ -89,12 +96,87 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 	mark.high_water_ms = mark_ms + snowid_layout.epoch_ms;
 	mark.max_drift_ms = s->source_drift_ms;
 	mark.takeover = true;
+	s->instance = snowid_new_instance();
 	snowid_mark_owner(s, true, s->worker_id, &mark);
 	s->takeover_pending = true;
-	if (!snowid_mark_write(&mark, WARNING))
+	s->instance_saved = snowid_mark_write(&mark, WARNING);
+	if (!s->instance_saved)
 		ereport(WARNING,
 				(errmsg("snowid could not record that this server is a copy of another"),
-				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.")));
+				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.  It claims no worker id from Redis until the mark is written.")));
+}
+
+/*
+ * snowid_new_instance
+ *		A new random instance id, never 0 (which means unknown).
+ */
+uint64
+snowid_new_instance(void)
+{
+	uint64		instance = 0;
+
+	while (instance == 0)
+	{
+		if (!pg_strong_random(&instance, sizeof(instance)))
+			ereport(FATAL,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a random snowid instance id")));
+	}
+	return instance;
+}
+
+/*
+ * snowid_record_instance
+ *		While shared memory is initialised, after snowid_record_takeover():
+ *		a data directory whose mark names no instance of this cluster (a new
+ *		cluster, a mark file of an older release, another system identifier)
+ *		gets a new one, which snowid_save_instance() writes before anything
+ *		is claimed under it.
+ */
+void
+snowid_record_instance(SnowidShared *s)
+{
+	if (s->instance == 0)
+	{
+		s->instance = snowid_new_instance();
+		s->instance_saved = false;
+	}
+}
+
+/*
+ * snowid_save_instance
+ *		Makes sure the mark file names this data directory's instance, so
+ *		that every claim made under it is made under a name the next start
+ *		shares; returns whether it does.  A mark file that cannot be read,
+ *		or has another layout, is left as it is: no id is issued then
+ *		anyway.
+ */
+bool
+snowid_save_instance(SnowidShared *s)
+{
+	SnowidMark	mark;
+	bool		saved;
+
+	LWLockAcquire(s->lock, LW_EXCLUSIVE);
+	if (!s->instance_saved && !s->mark_mismatch &&
+		(s->mark_status == SNOWID_MARK_OK ||
+		 s->mark_status == SNOWID_MARK_MISSING))
+	{
+		SpinLockAcquire(&s->mutex);
+		mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
+		mark.takeover = s->takeover_pending;
+		mark.max_drift_ms = s->takeover_pending ? s->source_drift_ms :
+			snowid_max_drift_ms;
+		SpinLockRelease(&s->mutex);
+		mark.layout = snowid_layout;
+		snowid_mark_owner(s, mark.takeover,
+						  s->mark_datacenter_id == snowid_datacenter_id ?
+						  s->mark_worker_id : -1, &mark);
+		s->instance_saved = snowid_mark_write(&mark, WARNING);
+	}
+	saved = s->instance_saved;
+	LWLockRelease(s->lock);
+	return saved;
 }
 
 /*
@@ -235,27 +317,29 @@ snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark)
 /*
  * snowid_mark_owner
  *		Says in a mark about to be written whose ids it covers: this
- *		cluster's and this server's node (worker_id as the generator has it).
- *		While a takeover is pending and this server has no worker id yet (a
- *		standby that claims from Redis), the node stays the one the mark file
- *		named, that of the server copied.  While the takeover of a cluster
- *		with another system identifier is pending, the mark keeps naming
- *		that cluster and its node, so that snowid_check_copy() still sees
- *		them after any number of restarts until the takeover is made.
+ *		cluster's and this server's node (worker_id as the generator has it),
+ *		and the instance of this data directory.  While a takeover is
+ *		pending, the node stays the one the copied mark file or the last
+ *		replayed mark named, that of the server copied, whatever this
+ *		server's own worker id: so snowid_check_copy() compares against the
+ *		worker id the copied cluster issued under.  While the takeover of a
+ *		cluster with another system identifier is pending, the mark keeps
+ *		naming that cluster too, after any number of restarts until the
+ *		takeover is made.
  */
 void
 snowid_mark_owner(const SnowidShared *s, bool takeover, int worker_id,
 				  SnowidMark *mark)
 {
-	bool		copied_node = takeover &&
-		(s->copied_sysid != 0 || worker_id < 0) &&
-		s->mark_status == SNOWID_MARK_OK && !s->mark_mismatch;
+	bool		copied_node = takeover && s->mark_worker_id >= 0 &&
+		!s->mark_mismatch;
 
 	mark->system_identifier = (takeover && s->copied_sysid != 0) ?
 		s->copied_sysid : GetSystemIdentifier();
 	mark->datacenter_id = copied_node ?
 		s->mark_datacenter_id : snowid_datacenter_id;
 	mark->worker_id = copied_node ? s->mark_worker_id : worker_id;
+	mark->instance = s->instance;
 }
 
 /*
@@ -362,6 +446,15 @@ snowid_replay_mark(const SnowidMark *mark)
 		changed = true;
 	}
 	drift_changed = (mark->max_drift_ms > s->source_drift_ms);
+	/* the node the replayed cluster issues under, if the record names it */
+	if (mark->worker_id >= 0 &&
+		(mark->worker_id != s->mark_worker_id ||
+		 mark->datacenter_id != s->mark_datacenter_id))
+	{
+		s->mark_datacenter_id = mark->datacenter_id;
+		s->mark_worker_id = mark->worker_id;
+		changed = true;
+	}
 	s->source_drift_ms = Max(s->source_drift_ms, mark->max_drift_ms);
 	file.layout = snowid_layout;
 	file.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;

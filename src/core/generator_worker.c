@@ -18,6 +18,7 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 
+#include "core/generator_mark.h"
 #include "core/generator_worker.h"
 #include "core/shared.h"
 #include "core/wait_events.h"
@@ -166,6 +167,22 @@ snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
 	s->lease_gen++;
 	s->claiming = false;
 	SpinLockRelease(&s->mutex);
+}
+
+/*
+ * snowid_reserve_floor
+ *		A worker id claimed with a floor (ms since the epoch: every id its
+ *		earlier holders issued lies below) is about to be relied on:
+ *		persists a mark past the floor first, in the mark file and in WAL,
+ *		so that a restart that cannot reach the coordinator, and falls back
+ *		to the cached worker id, starts above the floor too.  Reports an
+ *		error if the mark cannot be written; the caller then caches nothing.
+ */
+void
+snowid_reserve_floor(int64 floor_ms)
+{
+	if (floor_ms > 0)
+		snowid_advance_mark(floor_ms, true);
 }
 
 /*

@@ -2,9 +2,9 @@
  *
  * generator_worker.h
  *	  The generator's worker id (generator_worker.c): resolving it through
- *	  the coordinator, and what the lease renewer (src/coord) does with a
- *	  worker id on lease: read it, extend its fence, drop it, count
- *	  renewals, claim one in the background.
+ *	  the coordinator, making a claimed floor durable, and what the lease
+ *	  renewer (src/coord) does with a worker id on lease: read it, extend
+ *	  its fence, drop it, count renewals, claim one in the background.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +44,9 @@ extern bool snowid_lease_drop(uint32 gen, SnowidLeaseDrop how,
 extern void snowid_lease_given_back(void);
 extern void snowid_lease_count(bool ok);
 extern struct ErrorData *snowid_background_claim(void);
+
+/* For the coordinator: a claimed floor made durable before it is relied on */
+extern void snowid_reserve_floor(int64 floor_ms);
 
 /* For generator.c: the worker id, at start and on first use */
 extern void snowid_startup_worker(int *worker_id, SnowidWorkerSource *source);

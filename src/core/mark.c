@@ -7,11 +7,13 @@
  *
  * The file is one line of text, so that an operator can read it:
  *
- *		snowid 2 epoch_ms=1288834974657 layout=41/5/5/12 high_water_ms=...
- *			max_drift_ms=1000 takeover=0
+ *		snowid 4 epoch_ms=1288834974657 layout=41/5/5/12 high_water_ms=...
+ *			max_drift_ms=1000 system_identifier=... node=3/7
+ *			instance=9f86d081884c7d65 takeover=0
  *
- * Version 1, written before the mark went into WAL too, lacks max_drift_ms;
- * it is still read, with the drift budget unknown (0).
+ * Versions 1 to 3 are still read: 1, written before the mark went into WAL
+ * too, lacks max_drift_ms (read as unknown, 0); 2 lacks the system
+ * identifier and the node; 3 lacks the instance (read as unknown, 0).
  *
  * It is replaced atomically (a temporary file, then durable_rename(), which
  * fsyncs the file and the directory), so a crash leaves either the old or
@@ -31,8 +33,12 @@
 
 #include "core/mark.h"
 
-#define SNOWID_MARK_VERSION		3
+#define SNOWID_MARK_VERSION		4
 #define SNOWID_MARK_FORMAT \
+	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld " \
+	"max_drift_ms=%d system_identifier=%llu node=%d/%d instance=%llx " \
+	"takeover=%d\n"
+#define SNOWID_MARK_FORMAT_V3 \
 	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld " \
 	"max_drift_ms=%d system_identifier=%llu node=%d/%d takeover=%d\n"
 #define SNOWID_MARK_FORMAT_V2 \
@@ -63,6 +69,7 @@ snowid_mark_read(SnowidMark *mark)
 	unsigned long long system_identifier = 0;
 	int			datacenter_id = 0;
 	int			worker_id = -1;
+	unsigned long long instance = 0;
 	int			takeover;
 	int			end = -1;
 	SnowidLayout *l = &mark->layout;
@@ -84,6 +91,12 @@ snowid_mark_read(SnowidMark *mark)
 		sscanf(line, "snowid %d ", &version) == 1;
 	if (ok && version == SNOWID_MARK_VERSION)
 		ok = sscanf(line, SNOWID_MARK_FORMAT "%n", &version, &epoch_ms,
+					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
+					&l->sequence_bits, &high_water_ms, &max_drift_ms,
+					&system_identifier, &datacenter_id, &worker_id,
+					&instance, &takeover, &end) == 13;
+	else if (ok && version == 3)
+		ok = sscanf(line, SNOWID_MARK_FORMAT_V3 "%n", &version, &epoch_ms,
 					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
 					&l->sequence_bits, &high_water_ms, &max_drift_ms,
 					&system_identifier, &datacenter_id, &worker_id,
@@ -119,6 +132,7 @@ snowid_mark_read(SnowidMark *mark)
 		mark->system_identifier = (uint64) system_identifier;
 		mark->datacenter_id = datacenter_id;
 		mark->worker_id = worker_id;
+		mark->instance = (uint64) instance;
 		mark->takeover = (takeover == 1);
 		ok = snowid_mark_valid(mark);
 	}
@@ -180,7 +194,8 @@ snowid_mark_write(const SnowidMark *mark, int elevel)
 			 l->sequence_bits, (long long) mark->high_water_ms,
 			 mark->max_drift_ms,
 			 (unsigned long long) mark->system_identifier,
-			 mark->datacenter_id, mark->worker_id, mark->takeover ? 1 : 0);
+			 mark->datacenter_id, mark->worker_id,
+			 (unsigned long long) mark->instance, mark->takeover ? 1 : 0);
 	return snowid_write_line_file(SNOWID_MARK_FILE, line, elevel);
 }
 

@@ -23,6 +23,10 @@ typedef struct SnowidMark
 									 * 2 files, and WAL records) */
 	int			datacenter_id;	/* and the datacenter and worker id those */
 	int			worker_id;		/* ids carry; -1 if unknown */
+	uint64		instance;		/* this data directory's instance: random,
+								 * new whenever it may have become a copy
+								 * (a takeover, another system identifier);
+								 * 0 if unknown (versions 1 to 3) */
 	bool		takeover;		/* started as a copy of another server and
 								 * has not yet skipped past its ids */
 } SnowidMark;

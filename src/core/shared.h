@@ -18,8 +18,10 @@
  *	  do I/O.
  *	- the mark file's findings (mark_status, mark_mismatch, mark_layout,
  *	  mark_high_water_ms, mark_datacenter_id, mark_worker_id, copied_sysid)
- *	  are set while shared memory is initialised, and mark_mismatch and its
- *	  mark also by replay (under lock) while recovery lasts; backends read
+ *	  and the instance (instance, instance_saved) are set while shared
+ *	  memory is initialised, and mark_mismatch and its mark, and the node
+ *	  a replayed mark names (mark_datacenter_id, mark_worker_id), also by
+ *	  replay (under lock) while recovery lasts; backends read
  *	  them without a lock, and only once recovery has ended.
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
@@ -69,6 +71,8 @@ typedef struct SnowidShared
 	uint64		copied_sysid;	/* the mark file asks for a takeover of a
 								 * cluster with this other system
 								 * identifier; 0 if not */
+	uint64		instance;		/* this data directory's instance (mark.h) */
+	bool		instance_saved; /* and whether the mark file holds it */
 
 	/* protected by lock: */
 	bool		replay_unsaved; /* a replayed mark is not in the file yet */

@@ -30,12 +30,20 @@
 
 #include "core/wal.h"
 
-/* The one record type, in the rmgr's info bits */
+/*
+ * The record types, in the rmgr's info bits: a mark, and (since 1.4) a mark
+ * that names the node whose ids it covers.  Both are shown as MARK.
+ */
 #define XLOG_SNOWID_MARK		0x00
+#define XLOG_SNOWID_MARK_NODE	0x10
 
 /*
  * The record: a mark as the mark file holds it, without the takeover flag
- * (which belongs to the server that writes its file, not to its WAL).
+ * (which belongs to the server that writes its file, not to its WAL) and
+ * the instance (which belongs to the data directory), and for
+ * XLOG_SNOWID_MARK_NODE with the datacenter and worker id of the writer,
+ * so that a copy made from this WAL knows which worker id its origin
+ * issued under.
  */
 typedef struct SnowidMarkRecord
 {
@@ -47,6 +55,13 @@ typedef struct SnowidMarkRecord
 	uint8		worker_bits;
 	uint8		sequence_bits;
 } SnowidMarkRecord;
+
+typedef struct SnowidMarkNodeRecord
+{
+	SnowidMarkRecord mark;
+	int32		datacenter_id;
+	int32		worker_id;		/* -1 if unknown */
+} SnowidMarkNodeRecord;
 
 static void snowid_redo(XLogReaderState *record);
 static void snowid_desc(StringInfo buf, XLogReaderState *record);
@@ -84,21 +99,23 @@ snowid_wal_register(SnowidReplayMark replay)
 void
 snowid_wal_log_mark(const SnowidMark *mark)
 {
-	SnowidMarkRecord rec;
+	SnowidMarkNodeRecord rec;
 	XLogRecPtr	lsn;
 
 	memset(&rec, 0, sizeof(rec));
-	rec.high_water_ms = mark->high_water_ms;
-	rec.epoch_ms = mark->layout.epoch_ms;
-	rec.max_drift_ms = mark->max_drift_ms;
-	rec.timestamp_bits = (uint8) mark->layout.timestamp_bits;
-	rec.datacenter_bits = (uint8) mark->layout.datacenter_bits;
-	rec.worker_bits = (uint8) mark->layout.worker_bits;
-	rec.sequence_bits = (uint8) mark->layout.sequence_bits;
+	rec.mark.high_water_ms = mark->high_water_ms;
+	rec.mark.epoch_ms = mark->layout.epoch_ms;
+	rec.mark.max_drift_ms = mark->max_drift_ms;
+	rec.mark.timestamp_bits = (uint8) mark->layout.timestamp_bits;
+	rec.mark.datacenter_bits = (uint8) mark->layout.datacenter_bits;
+	rec.mark.worker_bits = (uint8) mark->layout.worker_bits;
+	rec.mark.sequence_bits = (uint8) mark->layout.sequence_bits;
+	rec.datacenter_id = mark->datacenter_id;
+	rec.worker_id = mark->worker_id;
 
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
-	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_MARK);
+	lsn = XLogInsert(SNOWID_RMGR_ID, XLOG_SNOWID_MARK_NODE);
 	XLogFlush(lsn);
 }
 
@@ -110,24 +127,30 @@ snowid_wal_log_mark(const SnowidMark *mark)
 static bool
 snowid_record_mark(XLogReaderState *record, SnowidMark *mark)
 {
-	SnowidMarkRecord rec;
+	SnowidMarkNodeRecord rec;
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	size_t		len = XLogRecGetDataLen(record);
 
-	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_SNOWID_MARK ||
-		XLogRecGetDataLen(record) != sizeof(rec))
+	if (!(info == XLOG_SNOWID_MARK && len == sizeof(SnowidMarkRecord)) &&
+		!(info == XLOG_SNOWID_MARK_NODE && len == sizeof(SnowidMarkNodeRecord)))
 		return false;
 
 	/* the data need not be aligned for an int64 */
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	mark->high_water_ms = rec.high_water_ms;
-	mark->layout.epoch_ms = rec.epoch_ms;
-	mark->layout.timestamp_bits = rec.timestamp_bits;
-	mark->layout.datacenter_bits = rec.datacenter_bits;
-	mark->layout.worker_bits = rec.worker_bits;
-	mark->layout.sequence_bits = rec.sequence_bits;
-	mark->max_drift_ms = rec.max_drift_ms;
+	memset(&rec, 0, sizeof(rec));
+	memcpy(&rec, XLogRecGetData(record), len);
+	if (info == XLOG_SNOWID_MARK)
+		rec.worker_id = -1;
+	mark->high_water_ms = rec.mark.high_water_ms;
+	mark->layout.epoch_ms = rec.mark.epoch_ms;
+	mark->layout.timestamp_bits = rec.mark.timestamp_bits;
+	mark->layout.datacenter_bits = rec.mark.datacenter_bits;
+	mark->layout.worker_bits = rec.mark.worker_bits;
+	mark->layout.sequence_bits = rec.mark.sequence_bits;
+	mark->max_drift_ms = rec.mark.max_drift_ms;
 	mark->system_identifier = 0;	/* the replaying cluster's own */
-	mark->datacenter_id = 0;
-	mark->worker_id = -1;
+	mark->datacenter_id = rec.datacenter_id;
+	mark->worker_id = rec.worker_id;
+	mark->instance = 0;
 	mark->takeover = false;
 	return snowid_mark_valid(mark);
 }
@@ -176,6 +199,9 @@ snowid_desc(StringInfo buf, XLogReaderState *record)
 					 mark.layout.timestamp_bits, mark.layout.datacenter_bits,
 					 mark.layout.worker_bits, mark.layout.sequence_bits,
 					 mark.max_drift_ms);
+	if (mark.worker_id >= 0)
+		appendStringInfo(buf, " node=%d/%d", mark.datacenter_id,
+						 mark.worker_id);
 }
 
 /*
@@ -185,7 +211,8 @@ snowid_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 snowid_identify(uint8 info)
 {
-	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWID_MARK)
+	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWID_MARK ||
+		(info & ~XLR_INFO_MASK) == XLOG_SNOWID_MARK_NODE)
 		return "MARK";
 	return NULL;
 }

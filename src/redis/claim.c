@@ -29,8 +29,10 @@
 #include "redis/topology.h"
 
 /*
- * The claim runs atomically as the function snowid_1_claim of snowid.lua,
- * which says what it does.  KEYS is the datacenter's owners hash; ARGV the
+ * The claim runs atomically as the function snowid_2_claim of snowid.lua,
+ * which says what it does.  KEYS are the datacenter's owners, leases and
+ * fences hashes (a claim reads every fence, and takes an id whose lease ran
+ * out); ARGV the
  * claiming identity and five numbers: the configured worker id or -1, the
  * highest worker id, the preferred worker id or -1, 1 to write the claim
  * even if it is held already (so that a WAIT for replicas covers it) or 0,
@@ -84,19 +86,19 @@ snowid_read_claim_grant(const redisReply *reply,
 }
 
 /*
- * Read "SNOWID_FENCED <id> <fence>" into result; false if malformed.  The
- * script read that fence from the field field_prefix<id> of key: one past
- * request->plausible_ms was not written by snowid, and makes the status
- * IMPLAUSIBLE, with a message naming the key and the field.
+ * Read "SNOWID_FENCED <id> <fence>", the refusal of any claim, into result;
+ * false if malformed.  A fence past request->plausible_ms was not written
+ * by snowid, and makes the status IMPLAUSIBLE, with a message naming the
+ * fields it is read from.
  */
 bool
 snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
-						 const char *key, const char *field_prefix,
 						 SnowidRedisResult *result)
 {
 	long long	id;
 	long long	fence;
 	int			end = 0;
+	SnowidRedisKeys keys;
 
 	if (sscanf(err, "SNOWID_FENCED %lld %lld%n", &id, &fence, &end) != 2 ||
 		err[end] != '\0' || id < 0 || id > request->max_worker_id ||
@@ -105,10 +107,11 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 	result->status = SNOWID_REDIS_FENCED;
 	result->worker_id = (int) id;
 	result->floor_ms = fence;
+	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
 	if (fence > request->plausible_ms)
 		snowid_redis_fail(result, SNOWID_REDIS_IMPLAUSIBLE,
-						  "Field \"%s%lld\" of key %s holds the fence %lld, %lld ms past the latest one a snowid server can have written by now.",
-						  field_prefix, id, key, fence,
+						  "Field \"%lld\" of key %s (or field \"fence:%lld\" of key %s) holds the fence %lld, %lld ms past the latest one a snowid server can have written by now.",
+						  id, keys.fences, id, keys.owners, fence,
 						  fence - request->plausible_ms);
 	return true;
 }
@@ -133,11 +136,7 @@ snowid_read_claim_reply(const redisReply *reply,
 		result->status = SNOWID_REDIS_ALL_HELD;
 	else if (strncmp(err, "SNOWID_FENCED ", 14) == 0)
 	{
-		SnowidRedisKeys keys;
-
-		snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
-		if (!snowid_redis_read_fenced(err, request, keys.owners, "fence:",
-									  result))
+		if (!snowid_redis_read_fenced(err, request, result))
 			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script refused with a malformed fence.");
 	}

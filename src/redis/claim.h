@@ -6,12 +6,13 @@
  *
  *	{<prefix>:dc:<datacenter>}:owners	field worker id, value identity
  *
- * so "who holds what" is HGETALL of that key and freeing an id is one HDEL.
- * Next to it, the lease keys of lease.h.  A lease given back leaves its
- * fence in the owners hash too, as the field "fence:<worker id>": a
- * permanent claim takes such an id only if it can start above that fence
- * (every id its holders issued lies below it), and reads no other key, so
- * that it runs on a Redis Cluster slot that is being migrated.
+ * so "who holds what" is HGETALL of that key.  Next to it, the lease and
+ * fence keys of lease.h.  Every claim reads all three: it takes an id only
+ * if it can start above the id's fence (every id its holders issued lies
+ * below it), and an id whose lease ran out is free.  An id leaves its
+ * holder only through a function of the library that fences it first
+ * (snowid.lua's fence rule): an administrator frees one with the function
+ * snowid_2_free, never with HDEL.
  * The braces are a Redis Cluster hash tag; every key this module may ever add
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.
@@ -39,8 +40,6 @@ extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   SnowidRedisResult *result);
 extern bool snowid_redis_read_fenced(const char *err,
 									 const SnowidRedisRequest *request,
-									 const char *key,
-									 const char *field_prefix,
 									 SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_CLAIM_H */

@@ -30,15 +30,16 @@
 /*
  * The functions of snowid.lua that this file calls, which say what they do:
  *
- *	snowid_1_lease_claim	numbers: the highest worker id, the lease (ms),
+ *	snowid_2_lease_claim	numbers: the highest worker id, the lease (ms),
  *							where the claiming server's generator is (Unix
- *							ms) and the latest fence it can start above now;
+ *							ms), the latest fence it can start above now and
+ *							the worker id it held last or -1;
  *							replies {worker id, floor, fence, lease}, or
  *							refuses with SNOWID_ALL_HELD or SNOWID_FENCED
- *	snowid_1_lease_renew	numbers: the worker id, the lease (ms), the fence
+ *	snowid_2_lease_renew	numbers: the worker id, the lease (ms), the fence
  *							wanted; replies {worker id, floor, fence, lease}
  *							or SNOWID_LOST <holder>
- *	snowid_1_lease_release	numbers: the worker id and the final fence;
+ *	snowid_2_lease_release	numbers: the worker id and the final fence;
  *							replies 1, or 0 if the id was not this server's
  *							lease of that claim
  *
@@ -185,9 +186,10 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
-			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
+			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d",
 			 request->claim->max_worker_id, request->lease_ms,
-			 request->claim->client_ms, request->claim->usable_ms);
+			 request->claim->client_ms, request->claim->usable_ms,
+			 request->claim->preferred_worker_id);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
@@ -198,12 +200,7 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			result->status = SNOWID_REDIS_ALL_HELD;
 		else if (strncmp(reply->str, "SNOWID_FENCED ", 14) == 0)
 		{
-			SnowidRedisKeys keys;
-
-			snowid_redis_keys(&keys, request->claim->key_prefix,
-							  request->claim->datacenter_id);
-			if (!snowid_redis_read_fenced(reply->str, request->claim,
-										  keys.fences, "", result))
+			if (!snowid_redis_read_fenced(reply->str, request->claim, result))
 				snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 								  "The lease claim script refused with a malformed fence.");
 		}

@@ -35,7 +35,8 @@
 typedef struct SnowidLeaseRequest
 {
 	const SnowidRedisRequest *claim;	/* where, as whom, how long to wait;
-										 * explicit and preferred worker ids
+										 * the preferred worker id is the
+										 * one held last, the explicit one
 										 * unused */
 	int64		lease_ms;		/* snowid.worker_lease */
 	const char *token;			/* names one claim: the claim's, and that of

@@ -120,6 +120,19 @@ snowid_report_emit(int elevel, const SnowidReport *r)
 }
 
 /*
+ * The command that frees worker id (or "<worker id>" for -1) of the
+ * request's datacenter: the library's function that fences it first, at
+ * Redis' clock plus a minute (the margin the documentation explains).
+ */
+static char *
+snowid_redis_free_command(const SnowidRedisKeys *keys, int worker_id)
+{
+	return psprintf("redis-cli FCALL %s 3 %s %s %s admin \"%s 60000\"",
+					snowid_script_name(SNOWID_SCRIPT_FREE), keys->owners, keys->leases, keys->fences,
+					worker_id >= 0 ? psprintf("%d", worker_id) : "<worker id>");
+}
+
+/*
  * snowid_redis_describe
  *		The report of result: with full, all of it; else its SQLSTATE and a
  *		message that names no host, port, key or identity (the caller sets
@@ -173,7 +186,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 		case SNOWID_REDIS_NO_PERMISSION:
 			r->sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
 			r->message = psprintf("redis user may not claim a worker id%s", at);
-			r->hint = psprintf("Allow the Redis user the commands FCALL (EVALSHA and EVAL on Redis 6), HGETALL, HSET and HDEL on the key %s (on lease also HGET and TIME, and the keys %s and %s), and ASKING on a Redis Cluster.",
+			r->hint = psprintf("Allow the Redis user the commands FCALL (EVALSHA and EVAL on Redis 6), HGETALL, HGET, HSET, HDEL and TIME on the keys %s, %s and %s, and ASKING on a Redis Cluster.",
 							   keys.owners, keys.leases, keys.fences);
 			break;
 
@@ -184,8 +197,8 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 								  request->datacenter_id);
 			r->detail = psprintf("Redis at %s has every worker id from 0 to %d registered to a server.",
 								 result->node, request->max_worker_id);
-			r->hint = psprintf("List the holders with HGETALL %s and free the id of a decommissioned server with HDEL %s <worker id>.",
-							   key, key);
+			r->hint = psprintf("List the holders with HGETALL %s; once a server is stopped for good, free its id with %s.",
+							   key, snowid_redis_free_command(&keys, -1));
 			break;
 
 		case SNOWID_REDIS_FENCED:
@@ -198,7 +211,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 								  result->worker_id, request->datacenter_id);
 			r->detail = psprintf("%s A fence says until when, in Unix ms, the id's last holder may have issued ids; snowid takes no worker id on the word of one that far ahead.",
 								 result->message);
-			r->hint = psprintf("Find out who else writes snowid's keys.  If no server issued ids with worker id %d later than now, delete the field with HDEL; else set it to just past the last such id with HSET.",
+			r->hint = psprintf("Find out who else writes snowid's keys, then set both fields with HSET to just past the last id any server issued with worker id %d, or to the present time in Unix ms if none issued later.",
 							   result->worker_id);
 			break;
 
@@ -209,8 +222,11 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			r->detail = psprintf("This server is \"%s\"; Redis has worker id %d registered to \"%s\".",
 								 request->identity, result->worker_id,
 								 result->holder);
-			r->hint = psprintf("Set snowid.worker_id to a free id or, if that server is decommissioned, free its id with HDEL %s %d.",
-							   key, result->worker_id);
+			if (strncmp(result->holder, "lease ", 6) == 0)
+				r->hint = "Set snowid.worker_id to a free id, or wait until that lease runs out (at most snowid.worker_lease after its holder stopped).";
+			else
+				r->hint = psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with %s.",
+								   snowid_redis_free_command(&keys, result->worker_id));
 			break;
 
 		case SNOWID_REDIS_HOLDS_OTHER:
@@ -220,8 +236,9 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 								  request->explicit_worker_id);
 			r->detail = psprintf("Redis has worker id %d registered to \"%s\".",
 								 result->worker_id, request->identity);
-			r->hint = psprintf("Free the old id with HDEL %s %d, or set snowid.worker_id to %d.",
-							   key, result->worker_id, result->worker_id);
+			r->hint = psprintf("Set snowid.worker_id to %d, or free the old id with %s.",
+							   result->worker_id,
+							   snowid_redis_free_command(&keys, result->worker_id));
 			break;
 
 		case SNOWID_REDIS_ERROR:

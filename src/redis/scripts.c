@@ -30,7 +30,17 @@ static const struct
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_claim", "lease claim"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_renew", "lease renewal"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_release", "lease release"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "free", "free"},
 };
+
+/*
+ * The name of a function of the library, for a message
+ */
+const char *
+snowid_script_name(SnowidScriptFunction function)
+{
+	return snowid_script_functions[function].name;
+}
 
 /*
  * The most words of a call: EVAL, the script, the key count, three keys,
@@ -44,8 +54,8 @@ static const struct
  * Send the call on the open session, following redirections: FCALL of the
  * function by name (script NULL), or verb (EVALSHA, EVAL) of script with
  * the function's name as the first argument; on the request's datacenter
- * keys: the owners key for the claim, all three for a lease function.
- * Returns the reply, or NULL with result filled if none came.
+ * keys, all three (every function reads every fence).  Returns the reply,
+ * or NULL with result filled if none came.
  */
 static redisReply *
 snowid_script_send(SnowidRedisSession *session, const char *verb,
@@ -53,7 +63,6 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 				   SnowidRedisResult *result)
 {
 	const char *name = snowid_script_functions[call->function].name;
-	bool		all_keys = call->function != SNOWID_SCRIPT_CLAIM;
 	SnowidRedisKeys keys;
 	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
 	int			argc = 0;
@@ -62,13 +71,10 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 					  session->request->datacenter_id);
 	argv[argc++] = verb;
 	argv[argc++] = script != NULL ? script : name;
-	argv[argc++] = all_keys ? "3" : "1";
+	argv[argc++] = "3";
 	argv[argc++] = keys.owners;
-	if (all_keys)
-	{
-		argv[argc++] = keys.leases;
-		argv[argc++] = keys.fences;
-	}
+	argv[argc++] = keys.leases;
+	argv[argc++] = keys.fences;
 	if (script != NULL)
 		argv[argc++] = name;
 	argv[argc++] = session->request->identity;

@@ -5,9 +5,8 @@
  *	  loaded once with FUNCTION LOAD): the claim script of claim.c and the
  *	  lease scripts of lease.c all go through here (scripts.c).
  *
- * A call is FCALL of the function on the datacenter's owners key (the
- * claim) or its three keys (owners, leases, fences: the lease functions),
- * with the caller's identity, the function's numbers separated by spaces,
+ * A call is FCALL of the function on the datacenter's three keys (owners,
+ * leases, fences), with the caller's identity, the function's numbers separated by spaces,
  * and for the lease functions a token.  Where Redis knows no FCALL (Redis
  * 6), or the library is not loaded, or the user may not FCALL, the same
  * file, compiled in, runs with EVALSHA or EVAL instead, the function's name
@@ -30,7 +29,8 @@ typedef enum SnowidScriptFunction
 	SNOWID_SCRIPT_CLAIM,		/* the claim for good */
 	SNOWID_SCRIPT_LEASE_CLAIM,
 	SNOWID_SCRIPT_LEASE_RENEW,
-	SNOWID_SCRIPT_LEASE_RELEASE
+	SNOWID_SCRIPT_LEASE_RELEASE,
+	SNOWID_SCRIPT_FREE			/* an administrator's: never called here */
 } SnowidScriptFunction;
 
 /* One call of a function */
@@ -43,6 +43,8 @@ typedef struct SnowidScriptCall
 } SnowidScriptCall;
 
 struct redisReply;
+
+extern const char *snowid_script_name(SnowidScriptFunction function);
 
 extern struct redisReply *snowid_script_call(SnowidRedisSession *session,
 											 const SnowidScriptCall *call,

@@ -12,24 +12,52 @@
 --   redis-cli -x FUNCTION LOAD REPLACE < "$(pg_config --sharedir)/extension/snowid.lua"
 --
 -- The server then only calls FCALL.  The names carry the version of their
--- arguments and replies (snowid_1_...), so that a server never calls a
+-- arguments and replies (snowid_2_...), so that a server never calls a
 -- library of another release: a release that changes them names its
--- functions snowid_2_..., and keeps the older ones here for as long as
+-- functions snowid_3_..., and keeps the older ones here for as long as
 -- servers of an earlier release may call them (FUNCTION LOAD REPLACE swaps
--- the whole library).
+-- the whole library).  The snowid_1_... functions of releases 1.3 and
+-- earlier are here, and follow the same fence rule: snowid_1_claim named
+-- the owners key alone, and finds the other two by their names (they share
+-- its hash tag, so its Redis Cluster slot).
 --
 -- Without the library (Redis 6, or not loaded) the server runs this same
 -- file with EVALSHA, or EVAL, without its first line and its comment lines,
 -- the function's name as the first argument: the end of the file
 -- dispatches on it.
 --
--- Every function takes the identity of the calling server, then its
--- numbers separated by spaces in one argument, then for a lease the token
--- of the claim.  (Redis refuses a command of more than ten words before
+-- Every function takes the datacenter's three keys (owners, leases,
+-- fences), the identity of the calling server, then its numbers separated
+-- by spaces in one argument, then for a lease the token of the claim.  (Redis refuses a command of more than ten words before
 -- AUTH, which would hide why a call without a password fails.)  Refusals
 -- are error replies whose first word says which, and they write nothing.
 
-local prefix = 'snowid_1_'
+local prefix = 'snowid_2_'
+
+-- THE FENCE RULE.  For every worker id, each new holder's first id lies
+-- above every id any earlier holder could have issued.  It is kept in one
+-- place and by two helpers that every function goes through:
+--
+--   * The fence of a worker id is its field in the fences hash: Unix ms
+--     below which lie all ids any holder of that id issued so far, and all
+--     that a lease holder may issue before its lease runs out.  A fence
+--     only ever rises, but when the holder of a lease gives it back, having
+--     stopped issuing (never below the floor it took the id with).
+--   * load() reads every fence (and the "fence:<worker id>" fields of the
+--     owners hash that releases 1.3 and earlier wrote there), and every
+--     claim, of any kind, starts at or above the fence it finds, or refuses.
+--   * retire() is the only way a worker id leaves its holder: a release, a
+--     lease claim that moves to another id, an expired lease taken over, an
+--     id beyond the layout, an administrator's free().  It raises the fence
+--     to what the holder may have issued, mirrors it into the owners hash
+--     (where servers of releases 1.3 and earlier, running the library as a
+--     script, read it), and only then removes the holder.
+--
+-- A permanent holder has no fence while it holds: it may issue for as long
+-- as it runs.  Only free(), which an administrator calls once that server
+-- is gone for good, takes such an id away, fenced at Redis' clock plus a
+-- margin the administrator gives (how far that server's clock may have run
+-- ahead of Redis').
 
 -- The worker id a hash field names, if it lies in 0..max
 local function wid(field, max)
@@ -40,42 +68,111 @@ end
 -- A time in ms, printed as an integer
 local function ms(n) return string.format('%.0f', n) end
 
--- The fences of the worker ids 0..max: load(flat, pre) reads them from the
--- fields "<pre><worker id>" of an HGETALL reply (the fences hash, or
--- "fence:" in the owners hash), of(id) is an id's fence or 0, and least(ok)
--- is the id with the lowest fence of those ok(id) accepts, or nil.
-local function fences(max)
-  local fence, f = {}, {}
-  function f.load(flat, pre)
-    for i = 1, #flat, 2 do
-      local s = string.match(flat[i], '^' .. pre .. '(%d+)$')
-      local id, v = s and wid(s, max), tonumber(flat[i + 1])
-      if id and v and v > (fence[id] or 0) then fence[id] = v end
+-- The state of a datacenter's worker ids, read once at the start of every
+-- function: keys {owners, leases, fences}; max the highest worker id.
+-- Redis' own clock (TIME) says when a lease has run out.
+--   st.fence(id)     the id's fence, or 0
+--   st.holder[f]     who holds the id of field f (identity, or "lease
+--                    <identity>"), for every field of the owners hash that
+--                    is not a fence
+--   st.live(id)      whether the id is held: by a permanent claim, or by a
+--                    lease that has not run out
+--   st.least(ok)     the id with the lowest fence of those ok(id) accepts
+local function load(keys, max)
+  if redis.replicate_commands then pcall(redis.replicate_commands) end
+  local t = redis.call('TIME')
+  local st = {owners = keys[1], leases = keys[2], fences = keys[3],
+              now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
+              holder = {}, expiry = {}, fence_of = {}, empty = {}}
+  local function raise(f, v)
+    v = tonumber(v)
+    if v and v > (st.fence_of[f] or 0) then st.fence_of[f] = v end
+  end
+  local flat = redis.call('HGETALL', st.fences)
+  st.empty[st.fences] = #flat == 0
+  for i = 1, #flat, 2 do
+    local id = wid(flat[i], max)
+    if id then raise(tostring(id), flat[i + 1]) end
+  end
+  flat = redis.call('HGETALL', st.owners)
+  for i = 1, #flat, 2 do
+    local f = string.match(flat[i], '^fence:(%d+)$')
+    if f then
+      local id = wid(f, max)
+      if id then raise(tostring(id), flat[i + 1]) end
+    else
+      st.holder[flat[i]] = flat[i + 1]
     end
   end
-  function f.of(id) return fence[id] or 0 end
-  function f.least(ok)
+  flat = redis.call('HGETALL', st.leases)
+  st.empty[st.leases] = #flat == 0
+  for i = 1, #flat, 2 do
+    local e = string.match(flat[i + 1], '^(%d+) %d+')
+    if e then st.expiry[flat[i]] = tonumber(e) end
+  end
+  function st.fence(id) return st.fence_of[tostring(id)] or 0 end
+  function st.live(id)
+    local who = st.holder[tostring(id)]
+    if who == nil then return false end
+    if string.sub(who, 1, 6) ~= 'lease ' then return true end
+    local e = st.expiry[tostring(id)]
+    return e ~= nil and e > st.now
+  end
+  function st.least(ok)
     local best
-    for id, v in pairs(fence) do
-      if ok(id) and (best == nil or v < fence[best] or
-                     (v == fence[best] and id < best)) then best = id end
+    for id = 0, max do
+      if ok(id) and (best == nil or st.fence(id) < st.fence(best)) then best = id end
     end
     return best
   end
-  return f
+  return st
 end
 
--- The id a server without one takes: first if it is free (not held, and
+-- Make sure the leases and fences hashes exist next to the owners hash
+-- once an id is granted (a hash cannot be empty: a field "format" holds the
+-- version of what they hold), so that a Redis Cluster slot being migrated
+-- moves all three keys and a function on them is served once they are
+-- moved, rather than answered TRYAGAIN for keys that never existed.
+local function ensure(st)
+  for _, key in ipairs({st.leases, st.fences}) do
+    if st.empty[key] then
+      redis.call('HSET', key, 'format', '2')
+      st.empty[key] = false
+    end
+  end
+end
+
+-- Raise the fence of field f to at least v (Unix ms)
+local function raise_fence(st, f, v)
+  local new = math.max(st.fence_of[f] or 0, v)
+  st.fence_of[f] = new
+  redis.call('HSET', st.fences, f, ms(new))
+end
+
+-- Take the id of field f from its holder: its fence raised to at least v
+-- first (0: the fence as it is, which covers every lease) and mirrored into
+-- the owners hash, then the holder and its lease removed.
+local function retire(st, f, v)
+  raise_fence(st, f, v)
+  redis.call('HSET', st.owners, 'fence:' .. f, ms(st.fence_of[f]))
+  redis.call('HDEL', st.owners, f)
+  redis.call('HDEL', st.leases, f)
+  st.holder[f] = nil
+end
+
+-- The id a server without one takes: first if it is free (not live, and
 -- fenced no later than usable), else the lowest free id in 0..max, else the
--- one fenced least far of those not held, which the caller refuses with
--- fenced(); or nil and SNOWID_ALL_HELD when every id is held.
-local function pick(fence, max, held, usable, first)
-  local function free(id) return not held[id] and fence.of(id) <= usable end
+-- one fenced least far of those not live, which the caller refuses with
+-- fenced(); or nil and SNOWID_ALL_HELD when every id is held.  mine(id)
+-- says whether the caller holds id itself (it may take that one too).
+local function pick(st, max, usable, first, mine)
+  local function open(id) return mine(id) or not st.live(id) end
+  local function free(id) return open(id) and st.fence(id) <= usable end
   if first >= 0 and first <= max and free(first) then return first end
   for id = 0, max do
     if free(id) then return id end
   end
-  local least = fence.least(function(id) return not held[id] end)
+  local least = st.least(open)
   if least == nil then
     return nil, redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))
   end
@@ -83,33 +180,65 @@ local function pick(fence, max, held, usable, first)
 end
 
 -- The refusal of an id fenced past where the caller can start
-local function fenced(fence, id)
-  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(fence.of(id)))
+local function fenced(st, id)
+  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(st.fence(id)))
+end
+
+-- Give the caller's other ids up (an id beyond max after a layout change,
+-- a duplicate written by hand, a lease it moves away from), so that an
+-- identity holds exactly one id; v bounds what it issued with them.
+local function give_up_others(st, name, keep, max, v)
+  local fields = {}
+  for f, who in pairs(st.holder) do
+    if who == name and f ~= tostring(keep) then fields[#fields + 1] = f end
+  end
+  for _, f in ipairs(fields) do
+    if tonumber(f) then
+      retire(st, f, v)
+    else
+      redis.call('HDEL', st.owners, f)
+      st.holder[f] = nil
+    end
+  end
+end
+
+-- The ids a server of release 1.3 or earlier held for good, under its
+-- holder name without the instance of its data directory ("dc=… host=…
+-- port=… sysid=…"): its first claim under its full name takes them over,
+-- in st only; the caller writes what it keeps.  Returns the set of fields
+-- taken over.
+local function adopt(st, me)
+  local old, adopted = string.match(me, '^(.*) instance=%x+$'), {}
+  if old then
+    for f, who in pairs(st.holder) do
+      if who == old then
+        st.holder[f] = me
+        adopted[f] = true
+      end
+    end
+  end
+  return adopted
 end
 
 -- The claim, for good.
 --
--- keys[1] is the datacenter's owners hash: a worker id to the identity of
--- the server holding it, and "fence:<worker id>" to the fence a lease left
--- when it was given back, the time below which lie all ids its holders
--- issued.  args[1] is the claiming identity; args[2] holds five numbers: the
+-- args[1] is the claiming identity; args[2] holds five numbers: the
 -- configured worker id or -1, the highest worker id, the preferred worker id
 -- or -1, 1 to write the claim even if it is held already (so that a WAIT for
 -- replicas covers it) or 0, and the latest fence the claiming server can
 -- start above now (its clock plus its drift budget, Unix ms).
 --
--- An identity keeps the id it holds.  Without one it takes the configured
+-- An identity keeps the id it holds (or that it held under the name of an
+-- older release, see adopt()).  Without one it takes the configured
 -- id if free; with none configured, the preferred id if free, or else the
--- lowest free id in 0..max.  The preferred id is the one the server held
--- last: if Redis has lost the claims, the lowest free id may be one that
--- another server still uses, while the server's own last id is free unless
--- a server claimed it since.  An id fenced past that latest time is not
--- taken (an id on lease was given back, and its last holder's ids may run
--- ahead of this server's clock): the choice goes on to the next free id, and
--- a configured or kept id is refused until then.  Other entries of the same
--- identity (an id beyond max after a layout change, a duplicate written by
--- hand) are released so that an identity holds exactly one id.  A server
--- that already holds its id causes no write unless asked to write.
+-- lowest free id in 0..max.  Free is: no holder, or a lease that has run
+-- out (whose fence covers all its holder issued).  The preferred id is the
+-- one the server held last: if Redis has lost the claims, the lowest free
+-- id may be one that another server still uses, while the server's own last
+-- id is free unless a server claimed it since.  An id fenced past that
+-- latest time is not taken: the choice goes on to the next free id, and a
+-- configured or kept id is refused until then.  A server that already holds
+-- its id causes no write unless asked to write.
 -- Replies {worker id, its fence or 0}: the claiming server's ids must start
 -- at or above that fence.  Refusals:
 --
@@ -121,134 +250,120 @@ end
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
 local function claim(keys, args)
-  local owners, me = keys[1], args[1]
+  local me = args[1]
   local want, max, prefer, write, usable =
     string.match(args[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+)$')
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
-  local fence = fences(max)
-  local taken, mine, keep = {}, {}, nil
-  local flat = redis.call('HGETALL', owners)
-  fence.load(flat, 'fence:')
-  for i = 1, #flat, 2 do
-    local id = wid(flat[i], max)
-    if flat[i + 1] == me then
-      mine[#mine + 1] = flat[i]
-      if id and (keep == nil or id == want or (keep ~= want and id < keep)) then
-        keep = id
-      end
-    elseif id then
-      taken[id] = flat[i + 1]
+  local st = load(keys, max)
+  local adopted = adopt(st, me)
+  local keep
+  for f, who in pairs(st.holder) do
+    local id = wid(f, max)
+    if who == me and id and (keep == nil or id == want or (keep ~= want and id < keep)) then
+      keep = id
     end
   end
   if want >= 0 then
     if keep ~= nil and keep ~= want then
       return redis.error_reply('SNOWID_HOLDS_OTHER ' .. keep)
     end
-    if taken[want] then
-      return redis.error_reply('SNOWID_CONFLICT ' .. taken[want])
+    if keep == nil and st.live(want) then
+      return redis.error_reply('SNOWID_CONFLICT ' .. st.holder[tostring(want)])
     end
     keep = want
   elseif keep == nil then
     local refusal
-    keep, refusal = pick(fence, max, taken, usable, prefer)
+    keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
-  if fence.of(keep) > usable then return fenced(fence, keep) end
-  local held = false
-  for _, field in ipairs(mine) do
-    if tonumber(field) == keep then
-      held = true
-    else
-      redis.call('HDEL', owners, field)
-    end
+  if st.fence(keep) > usable then return fenced(st, keep) end
+  local k = tostring(keep)
+  local held = st.holder[k] == me
+  give_up_others(st, me, keep, max, usable)
+  if st.holder[k] ~= nil and not held then
+    retire(st, k, 0)
   end
-  if not held or write == '1' then
-    redis.call('HSET', owners, tostring(keep), me)
+  if not held or write == '1' or adopted[k] then
+    redis.call('HSET', st.owners, k, me)
+    ensure(st)
   end
-  return {keep, fence.of(keep)}
-end
-
--- What every lease function starts with: keys[1..3] are the datacenter's
--- owners, leases and fences hashes; args[1] the identity.  Returns the
--- three keys, the holder name of a lease ("lease <identity>") and Redis'
--- own time in Unix ms, by which a lease runs out.
-local function lease_start(keys, args)
-  if redis.replicate_commands then pcall(redis.replicate_commands) end
-  local t = redis.call('TIME')
-  return keys[1], keys[2], keys[3], 'lease ' .. args[1],
-    tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return {keep, st.fence(keep)}
 end
 
 -- The lease of worker id k, if it is me's and was granted with token tok:
 -- its floor, or nil.  A lease value is "<expiry> <floor> <token>"; one of
 -- an older version, without a token, is no one's.
-local function lease_floor(owners, leases, me, k, tok)
-  local v = redis.call('HGET', leases, k)
+local function lease_floor(st, me, k, tok)
+  local v = redis.call('HGET', st.leases, k)
   local b, vt = string.match(v or '', '^%d+ (%d+) (%x+)$')
-  if redis.call('HGET', owners, k) ~= me or vt ~= tok then return nil end
+  if st.holder[k] ~= me or vt ~= tok then return nil end
   return tonumber(b)
 end
 
 -- The lease claim.  args: identity; the highest worker id, the lease (ms),
--- where the claiming server's generator is (Unix ms) and the latest fence
--- it can start above now (its clock plus its drift budget); and a new token
--- that the renewals and the release of this lease name.
+-- where the claiming server's generator is (Unix ms), the latest fence it
+-- can start above now (its clock plus its drift budget) and, optionally,
+-- the worker id it held last or -1; and a new token that the renewals and
+-- the release of this lease name.
 --
--- The floor of a claim is always the id's fence as it is now: every id any
--- holder issued with it lies below.  A server that still holds a lease
--- (even one run out, as long as nobody took the id since) keeps it if it
--- can start above that fence; otherwise, and without a lease, it takes the
--- lowest id that is free (not in owners, or on a lease that ran out) and
--- that it can start above.  A permanent claim (an owner without "lease ")
--- is never free.  The new fence is a lease past the floor or the caller's
--- generator, whichever is later.  Replies {worker id, floor, fence, lease},
--- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
+-- A server that still holds a lease (even one run out, as long as nobody
+-- took the id since) under a holder name that carries the instance of its
+-- data directory keeps it, after a restart or a crash too: its own ids lie
+-- below its generator, which starts at its own high-water mark, and those
+-- of the earlier holders below the floor it took the id with, which stays
+-- its floor.  (A copy of its data directory has another instance, so
+-- another name; a name without one, of release 1.3, may be a copy's.)
+-- Otherwise the floor is the id's fence as it is now, below which lie all
+-- ids any holder issued with it: the server takes the id it held last if
+-- it is free (no holder, or a lease that ran out) and it can start above
+-- its fence, else the lowest such id.  A permanent claim is never free.
+-- The new fence is a lease past the floor or the caller's generator,
+-- whichever is later.  Replies {worker id, floor, fence, lease}, or
+-- refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
 -- every free id is fenced too far ahead.
 local function lease_claim(keys, args)
-  local owners, leases, fences_key, me, now = lease_start(keys, args)
-  local max, lease, client, usable = string.match(args[2], '^(%d+) (%d+) (%d+) (%d+)$')
+  local max, lease, client, usable, prefer =
+    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*)$')
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
-  local token = args[3]
-  local fence = fences(max)
-  fence.load(redis.call('HGETALL', fences_key), '')
-  local expiry = {}
-  local flat = redis.call('HGETALL', leases)
-  for i = 1, #flat, 2 do
-    local e = string.match(flat[i + 1], '^(%d+) %d+')
-    if e then expiry[flat[i]] = tonumber(e) end
-  end
-  local held, mine, keep = {}, {}, nil
-  flat = redis.call('HGETALL', owners)
-  for i = 1, #flat, 2 do
-    local f, who = flat[i], flat[i + 1]
-    local id = wid(f, max)
-    if who == me then
-      mine[#mine + 1] = f
-      if id and fence.of(id) <= usable and (keep == nil or id < keep) then keep = id end
-    elseif id and (string.sub(who, 1, 6) ~= 'lease ' or not expiry[f] or expiry[f] > now) then
-      held[id] = true
+  prefer = tonumber(prefer) or -1
+  local st = load(keys, max)
+  local me, token = 'lease ' .. args[1], args[3]
+  local function mine(id) return st.holder[tostring(id)] == me end
+  local keep, floor
+  if string.match(args[1], ' instance=%x+$') then
+    for id = 0, max do
+      local b = string.match(redis.call('HGET', st.leases, tostring(id)) or '', '^%d+ (%d+) %x+$')
+      if keep == nil and mine(id) and b and tonumber(b) <= usable then
+        keep, floor = id, tonumber(b)
+      end
     end
+  end
+  for id = 0, max do
+    if keep == nil and mine(id) and st.fence(id) <= usable then keep = id end
   end
   if keep == nil then
     local refusal
-    keep, refusal = pick(fence, max, held, usable, -1)
+    keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
   end
-  if fence.of(keep) > usable then return fenced(fence, keep) end
-  for _, f in ipairs(mine) do
-    if wid(f, max) ~= keep then
-      redis.call('HDEL', owners, f)
-      redis.call('HDEL', leases, f)
-    end
+  local k = tostring(keep)
+  if floor ~= nil then
+    -- its own lease: the fence its last life left is its own to lower
+    st.fence_of[k] = nil
+  elseif st.fence(keep) > usable then
+    return fenced(st, keep)
   end
-  local k, floor = tostring(keep), fence.of(keep)
+  give_up_others(st, me, keep, max, 0)
+  if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
+  floor = floor or st.fence(keep)
   local new = math.max(client, floor) + lease
-  redis.call('HSET', owners, k, me)
-  redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
-  redis.call('HSET', fences_key, k, ms(new))
+  redis.call('HSET', st.owners, k, me)
+  redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
+  raise_fence(st, k, new)
+  ensure(st)
   return {keep, floor, new, lease}
 end
 
@@ -259,58 +374,93 @@ end
 -- the one wanted, never down.  Replies {worker id, floor, fence, lease} or
 -- SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local owners, leases, fences_key, me, now = lease_start(keys, args)
   local k, lease, want = string.match(args[2], '^(%d+) (%d+) (%d+)$')
-  lease, want = tonumber(lease), tonumber(want)
-  local b = lease_floor(owners, leases, me, k, args[3])
+  k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
+  local st = load(keys, tonumber(k))
+  local b = lease_floor(st, 'lease ' .. args[1], k, args[3])
   if not b then
-    return redis.error_reply('SNOWID_LOST ' .. (redis.call('HGET', owners, k) or ''))
+    return redis.error_reply('SNOWID_LOST ' .. (st.holder[k] or ''))
   end
-  local fence = math.max(tonumber(redis.call('HGET', fences_key, k) or '0'), want)
-  redis.call('HSET', leases, k, ms(now + lease) .. ' ' .. ms(b) .. ' ' .. args[3])
-  redis.call('HSET', fences_key, k, ms(fence))
-  return {tonumber(k), b, fence, lease}
+  redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(b) .. ' ' .. args[3])
+  raise_fence(st, k, want)
+  return {tonumber(k), b, st.fence(k), lease}
 end
 
 -- The release.  args: identity; the worker id and the final fence (just
 -- past the last id this server issued; it has stopped issuing); the token
 -- of the claim.  Only the holder of that very claim may lower the fence,
--- and never below the floor it took the id with.  The fence goes into the
--- owners hash too, as "fence:<worker id>", where a permanent claim finds it.
--- Replies 1, or 0 if the id was not this server's lease of that claim.
+-- and never below the floor it took the id with.  Replies 1, or 0 if the id
+-- was not this server's lease of that claim.
 local function lease_release(keys, args)
-  local owners, leases, fences_key, me = lease_start(keys, args)
   local k, final = string.match(args[2], '^(%d+) (%d+)$')
-  local b = lease_floor(owners, leases, me, k, args[3])
+  k = tostring(tonumber(k))
+  local st = load(keys, tonumber(k))
+  local b = lease_floor(st, 'lease ' .. args[1], k, args[3])
   if not b then return 0 end
-  local f = ms(math.max(tonumber(final), b))
-  redis.call('HSET', fences_key, k, f)
-  redis.call('HSET', owners, 'fence:' .. k, f)
-  redis.call('HDEL', owners, k)
-  redis.call('HDEL', leases, k)
+  st.fence_of[k] = nil
+  retire(st, k, math.max(tonumber(final), b))
   return 1
+end
+
+-- An administrator's repair: worker id k taken from whoever holds it (a
+-- server gone for good, or a lease that will not come back), its fence
+-- raised to Redis' clock plus margin ms, never lowered.  A server may have
+-- issued up to its clock plus its drift budget, that millisecond included:
+-- the margin covers how far its clock ran ahead of Redis', plus its
+-- snowid.max_drift_ms, plus 1, unless it stopped longer ago than that.  args: a name for the log
+-- (unused); the worker id and the margin.  Replies the fence.
+local function free(keys, args)
+  local k, margin = string.match(args[2] or '', '^(%d+) (%d+)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE free takes "<worker id> <margin ms>"')
+  end
+  local st = load(keys, tonumber(k))
+  k = tostring(tonumber(k))
+  retire(st, k, st.now + tonumber(margin))
+  return st.fence(k)
+end
+
+-- snowid_1_claim of releases 1.3 and earlier named the owners key alone
+local function sibling_keys(keys)
+  if keys[2] then return keys end
+  local base = string.match(keys[1], '^(.*):owners$')
+  if not base then
+    return nil
+  end
+  return {keys[1], base .. ':leases', base .. ':fences'}
+end
+
+local function claim_1(keys, args)
+  local all = sibling_keys(keys)
+  if not all then return redis.error_reply('SNOWID_USAGE an owners key ending in :owners') end
+  return claim(all, args)
 end
 
 -- Every function, by name; flags as FUNCTION LOAD takes them (a function
 -- that never writes would say {'no-writes'}, and be called with FCALL_RO).
 local functions = {
-  {name = 'claim', callback = claim, flags = {}},
-  {name = 'lease_claim', callback = lease_claim, flags = {}},
-  {name = 'lease_renew', callback = lease_renew, flags = {}},
-  {name = 'lease_release', callback = lease_release, flags = {}},
+  {name = prefix .. 'claim', callback = claim, flags = {}},
+  {name = prefix .. 'lease_claim', callback = lease_claim, flags = {}},
+  {name = prefix .. 'lease_renew', callback = lease_renew, flags = {}},
+  {name = prefix .. 'lease_release', callback = lease_release, flags = {}},
+  {name = prefix .. 'free', callback = free, flags = {}},
+  {name = 'snowid_1_claim', callback = claim_1, flags = {}},
+  {name = 'snowid_1_lease_claim', callback = lease_claim, flags = {}},
+  {name = 'snowid_1_lease_renew', callback = lease_renew, flags = {}},
+  {name = 'snowid_1_lease_release', callback = lease_release, flags = {}},
 }
 
 -- (Loading a library offers no ipairs.)
 if redis.register_function then
   for i = 1, #functions do
     local f = functions[i]
-    redis.register_function{function_name = prefix .. f.name,
+    redis.register_function{function_name = f.name,
                             callback = f.callback, flags = f.flags}
   end
 else
   for i = 1, #functions do
     local f = functions[i]
-    if prefix .. f.name == ARGV[1] then
+    if f.name == ARGV[1] then
       return f.callback(KEYS, {unpack(ARGV, 2)})
     end
   end

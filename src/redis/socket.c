@@ -67,6 +67,25 @@ snowid_deadline_remaining(const SnowidDeadline *deadline)
 }
 
 /*
+ * snowid_deadline_nap
+ *		Sleeps ms, cancellably and shown as the deadline's wait event, if
+ *		more than twice that is left before the deadline (time to sleep and
+ *		try again); else returns false at once.
+ */
+bool
+snowid_deadline_nap(const SnowidDeadline *deadline, long ms)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (snowid_deadline_remaining(deadline) <= 2 * ms)
+		return false;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 ms, deadline->wait_event_info);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
  * snowid_conn_wait
  *		Waits until the socket is ready for events (WL_SOCKET_READABLE or
  *		WL_SOCKET_WRITEABLE), a cancel or the deadline.  False with result

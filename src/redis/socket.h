@@ -54,6 +54,7 @@ extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
 								  uint32 wait_event_info);
 extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
 extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
+extern bool snowid_deadline_nap(const SnowidDeadline *deadline, long ms);
 
 extern bool snowid_conn_wait(SnowidRedisConn *conn, int events,
 							 SnowidRedisResult *result);

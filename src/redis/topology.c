@@ -26,6 +26,9 @@
 /* MOVED/ASK hops followed before giving up; a stable cluster needs one */
 #define SNOWID_REDIS_MAX_REDIRECTS	3
 
+/* How long to wait before sending again a command answered TRYAGAIN */
+#define SNOWID_REDIS_TRYAGAIN_MS	20
+
 /*
  * Send a command of our own (argv[0] is its name) and return its reply; an
  * error reply ends the call: NULL, with result quoting it as "Redis replied
@@ -472,20 +475,34 @@ snowid_redis_open(SnowidRedisSession *session,
 }
 
 /*
+ * Whether a reply is Redis Cluster's TRYAGAIN: a command on several keys of
+ * a slot being migrated, some moved and some not yet.  It is to be sent
+ * again a moment later.
+ */
+static bool
+snowid_slot_unstable(const redisReply *reply)
+{
+	return reply->type == REDIS_REPLY_ERROR &&
+		strncmp(reply->str, "TRYAGAIN", 8) == 0 &&
+		(reply->str[8] == ' ' || reply->str[8] == '\0');
+}
+
+/*
  * Send one command on the open session and return its reply, following
- * Redis Cluster redirections (after ASKING for an ASK) to another node; what
- * names the command in the message of too many hops.  The reply is the
- * caller's to free with freeReplyObject(); NULL with result filled if none
- * came.
+ * Redis Cluster redirections (after ASKING for an ASK) to another node, and
+ * sending it again every SNOWID_REDIS_TRYAGAIN_MS while a migrating slot
+ * answers TRYAGAIN, within the deadline; what names the command in the
+ * message of too many hops.  The reply is the caller's to free with
+ * freeReplyObject(); NULL with result filled if none came.
  */
 redisReply *
 snowid_redis_command(SnowidRedisSession *session, int argc, const char **argv,
 					 const char *what, SnowidRedisResult *result)
 {
 	bool		asking = false;
-	int			hop;
+	int			hop = 0;
 
-	for (hop = 0;; hop++)
+	for (;;)
 	{
 		redisReply *reply;
 
@@ -501,11 +518,17 @@ snowid_redis_command(SnowidRedisSession *session, int argc, const char **argv,
 			freeReplyObject(reply);
 		}
 		reply = snowid_conn_command(&session->conn, argc, argv, result);
+		if (reply != NULL && snowid_slot_unstable(reply) &&
+			snowid_deadline_nap(&session->deadline, SNOWID_REDIS_TRYAGAIN_MS))
+		{
+			freeReplyObject(reply);
+			continue;
+		}
 		if (reply == NULL ||
 			!snowid_parse_redirect(reply, &session->node, &asking))
 			return reply;
 		freeReplyObject(reply);
-		if (hop == SNOWID_REDIS_MAX_REDIRECTS)
+		if (hop++ == SNOWID_REDIS_MAX_REDIRECTS)
 		{
 			snowid_redis_fail(result, SNOWID_REDIS_ERROR,
 							  "Redis Cluster redirected the %s more than %d times.",

@@ -533,13 +533,15 @@ snowid_redis_check_key_prefix(const char *prefix, const char **problem)
 
 /*
  * Build the identity a server claims under: what tells two servers apart
- * (two clusters on one host differ in port and system identifier) and stays
- * the same across a restart.  False if it does not fit or the host name has
+ * (two clusters on one host differ in port and system identifier; a copy
+ * of a data directory, which may share both, differs in its instance) and
+ * stays the same across a restart.  False if it does not fit or the host name has
  * characters that Redis error replies cannot carry.
  */
 bool
 snowid_redis_identity(char *buf, size_t len, int datacenter_id,
-					  const char *host, int port, uint64 sysid)
+					  const char *host, int port, uint64 sysid,
+					  uint64 instance)
 {
 	const char *p;
 	int			n;
@@ -551,8 +553,9 @@ snowid_redis_identity(char *buf, size_t len, int datacenter_id,
 		if ((unsigned char) *p < ' ' || *p == 0x7f)
 			return false;
 	}
-	n = snprintf(buf, len, "dc=%d host=%s port=%d sysid=" UINT64_FORMAT,
-				 datacenter_id, host, port, sysid);
+	n = snprintf(buf, len, "dc=%d host=%s port=%d sysid=" UINT64_FORMAT
+				 " instance=%016llx", datacenter_id, host, port, sysid,
+				 (unsigned long long) instance);
 	return n > 0 && (size_t) n < len;
 }
 

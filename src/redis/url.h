@@ -128,7 +128,8 @@ extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
 extern bool snowid_redis_check_key_prefix(const char *prefix,
 										  const char **problem);
 extern bool snowid_redis_identity(char *buf, size_t len, int datacenter_id,
-								  const char *host, int port, uint64 sysid);
+								  const char *host, int port, uint64 sysid,
+								  uint64 instance);
 extern void snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
 							  int datacenter_id);
 extern bool snowid_parse_number(const char *src, size_t n, int64 min,

@@ -64,7 +64,7 @@ like($err,
 	'Redis down, new server: the error names where Redis should be');
 like($err, qr/HINT:  Check that Redis is running and that snowid.redis_url names it\./,
 	'Redis down, new server: hint');
-like($err, qr/CONTEXT:  claiming a snowid worker id from redis as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+"/,
+like($err, qr/CONTEXT:  claiming a snowid worker id from redis as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+ instance=[0-9a-f]{16}"/,
 	'Redis down, new server: the context names the claiming server');
 is(SnowidRedis::worker($new), '|none',
 	'Redis down, new server: no worker id');
@@ -81,7 +81,7 @@ $copy->init_from_backup($known, 'copy');
 $copy->start;
 $err = SnowidTest::psql_error($copy, 'SELECT snowid_next()');
 like($err,
-	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+", not by this server\./,
+	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+ instance=[0-9a-f]{16}", not by this server\./,
 	'copied data directory: the cache of the original server is ignored');
 like($err, qr/ERROR:  08001: could not connect to redis server/,
 	'copied data directory: with Redis down it has no worker id');

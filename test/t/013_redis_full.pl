@@ -1,6 +1,7 @@
 # A full datacenter: once 32 servers hold worker ids 0-31, the 33rd server
 # fails clearly (and keeps running); freeing the id of a decommissioned
-# server with HDEL lets it claim that id on its next call.
+# server with the library's snowid_2_free lets it claim that id on its next
+# call.
 #
 # The port is part of a server's identity, so a server restarted on a new
 # port claims as a new server: two real clusters, each restarted on 16
@@ -74,20 +75,24 @@ my $err = SnowidTest::psql_error($third, 'SELECT snowid_next()');
 like($err, qr/ERROR:  53400: all 32 worker ids of datacenter $dc are held\n/,
 	'the 33rd server: SQLSTATE 53400, message names the datacenter');
 like($err,
-	qr/HINT:  List the holders with HGETALL \{snowid:dc:$dc\}:owners and free the id of a decommissioned server with HDEL \{snowid:dc:$dc\}:owners <worker id>\./,
+	qr/HINT:  List the holders with HGETALL \{snowid:dc:$dc\}:owners; once a server is stopped for good, free its id with redis-cli FCALL snowid_2_free 3 \{snowid:dc:$dc\}:owners \{snowid:dc:$dc\}:leases \{snowid:dc:$dc\}:fences admin "<worker id> 60000"\./,
 	'the 33rd server: the hint says how to free an id');
 is(SnowidRedis::worker($third), '|none', 'the 33rd server has no worker id');
 is($third->safe_psql('postgres',
 		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (5 << 17) | (3 << 12) | 1)'),
 	'5|3|1', 'the 33rd server runs and snowid_decode() works');
 
-# Decommission the server that held 17; the 33rd claims 17 on its next call.
-is($redis->cli('HDEL', SnowidRedis::owners_key($dc), '17'), 1,
-	'HDEL frees worker id 17');
+# Decommission the server that held 17, freeing its id with the library's
+# function (a margin of 0: it stopped long ago); the 33rd claims 17 on its
+# next call, above the fence the function left.
+my $fence = $redis->free($dc, 17, 0);
+ok(!exists $redis->owners($dc)->{17} && $fence > 0,
+	'snowid_2_free frees worker id 17 and leaves a fence');
 $ids->collect($third, 100);
 is(SnowidRedis::worker($third), '17|redis',
 	'the next call claims the freed id, without a restart');
-is(scalar keys %{ $redis->owners($dc) }, 32, 'the datacenter is full again');
+is(scalar(grep { /^\d+$/ } keys %{ $redis->owners($dc) }), 32,
+	'the datacenter is full again');
 
 $ids->no_duplicates;
 $third->stop;

@@ -52,7 +52,7 @@ like($err,
 like($err,
 	qr/DETAIL:  This server is "\Q$b_identity\E"; Redis has worker id 0 registered to "\Q$a_identity\E"\./,
 	'the error names both servers');
-like($err, qr/HINT:  Set snowid.worker_id to a free id or, if that server is decommissioned, free its id with HDEL \Q$key\E 0\./,
+like($err, qr/HINT:  Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with redis-cli FCALL snowid_2_free 3 \Q$key\E \S+:leases \S+:fences admin "0 60000"\./,
 	'the hint says what to do');
 is(SnowidRedis::worker($b_node), '|none',
 	'the refused server has no worker id');
@@ -79,7 +79,7 @@ $err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55000: this server holds worker id 9 of datacenter $dc in redis, not the configured worker id 10\n/,
 	'switching ids while holding one: refused');
-like($err, qr/HINT:  Free the old id with HDEL \Q$key\E 9, or set snowid.worker_id to 9\./,
+like($err, qr/HINT:  Set snowid.worker_id to 9, or free the old id with redis-cli FCALL snowid_2_free 3 \Q$key\E \S+:leases \S+:fences admin "9 60000"\./,
 	'switching ids: the hint says how');
 restart_with_worker_id($b_node, 9);
 $ids->collect($b_node, 1000);

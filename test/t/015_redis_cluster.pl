@@ -38,12 +38,12 @@ note(join ' ', $masters[0]->cli('INFO', 'server') =~ /^((?:redis|valkey)_version
 # The minimal ACL for a cluster: the claim's commands on its keys, ASKING
 # to follow -ASK, INFO for the eviction check.  It is set on every
 # master, which do not share ACLs.
-$cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+fcall', '+hgetall', '+hset', '+hdel', '+asking', '+info');
-$cluster->acl_setuser('noasking', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+fcall', '+hgetall', '+hset', '+hdel', '+info');
-$cluster->acl_setuser('nohset', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+fcall', '+hgetall', '+hdel', '+asking', '+info');
+$cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:*',
+	'+fcall', '+hgetall', '+hget', '+hset', '+hdel', '+time', '+asking', '+info');
+$cluster->acl_setuser('noasking', 'on', ">$password", '~{snowid:dc:*}:*',
+	'+fcall', '+hgetall', '+hget', '+hset', '+hdel', '+time', '+info');
+$cluster->acl_setuser('nohset', 'on', ">$password", '~{snowid:dc:*}:*',
+	'+fcall', '+hgetall', '+hget', '+hdel', '+time', '+asking', '+info');
 
 # snowid.redis_url naming a master, over TCP as the snowid user.
 sub url
@@ -181,8 +181,8 @@ is(claim($b_node, 'b restarted'), $worker{b}, 'b: a restart keeps the worker id'
 # -ASK, master 2 accepts the claim after ASKING (and without it answers
 # -MOVED back to master 1).
 $cluster->start_migration($slot_1, $masters[1], $masters[2]);
-is($cluster->migrate_keys($slot_1, $masters[1], $masters[2]), 1,
-	'MIGRATE moved the claims of datacenter 1 to master 2');
+is($cluster->migrate_keys($slot_1, $masters[1], $masters[2]), 3,
+	'MIGRATE moved the claims of datacenter 1 to master 2, with its leases and fences hashes');
 my $asking = $cluster->calls($masters[2], 'asking');
 
 my $log_offset = -s $c_node->logfile;
@@ -213,25 +213,18 @@ is(claim($b_node, 'b restarted after the migration'), $worker{b},
 ok(claimed_at($b_node, $masters[2], $log_offset),
 	'b: claimed at master 2, the new owner');
 
-# 3. -ASK before any claim: the slot of a datacenter without claims
-# migrates from master 1 to master 0.  Master 1 has no hash and answers
-# -ASK; the claim creates the hash on master 0.
+# 3. A datacenter without claims whose slot migrates from master 1 to
+# master 0.  A claim reads and writes the datacenter's three keys at once;
+# master 1 has none of them and answers -ASK, and master 0, which has none
+# either, answers TRYAGAIN (Redis serves a command on several keys of an
+# importing slot only once it holds them all).  The claim sends it again
+# until its deadline, then fails with Redis' words and claims nothing; the
+# next call after the migration claims.
 $cluster->start_migration($slot_new, $masters[1], $masters[0]);
 
-# A Redis user whose ACL lacks a command of the script: a clear error
-# from the master ASK pointed to.
-my $f_node = new_server('cluster_f', $dc_new, url($masters[2], 'nohset'));
-my $err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
-like($err,
-	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
-	'no +hset: SQLSTATE 42501, naming the master ASK pointed to');
-like($err, qr/DETAIL:  Redis replied: .*script/,
-	'no +hset: the detail says the script was refused');
-
 # A Redis user without +asking cannot follow -ASK: a clear error.
-SnowidTest::set_conf($f_node, 'snowid.redis_url' => url($masters[2], 'noasking'));
-$f_node->restart;
-$err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
+my $f_node = new_server('cluster_f', $dc_new, url($masters[2], 'noasking'));
+my $err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
 	'no +asking: SQLSTATE 42501, naming the master ASK pointed to');
@@ -245,17 +238,34 @@ is(SnowidRedis::worker($f_node), '|none', 'no +asking: no worker id');
 SnowidTest::set_conf($f_node, 'snowid.redis_url' => url($masters[2]));
 $f_node->restart;
 $asking = $cluster->calls($masters[0], 'asking');
-$worker{f} = claim($f_node, 'f (MOVED to master 1, then ASK to master 0)');
-ok(claimed_at($f_node, $masters[0]), 'f: claimed at master 0, where ASK pointed');
-is($cluster->calls($masters[0], 'asking'), $asking + 1,
-	'master 0 received ASKING before the claim');
+$err = SnowidTest::psql_error($f_node, 'SELECT snowid_next()');
+like($err,
+	qr/ERROR:  08006: redis server at \Q127.0.0.1:@{[$masters[0]->port]}\E did not complete the worker id claim\nDETAIL:  Redis replied: TRYAGAIN/,
+	'a claim while the keys cannot be served together: TRYAGAIN until the deadline, a clear error');
+cmp_ok($cluster->calls($masters[0], 'asking'), '>', $asking + 1,
+	'the claim was sent again, after ASKING each time');
+is(SnowidRedis::worker($f_node), '|none', 'and no worker id');
 is($cluster->keys_in_slot($masters[1], $slot_new), 0,
-	'the migrating master 1 did not create the hash');
+	'the migrating master 1 did not create the keys');
 
 $cluster->finish_migration($slot_new, $masters[1], $masters[0]);
+$worker{f} = claim($f_node, 'f, the migration over');
+ok(claimed_at($f_node, $masters[0]), 'f: claimed at master 0, the new owner');
 is_deeply(owners($dc_new),
 	{ $worker{f} => SnowidRedis::identity($f_node, $dc_new) },
 	'after the migration, master 0 holds f\'s claim');
+
+# A Redis user whose ACL lacks a command of the script: a clear error from
+# the master that owns the slot.
+my $g_node = new_server('cluster_g', $dc_new, url($masters[2], 'nohset'));
+$err = SnowidTest::psql_error($g_node, 'SELECT snowid_next()');
+like($err,
+	qr/ERROR:  42501: redis user may not claim a worker id at \Q127.0.0.1:@{[$masters[0]->port]}\E\n/,
+	'no +hset: SQLSTATE 42501, naming the master MOVED pointed to');
+like($err, qr/DETAIL:  Redis replied: .*script/,
+	'no +hset: the detail says the script was refused');
+$g_node->stop;
+
 $log_offset = -s $f_node->logfile;
 $f_node->restart;
 is(claim($f_node, 'f restarted after the migration'), $worker{f},

@@ -24,7 +24,7 @@ $node->stop;
 
 my $file = $node->data_dir . '/snowid_state';
 my $good = slurp_file($file);
-like($good, qr/^snowid 3 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ max_drift_ms=1000 system_identifier=$sysid node=0\/2 takeover=0\n\z/,
+like($good, qr/^snowid 4 epoch_ms=\d+ layout=41\/5\/5\/12 high_water_ms=\d+ max_drift_ms=1000 system_identifier=$sysid node=0\/2 instance=[0-9a-f]+ takeover=0\n\z/,
 	'the mark file is one readable line, naming the cluster and the node');
 
 sub write_mark
@@ -68,11 +68,13 @@ next_fails(qr/is corrupt/, 'drift budget beyond the largest setting');
 write_mark($bad);
 next_fails(qr/is corrupt/, 'impossible worker id');
 
-# A file of version 2 (before it named the cluster and the node) and one
-# of version 1 (before the mark went into WAL) are still read.
-(my $v2 = $good) =~ s/^snowid 3 (.*) system_identifier=\d+ node=\S+ /snowid 2 $1 /;
+# Files of version 3 (before it named the instance), 2 (before it named
+# the cluster and the node) and 1 (before the mark went into WAL) are still
+# read; a file without an instance gets a new one.
+(my $v3 = $good) =~ s/^snowid 4 (.*) instance=\S+ /snowid 3 $1 /;
+(my $v2 = $v3) =~ s/^snowid 3 (.*) system_identifier=\d+ node=\S+ /snowid 2 $1 /;
 (my $v1 = $v2) =~ s/^snowid 2 (.*) max_drift_ms=\d+ /snowid 1 $1 /;
-for my $old ([ 2, $v2 ], [ 1, $v1 ])
+for my $old ([ 3, $v3 ], [ 2, $v2 ], [ 1, $v1 ])
 {
 	my ($version, $line) = @$old;
 
@@ -82,8 +84,8 @@ for my $old ([ 2, $v2 ], [ 1, $v1 ])
 		"a version $version file: ids continue above the earlier ones");
 	$before = $node->safe_psql('postgres', 'SELECT snowid_next()');
 	$node->stop;
-	like(slurp_file($file), qr/^snowid 3 .* system_identifier=$sysid node=0\/2 /,
-		'and the file is written as version 3');
+	like(slurp_file($file), qr/^snowid 4 .* system_identifier=$sysid node=0\/2 instance=[0-9a-f]+ /,
+		'and the file is written as version 4, with an instance');
 }
 
 write_mark($good);

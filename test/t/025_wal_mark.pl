@@ -78,7 +78,7 @@ unlink($standby{other_layout}->data_dir . '/snowid_state')
 $standby{other_layout}->start;
 like(
 	slurp_file($standby{connected}->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=1000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
+	qr/ max_drift_ms=1000 system_identifier=\d+ node=\d+\/-?\d+ instance=[0-9a-f]+ takeover=1\n/,
 	'the standby starts with the drift budget of its copied mark');
 
 # The operator raises the primary's drift budget; a standby sees only the
@@ -95,11 +95,11 @@ $primary->wait_for_catchup($standby{cut_off});
 $primary->wait_for_catchup($standby{other_layout});
 like(
 	slurp_file($standby{other_layout}->data_dir . '/snowid_state'),
-	qr/ layout=53\/5\/5\/0 high_water_ms=\d+ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
+	qr/ layout=53\/5\/5\/0 high_water_ms=\d+ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ instance=[0-9a-f]+ takeover=1\n/,
 	'replay writes a mark of another layout as it is');
 like(
 	slurp_file($standby{cut_off}->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
+	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ instance=[0-9a-f]+ takeover=1\n/,
 	'replay writes the primary\'s drift budget into the standby\'s mark');
 SnowidTest::cut_off($standby{cut_off});
 
@@ -118,7 +118,7 @@ my $records = $primary->safe_psql(
 	FROM pg_get_wal_records_info('$lsn_before', '$lsn_after')
 	WHERE resource_manager = 'snowid'});
 like($records,
-	qr/^MARK high_water_ms=\d+ epoch_ms=1288834974657 layout=53\/5\/5\/0 max_drift_ms=10000$/m,
+	qr/^MARK high_water_ms=\d+ epoch_ms=1288834974657 layout=53\/5\/5\/0 max_drift_ms=10000 node=\d+\/\d+$/m,
 	'pg_walinspect shows the mark records');
 is( $primary->safe_psql(
 		'postgres',
@@ -133,7 +133,7 @@ IPC::Run::run(
 		'--start', $lsn_before, '--end', $lsn_after
 	],
 	'>', \$stdout, '2>', \$stderr);
-like($stdout, qr/^rmgr: custom219 .* desc: UNKNOWN \(0\) rmid: 219$/m,
+like($stdout, qr/^rmgr: custom219 .* desc: UNKNOWN \(10\) rmid: 219$/m,
 	'pg_waldump lists the records by the resource manager id');
 
 # A standby without snowid preloaded stops at the first mark record.
@@ -169,7 +169,7 @@ is( $bare->safe_psql('postgres',
 	'with snowid preloaded it replays past the mark records');
 like(
 	slurp_file($bare->data_dir . '/snowid_state'),
-	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ takeover=1\n/,
+	qr/ max_drift_ms=10000 system_identifier=\d+ node=\d+\/-?\d+ instance=[0-9a-f]+ takeover=1\n/,
 	'and writes the primary\'s marks into its own');
 $bare->stop;
 

@@ -39,10 +39,10 @@ like($valkey->cli('INFO', 'server'), qr/^valkey_version:8\./m,
 
 # The minimal ACL of the README, and one without HSET.
 $valkey->cli('ACL', 'SETUSER', 'snowid', 'on', ">$password",
-	'~{snowid:dc:*}:owners', '+fcall', '+hgetall', '+hset', '+hdel',
+	'~{snowid:dc:*}:*', '+fcall', '+hgetall', '+hget', '+hset', '+hdel', '+time',
 	'+select', '+info');
 $valkey->cli('ACL', 'SETUSER', 'nohset', 'on', ">$password",
-	'~{snowid:dc:*}:owners', '+fcall', '+hgetall', '+hdel');
+	'~{snowid:dc:*}:*', '+fcall', '+hgetall', '+hget', '+hdel', '+time');
 
 sub url
 {
@@ -122,7 +122,8 @@ $err = SnowidTest::psql_error($c_node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  53400: all 32 worker ids of datacenter $dc are held\n/,
 	'full datacenter: SQLSTATE 53400');
 my $freed = $worker_a == 17 || $worker_b == 17 ? 18 : 17;
-is($valkey->cli('HDEL', $key, $freed), 1, 'HDEL frees an id');
+ok($valkey->free($dc, $freed, 0) > 0,
+	'the library\'s snowid_2_free frees an id on Valkey');
 $ids->collect($c_node, 1000);
 is(SnowidRedis::worker($c_node), "$freed|redis",
 	'the next call claims the freed id, without a restart');
@@ -143,8 +144,8 @@ $valkey->stop;
 # live in it (and claim anew there, as new servers would).
 my $cluster = SnowidRedisCluster->new(%valkey, password => $admin_password);
 my @masters = $cluster->masters;
-$cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:owners',
-	'+fcall', '+hgetall', '+hset', '+hdel', '+asking', '+info');
+$cluster->acl_setuser('snowid', 'on', ">$password", '~{snowid:dc:*}:*',
+	'+fcall', '+hgetall', '+hget', '+hset', '+hdel', '+time', '+asking', '+info');
 
 # Two datacenters of the same master, 0.
 my @dc0;
@@ -176,17 +177,25 @@ like(SnowidRedis::worker($a_node), qr/^\d+\|redis$/, 'cluster: a claimed');
 ok(claimed_at($a_node, $masters[0], $log_offset),
 	'cluster: a followed MOVED to master 0');
 
-# -ASK: b's datacenter has no claim yet and its slot migrates from master 0
+# -ASK: b claims in its datacenter on master 0, then the slot migrates to
+# master 2 and its keys (owners, leases and fences: the claim reads them
+# together) move there; b, restarted, follows MOVED to master 0, then ASK
 # to master 2.
-$cluster->start_migration($ask_dc->[1], $masters[0], $masters[2]);
 SnowidTest::set_conf($b_node,
 	'snowid.datacenter_id' => $ask_dc->[0],
 	'snowid.redis_url' => "redis://snowid:$password\@127.0.0.1:" . $masters[1]->port);
-$log_offset = -s $b_node->logfile;
 $b_node->restart;
 $ids->collect($b_node, 1000);
 my ($worker_ask) = split /\|/, SnowidRedis::worker($b_node);
 like(SnowidRedis::worker($b_node), qr/^\d+\|redis$/, 'cluster: b claimed');
+$cluster->start_migration($ask_dc->[1], $masters[0], $masters[2]);
+is($cluster->migrate_keys($ask_dc->[1], $masters[0], $masters[2]), 3,
+	'cluster: the three keys of b\'s datacenter move to master 2');
+$log_offset = -s $b_node->logfile;
+$b_node->restart;
+$ids->collect($b_node, 1000);
+is(SnowidRedis::worker($b_node), "$worker_ask|redis",
+	'cluster: b, restarted during the migration, keeps its worker id');
 ok(claimed_at($b_node, $masters[2], $log_offset),
 	'cluster: b followed MOVED to master 0, then ASK to master 2');
 is($cluster->calls($masters[2], 'asking'), 1, 'cluster: master 2 received ASKING');

@@ -29,32 +29,16 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-die "libfaketime is required: $libfaketime not found" unless -e $libfaketime;
 
 my $redis = SnowidRedis->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();
-
-# The Unix ms of an id, decoded by a server.
-sub id_ms
-{
-	my ($node, $id) = @_;
-
-	return $node->safe_psql('postgres',
-		"SELECT (extract(epoch FROM (snowid_decode($id)).ts) * 1000)::bigint");
-}
 
 # -- as measured ---------------------------------------------------------
 
 my $dc = 1;
 my $a = $redis->new_node('a',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
-{
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME} = '+20s';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$a->start;
-}
+SnowidLease::start_skewed($a, '+20s');
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
 
@@ -67,8 +51,8 @@ is($a_count, 3000000, 'a issues 3 million ids, 20 s ahead of the real clock');
 is($a->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'a gives worker id 0 back');
 $a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
-my $a_first_ms = id_ms($a, $a_min);
-my $a_last_ms = id_ms($a, $a_max);
+my $a_first_ms = SnowidLease::id_ms($a, $a_min);
+my $a_last_ms = SnowidLease::id_ms($a, $a_max);
 cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', $a_last_ms,
 	'the fence of worker id 0 lies past a\'s last id');
 
@@ -89,8 +73,8 @@ $b->safe_psql('postgres', q{
 my ($b_first, $b_last) = split /\|/, $b->safe_psql('postgres',
 	'SELECT min(id), max(id) FROM b_ids');
 note(sprintf('a issued in [%d, %d] ms, b in [%d, %d] ms (Unix)',
-		$a_first_ms, $a_last_ms, id_ms($b, $b_first), id_ms($b, $b_last)));
-cmp_ok(id_ms($b, $b_last), '>=', $a_first_ms,
+		$a_first_ms, $a_last_ms, SnowidLease::id_ms($b, $b_first), SnowidLease::id_ms($b, $b_last)));
+cmp_ok(SnowidLease::id_ms($b, $b_last), '>=', $a_first_ms,
 	'b issued ids while its clock was in a\'s milliseconds');
 $b->safe_psql('postgres', q{CREATE UNLOGGED TABLE a_ids (id bigint)});
 $b->safe_psql('postgres', "COPY a_ids FROM '$dir/a_ids'");
@@ -124,7 +108,7 @@ my $a2_max = $a2->safe_psql('postgres',
 is($a2->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'a2 runs its drift budget ahead of its clock and gives worker id 0 back');
 my $fence = SnowidLease::fence($redis, $dc, 0);
-cmp_ok($fence, '>', id_ms($a2, $a2_max), 'the fence lies past a2\'s last id');
+cmp_ok($fence, '>', SnowidLease::id_ms($a2, $a2_max), 'the fence lies past a2\'s last id');
 
 # A configured worker id: refused until the server can start above the
 # fence, with nothing written.
@@ -162,7 +146,7 @@ for (1 .. 600)
 ok(defined $first, 'b2 takes the id once its clock is within its drift budget of the fence');
 is(SnowidRedis::worker($b2), '0|redis', 'b2 holds worker id 0 for good');
 cmp_ok($first, '>', $a2_max, 'b2\'s first id lies above every id a2 issued');
-cmp_ok(id_ms($b2, $first), '>=', $fence, 'at or above the fence');
+cmp_ok(SnowidLease::id_ms($b2, $first), '>=', $fence, 'at or above the fence');
 ok($b2->log_contains(qr/snowid starts the ids of worker id 0 above its fence in redis/),
 	'the log says where b2 starts');
 

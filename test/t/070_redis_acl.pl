@@ -82,8 +82,8 @@ sub check_refusals
 		qr/NOPERM/, "$kind: the user cannot read another datacenter's keys");
 	like(cli_as($server, 'snowid', 'HSET', $other, '0', 'me'),
 		qr/NOPERM/, "$kind: the user cannot write another datacenter's keys");
-	like(cli_as($server, 'snowid', 'FCALL', 'snowid_1_claim', '1', $other,
-			'me', '-1 31 -1 0 9999999999999'),
+	like(cli_as($server, 'snowid', 'FCALL', 'snowid_2_claim', '3', $other,
+			"${other}x", "${other}y", 'me', '-1 31 -1 0 9999999999999'),
 		qr/NOPERM/,
 		"$kind: the user cannot call a function on another datacenter's keys");
 	is($server->cli('EXISTS', $other), '0',
@@ -159,7 +159,7 @@ sub run_on
 	like($err, qr/ERROR:  42883: $not_loaded at unix:\S+\n/,
 		"$kind, no library, narrow user: SQLSTATE 42883, a clear message");
 	like($err,
-		qr/DETAIL:  Redis has no function snowid_1_claim, and this Redis user may not run the library with EVALSHA or EVAL instead\./,
+		qr/DETAIL:  Redis has no function snowid_2_claim, and this Redis user may not run the library with EVALSHA or EVAL instead\./,
 		"$kind, no library, narrow user: the detail says why");
 	like($err,
 		qr/HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \Q$library\E \(on every primary of a Redis Cluster\)\./,
@@ -172,7 +172,8 @@ sub run_on
 	$server->load_library;
 	is(join(' ', sort grep { /^snowid_/ } split /\n/,
 			$server->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid')),
-		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew',
+		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew '
+		  . 'snowid_2_claim snowid_2_free snowid_2_lease_claim snowid_2_lease_release snowid_2_lease_renew',
 		"$kind: the administrator loaded the library from the installed file");
 
 	# The user documented before the library: EVAL, no FCALL.  It still
@@ -269,7 +270,7 @@ run_on('redis');
 	my $fake = SnowidFakeRedis->new(
 		FCALL   => 'perl:"-ERR unknown command `FCALL`, with args beginning with: \r\n"',
 		EVALSHA => 'perl:$main::sha = $args->[1]; "-NOSCRIPT No matching script. Please use EVAL.\r\n"',
-		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[4] eq "snowid_1_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
+		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[6] eq "snowid_2_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
 	my $node = SnowidTest::new_node('redis6',
 		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $fake->url });
 

@@ -22,6 +22,7 @@ use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
+use Time::HiRes ();
 
 my $dc = 5;
 my $far = '3400000000000';    # 2077-09-28, in Unix ms
@@ -109,7 +110,7 @@ $leaser->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $leaser->wait_for_log(
 	qr/redis holds an impossible fence for worker id \d of datacenter $dc/);
 ok( $leaser->log_contains(
-		qr/redis holds an impossible fence for worker id (\d) of datacenter $dc\n.*DETAIL:  Field "\1" of key \Q$fences\E holds the fence $far, \d+ ms past the latest one a snowid server can have written by now\./
+		qr/redis holds an impossible fence for worker id (\d) of datacenter $dc\n.*DETAIL:  Field "\1" of key \Q$fences\E \(or field "fence:\1" of key \Q$owners\E\) holds the fence $far, \d+ ms past the latest one a snowid server can have written by now\./
 	),
 	'a lease claim is refused with the key and the field of the fence');
 like(SnowidTest::psql_error($leaser, 'SELECT snowid_next()'),
@@ -130,17 +131,19 @@ $fixed->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($fixed, 'SELECT snowid_next()');
 like(
 	$err,
-	qr/ERROR:  XX001: redis holds an impossible fence for worker id $other of datacenter $dc\nDETAIL:  Field "fence:$other" of key \Q$owners\E holds the fence $far, /,
+	qr/ERROR:  XX001: redis holds an impossible fence for worker id $other of datacenter $dc\nDETAIL:  Field "$other" of key \Q$fences\E \(or field "fence:$other" of key \Q$owners\E\) holds the fence $far, /,
 	'a configured worker id is refused with the key and the field of its fence');
-like($err, qr/HINT:  Find out who else writes snowid's keys\./,
+like($err, qr/HINT:  Find out who else writes snowid's keys, then set both fields with HSET/,
 	'and the hint says what to do');
 in_the_present($fixed, 'refused permanent claim');
 is($redis->cli('HGET', $owners, $other), '', 'nothing was written');
 
 # -- repaired, both claim as usual, after a restart too ---------------------
 
-$redis->cli('HDEL', $owners, "fence:$other");
-$redis->cli('HDEL', $fences, '0', '1');
+# as the hint says: both fields set to the present (no server issued later)
+my $now = int(Time::HiRes::time() * 1000);
+$redis->cli('HSET', $owners, "fence:$other", $now);
+$redis->cli('HSET', $fences, '0', $now, '1', $now);
 ids_of_now($fixed, 'repaired, permanent');
 $fixed->restart;
 ids_of_now($fixed, 'repaired, permanent, restarted');

@@ -101,7 +101,7 @@ $standby->start;
 $publisher->wait_for_catchup($standby);
 my $standby_mark = slurp_file($standby->data_dir . '/snowid_state');
 like($standby_mark,
-	qr/ system_identifier=$publisher_sysid node=4\/2 takeover=1\n\z/,
+	qr/ system_identifier=$publisher_sysid node=4\/2 instance=[0-9a-f]+ takeover=1\n\z/,
 	'a standby\'s mark names the publisher\'s cluster and worker id');
 
 # A fresh cluster (another system identifier) given that mark file, with
@@ -133,7 +133,7 @@ like(SnowidTest::psql_error($fresh, 'SELECT snowid_next_batch(10)'),
 	qr/55000: snowid will not issue ids with worker id 2 /,
 	'still refused after a restart');
 like(slurp_file($fresh->data_dir . '/snowid_state'),
-	qr/ system_identifier=$publisher_sysid node=4\/2 takeover=1\n\z/,
+	qr/ system_identifier=$publisher_sysid node=4\/2 instance=[0-9a-f]+ takeover=1\n\z/,
 	'the mark file still names the cluster it was copied from');
 SnowidTest::set_conf($fresh, 'snowid.worker_id' => 3);
 $fresh->restart;
@@ -145,7 +145,7 @@ like(slurp_file($fresh->logfile),
 	'and logs the takeover');
 $fresh->stop;
 like(slurp_file($fresh->data_dir . '/snowid_state'),
-	qr/ system_identifier=$fresh_sysid node=4\/3 takeover=0\n\z/,
+	qr/ system_identifier=$fresh_sysid node=4\/3 instance=[0-9a-f]+ takeover=0\n\z/,
 	'its mark file now names its own cluster and worker id');
 
 $standby->stop;

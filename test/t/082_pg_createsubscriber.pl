@@ -51,19 +51,33 @@ $r_node->safe_psql('postgres', $orders);
 my $err;
 
 # A standby of P and one of R, each turned into a logical subscriber:
-# a new system identifier, its original's settings and mark file.
-my %original = (sub_config => $publisher, sub_redis => $r_node);
+# a new system identifier, its original's settings and mark file.  Two
+# more standbys of P: sub_own runs with a worker id of its own (6) from its
+# first start, sub_switched starts with 7 and is set to P's worker id
+# before it becomes a subscriber.  The copy check compares with the worker
+# id the copied cluster issued under, which the mark keeps naming while the
+# takeover is pending; it used to record the standby's own id instead,
+# refusing sub_own (a false alarm) and letting sub_switched issue P's ids.
+my %original = (sub_config => $publisher, sub_redis => $r_node,
+	sub_own => $publisher, sub_switched => $publisher);
+my %first_worker = (sub_own => 6, sub_switched => 7);
 my %sub;
-for my $name ('sub_config', 'sub_redis')
+for my $name ('sub_config', 'sub_redis', 'sub_own', 'sub_switched')
 {
 	my $from = $original{$name};
 
 	$from->backup($name);
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init_from_backup($from, $name, has_streaming => 1);
+	SnowidTest::set_conf($node, 'snowid.worker_id' => $first_worker{$name})
+	  if $first_worker{$name};
 	$node->start;
+	$from->safe_psql('postgres',
+		q{INSERT INTO orders (who) SELECT 'during' FROM generate_series(1, 10)});
 	$from->wait_for_catchup($node);
 	$node->stop;
+	SnowidTest::set_conf($node, 'snowid.worker_id' => 2)
+	  if $name eq 'sub_switched';
 	command_ok(
 		[
 			'pg_createsubscriber',
@@ -133,6 +147,16 @@ my ($r_worker, $r_source) = split /\|/, SnowidRedis::worker($sub_r);
 is($r_source, 'redis', 'set to claim, it claims from Redis');
 isnt($r_worker, '1', 'a worker id other than R\'s');
 
+# sub_own: its own worker id is not the publisher's, and it writes.
+is($sub{sub_own}->safe_psql('postgres',
+		'SELECT worker_id FROM snowid_decode(snowid_next())'),
+	'6', 'a standby with a worker id of its own from its first start writes as a subscriber');
+# sub_switched: the publisher's worker id, whatever it ran with before.
+like(SnowidTest::psql_error($sub{sub_switched}, 'SELECT snowid_next()'),
+	qr/ERROR:  55000: snowid will not issue ids with worker id 2 of datacenter 4 in a copy of another cluster\n/,
+	'a standby switched to the publisher\'s worker id before it became a subscriber is refused');
+$sub{$_}->stop for 'sub_own', 'sub_switched';
+
 # Both subscribers keep receiving their publisher's rows: no key
 # conflict.
 for my $name ('sub_config', 'sub_redis')
@@ -149,7 +173,7 @@ for my $name ('sub_config', 'sub_redis')
 			SELECT coalesce(sum(apply_error_count), 0) FROM pg_stat_subscription_stats}),
 		'0', "$name: no subscription error");
 }
-$_->stop for values %sub;
+$sub{$_}->stop for 'sub_config', 'sub_redis';
 
 $publisher->stop;
 $r_node->stop;

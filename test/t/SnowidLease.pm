@@ -1,6 +1,7 @@
-# What the lease TAP tests (test/t/06*_lease_*.pl) share: waiting for a
+# What the lease TAP tests (test/t/06*_lease_*.pl, 08*) share: waiting for a
 # server to hold a worker id on lease, reading a lease and its fence in
-# Redis, freezing a whole server with SIGSTOP, and a ledger of ids per
+# Redis, starting a server with its clock skewed, the time of an id,
+# freezing a whole server with SIGSTOP, and a ledger of ids per
 # worker id that checks that each holder's ids lie above the last holder's.
 package SnowidLease;
 
@@ -81,6 +82,30 @@ sub thaw
 
 	kill 'CONT', @$pids;
 	return;
+}
+
+# Starts a server with its clock offset by libfaketime (an offset as
+# FAKETIME takes it: '+20s'), or without one for undef.
+sub start_skewed
+{
+	my ($node, $offset) = @_;
+	my $lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+	die "libfaketime is required: $lib not found" unless -e $lib;
+	local $ENV{LD_PRELOAD} = defined $offset ? $lib : '';
+	local $ENV{FAKETIME} = $offset // '';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$node->start;
+	return;
+}
+
+# The Unix ms of an id, decoded by a server.
+sub id_ms
+{
+	my ($node, $id) = @_;
+
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (snowid_decode($id)).ts) * 1000)::bigint");
 }
 
 # The time since the epoch in ms, by the real clock.

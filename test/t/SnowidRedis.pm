@@ -225,6 +225,17 @@ sub owners_key
 	return '{' . ($prefix // 'snowid') . ":dc:$dc}:owners";
 }
 
+# An administrator frees worker id of datacenter dc with the library's
+# function, fenced at Redis' clock plus margin ms; returns the fence.
+sub free
+{
+	my ($self, $dc, $worker_id, $margin) = @_;
+	my $base = "{snowid:dc:$dc}";
+
+	return $self->cli('FCALL', 'snowid_2_free', '3', "$base:owners",
+		"$base:leases", "$base:fences", 'admin', "$worker_id $margin");
+}
+
 # Calls of each command since the server started, from INFO commandstats,
 # without INFO itself: { command => calls }.
 sub command_calls
@@ -252,15 +263,26 @@ sub new_node
 		{ 'snowid.redis_url' => $self->url, %$settings }, %init);
 }
 
-# The identity under which a server of datacenter dc claims in Redis.
+# The identity under which a server of datacenter dc claims in Redis: its
+# host name, port, system identifier and the instance of its data
+# directory, from its mark file (padded to 16 hex digits; none where the
+# mark file names none, as releases before 1.4 wrote it).
 sub identity
 {
 	my ($node, $dc) = @_;
 	my $sysid = $node->safe_psql('postgres',
 		'SELECT system_identifier FROM pg_control_system()');
+	my $mark = $node->data_dir . '/snowid_state';
+	my ($instance) =
+	  -e $mark
+	  ? PostgreSQL::Test::Utils::slurp_file($mark) =~ / instance=([0-9a-f]+) /
+	  : ();
 
 	return "dc=$dc host=" . hostname() . ' port=' . $node->port
-	  . " sysid=$sysid";
+	  . " sysid=$sysid"
+	  . (defined $instance
+		? ' instance=' . ('0' x (16 - length $instance)) . $instance
+		: '');
 }
 
 # A server's worker id and where it came from, from snowid_status():

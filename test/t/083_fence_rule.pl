@@ -1,0 +1,238 @@
+# One fence rule for every claim (doc/internals.md, "The fence rule"): for
+# every worker id, each new holder's first id lies above every id any
+# earlier holder could have issued.  Every path that takes an id from its
+# holder leaves the id's fence in the fences hash, and every claim reads it
+# there.
+#
+# First the path as reported, where a lease claim moves to another id and
+# takes the old one out of the owners hash: its fence stays in the fences
+# hash, where every claim now reads it.  Before, a permanent claim read
+# fences only from the owners hash: server b, configured with that worker
+# id, took it with floor 0 and repeated the ids of its earlier holders
+# (315,935 in the report).  Now b is refused until it can start above the
+# fence, and a server that can (a drift budget of two minutes) starts there:
+# none of its ids repeats one of theirs.  (The report's lease holder moved
+# after a crash because its fence lay past its clock plus its drift budget;
+# a server now keeps its own lease after a crash, test/t/087, so this test
+# makes it move the one way left: its floor, from the holder before it,
+# lies past its clock plus its drift budget.)
+#
+# Then the other doors of the same hole:
+# - the repair by hand an older hint suggested (HDEL of a crashed lease
+#   holder's owners entry) leaves the fence, which the next claim honours;
+#   the hint now says to wait for the lease to run out;
+# - a permanent claim of an id whose lease ran out is allowed (before, such
+#   an id was never reused), above its fence;
+# - a fence that a release of 1.3 or earlier left in the owners hash
+#   ("fence:<worker id>") is honoured;
+# - a deliberate layout switch removes the mark file, and with it the
+#   holder name; the administrator's snowid_2_free fences the old id.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidLease;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+
+
+my $redis = SnowidRedis->new;
+my $dir = PostgreSQL::Test::Utils::tempdir();
+
+# -- a lease claim that moves to another id --------------------------------
+
+# x holds worker id 0 on a 60 s lease, its clock 20 s ahead, issues 3
+# million ids and gives the id back: its fence lies 20 s ahead of the real
+# clock.  a, with a drift budget of 40 s, takes worker id 0 on lease above
+# that fence (its floor), issues ids and crashes; started again with the
+# default drift budget, it can start neither above its floor nor above its
+# fence, so its lease claim moves to another id and takes worker id 0 out
+# of the owners hash.
+my $dc = 1;
+my $x = $redis->new_node('x',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
+SnowidLease::start_skewed($x, '+20s');
+$x->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $w = SnowidLease::wait_lease($x);
+is($w, 0, 'x takes worker id 0 on lease');
+$x->safe_psql('postgres', q{
+	CREATE TABLE a_ids AS
+		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 30)});
+my ($x_count, $x_max) = split /\|/,
+  $x->safe_psql('postgres', 'SELECT count(DISTINCT id), max(id) FROM a_ids');
+is($x_count, 3000000, 'x issues 3 million ids, 20 s ahead of the real clock');
+is($x->safe_psql('postgres', 'SELECT snowid_release_worker()'), $w,
+	'and gives worker id 0 back');
+my $x_last_ms = SnowidLease::id_ms($x, $x_max);
+
+my $a = $redis->new_node('a',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s',
+	  'snowid.max_drift_ms' => '40s' });
+$a->start;
+$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+is(SnowidLease::wait_lease($a), $w, 'a takes worker id 0 on lease, above its fence');
+$a->safe_psql('postgres', q{
+	CREATE TABLE a_ids AS
+		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 5)});
+my $a_max = $a->safe_psql('postgres', 'SELECT max(id) FROM a_ids');
+my $a_last_ms = SnowidLease::id_ms($a, $a_max);
+$a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
+$x->safe_psql('postgres', "COPY a_ids TO '$dir/x_ids'");
+$x->stop;
+
+$a->stop('immediate');
+SnowidTest::set_conf($a, 'snowid.max_drift_ms' => '1s');
+$a->start;
+my $moved = SnowidLease::wait_lease($a);
+isnt($moved, $w,
+	'a, crashed and started again with a drift budget of 1 s, cannot start above its floor or fence: it leases another id');
+ok(!exists $redis->owners($dc)->{$w}, "worker id $w is no one's now");
+my $fence = SnowidLease::fence($redis, $dc, $w);
+cmp_ok($fence, '>', $a_last_ms, "its fence lies past a's last id");
+
+# A configured worker id: refused until the server can start above the
+# fence, and nothing written.
+my $b = $redis->new_node('b',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $w });
+$b->start;
+$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+like(SnowidTest::psql_error($b, 'SELECT snowid_next()'),
+	qr/55006: worker id $w of datacenter $dc cannot be taken until /,
+	'b, configured with that id, is refused: the claim reads its fence');
+ok(!exists $redis->owners($dc)->{$w}, 'and nothing is written');
+
+# A free choice passes the fenced id by.
+my $c = $redis->new_node('c', { 'snowid.datacenter_id' => $dc });
+$c->start;
+$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$c->safe_psql('postgres', 'SELECT snowid_next()');
+my ($c_id) = split /\|/, SnowidRedis::worker($c);
+ok($c_id != $w && $c_id != $moved,
+	"c, claiming for good, takes a free id it can start above ($c_id), not the fenced $w");
+
+# With a drift budget that reaches past the fence, b takes the id and
+# starts above it.
+SnowidTest::set_conf($b, 'snowid.max_drift_ms' => '2min');
+$b->restart;
+$b->safe_psql('postgres', q{
+	CREATE TABLE b_ids AS
+		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 10)});
+is(SnowidRedis::worker($b), "$w|config",
+	"b, its drift budget past the fence, takes worker id $w");
+my $b_min = $b->safe_psql('postgres', 'SELECT min(id) FROM b_ids');
+cmp_ok(SnowidLease::id_ms($b, $b_min), '>=', $fence, 'and its first id lies at the fence or above');
+$b->safe_psql('postgres', 'CREATE TABLE a_ids (id bigint)');
+$b->safe_psql('postgres', "COPY a_ids FROM '$dir/a_ids'");
+$b->safe_psql('postgres', "COPY a_ids FROM '$dir/x_ids'");
+is($b->safe_psql('postgres',
+		'SELECT count(*) FROM b_ids JOIN a_ids USING (id)'),
+	0, "none of b's million ids repeats one of x's 3 million or a's");
+$_->stop for $a, $b, $c;
+
+# -- a crashed lease holder: the hint, the repair by hand, the lease run out
+
+$dc = 2;
+my $d = $redis->new_node('d',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '30s' });
+$d->start;
+$d->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $dw = SnowidLease::wait_lease($d);
+my $d_max = $d->safe_psql('postgres',
+	'SELECT max(id) FROM generate_series(1, 4), snowid_next_batch(100000) id');
+my $d_last_ms = SnowidLease::id_ms($d, $d_max);
+$d->stop('immediate');
+
+my $e = $redis->new_node('e',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $dw });
+$e->start;
+$e->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $err = SnowidTest::psql_error($e, 'SELECT snowid_next()');
+like($err,
+	qr/55006: worker id $dw of datacenter $dc is held by another server.*HINT:  Set snowid.worker_id to a free id, or wait until that lease runs out/s,
+	'a configured id on a live lease: the hint says to wait for the lease, not to HDEL it');
+
+# What the older hint said: HDEL of the owners entry.  The fence stays.
+$redis->cli('HDEL', SnowidRedis::owners_key($dc), $dw);
+$fence = SnowidLease::fence($redis, $dc, $dw);
+cmp_ok($fence, '>', $d_last_ms, "after HDEL by hand, the fence of $dw stays");
+like(SnowidTest::psql_error($e, 'SELECT snowid_next()'),
+	qr/55006: worker id $dw of datacenter $dc cannot be taken until /,
+	'and the next claim is refused until it can start above the fence');
+
+# The lease run out, without the HDEL: a permanent claim takes the id.
+my $f = $redis->new_node('f',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '2s' });
+$f->start;
+$f->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $fw = SnowidLease::wait_lease($f);
+my $f_max = $f->safe_psql('postgres',
+	'SELECT max(id) FROM snowid_next_batch(100000) id');
+$f->stop('immediate');
+my $g = $redis->new_node('g',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $fw,
+	  'snowid.max_drift_ms' => '30s' });
+$g->start;
+$g->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$g->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM (SELECT snowid_next()) s})
+  or die 'g never took the id whose lease ran out';
+is(SnowidRedis::worker($g), "$fw|config",
+	'a permanent claim takes an id whose lease ran out');
+is($redis->owners($dc)->{$fw}, SnowidRedis::identity($g, $dc),
+	'and holds it for good');
+ok(!defined SnowidLease::hget($redis, $dc, 'leases', $fw),
+	'the run-out lease is gone');
+my $g_first = $g->safe_psql('postgres', 'SELECT snowid_next()');
+cmp_ok($g_first, '>', $f_max, "its ids lie above the last lease holder's");
+$_->stop for $e, $g;
+
+# -- a fence of release 1.3 in the owners hash ---------------------------
+
+$dc = 3;
+my $old_fence = SnowidLease::now_ms() + 600_000;
+$redis->cli('HSET', SnowidRedis::owners_key($dc), 'fence:4', $old_fence);
+my $h = $redis->new_node('h',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 4 });
+$h->start;
+$h->safe_psql('postgres', 'CREATE EXTENSION snowid');
+like(SnowidTest::psql_error($h, 'SELECT snowid_next()'),
+	qr/55006: worker id 4 of datacenter $dc cannot be taken until /,
+	'a fence left in the owners hash by release 1.3 is honoured');
+$h->stop;
+
+# -- a layout change -------------------------------------------------------
+
+# A deliberate switch of layouts (doc/layouts.md) removes the mark file,
+# and with it the instance of the data directory: the server claims under a
+# new holder name, and its old worker id is freed with the library's
+# function, which fences it.
+$dc = 4;
+my $p = $redis->new_node('p',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 3 });
+$p->start;
+$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $p_last = $p->safe_psql('postgres',
+	'SELECT max(id) FROM snowid_next_batch(100000) id');
+my $p_last_ms = SnowidLease::id_ms($p, $p_last);
+my $p_old_name = SnowidRedis::identity($p, $dc);
+$p->stop;
+SnowidTest::set_conf($p, 'snowid.worker_id' => -1, 'snowid.worker_bits' => 1,
+	'snowid.sequence_bits' => 16);
+unlink $p->data_dir . '/snowid_state' or die "could not remove the mark: $!";
+$p->start;
+$p->safe_psql('postgres', 'SELECT snowid_next()');
+is((split /\|/, SnowidRedis::worker($p))[0], 0,
+	'p, its worker ids narrowed to 0 and 1, claims one of them under a new holder name');
+is($redis->owners($dc)->{3}, $p_old_name, 'its old name still holds worker id 3');
+$redis->free($dc, 3, 0);
+ok(!exists $redis->owners($dc)->{3}, 'snowid_2_free takes worker id 3 from it');
+cmp_ok(SnowidLease::fence($redis, $dc, 3), '>', $p_last_ms,
+	'fenced past its last id');
+$p->stop;
+
+done_testing();
