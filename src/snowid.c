@@ -450,7 +450,7 @@ snowid_release_worker(PG_FUNCTION_ARGS)
 				 errdetail("Without a lease the worker id is configured or claimed for good, and stays this server's."),
 				 errhint("Stop the server for good first, then free its id in Redis by hand.")));
 
-	worker_id = snowid_lease_give_back(false);
+	worker_id = snowid_lease_give_back(false, false);
 	if (worker_id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -163,14 +163,17 @@ snowid_lease_new_token(char *token)
 /*
  * snowid_lease_give_back
  *		Stops issuing ids with this server's worker id and gives it back to
- *		Redis, fenced just past the last id issued.  At shutdown the next
- *		start claims again; otherwise (snowid_release_worker()) the server
- *		issues no ids until it restarts.  Returns the worker id given back,
- *		or -1 if there was none.  If Redis cannot be reached the lease runs
- *		out by itself, with the fence of the last renewal.
+ *		Redis, fenced just past the last id issued; with park, keeps the
+ *		lease instead, its fence lowered the same way, so that this server
+ *		takes it back at once when it starts again within the lease (a
+ *		clean stop without snowid.release_on_shutdown).  At shutdown the
+ *		next start claims again; otherwise (snowid_release_worker()) the
+ *		server issues no ids until it restarts.  Returns the worker id given
+ *		back, or -1 if there was none.  If Redis cannot be reached the lease
+ *		runs out by itself, with the fence of the last renewal.
  */
 int
-snowid_lease_give_back(bool at_shutdown)
+snowid_lease_give_back(bool at_shutdown, bool park)
 {
 	char		identity[SNOWID_REDIS_IDENTITY_LEN];
 	SnowidLeaseRequest request;
@@ -195,13 +198,19 @@ snowid_lease_give_back(bool at_shutdown)
 	{
 		request.worker_id = worker_id;
 		request.fence_ms = final_ms + snowid_layout.epoch_ms;
+		request.park = park;
 		outcome = snowid_redis_lease_release(snowid_redis_target, &request,
 											 &result);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
 	snowid_lease_given_back();
 
-	if (outcome == SNOWID_LEASE_OK)
+	if (outcome == SNOWID_LEASE_OK && park)
+		ereport(LOG,
+				(errmsg("snowid parked its lease on worker id %d of datacenter %d in redis at %s",
+						worker_id, claim.datacenter_id, result.node),
+				 errdetail("The fence is lowered to just past the last id issued; this server takes the worker id back if it starts again before the lease runs out.")));
+	else if (outcome == SNOWID_LEASE_OK)
 		ereport(LOG,
 				(errmsg("snowid gave back worker id %d of datacenter %d to redis at %s",
 						worker_id, claim.datacenter_id, result.node)));
@@ -265,8 +274,8 @@ snowid_lease_main(Datum arg)
 
 		if (got_sigterm)
 		{
-			if (snowid_release_on_shutdown)
-				(void) snowid_lease_give_back(true);
+			/* give the id back, or park the lease for a restart */
+			(void) snowid_lease_give_back(true, !snowid_release_on_shutdown);
 			/* not 0: a worker that exits with 0 is not started again */
 			proc_exit(1);
 		}
@@ -477,5 +486,6 @@ snowid_lease_request(SnowidLeaseRequest *request, SnowidRedisRequest *claim,
 	memset(request, 0, sizeof(*request));
 	request->claim = claim;
 	request->lease_ms = snowid_worker_lease_ms;
+	request->wait_ms = snowid_max_wait_ms;
 	request->token = token;
 }

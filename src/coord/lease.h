@@ -15,6 +15,6 @@
 
 extern void snowid_lease_register(void);
 extern void snowid_lease_claim(SnowidWorkerClaim *claim);
-extern int	snowid_lease_give_back(bool at_shutdown);
+extern int	snowid_lease_give_back(bool at_shutdown, bool park);
 
 #endif							/* SNOWID_COORD_LEASE_H */

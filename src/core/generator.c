@@ -153,7 +153,7 @@ snowid_shmem_init(void)
 
 	/* after the worker id, which the mark it writes names */
 	snowid_record_takeover(s, mark_ms);
-	snowid_record_instance(s);
+	snowid_record_instance(s, s->worker_id < 0);
 }
 
 /*

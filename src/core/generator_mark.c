@@ -25,9 +25,11 @@
 /*
  * snowid_load_mark
  *		Reads the mark file into a new generator: how reading went, a layout
- *		that does not match ours, a pending takeover (of a cluster with
- *		another system identifier, see snowid_check_copy()) and the drift
- *		budget of the server the mark came from.  Returns the first
+ *		that does not match ours (unless the mark covers no id, as the one a
+ *		server that claims writes at its first start), a pending takeover
+ *		(of a cluster with another system identifier, see
+ *		snowid_check_copy()), the drift budget of the server the mark came
+ *		from and the instance.  Returns the first
  *		millisecond (since our epoch) the generator may issue, 0 without a
  *		usable mark.
  */
@@ -41,10 +43,15 @@ snowid_load_mark(SnowidShared *s)
 		return 0;
 	if (!snowid_mark_layout_matches(&mark, &snowid_layout))
 	{
-		s->mark_mismatch = true;
-		s->mark_layout = mark.layout;
-		s->mark_high_water_ms = mark.high_water_ms;
-		return 0;
+		/* a mark that covers no id (only the instance) binds no layout */
+		if (mark.high_water_ms > mark.layout.epoch_ms || mark.takeover)
+		{
+			s->mark_mismatch = true;
+			s->mark_layout = mark.layout;
+			s->mark_high_water_ms = mark.high_water_ms;
+			return 0;
+		}
+		mark.high_water_ms = snowid_layout.epoch_ms;
 	}
 	s->takeover_pending = mark.takeover;
 	s->source_drift_ms = mark.max_drift_ms;
@@ -126,54 +133,69 @@ snowid_new_instance(void)
 }
 
 /*
+ * snowid_write_instance
+ *		Writes the mark file as it stands, naming the instance; the caller
+ *		holds lock, or is the postmaster initialising shared memory.  A mark
+ *		file that cannot be read, or has another layout, is left as it is:
+ *		no id is issued then anyway.
+ */
+static void
+snowid_write_instance(SnowidShared *s)
+{
+	SnowidMark	mark;
+
+	if (s->instance_saved || s->mark_mismatch ||
+		(s->mark_status != SNOWID_MARK_OK &&
+		 s->mark_status != SNOWID_MARK_MISSING))
+		return;
+	SpinLockAcquire(&s->mutex);
+	mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
+	mark.takeover = s->takeover_pending;
+	mark.max_drift_ms = s->takeover_pending ? s->source_drift_ms :
+		snowid_max_drift_ms;
+	SpinLockRelease(&s->mutex);
+	mark.layout = snowid_layout;
+	snowid_mark_owner(s, mark.takeover,
+					  s->mark_datacenter_id == snowid_datacenter_id ?
+					  s->mark_worker_id : -1, &mark);
+	s->instance_saved = snowid_mark_write(&mark, WARNING);
+}
+
+/*
  * snowid_record_instance
  *		While shared memory is initialised, after snowid_record_takeover():
  *		a data directory whose mark names no instance of this cluster (a new
  *		cluster, a mark file of an older release, another system identifier)
- *		gets a new one, which snowid_save_instance() writes before anything
- *		is claimed under it.
+ *		gets a new one.  With claim (the worker id is resolved on first use,
+ *		from a coordinator) it is written into the mark file at once, so that
+ *		the holder name is known from the start; else snowid_save_instance()
+ *		writes it before anything is claimed under it.
  */
 void
-snowid_record_instance(SnowidShared *s)
+snowid_record_instance(SnowidShared *s, bool claim)
 {
 	if (s->instance == 0)
 	{
 		s->instance = snowid_new_instance();
 		s->instance_saved = false;
 	}
+	if (claim)
+		snowid_write_instance(s);
 }
 
 /*
  * snowid_save_instance
  *		Makes sure the mark file names this data directory's instance, so
  *		that every claim made under it is made under a name the next start
- *		shares; returns whether it does.  A mark file that cannot be read,
- *		or has another layout, is left as it is: no id is issued then
- *		anyway.
+ *		shares; returns whether it does.
  */
 bool
 snowid_save_instance(SnowidShared *s)
 {
-	SnowidMark	mark;
 	bool		saved;
 
 	LWLockAcquire(s->lock, LW_EXCLUSIVE);
-	if (!s->instance_saved && !s->mark_mismatch &&
-		(s->mark_status == SNOWID_MARK_OK ||
-		 s->mark_status == SNOWID_MARK_MISSING))
-	{
-		SpinLockAcquire(&s->mutex);
-		mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
-		mark.takeover = s->takeover_pending;
-		mark.max_drift_ms = s->takeover_pending ? s->source_drift_ms :
-			snowid_max_drift_ms;
-		SpinLockRelease(&s->mutex);
-		mark.layout = snowid_layout;
-		snowid_mark_owner(s, mark.takeover,
-						  s->mark_datacenter_id == snowid_datacenter_id ?
-						  s->mark_worker_id : -1, &mark);
-		s->instance_saved = snowid_mark_write(&mark, WARNING);
-	}
+	snowid_write_instance(s);
 	saved = s->instance_saved;
 	LWLockRelease(s->lock);
 	return saved;

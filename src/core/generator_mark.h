@@ -19,7 +19,7 @@ extern void snowid_replay_mark(const SnowidMark *mark);
 extern int64 snowid_load_mark(SnowidShared *s);
 extern void snowid_record_takeover(SnowidShared *s, int64 mark_ms);
 extern uint64 snowid_new_instance(void);
-extern void snowid_record_instance(SnowidShared *s);
+extern void snowid_record_instance(SnowidShared *s, bool claim);
 extern bool snowid_save_instance(SnowidShared *s);
 extern void snowid_foreign_mark(const SnowidShared *s, SnowidMark *mark);
 extern void snowid_mark_owner(const SnowidShared *s, bool takeover,

@@ -32,16 +32,18 @@
  *
  *	snowid_2_lease_claim	numbers: the highest worker id, the lease (ms),
  *							where the claiming server's generator is (Unix
- *							ms), the latest fence it can start above now and
- *							the worker id it held last or -1;
+ *							ms), the latest fence it can start above now,
+ *							the worker id it held last or -1, and how far
+ *							past that its own lease's fence may lie;
  *							replies {worker id, floor, fence, lease}, or
  *							refuses with SNOWID_ALL_HELD or SNOWID_FENCED
  *	snowid_2_lease_renew	numbers: the worker id, the lease (ms), the fence
  *							wanted; replies {worker id, floor, fence, lease}
  *							or SNOWID_LOST <holder>
- *	snowid_2_lease_release	numbers: the worker id and the final fence;
- *							replies 1, or 0 if the id was not this server's
- *							lease of that claim
+ *	snowid_2_lease_release	numbers: the worker id, the final fence and
+ *							1 to park the lease (keep it, its fence
+ *							lowered); replies 1, or 0 if the id was not
+ *							this server's lease of that claim
  *
  * Each takes the datacenter's three keys, the identity, its numbers and the
  * token of the claim.
@@ -55,7 +57,8 @@ typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
 
 /*
  * Call a function on the worker id this server holds (request->worker_id),
- * with the id, the lease (with_lease) and the fence as its numbers and the
+ * with the id, the lease (with_lease) and the fence (and for a release
+ * whether to park) as its numbers and the
  * token of the claim, and let read say how it ended; what names the function
  * in the message of a reply read cannot place.
  */
@@ -75,8 +78,9 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT,
 				 request->worker_id, request->lease_ms, request->fence_ms);
 	else
-		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT,
-				 request->worker_id, request->fence_ms);
+		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT "%s",
+				 request->worker_id, request->fence_ms,
+				 request->park ? " 1" : "");
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
@@ -186,10 +190,11 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
-			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d",
+			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d "
+			 INT64_FORMAT,
 			 request->claim->max_worker_id, request->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms,
-			 request->claim->preferred_worker_id);
+			 request->claim->preferred_worker_id, request->wait_ms);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
@@ -208,7 +213,7 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			snowid_redis_error_reply(target, reply->str, result);
 	}
 	else if (snowid_lease_read_grant(reply, request, grant) &&
-			 grant->floor_ms <= request->claim->usable_ms &&
+			 grant->floor_ms <= request->claim->usable_ms + request->wait_ms &&
 			 grant->fence_ms <= Max(request->claim->client_ms,
 									grant->floor_ms) + request->lease_ms)
 	{

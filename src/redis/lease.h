@@ -39,6 +39,12 @@ typedef struct SnowidLeaseRequest
 										 * one held last, the explicit one
 										 * unused */
 	int64		lease_ms;		/* snowid.worker_lease */
+	int64		wait_ms;		/* a claim: how far past what it can start
+								 * above now its own lease's fence may lie
+								 * (snowid.max_wait_ms: callers wait for
+								 * the clock that long) */
+	bool		park;			/* a release: keep the lease, its fence
+								 * lowered (a clean stop) */
 	const char *token;			/* names one claim: the claim's, and that of
 								 * the claim a renewal or release is of */
 	/* a renewal or a release only: */

@@ -306,59 +306,43 @@ end
 -- The lease claim.  args: identity; the highest worker id, the lease (ms),
 -- where the claiming server's generator is (Unix ms), the latest fence it
 -- can start above now (its clock plus its drift budget) and, optionally,
--- the worker id it held last or -1; and a new token that the renewals and
--- the release of this lease name.
+-- the worker id it held last (or -1) and how long its callers may wait for
+-- its clock (ms); and a new token that the renewals and the release of
+-- this lease name.
 --
--- A server that still holds a lease (even one run out, as long as nobody
--- took the id since) under a holder name that carries the instance of its
--- data directory keeps it, after a restart or a crash too: its own ids lie
--- below its generator, which starts at its own high-water mark, and those
--- of the earlier holders below the floor it took the id with, which stays
--- its floor.  (A copy of its data directory has another instance, so
--- another name; a name without one, of release 1.3, may be a copy's.)
--- Otherwise the floor is the id's fence as it is now, below which lie all
--- ids any holder issued with it: the server takes the id it held last if
--- it is free (no holder, or a lease that ran out) and it can start above
--- its fence, else the lowest such id.  A permanent claim is never free.
--- The new fence is a lease past the floor or the caller's generator,
--- whichever is later.  Replies {worker id, floor, fence, lease}, or
--- refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
+-- The floor of a claim is always the id's fence as it is now: every id any
+-- holder issued with it lies below.  A server that still holds a lease
+-- (even one run out, as long as nobody took the id since; a clean stop
+-- parks it, its fence lowered to its last id) keeps it if it can start
+-- above that fence, or within the wait; otherwise it takes the id it held
+-- last if that is free (no holder, or a lease that ran out) and it can
+-- start above its fence now, else the lowest such id.  A permanent claim is
+-- never free.  The new fence is a lease past the floor or the caller's
+-- generator, whichever is later.  Replies {worker id, floor, fence, lease},
+-- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
 -- every free id is fenced too far ahead.
 local function lease_claim(keys, args)
-  local max, lease, client, usable, prefer =
-    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*)$')
+  local max, lease, client, usable, prefer, wait =
+    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*)$')
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
-  prefer = tonumber(prefer) or -1
+  prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local st = load(keys, max)
   local me, token = 'lease ' .. args[1], args[3]
   local function mine(id) return st.holder[tostring(id)] == me end
-  local keep, floor
-  if string.match(args[1], ' instance=%x+$') then
-    for id = 0, max do
-      local b = string.match(redis.call('HGET', st.leases, tostring(id)) or '', '^%d+ (%d+) %x+$')
-      if keep == nil and mine(id) and b and tonumber(b) <= usable then
-        keep, floor = id, tonumber(b)
-      end
-    end
-  end
+  local keep
   for id = 0, max do
-    if keep == nil and mine(id) and st.fence(id) <= usable then keep = id end
+    if keep == nil and mine(id) and st.fence(id) <= usable + wait then keep = id end
   end
   if keep == nil then
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
+    if st.fence(keep) > usable then return fenced(st, keep) end
   end
   local k = tostring(keep)
-  if floor ~= nil then
-    -- its own lease: the fence its last life left is its own to lower
-    st.fence_of[k] = nil
-  elseif st.fence(keep) > usable then
-    return fenced(st, keep)
-  end
   give_up_others(st, me, keep, max, 0)
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-  floor = floor or st.fence(keep)
+  local floor = st.fence(keep)
   local new = math.max(client, floor) + lease
   redis.call('HSET', st.owners, k, me)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
@@ -386,19 +370,27 @@ local function lease_renew(keys, args)
   return {tonumber(k), b, st.fence(k), lease}
 end
 
--- The release.  args: identity; the worker id and the final fence (just
--- past the last id this server issued; it has stopped issuing); the token
--- of the claim.  Only the holder of that very claim may lower the fence,
--- and never below the floor it took the id with.  Replies 1, or 0 if the id
--- was not this server's lease of that claim.
+-- The release.  args: identity; the worker id, the final fence (just past
+-- the last id this server issued; it has stopped issuing) and, optionally,
+-- 1 to park the lease rather than give it back; the token of the claim.
+-- Only the holder of that very claim may lower the fence, and never below
+-- the floor it took the id with.  A parked lease stays this server's until
+-- it runs out, with its fence lowered, so that the server, started again
+-- as the same holder, takes it back at once above its last id (a clean
+-- stop parks its lease).  Replies 1, or 0 if the id was not this server's
+-- lease of that claim.
 local function lease_release(keys, args)
-  local k, final = string.match(args[2], '^(%d+) (%d+)$')
+  local k, final, park = string.match(args[2], '^(%d+) (%d+) ?([01]?)$')
   k = tostring(tonumber(k))
   local st = load(keys, tonumber(k))
   local b = lease_floor(st, 'lease ' .. args[1], k, args[3])
   if not b then return 0 end
   st.fence_of[k] = nil
-  retire(st, k, math.max(tonumber(final), b))
+  if park == '1' then
+    raise_fence(st, k, math.max(tonumber(final), b))
+  else
+    retire(st, k, math.max(tonumber(final), b))
+  end
   return 1
 end
 

@@ -1,9 +1,11 @@
 # Worker ids on lease (snowid.worker_lease): taken at start by the lease
 # worker, renewed in the background with a fence in Redis, given back with
 # snowid_release_worker() or at a clean shutdown (snowid.release_on_shutdown),
-# taken back after a restart or a crash within the lease, above every id
-# the server issued before (its holder name names the instance of its data
-# directory); next to permanent claims in the same datacenter;
+# parked at a clean stop (its fence lowered, the lease kept), taken back
+# after a restart or a crash within the lease, above the fence Redis has
+# for it then (or, where the server cannot start that far ahead within its
+# drift budget and snowid.max_wait_ms, another id is taken); next to
+# permanent claims in the same datacenter;
 # the settings that refuse to start; and the Redis traffic a fleet costs.
 use strict;
 use warnings;
@@ -81,19 +83,32 @@ my $b = lease_node('b');
 is(SnowidLease::wait_lease($b), 1, 'a second server takes worker id 1');
 $by_worker->take($b, 1, 100, 'b');
 
-# A clean restart within the lease gets the same id back: its holder name
-# names the instance of its data directory, so its own ids lie below its
-# mark, where it starts, above every id it issued before (a copy of the data
-# directory restored in its place has another instance, so another name).
-$a->restart;
+# A clean stop parks the lease: the fence lowered to just past the last id,
+# the lease kept.  A restart within it gets the same id back above that
+# fence, without waiting (a copy of the data directory restored in its
+# place, with an older mark, starts above the fence too).
+my $fence_before = SnowidLease::fence($redis, $dc, 0);
+my $a_name = SnowidRedis::identity($a, $dc);
+$a->stop;
+my $parked = SnowidLease::fence($redis, $dc, 0);
+cmp_ok($parked, '<', $fence_before,
+	'a clean stop parks the lease: its fence lowered to just past the last id');
+is($redis->owners($dc)->{0}, "lease $a_name", 'and the lease kept');
+$a->start;
 is(SnowidLease::wait_lease($a), 0, 'after a clean restart: worker id 0 again');
 my @after = $by_worker->take($a, 0, 100, 'a after a restart');
+cmp_ok(id_ms($a, $after[0]), '>=', $parked,
+	'after a clean restart: the first id lies at or above the parked fence');
 
-# A crash: the same.
+# A crash: the same id, above the fence of the last renewal, which lies
+# within the drift budget.
+$fence_before = SnowidLease::fence($redis, $dc, 0);
 $a->stop('immediate');
 $a->start;
 is(SnowidLease::wait_lease($a), 0, 'after a crash: worker id 0 again');
 @after = $by_worker->take($a, 0, 100, 'a after a crash');
+cmp_ok(id_ms($a, $after[0]), '>=', $fence_before,
+	'after a crash: the first id lies at or above the fence the id had');
 
 # Giving the id back: at once, and no ids until a restart.
 my $err = SnowidTest::psql_error($a, q{
@@ -164,14 +179,26 @@ note(sprintf('redis traffic: %.2f commands/s from 3 servers (3 / lease each = %.
 cmp_ok($per_s, '<=', $expected * 2,
 	'redis sees about 3 / lease commands a second per server, at most twice that');
 
-# A server whose drift budget is below its lease keeps its own lease after
-# a restart within it too: it starts at its own mark, not at the fence its
-# lease promised (test/t/087_lease_restarts.pl restarts one 20 times).
-SnowidTest::set_conf($d, 'snowid.max_drift_ms' => 0);
+# A server whose drift budget and snowid.max_wait_ms are below its lease
+# cannot start above the fence of its last renewal after a crash: it takes
+# the next free id instead (and its old id, free again once its lease runs
+# out, keeps its fence).  After a clean stop it parked its lease, and takes
+# it back (test/t/087_lease_restarts.pl restarts one 20 times).
+SnowidTest::set_conf($d, 'snowid.max_drift_ms' => 0, 'snowid.max_wait_ms' => 0);
 $d->restart;
 is(SnowidLease::wait_lease($d), 3,
-	'a restart with the fence past the drift budget: its own worker id again');
-$by_worker->take($d, 3, 100, 'd on its worker id after the restart');
+	'a clean restart with the fence of its renewals past its budgets: its own worker id again');
+$by_worker->take($d, 3, 100, 'd after a clean restart');
+my $fence3 = SnowidLease::fence($redis, $dc, 3);
+$d->stop('immediate');
+$d->start;
+is(SnowidLease::wait_lease($d), 4,
+	'after a crash, the fence past its budgets: the next free worker id');
+cmp_ok(SnowidLease::fence($redis, $dc, 3), '>=', $fence3, 'the old id keeps its fence');
+# its mark, written a step ahead, lies up to 1 s past its clock after the
+# crash: callers wait for the clock again
+SnowidTest::reload_conf($d, 'snowid.max_wait_ms' => 2000);
+$by_worker->take($d, 4, 100, 'd on its new worker id');
 $_->stop for $b, $c, $d, $p;
 
 $by_worker->ok_all('every holder issued ids above the holders of its worker id before it');

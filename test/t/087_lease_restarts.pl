@@ -4,10 +4,12 @@
 # took another id each time, leaving the old one fenced: in a datacenter
 # whose ids are mostly in use, a few rolling restarts ran it out of ids.
 #
-# Now a server that finds its own lease under its holder name, which names
-# the instance of its data directory (a copy has another), keeps it: its own
-# ids lie below its high-water mark, where its generator starts, and the
-# earlier holders' below the floor it took the id with.
+# Now a clean stop parks the lease (its fence lowered to just past the last
+# id, the lease kept), so that a restart takes it back at once; and after a
+# crash a server keeps its own lease if it can start above the fence of its
+# last renewal within its drift budget and snowid.max_wait_ms (callers wait
+# for the clock that long): here a 5 s lease within a drift budget of 10 s,
+# then a drift budget of 1 s and 15 s of waiting.
 #
 # Measured: 20 restarts of one server, in a datacenter of 4 worker ids of
 # which 2 are held for good, alternating clean stops and crashes, its clock
@@ -41,7 +43,8 @@ for my $name ('p1', 'p2')
 }
 
 my $node = $redis->new_node('leased',
-	{ %layout, 'snowid.worker_lease' => '30s', 'snowid.max_drift_ms' => '10s' });
+	{ %layout, 'snowid.worker_lease' => '5s', 'snowid.max_drift_ms' => '10s',
+	  'snowid.max_wait_ms' => '5s' });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $first = SnowidLease::wait_lease($node);
@@ -71,6 +74,23 @@ note('distinct worker ids over 20 restarts: ' . scalar(keys %workers));
 is_deeply([ keys %workers ], [$first],
 	'20 restarts after clean stops and crashes, the clock 5 s ahead at times: one worker id, the first');
 ok(!$bad, 'every id above every earlier one');
+
+# A crash with a drift budget of 1 s: the fence of the last renewal lies up
+# to the 5 s lease past the generator (itself up to 5 s ahead of the clock
+# after the restarts above); with snowid.max_wait_ms = 15s the server keeps
+# its id, and its first callers wait for the clock to reach it.
+SnowidTest::set_conf($node, 'snowid.max_drift_ms' => '1s',
+	'snowid.max_wait_ms' => '15s');
+$node->restart;
+SnowidLease::wait_lease($node);
+my $fence = SnowidLease::fence($redis, 7, $first);
+$node->stop('immediate');
+$node->start;
+is(SnowidLease::wait_lease($node), $first,
+	'a crash, the fence past the drift budget but within snowid.max_wait_ms: the same worker id');
+my ($id) = SnowidTest::next_ids($node, 1);
+cmp_ok(SnowidLease::id_ms($node, $id), '>=', $fence,
+	'its first id at or above the fence, once the clock reached it');
 $node->stop;
 
 done_testing();
