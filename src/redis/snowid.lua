@@ -41,8 +41,9 @@ local prefix = 'snowid_2_'
 --   * The fence of a worker id is its field in the fences hash: Unix ms
 --     below which lie all ids any holder of that id issued so far, and all
 --     that a lease holder may issue before its lease runs out.  A fence
---     only ever rises, but when the holder of a lease gives it back, having
---     stopped issuing (never below the floor it took the id with).
+--     only ever rises, but when the holder of a lease gives it back or
+--     parks it, having stopped issuing (never below the floor it took the
+--     id with).
 --   * load() reads every fence (and the "fence:<worker id>" fields of the
 --     owners hash that releases 1.3 and earlier wrote there), and every
 --     claim, of any kind, starts at or above the fence it finds, or refuses.
@@ -56,8 +57,7 @@ local prefix = 'snowid_2_'
 -- A permanent holder has no fence while it holds: it may issue for as long
 -- as it runs.  Only free(), which an administrator calls once that server
 -- is gone for good, takes such an id away, fenced at Redis' clock plus a
--- margin the administrator gives (how far that server's clock may have run
--- ahead of Redis').
+-- margin the administrator gives (see free()).
 
 -- The worker id a hash field names, if it lies in 0..max
 local function wid(field, max)
