@@ -55,9 +55,9 @@ snowid_worker_identity(char *identity, size_t len)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid has no instance id to claim a worker id under"),
-				 errdetail("The mark file \"%s\" could not be written when the server started; it names the instance of this data directory, which a copy of it does not share.",
+				 errdetail("The mark file \"%s\", which names the instance of this data directory (a copy of it does not share it), could not be written.",
 						   SNOWID_MARK_FILE),
-				 errhint("The server log says why the file could not be written.  Fix that, then restart the server.")));
+				 errhint("The warning in the server log says why.  Fix that, then call again.")));
 
 	if (gethostname(host, sizeof(host)) != 0)
 		ereport(ERROR,

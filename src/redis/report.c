@@ -128,7 +128,8 @@ static char *
 snowid_redis_free_command(const SnowidRedisKeys *keys, int worker_id)
 {
 	return psprintf("redis-cli FCALL %s 3 %s %s %s admin \"%s 60000\"",
-					snowid_script_name(SNOWID_SCRIPT_FREE), keys->owners, keys->leases, keys->fences,
+					snowid_script_name(SNOWID_SCRIPT_FREE), keys->owners,
+					keys->leases, keys->fences,
 					worker_id >= 0 ? psprintf("%d", worker_id) : "<worker id>");
 }
 

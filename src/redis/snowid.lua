@@ -399,8 +399,9 @@ end
 -- raised to Redis' clock plus margin ms, never lowered.  A server may have
 -- issued up to its clock plus its drift budget, that millisecond included:
 -- the margin covers how far its clock ran ahead of Redis', plus its
--- snowid.max_drift_ms, plus 1, unless it stopped longer ago than that.  args: a name for the log
--- (unused); the worker id and the margin.  Replies the fence.
+-- snowid.max_drift_ms, plus 1, unless it stopped longer ago than that.
+-- args: a name for the log (unused); the worker id and the margin.
+-- Replies the fence.
 local function free(keys, args)
   local k, margin = string.match(args[2] or '', '^(%d+) (%d+)$')
   if not k then
