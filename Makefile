@@ -3,7 +3,7 @@
 EXTENSION = snowid
 MODULE_big = snowid
 OBJS = \
-	src/common/secret_file.o \
+	src/util/secret_file.o \
 	src/core/layout.o \
 	src/core/clock.o \
 	src/core/config.o \
@@ -14,7 +14,6 @@ OBJS = \
 	src/core/generator_mark.o \
 	src/core/generator_worker.o \
 	src/core/generator.o \
-	src/core/public_id.o \
 	src/redis/url.o \
 	src/redis/result.o \
 	src/redis/secret.o \
@@ -30,11 +29,13 @@ OBJS = \
 	src/coord/request.o \
 	src/coord/worker.o \
 	src/coord/lease.o \
-	src/snowid.o \
+	src/functions/public_id.o \
+	src/functions/ids.o \
+	src/functions/serial.o \
+	src/functions/public.o \
+	src/functions/time_range.o \
 	src/settings.o \
-	src/serial.o \
-	src/public.o \
-	src/time_range.o
+	src/snowid.o
 
 DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
 	sql/snowid--1.3.sql \

@@ -33,7 +33,7 @@
 #include "coord/request.h"
 #include "core/generator.h"
 #include "core/mark.h"
-#include "public.h"
+#include "functions/public.h"
 #include "redis/url.h"
 #include "settings.h"
 

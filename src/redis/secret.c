@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "common/secret_file.h"
+#include "util/secret_file.h"
 #include "redis/secret.h"
 
 /*

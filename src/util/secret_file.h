@@ -15,8 +15,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWID_COMMON_SECRET_FILE_H
-#define SNOWID_COMMON_SECRET_FILE_H
+#ifndef SNOWID_UTIL_SECRET_FILE_H
+#define SNOWID_UTIL_SECRET_FILE_H
 
 #include <sys/stat.h>
 
@@ -32,4 +32,4 @@ extern bool snowid_secret_mode_ok(const struct stat *st, const char *path,
 extern int	snowid_secret_open(const char *path, char *problem, size_t len);
 extern ssize_t snowid_secret_read(int fd, char *buf, size_t len);
 
-#endif							/* SNOWID_COMMON_SECRET_FILE_H */
+#endif							/* SNOWID_UTIL_SECRET_FILE_H */

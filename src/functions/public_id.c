@@ -35,7 +35,7 @@
 
 #include "mb/pg_wchar.h"
 
-#include "core/public_id.h"
+#include "functions/public_id.h"
 
 #define SNOWID_HIGH_BITS	31	/* the half above */
 #define SNOWID_LOW_BITS		32	/* the half below */

@@ -7,11 +7,11 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWID_PUBLIC_H
-#define SNOWID_PUBLIC_H
+#ifndef SNOWID_FUNCTIONS_PUBLIC_H
+#define SNOWID_FUNCTIONS_PUBLIC_H
 
 extern char *snowid_public_key_file;
 
 extern void snowid_public_key_file_assign(const char *newval, void *extra);
 
-#endif							/* SNOWID_PUBLIC_H */
+#endif							/* SNOWID_FUNCTIONS_PUBLIC_H */

@@ -29,9 +29,9 @@
 #include "utils/memutils.h"
 
 #include "compat.h"
-#include "core/public_id.h"
-#include "common/secret_file.h"
-#include "public.h"
+#include "functions/public_id.h"
+#include "util/secret_file.h"
+#include "functions/public.h"
 
 #define SNOWID_KEY_FILE_SETTING		"snowid.public_key_file"
 #define SNOWID_KEY_FILE_MAX_BYTES	65536

@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWID_CORE_PUBLIC_ID_H
-#define SNOWID_CORE_PUBLIC_ID_H
+#ifndef SNOWID_FUNCTIONS_PUBLIC_ID_H
+#define SNOWID_FUNCTIONS_PUBLIC_ID_H
 
 #define SNOWID_PUBLIC_KEY_BYTES		16	/* 128 bits, SipHash's key */
 #define SNOWID_PUBLIC_KEY_WORDS		2	/* the same as k0 and k1 */
@@ -33,4 +33,4 @@ extern int	snowid_public_format(const char *key_id, uint64 number,
 extern char *snowid_public_parse(const char *text, int len, char *key_id,
 								 uint64 *number);
 
-#endif							/* SNOWID_CORE_PUBLIC_ID_H */
+#endif							/* SNOWID_FUNCTIONS_PUBLIC_ID_H */

@@ -14,7 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "common/secret_file.h"
+#include "util/secret_file.h"
 
 /*
  * snowid_secret_mode_ok
