@@ -37,8 +37,7 @@ OBJS = \
 	src/settings.o \
 	src/snowid.o
 
-DATA = sql/snowid--1.0.sql sql/snowid--1.1.sql sql/snowid--1.2.sql \
-	sql/snowid--1.3.sql \
+DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
 	sql/snowid--1.2--1.3.sql \
 	src/redis/snowid.lua
@@ -92,14 +91,18 @@ endif
 # SNOWID_TEMP_INSTANCE=no tests the running server that PGHOST and PGPORT
 # name instead, which must be set up as test/snowid.conf says: the Debian
 # package's tests do so on a throwaway cluster (debian/tests/installcheck).
+# The regression tests are test/regress/sql/NAME.sql, their expected output
+# test/regress/expected/NAME.out; pg_regress writes results/,
+# regression.diffs and log/ here, as PGXS's clean expects.
 SNOWID_TEMP_INSTANCE ?= yes
 REGRESS = next batch decode from_time status errors master_detail \
 	serial layout_status convert public upgrade time_range
+REGRESS_OPTS = --inputdir=$(srcdir)/test/regress
 ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--outputdir=$(CURDIR)/output_iso
 ifeq ($(SNOWID_TEMP_INSTANCE),yes)
-REGRESS_OPTS = --temp-config=$(srcdir)/test/snowid.conf \
+REGRESS_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress
 ISOLATION_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
 	--temp-instance=$(CURDIR)/tmp_check_iso
@@ -137,17 +140,17 @@ src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
 
 src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h
 
-# the key file of sql/public.sql may be read only by the server's user,
-# a mode git does not record
+# the key file of test/regress/sql/public.sql may be read only by the
+# server's user, a mode git does not record
 installcheck: regress-key-file
 .PHONY: regress-key-file
 regress-key-file:
 	chmod 600 $(srcdir)/test/regress_public_keys
 
 # The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
-# release's tag) once test/release has checked that snowid.control,
+# release's tag) once test/tools/release has checked that snowid.control,
 # META.json and debian/changelog name one version (doc/install.md#releases).
 REF ?= HEAD
 .PHONY: dist
 dist:
-	$(srcdir)/test/release archive $(REF)
+	$(srcdir)/test/tools/release archive $(REF)

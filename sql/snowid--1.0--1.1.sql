@@ -2,7 +2,12 @@
 
 \echo Use "ALTER EXTENSION snowid UPDATE TO '1.1'" to load this file. \quit
 
--- Serial numbers (see snowid--1.1.sql for the markings)
+-- Serial numbers: prefix, UTC time YYYYMMDDHHMMSSmmm, then datacenter id,
+-- worker id and sequence as zero-padded decimals.  A NULL or malformed
+-- prefix is an error, so these are not STRICT.
+-- * snowid_serial(prefix) takes a new id: VOLATILE, like snowid_next().
+-- * snowid_serial(prefix, id) and snowid_from_serial() are STABLE for the
+--   same reason as snowid_decode() (snowid--1.0.sql).
 CREATE FUNCTION snowid_serial(prefix text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'snowid_serial'

@@ -2,6 +2,11 @@
 
 \echo Use "CREATE EXTENSION snowid" to load this file. \quit
 
+-- The one install script: CREATE EXTENSION snowid runs it and then the
+-- updates from 1.0 (snowid--1.0--1.1.sql, ...) up to default_version, so a
+-- fresh install and an updated one are made by the same statements.  A new
+-- version adds an update script, never another install script.
+
 -- Volatility and parallel markings:
 -- * snowid_next() and snowid_next_batch() are VOLATILE: every call takes new
 --   ids.  They are PARALLEL SAFE because the generator lives in shared memory

@@ -1,30 +1,34 @@
-# test/lib.sh: set-up shared by test/run, test/demo and test/bench (sourced,
-# not run).
+# test/lib.sh: set-up shared by test/run, test/demo, test/bench/ and
+# test/tools/package (sourced, not run).
 #
 # snowid_setup installs the Debian packages, picks the user the server runs
 # as and copies the source tree to a fresh temp dir owned by that user;
 # snowid_build then builds there and installs as root.  initdb and postgres
 # refuse to run as root, so as root everything runs as an unprivileged
 # user ($SNOWID_USER) and the caller's clone is never written to.
-# snowid_use_pg switches to another PostgreSQL version (test/pgbuild builds
-# all but Debian's once into a cache) and the hiredis tested with it; which
-# versions, and which hiredis goes with each, is test/versions.sh.  The
-# tools install packages but start no service and leave none running (see
-# snowid_packages).
+# snowid_use_pg switches to another PostgreSQL version (test/tools/pgbuild
+# builds all but Debian's once into a cache) and the hiredis tested with
+# it; which versions, and which hiredis goes with each, is
+# test/versions.sh.  The tools install packages but start no service and
+# leave none running (see snowid_packages).
 #
 # snowid_valkey fetches Valkey for the TAP tests that run against it.
 #
-# Sets: SNOWID_TOP (the clone), SNOWID_USER, SNOWID_TMP (temp dir, the
-# caller removes it), SNOWID_SRC (the copy), PG_VERSION, PG_BINDIR,
-# PG_CONFIG, PATH, PKG_CONFIG_PATH for another hiredis, and
-# SNOWID_VALKEY_BIN.  The TAP tests see SNOWID_VALKEY_BIN,
+# Sets: SNOWID_TOP (the clone), SNOWID_NAME (the script), SNOWID_USER,
+# SNOWID_TMP (temp dir, the caller removes it), SNOWID_SRC (the copy),
+# PG_VERSION, PG_BINDIR, PG_CONFIG, PATH, PKG_CONFIG_PATH for another
+# hiredis, and SNOWID_VALKEY_BIN.  The TAP tests see SNOWID_VALKEY_BIN,
 # SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/SnowidRedis.pm), and
 # SNOWID_EXPECT_TLS (test/t/SnowidTest.pm).
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
 # at another PostgreSQL installation (of any supported version);
-# SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench).
+# SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench/run).
 
 SNOWID_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The script's name in messages: its path in the clone (test/bench/run,
+# not a bare "run" that test/run also is)
+SNOWID_NAME=$(realpath -s --relative-to="$SNOWID_TOP" "$0" 2>/dev/null) ||
+	SNOWID_NAME=${0##*/}
 SNOWID_PG_CONFIG=${PG_CONFIG:-}
 SNOWID_BASE_PATH=$PATH
 SNOWID_TMP=
@@ -43,8 +47,9 @@ source "$SNOWID_TOP/test/versions.sh"
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
 # client of test/protocol-search (test/t/084_protocol_search.pl).
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
-# (test/pgbuild --partman builds it into the other versions).  gnuplot-nox draws the charts of test/bench
-# --plot (test/t/075_bench_workload.pl draws them too).
+# (test/tools/pgbuild --partman builds it into the other versions).
+# gnuplot-nox draws the charts of test/bench/run --plot
+# (test/t/075_bench_workload.pl draws them too).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -52,13 +57,13 @@ SNOWID_PACKAGES=(
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
 )
-# What test/package needs to build the Debian packages (dpkg-buildpackage,
+# What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
 # (pg_virtualenv, in postgresql-common)
 SNOWID_DEB_PACKAGES=(
 	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian
 )
-# What test/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
+# What test/tools/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(
 	bison flex libssl-dev libreadline-dev zlib1g-dev libicu-dev dpkg-dev
 	xz-utils ca-certificates
@@ -76,7 +81,7 @@ note()
 
 die()
 {
-	printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+	printf '%s: error: %s\n' "$SNOWID_NAME" "$*" >&2
 	exit 1
 }
 
@@ -278,7 +283,7 @@ snowid_default_pg()
 # snowid_use_pg VERSION: use that PostgreSQL major and the hiredis it is
 # tested with (test/versions.sh): Debian's packages for
 # $SNOWID_PG_DEBIAN, builds from the cache for the others (made by
-# test/pgbuild when missing); Debian's hiredis 0.14, or 1.2 from the
+# test/tools/pgbuild when missing); Debian's hiredis 0.14, or 1.2 from the
 # cache.  A PG_CONFIG given in the environment replaces the build of its
 # version.  Exports SNOWID_EXPECT_TLS for the TAP tests: 1 if the build
 # must have TLS, else 0.
@@ -295,16 +300,16 @@ snowid_use_pg()
 	else
 		# with pg_partman (test/t/032_partman.pl), but not in release builds
 		if [[ -n ${SNOWID_PG_RELEASE:-} ]]; then
-			prefix=$("$SNOWID_TOP/test/pgbuild" --release "$version") || return 1
+			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --release "$version") || return 1
 		else
-			prefix=$("$SNOWID_TOP/test/pgbuild" --partman "$version") || return 1
+			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --partman "$version") || return 1
 		fi
 		PG_CONFIG=$prefix/bin/pg_config
 	fi
 	case $(snowid_pg_hiredis "$version") in
 		0.14) ;;
 		1.2)
-			hiredis=$("$SNOWID_TOP/test/pgbuild" hiredis) || return 1
+			hiredis=$("$SNOWID_TOP/test/tools/pgbuild" hiredis) || return 1
 			export PKG_CONFIG_PATH=$hiredis/lib/pkgconfig
 			;;
 		*) die "no hiredis for PostgreSQL $version in test/versions.sh" ;;
@@ -316,7 +321,7 @@ snowid_use_pg()
 	export PATH="$PG_BINDIR:$SNOWID_BASE_PATH"
 }
 
-# The cache test/pgbuild and snowid_node_modules keep their work in.
+# The cache test/tools/pgbuild and snowid_node_modules keep their work in.
 snowid_cache_dir()
 {
 	if [[ $EUID -eq 0 ]]; then
@@ -354,17 +359,17 @@ snowid_node_modules()
 }
 
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
-# suite with test/run --redis valkey): test/pgbuild fetches it once into
+# suite with test/run --redis valkey): test/tools/pgbuild fetches it once into
 # the cache; SNOWID_VALKEY_BIN is the directory holding valkey-server and
 # valkey-cli.  Returns non-zero if it cannot be had.
 snowid_valkey()
 {
-	SNOWID_VALKEY_BIN=$("$SNOWID_TOP/test/pgbuild" valkey) || return 1
+	SNOWID_VALKEY_BIN=$("$SNOWID_TOP/test/tools/pgbuild" valkey) || return 1
 	export SNOWID_VALKEY_BIN
 }
 
 # Where the PostgreSQL of PG_CONFIG came from, for the log: Debian's
-# package, or what test/pgbuild kept beside its build (the release source
+# package, or what test/tools/pgbuild kept beside its build (the release source
 # of a Debian source package, or a branch point from shared/postgresql).
 snowid_pg_origin()
 {
@@ -413,17 +418,23 @@ snowid_setup()
 
 # Build in the copy, install as root.  Returns non-zero on failure (callers
 # use it in a condition, where set -e does not apply).  WERROR=1: warnings
-# are errors.
+# are errors.  The extension's SQL scripts are replaced, not added to: an
+# install script that an earlier make install left (snowid--1.3.sql of
+# 1.3) would be run instead of sql/snowid--1.0.sql and its updates
+# (test/t/004_packaging.pl checks that none is left).
 snowid_build()
 {
+	local extdir run=()
+
 	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), from the $(snowid_pg_origin); hiredis $(snowid_hiredis_version))"
 	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" WERROR=1 || return 1
 	note "make install"
-	if [[ -w $("$PG_CONFIG" --pkglibdir) && -w $("$PG_CONFIG" --sharedir)/extension ]]; then
-		make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
-	else
-		as_root make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
+	extdir=$("$PG_CONFIG" --sharedir)/extension
+	if [[ ! -w $("$PG_CONFIG" --pkglibdir) || ! -w $extdir ]]; then
+		run=(as_root)
 	fi
+	"${run[@]}" rm -f -- "$extdir"/snowid--*.sql || return 1
+	"${run[@]}" make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
 }
 
 # Remove the temp dir (as root it holds files of $SNOWID_USER).
@@ -434,7 +445,7 @@ snowid_remove_tmp()
 	fi
 }
 
-# The benchmarks' throwaway server (test/bench, test/bench-workload).
+# The benchmarks' throwaway server (test/bench/run, test/bench/workload).
 # snowid_bench_start [CONF-LINE...] runs initdb into $SNOWID_TMP/data and
 # starts a server with snowid preloaded (datacenter 1, worker 1) that
 # listens only on a unix socket in $SNOWID_TMP, with autovacuum, JIT and
@@ -454,7 +465,7 @@ snowid_bench_start()
 	{
 		cat <<EOC
 
-# ${0##*/}
+# $SNOWID_NAME
 listen_addresses = ''
 port = $SNOWID_BENCH_PORT
 unix_socket_directories = '$SNOWID_TMP'
@@ -485,6 +496,6 @@ snowid_bench_stop()
 snowid_bench_sql()
 {
 	as_user psql -X -q -At -v ON_ERROR_STOP=1 -d "host=$SNOWID_TMP port=$SNOWID_BENCH_PORT
-		user=postgres dbname=postgres application_name=${APP:-${0##*/}}
+		user=postgres dbname=postgres application_name=${APP:-$SNOWID_NAME}
 		options='-c client_min_messages=warning'" "$@"
 }

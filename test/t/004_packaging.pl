@@ -1,8 +1,10 @@
 # What the packaging says about snowid agrees with itself and with the
-# server: META.json (PGXN) names the version of snowid.control and a script
-# that exists, the newest entry of debian/changelog that version too, and
-# test/release check says so; from PostgreSQL 18 on pg_get_loaded_modules()
-# names the loaded library and its version.
+# server: META.json (PGXN) names the version of snowid.control and the
+# install script, from which the update scripts lead to that version (the
+# server has these scripts and no other); the newest entry of
+# debian/changelog names that version too, and test/tools/release check
+# says so; from PostgreSQL 18 on pg_get_loaded_modules() names the loaded
+# library and its version.
 use strict;
 use warnings;
 
@@ -30,8 +32,20 @@ my $provides = $meta->{provides}{snowid};
 is($provides->{version}, $meta->{version},
 	'META.json provides snowid in that version');
 ok(-f "$top/$provides->{file}", "the script it names, $provides->{file}, exists");
-is($provides->{file}, "sql/snowid--$default_version.sql",
-	'and is the full script of the default version');
+# sql/ holds one install script, of the first version, and the updates
+# from it, through which CREATE EXTENSION reaches the default version
+my @scripts = map { s{.*/}{}r } glob("$top/sql/snowid--*.sql");
+my @install = grep { /^snowid--[0-9.]+\.sql$/ } @scripts;
+is_deeply(\@install, [ $provides->{file} =~ s{^sql/}{}r ],
+	'and is the one install script of sql/');
+my ($first) = map { /^snowid--([0-9.]+)\.sql$/ } @install;
+my %update = map { /^snowid--([0-9.]+)--([0-9.]+)\.sql$/ ? ($1 => $2) : () } @scripts;
+my @path = ($first // 'none');
+push @path, $update{ $path[-1] }
+  while defined $update{ $path[-1] } && @path <= keys %update;
+is($path[-1], $default_version,
+	"the updates lead from it to the default version: @path");
+is(scalar @path - 1, scalar keys %update, 'and every update is on the way');
 is($meta->{prereqs}{runtime}{requires}{PostgreSQL},
 	'15.0.0', 'it requires PostgreSQL 15 or later');
 
@@ -39,13 +53,22 @@ my ($debian) = slurp_file("$top/debian/changelog") =~ /\Asnowid \(([^)]+)\)/;
 like($debian, qr/^\Q$meta->{version}\E-[0-9]+$/,
 	"debian/changelog's newest entry is the release of META.json");
 my ($stdout, $stderr);
-my $agree = IPC::Run::run([ "$top/test/release", 'check' ], '>', \$stdout, '2>', \$stderr);
-ok($agree, 'test/release check finds the three versions in agreement')
+my $agree = IPC::Run::run([ "$top/test/tools/release", 'check' ],
+	'>', \$stdout, '2>', \$stderr);
+ok($agree, 'test/tools/release check finds the three versions in agreement')
   or diag($stderr);
 is($stdout, "$meta->{version}\n", 'and prints that version');
 
 my $node = SnowidTest::new_node('packaging', { 'snowid.worker_id' => 1 });
 $node->start;
+
+# The server has the scripts of sql/ and no other: an install script of a
+# later version that an older make install left there would be run instead
+# of the updates.
+my $extdir = $node->config_data('--sharedir') . '/extension';
+is( join(' ', map { s{.*/}{}r } glob("$extdir/snowid--*.sql")),
+	join(' ', @scripts),
+	"the server has the scripts of sql/ (remove any other from $extdir)");
 
 SKIP:
 {

@@ -106,7 +106,7 @@ SnowidTest::cut_off($standby{cut_off});
 # The records, readable where snowid is loaded.
 my $lsn_after = $primary->lsn('flush');
 # pg_walinspect comes with Debian's PostgreSQL 15 and with every build of
-# test/pgbuild: missing, it is a failure, not a skip.
+# test/tools/pgbuild: missing, it is a failure, not a skip.
 is( $primary->safe_psql('postgres',
 		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_walinspect'"),
 	'1',

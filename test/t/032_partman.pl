@@ -11,7 +11,7 @@
 # before the newest row, and nothing newer.
 #
 # pg_partman 4 (Debian 12's postgresql-15-partman) and 5 (built by
-# test/pgbuild partman for the other versions) differ in create_parent()'s
+# test/tools/pgbuild partman for the other versions) differ in create_parent()'s
 # p_type: 'native' in 4, 'range' in 5.  Without pg_partman for the
 # server's version the test is skipped, saying so.
 use strict;
@@ -43,7 +43,7 @@ if ($partman eq '')
 	$node->stop;
 	plan skip_all => 'pg_partman is not installed for PostgreSQL '
 	  . int($version / 10000)
-	  . ' (Debian\'s postgresql-15-partman; test/pgbuild partman for the others)';
+	  . ' (Debian\'s postgresql-15-partman; test/tools/pgbuild partman for the others)';
 }
 my $type = $partman =~ /^4\./ ? 'native' : 'range';
 note "pg_partman $partman, p_type => '$type'";

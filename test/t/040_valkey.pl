@@ -1,5 +1,5 @@
 # The worker-id claim against Valkey (valkey-server, Valkey 8 from Debian
-# 12's backports, fetched by test/pgbuild valkey): the essential scenarios
+# 12's backports, fetched by test/tools/pgbuild valkey): the essential scenarios
 # of the Redis tests, on every PostgreSQL version.  Two servers of one
 # datacenter claim different ids, once each; a restart keeps the id; a
 # configured id that another server holds is refused; a full datacenter is
@@ -23,7 +23,7 @@ use SnowidTest;
 use Test::More;
 
 my %valkey = SnowidRedis::valkey();
-plan skip_all => 'no valkey-server: run test/pgbuild valkey and set SNOWID_VALKEY_BIN'
+plan skip_all => 'no valkey-server: run test/tools/pgbuild valkey and set SNOWID_VALKEY_BIN'
   unless %valkey;
 
 my $dc = 9;

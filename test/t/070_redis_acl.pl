@@ -289,7 +289,7 @@ SKIP:
 {
 	my %valkey = SnowidRedis::valkey();
 
-	skip 'no valkey-server: run test/pgbuild valkey and set SNOWID_VALKEY_BIN', 1
+	skip 'no valkey-server: run test/tools/pgbuild valkey and set SNOWID_VALKEY_BIN', 1
 	  unless %valkey;
 	run_on('valkey', %valkey);
 }

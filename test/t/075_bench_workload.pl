@@ -1,6 +1,6 @@
-# The workload benchmark does not rot: test/bench --workload --quick runs
+# The workload benchmark does not rot: test/bench/run --workload --quick runs
 # the order-and-lines transaction of every key kind on pgbench against the
-# installed snowid and writes a well-formed CSV, and test/bench --plot draws
+# installed snowid and writes a well-formed CSV, and test/bench/run --plot draws
 # the charts and prints the tables from it.  No timing is asserted: only
 # that every run happened and its figures are figures.  About a minute; it
 # runs on PostgreSQL 15 (Debian's, the one the benchmark's figures come
@@ -34,13 +34,13 @@ plan skip_all =>
   "the workload benchmark runs in CI on PostgreSQL $versions{SNOWID_PG_DEBIAN} and 18 only"
   if $major != $versions{SNOWID_PG_DEBIAN} && $major != 18;
 
-my $bench = "$FindBin::RealBin/../bench";
+my $bench = "$FindBin::RealBin/../bench/run";
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my $csv = "$dir/workload.csv";
 local $ENV{PG_CONFIG} = $pg_config;
 local $ENV{SNOWID_SKIP_APT} = 1;
 
-# Runs test/bench with the arguments; returns its exit code and output.
+# Runs test/bench/run with the arguments; returns its exit code and output.
 sub bench
 {
 	my $out = '';
@@ -50,7 +50,7 @@ sub bench
 }
 
 my ($rc, $out) = bench('--workload', '--quick', '--installed', '--csv', $csv);
-is($rc, 0, 'test/bench --workload --quick runs through')
+is($rc, 0, 'test/bench/run --workload --quick runs through')
   or diag($out);
 like($out, qr/DEFAULT snowid_next\(\) against the others/,
 	'it prints the tables');
@@ -110,7 +110,7 @@ cmp_ok($pk{uuid_v4} // 0, '>', $pk{bigserial} // 0,
 
 # The charts
 ($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
-is($rc, 0, 'test/bench --plot runs through') or diag($out);
+is($rc, 0, 'test/bench/run --plot runs through') or diag($out);
 for my $name (qw(tps latency wal fpi pk clients))
 {
 	my $svg = "$dir/svg/workload-$name.svg";

@@ -236,7 +236,7 @@ for my $node ($a_node, $both_ways ? ($b_node) : ())
 }
 
 # Logical decoding of a transaction with a mark record inside: pgoutput
-# and test_decoding (Debian's postgresql-15 has it; test/pgbuild installs
+# and test_decoding (Debian's postgresql-15 has it; test/tools/pgbuild installs
 # it into 16 to 19) return the two rows and nothing else.
 $a_node->safe_psql('postgres', q{
 	CREATE PUBLICATION pub_probe FOR TABLE probe;

@@ -1,6 +1,8 @@
 -- CREATE EXTENSION snowid VERSION '1.0' followed by ALTER EXTENSION snowid
--- UPDATE, 1.0 to 1.1 to 1.2 to 1.3, gives the same objects as a fresh
--- install of the default version.
+-- UPDATE, 1.0 to 1.1 to 1.2 to 1.3, one at a time with a table in use,
+-- gives the same objects as a fresh install of the default version (which
+-- runs the same scripts, sql/snowid--1.0.sql and its updates, at once); the
+-- list of what each function is pins them for every later version.
 -- Leaves snowid installed at the default version, as the other tests expect.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS snowid;
