@@ -1,6 +1,6 @@
 # Makefile for snowid (PGXS)
 
-EXTENSION = snowid
+EXTENSION = snowid snowid_coordinator
 MODULE_big = snowid
 OBJS = \
 	src/util/secret_file.o \
@@ -26,6 +26,10 @@ OBJS = \
 	src/redis/claim.o \
 	src/redis/lease.o \
 	src/redis/report.o \
+	src/redis/store.o \
+	src/pgcoord/target.o \
+	src/pgcoord/conn.o \
+	src/pgcoord/store.o \
 	src/coord/request.o \
 	src/coord/worker.o \
 	src/coord/lease.o \
@@ -34,6 +38,7 @@ OBJS = \
 	src/functions/serial.o \
 	src/functions/public.o \
 	src/functions/time_range.o \
+	src/stores.o \
 	src/settings.o \
 	src/snowid.o
 
@@ -41,6 +46,7 @@ DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
 	sql/snowid--1.2--1.3.sql \
 	src/redis/snowid.lua
+DATA += sql/snowid_coordinator--1.0.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -75,9 +81,24 @@ ifneq ($(shell $(CC) -print-file-name=libanl.so),libanl.so)
 SHLIB_LINK += -lanl
 endif
 
+# libpq, for a PostgreSQL coordination database (src/pgcoord), from the
+# installation PG_CONFIG names; found at run time through an rpath when it
+# lies outside the system's library directories (a build from source).
+PG_CONFIG ?= pg_config
+LIBPQ_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir 2>/dev/null)
+LIBPQ_LIBDIR := $(shell $(PG_CONFIG) --libdir 2>/dev/null)
+ifeq ($(wildcard $(LIBPQ_INCLUDEDIR)/libpq-fe.h),)
+$(error libpq-fe.h not found in $(LIBPQ_INCLUDEDIR): install libpq-dev)
+endif
+LIBPQ_CFLAGS := -I$(LIBPQ_INCLUDEDIR)
+SHLIB_LINK += -L$(LIBPQ_LIBDIR) -lpq
+ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux-gnu,$(LIBPQ_LIBDIR)),)
+SHLIB_LINK += -Wl,-rpath,$(LIBPQ_LIBDIR)
+endif
+
 # headers name each other from src/: #include "core/generator.h"; the
 # generated src/redis/snowid_lua.h lies in the build tree
-PG_CPPFLAGS += -I$(srcdir)/src -Isrc $(HIREDIS_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS += -I$(srcdir)/src -Isrc $(HIREDIS_CFLAGS) $(LIBPQ_CFLAGS) -DSNOWID_VERSION='"$(EXTVERSION)"'
 # PG_LDFLAGS comes before the server's own -L options
 PG_LDFLAGS += $(HIREDIS_LDFLAGS)
 SHLIB_LINK += $(HIREDIS_LIBS)

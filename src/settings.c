@@ -34,8 +34,10 @@
 #include "core/generator.h"
 #include "core/mark.h"
 #include "functions/public.h"
+#include "redis/store.h"
 #include "redis/url.h"
 #include "settings.h"
+#include "stores.h"
 
 /* The widest datacenter or worker id any layout allows */
 #define SNOWID_MAX_ID		((int) SNOWID_FIELD_MAX(SNOWID_MAX_NODE_SEQ_BITS))
@@ -82,7 +84,23 @@ typedef struct SnowidSetting
 } SnowidSetting;
 
 static char *snowid_epoch = NULL;
+static char *snowid_coordinator_url = NULL;
 static char *snowid_redis_url = NULL;
+
+/* A coordinator URL parsed: its store, and the store's own target */
+typedef struct SnowidUrlExtra
+{
+	const SnowidStore *store;
+	union
+	{
+		char		bytes[SNOWID_STORE_TARGET_MAX];
+		int64		align;
+	}			target;
+} SnowidUrlExtra;
+
+/* What snowid.coordinator_url and snowid.redis_url hold, parsed */
+static const SnowidUrlExtra *snowid_coordinator_url_extra = NULL;
+static const SnowidUrlExtra *snowid_redis_url_extra = NULL;
 
 /* The layout this start uses, checked before its settings are defined */
 static SnowidLayout snowid_layout_in_force;
@@ -90,6 +108,7 @@ static SnowidLayout snowid_layout_in_force;
 static void snowid_check_layout(void);
 static void snowid_layout_complete(void);
 static void snowid_check_lease_needs(void);
+static void snowid_check_one_coordinator(void);
 static void snowid_check_password_files(void);
 
 /* The shortest lease: a third of it must leave time for a renewal */
@@ -229,37 +248,51 @@ snowid_epoch_assign(const char *newval, void *extra)
 }
 
 /*
- * snowid_redis_url_check
- *		GUC check hook for snowid.redis_url: parses it and passes the target
- *		on.  The value holds the password, so no message may show it: with
- *		GUC_check_errmsg set, PostgreSQL's own message (which would) is not
- *		used.
+ * snowid_url_check
+ *		What a coordinator URL's check hook does: finds the store whose URL
+ *		it is (store NULL: any store's) and has it parsed into the extra.
+ *		The value holds a password (a Redis URL may), so no message may show
+ *		it: with GUC_check_errmsg set, PostgreSQL's own message (which
+ *		would) is not used.
  */
 static bool
-snowid_redis_url_check(char **newval, void **extra, GucSource source)
+snowid_url_check(const char *name, const SnowidStore *store, char **newval,
+				 void **extra)
 {
-	SnowidRedisTarget target;
-	SnowidRedisTarget *result;
+	SnowidUrlExtra *result;
 	const char *problem;
+	bool		ok;
 
 	*extra = NULL;
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
 
-	if (!snowid_redis_parse_url(*newval, &target, &problem))
+	if (store == NULL)
+		store = snowid_store_for_url(*newval);
+	if (store == NULL)
 	{
-		GUC_check_errmsg("invalid value for parameter \"snowid.redis_url\"");
-		GUC_check_errdetail("%s", problem);
+		GUC_check_errmsg("invalid value for parameter \"%s\"", name);
+		GUC_check_errdetail("The URL must start with %s.",
+							snowid_store_schemes());
 		return false;
 	}
-	result = (SnowidRedisTarget *) guc_malloc(LOG, sizeof(SnowidRedisTarget));
-	if (result != NULL)
-		memcpy(result, &target, sizeof(SnowidRedisTarget));
-	explicit_bzero(&target, sizeof(target));
+
+	result = (SnowidUrlExtra *) guc_malloc(LOG, sizeof(SnowidUrlExtra));
 	if (result == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
 		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	memset(result, 0, sizeof(SnowidUrlExtra));
+	result->store = store;
+	ok = store->parse(*newval, result->target.bytes, &problem);
+	if (!ok)
+	{
+		explicit_bzero(result, sizeof(SnowidUrlExtra));
+		guc_free(result);
+		GUC_check_errmsg("invalid value for parameter \"%s\"", name);
+		GUC_check_errdetail("%s", problem);
 		return false;
 	}
 	*extra = result;
@@ -267,13 +300,54 @@ snowid_redis_url_check(char **newval, void **extra, GucSource source)
 }
 
 /*
- * snowid_redis_url_assign
- *		GUC assign hook for snowid.redis_url.
+ * snowid_use_store
+ *		The store in use: snowid.coordinator_url's if it is set, else
+ *		snowid.redis_url's.
  */
+static void
+snowid_use_store(void)
+{
+	const SnowidUrlExtra *in_use = snowid_coordinator_url_extra != NULL ?
+		snowid_coordinator_url_extra : snowid_redis_url_extra;
+
+	snowid_store = in_use != NULL ? in_use->store : NULL;
+	snowid_store_target = in_use != NULL ? in_use->target.bytes : NULL;
+}
+
+/*
+ * snowid_coordinator_url_check, snowid_coordinator_url_assign
+ *		GUC hooks of snowid.coordinator_url: the URL of any store.
+ */
+static bool
+snowid_coordinator_url_check(char **newval, void **extra, GucSource source)
+{
+	return snowid_url_check("snowid.coordinator_url", NULL, newval, extra);
+}
+
+static void
+snowid_coordinator_url_assign(const char *newval, void *extra)
+{
+	snowid_coordinator_url_extra = (const SnowidUrlExtra *) extra;
+	snowid_use_store();
+}
+
+/*
+ * snowid_redis_url_check, snowid_redis_url_assign
+ *		GUC hooks of snowid.redis_url, Redis' URL as releases before 1.4
+ *		took it.
+ */
+static bool
+snowid_redis_url_check(char **newval, void **extra, GucSource source)
+{
+	return snowid_url_check("snowid.redis_url", &snowid_redis_store, newval,
+							extra);
+}
+
 static void
 snowid_redis_url_assign(const char *newval, void *extra)
 {
-	snowid_redis_target = (const SnowidRedisTarget *) extra;
+	snowid_redis_url_extra = (const SnowidUrlExtra *) extra;
+	snowid_use_store();
 }
 
 /*
@@ -309,18 +383,20 @@ static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.datacenter_id", .type = SNOWID_SETTING_INT, .variable = &snowid_datacenter_id, .boot = 0, .min = 0, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_datacenter_id_check, .before = snowid_layout_complete, .description = "Datacenter id carried by every id this server issues."},
 	{.name = "snowid.worker_id", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_id, .boot = -1, .min = -1, .max = SNOWID_MAX_ID, .context = PGC_POSTMASTER, .preloaded_only = true, .int_check = snowid_worker_id_check, .description = "Worker id carried by every id this server issues; -1 means not set."},
 	{.name = "snowid.epoch", .type = SNOWID_SETTING_STRING, .variable = &snowid_epoch, .boot_string = SNOWID_DEFAULT_EPOCH, .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_epoch_check, .string_assign = snowid_epoch_assign, .description = "Time that the timestamp field of ids counts from."},
-	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidRedisTarget), .preloaded_only = true, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in; empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N], redis-sentinel://[[user]:password@]host[:port][,...]/master[/db] or rediss-sentinel://... (TLS). A password here is readable by members of pg_read_all_settings: use snowid.redis_password_file."},
+	{.name = "snowid.coordinator_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_coordinator_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidUrlExtra), .preloaded_only = true, .string_check = snowid_coordinator_url_check, .string_assign = snowid_coordinator_url_assign, .description = "Coordinator this server claims its worker id from, or registers snowid.worker_id in: a Redis URL or a PostgreSQL connection URI; empty for none.", .long_description = "redis://..., rediss://..., unix://..., redis-sentinel://... or rediss-sentinel://... as snowid.redis_url takes them, or postgresql://[user@]host[:port]/database[?param=value...] (libpq's connection URI; the password from a password file, never here)."},
+	{.name = "snowid.coordinator_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_coordinator_timeout_ms, .boot = 2000, .min = 1, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time a call to the coordinator (a claim, a renewal, a release) may take, in milliseconds."},
+	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidUrlExtra), .preloaded_only = true, .before = snowid_check_one_coordinator, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in (the older name of snowid.coordinator_url, for Redis); empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N], redis-sentinel://[[user]:password@]host[:port][,...]/master[/db] or rediss-sentinel://... (TLS). A password here is readable by members of pg_read_all_settings: use snowid.redis_password_file."},
 	{.name = "snowid.redis_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .before = snowid_check_password_files, .description = "File whose first line is the Redis password, read at each connection; empty for the password of snowid.redis_url, if any."},
 	{.name = "snowid.redis_sentinel_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_sentinel_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the Redis sentinels' password, read at each connection; empty for the sentinel_password of snowid.redis_url, if any."},
 	{.name = "snowid.redis_key_prefix", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_key_prefix, .boot_string = "snowid", .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_redis_key_prefix_check, .description = "Prefix of the Redis keys that hold the worker id claims."},
-	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 2000, .min = 1, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time the whole worker id claim may take, in milliseconds."},
+	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 0, .min = 0, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time a call to Redis may take, in milliseconds; 0 for snowid.coordinator_timeout_ms."},
 	{.name = "snowid.redis_min_replicas", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_min_replicas, .boot = 0, .min = 0, .max = 100, .context = PGC_POSTMASTER, .preloaded_only = true, .description = "Replicas that must have a worker id claim (Redis WAIT) before it is used."},
 	{.name = "snowid.redis_tls_ca_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_ca_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's."},
 	{.name = "snowid.redis_tls_cert_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_cert_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Client certificate shown to a rediss:// server; empty for none."},
 	{.name = "snowid.redis_tls_key_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Private key of snowid.redis_tls_cert_file."},
 	{.name = "snowid.redis_tls_key_passphrase_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_passphrase_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the passphrase of an encrypted snowid.redis_tls_key_file; empty for none."},
-	{.name = "snowid.worker_lease", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_lease_ms, .boot = 0, .min = 0, .max = SNOWID_MAX_LEASE_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .int_check = snowid_worker_lease_check, .range_detail = SNOWID_LEASE_RANGE_DETAIL, .before = snowid_check_lease_needs, .description = "How long a worker id taken from Redis is leased for, renewed every third of it; 0 claims it for good."},
-	{.name = "snowid.release_on_shutdown", .type = SNOWID_SETTING_BOOL, .variable = &snowid_release_on_shutdown, .boot = false, .context = PGC_SIGHUP, .preloaded_only = true, .description = "Whether a clean shutdown gives a worker id on lease back to Redis at once."},
+	{.name = "snowid.worker_lease", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_lease_ms, .boot = 0, .min = 0, .max = SNOWID_MAX_LEASE_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .int_check = snowid_worker_lease_check, .range_detail = SNOWID_LEASE_RANGE_DETAIL, .before = snowid_check_lease_needs, .description = "How long a worker id taken from the coordinator is leased for, renewed every third of it; 0 claims it for good."},
+	{.name = "snowid.release_on_shutdown", .type = SNOWID_SETTING_BOOL, .variable = &snowid_release_on_shutdown, .boot = false, .context = PGC_SIGHUP, .preloaded_only = true, .description = "Whether a clean shutdown gives a worker id on lease back to the coordinator at once."},
 };
 
 /*
@@ -591,26 +667,46 @@ snowid_layout_complete(void)
 
 /*
  * snowid_check_lease_needs
- *		Before snowid.worker_lease is defined: a lease needs Redis and is
- *		taken, not configured.
+ *		Before snowid.worker_lease is defined: a lease needs a coordinator
+ *		and is taken, not configured.
  */
 static void
 snowid_check_lease_needs(void)
 {
 	int			lease_ms = snowid_start_int("snowid.worker_lease");
 
-	if (lease_ms > 0 && snowid_redis_target == NULL)
+	if (lease_ms > 0 && snowid_store == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.worker_lease needs snowid.redis_url"),
-				 errdetail("A worker id on lease is taken from Redis, and its lease renewed there."),
-				 errhint("Set snowid.redis_url, or set snowid.worker_lease to 0.")));
+				 errmsg("snowid.worker_lease needs snowid.coordinator_url"),
+				 errdetail("A worker id on lease is taken from a coordinator, and its lease renewed there."),
+				 errhint("Set snowid.coordinator_url, or set snowid.worker_lease to 0.")));
 	if (lease_ms > 0 && snowid_worker_id >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowid.worker_lease cannot be combined with snowid.worker_id"),
 				 errdetail("On lease, a server takes whichever worker id is free."),
 				 errhint("Set snowid.worker_id to -1, or set snowid.worker_lease to 0 for a permanent claim.")));
+}
+
+/*
+ * snowid_check_one_coordinator
+ *		Before snowid.redis_url is defined: it and snowid.coordinator_url
+ *		both name the coordinator, and the newer one wins, with a WARNING
+ *		(ALTER SYSTEM could not refuse the pair, so a start does not).
+ */
+static void
+snowid_check_one_coordinator(void)
+{
+	const char *redis_url = snowid_configured_value("snowid.redis_url");
+
+	if (snowid_coordinator_url_extra != NULL &&
+		redis_url != NULL && redis_url[0] != '\0')
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowid.redis_url is not used: snowid.coordinator_url is set"),
+				 errdetail("Both name the coordinator this server claims its worker id from; snowid.coordinator_url wins."),
+				 errhint("Remove snowid.redis_url.")));
 }
 
 /*
@@ -635,7 +731,8 @@ snowid_password_file_configured(const char *name)
 static void
 snowid_check_password_files(void)
 {
-	const SnowidRedisTarget *target = snowid_redis_target;
+	const SnowidRedisTarget *target = snowid_store == &snowid_redis_store ?
+		(const SnowidRedisTarget *) snowid_store_target : NULL;
 
 	if (target != NULL && target->password[0] != '\0' &&
 		snowid_password_file_configured("snowid.redis_password_file"))

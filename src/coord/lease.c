@@ -1,28 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * lease.c
- *	  Worker ids on lease (snowid.worker_lease): taking one from Redis, the
- *	  background worker that renews it every third of a lease and moves its
- *	  fence ahead, and giving it back.
+ *	  Worker ids on lease (snowid.worker_lease): taking one from the claim
+ *	  store, the background worker that renews it every third of a lease
+ *	  and moves its fence ahead, and giving it back.
  *
- * Next to its owner, Redis keeps a fence per worker id (redis/lease.h): a time in
- * the ids' own clock below which lie all ids that any holder of the id has
- * issued or may issue.  The generator never issues an id at or past the
- * fence it last had confirmed by Redis, and a server that takes the id over
- * starts at or above the fence it finds.  So reuse never repeats an id,
- * whatever the servers' clocks say: a lease runs out by Redis' clock, and
- * a holder cut off from Redis stops at its fence, which the next holder
- * starts above.  A renewal succeeds only while this server still holds the
- * id; a server that finds it taken stops using it at once and claims
- * another (the generator switches at a millisecond boundary).
+ * Next to its holder, the store keeps a fence per worker id (coord/store.h):
+ * a time in the ids' own clock below which lie all ids that any holder of
+ * the id has issued or may issue.  The generator never issues an id at or
+ * past the fence it last had confirmed by the store, and a server that takes
+ * the id over starts at or above the fence it finds.  So reuse never repeats
+ * an id, whatever the servers' clocks say: a lease runs out by the store's
+ * clock, and a holder cut off from the store stops at its fence, which the
+ * next holder starts above.  A renewal succeeds only while this server still
+ * holds the id; a server that finds it taken stops using it at once and
+ * claims another (the generator switches at a millisecond boundary).
  *
- * Redis sees one script per server per third of a lease, from the lease
- * worker; generating ids never waits for Redis.  A claim runs in whichever
+ * The store sees one call per server per third of a lease, from the lease
+ * worker; generating ids never waits for the store.  A claim runs in whichever
  * process needs the id first (the lease renewer at start and after a loss,
  * or a backend), one at a time through the generator's "claiming" flag.
  *
  * No lock of its own: the generator's state is read and changed only
- * through core/generator_worker.h, under its mutex; the rest is the worker's own.
+ * through core/generator_worker.h, under its mutex; the rest is the
+ * worker's own.
  *
  *-------------------------------------------------------------------------
  */
@@ -47,8 +48,6 @@
 #include "core/generator.h"
 #include "core/generator_worker.h"
 #include "core/wait_events.h"
-#include "redis/lease.h"
-#include "redis/report.h"
 
 /* A failed renewal or claim is tried again after at most this long */
 #define SNOWID_LEASE_RETRY_MS	1000
@@ -59,14 +58,12 @@ static volatile sig_atomic_t got_sigterm = false;
 
 static void snowid_lease_sigterm(SIGNAL_ARGS);
 static void snowid_lease_request(SnowidLeaseRequest *request,
-								 SnowidRedisRequest *claim,
+								 SnowidStoreRequest *claim,
 								 char *identity, size_t len,
 								 const char *token);
 static void snowid_lease_new_token(char *token);
 static void snowid_lease_give_back_ended(int code, Datum arg);
 static bool snowid_lease_renew(const SnowidLeaseState *state);
-static void snowid_lease_report_refused_fence(const SnowidRedisRequest *claim,
-											  const SnowidLeaseGrant *grant);
 static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
 
 /*
@@ -93,7 +90,8 @@ snowid_lease_register(void)
 
 /*
  * snowid_lease_claim
- *		Takes a worker id on lease from Redis, or reports why there is none.
+ *		Takes a worker id on lease from the store, or reports why there is
+ *		none.
  *		Called by the generator (through snowid_worker_resolve(), the
  *		coordinator's resolve) in one
  *		process at a time.
@@ -101,21 +99,21 @@ snowid_lease_register(void)
 void
 snowid_lease_claim(SnowidWorkerClaim *claim)
 {
-	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	char		identity[SNOWID_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidRedisRequest claim_request;
+	SnowidStoreRequest claim_request;
 	SnowidLeaseGrant grant;
-	SnowidRedisResult result;
+	SnowidStoreResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	char	   *fence;
 
 	snowid_lease_new_token(claim->token);
 	snowid_lease_request(&request, &claim_request, identity,
 						 sizeof(identity), claim->token);
-	snowid_redis_lease_claim(snowid_redis_target, &request, &grant, &result);
-	if (result.status != SNOWID_REDIS_OK)
+	snowid_store->lease_claim(snowid_store_target, &request, &grant, &result);
+	if (result.status != SNOWID_STORE_OK)
 	{
-		snowid_redis_report(ERROR, &claim_request, &result);
+		snowid_store->report(ERROR, &claim_request, &result);
 		elog(ERROR, "snowid lease claim ended in status %d",
 			 (int) result.status);
 	}
@@ -129,16 +127,16 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	fence = pstrdup(snowid_unix_ms_text(grant.fence_ms));
 	if (grant.floor_ms > 0)
 		ereport(LOG_SERVER_ONLY,
-				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+				(errmsg("snowid took worker id %d of datacenter %d on lease from %s",
 						grant.worker_id, claim_request.datacenter_id,
-						result.node),
+						result.where),
 				 errdetail("Ids issued with it before lie below %s; this server's lie below %s until the lease is renewed.",
 						   snowid_unix_ms_text(grant.floor_ms), fence)));
 	else
 		ereport(LOG_SERVER_ONLY,
-				(errmsg("snowid took worker id %d of datacenter %d on lease from redis at %s",
+				(errmsg("snowid took worker id %d of datacenter %d on lease from %s",
 						grant.worker_id, claim_request.datacenter_id,
-						result.node),
+						result.where),
 				 errdetail("No ids were issued with it before; this server's lie below %s until the lease is renewed.",
 						   fence)));
 }
@@ -163,23 +161,23 @@ snowid_lease_new_token(char *token)
 /*
  * snowid_lease_give_back
  *		Stops issuing ids with this server's worker id and gives it back to
- *		Redis, fenced just past the last id issued; with park, keeps the
+ *		the store, fenced just past the last id issued; with park, keeps the
  *		lease instead, its fence lowered the same way, so that this server
  *		takes it back at once when it starts again within the lease (a
  *		clean stop without snowid.release_on_shutdown).  At shutdown the
  *		next start claims again; otherwise (snowid_release_worker()) the
  *		server issues no ids until it restarts.  Returns the worker id given
- *		back, or -1 if there was none.  If Redis cannot be reached the lease
+ *		back, or -1 if there was none.  If the store cannot be reached the lease
  *		runs out by itself, with the fence of the last renewal.
  */
 int
 snowid_lease_give_back(bool at_shutdown, bool park)
 {
-	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	char		identity[SNOWID_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidRedisRequest claim;
+	SnowidStoreRequest claim;
 	SnowidLeaseState state;
-	SnowidRedisResult result;
+	SnowidStoreResult result;
 	SnowidLeaseOutcome outcome;
 	int			worker_id;
 	int64		final_ms;
@@ -199,21 +197,21 @@ snowid_lease_give_back(bool at_shutdown, bool park)
 		request.worker_id = worker_id;
 		request.fence_ms = final_ms + snowid_layout.epoch_ms;
 		request.park = park;
-		outcome = snowid_redis_lease_release(snowid_redis_target, &request,
-											 &result);
+		outcome = snowid_store->lease_release(snowid_store_target, &request,
+											  &result);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(snowid_lease_give_back_ended, (Datum) 0);
 	snowid_lease_given_back();
 
 	if (outcome == SNOWID_LEASE_OK && park)
 		ereport(LOG,
-				(errmsg("snowid parked its lease on worker id %d of datacenter %d in redis at %s",
-						worker_id, claim.datacenter_id, result.node),
+				(errmsg("snowid parked its lease on worker id %d of datacenter %d in %s",
+						worker_id, claim.datacenter_id, result.where),
 				 errdetail("The fence is lowered to just past the last id issued; this server takes the worker id back if it starts again before the lease runs out.")));
 	else if (outcome == SNOWID_LEASE_OK)
 		ereport(LOG,
-				(errmsg("snowid gave back worker id %d of datacenter %d to redis at %s",
-						worker_id, claim.datacenter_id, result.node)));
+				(errmsg("snowid gave back worker id %d of datacenter %d to %s",
+						worker_id, claim.datacenter_id, result.where)));
 	else if (outcome == SNOWID_LEASE_LOST)
 		ereport(WARNING,
 				(errmsg("snowid worker id %d of datacenter %d was no longer this server's lease",
@@ -221,8 +219,8 @@ snowid_lease_give_back(bool at_shutdown, bool park)
 				 errdetail("Another server took it over after the lease ran out; this server had stopped using it.")));
 	else
 		ereport(WARNING,
-				(errmsg("snowid could not give back worker id %d of datacenter %d to redis at %s",
-						worker_id, claim.datacenter_id, result.node),
+				(errmsg("snowid could not give back worker id %d of datacenter %d to %s",
+						worker_id, claim.datacenter_id, result.where),
 				 errdetail("%s", result.message),
 				 errhint("This server no longer uses it; another server can take it once its lease runs out.")));
 	return worker_id;
@@ -359,11 +357,11 @@ static bool
 snowid_lease_renew(const SnowidLeaseState *state)
 {
 	static bool failing = false;
-	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	char		identity[SNOWID_IDENTITY_LEN];
 	SnowidLeaseRequest request;
-	SnowidRedisRequest claim;
+	SnowidStoreRequest claim;
 	SnowidLeaseGrant grant;
-	SnowidRedisResult result;
+	SnowidStoreResult result;
 	SnowidLeaseOutcome outcome;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int			worker_id;
@@ -373,8 +371,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 						 state->token);
 	request.worker_id = state->worker_id;
 	request.fence_ms = state->next_ms + request.lease_ms + epoch_ms;
-	outcome = snowid_redis_lease_renew(snowid_redis_target, &request, &grant,
-									   &result);
+	outcome = snowid_store->lease_renew(snowid_store_target, &request, &grant,
+										&result);
 	switch (outcome)
 	{
 		case SNOWID_LEASE_OK:
@@ -382,7 +380,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 			(void) snowid_lease_extend(state->gen, grant.fence_ms - epoch_ms,
 									   snowid_unix_ms() + grant.left_ms);
 			if (grant.refused_fence_ms != 0)
-				snowid_lease_report_refused_fence(&claim, &grant);
+				snowid_store->report_refused_fence(&claim, &grant);
 			if (failing)
 				ereport(LOG,
 						(errmsg("snowid renewed the lease on worker id %d again",
@@ -397,8 +395,10 @@ snowid_lease_renew(const SnowidLeaseState *state)
 				ereport(WARNING,
 						(errmsg("snowid lost worker id %d of datacenter %d",
 								worker_id, claim.datacenter_id),
-						 errdetail("Redis has it held by \"%s\": this server was cut off from Redis, or stopped, past its lease.  It stops using the id and claims another.",
-								   result.holder[0] != '\0' ? result.holder : "nobody")));
+						 errdetail("%s has it held by \"%s\": this server was cut off from %s, or stopped, past its lease.  It stops using the id and claims another.",
+								   snowid_store->title,
+								   result.holder[0] != '\0' ? result.holder : "nobody",
+								   snowid_store->title)));
 			return false;
 
 		case SNOWID_LEASE_FAILED:
@@ -409,8 +409,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 
 				snowid_get_status(&status);
 				ereport(WARNING,
-						(errmsg("snowid could not renew the lease on worker id %d at %s",
-								state->worker_id, result.node),
+						(errmsg("snowid could not renew the lease on worker id %d in %s",
+								state->worker_id, result.where),
 						 errdetail("%s", result.message),
 						 errhint("Until a renewal succeeds, this server issues ids only before %s.",
 								 snowid_unix_ms_text(status.fence_ms + epoch_ms))));
@@ -419,33 +419,6 @@ snowid_lease_renew(const SnowidLeaseState *state)
 			return false;
 	}
 	return false;
-}
-
-/*
- * snowid_lease_report_refused_fence
- *		A renewal found a fence in Redis past the one this server asked for:
- *		no holder of this claim wrote it, so the generator does not take it,
- *		and the log says where it is and how to put it right.
- */
-static void
-snowid_lease_report_refused_fence(const SnowidRedisRequest *claim,
-								  const SnowidLeaseGrant *grant)
-{
-	SnowidRedisKeys keys;
-	char	   *fence = pstrdup(snowid_unix_ms_text(grant->fence_ms));
-
-	snowid_redis_keys(&keys, claim->key_prefix, claim->datacenter_id);
-	ereport(WARNING,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("snowid refused the fence redis holds for worker id %d of datacenter %d",
-					grant->worker_id, claim->datacenter_id),
-			 errdetail("Field \"%d\" of key %s holds " INT64_FORMAT " (%s), past the fence " INT64_FORMAT " (%s) this server renewed its lease with; no holder of this lease wrote it.",
-					   grant->worker_id, keys.fences, grant->refused_fence_ms,
-					   snowid_unix_ms_text(grant->refused_fence_ms),
-					   grant->fence_ms, fence),
-			 errhint("This server goes on with its own fence.  Find out who else writes snowid's keys, and set the field back with HSET %s %d " INT64_FORMAT ".",
-					 keys.fences, grant->worker_id, grant->fence_ms)));
-	pfree(fence);
 }
 
 /*
@@ -471,12 +444,12 @@ snowid_lease_claim_failed(ErrorData *edata, int *last_code)
 
 /*
  * snowid_lease_request
- *		What this server asks Redis, with its identity in the given buffer:
+ *		What this server asks the store, with its identity in the given buffer:
  *		claim says where and as whom, as for a permanent claim; token names
  *		the claim made, renewed or given back.
  */
 static void
-snowid_lease_request(SnowidLeaseRequest *request, SnowidRedisRequest *claim,
+snowid_lease_request(SnowidLeaseRequest *request, SnowidStoreRequest *claim,
 					 char *identity, size_t len, const char *token)
 {
 	snowid_coord_request(claim, identity, len);

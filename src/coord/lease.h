@@ -4,7 +4,7 @@
  *	  Worker ids on lease (snowid.worker_lease), the coordination side
  *	  (lease.c): taking one, the snowid lease renewer (a background worker
  *	  that renews it and moves its fence ahead), and giving it back.  The
- *	  Redis side is redis/lease.h.
+ *	  store's side is coord/store.h.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * request.c
- *	  The coordination layer's settings, the identity this server claims
- *	  under, and the request every call to Redis starts from: a claim for
- *	  good (worker.c) and every step of a lease (lease.c).  No locking
- *	  applies.
+ *	  The coordination layer's settings, the store in use, the identity
+ *	  this server claims under, and the request every call to the store
+ *	  starts from: a claim for good (worker.c) and every step of a lease
+ *	  (lease.c).  No locking applies.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,22 +26,18 @@
 #include "core/wait_events.h"
 
 int			snowid_worker_id = -1;
-const SnowidRedisTarget *snowid_redis_target = NULL;
-char	   *snowid_redis_key_prefix = NULL;
-int			snowid_redis_timeout_ms = 2000;
-int			snowid_redis_min_replicas = 0;
-char	   *snowid_redis_tls_ca_file = NULL;
-char	   *snowid_redis_tls_cert_file = NULL;
-char	   *snowid_redis_tls_key_file = NULL;
-char	   *snowid_redis_tls_key_passphrase_file = NULL;
-char	   *snowid_redis_password_file = NULL;
-char	   *snowid_redis_sentinel_password_file = NULL;
+int			snowid_coordinator_timeout_ms = 2000;
 int			snowid_worker_lease_ms = 0;
 bool		snowid_release_on_shutdown = false;
+const SnowidStore *snowid_store = NULL;
+const void *snowid_store_target = NULL;
+
+static bool snowid_identity_text(char *identity, size_t len, const char *host,
+								 uint64 instance);
 
 /*
  * snowid_worker_identity
- *		The holder name this server claims under in Redis: its datacenter,
+ *		The holder name this server claims under in the store: its datacenter,
  *		host name, port, system identifier and the instance of its data
  *		directory, which a copy started as a server of its own does not keep.
  */
@@ -65,57 +61,78 @@ snowid_worker_identity(char *identity, size_t len)
 				 errmsg("could not get the host name: %m")));
 	host[sizeof(host) - 1] = '\0';
 
-	if (!snowid_redis_identity(identity, len, snowid_datacenter_id, host,
-							   PostPortNumber, GetSystemIdentifier(), instance))
+	if (!snowid_identity_text(identity, len, host, instance))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the host name of this server cannot identify it in redis"),
+				 errmsg("the host name of this server cannot identify it to the coordinator"),
 				 errdetail("The host name is empty, too long, or contains control characters.")));
 }
 
 /*
+ * snowid_identity_text
+ *		The identity a server claims under, "dc=… host=… port=… sysid=…
+ *		instance=…": what tells two servers apart (two clusters on one host
+ *		differ in port and system identifier; a copy of a data directory,
+ *		which may share both, differs in its instance) and stays the same
+ *		across a restart.  False if it does not fit or the host name has
+ *		characters that a store's replies cannot carry.
+ */
+static bool
+snowid_identity_text(char *identity, size_t len, const char *host,
+					 uint64 instance)
+{
+	const char *p;
+	int			n;
+
+	if (host[0] == '\0')
+		return false;
+	for (p = host; *p; p++)
+	{
+		if ((unsigned char) *p < ' ' || *p == 0x7f)
+			return false;
+	}
+	n = snprintf(identity, len, "dc=%d host=%s port=%d sysid=" UINT64_FORMAT
+				 " instance=%016llx", snowid_datacenter_id, host,
+				 PostPortNumber, GetSystemIdentifier(),
+				 (unsigned long long) instance);
+	return n > 0 && (size_t) n < len;
+}
+
+/*
  * snowid_coord_request
- *		What this server asks of Redis, with its identity in the given
+ *		What this server asks of the store, with its identity in the given
  *		buffer: no explicit or preferred worker id (a claim for good sets
  *		them), the generator's position and what it can start above now.
  */
 void
-snowid_coord_request(SnowidRedisRequest *request, char *identity, size_t len)
+snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 {
 	snowid_worker_identity(identity, len);
 	memset(request, 0, sizeof(*request));
-	request->key_prefix = snowid_redis_key_prefix;
 	request->datacenter_id = snowid_datacenter_id;
 	request->explicit_worker_id = -1;
 	request->preferred_worker_id = -1;
 	request->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
 	request->identity = identity;
-	request->timeout_ms = snowid_redis_timeout_ms;
-	request->min_replicas = snowid_redis_min_replicas;
-	request->tls_ca_file = snowid_redis_tls_ca_file;
-	request->tls_cert_file = snowid_redis_tls_cert_file;
-	request->tls_key_file = snowid_redis_tls_key_file;
-	request->tls_key_passphrase_file = snowid_redis_tls_key_passphrase_file;
-	request->password_file = snowid_redis_password_file;
-	request->sentinel_password_file = snowid_redis_sentinel_password_file;
+	request->timeout_ms = snowid_coordinator_timeout_ms;
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
-	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_REDIS);
-	request->client_sees_redis = snowid_client_sees_redis();
+	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
+	request->client_sees_store = snowid_client_sees_store();
 }
 
 /*
- * snowid_client_sees_redis
+ * snowid_client_sees_store
  *		Whether the client of this process, if it has one, may learn what
- *		messages say of Redis: hosts and ports, keys, identities.  Only a
- *		role that may read snowid.redis_url (a superuser, or a member of
+ *		messages say of the store: hosts and ports, keys, identities.  Only
+ *		a role that may read the store's URL (a superuser, or a member of
  *		pg_read_all_settings) may; a claim runs in whichever session needs
  *		an id first, and any other role would learn the topology that way.
  *		A parallel worker's messages go to its leader's client.
  */
 bool
-snowid_client_sees_redis(void)
+snowid_client_sees_store(void)
 {
 	if (whereToSendOutput != DestRemote)
 		return true;

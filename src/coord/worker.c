@@ -2,18 +2,19 @@
  *
  * worker.c
  *	  Which worker id this server's ids carry and where it came from: the
- *	  snowid.worker_id setting, a claim in Redis, or this server's last
+ *	  snowid.worker_id setting, a claim in the claim store that
+ *	  snowid.coordinator_url names (coord/store.h), or this server's last
  *	  claim, cached in the data directory.
  *
- * Without snowid.redis_url, a worker id set in snowid.worker_id is known
- * when shared memory is initialised.  With it, the worker id is resolved on
- * first use: the first backend that needs one claims it from Redis (all
- * hiredis code is in src/redis), and a configured snowid.worker_id is
- * registered there instead of taken.  The caller (the generator) lets one
- * backend at a time call snowid_worker_resolve() (others wait for it on a
- * condition variable) and keeps the result in shared memory, so Redis is
- * asked once per server start however many sessions ask at once, and a
- * failed claim is tried again by the next caller.  That also serialises
+ * Without a coordinator, a worker id set in snowid.worker_id is known when
+ * shared memory is initialised.  With one, the worker id is resolved on
+ * first use: the first backend that needs one claims it from the store, and
+ * a configured snowid.worker_id is registered there instead of taken.  The
+ * caller (the generator) lets one backend at a time call
+ * snowid_worker_resolve() (others wait for it on a condition variable) and
+ * keeps the result in shared memory, so the store is asked once per server
+ * start however many sessions ask at once, and a failed claim is tried
+ * again by the next caller.  That also serialises
  * readers and writers of the cache file.  No lock is taken here.
  *
  * With snowid.worker_lease, the id is taken on lease instead (lease.c): no
@@ -23,15 +24,15 @@
  *
  *		snowid_worker 1 datacenter_id=3 worker_id=7 worker_bits=5 identity=...
  *
- * where the identity is what the server claims under in Redis (datacenter,
- * host name, port and system identifier).  It is rewritten, atomically,
+ * where the identity is what the server claims under (datacenter, host
+ * name, port, system identifier and instance).  It is rewritten, atomically,
  * whenever a claim gives something else.  It is used only by the server it
  * names, so a data directory copied to another host or port (a clone, a
  * standby from a base backup) never reuses the worker id of the server it
- * was copied from: a claim asks Redis for the cached id again (so that a
- * Redis that lost its claims gives each server back its own id rather than
- * the lowest free one, which another server may still use), and when Redis
- * cannot be reached the cached id is used without confirmation.
+ * was copied from: a claim asks the store for the cached id again (so that
+ * a store that lost its claims gives each server back its own id rather
+ * than the lowest free one, which another server may still use), and when
+ * the store cannot be reached the cached id is used without confirmation.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,8 +49,6 @@
 #include "core/generator.h"
 #include "core/generator_worker.h"
 #include "core/mark.h"
-#include "redis/claim.h"
-#include "redis/report.h"
 
 /* The cache file, in the data directory: the last claim */
 #define SNOWID_WORKER_FILE		"snowid_worker"
@@ -64,28 +63,29 @@ typedef struct SnowidWorkerCache
 	int			datacenter_id;
 	int			worker_id;
 	int			worker_bits;
-	char		identity[SNOWID_REDIS_IDENTITY_LEN];
+	char		identity[SNOWID_IDENTITY_LEN];
 } SnowidWorkerCache;
 
 static void snowid_worker_startup(int *worker_id,
 								  SnowidWorkerSource *source);
 static void snowid_worker_resolve(SnowidWorkerClaim *claim);
 static void snowid_worker_claim(SnowidWorkerClaim *claim);
-static bool snowid_claim_unreachable(const SnowidRedisResult *result);
-static void snowid_worker_claimed(const SnowidRedisRequest *request,
-								  const SnowidRedisResult *result,
+static void snowid_worker_claimed(const SnowidStoreRequest *request,
+								  const SnowidStoreResult *result,
 								  const SnowidWorkerCache *cached);
-static bool snowid_worker_from_cache(const SnowidRedisRequest *request,
-									 const SnowidRedisResult *result,
+static bool snowid_worker_from_cache(const SnowidStoreRequest *request,
+									 const SnowidStoreResult *result,
 									 int *worker_id);
 static bool snowid_cache_is_ours(const SnowidWorkerCache *cache,
-								 const SnowidRedisRequest *request);
+								 const SnowidStoreRequest *request);
+static void snowid_store_report(int elevel, const SnowidStoreRequest *request,
+								const SnowidStoreResult *result);
 static void snowid_claim_context(void *arg);
 static bool snowid_cache_read(SnowidWorkerCache *cache, int elevel);
 static void snowid_cache_write(const SnowidWorkerCache *cache);
 
 /* What the generator asks of this layer (core/coordinator.h) */
-static const SnowidCoordinator snowid_redis_coordinator = {
+static const SnowidCoordinator snowid_store_coordinator = {
 	.startup = snowid_worker_startup,
 	.resolve = snowid_worker_resolve,
 };
@@ -98,19 +98,20 @@ static const SnowidCoordinator snowid_redis_coordinator = {
 void
 snowid_coord_install(void)
 {
-	snowid_set_coordinator(&snowid_redis_coordinator);
+	snowid_set_coordinator(&snowid_store_coordinator);
 }
 
 /*
  * snowid_worker_startup
  *		The worker id known at shared memory initialisation, if any.  Runs in
- *		the postmaster: no network or error reports here.  With Redis, even
- *		a configured worker id stays unknown until first use registers it.
+ *		the postmaster: no network or error reports here.  With a
+ *		coordinator, even a configured worker id stays unknown until first
+ *		use registers it.
  */
 static void
 snowid_worker_startup(int *worker_id, SnowidWorkerSource *source)
 {
-	if (snowid_worker_id >= 0 && snowid_redis_target == NULL)
+	if (snowid_worker_id >= 0 && snowid_store == NULL)
 	{
 		*worker_id = snowid_worker_id;
 		*source = SNOWID_WORKER_CONFIG;
@@ -137,7 +138,7 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
 		snowid_lease_claim(claim);
 		return;
 	}
-	if (snowid_redis_target != NULL)
+	if (snowid_store != NULL)
 	{
 		snowid_worker_claim(claim);
 		return;
@@ -150,28 +151,28 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("snowid has no worker id"),
-			 errdetail("Neither snowid.worker_id nor snowid.redis_url is set."),
-			 errhint("Set snowid.worker_id in postgresql.conf to a number from 0 to %lld that no other server of datacenter %d uses, or set snowid.redis_url to claim one from Redis, and restart the server.",
+			 errdetail("Neither snowid.worker_id nor snowid.coordinator_url is set."),
+			 errhint("Set snowid.worker_id in postgresql.conf to a number from 0 to %lld that no other server of datacenter %d uses, or set snowid.coordinator_url to claim one from a coordinator, and restart the server.",
 					 (long long) SNOWID_FIELD_MAX(snowid_layout.worker_bits),
 					 snowid_datacenter_id)));
 }
 
 /*
  * snowid_worker_claim
- *		Claims a worker id from Redis, or registers the configured one, and
+ *		Claims a worker id from the store, or registers the configured one, and
  *		caches it.  A claim without a configured id asks for the cached id
  *		of this very server first.  A worker id that was on lease comes with
- *		its fence as the floor of this server's ids.  When Redis cannot be
- *		reached, falls back to that cached id with a WARNING; every other
+ *		its fence as the floor of this server's ids.  When the store cannot
+ *		be reached, falls back to that cached id with a WARNING; every other
  *		failure is an error, so that no id is issued with a worker id that
- *		Redis has never confirmed for this server.
+ *		the store has never confirmed for this server.
  */
 static void
 snowid_worker_claim(SnowidWorkerClaim *claim)
 {
-	char		identity[SNOWID_REDIS_IDENTITY_LEN];
-	SnowidRedisRequest request;
-	SnowidRedisResult result;
+	char		identity[SNOWID_IDENTITY_LEN];
+	SnowidStoreRequest request;
+	SnowidStoreResult result;
 	SnowidWorkerCache cached;
 	bool		have_cache;
 	ErrorContextCallback errcallback;
@@ -190,24 +191,24 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	snowid_redis_try_claim(snowid_redis_target, &request, &result);
+	snowid_store->claim(snowid_store_target, &request, &result);
 
-	if (result.status == SNOWID_REDIS_OK)
+	if (result.status == SNOWID_STORE_OK)
 	{
 		claim->worker_id = result.worker_id;
 		claim->source = request.explicit_worker_id >= 0 ?
-			SNOWID_WORKER_CONFIG : SNOWID_WORKER_REDIS;
+			SNOWID_WORKER_CONFIG : SNOWID_WORKER_CLAIM;
 		claim->floor_ms = Max(result.floor_ms - snowid_layout.epoch_ms, 0);
 		/* the floor on disk before the cache names the id */
 		snowid_reserve_floor(claim->floor_ms);
 		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 	}
-	else if (snowid_claim_unreachable(&result) &&
+	else if (result.status == SNOWID_STORE_UNREACHABLE &&
 			 snowid_worker_from_cache(&request, &result, &claim->worker_id))
 		claim->source = SNOWID_WORKER_CACHE;
 	else
 	{
-		snowid_redis_report(ERROR, &request, &result);
+		snowid_store_report(ERROR, &request, &result);
 		elog(ERROR, "snowid worker id claim ended in status %d",
 			 (int) result.status);
 	}
@@ -216,35 +217,20 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 }
 
 /*
- * snowid_claim_unreachable
- *		Whether a claim failed because Redis could not be reached (no
- *		server, no sentinel, a failover under way), the one failure after
- *		which this server's cached id may be used: any other is a
- *		configuration to fix or an answer that forbids the id.
- */
-static bool
-snowid_claim_unreachable(const SnowidRedisResult *result)
-{
-	return result->status == SNOWID_REDIS_UNREACHABLE ||
-		result->status == SNOWID_REDIS_NO_SENTINEL ||
-		result->status == SNOWID_REDIS_NOT_MASTER;
-}
-
-/*
  * snowid_worker_claimed
- *		After a successful claim: warns if Redis may evict it, brings the
+ *		After a successful claim: warns if the store may lose it, brings the
  *		cache file up to date (cached is what it held, or NULL) and logs the
  *		claim.
  */
 static void
-snowid_worker_claimed(const SnowidRedisRequest *request,
-					  const SnowidRedisResult *result,
+snowid_worker_claimed(const SnowidStoreRequest *request,
+					  const SnowidStoreResult *result,
 					  const SnowidWorkerCache *cached)
 {
 	SnowidWorkerCache cache;
 
-	/* warns only if Redis may evict the claim */
-	snowid_redis_report(WARNING, request, result);
+	/* warns only if the store may lose the claim */
+	snowid_store_report(WARNING, request, result);
 
 	memset(&cache, 0, sizeof(cache));
 	cache.datacenter_id = request->datacenter_id;
@@ -256,36 +242,36 @@ snowid_worker_claimed(const SnowidRedisRequest *request,
 
 	if (request->explicit_worker_id >= 0)
 		ereport(LOG_SERVER_ONLY,
-				(errmsg("snowid registered worker id %d of datacenter %d in redis at %s",
+				(errmsg("snowid registered worker id %d of datacenter %d in %s",
 						result->worker_id, request->datacenter_id,
-						result->node),
+						result->where),
 				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	else
 		ereport(LOG_SERVER_ONLY,
-				(errmsg("snowid claimed worker id %d of datacenter %d in redis at %s",
+				(errmsg("snowid claimed worker id %d of datacenter %d in %s",
 						result->worker_id, request->datacenter_id,
-						result->node),
+						result->where),
 				 errdetail("The claim took %.1f ms.", result->elapsed_ms)));
 	if (result->floor_ms > 0)
 		ereport(LOG_SERVER_ONLY,
-				(errmsg("snowid starts the ids of worker id %d above its fence in redis",
-						result->worker_id),
+				(errmsg("snowid starts the ids of worker id %d above its fence in %s",
+						result->worker_id, snowid_store->name),
 				 errdetail("The worker id was on lease before: every id issued with it lies below %s.",
 						   snowid_unix_ms_text(result->floor_ms))));
 }
 
 /*
  * snowid_worker_from_cache
- *		When Redis cannot be reached: the worker id this server claimed at an
+ *		When the store cannot be reached: the worker id this server claimed at an
  *		earlier start, from the cache file, with a WARNING.  False, with a
  *		WARNING saying why if there is a cache, when there is none to use.
  */
 static bool
-snowid_worker_from_cache(const SnowidRedisRequest *request,
-						 const SnowidRedisResult *result, int *worker_id)
+snowid_worker_from_cache(const SnowidStoreRequest *request,
+						 const SnowidStoreResult *result, int *worker_id)
 {
 	SnowidWorkerCache found;
-	int			elevel = request->client_sees_redis ? WARNING : LOG_SERVER_ONLY;
+	int			elevel = request->client_sees_store ? WARNING : LOG_SERVER_ONLY;
 
 	if (!snowid_cache_read(&found, WARNING))
 		return false;
@@ -307,18 +293,21 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
 		ereport(elevel,
 				(errmsg("ignoring the snowid worker id cached in \"%s\"",
 						SNOWID_WORKER_FILE),
-				 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in Redis first.",
-						   found.worker_id, request->explicit_worker_id)));
+				 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in %s first.",
+						   found.worker_id, request->explicit_worker_id,
+						   snowid_store->title)));
 		return false;
 	}
 
-	snowid_redis_report(WARNING, request, result);
+	snowid_store_report(WARNING, request, result);
 	ereport(elevel,
-			(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in redis",
+			(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in %s",
 					found.worker_id, request->datacenter_id,
-					SNOWID_WORKER_FILE),
-			 errdetail("This server claimed that worker id in Redis at an earlier start."),
-			 errhint("The claim is confirmed at the next server start that reaches Redis.")));
+					SNOWID_WORKER_FILE, snowid_store->name),
+			 errdetail("This server claimed that worker id in %s at an earlier start.",
+					   snowid_store->title),
+			 errhint("The claim is confirmed at the next server start that reaches %s.",
+					 snowid_store->title)));
 	*worker_id = found.worker_id;
 	return true;
 }
@@ -332,7 +321,7 @@ snowid_worker_from_cache(const SnowidRedisRequest *request,
  */
 static bool
 snowid_cache_is_ours(const SnowidWorkerCache *cache,
-					 const SnowidRedisRequest *request)
+					 const SnowidStoreRequest *request)
 {
 	const char *instance = strstr(request->identity, " instance=");
 	bool		same = strcmp(cache->identity, request->identity) == 0 ||
@@ -355,16 +344,17 @@ snowid_cache_is_ours(const SnowidWorkerCache *cache,
 static void
 snowid_claim_context(void *arg)
 {
-	const SnowidRedisRequest *request = (const SnowidRedisRequest *) arg;
+	const SnowidStoreRequest *request = (const SnowidStoreRequest *) arg;
 
-	if (!request->client_sees_redis)
-		errcontext("claiming a snowid worker id from redis");
+	if (!request->client_sees_store)
+		errcontext("claiming a snowid worker id from %s", snowid_store->name);
 	else if (request->explicit_worker_id >= 0)
-		errcontext("registering snowid.worker_id %d in redis as \"%s\"",
-				   request->explicit_worker_id, request->identity);
-	else
-		errcontext("claiming a snowid worker id from redis as \"%s\"",
+		errcontext("registering snowid.worker_id %d in %s as \"%s\"",
+				   request->explicit_worker_id, snowid_store->name,
 				   request->identity);
+	else
+		errcontext("claiming a snowid worker id from %s as \"%s\"",
+				   snowid_store->name, request->identity);
 }
 
 /*
@@ -376,7 +366,7 @@ static bool
 snowid_cache_read(SnowidWorkerCache *cache, int elevel)
 {
 	FILE	   *file;
-	char		line[SNOWID_REDIS_IDENTITY_LEN + 128];
+	char		line[SNOWID_IDENTITY_LEN + 128];
 	int			version;
 	int			start = -1;
 	size_t		len;
@@ -429,7 +419,7 @@ snowid_cache_read(SnowidWorkerCache *cache, int elevel)
 static void
 snowid_cache_write(const SnowidWorkerCache *cache)
 {
-	char		line[SNOWID_REDIS_IDENTITY_LEN + 128];
+	char		line[SNOWID_IDENTITY_LEN + 128];
 
 	snprintf(line, sizeof(line), SNOWID_WORKER_FORMAT "%s\n",
 			 SNOWID_WORKER_VERSION, cache->datacenter_id, cache->worker_id,
@@ -444,7 +434,8 @@ snowid_cache_write(const SnowidWorkerCache *cache)
 
 /*
  * snowid_worker_source_name
- *		The name snowid_status() shows for a worker id's source.
+ *		The name snowid_status() shows for a worker id's source: a claim
+ *		for good is named by its store.
  */
 const char *
 snowid_worker_source_name(SnowidWorkerSource source)
@@ -453,8 +444,9 @@ snowid_worker_source_name(SnowidWorkerSource source)
 	{
 		case SNOWID_WORKER_CONFIG:
 			return "config";
-		case SNOWID_WORKER_REDIS:
-			return "redis";
+		case SNOWID_WORKER_CLAIM:
+			/* the store's name: "redis" as in releases before 1.4 */
+			return snowid_store != NULL ? snowid_store->name : "claim";
 		case SNOWID_WORKER_CACHE:
 			return "cache";
 		case SNOWID_WORKER_LEASE:
@@ -463,4 +455,15 @@ snowid_worker_source_name(SnowidWorkerSource source)
 			break;
 	}
 	return "none";
+}
+
+/*
+ * snowid_store_report
+ *		Reports how a call to the store ended, in the store's words.
+ */
+static void
+snowid_store_report(int elevel, const SnowidStoreRequest *request,
+					const SnowidStoreResult *result)
+{
+	snowid_store->report(elevel, request, result);
 }

@@ -2,7 +2,8 @@
  *
  * worker.h
  *	  Which worker id this server uses (worker.c): configured, claimed for
- *	  good in Redis, cached from the last claim, or on lease (lease.c).
+ *	  good from the claim store, cached from the last claim, or on lease
+ *	  (lease.c).
  *	  The generator asks through core/coordinator.h; this layer installs
  *	  itself there.
  *

@@ -17,9 +17,10 @@ typedef enum SnowidWorkerSource
 {
 	SNOWID_WORKER_NONE = 0,
 	SNOWID_WORKER_CONFIG,
-	SNOWID_WORKER_REDIS,
-	SNOWID_WORKER_CACHE,
-	SNOWID_WORKER_LEASE			/* on lease from Redis (snowid.worker_lease) */
+	SNOWID_WORKER_CLAIM,		/* claimed for good from the coordinator */
+	SNOWID_WORKER_CACHE,		/* the last claim's, the coordinator down */
+	SNOWID_WORKER_LEASE			/* on lease from the coordinator
+								 * (snowid.worker_lease) */
 } SnowidWorkerSource;
 
 /* A lease's token: 16 hex digits and the terminating NUL (lease.h) */

@@ -14,7 +14,7 @@
  *
  * With snowid.worker_lease the worker id is on lease (lease.c): the fence is
  * one more bound next to the high-water mark, taken under the same mutex, so
- * the hot path never waits for Redis.  The worker id may change while the
+ * the hot path never waits for the coordinator.  The worker id may change while the
  * server runs; a backend reads node_bits together with its positions, and a
  * new worker id starts at the next millisecond, so ids keep increasing
  * across the switch.
@@ -449,9 +449,9 @@ snowid_lease_ran_out(int worker_id, int64 fence_ms)
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("the lease on snowid worker id %d ran out", worker_id),
-			 errdetail("Redis could not be reached to renew it (the server log says why), and without a renewal this server may issue no id from %s on, where another server may take the worker id over.",
+			 errdetail("The coordinator could not be reached to renew it (the server log says why), and without a renewal this server may issue no id from %s on, where another server may take the worker id over.",
 					   timestamptz_to_str(snowid_unix_ms_to_timestamptz(fence_ms + snowid_layout.epoch_ms))),
-			 errhint("Check that Redis is up.  Ids are issued again after the next successful renewal.")));
+			 errhint("Check that the coordinator is up.  Ids are issued again after the next successful renewal.")));
 }
 
 /*

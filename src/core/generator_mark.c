@@ -110,7 +110,7 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 	if (!s->instance_saved)
 		ereport(WARNING,
 				(errmsg("snowid could not record that this server is a copy of another"),
-				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.  It claims no worker id from Redis until the mark is written.")));
+				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.  It claims no worker id until the mark is written.")));
 }
 
 /*
@@ -373,8 +373,9 @@ snowid_mark_owner(const SnowidShared *s, bool takeover, int worker_id,
  *		worker id comes from snowid.worker_id.  Unlike a promoted standby,
  *		which replaces its primary, such a server runs next to the one it
  *		was copied from, and both would issue the same ids.  A worker id
- *		claimed from Redis is safe: the claim is made under the new system
- *		identifier, so Redis hands out one that no running server holds.
+ *		claimed from the coordinator is safe: the claim is made under the new
+ *		system identifier, so the coordinator hands out one that no running
+ *		server holds.
  */
 void
 snowid_check_copy(SnowidShared *s)
@@ -403,7 +404,7 @@ snowid_check_copy(SnowidShared *s)
 						worker_id, snowid_datacenter_id),
 				 errdetail("This data directory was copied from the cluster with system identifier " UINT64_FORMAT " (as a standby or a backup) and has become a cluster of its own, with system identifier " UINT64_FORMAT ", as pg_createsubscriber makes it.  The server it was copied from may still issue ids with this worker id, and the two servers would issue the same ids.",
 						   s->copied_sysid, GetSystemIdentifier()),
-				 errhint("Set snowid.worker_id to a worker id that no other server of datacenter %d uses, or claim one through snowid.redis_url, and restart the server.",
+				 errhint("Set snowid.worker_id to a worker id that no other server of datacenter %d uses, or claim one through snowid.coordinator_url, and restart the server.",
 						 snowid_datacenter_id)));
 
 	ereport(LOG,

@@ -8,7 +8,7 @@
  *
  * Locking: see generator_internal.h.  claiming and releasing (under mutex)
  * let one process at a time resolve or give back the worker id, which may
- * take Redis round trips and so holds no lock.
+ * take round trips to the coordinator and so holds no lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -57,11 +57,11 @@ snowid_startup_worker(int *worker_id, SnowidWorkerSource *source)
  * snowid_resolve_worker
  *		Makes sure the generator has its worker id, resolving it in this
  *		backend if no other is at it, and returns the node bits.  Resolving
- *		may take Redis round trips, so it runs under no lock: one backend at
+ *		may take round trips to the coordinator, so it runs under no lock: one backend at
  *		a time sets "claiming", the others sleep on worker_cv, where a cancel
  *		still reaches them; and nobody claims while the last worker id is
  *		being given back ("releasing").  If the claim they waited for fails, they fail at
- *		once instead of each waiting out the Redis timeouts again; the next
+ *		once instead of each waiting out the coordinator's timeouts again; the next
  *		call retries.
  */
 int64
@@ -101,7 +101,7 @@ snowid_resolve_worker(void)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("snowid has released its worker id"),
-					 errdetail("snowid_release_worker() gave the worker id back to Redis; this server issues no ids until it claims one again."),
+					 errdetail("snowid_release_worker() gave the worker id back to the coordinator; this server issues no ids until it claims one again."),
 					 errhint("Restart the server to claim a worker id again.")));
 		}
 		if (worker_id >= 0 || mine)
@@ -131,7 +131,7 @@ snowid_resolve_worker(void)
 /*
  * snowid_install_worker
  *		Puts a resolved worker id into the generator and ends the claim.  A
- *		worker id from Redis comes with a floor, above every id issued with
+ *		worker id from the coordinator comes with a floor, above every id issued with
  *		it before, and on lease with a fence; its first id lies at or above
  *		the floor and in a later millisecond than any id issued before with
  *		another worker id, so that this server's ids keep increasing across
@@ -257,7 +257,7 @@ snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms)
  * snowid_lease_drop
  *		Stops issuing ids with the worker id of generation gen: its lease
  *		was lost, or it is being given back (until snowid_lease_given_back()
- *		no claim starts, so that none meets the release in Redis; and with
+ *		no claim starts, so that none meets the release in the coordinator; and with
  *		SNOWID_DROP_RELEASE none starts until a restart).  False if the
  *		generator no longer has it.  Otherwise sets *worker_id and
  *		*final_ms, the millisecond after the last id issued (since the
@@ -290,7 +290,7 @@ snowid_lease_drop(uint32 gen, SnowidLeaseDrop how, int *worker_id,
 
 /*
  * snowid_lease_given_back
- *		The give-back that snowid_lease_drop() began has ended, in Redis or
+ *		The give-back that snowid_lease_drop() began has ended, in the coordinator or
  *		not: claims may start again (unless the id was released for good).
  */
 void

@@ -125,7 +125,7 @@ snowid_unix_ms_to_timestamptz(int64 unix_ms)
 /*
  * snowid_unix_ms_text
  *		Unix milliseconds as a timestamptz for a message, in a static
- *		buffer.  Any value may be shown: one read from Redis may lie past
+ *		buffer.  Any value may be shown: one read from the coordinator may lie past
  *		what a timestamptz holds.
  */
 const char *

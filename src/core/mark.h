@@ -56,7 +56,7 @@ extern bool snowid_write_line_file(const char *path, const char *line,
 #define SNOWID_MAX_LEASE_MS		86400000
 
 /*
- * How far past this server's clock a fence read from Redis may lie: the
+ * How far past this server's clock a fence read from the coordinator may lie: the
  * farthest any snowid server writes one (its clock plus the largest drift
  * budget and the longest lease), plus a day by which its clock may run
  * ahead of this one's.  Anything farther was not written by snowid.

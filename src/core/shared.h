@@ -26,12 +26,12 @@
  *	- lock (an LWLock) serialises writing the high-water mark: its file and
  *	  its WAL record; replay_unsaved is protected by it.
  *	- claiming (under mutex) lets one process at a time (a backend, or the
- *	  lease renewer) resolve the worker id, which may take Redis round trips
+ *	  lease renewer) resolve the worker id, which may take round trips to the coordinator
  *	  and so holds no lock; backends meanwhile sleep on worker_cv, a
  *	  condition variable, where a cancel reaches them.  releasing (under
  *	  mutex) holds every claim back the same way while a worker id on lease
  *	  is being given back, so that no claim of this server meets the
- *	  release of its last one in Redis.
+ *	  release of its last one in the coordinator.
  *	- waits, clock_errors, resolve_failures, renewals and renewal_failures
  *	  are atomics, counted outside the mutex.
  *

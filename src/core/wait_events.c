@@ -3,7 +3,7 @@
  * wait_events.c
  *	  The wait events snowid reports while a session waits, so that
  *	  pg_stat_activity says what for: the clock, the high-water mark file,
- *	  another session's worker id claim, Redis, or (the lease renewer) the
+ *	  another session's worker id claim, the coordinator, or (the lease renewer) the
  *	  next renewal.  From PostgreSQL 17 on
  *	  they are named (wait_event_type "Extension", wait_event "SnowidClock"
  *	  and so on); before, each shows as wait_event "Extension".
@@ -23,7 +23,7 @@ static const char *const snowid_wait_names[SNOWID_WAIT_COUNT] = {
 	[SNOWID_WAIT_CLOCK] = "SnowidClock",
 	[SNOWID_WAIT_MARK_WRITE] = "SnowidMarkWrite",
 	[SNOWID_WAIT_WORKER_CLAIM] = "SnowidWorkerClaim",
-	[SNOWID_WAIT_REDIS] = "SnowidRedis",
+	[SNOWID_WAIT_COORDINATOR] = "SnowidCoordinator",
 	[SNOWID_WAIT_LEASE] = "SnowidLease",
 };
 

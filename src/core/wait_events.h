@@ -13,7 +13,8 @@ typedef enum SnowidWait
 	SNOWID_WAIT_CLOCK,			/* for the clock to reach the generator */
 	SNOWID_WAIT_MARK_WRITE,		/* writing the high-water mark */
 	SNOWID_WAIT_WORKER_CLAIM,	/* for another session's worker id claim */
-	SNOWID_WAIT_REDIS,			/* on Redis, claiming the worker id */
+	SNOWID_WAIT_COORDINATOR,	/* on the coordinator, claiming the worker
+								 * id */
 	SNOWID_WAIT_LEASE,			/* the lease renewer, between renewals */
 	SNOWID_WAIT_COUNT
 } SnowidWait;

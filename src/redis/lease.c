@@ -51,36 +51,37 @@
 
 /* Reads the reply of a renewal or a release into an outcome */
 typedef SnowidLeaseOutcome (*SnowidLeaseReader) (const redisReply *reply,
-												 const SnowidLeaseRequest *request,
+												 const SnowidRedisLeaseRequest *request,
 												 SnowidLeaseGrant *grant,
 												 SnowidRedisResult *result);
 
 /*
- * Call a function on the worker id this server holds (request->worker_id),
- * with the id, the lease (with_lease) and the fence (and for a release
- * whether to park) as its numbers and the
- * token of the claim, and let read say how it ended; what names the function
- * in the message of a reply read cannot place.
+ * Call a function on the worker id this server holds
+ * (request->lease->worker_id), with the id, the lease (with_lease) and the
+ * fence (and for a release whether to park) as its numbers and the token of
+ * the claim, and let read say how it ended; what names the function in the
+ * message of a reply read cannot place.
  */
 static SnowidLeaseOutcome
 snowid_lease_on_id(const SnowidRedisTarget *target,
-				   const SnowidLeaseRequest *request,
+				   const SnowidRedisLeaseRequest *request,
 				   SnowidScriptFunction function, bool with_lease,
 				   SnowidLeaseReader read, const char *what,
 				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	char		numbers[64];
-	SnowidScriptCall call = {function, numbers, request->token};
+	SnowidScriptCall call = {function, numbers, request->lease->token};
 	redisReply *reply;
 	SnowidLeaseOutcome outcome;
 
 	if (with_lease)
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT,
-				 request->worker_id, request->lease_ms, request->fence_ms);
+				 request->lease->worker_id, request->lease->lease_ms,
+				 request->lease->fence_ms);
 	else
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT "%s",
-				 request->worker_id, request->fence_ms,
-				 request->park ? " 1" : "");
+				 request->lease->worker_id, request->lease->fence_ms,
+				 request->lease->park ? " 1" : "");
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return SNOWID_LEASE_FAILED;
@@ -104,7 +105,7 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
  */
 static bool
 snowid_lease_read_grant(const redisReply *reply,
-						const SnowidLeaseRequest *request,
+						const SnowidRedisLeaseRequest *request,
 						SnowidLeaseGrant *grant)
 {
 	size_t		i;
@@ -119,7 +120,7 @@ snowid_lease_read_grant(const redisReply *reply,
 	}
 	if (reply->element[0]->integer > request->claim->max_worker_id ||
 		reply->element[2]->integer <= reply->element[1]->integer ||
-		reply->element[3]->integer != request->lease_ms)
+		reply->element[3]->integer != request->lease->lease_ms)
 		return false;
 	grant->worker_id = (int) reply->element[0]->integer;
 	grant->floor_ms = reply->element[1]->integer;
@@ -138,7 +139,7 @@ snowid_lease_read_grant(const redisReply *reply,
  */
 static SnowidLeaseOutcome
 snowid_lease_read_renewal(const redisReply *reply,
-						  const SnowidLeaseRequest *request,
+						  const SnowidRedisLeaseRequest *request,
 						  SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	if (reply->type == REDIS_REPLY_ERROR &&
@@ -149,13 +150,13 @@ snowid_lease_read_renewal(const redisReply *reply,
 	}
 	if (reply->type == REDIS_REPLY_ERROR ||
 		!snowid_lease_read_grant(reply, request, grant) ||
-		grant->worker_id != request->worker_id ||
-		grant->fence_ms < request->fence_ms)
+		grant->worker_id != request->lease->worker_id ||
+		grant->fence_ms < request->lease->fence_ms)
 		return SNOWID_LEASE_FAILED;
-	if (grant->fence_ms > request->fence_ms)
+	if (grant->fence_ms > request->lease->fence_ms)
 	{
 		grant->refused_fence_ms = grant->fence_ms;
-		grant->fence_ms = request->fence_ms;
+		grant->fence_ms = request->lease->fence_ms;
 	}
 	return SNOWID_LEASE_OK;
 }
@@ -166,7 +167,7 @@ snowid_lease_read_renewal(const redisReply *reply,
  */
 static SnowidLeaseOutcome
 snowid_lease_read_release(const redisReply *reply,
-						  const SnowidLeaseRequest *request,
+						  const SnowidRedisLeaseRequest *request,
 						  SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	if (reply->type != REDIS_REPLY_INTEGER ||
@@ -176,25 +177,25 @@ snowid_lease_read_release(const redisReply *reply,
 }
 
 /*
- * Claim a worker id on lease, under request->token.  Fills result (status
- * OK or why not) and, when OK, grant.
+ * Claim a worker id on lease, under request->lease->token.  Fills result
+ * (status OK or why not) and, when OK, grant.
  */
 void
 snowid_redis_lease_claim(const SnowidRedisTarget *target,
-						 const SnowidLeaseRequest *request,
+						 const SnowidRedisLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	char		numbers[96];
 	SnowidScriptCall call = {SNOWID_SCRIPT_LEASE_CLAIM, numbers,
-	request->token};
+	request->lease->token};
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
 			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d "
 			 INT64_FORMAT,
-			 request->claim->max_worker_id, request->lease_ms,
+			 request->claim->max_worker_id, request->lease->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms,
-			 request->claim->preferred_worker_id, request->wait_ms);
+			 request->claim->preferred_worker_id, request->lease->wait_ms);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
@@ -213,9 +214,10 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			snowid_redis_error_reply(target, reply->str, result);
 	}
 	else if (snowid_lease_read_grant(reply, request, grant) &&
-			 grant->floor_ms <= request->claim->usable_ms + request->wait_ms &&
+			 grant->floor_ms <= request->claim->usable_ms +
+			 request->lease->wait_ms &&
 			 grant->fence_ms <= Max(request->claim->client_ms,
-									grant->floor_ms) + request->lease_ms)
+									grant->floor_ms) + request->lease->lease_ms)
 	{
 		result->status = SNOWID_REDIS_OK;
 		result->worker_id = grant->worker_id;
@@ -228,13 +230,14 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 }
 
 /*
- * Renew this server's lease on worker_id, of the claim request->token
- * names, and move its fence up to fence_ms (Unix ms).  OK with grant filled, LOST with the holder (if any) in
+ * Renew this server's lease on worker_id, of the claim
+ * request->lease->token names, and move its fence up to fence_ms (Unix
+ * ms).  OK with grant filled, LOST with the holder (if any) in
  * result->holder, or FAILED with result saying why.
  */
 SnowidLeaseOutcome
 snowid_redis_lease_renew(const SnowidRedisTarget *target,
-						 const SnowidLeaseRequest *request,
+						 const SnowidRedisLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	return snowid_lease_on_id(target, request, SNOWID_SCRIPT_LEASE_RENEW,
@@ -243,13 +246,14 @@ snowid_redis_lease_renew(const SnowidRedisTarget *target,
 }
 
 /*
- * Give worker_id back, of the claim request->token names, leaving fence_ms
- * (Unix ms, just past this server's last id) as its fence.  OK, LOST if it was not this server's lease any
- * more, or FAILED with result saying why.
+ * Give worker_id back, of the claim request->lease->token names, leaving
+ * fence_ms (Unix ms, just past this server's last id) as its fence.  OK,
+ * LOST if it was not this server's lease any more, or FAILED with result
+ * saying why.
  */
 SnowidLeaseOutcome
 snowid_redis_lease_release(const SnowidRedisTarget *target,
-						   const SnowidLeaseRequest *request,
+						   const SnowidRedisLeaseRequest *request,
 						   SnowidRedisResult *result)
 {
 	return snowid_lease_on_id(target, request, SNOWID_SCRIPT_LEASE_RELEASE,

@@ -2,8 +2,8 @@
  *
  * url.c
  *	  snowid.redis_url, snowid.redis_key_prefix and the names that follow
- *	  from them: parsing the URL into a SnowidRedisTarget, the identity a
- *	  server claims under, and a datacenter's keys.  See url.h.
+ *	  from them: parsing the URL into a SnowidRedisTarget, and a
+ *	  datacenter's keys.  See url.h.
  *
  * Nothing here talks to Redis, allocates or ereports, so every function can
  * serve a GUC check hook; no locking applies.
@@ -402,6 +402,24 @@ static const SnowidUrlScheme snowid_url_schemes[] = {
 };
 
 /*
+ * snowid_redis_url_scheme
+ *		Whether url starts with a scheme of Redis' URLs.
+ */
+bool
+snowid_redis_url_scheme(const char *url)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(snowid_url_schemes); i++)
+	{
+		if (strncmp(url, snowid_url_schemes[i].prefix,
+					strlen(snowid_url_schemes[i].prefix)) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Parse snowid.redis_url into *target; see snowid_redis_parse_url().
  */
 static bool
@@ -529,34 +547,6 @@ snowid_redis_check_key_prefix(const char *prefix, const char **problem)
 		}
 	}
 	return true;
-}
-
-/*
- * Build the identity a server claims under: what tells two servers apart
- * (two clusters on one host differ in port and system identifier; a copy
- * of a data directory, which may share both, differs in its instance) and
- * stays the same across a restart.  False if it does not fit or the host name has
- * characters that Redis error replies cannot carry.
- */
-bool
-snowid_redis_identity(char *buf, size_t len, int datacenter_id,
-					  const char *host, int port, uint64 sysid,
-					  uint64 instance)
-{
-	const char *p;
-	int			n;
-
-	if (host == NULL || host[0] == '\0')
-		return false;
-	for (p = host; *p; p++)
-	{
-		if ((unsigned char) *p < ' ' || *p == 0x7f)
-			return false;
-	}
-	n = snprintf(buf, len, "dc=%d host=%s port=%d sysid=" UINT64_FORMAT
-				 " instance=%016llx", datacenter_id, host, port, sysid,
-				 (unsigned long long) instance);
-	return n > 0 && (size_t) n < len;
 }
 
 /*

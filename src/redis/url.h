@@ -2,8 +2,8 @@
  *
  * url.h
  *	  Where the Redis server is: snowid.redis_url parsed into a
- *	  SnowidRedisTarget, the key prefix, the identity a server claims under
- *	  and the names of a datacenter's keys.  Nothing here talks to Redis.
+ *	  SnowidRedisTarget, the key prefix and the names of a datacenter's
+ *	  keys.  Nothing here talks to Redis.
  *
  *	snowid_redis_parse_url()	parses snowid.redis_url; never ereports and
  *								never allocates, so it can serve as a GUC
@@ -123,13 +123,11 @@ typedef struct SnowidRedisKeys
 	char		fences[SNOWID_REDIS_KEY_LEN];
 } SnowidRedisKeys;
 
+extern bool snowid_redis_url_scheme(const char *url);
 extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
 								   const char **problem);
 extern bool snowid_redis_check_key_prefix(const char *prefix,
 										  const char **problem);
-extern bool snowid_redis_identity(char *buf, size_t len, int datacenter_id,
-								  const char *host, int port, uint64 sysid,
-								  uint64 instance);
 extern void snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
 							  int datacenter_id);
 extern bool snowid_parse_number(const char *src, size_t n, int64 min,

@@ -52,6 +52,13 @@ my %special = (
 		'redis-sentinel://127.0.0.1:1/master',
 		'rediss://127.0.0.1:1', 'rediss-sentinel://127.0.0.1:1/master'
 	],
+	'snowid.coordinator_url' => [
+		'', 'redis://127.0.0.1:1/0', 'postgresql://127.0.0.1:1/coord',
+		'postgres:///coord?host=/tmp&passfile=/nonexistent',
+		'postgresql://u:secret@127.0.0.1:1/coord', 'postgresql://127.0.0.1:1',
+		'postgresql://127.0.0.1:1/coord?replication=true',
+		'postgresql://127.0.0.1:1/coord?nosuch=1', 'http://127.0.0.1:1'
+	],
 	'snowid.redis_key_prefix' => [ '', 'snowid', 'a b', 'x' x 64, 'x' x 65 ],
 	'snowid.redis_tls_ca_file' => [ '', '/nonexistent' ],
 	'snowid.redis_tls_cert_file' => [ '', '/nonexistent' ],

@@ -282,9 +282,9 @@ set_url($node, $tcp_url);
 $node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'a{b'\n");
 SnowidTest::fails_to_start($node, 'key prefix with a brace',
 	qr/invalid value for parameter "snowid.redis_key_prefix": "a\{b"/);
-$node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'app1'\nsnowid.redis_timeout_ms = 0\n");
-SnowidTest::fails_to_start($node, 'timeout 0',
-	qr/invalid value for parameter "snowid.redis_timeout_ms": "0"/);
+$node->append_conf('postgresql.conf', "snowid.redis_key_prefix = 'app1'\nsnowid.redis_timeout_ms = -1\n");
+SnowidTest::fails_to_start($node, 'timeout -1',
+	qr/invalid value for parameter "snowid.redis_timeout_ms": "-1"/);
 
 $node->append_conf('postgresql.conf', "snowid.redis_timeout_ms = '3s'\nsnowid.redis_min_replicas = -1\n");
 SnowidTest::fails_to_start($node, 'min_replicas -1',

@@ -32,7 +32,7 @@ my $node = SnowidTest::new_node('faults',
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
-my $redis_wait = $version >= 170000 ? 'SnowidRedis' : 'Extension';
+my $redis_wait = $version >= 170000 ? 'SnowidCoordinator' : 'Extension';
 my $claim_wait = $version >= 170000 ? 'SnowidWorkerClaim' : 'Extension';
 
 # Points the node at url (a restart) with the given timeout.

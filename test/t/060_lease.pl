@@ -207,7 +207,7 @@ $ledger->no_duplicates;
 # Settings that cannot work refuse to start.
 my $bad = SnowidTest::new_node('bad', { 'snowid.worker_lease' => '10s' });
 SnowidTest::fails_to_start($bad, 'a lease without redis',
-	qr/snowid.worker_lease needs snowid.redis_url/);
+	qr/snowid.worker_lease needs snowid.coordinator_url/);
 SnowidTest::set_conf($bad, 'snowid.redis_url' => $redis->url,
 	'snowid.worker_id' => 3);
 SnowidTest::fails_to_start($bad, 'a lease with a configured worker id',

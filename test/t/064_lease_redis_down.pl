@@ -59,7 +59,7 @@ my $stopped_after = Time::HiRes::time() - $down_at;
 cmp_ok($batches, '>', 0, 'with redis gone, the holder goes on issuing ids');
 like($err, qr/08006.*the lease on snowid worker id 0 ran out/s,
 	'until its fence: then a clear error');
-like($err, qr/Redis could not be reached/, 'which says that Redis is unreachable');
+like($err, qr/The coordinator could not be reached/, 'which says that the coordinator is unreachable');
 diag(sprintf('ids stopped %.2f s after redis went away, on a %d ms lease',
 		$stopped_after, $lease_ms));
 cmp_ok($node->safe_psql('postgres', 'SELECT failed_renewals FROM snowid_status()'),

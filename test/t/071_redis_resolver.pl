@@ -54,7 +54,7 @@ my $node = SnowidTest::new_node('resolver',
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
-my $redis_wait = $version >= 170000 ? 'SnowidRedis' : 'Extension';
+my $redis_wait = $version >= 170000 ? 'SnowidCoordinator' : 'Extension';
 
 # Points the node at url (a restart) with the given timeout.
 sub use_url

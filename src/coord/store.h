@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  The claim store interface: what the coordination layer (src/coord)
+ *	  asks of wherever worker ids are kept (Redis, a PostgreSQL
+ *	  coordination database), and the registry of stores (store.c).
+ *
+ * A store keeps, for every worker id of a datacenter, its holder (an
+ * identity, for good or on lease), a lease's expiry, floor and token, and
+ * the id's fence.  Every store keeps the one fence rule (doc/internals.md,
+ * "The fence rule"): for every worker id, each new holder's first id lies
+ * above every id any earlier holder could have issued.
+ *
+ *	 * The fence of a worker id is a Unix time in ms below which lie all ids
+ *	   any holder of it issued so far, and all a lease holder may issue
+ *	   before its lease runs out.  It only rises, but when the holder of a
+ *	   lease gives it back or parks it, having stopped issuing, and never
+ *	   below the floor it took the id with.
+ *	 * Every claim, for good or on lease, starts at or above the fence it
+ *	   finds (its grant's floor), or is refused (SNOWID_CLAIM_FENCED when
+ *	   the fence lies past the request's usable_ms).
+ *	 * A worker id leaves its holder only with its fence raised first to
+ *	   what the holder may have issued: a release, a lease claim that moves
+ *	   to another id, an expired lease taken over, an administrator freeing
+ *	   an id of a server gone for good.
+ *	 * The store's clock, not the caller's, says when a lease has run out;
+ *	   each call reads and writes the state of its datacenter atomically
+ *	   (one Redis function, one transaction).
+ *
+ * A store is one folder of src/ with one SnowidStore that names its
+ * functions, registered by one line of src/stores.c.  Its functions never
+ * ereport(ERROR) but for a cancel or a terminate (CHECK_FOR_INTERRUPTS()
+ * while they wait), with everything they opened closed then too; they fill
+ * a SnowidStoreResult, whose failures the store's report function turns
+ * into messages.  Every wait is bounded by the request's timeout_ms.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_COORD_STORE_H
+#define SNOWID_COORD_STORE_H
+
+/* A holder name: "dc=… host=… port=… sysid=… instance=…" and its NUL */
+#define SNOWID_IDENTITY_LEN		384
+
+/* Where a store was reached, for messages: "redis at host:port" */
+#define SNOWID_STORE_WHERE_LEN	320
+
+/* A sentence saying why a call failed, in the store's own words */
+#define SNOWID_STORE_MESSAGE_LEN	256
+
+/* What every call to a store asks for: as whom, for what, how long */
+typedef struct SnowidStoreRequest
+{
+	int			datacenter_id;
+	int			explicit_worker_id; /* snowid.worker_id, or -1 to take the
+									 * lowest free id */
+	int			preferred_worker_id;	/* with explicit_worker_id -1: the id
+										 * to take if this identity holds
+										 * none and it is free (this server's
+										 * last claim), or -1 */
+	int			max_worker_id;	/* highest worker id of the bit layout */
+	const char *identity;		/* the holder name (request.c) */
+	int			timeout_ms;		/* the whole call ends within it */
+	int64		client_ms;		/* where this server's generator is, Unix
+								 * ms: a lease's fence goes a lease past it */
+	int64		usable_ms;		/* the latest fence this server can start
+								 * above now: its clock plus
+								 * snowid.max_drift_ms, Unix ms */
+	int64		plausible_ms;	/* the latest fence any snowid server can
+								 * have written by now, Unix ms: a later one
+								 * is refused as corrupt */
+	uint32		wait_event_info;	/* shown while waiting on the store */
+	bool		client_sees_store;	/* whether the client that sees this
+									 * process's messages may learn the
+									 * store's hosts, keys and the
+									 * identities of servers */
+} SnowidStoreRequest;
+
+/* What a lease asks of the store, next to the request */
+typedef struct SnowidLeaseRequest
+{
+	const SnowidStoreRequest *claim;	/* where, as whom, how long to wait;
+										 * the preferred worker id is the
+										 * one held last, the explicit one
+										 * unused */
+	int64		lease_ms;		/* snowid.worker_lease */
+	int64		wait_ms;		/* a claim: how far past what it can start
+								 * above now its own lease's fence may lie
+								 * (snowid.max_wait_ms: callers wait for
+								 * the clock that long) */
+	bool		park;			/* a release: keep the lease, its fence
+								 * lowered (a clean stop) */
+	const char *token;			/* names one claim: the claim's, and that of
+								 * the claim a renewal or release is of */
+	/* a renewal or a release only: */
+	int			worker_id;		/* the id held */
+	int64		fence_ms;		/* Unix ms: renewal, the fence to move up
+								 * to; release, the fence to leave */
+} SnowidLeaseRequest;
+
+/* How a call to a store ended, as far as the coordination layer cares */
+typedef enum SnowidStoreStatus
+{
+	SNOWID_STORE_OK,
+	SNOWID_STORE_UNREACHABLE,	/* the store could not be reached or is
+								 * failing over: a cached worker id may be
+								 * used, a renewal tried again */
+	SNOWID_STORE_ALL_HELD,		/* every worker id is held */
+	SNOWID_STORE_FAILED			/* anything else: a refusal, a setting to
+								 * fix, an answer that forbids the id */
+} SnowidStoreStatus;
+
+/* How a call to a store ended */
+typedef struct SnowidStoreResult
+{
+	SnowidStoreStatus status;
+	int			worker_id;		/* OK: the id claimed */
+	int64		floor_ms;		/* OK: the id's fence when it was claimed,
+								 * Unix ms: every id issued with it lies
+								 * below; 0 if it had none */
+	double		elapsed_ms;		/* how long the call took */
+	char		where[SNOWID_STORE_WHERE_LEN];	/* the store's server last
+												 * talked to, for messages:
+												 * "redis at host:port" */
+	char		holder[SNOWID_IDENTITY_LEN];	/* a lease lost: who holds
+												 * the id now, or "" */
+	char		message[SNOWID_STORE_MESSAGE_LEN];	/* not OK: why, a
+													 * sentence */
+	void	   *detail;			/* the store's own account, for its report
+								 * function */
+} SnowidStoreResult;
+
+/* How a renewal or a release ended */
+typedef enum SnowidLeaseOutcome
+{
+	SNOWID_LEASE_OK,
+	SNOWID_LEASE_LOST,			/* the id is no longer this server's */
+	SNOWID_LEASE_FAILED			/* the store did not answer as it should;
+								 * the result says why */
+} SnowidLeaseOutcome;
+
+/* What the store granted a lease claim or a renewal, in Unix ms */
+typedef struct SnowidLeaseGrant
+{
+	int			worker_id;
+	int64		floor_ms;		/* claim: ids must start at or above it */
+	int64		fence_ms;		/* ids must stay below it */
+	int64		left_ms;		/* lease left by the store's clock at the
+								 * reply */
+	int64		refused_fence_ms;	/* renewal: the fence the store holds,
+									 * past the one asked for and so not
+									 * taken; 0 if none */
+} SnowidLeaseGrant;
+
+/* A parsed snowid.coordinator_url, as its store keeps it */
+#define SNOWID_STORE_TARGET_MAX		8192
+
+typedef struct SnowidStore
+{
+	const char *name;			/* "redis": in messages (lower case) and
+								 * snowid_status() */
+	const char *title;			/* "Redis": in details and hints */
+	const char *schemes;		/* its URLs' schemes, for messages:
+								 * "redis://, unix://" */
+
+	/* Whether url is this store's (by its scheme) */
+	bool		(*accepts) (const char *url);
+
+	/*
+	 * Parses url into target (SNOWID_STORE_TARGET_MAX bytes, which the
+	 * caller wipes), or says why not in *problem, never quoting a password:
+	 * a GUC check hook, no ereport.
+	 */
+	bool		(*parse) (const char *url, void *target, const char **problem);
+
+	/* The claim for good: the explicit id, the caller's own, or a free one */
+	void		(*claim) (const void *target, const SnowidStoreRequest *request,
+						  SnowidStoreResult *result);
+
+	/* A lease: taken, renewed, given back or parked */
+	void		(*lease_claim) (const void *target,
+								const SnowidLeaseRequest *request,
+								SnowidLeaseGrant *grant,
+								SnowidStoreResult *result);
+	SnowidLeaseOutcome (*lease_renew) (const void *target,
+									   const SnowidLeaseRequest *request,
+									   SnowidLeaseGrant *grant,
+									   SnowidStoreResult *result);
+	SnowidLeaseOutcome (*lease_release) (const void *target,
+										 const SnowidLeaseRequest *request,
+										 SnowidStoreResult *result);
+
+	/*
+	 * Reports how a call ended at elevel (with ERROR, does not return): a
+	 * failure with what to do, or an OK the operator should hear of (a
+	 * store that may lose its claims).  Says nothing of the store's hosts,
+	 * keys or identities unless request->client_sees_store, but to the
+	 * server log.
+	 */
+	void		(*report) (int elevel, const SnowidStoreRequest *request,
+						   const SnowidStoreResult *result);
+
+	/*
+	 * A renewal found a fence past the one it asked for, which no holder of
+	 * this lease wrote: a WARNING that says where the fence lies in the
+	 * store and how an administrator sets it back.
+	 */
+	void		(*report_refused_fence) (const SnowidStoreRequest *request,
+										 const SnowidLeaseGrant *grant);
+} SnowidStore;
+
+/*
+ * The store snowid.coordinator_url (or snowid.redis_url) names, and its
+ * parsed URL; NULL if none (request.c, set by the settings).
+ */
+extern const SnowidStore *snowid_store;
+extern const void *snowid_store_target;
+
+#endif							/* SNOWID_COORD_STORE_H */

@@ -1,0 +1,348 @@
+/*-------------------------------------------------------------------------
+ *
+ * conn.c
+ *	  A call to the coordination database with libpq: connecting, one
+ *	  statement, and closing, under one deadline, as PostgreSQL's own
+ *	  postgres_fdw and dblink wait: on the latch and the socket together,
+ *	  so that a cancel or a terminate ends the wait at once (the caller's
+ *	  PG_FINALLY closes the connection), and a statement left running is
+ *	  cancelled.  See conn.h.  No lock is held while waiting.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
+
+#include "pgcoord/conn.h"
+
+/* How long a cancel request of a statement left running may take */
+#define SNOWID_PG_CANCEL_MS		1000
+
+static long snowid_pg_remaining(const SnowidPgSession *session);
+static bool snowid_pg_wait(SnowidPgSession *session, pgsocket sock,
+						   int events);
+static bool snowid_pg_fail(SnowidPgSession *session, SnowidStoreStatus status,
+						   const char *what);
+static void snowid_pg_cancel(SnowidPgSession *session);
+
+/*
+ * snowid_pg_begin
+ *		Starts a session: its deadline runs from now.
+ */
+void
+snowid_pg_begin(SnowidPgSession *session, const SnowidStoreRequest *request,
+				SnowidStoreResult *result)
+{
+	memset(session, 0, sizeof(*session));
+	INSTR_TIME_SET_CURRENT(session->start);
+	session->timeout_ms = request->timeout_ms;
+	session->wait_event_info = request->wait_event_info;
+	session->result = result;
+}
+
+/*
+ * snowid_pg_connect
+ *		Connects, then bounds every statement and lock wait of the session
+ *		on the server by what is left of the deadline.  False, with the
+ *		result saying why, if that fails.
+ */
+bool
+snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
+{
+	static const char *const keywords[] = {
+		"dbname", "fallback_application_name", "client_encoding", NULL
+	};
+	const char *values[] = {target->url, "snowid", "UTF8", NULL};
+	char		sql[128];
+	PGresult   *res;
+	long		left;
+
+	session->conn = PQconnectStartParams(keywords, values, 1);
+	if (session->conn == NULL)
+		return snowid_pg_fail(session, SNOWID_STORE_FAILED,
+							  "libpq could not allocate a connection.");
+	if (PQstatus(session->conn) == CONNECTION_BAD)
+		return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+
+	for (;;)
+	{
+		PostgresPollingStatusType poll = PQconnectPoll(session->conn);
+
+		if (poll == PGRES_POLLING_OK)
+		{
+			session->connected = true;
+			break;
+		}
+		if (poll == PGRES_POLLING_FAILED)
+			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+		if (!snowid_pg_wait(session, PQsocket(session->conn),
+							poll == PGRES_POLLING_READING ?
+							WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE))
+			return false;
+	}
+
+	left = Max(snowid_pg_remaining(session), 1);
+	snprintf(sql, sizeof(sql),
+			 "SET statement_timeout = %ld; SET lock_timeout = %ld", left, left);
+	res = snowid_pg_query(session, sql, 0, NULL);
+	if (res == NULL)
+		return false;
+	PQclear(res);
+	return true;
+}
+
+/*
+ * snowid_pg_query
+ *		Runs one statement (with parameters, or several without) and
+ *		returns the last result, which the caller PQclear()s; NULL, with
+ *		the session's result saying why, if it failed.  Replies of a
+ *		coordination database that is not a primary are failures the store
+ *		cannot pass (UNREACHABLE: try again, as during a failover).
+ */
+PGresult *
+snowid_pg_query(SnowidPgSession *session, const char *sql, int nparams,
+				const char *const *values)
+{
+	PGconn	   *conn = session->conn;
+	PGresult   *last = NULL;
+	PGresult   *res;
+	int			sent;
+
+	sent = nparams > 0 ?
+		PQsendQueryParams(conn, sql, nparams, NULL, values, NULL, NULL, 0) :
+		PQsendQuery(conn, sql);
+	if (!sent)
+	{
+		snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+		return NULL;
+	}
+	session->busy = true;
+
+	/* send it all, reading meanwhile so that the server is never blocked */
+	for (;;)
+	{
+		int			flushed = PQflush(conn);
+
+		if (flushed == 0)
+			break;
+		if (flushed < 0 ||
+			!snowid_pg_wait(session, PQsocket(conn),
+							WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
+			goto failed;
+		if (!PQconsumeInput(conn))
+			goto failed;
+	}
+
+	/* every result, until the statement has ended */
+	for (;;)
+	{
+		while (PQisBusy(conn))
+		{
+			if (!snowid_pg_wait(session, PQsocket(conn), WL_SOCKET_READABLE))
+				goto failed_quietly;
+			if (!PQconsumeInput(conn))
+				goto failed;
+		}
+		res = PQgetResult(conn);
+		if (res == NULL)
+			break;
+		if (last != NULL)
+			PQclear(last);
+		last = res;
+	}
+	session->busy = false;
+
+	if (last == NULL)
+	{
+		snowid_pg_fail(session, SNOWID_STORE_FAILED,
+					   "The coordination database sent no result.");
+		return NULL;
+	}
+	if (PQresultStatus(last) != PGRES_COMMAND_OK &&
+		PQresultStatus(last) != PGRES_TUPLES_OK)
+	{
+		const char *sqlstate = PQresultErrorField(last, PG_DIAG_SQLSTATE);
+		const char *message = PQresultErrorField(last,
+												 PG_DIAG_MESSAGE_PRIMARY);
+		char		text[SNOWID_STORE_MESSAGE_LEN];
+		SnowidStoreStatus status = SNOWID_STORE_FAILED;
+
+		if (sqlstate != NULL)
+			strlcpy(session->sqlstate, sqlstate, sizeof(session->sqlstate));
+		/* read-only (a standby), shutting down, or cancelled: try again */
+		if (sqlstate != NULL &&
+			(strcmp(sqlstate, "25006") == 0 ||
+			 strncmp(sqlstate, "57P", 3) == 0 ||
+			 strcmp(sqlstate, "57014") == 0 ||
+			 strcmp(sqlstate, "55P03") == 0 ||
+			 strncmp(sqlstate, "08", 2) == 0))
+			status = SNOWID_STORE_UNREACHABLE;
+		snprintf(text, sizeof(text), "The coordination database answered: %s (SQLSTATE %s).",
+				 message != NULL ? message : "an error",
+				 sqlstate != NULL ? sqlstate : "none");
+		PQclear(last);
+		snowid_pg_fail(session, status, text);
+		return NULL;
+	}
+	return last;
+
+failed:
+	if (last != NULL)
+		PQclear(last);
+	snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+	return NULL;
+
+failed_quietly:
+	if (last != NULL)
+		PQclear(last);
+	return NULL;
+}
+
+/*
+ * snowid_pg_end
+ *		Ends the session: a statement still running is cancelled, and the
+ *		connection closed.  Safe to call at any point, and more than once;
+ *		runs in error cleanup, so it never ereports.
+ */
+void
+snowid_pg_end(SnowidPgSession *session)
+{
+	if (session->conn == NULL)
+		return;
+	if (session->busy)
+		snowid_pg_cancel(session);
+	PQfinish(session->conn);
+	session->conn = NULL;
+	session->busy = false;
+	session->result->elapsed_ms = session->timeout_ms -
+		snowid_pg_remaining(session);
+}
+
+/*
+ * snowid_pg_remaining
+ *		Milliseconds left of the session's deadline.
+ */
+static long
+snowid_pg_remaining(const SnowidPgSession *session)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, session->start);
+	return session->timeout_ms - (long) INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * snowid_pg_wait
+ *		Waits for sock to be ready for events, or the latch.  An interrupt
+ *		(a cancel, a terminate) is served at once and ereports, so the
+ *		caller's PG_FINALLY ends the session.  False, with the result
+ *		saying so, when the deadline passes first.
+ */
+static bool
+snowid_pg_wait(SnowidPgSession *session, pgsocket sock, int events)
+{
+	for (;;)
+	{
+		long		left = snowid_pg_remaining(session);
+		int			rc;
+
+		if (left <= 0)
+		{
+			char		text[SNOWID_STORE_MESSAGE_LEN];
+
+			snprintf(text, sizeof(text),
+					 "The coordination database did not answer within %d ms.",
+					 session->timeout_ms);
+			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
+		}
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
+							   events, sock, left, session->wait_event_info);
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
+			return true;
+	}
+}
+
+/*
+ * snowid_pg_fail
+ *		Says in the session's result why a call failed: what, or libpq's
+ *		message (its first line: libpq never quotes a password).  Returns
+ *		false.
+ */
+static bool
+snowid_pg_fail(SnowidPgSession *session, SnowidStoreStatus status,
+			   const char *what)
+{
+	SnowidStoreResult *result = session->result;
+
+	result->status = status;
+	if (what != NULL)
+		strlcpy(result->message, what, sizeof(result->message));
+	else
+	{
+		const char *error = session->conn != NULL ?
+			PQerrorMessage(session->conn) : "";
+		size_t		len = strcspn(error, "\n");
+
+		if (len == 0)
+			strlcpy(result->message, "libpq gave no reason.",
+					sizeof(result->message));
+		else
+			snprintf(result->message, sizeof(result->message), "%.*s.",
+					 (int) Min(len, sizeof(result->message) - 2), error);
+	}
+	return false;
+}
+
+/*
+ * snowid_pg_cancel
+ *		Asks the server to cancel the statement that the session left
+ *		running, within SNOWID_PG_CANCEL_MS.  With a libpq older than 17,
+ *		whose cancel request blocks, sends none: the session's
+ *		statement_timeout ends the statement by the deadline.  Never
+ *		ereports, never serves an interrupt (it runs in error cleanup).
+ */
+static void
+snowid_pg_cancel(SnowidPgSession *session)
+{
+#ifdef LIBPQ_HAS_ASYNC_CANCEL
+	PGcancelConn *cancel = PQcancelCreate(session->conn);
+	instr_time	start;
+
+	if (cancel == NULL)
+		return;
+	INSTR_TIME_SET_CURRENT(start);
+	if (PQcancelStart(cancel))
+	{
+		for (;;)
+		{
+			PostgresPollingStatusType poll = PQcancelPoll(cancel);
+			instr_time	now;
+			long		left;
+			int			events;
+
+			if (poll == PGRES_POLLING_OK || poll == PGRES_POLLING_FAILED)
+				break;
+			INSTR_TIME_SET_CURRENT(now);
+			INSTR_TIME_SUBTRACT(now, start);
+			left = SNOWID_PG_CANCEL_MS - (long) INSTR_TIME_GET_MILLISEC(now);
+			if (left <= 0)
+				break;
+			events = poll == PGRES_POLLING_READING ?
+				WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+			(void) WaitLatchOrSocket(NULL, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
+									 events, PQcancelSocket(cancel), left,
+									 session->wait_event_info);
+		}
+	}
+	PQcancelFinish(cancel);
+#endif
+}

@@ -1,0 +1,61 @@
+/*-------------------------------------------------------------------------
+ *
+ * conn.h
+ *	  One call to the coordination database (conn.c): a libpq connection
+ *	  made, one statement run and the connection closed, all within one
+ *	  deadline, every wait on the latch so that a cancel, a terminate or
+ *	  the postmaster's death ends it.
+ *
+ * A session lives in the caller's frame:
+ *
+ *		snowid_pg_begin(&session, ...);
+ *		PG_TRY();
+ *		{
+ *			if (snowid_pg_connect(&session, target))
+ *				res = snowid_pg_query(&session, sql, nparams, values);
+ *		}
+ *		PG_FINALLY();
+ *		{
+ *			snowid_pg_end(&session);
+ *		}
+ *
+ * A statement still running when the session ends (the deadline passed,
+ * or an interrupt) is cancelled: with a cancel request where libpq can
+ * send one without blocking (libpq 17 and later), and in any case by the
+ * statement_timeout that each session sets to what is left of its
+ * deadline, so that the coordination server never keeps a lock for a
+ * caller that has gone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_PGCOORD_CONN_H
+#define SNOWID_PGCOORD_CONN_H
+
+#include "libpq-fe.h"
+#include "portability/instr_time.h"
+
+#include "coord/store.h"
+#include "pgcoord/target.h"
+
+typedef struct SnowidPgSession
+{
+	PGconn	   *conn;
+	bool		busy;			/* a statement was sent and has not ended */
+	instr_time	start;
+	int			timeout_ms;
+	uint32		wait_event_info;
+	SnowidStoreResult *result;	/* where a failure is described */
+	bool		connected;		/* a connection was made */
+	char		sqlstate[6];	/* the server's error, or "" */
+} SnowidPgSession;
+
+extern void snowid_pg_begin(SnowidPgSession *session,
+							const SnowidStoreRequest *request,
+							SnowidStoreResult *result);
+extern bool snowid_pg_connect(SnowidPgSession *session,
+							  const SnowidPgTarget *target);
+extern PGresult *snowid_pg_query(SnowidPgSession *session, const char *sql,
+								 int nparams, const char *const *values);
+extern void snowid_pg_end(SnowidPgSession *session);
+
+#endif							/* SNOWID_PGCOORD_CONN_H */

@@ -1,0 +1,167 @@
+# A PostgreSQL coordination database (snowid.coordinator_url =
+# 'postgresql://...'), what is its own: claims for good from several
+# servers, the cached id while the database is down, a claim bounded by
+# snowid.coordinator_timeout_ms and ended by a cancel while the database
+# hangs (and nothing left running or locked there afterwards), a password
+# in the URL refused without being shown, a role without grants and a
+# database without the extension refused with what to do.  The lease and
+# duplicate tests run against this store too (test/run --store postgresql).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidLease;
+use SnowidPgCoord;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $dc = 4;
+my $coord = SnowidPgCoord->new;
+my $ids = SnowidTest::Ledger->new;
+
+# Two servers claim for good: distinct ids, each under its own name.
+my @nodes = map {
+	my $n = $coord->new_node($_, { 'snowid.datacenter_id' => $dc },
+		allows_streaming => 1);
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	$ids->collect($n, 1000);
+	$n;
+} ('a', 'b');
+my ($a, $b) = @nodes;
+my ($wa, $source) = split /\|/, SnowidRedis::worker($a);
+my ($wb) = split /\|/, SnowidRedis::worker($b);
+is($source, 'postgresql', 'a claim for good names its store as the source');
+isnt($wa, $wb, 'two servers claim two worker ids');
+is_deeply($coord->owners($dc),
+	{ $wa => SnowidRedis::identity($a, $dc), $wb => SnowidRedis::identity($b, $dc) },
+	'the coordination database names each holder');
+ok($a->log_contains(
+		qr/snowid claimed worker id $wa of datacenter $dc in postgresql at \S+\/coord/),
+	'the claim is logged with where it was made');
+
+# A restart keeps the id.
+$a->restart;
+$ids->collect($a, 1000);
+is(SnowidRedis::worker($a), "$wa|postgresql", 'a restart keeps the worker id');
+
+# The database down: a known server uses its cached id, a new one fails
+# clearly and keeps running.
+$coord->stop;
+my $offset = -s $a->logfile;
+$a->restart;
+$ids->collect($a, 1000);
+is(SnowidRedis::worker($a), "$wa|cache",
+	'the coordination database down: the cached id');
+ok($a->log_contains(
+		qr/WARNING:  could not connect to the coordination database at \S+\/coord/,
+		$offset),
+	'and the failed claim is a WARNING that names the database');
+my $new = $coord->new_node('new', { 'snowid.datacenter_id' => $dc });
+$new->start;
+$new->safe_psql('postgres', 'CREATE EXTENSION snowid');
+like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
+	qr/ERROR:  08001: could not connect to the coordination database.*HINT:  Check that the coordination database is running/s,
+	'a new server: 08001 with what to check');
+is($new->safe_psql('postgres', 'SELECT 1'), '1', 'and it keeps running');
+$coord->start;
+$ids->collect($new, 100);
+my ($wn) = split /\|/, SnowidRedis::worker($new);
+ok($wn ne $wa && $wn ne $wb, 'once the database is back, the new server claims a free id');
+
+# The database hangs (every process stopped): a claim ends within
+# snowid.coordinator_timeout_ms, and a cancel ends it at once.
+my $hung = $coord->new_node('hung',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 1500 });
+$hung->start;
+$hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $frozen = SnowidLease::freeze($coord->node);
+my $t0 = time;
+like(SnowidTest::psql_error($hung, 'SELECT snowid_next()'),
+	qr/ERROR:  08001: could not connect to the coordination database at \S+\nDETAIL:  The coordination database did not answer within 1500 ms\./,
+	'a hung database: 08001 after the timeout');
+my $took = time - $t0;
+cmp_ok($took, '<', 5, 'the claim ended within its timeout (and some slack)');
+diag(sprintf('a claim against a hung database took %.2f s, timeout 1.5 s', $took));
+
+$hung->append_conf('postgresql.conf', "snowid.coordinator_timeout_ms = 600000\n");
+$hung->restart;
+my $session = SnowidTest::start_psql($hung, 'SELECT snowid_next()');
+$hung->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	WHERE wait_event = 'SnowidCoordinator' OR
+		  (wait_event = 'Extension' AND query = 'SELECT snowid_next()')})
+  or die 'the claim never waited on the coordinator';
+$t0 = time;
+$hung->safe_psql('postgres', q{
+	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	WHERE query = 'SELECT snowid_next()'});
+$session->finish;
+like($session->stderr, qr/57014/, 'a cancel ends a claim waiting on a hung database');
+cmp_ok(time - $t0, '<', 5, 'at once');
+SnowidLease::thaw($frozen);
+$coord->node->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = 'coord'})
+  or die 'a session of a snowid server stayed on the coordination database';
+pass('nothing of the ended claims stays running on the database');
+$ids->collect($hung, 100);
+
+# A password in the URL: refused at start, never shown.
+my $secret = 'S3cret-never-shown';
+my $pw = $coord->new_node('pw', {});
+SnowidTest::set_conf($pw, 'snowid.coordinator_url' =>
+	  'postgresql://coord_fleet:' . $secret . '@127.0.0.1:1/coord');
+SnowidTest::fails_to_start($pw, 'a password in the URL',
+	qr/invalid value for parameter "snowid.coordinator_url"/,
+	qr/The URL holds a password, which members of pg_read_all_settings can read/);
+unlike(PostgreSQL::Test::Utils::slurp_file($pw->logfile), qr/\Q$secret\E/,
+	'and the log never shows the password');
+
+# The URL without a database, and of no store at all.
+my $bad = $coord->new_node('bad', {});
+SnowidTest::set_conf($bad, 'snowid.coordinator_url' => 'postgresql://127.0.0.1:1');
+SnowidTest::fails_to_start($bad, 'no database in the URL',
+	qr/The URL names no database/);
+SnowidTest::set_conf($bad, 'snowid.coordinator_url' => 'http://127.0.0.1:1/x');
+SnowidTest::fails_to_start($bad, 'an unknown scheme',
+	qr/The URL must start with redis:\/\/.* or postgresql:\/\/, postgres:\/\//);
+
+# A role without grants, and a database without the extension.
+$coord->db->sql(undef, 'CREATE ROLE stranger LOGIN; CREATE DATABASE empty');
+my $url = $coord->url;
+for my $case (
+	[ 'stranger', $url =~ s/user=coord_fleet/user=stranger/r,
+		qr/ERROR:  42501: the coordination database at \S+ refused the call.*HINT:  Grant the role/s ],
+	[ 'empty', $url =~ s{:///coord}{:///empty}r,
+		qr/ERROR:  (42883|3F000): the coordination database at \S+ refused the call.*HINT:  Run CREATE EXTENSION snowid_coordinator/s ])
+{
+	my ($name, $case_url, $want) = @$case;
+	my $n = SnowidTest::new_node($name,
+		{ 'snowid.coordinator_url' => $case_url, 'snowid.datacenter_id' => $dc });
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	like(SnowidTest::psql_error($n, 'SELECT snowid_next()'), $want,
+		"$name: refused with what to do");
+	$n->stop;
+}
+
+# A role that may not read the URL learns the outcome, not the topology.
+my $plain = $coord->new_node('plain', { 'snowid.datacenter_id' => $dc });
+SnowidTest::set_conf($plain, 'snowid.coordinator_url' => $url =~ s{:///coord}{:///empty}r);
+$plain->start;
+$plain->safe_psql('postgres', 'CREATE EXTENSION snowid; CREATE ROLE app LOGIN');
+my ($ret, $out, $err) = $plain->psql('postgres', 'SELECT snowid_next()',
+	extra_params => [ '-U', 'app', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/snowid could not claim a worker id from its coordinator.*The server log says which/s,
+	'a role without pg_read_all_settings gets the outcome');
+unlike($err, qr{/coord|/empty|host=|\Q@{[$coord->node->host]}\E},
+	'and nothing that names the database');
+
+$ids->no_duplicates('no id repeats across every server');
+done_testing();

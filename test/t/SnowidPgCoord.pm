@@ -1,0 +1,147 @@
+# A PostgreSQL coordination database as the store of the lease and
+# duplicate TAP tests: the same methods as SnowidRedis offers them
+# (new_node, owners, field, free, stop, start, command_calls), over a
+# SnowidCoordDb (a server with the extension snowid_coordinator, its roles
+# granted as doc/coordinator.md says).  The snowid servers connect as
+# coord_fleet over the coordination server's unix socket.  SnowidCoord
+# picks this store or Redis.
+package SnowidPgCoord;
+
+use strict;
+use warnings;
+
+use SnowidCoordDb;
+use SnowidTest;
+
+my $count = 0;
+
+# SnowidPgCoord->new: starts a coordination server.  clock => a
+# SnowidTest::Clock moves its clock (see SnowidCoordDb).
+sub new
+{
+	my ($class, %params) = @_;
+	my $db = SnowidCoordDb->new('coord' . $count++,
+		$params{clock} ? (clock => $params{clock}) : ());
+
+	$db->grant;
+	$db->node->append_conf('postgresql.conf', "track_functions = 'pl'\n");
+	$db->node->reload;
+	return bless { db => $db }, $class;
+}
+
+sub db     { return $_[0]->{db}; }
+sub node   { return $_[0]->{db}->node; }
+sub source { return 'postgresql'; }
+
+# The setting that names this store on a snowid server
+sub setting { return 'snowid.coordinator_url'; }
+
+# The URL snowid servers claim from: the database coord as coord_fleet,
+# over the unix socket.
+sub url
+{
+	my ($self) = @_;
+	my $node = $self->node;
+
+	return 'postgresql:///coord?host=' . $node->host . '&port='
+	  . $node->port . '&user=coord_fleet';
+}
+
+# A PostgreSQL server with snowid preloaded that claims its worker id from
+# this database, not started, as SnowidRedis::new_node.
+sub new_node
+{
+	my ($self, $name, $settings, %init) = @_;
+
+	return SnowidTest::new_node($name,
+		{ 'snowid.coordinator_url' => $self->url, %$settings }, %init);
+}
+
+# Who holds each worker id of datacenter dc: { worker id => identity, or
+# "lease <identity>" }, as SnowidRedis::owners.
+sub owners
+{
+	my ($self, $dc) = @_;
+	my %owners;
+
+	for (split /\n/, $self->{db}->sql(undef, qq{
+		SELECT worker_id, CASE WHEN on_lease THEN 'lease ' ELSE '' END || holder
+		FROM snowid_coordinator.worker_ids
+		WHERE datacenter = $dc AND holder IS NOT NULL}))
+	{
+		my ($id, $holder) = split /\|/, $_, 2;
+		$owners{$id} = $holder;
+	}
+	return \%owners;
+}
+
+# A worker id's fence ("fences") or lease ("leases": "<expiry> <floor>
+# <token>"), as SnowidLease::hget reads them from Redis; undef if none.
+sub field
+{
+	my ($self, $dc, $what, $worker_id) = @_;
+	my $row = $self->{db}->row($dc, $worker_id);
+
+	return undef unless defined $row;
+	return $row->{fence_ms} > 0 ? $row->{fence_ms} : undef
+	  if $what eq 'fences';
+	die "no field $what in a coordination database" unless $what eq 'leases';
+	return undef unless $row->{on_lease} eq 't';
+	return join ' ', @$row{qw(lease_expires_ms lease_floor_ms lease_token)};
+}
+
+# An administrator frees worker id of datacenter dc, fenced at the
+# coordination server's clock plus margin ms; returns the fence.
+sub free
+{
+	my ($self, $dc, $worker_id, $margin) = @_;
+
+	return $self->{db}
+	  ->call("free($dc, $worker_id, $margin)", 'coord_admin')->{fence_ms};
+}
+
+# An administrator's mistake: the holder of a worker id removed by hand,
+# its fence left as it is (as HDEL of the owners field in Redis).
+sub remove_holder
+{
+	my ($self, $dc, $worker_id) = @_;
+
+	$self->{db}->sql(undef, qq{
+		UPDATE snowid_coordinator.worker_ids
+		SET holder = NULL, on_lease = false, lease_expires_ms = NULL,
+			lease_floor_ms = NULL, lease_token = NULL
+		WHERE datacenter = $dc AND worker_id = $worker_id});
+	return;
+}
+
+# Calls of the functions of snowid_coordinator since the server started:
+# { fcall => calls }, as SnowidRedis::command_calls counts FCALL.
+sub command_calls
+{
+	my ($self) = @_;
+	my $calls = $self->{db}->sql(undef, q{
+		SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions
+		WHERE schemaname = 'snowid_coordinator'
+		  AND funcname IN ('claim', 'lease_claim', 'lease_renew',
+						   'lease_release', 'free')});
+
+	return { fcall => $calls };
+}
+
+sub stop
+{
+	my ($self, $mode) = @_;
+
+	$self->node->stop($mode // 'fast');
+	return;
+}
+
+sub start
+{
+	my ($self) = @_;
+
+	$self->node->start;
+	return;
+}
+
+1;
