@@ -12,8 +12,9 @@
 #   root); the host's network and /etc/resolv.conf are never touched.
 #   /etc/hosts is the host's: localhost still resolves.
 # - SnowidFakeDns->new(NAME => 'ADDR,ADDR', ...) runs test/t/fake_dns_server
-#   on 127.0.0.1:53: it answers those names and never any other, and stops
-#   at the end of the test file, also when the test dies.
+#   on 127.0.0.1:53: it answers those names and never any other, logs the
+#   queries it gets, and stops at the end of the test file, also when the
+#   test dies (SnowidProcess).
 package SnowidFakeDns;
 
 use strict;
@@ -21,9 +22,8 @@ use warnings;
 
 use FindBin;
 use IPC::Run;
+use SnowidProcess;
 use Time::HiRes qw(time usleep);
-
-my @servers;
 
 # Runs this test file again inside its own namespaces, unless it is already
 # there.  Returns nothing there; a reason to skip the test if this system
@@ -67,23 +67,19 @@ sub isolate
 	  or die "could not run unshare: $!";
 }
 
-# SnowidFakeDns->new(name => 'address,...', ...): starts the name server.
+# SnowidFakeDns->new(name => 'address,...', ...): starts the name server
+# and waits until it says it is ready.
 sub new
 {
 	my ($class, %names) = @_;
-	my ($out, $err) = ('', '');
 	my $script = "$FindBin::RealBin/fake_dns_server";
-	my $handle = IPC::Run::start(
+	my $process = SnowidProcess->new('fake_dns_server');
+
+	$process->start(
 		[ $^X, $script, '127.0.0.1', 53,
 			map { "$_=$names{$_}" } sort keys %names ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	my $self = bless { handle => $handle, out => \$out, err => \$err },
-	  $class;
-
-	push @servers, $self;
-	$handle->pump until $out =~ /ready/ || !$handle->pumpable;
-	die "fake name server did not start: $err" unless $out =~ /ready/;
-	return $self;
+		output => qr/^ready$/m);
+	return bless { process => $process }, $class;
 }
 
 # The queries it received so far, as "NAME TYPE" (1 for A, 28 for AAAA);
@@ -91,10 +87,8 @@ sub new
 sub queries
 {
 	my $self = shift;
-	my @queries;
+	my @queries = $self->{process}->output =~ /^query (\S+ \d+)$/mg;
 
-	$self->{handle}->pump_nb if $self->{handle}->pumpable;
-	@queries = ${ $self->{out} } =~ /^query (\S+ \d+)$/mg;
 	return @queries;
 }
 
@@ -115,21 +109,13 @@ sub wait_for_query
 	return 0;
 }
 
+# Stops it (see SnowidProcess::stop).
 sub stop
 {
 	my $self = shift;
 
-	return unless $self->{handle};
-	$self->{handle}->signal('TERM');
-	$self->{handle}->finish;
-	delete $self->{handle};
-}
-
-END
-{
-	local $?;
-
-	$_->stop for @servers;
+	$self->{process}->stop;
+	return;
 }
 
 1;

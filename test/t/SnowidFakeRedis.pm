@@ -1,34 +1,30 @@
 # A deliberately broken Redis on a loopback port for the fault tests: runs
-# test/t/fake_redis_server with the given rules (see that script) and stops
-# it at the end of the test file, also when the test dies.
+# test/t/fake_redis_server with the given rules (see that script), logs its
+# output and stops it at the end of the test file, also when the test dies
+# (SnowidProcess).
 package SnowidFakeRedis;
 
 use strict;
 use warnings;
 
 use FindBin;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
+use SnowidProcess;
 
-my @servers;
-
-# SnowidFakeRedis->new(EVAL => 'drip', AUTH => 'perl:"+OK\r\n"'): starts one.
+# SnowidFakeRedis->new(EVAL => 'drip', AUTH => 'perl:"+OK\r\n"'): starts one
+# and waits until it says it is ready (a connection to see would count as
+# the first the rules number).
 sub new
 {
 	my ($class, %rules) = @_;
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my ($out, $err) = ('', '');
 	my $script = "$FindBin::RealBin/fake_redis_server";
-	my $handle = IPC::Run::start(
-		[ $^X, $script, $port, map { "$_=$rules{$_}" } sort keys %rules ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	my $self = bless { port => $port, handle => $handle, err => \$err },
-	  $class;
+	my $process = SnowidProcess->new('fake_redis_server');
 
-	push @servers, $self;
-	$handle->pump until $out =~ /ready/ || !$handle->pumpable;
-	die "fake redis did not start: $err" unless $out =~ /ready/;
-	return $self;
+	$process->start(
+		[ $^X, $script, $port, map { "$_=$rules{$_}" } sort keys %rules ],
+		output => qr/^ready$/m);
+	return bless { port => $port, process => $process }, $class;
 }
 
 sub port { return $_[0]->{port}; }
@@ -42,21 +38,13 @@ sub url
 	  . "127.0.0.1:$self->{port}";
 }
 
+# Stops it (see SnowidProcess::stop).
 sub stop
 {
 	my $self = shift;
 
-	return unless $self->{handle};
-	$self->{handle}->signal('TERM');
-	$self->{handle}->finish;
-	delete $self->{handle};
-}
-
-END
-{
-	local $?;
-
-	$_->stop for @servers;
+	$self->{process}->stop;
+	return;
 }
 
 1;

@@ -7,23 +7,24 @@
 # on a loopback TCP port when asked; it keeps nothing on disk.  A server
 # that is not started as a replica gets snowid's function library from the
 # installed file at every start (FUNCTION LOAD, as the setup the
-# documentation recommends), unless new() is given library => 0.  Every server
-# started here is stopped at the end of the test file, also when the test
-# dies.  Also what these tests ask of a PostgreSQL server about Redis: a
-# server set up to claim from it, its identity there, its worker id.
+# documentation recommends), unless new() is given library => 0.  Its
+# output goes to a log (tmp_check/log/TEST_redis-server_N.log), and every
+# server started here is stopped at the end of the test file, also when the
+# test dies (SnowidProcess).  Also what these tests ask of a PostgreSQL
+# server about Redis: a server set up to claim from it, its identity there,
+# its worker id.
 package SnowidRedis;
 
 use strict;
 use warnings;
 
+use File::Basename;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidProcess;
 use SnowidTest;
 use Sys::Hostname;
-use Time::HiRes qw(usleep);
-
-my @servers;
 
 # SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
 # server => and cli => (paths of the programs), args => [ more arguments of
@@ -47,7 +48,7 @@ sub new
 		library  => $params{library} // 1,
 	}, $class;
 
-	push @servers, $self;
+	$self->{process} = SnowidProcess->new(basename($self->{server}));
 	$self->start;
 	return $self;
 }
@@ -86,6 +87,7 @@ sub url
 	  . $self->{socket};
 }
 
+# Starts the server (again, after stop) and waits until it answers PING.
 sub start
 {
 	my $self = shift;
@@ -93,7 +95,7 @@ sub start
 		$self->{server}, '--port', $self->{port}, '--bind', '127.0.0.1',
 		'--unixsocket', $self->{socket}, '--unixsocketperm', '700',
 		'--save', '', '--appendonly', 'no', '--daemonize', 'no',
-		'--dir', $self->{dir}, '--logfile', "$self->{dir}/redis.log");
+		'--dir', $self->{dir});
 
 	push @cmd, '--requirepass', $self->{password}
 	  if defined $self->{password};
@@ -105,33 +107,22 @@ sub start
 	  if $self->{tls};
 	push @cmd, @{ $self->{args} };
 	unlink $self->{socket};
-	$self->{handle} = IPC::Run::start(\@cmd, '<', \undef, '>', '/dev/null',
-		'2>', "$self->{dir}/redis.err");
-
-	for (1 .. 1000)
-	{
-		if (-S $self->{socket} && ($self->try_cli('PING') // '') eq 'PONG')
-		{
-			$self->load_library
-			  if $self->{library}
-			  && !grep { /^--(replicaof|slaveof)$/ } @{ $self->{args} };
-			return;
-		}
-		usleep(10_000);
-	}
-	die "$self->{server} did not start: "
-	  . slurp_file("$self->{dir}/redis.err")
-	  . (-f "$self->{dir}/redis.log" ? slurp_file("$self->{dir}/redis.log") : '');
+	$self->{process}->start(\@cmd,
+		socket => $self->{socket},
+		until  => sub { ($self->try_cli('PING') // '') eq 'PONG' });
+	$self->load_library
+	  if $self->{library}
+	  && !grep { /^--(replicaof|slaveof)$/ } @{ $self->{args} };
+	return;
 }
 
+# Stops the server (see SnowidProcess::stop); start() starts it again.
 sub stop
 {
 	my $self = shift;
 
-	return unless $self->{handle};
-	$self->{handle}->signal('TERM');
-	$self->{handle}->finish;
-	delete $self->{handle};
+	$self->{process}->stop;
+	return;
 }
 
 # The installed file of snowid's function library, as the documentation
@@ -331,22 +322,12 @@ sub cli_tcp
 	return SnowidRedis::Sentinel::cli_port($self->{port}, @args);
 }
 
-END
-{
-	# keep the test's exit status: finish() sets $?
-	local $?;
-
-	$_->stop for @servers;
-}
-
 
 # A Redis Sentinel (redis-server --sentinel, or SNOWID_REDIS_SERVER's) on a
 # loopback port, watching
 # the master "mymaster" (or the given name) on 127.0.0.1:master_port.
 # Stopped at the end of the test file like the servers.
 package SnowidRedis::Sentinel;
-
-use Time::HiRes qw(usleep);
 
 # SnowidRedis::Sentinel->new(master_port => 6379, quorum => 2), and
 # optionally name => 'mymaster', password => 'pw' (its requirepass), and
@@ -380,38 +361,32 @@ sub new
 	  "sentinel failover-timeout $name 4000\n",
 	  "sentinel parallel-syncs $name 1\n";
 	close $fh;
-	push @servers, $self;
+	$self->{process} = SnowidProcess->new('sentinel');
 	$self->start;
 	return $self;
 }
 
 sub port { return $_[0]->{port}; }
 
+# Starts the sentinel (again, after stop) and waits until it answers PING.
 sub start
 {
 	my $self = shift;
 
-	$self->{handle} = IPC::Run::start(
+	$self->{process}->start(
 		[ $ENV{SNOWID_REDIS_SERVER} || 'redis-server',
-		  "$self->{dir}/sentinel.conf", '--sentinel',
-		  '--logfile', "$self->{dir}/sentinel.log" ],
-		'<', \undef, '>', '/dev/null', '2>', "$self->{dir}/sentinel.err");
-	for (1 .. 1000)
-	{
-		return if ($self->try_cli('PING') // '') eq 'PONG';
-		usleep(10_000);
-	}
-	die 'redis sentinel did not start';
+		  "$self->{dir}/sentinel.conf", '--sentinel' ],
+		until => sub { ($self->try_cli('PING') // '') eq 'PONG' });
+	return;
 }
 
+# Stops the sentinel (see SnowidProcess::stop).
 sub stop
 {
 	my $self = shift;
 
-	return unless $self->{handle};
-	$self->{handle}->signal('TERM');
-	$self->{handle}->finish;
-	delete $self->{handle};
+	$self->{process}->stop;
+	return;
 }
 
 # As SnowidRedis::cli and try_cli (over TLS for a TLS sentinel).
