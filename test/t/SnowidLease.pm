@@ -1,6 +1,6 @@
 # What the lease TAP tests (test/t/06*_lease_*.pl, 08*) share: waiting for a
 # server to hold a worker id on lease, reading a lease and its fence in
-# Redis, starting a server with its clock skewed, the time of an id,
+# the store, starting a server with its clock skewed, the time of an id,
 # freezing a whole server with SIGSTOP, and a ledger of ids per
 # worker id that checks that each holder's ids lie above the last holder's.
 package SnowidLease;
@@ -25,21 +25,21 @@ sub wait_lease
 	return $node->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
 }
 
-# A field of a datacenter's leases or fences hash, or undef.
+# A worker id's lease ("leases") or fence ("fences") in the store
+# (SnowidRedis or SnowidPgCoord), or undef.
 sub hget
 {
-	my ($redis, $dc, $what, $worker_id) = @_;
-	my $value = $redis->cli('HGET', "{snowid:dc:$dc}:$what", $worker_id);
+	my ($coord, $dc, $what, $worker_id) = @_;
 
-	return $value eq '' ? undef : $value;
+	return $coord->field($dc, $what, $worker_id);
 }
 
 # The fence of a worker id, in Unix ms; 0 if it has none.
 sub fence
 {
-	my ($redis, $dc, $worker_id) = @_;
+	my ($coord, $dc, $worker_id) = @_;
 
-	return hget($redis, $dc, 'fences', $worker_id) // 0;
+	return hget($coord, $dc, 'fences', $worker_id) // 0;
 }
 
 # The processes of a running server: the postmaster and its children.

@@ -87,6 +87,30 @@ sub url
 	  . $self->{socket};
 }
 
+# What SnowidCoord's tests ask of either store (SnowidPgCoord has the same):
+# the source snowid_status() names for a claim for good, the setting that
+# names the store, a field of a worker id ("fences": its fence; "leases":
+# "<expiry> <floor> <token>"), undef if none, and an administrator's mistake
+# (the holder removed by hand, its fence left).
+sub source  { return 'redis'; }
+sub setting { return 'snowid.redis_url'; }
+
+sub field
+{
+	my ($self, $dc, $what, $worker_id) = @_;
+	my $value = $self->cli('HGET', "{snowid:dc:$dc}:$what", $worker_id);
+
+	return $value eq '' ? undef : $value;
+}
+
+sub remove_holder
+{
+	my ($self, $dc, $worker_id) = @_;
+
+	$self->cli('HDEL', owners_key($dc), $worker_id);
+	return;
+}
+
 # Starts the server (again, after stop) and waits until it answers PING.
 sub start
 {
