@@ -24,7 +24,6 @@
 #include <hiredis/hiredis.h>
 
 #include "redis/claim.h"
-#include "redis/report.h"
 #include "redis/scripts.h"
 #include "redis/topology.h"
 
@@ -262,5 +261,5 @@ snowid_redis_try_claim(const SnowidRedisTarget *target,
 	}
 	PG_END_TRY();
 	snowid_redis_close(&session);
-	snowid_redis_report_script_path(request, result);
+	snowid_script_report_path(request, result);
 }

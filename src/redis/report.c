@@ -261,54 +261,6 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 }
 
 /*
- * The installed file of snowid's function library, for a hint.
- */
-static void
-snowid_library_path(char *path, size_t size)
-{
-	char		share[MAXPGPATH];
-
-	get_share_path(my_exec_path, share);
-	snprintf(path, size, "%s/%s", share, SNOWID_REDIS_LIBRARY_FILE);
-}
-
-/*
- * Warn, once a process, that a call ran snowid's library as a script
- * (EVALSHA, EVAL) because the library is not loaded or the Redis user may
- * not FCALL: such a user may run any script, and is not the one the
- * documentation recommends.  Redis before 7, which has no functions, is
- * the documented fallback and warns nothing.  The hint names the installed
- * file, so a client that may not see the Redis set-up
- * (request->client_sees_redis) gets nothing: it goes to the server log.
- */
-void
-snowid_redis_report_script_path(const SnowidRedisRequest *request,
-								const SnowidRedisResult *result)
-{
-	static bool warned = false;
-	char		path[MAXPGPATH];
-	int			elevel = request->client_sees_redis ? WARNING : LOG_SERVER_ONLY;
-
-	if (warned || (result->script_path != SNOWID_SCRIPT_EVAL_NOT_LOADED &&
-				   result->script_path != SNOWID_SCRIPT_EVAL_NO_FCALL))
-		return;
-	warned = true;
-	snowid_library_path(path, sizeof(path));
-	if (result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED)
-		ereport(elevel,
-				(errmsg("snowid's function library is not loaded in redis, so snowid runs it with EVAL"),
-				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
-				 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster); then the Redis user needs FCALL, not EVAL.",
-						 path)));
-	else
-		ereport(elevel,
-				(errmsg("the redis user may not call snowid's functions with FCALL, so snowid runs its library with EVAL"),
-				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
-				 errhint("Allow the Redis user FCALL and take EVAL and EVALSHA away; the library is loaded with redis-cli -x FUNCTION LOAD REPLACE < %s.",
-						 path)));
-}
-
-/*
  * The report of a claim refused for a fence: the worker id (or every one
  * not held) was on lease to a server whose ids may run past where this one
  * can start, so taking it now could repeat them.  It can be taken once this
@@ -357,7 +309,7 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 	switch (result->status)
 	{
 		case SNOWID_REDIS_NO_LIBRARY:
-			snowid_library_path(path, sizeof(path));
+			snowid_script_library_path(path, sizeof(path));
 			r->sqlstate = ERRCODE_UNDEFINED_FUNCTION;
 			r->message = psprintf("snowid's function library is not loaded in redis%s", at);
 			r->hint = psprintf("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster).",

@@ -6,12 +6,16 @@
  *	  lease scripts of lease.c all go through here (scripts.c).
  *
  * A call is FCALL of the function on the datacenter's three keys (owners,
- * leases, fences), with the caller's identity, the function's numbers separated by spaces,
- * and for the lease functions a token.  Where Redis knows no FCALL (Redis
- * 6), or the library is not loaded, or the user may not FCALL, the same
- * file, compiled in, runs with EVALSHA or EVAL instead, the function's name
- * as its first argument; if the user may not do that either, the call
- * fails with SNOWID_REDIS_NO_LIBRARY.
+ * leases, fences), with the caller's identity, the function's numbers
+ * separated by spaces, and for the lease functions a token.  Where Redis
+ * knows no FCALL (Redis 6), or the library is not loaded, or the user may
+ * not FCALL, the same file, compiled in, runs with EVALSHA or EVAL instead,
+ * the function's name as its first argument; if the user may not do that
+ * either, the call fails with SNOWID_REDIS_NO_LIBRARY.
+ * snowid_script_report_path() warns, once a process, of a call that ran the
+ * library as a script because it is not loaded or the user may not FCALL
+ * (to the server log only where the client may not see the Redis set-up);
+ * snowid_script_library_path() names the installed file, for hints.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +49,9 @@ typedef struct SnowidScriptCall
 struct redisReply;
 
 extern const char *snowid_script_name(SnowidScriptFunction function);
+extern void snowid_script_library_path(char *path, size_t size);
+extern void snowid_script_report_path(const SnowidRedisRequest *request,
+									  const SnowidRedisResult *result);
 
 extern struct redisReply *snowid_script_call(SnowidRedisSession *session,
 											 const SnowidScriptCall *call,
