@@ -14,10 +14,11 @@
  * A check hook never raises an error, which at a reload would stop the
  * postmaster.  Rules across settings are checked against the settings in
  * force (an id must fit the layout, the field widths must leave the
- * timestamp its 39 bits); the two rules of a lease (it needs
- * snowid.redis_url and no snowid.worker_id) only at start, where a
- * password left in the URL next to a password file, or a sentinels'
- * password file without sentinels, is warned about.  The password files
+ * timestamp its 39 bits); the two rules of a lease (it needs a
+ * coordinator and no snowid.worker_id) only at start, where a Redis
+ * password left in the URL next to a password file, a sentinels' password
+ * file without sentinels, and both snowid.coordinator_url and
+ * snowid.redis_url set, are warned about.  The password files
  * hold the secrets; their settings hold only file names.  Settings are
  * per-process copies set by the GUC machinery; no lock is involved.
  *

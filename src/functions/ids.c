@@ -346,9 +346,9 @@ snowid_status_1_2(PG_FUNCTION_ARGS)
 
 /*
  * snowid_release_worker
- *		Gives this server's worker id on lease back to Redis at once, for a
- *		server being retired; it issues no ids until it restarts.  Returns
- *		the worker id given back.
+ *		Gives this server's worker id on lease back to the coordinator at
+ *		once, for a server being retired; it issues no ids until it
+ *		restarts.  Returns the worker id given back.
  */
 Datum
 snowid_release_worker(PG_FUNCTION_ARGS)
@@ -366,7 +366,7 @@ snowid_release_worker(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowid.worker_lease is not set"),
 				 errdetail("Without a lease the worker id is configured or claimed for good, and stays this server's."),
-				 errhint("Stop the server for good first, then free its id in Redis by hand.")));
+				 errhint("Stop the server for good first, then free its id in the coordinator by hand.")));
 
 	worker_id = snowid_lease_give_back(false, false);
 	if (worker_id < 0)

@@ -3,7 +3,7 @@
  * public.c
  *	  Public ids: the keys of snowid.public_key_file and the SQL functions
  *	  that turn ids into public ids and back (the algorithm is in
- *	  core/public_id.c).
+ *	  public_id.c).
  *
  * The key file holds one key a line, "KEYID HEX": a key id of 1 to 8
  * letters and digits, and 128 bits as 32 hexadecimal digits; "#" starts a
@@ -200,7 +200,7 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
  * snowid_read_key_file
  *		The contents of the key file, NUL-terminated, in the current memory
  *		context, and their length in *len; refused unless only the server's
- *		user may read it (common/secret_file.h).  The caller wipes them
+ *		user may read it (util/secret_file.h).  The caller wipes them
  *		(explicit_bzero) when done.
  */
 static char *

@@ -6,7 +6,7 @@
  *	  the file, never holds the secret: even a GUC_SUPERUSER_ONLY setting is
  *	  readable by members of pg_read_all_settings.
  *
- * The rule for the files is common/secret_file.h's.  A password
+ * The rule for the files is util/secret_file.h's.  A password
  * or passphrase is the file's first line, read at each connection and
  * wiped after use; nothing of it is kept or shown.
  *
