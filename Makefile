@@ -117,7 +117,7 @@ endif
 # regression.diffs and log/ here, as PGXS's clean expects.
 SNOWID_TEMP_INSTANCE ?= yes
 REGRESS = next batch decode from_time status errors master_detail \
-	serial layout_status convert public upgrade time_range
+	serial layout_status convert public upgrade time_range far_ends
 REGRESS_OPTS = --inputdir=$(srcdir)/test/regress
 ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \

@@ -143,16 +143,17 @@ snowid_unix_ms_text(int64 unix_ms)
 /*
  * snowid_timestamptz_to_unix_ms
  *		A timestamptz as Unix milliseconds, rounded down.  False for infinite
- *		timestamps.
+ *		timestamps, and for those so late (past the year 294000 or so) that
+ *		their Unix microseconds do not fit 64 bits.
  */
 bool
 snowid_timestamptz_to_unix_ms(TimestampTz ts, int64 *unix_ms)
 {
 	int64		us;
 
-	if (TIMESTAMP_NOT_FINITE(ts))
+	if (TIMESTAMP_NOT_FINITE(ts) ||
+		pg_add_s64_overflow(ts, SNOWID_PG_EPOCH_US, &us))
 		return false;
-	us = ts + SNOWID_PG_EPOCH_US;
 	/* floor division, also for times before 1970 */
 	*unix_ms = us / 1000 - ((us % 1000 < 0) ? 1 : 0);
 	return true;

@@ -57,16 +57,23 @@ snowid_secret_mode_ok(const struct stat *st, const char *path, char *problem,
  * snowid_secret_open
  *		Opens path for reading if it may hold a secret.  The descriptor, or
  *		-1 with a sentence saying why in problem (errno is that of a failed
- *		open or fstat, 0 for a file that may not hold a secret).
+ *		open, fstat or fcntl, 0 for a file that may not hold a secret).
+ *
+ * The file is opened without blocking and its type checked on the
+ * descriptor before anything is read: a FIFO, a device or a socket would
+ * block open() or read() for good (PostgreSQL's signal handlers restart
+ * both, so not even a terminate ends them), and none of them is a file
+ * that may hold a secret.  A regular file is read in blocking mode again.
  */
 int
 snowid_secret_open(const char *path, char *problem, size_t len)
 {
 	struct stat st;
 	int			fd;
+	int			flags;
 	int			save_errno;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 	{
 		save_errno = errno;
@@ -88,6 +95,16 @@ snowid_secret_open(const char *path, char *problem, size_t len)
 	{
 		close(fd);
 		errno = 0;
+		return -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+	{
+		save_errno = errno;
+		close(fd);
+		snprintf(problem, len, "Could not read \"%s\": %s.", path,
+				 strerror(save_errno));
+		errno = save_errno;
 		return -1;
 	}
 	return fd;

@@ -25,7 +25,7 @@
 
 /* The hint for a file that others may read */
 #define SNOWID_SECRET_MODE_HINT \
-	"Make the file owned by the server's operating system user with no access for group or others (chmod 0600), or owned by root and readable by its group at most (chmod 0640)."
+	"Make the file owned by the server's operating system user with no access for group or others (chmod 0600), or owned by root and readable by its group at most (chmod 0640).  It must be a regular file, not a FIFO, a device, a socket or a directory."
 
 extern bool snowid_secret_mode_ok(const struct stat *st, const char *path,
 								  char *problem, size_t len);
