@@ -1,9 +1,11 @@
-# Redis down: a server that claimed its worker id before still works, from
-# the id cached in its data directory, with a WARNING; a new server fails
-# clearly and keeps running; and a copy of a data directory (here a base
-# backup started on another port) does not reuse the cached id of the
-# server it was copied from.  If Redis loses the claims, a restarting server
-# takes its cached id again when free.
+# The coordinator down: a server that claimed its worker id before still
+# works, from the id cached in its data directory, with a WARNING; a new
+# server fails clearly and keeps running; and a copy of a data directory
+# (here a base backup started on another port) does not reuse the cached id
+# of the server it was copied from.  A hung coordinator costs one session
+# the timeout, not every session queued behind it.  If the coordinator
+# loses the claims, a restarting server takes its cached id again when
+# free.  Against Redis, or a coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -12,67 +14,76 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
 my $dc = 2;
-my $redis = SnowidRedis->new;
+# The coordinator keeps its claims across a stop and start, as a real one
+# does: for Redis an append-only file, written through on every write (a
+# coordination database keeps them anyway).
+my $coord = SnowidCoord->new(
+	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
+my $source = $coord->source;
 my $ids = SnowidTest::Ledger->new;
 
-my $known = $redis->new_node('known', { 'snowid.datacenter_id' => $dc },
+my $known = $coord->new_node('known', { 'snowid.datacenter_id' => $dc },
 	allows_streaming => 1);
 $known->start;
 $known->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 # Another server holds worker id 0, so the known server gets 1.
-$redis->cli('HSET', SnowidRedis::owners_key($dc), '0', 'dc=2 host=elsewhere port=5432 sysid=1');
+$coord->add_holder($dc, 0, 'dc=2 host=elsewhere port=5432 sysid=1');
 $ids->collect($known, 1000);
 my $worker_id = $known->safe_psql('postgres',
 	'SELECT worker_id FROM snowid_status()');
 is($worker_id, 1, 'the known server claimed the lowest free worker id');
+my ($identity) =
+  slurp_file($known->data_dir . '/snowid_worker') =~ /identity=(.*)\n/;
 
 # A copy of its data directory, cache file included.
 $known->backup('copy');
 ok(-f $known->backup_dir . '/copy/snowid_worker',
 	'the base backup holds the cache file');
 
-$redis->stop;
+$coord->stop;
+my $unreachable = $coord->unreachable;
 
-# The known server restarts without Redis: it uses its cached id.
+# The known server restarts without the coordinator: it uses its cached id.
 my $log_offset = -s $known->logfile;
 $known->restart;
 $ids->collect($known, 1000);
 is(SnowidRedis::worker($known), "$worker_id|cache",
-	'Redis down: the known server uses its cached id');
+	'coordinator down: the known server uses its cached id');
+ok($known->log_contains(qr/WARNING:  \Q$unreachable\E/, $log_offset),
+	'coordinator down: the failed claim is logged as a WARNING');
 ok($known->log_contains(
-		qr/WARNING:  could not connect to redis server at \Qunix:@{[$redis->socket]}\E/,
+		qr/WARNING:  snowid uses worker id $worker_id of datacenter $dc from "snowid_worker" without confirming it in $source/,
 		$log_offset),
-	'Redis down: the failed claim is logged as a WARNING');
-ok($known->log_contains(
-		qr/WARNING:  snowid uses worker id $worker_id of datacenter $dc from "snowid_worker" without confirming it in redis/,
-		$log_offset),
-	'Redis down: using the cached id is logged as a WARNING');
+	'coordinator down: using the cached id is logged as a WARNING');
 
 # A new server cannot get a worker id: a clear error, and it keeps running.
-my $new = $redis->new_node('new', { 'snowid.datacenter_id' => $dc });
+my $new = $coord->new_node('new', { 'snowid.datacenter_id' => $dc });
 $new->start;
 $new->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($new, 'SELECT snowid_next()');
+like($err, qr/ERROR:  08001: \Q$unreachable\E\n/,
+	'coordinator down, new server: the error names where the coordinator should be');
 like($err,
-	qr/ERROR:  08001: could not connect to redis server at \Qunix:@{[$redis->socket]}\E\n/,
-	'Redis down, new server: the error names where Redis should be');
-like($err, qr/HINT:  Check that Redis is running and that snowid.redis_url names it\./,
-	'Redis down, new server: hint');
-like($err, qr/CONTEXT:  claiming a snowid worker id from redis as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+ instance=[0-9a-f]{16}"/,
-	'Redis down, new server: the context names the claiming server');
+	SnowidCoord::store() eq 'redis'
+	? qr/HINT:  Check that Redis is running and that snowid.redis_url names it\./
+	: qr/HINT:  Check that the coordination database is running, that snowid.coordinator_url names it, and that it answers within snowid.coordinator_timeout_ms \(\d+ ms\)\./,
+	'coordinator down, new server: hint');
+like($err, qr/CONTEXT:  claiming a snowid worker id from $source as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+ instance=[0-9a-f]{16}"/,
+	'coordinator down, new server: the context names the claiming server');
 is(SnowidRedis::worker($new), '|none',
-	'Redis down, new server: no worker id');
+	'coordinator down, new server: no worker id');
 is($new->safe_psql('postgres',
 		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (2 << 17) | (5 << 12) | 9)'),
-	'2|5|9', 'Redis down, new server: the server runs and snowid_decode() works');
+	'2|5|9', 'coordinator down, new server: the server runs and snowid_decode() works');
 is($new->safe_psql('postgres', 'SELECT snowid_from_time(now()) > 0'),
-	't', 'Redis down, new server: snowid_from_time() works');
+	't', 'coordinator down, new server: snowid_from_time() works');
 
 # The copy has the cache file of the known server, but another port: it
 # must not use that worker id.
@@ -83,36 +94,37 @@ $err = SnowidTest::psql_error($copy, 'SELECT snowid_next()');
 like($err,
 	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+ instance=[0-9a-f]{16}", not by this server\./,
 	'copied data directory: the cache of the original server is ignored');
-like($err, qr/ERROR:  08001: could not connect to redis server/,
-	'copied data directory: with Redis down it has no worker id');
+like($err, qr/ERROR:  08001: \Q$unreachable\E/,
+	'copied data directory: with the coordinator down it has no worker id');
 
-# Redis back.  The test server kept nothing on disk: put back the claims a
-# real one would have kept, 0 for the other server and the known server's
-# (its identity as in its cache file).
-$redis->start;
-my ($identity) = slurp_file($known->data_dir . '/snowid_worker') =~ /identity=(.*)\n/;
-$redis->cli('HSET', SnowidRedis::owners_key($dc),
-	'0', 'dc=2 host=elsewhere port=5432 sysid=1', $worker_id, $identity);
+# The coordinator back, with the claims of the other server (0) and of the
+# known server.
+$coord->start;
+is_deeply($coord->owners($dc),
+	{ 0 => 'dc=2 host=elsewhere port=5432 sysid=1', $worker_id => $identity },
+	'coordinator back: it kept the claims');
 
 # The new server gets a worker id on its next call, without a restart.
 $ids->collect($new, 1000);
-is(SnowidRedis::worker($new), '2|redis',
-	'Redis back: the next call of the new server claims');
+is(SnowidRedis::worker($new), "2|$source",
+	'coordinator back: the next call of the new server claims');
 
 # The copy claims an id of its own.
 $ids->collect($copy, 1000);
-is(SnowidRedis::worker($copy), '3|redis',
-	'Redis back: the copy claims an id of its own');
+is(SnowidRedis::worker($copy), "3|$source",
+	'coordinator back: the copy claims an id of its own');
 
-# A hung Redis (stopped with SIGSTOP: it accepts connections but never
-# answers).  Sessions queued behind a claim that timed out fail at once
-# instead of each waiting out the timeout again.
-my $hung = $redis->new_node('hung',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_timeout_ms' => 500 });
+# A hung coordinator (stopped with SIGSTOP: it accepts connections but
+# never answers).  Sessions queued behind a claim that timed out fail at
+# once instead of each waiting out the timeout again.  Redis accepts the
+# connection and never answers the claim (08006); the postmaster of a
+# coordination database never completes the connection (08001).
+my $timed_out_state = SnowidCoord::store() eq 'redis' ? '08006' : '08001';
+my $hung = $coord->new_node('hung',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 500 });
 $hung->start;
 $hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my ($redis_pid) = $redis->cli('INFO', 'server') =~ /process_id:(\d+)/;
-kill 'STOP', $redis_pid or die "could not stop redis-server $redis_pid";
+$coord->freeze;
 
 my $gate = SnowidTest::Gate->new($hung);
 my @calls = map { $gate->psql('SELECT snowid_next()') } 1 .. 4;
@@ -122,28 +134,29 @@ my ($timed_out, $gave_up) = (0, 0);
 for my $call (@calls)
 {
 	$call->finish;
-	$timed_out++ if $call->stderr =~ /ERROR:  08006: /;
+	$timed_out++ if $call->stderr =~ /ERROR:  $timed_out_state: /;
 	$gave_up++
 	  if $call->stderr =~ /ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/;
 }
-kill 'CONT', $redis_pid;
-is($timed_out, 1, 'hung Redis: one session timed out claiming');
-is($gave_up, 3, 'hung Redis: the sessions queued behind it fail at once');
+$coord->thaw;
+is($timed_out, 1, 'hung coordinator: one session timed out claiming');
+is($gave_up, 3, 'hung coordinator: the sessions queued behind it fail at once');
 $ids->collect($hung, 1000);
 is($hung->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
-	'redis', 'Redis answering again: the next call claims');
+	$source, 'coordinator answering again: the next call claims');
 
-# Redis loses every claim (here FLUSHALL; also eviction or a restart
-# without persistence).  The restarting server asks for the id in its
-# cache and gets it back, not the lowest free id (0), which a server still
-# running may use.
-$redis->cli('FLUSHALL');
+# The coordinator loses every claim (Redis: FLUSHALL, eviction or a restart
+# without persistence; a coordination database: a restore or a failover
+# that lost them).  The restarting server asks for the id in its cache and
+# gets it back, not the lowest free id (0), which a server still running
+# may use.
+$coord->wipe;
 $known->restart;
 $ids->collect($known, 1000);
-is(SnowidRedis::worker($known), "$worker_id|redis",
+is(SnowidRedis::worker($known), "$worker_id|$source",
 	'claims lost: a restart gets the cached id back');
-is_deeply($redis->owners($dc), { $worker_id => $identity },
-	'claims lost: Redis holds it again for this server');
+is_deeply($coord->owners($dc), { $worker_id => $identity },
+	'claims lost: the coordinator holds it again for this server');
 
 $ids->no_duplicates;
 $_->stop for ($known, $new, $copy, $hung);

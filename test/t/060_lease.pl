@@ -1,12 +1,14 @@
 # Worker ids on lease (snowid.worker_lease): taken at start by the lease
-# worker, renewed in the background with a fence in Redis, given back with
+# worker, renewed in the background with a fence in the coordinator (Redis,
+# or a coordination database: SnowidCoord), given back with
 # snowid_release_worker() or at a clean shutdown (snowid.release_on_shutdown),
 # parked at a clean stop (its fence lowered, the lease kept), taken back
-# after a restart or a crash within the lease, above the fence Redis has
-# for it then (or, where the server cannot start that far ahead within its
+# after a restart or a crash within the lease, above the fence the
+# coordinator has for it then (or, where the server cannot start that far ahead within its
 # drift budget and snowid.max_wait_ms, another id is taken); next to
 # permanent claims in the same datacenter;
-# the settings that refuse to start; and the Redis traffic a fleet costs.
+# the settings that refuse to start; and the coordinator traffic a fleet
+# costs.
 use strict;
 use warnings;
 
@@ -15,6 +17,7 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
@@ -23,7 +26,7 @@ use Time::HiRes ();
 
 my $dc = 1;
 my $lease_ms = 2000;
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 # A drift budget above the lease: a server restarting within its lease can
@@ -47,7 +50,7 @@ sub id_ms
 sub lease_node
 {
 	my ($name, %extra) = @_;
-	my $node = $redis->new_node($name, { %lease, %extra });
+	my $node = $coord->new_node($name, { %lease, %extra });
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -56,9 +59,9 @@ sub lease_node
 
 my $a = lease_node('a');
 is(SnowidLease::wait_lease($a), 0, 'the lease renewer took worker id 0 at start');
-is($redis->owners($dc)->{0}, 'lease ' . SnowidRedis::identity($a, $dc),
-	'redis names the server as the lease holder');
-cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', SnowidLease::now_ms(),
+is($coord->owners($dc)->{0}, 'lease ' . SnowidRedis::identity($a, $dc),
+	'the coordinator names the server as the lease holder');
+cmp_ok(SnowidLease::fence($coord, $dc, 0), '>', SnowidLease::now_ms(),
 	'the fence lies ahead of the clock');
 $by_worker->take($a, 0, 200, 'a');
 
@@ -72,9 +75,9 @@ my $status = $a->safe_psql('postgres', q{
 	FROM snowid_status()});
 is($status, 't|t|t|lease',
 	'status: the lease runs out in the future, the fence lies past the last id, no failed renewals');
-my $fence = SnowidLease::fence($redis, $dc, 0);
+my $fence = SnowidLease::fence($coord, $dc, 0);
 Time::HiRes::sleep(1.5);
-cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', $fence,
+cmp_ok(SnowidLease::fence($coord, $dc, 0), '>', $fence,
 	'renewals move the fence ahead');
 $by_worker->take($a, 0, 200, 'a after renewals');
 
@@ -87,13 +90,13 @@ $by_worker->take($b, 1, 100, 'b');
 # the lease kept.  A restart within it gets the same id back above that
 # fence, without waiting (a copy of the data directory restored in its
 # place, with an older mark, starts above the fence too).
-my $fence_before = SnowidLease::fence($redis, $dc, 0);
+my $fence_before = SnowidLease::fence($coord, $dc, 0);
 my $a_name = SnowidRedis::identity($a, $dc);
 $a->stop;
-my $parked = SnowidLease::fence($redis, $dc, 0);
+my $parked = SnowidLease::fence($coord, $dc, 0);
 cmp_ok($parked, '<', $fence_before,
 	'a clean stop parks the lease: its fence lowered to just past the last id');
-is($redis->owners($dc)->{0}, "lease $a_name", 'and the lease kept');
+is($coord->owners($dc)->{0}, "lease $a_name", 'and the lease kept');
 $a->start;
 is(SnowidLease::wait_lease($a), 0, 'after a clean restart: worker id 0 again');
 my @after = $by_worker->take($a, 0, 100, 'a after a restart');
@@ -102,7 +105,7 @@ cmp_ok(id_ms($a, $after[0]), '>=', $parked,
 
 # A crash: the same id, above the fence of the last renewal, which lies
 # within the drift budget.
-$fence_before = SnowidLease::fence($redis, $dc, 0);
+$fence_before = SnowidLease::fence($coord, $dc, 0);
 $a->stop('immediate');
 $a->start;
 is(SnowidLease::wait_lease($a), 0, 'after a crash: worker id 0 again');
@@ -119,9 +122,9 @@ like($err, qr/42501/, 'snowid_release_worker() is for superusers only');
 my $last_of_a = $ledger->max;
 is($a->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'snowid_release_worker() gives worker id 0 back');
-ok(!exists $redis->owners($dc)->{0}, 'redis no longer has worker id 0 held');
-ok(!defined SnowidLease::hget($redis, $dc, 'leases', 0), 'nor leased');
-my $final = SnowidLease::fence($redis, $dc, 0);
+ok(!exists $coord->owners($dc)->{0}, 'the coordinator no longer has worker id 0 held');
+ok(!defined SnowidLease::hget($coord, $dc, 'leases', 0), 'nor leased');
+my $final = SnowidLease::fence($coord, $dc, 0);
 cmp_ok($final, '>', 0, 'the fence of worker id 0 is kept');
 cmp_ok($final, '<=', id_ms($a, $by_worker->{max}{0}) + 1,
 	'and lowered to just past the last id issued');
@@ -142,42 +145,43 @@ $by_worker->take($c, 0, 100, 'c on the worker id a gave back');
 # A clean shutdown with snowid.release_on_shutdown gives the id back too.
 SnowidTest::reload_conf($b, 'snowid.release_on_shutdown' => 'on');
 $b->stop;
-ok(!exists $redis->owners($dc)->{1}, 'release_on_shutdown: a clean stop gives worker id 1 back');
+ok(!exists $coord->owners($dc)->{1}, 'release_on_shutdown: a clean stop gives worker id 1 back');
 $b->start;
 is(SnowidLease::wait_lease($b), 1, 'and the next start takes it again');
 $by_worker->take($b, 1, 100, 'b after its restart');
 
 # A permanent claim in the same datacenter: never taken on lease, never
 # expires.
-my $p = $redis->new_node('p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
+my $p = $coord->new_node('p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
 $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $ledger->collect($p, 10);
-is(SnowidRedis::worker($p), '2|redis', 'a permanent claim takes the next id not held');
+is(SnowidRedis::worker($p), '2|' . $coord->source,
+	'a permanent claim takes the next id not held');
 # d holds its lease for a minute: its restart further down must fall within
 # the lease however slow the machine.
 my $d_lease_ms = 60000;
 my $d = lease_node('d', 'snowid.worker_lease' => "${d_lease_ms}ms");
 is(SnowidLease::wait_lease($d), 3, 'a lease skips the permanent claim');
 Time::HiRes::sleep(2 * $lease_ms / 1000);
-is(SnowidRedis::identity($p, $dc), $redis->owners($dc)->{2},
+is(SnowidRedis::identity($p, $dc), $coord->owners($dc)->{2},
 	'the permanent claim does not run out');
 
-# Redis traffic: one function call per server per third of a lease.  The bound is
-# twice that, so that a slow machine's late renewals cannot reach it while
-# a renewal storm still does; the rate measured is logged.
-my $before = $redis->command_calls->{fcall} // 0;
+# Coordinator traffic: one function call per server per third of a lease.
+# The bound is twice that, so that a slow machine's late renewals cannot
+# reach it while a renewal storm still does; the rate measured is logged.
+my $before = $coord->command_calls->{fcall} // 0;
 my $t0 = Time::HiRes::time();
 Time::HiRes::sleep(6);
-my $calls = ($redis->command_calls->{fcall} // 0) - $before;
+my $calls = ($coord->command_calls->{fcall} // 0) - $before;
 my $per_s = $calls / (Time::HiRes::time() - $t0);
 # b, c and d renew (a gave its id back, p holds one for good)
 my $expected = 0;
 $expected += 3 / ($_ / 1000) for $lease_ms, $lease_ms, $d_lease_ms;
-note(sprintf('redis traffic: %.2f commands/s from 3 servers (3 / lease each = %.2f)',
+note(sprintf('coordinator traffic: %.2f calls/s from 3 servers (3 / lease each = %.2f)',
 		$per_s, $expected));
 cmp_ok($per_s, '<=', $expected * 2,
-	'redis sees about 3 / lease commands a second per server, at most twice that');
+	'the coordinator sees about 3 / lease calls a second per server, at most twice that');
 
 # A server whose drift budget and snowid.max_wait_ms are below its lease
 # cannot start above the fence of its last renewal after a crash: it takes
@@ -189,12 +193,12 @@ $d->restart;
 is(SnowidLease::wait_lease($d), 3,
 	'a clean restart with the fence of its renewals past its budgets: its own worker id again');
 $by_worker->take($d, 3, 100, 'd after a clean restart');
-my $fence3 = SnowidLease::fence($redis, $dc, 3);
+my $fence3 = SnowidLease::fence($coord, $dc, 3);
 $d->stop('immediate');
 $d->start;
 is(SnowidLease::wait_lease($d), 4,
 	'after a crash, the fence past its budgets: the next free worker id');
-cmp_ok(SnowidLease::fence($redis, $dc, 3), '>=', $fence3, 'the old id keeps its fence');
+cmp_ok(SnowidLease::fence($coord, $dc, 3), '>=', $fence3, 'the old id keeps its fence');
 # its mark, written a step ahead, lies up to 1 s past its clock after the
 # crash: callers wait for the clock again
 SnowidTest::reload_conf($d, 'snowid.max_wait_ms' => 2000);
@@ -206,9 +210,9 @@ $ledger->no_duplicates;
 
 # Settings that cannot work refuse to start.
 my $bad = SnowidTest::new_node('bad', { 'snowid.worker_lease' => '10s' });
-SnowidTest::fails_to_start($bad, 'a lease without redis',
+SnowidTest::fails_to_start($bad, 'a lease without a coordinator',
 	qr/snowid.worker_lease needs snowid.coordinator_url/);
-SnowidTest::set_conf($bad, 'snowid.redis_url' => $redis->url,
+SnowidTest::set_conf($bad, $coord->setting => $coord->url,
 	'snowid.worker_id' => 3);
 SnowidTest::fails_to_start($bad, 'a lease with a configured worker id',
 	qr/snowid.worker_lease cannot be combined with snowid.worker_id/);

@@ -5,7 +5,8 @@
 # and restart, each taking ids while it holds one.  Servers that find no
 # free id get a clear error and take one once one is free.  Every id of
 # every server is unique, and every holder's ids lie above those of the
-# holders of the same worker id before it.
+# holders of the same worker id before it.  Against Redis, or a
+# coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -14,15 +15,15 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
 my $dc = 6;
 my $lease_ms = 2000;
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 my %lease = (
@@ -35,7 +36,7 @@ my ($clear_errors, $unclear_errors) = (0, 0);
 # Starts server number i.
 sub start_server
 {
-	my $node = $redis->new_node('s' . ++$started, \%lease);
+	my $node = $coord->new_node('s' . ++$started, \%lease);
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -93,7 +94,7 @@ sub take
 }
 
 my $t0 = Time::HiRes::time();
-my $calls0 = $redis->command_calls->{fcall} // 0;
+my $calls0 = $coord->command_calls->{fcall} // 0;
 
 # Wave 1: ten servers for eight ids.
 my @up = map { start_server() } 1 .. 10;
@@ -150,7 +151,7 @@ is($started, 24, '24 servers in all');
 is($unclear_errors, 0, 'no server failed with anything but a clear error');
 
 my $seconds = Time::HiRes::time() - $t0;
-my $calls = ($redis->command_calls->{fcall} // 0) - $calls0;
+my $calls = ($coord->command_calls->{fcall} // 0) - $calls0;
 diag(sprintf('churn: %d lease function calls in %.1f s (%.2f a second), %d ids',
 		$calls, $seconds, $calls / $seconds, $ledger->count));
 

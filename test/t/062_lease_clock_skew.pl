@@ -3,8 +3,9 @@
 # 5 s behind the last holder's, then 5 s ahead, then 5 s behind again with a
 # drift budget too small to run ahead (it waits, or fails clearly, until
 # its clock reaches the fence).  Each holder dies without giving the id back
-# (a crash), so the next takes it only when the lease runs out by Redis'
-# clock.  No duplicate, and each holder's ids lie above the last holder's.
+# (a crash), so the next takes it only when the lease runs out by the
+# coordinator's clock (Redis, or a coordination database: SnowidCoord).  No
+# duplicate, and each holder's ids lie above the last holder's.
 use strict;
 use warnings;
 
@@ -13,15 +14,15 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
 my $dc = 3;
 my $lease_ms = 2000;
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -34,7 +35,7 @@ plan skip_all => "libfaketime is required: $libfaketime not found"
 sub skewed_node
 {
 	my ($name, $offset, %extra) = @_;
-	my $node = $redis->new_node(
+	my $node = $coord->new_node(
 		$name,
 		{
 			'snowid.datacenter_id' => $dc,

@@ -4,7 +4,8 @@
 # renewal, stops using it and, with every id held, fails clearly; once an id is free it takes
 # that one, its own ids still increasing across the switch.  The frozen
 # server's sessions, let go on before its lease renewer, stop at its fence.  Also measures
-# the time from a holder's death (freeze, crash) to its id's reuse.
+# the time from a holder's death (freeze, crash) to its id's reuse.  Against
+# Redis, or a coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -13,15 +14,15 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
 my $dc = 2;
 my $lease_ms = 2000;
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 my %lease = (
@@ -32,7 +33,7 @@ my %lease = (
 sub lease_node
 {
 	my ($name) = @_;
-	my $node = $redis->new_node($name, \%lease);
+	my $node = $coord->new_node($name, \%lease);
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');

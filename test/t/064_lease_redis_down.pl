@@ -1,8 +1,9 @@
-# Redis gone and back, on lease: the holder issues ids until its fence,
-# then fails clearly (SQLSTATE 08006, the lease ran out); renewals are
-# counted as failed; a server that starts meanwhile cannot take an id; once
-# Redis is back (with its data: an append-only file) both hold an id, and
-# each issues above every earlier id of its worker id, with no duplicate.
+# The coordinator (Redis, or a coordination database: SnowidCoord) gone
+# and back, on lease: the holder issues ids until its fence, then fails
+# clearly (SQLSTATE 08006, the lease ran out); renewals are counted as
+# failed; a server that starts meanwhile cannot take an id; once the
+# coordinator is back (with its data) both hold an id, and each issues
+# above every earlier id of its worker id, with no duplicate.
 use strict;
 use warnings;
 
@@ -11,6 +12,7 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
@@ -19,25 +21,26 @@ use Time::HiRes ();
 
 my $dc = 4;
 my $lease_ms = 3000;
-# Redis keeps its data across the stop and start: an append-only file,
-# written through on every write.
-my $redis = SnowidRedis->new(
+# The coordinator keeps its data across the stop and start: for Redis an
+# append-only file, written through on every write (a coordination
+# database keeps it anyway).
+my $coord = SnowidCoord->new(
 	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
 my %lease = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_lease' => "${lease_ms}ms",
-	'snowid.redis_timeout_ms' => 300);
+	'snowid.coordinator_timeout_ms' => 300);
 
-my $node = $redis->new_node('holder', \%lease);
+my $node = $coord->new_node('holder', \%lease);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($node), 0, 'the holder takes worker id 0');
-$by_worker->take($node, 0, 200, 'with redis up');
+$by_worker->take($node, 0, 200, 'with the coordinator up');
 
-# Redis goes away: ids until the fence, then a clear error.
-$redis->stop;
+# The coordinator goes away: ids until the fence, then a clear error.
+$coord->stop;
 my $down_at = Time::HiRes::time();
 my ($err, $batches) = ('', 0);
 while (Time::HiRes::time() - $down_at < 3 * $lease_ms / 1000)
@@ -56,41 +59,41 @@ while (Time::HiRes::time() - $down_at < 3 * $lease_ms / 1000)
 	Time::HiRes::sleep(0.1);
 }
 my $stopped_after = Time::HiRes::time() - $down_at;
-cmp_ok($batches, '>', 0, 'with redis gone, the holder goes on issuing ids');
+cmp_ok($batches, '>', 0, 'with the coordinator gone, the holder goes on issuing ids');
 like($err, qr/08006.*the lease on snowid worker id 0 ran out/s,
 	'until its fence: then a clear error');
 like($err, qr/The coordinator could not be reached/, 'which says that the coordinator is unreachable');
-diag(sprintf('ids stopped %.2f s after redis went away, on a %d ms lease',
+diag(sprintf('ids stopped %.2f s after the coordinator went away, on a %d ms lease',
 		$stopped_after, $lease_ms));
 cmp_ok($node->safe_psql('postgres', 'SELECT failed_renewals FROM snowid_status()'),
 	'>', 0, 'status counts the failed renewals');
 ok($node->log_contains(qr/snowid could not renew the lease on worker id 0/),
 	'the log says why');
 
-# A server that starts while Redis is gone gets no id.
-my $other = $redis->new_node('other', \%lease);
+# A server that starts while the coordinator is gone gets no id.
+my $other = $coord->new_node('other', \%lease);
 $other->start;
 $other->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $err = SnowidTest::psql_error($other, 'SELECT snowid_next()');
-my $socket = $redis->socket;
+my $unreachable = $coord->unreachable;
 like($err,
-	qr/ERROR:  (?:08001: could not connect to redis server at unix:\Q$socket\E\n|55000: snowid has no worker id\nDETAIL:  Another session failed to get one)/,
+	qr/ERROR:  (?:08001: \Q$unreachable\E\n|55000: snowid has no worker id\nDETAIL:  Another session failed to get one)/,
 	'a server starting meanwhile cannot take an id: a clear error');
 
-# Redis is back with its data: the holder renews and goes on.
+# The coordinator is back with its data: the holder renews and goes on.
 my $renewals =
   $node->safe_psql('postgres', 'SELECT renewals FROM snowid_status()');
-$redis->start;
-my $fence = SnowidLease::fence($redis, $dc, 0);
+$coord->start;
+my $fence = SnowidLease::fence($coord, $dc, 0);
 is( $node->safe_psql(
 		'postgres', qq{
 	SELECT count(*) FROM unnest(ARRAY[@{[ join(',', $ledger->all) ]}]::bigint[]) x
 	WHERE (snowid_decode(x)).ts >= to_timestamp($fence / 1000.0)}),
 	0,
-	'every id issued while redis was gone lies below the fence in redis');
+	'every id issued while the coordinator was gone lies below its fence there');
 
-# The lease ran out during the outage, so whichever asks first when Redis
-# is back gets id 0: the holder renewing it, or the other server taking it
+# The lease ran out during the outage, so whichever asks first when the
+# coordinator is back gets id 0: the holder renewing it, or the other server taking it
 # over above its fence (the holder then takes id 1 without a restart).
 my @both = ($node, $other);
 for my $n (@both)
@@ -113,7 +116,7 @@ is_deeply([ sort keys %held ], [ '0|lease', '1|lease' ],
 for my $n (@both)
 {
 	my ($w) = split /\|/, SnowidRedis::worker($n);
-	$by_worker->take($n, $w, 200, $n->name . ' after redis came back');
+	$by_worker->take($n, $w, 200, $n->name . ' after the coordinator came back');
 }
 $ledger->no_duplicates;
 

@@ -11,6 +11,7 @@ use strict;
 use warnings;
 
 use SnowidCoordDb;
+use SnowidLease;
 use SnowidTest;
 
 my $count = 0;
@@ -111,6 +112,73 @@ sub remove_holder
 		SET holder = NULL, on_lease = false, lease_expires_ms = NULL,
 			lease_floor_ms = NULL, lease_token = NULL
 		WHERE datacenter = $dc AND worker_id = $worker_id});
+	return;
+}
+
+# The message of a claim that cannot reach the database, and the commands
+# the hints name, as SnowidRedis has them.
+sub unreachable
+{
+	my ($self) = @_;
+
+	return 'could not connect to the coordination database at '
+	  . $self->node->host . ':' . $self->node->port . '/coord';
+}
+
+sub list_command
+{
+	my ($self, $dc) = @_;
+
+	return "SELECT * FROM snowid_coordinator.workers WHERE datacenter = $dc";
+}
+
+sub free_command
+{
+	my ($self, $dc, $worker_id) = @_;
+
+	return "SELECT snowid_coordinator.free($dc, $worker_id, 60000)";
+}
+
+# A claim for good of another server: worker id of datacenter dc held by
+# identity, made with claim() as that server would have made it.
+sub add_holder
+{
+	my ($self, $dc, $worker_id, $identity) = @_;
+	my $now = $self->{db}->now_ms;
+	my $o = $self->{db}->call(
+		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now)");
+
+	die "claim() of worker id $worker_id for $identity: $o->{outcome}"
+	  unless $o->{outcome} eq 'ok';
+	return;
+}
+
+# The database loses every claim and fence, as one restored from a dump
+# taken before any claim, or failed over to a standby that had none.
+sub wipe
+{
+	my ($self) = @_;
+
+	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
+		  . 'snowid_coordinator.datacenters');
+	return;
+}
+
+# A hung database: every process of its server stopped (SIGSTOP), so that
+# it accepts connections and answers nothing until thaw.
+sub freeze
+{
+	my ($self) = @_;
+
+	$self->{frozen} = SnowidLease::freeze($self->node);
+	return;
+}
+
+sub thaw
+{
+	my ($self) = @_;
+
+	SnowidLease::thaw(delete $self->{frozen} // []);
 	return;
 }
 

@@ -111,6 +111,69 @@ sub remove_holder
 	return;
 }
 
+# More that SnowidCoord's tests ask of either store: the message of a claim
+# that cannot reach it, the commands its hints name to list the holders of
+# a datacenter and to free a worker id, a claim for good of another server
+# (worker id held by identity), losing every claim and fence (as a Redis
+# without persistence that restarts; the function library stays), and a
+# hung server (SIGSTOP: it accepts connections and answers nothing).
+sub unreachable
+{
+	my ($self) = @_;
+
+	return "could not connect to redis server at unix:$self->{socket}";
+}
+
+sub list_command
+{
+	my ($self, $dc) = @_;
+
+	return 'HGETALL ' . owners_key($dc);
+}
+
+sub free_command
+{
+	my ($self, $dc, $worker_id) = @_;
+	my $base = "{snowid:dc:$dc}";
+
+	return "redis-cli FCALL snowid_2_free 3 $base:owners $base:leases "
+	  . qq{$base:fences admin "$worker_id 60000"};
+}
+
+sub add_holder
+{
+	my ($self, $dc, $worker_id, $identity) = @_;
+
+	$self->cli('HSET', owners_key($dc), $worker_id, $identity);
+	return;
+}
+
+sub wipe
+{
+	my ($self) = @_;
+
+	$self->cli('FLUSHALL');
+	return;
+}
+
+sub freeze
+{
+	my ($self) = @_;
+	my ($pid) = $self->cli('INFO', 'server') =~ /process_id:(\d+)/;
+
+	kill 'STOP', $pid or die "could not stop redis-server $pid";
+	$self->{frozen} = [$pid];
+	return;
+}
+
+sub thaw
+{
+	my ($self) = @_;
+
+	kill 'CONT', @{ delete $self->{frozen} // [] };
+	return;
+}
+
 # Starts the server (again, after stop) and waits until it answers PING.
 sub start
 {
