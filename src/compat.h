@@ -116,6 +116,16 @@ find_option(const char *name, bool create_placeholders, bool skip_errors,
 #endif
 
 /*
+ * 17: a process's number, the index of its PGPROC, is
+ * GetNumberFromPGProc(); before, the PGPROC's pgprocno.
+ */
+#if PG_VERSION_NUM >= 170000
+#define snowid_proc_number(proc)	GetNumberFromPGProc(proc)
+#else
+#define snowid_proc_number(proc)	((proc)->pgprocno)
+#endif
+
+/*
  * 18: the module's name and version in pg_get_loaded_modules().
  */
 #ifndef PG_MODULE_MAGIC_EXT

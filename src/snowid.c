@@ -19,6 +19,7 @@
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
+#include "functions/public.h"
 #include "settings.h"
 
 PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION);
@@ -41,6 +42,7 @@ void
 _PG_init(void)
 {
 	snowid_define_settings(process_shared_preload_libraries_in_progress);
+	snowid_public_register();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -58,7 +60,8 @@ _PG_init(void)
 
 /*
  * snowid_shmem_request
- *		Reserves the generator's shared memory and its LWLock.
+ *		Reserves the shared memory and LWLocks of the generator and of the
+ *		public ids' keys.
  */
 static void
 snowid_shmem_request(void)
@@ -67,6 +70,8 @@ snowid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(snowid_shmem_size());
 	RequestNamedLWLockTranche("snowid", 1);
+	RequestAddinShmemSpace(snowid_public_shmem_size());
+	RequestNamedLWLockTranche("snowid public keys", 1);
 }
 
 /*
@@ -83,6 +88,7 @@ snowid_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	snowid_shmem_init();
+	snowid_public_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!IsUnderPostmaster)

@@ -12,6 +12,10 @@ Usage:
                                and every such change of N sampled texts
                                refused (default 10000)
   public_ids.py vectors        the test vectors of doc/public-ids.md
+  public_ids.py parse TEXT...  "KEYID|NUMBER" for each text, or "invalid"
+  public_ids.py confusable A B "yes" if one wrong character count can turn
+                               a public id of one key id into one of the
+                               other (a key file must not hold both), or "no"
   public_ids.py check KEYID HEX
                                reads "id|number|text" lines (psql -At) on
                                stdin; exits 1 on the first that differs from
@@ -150,7 +154,10 @@ def op(state, symbol):
 
 
 def symbol_value(c):
-    """The value of a character, 0 to 31, or None."""
+    """The value of a character, 0 to 31, or None.  Only ASCII letters have
+    a case here: str.upper() would turn a dotless i into I."""
+    if not ("a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9"):
+        return None
     c = c.upper()
     if c in ALIASES:
         return ALIASES[c]
@@ -173,7 +180,10 @@ def format_public(key_id, number):
 
 
 def parse_public(text):
-    """(key id, number) of a text, or None if it is not a public id."""
+    """(key id, number) of a text, or None if it is not a public id.  A text
+    of more than 64 bytes (UTF-8) is refused, not cut short."""
+    if len(text.encode("utf-8")) > 64:
+        return None
     values = []
     for c in text:
         if c == "-":
@@ -194,6 +204,70 @@ def parse_public(text):
     for v in values[key_len:key_len + BODY_SYMBOLS]:
         number = (number << 5) | v
     return "".join(SYMBOLS[v] for v in values[:key_len]), number
+
+
+def key_ids_confusable(a, b):
+    """Whether one wrong character count can turn a public id of key id a
+    into a text that reads as one of key id b, or back: b is a with one
+    symbol x put in at place p (or the other way round), where p is the end
+    and x can begin a body (0 to 7), or x is 3 * s, s the check's state
+    after the symbols before p, which s o x leaves as it is."""
+    if len(a) > len(b):
+        a, b = b, a
+    if len(b) != len(a) + 1:
+        return False
+    state = 0
+    for p in range(len(a) + 1):
+        if a[:p] == b[:p] and a[p:] == b[p + 1:]:
+            x = symbol_value(b[p])
+            if (p == len(a) and x < 8) or x == double(state) ^ state:
+                return True
+        if p < len(a):
+            state = op(state, symbol_value(a[p]))
+    return False
+
+
+def one_edit_reads(key_a, key_b, rng):
+    """Whether some text of key_a, with one symbol put in or dropped
+    anywhere, reads as a text of key_b: tried on a number whose first body
+    symbols are each of 0 to 7 in turn."""
+    for lead in range(8):
+        number = (lead << 60) | (rng.randrange(8) << 55) | rng.randrange(1 << 55)
+        chars = format_public(key_a, number).replace("-", "")
+        for i in range(len(chars) + 1):
+            for s in SYMBOLS:
+                got = parse_public(chars[:i] + s + chars[i:])
+                if got is not None and got[0] == key_b:
+                    return True
+        for i in range(len(chars)):
+            got = parse_public(chars[:i] + chars[i + 1:])
+            if got is not None and got[0] == key_b:
+                return True
+    return False
+
+
+def prove_key_ids(rng, pairs):
+    """A key file never holds two key ids that one wrong character count
+    confuses: whenever a search of every insertion and deletion in texts of
+    one key id finds a text of the other, key_ids_confusable() says so (it
+    may say so of a few more: refusing a pair is safe).  Over sampled pairs
+    of one- and two-symbol key ids, and of two- and three-symbol ones, that
+    differ by one symbol put in."""
+    cases = []
+    for _ in range(pairs):
+        a = "".join(rng.choice(SYMBOLS) for _ in range(rng.randint(1, 2)))
+        p = rng.randint(0, len(a))
+        cases.append((a, a[:p] + rng.choice(SYMBOLS) + a[p:]))
+    found = 0
+    for a, b in cases:
+        if one_edit_reads(a, b, rng) or one_edit_reads(b, a, rng):
+            assert key_ids_confusable(a, b), (a, b)
+            found += 1
+    for a, b in (("1", "01"), ("12", "120"), ("K1", "K10")):
+        assert key_ids_confusable(a, b) and one_edit_reads(b, a, rng)
+    assert not key_ids_confusable("K1", "K2")
+    assert not key_ids_confusable("K1", "KA1")
+    return len(cases), found
 
 
 def prove_check():
@@ -252,7 +326,10 @@ def selftest(samples):
                 swapped = chars[:i] + chars[i + 1] + chars[i] + chars[i + 2:]
                 assert parse_public(swapped) is None
                 rejected += 1
-    print("selftest ok: %d changed texts rejected" % rejected)
+    pairs, confused = prove_key_ids(rng, 80)
+    print("selftest ok: %d changed texts rejected; of %d pairs of key ids,"
+          " %d confused by one wrong character count, all refused"
+          % (rejected, pairs, confused))
 
 
 VECTOR_KEYS = [
@@ -299,6 +376,13 @@ def main(argv):
         selftest(int(argv[1]) if len(argv) > 1 else 10000)
     elif argv == ["vectors"]:
         vectors()
+    elif len(argv) >= 1 and argv[0] == "parse":
+        for text in argv[1:]:
+            got = parse_public(text)
+            print("invalid" if got is None else "%s|%d" % got)
+    elif len(argv) == 3 and argv[0] == "confusable":
+        print("yes" if key_ids_confusable(argv[1].upper(), argv[2].upper())
+              else "no")
     elif len(argv) == 3 and argv[0] == "check":
         check(argv[1], argv[2])
     else:

@@ -395,8 +395,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 				ereport(WARNING,
 						(errmsg("snowid lost worker id %d of datacenter %d",
 								worker_id, claim.datacenter_id),
-						 errdetail("%s has it held by \"%s\": this server was cut off from %s, or stopped, past its lease.  It stops using the id and claims another.",
-								   snowid_store->title,
+						 errdetail("It is held by \"%s\" in %s: this server was cut off from it, or stopped, past its lease.  It stops using the id and claims another.",
 								   result.holder[0] != '\0' ? result.holder : "nobody",
 								   snowid_store->title)));
 			return false;

@@ -159,7 +159,8 @@ typedef struct SnowidStore
 {
 	const char *name;			/* "redis": in messages (lower case) and
 								 * snowid_status() */
-	const char *title;			/* "Redis": in details and hints */
+	const char *title;			/* "Redis": in details and hints, within a
+								 * sentence */
 	const char *schemes;		/* its URLs' schemes, for messages:
 								 * "redis://, unix://" */
 

@@ -8,14 +8,29 @@
  * The key file holds one key a line, "KEYID HEX": a key id of 1 to 8
  * letters and digits, and 128 bits as 32 hexadecimal digits; "#" starts a
  * comment.  The first key makes new public ids, every key reads them.  A
- * backend reads the file on first use, and again on first use after each
- * reload of the configuration (the setting's assign hook marks the keys
- * stale), so a new key needs no restart.  A file that is missing, too
- * widely readable or malformed is an error of the function that needs it,
- * never of loading the library or CREATE EXTENSION.  No message shows a
- * key; keys are wiped from memory when replaced.
+ * file that is missing, too widely readable or malformed is an error of
+ * the function that needs it, never of loading the library or CREATE
+ * EXTENSION.  No message shows a key; keys are wiped from memory when
+ * replaced.
  *
- * The keys are this backend's own copy; no lock is involved.
+ * When the keys change.  Every reload of the configuration (the
+ * postmaster's assign hook counts it, and notes the path, in shared memory)
+ * starts a new generation of keys: the file as the first process that needs
+ * a key after the reload reads it, put in shared memory for every other
+ * process to take as it is.  A transaction takes one generation at its
+ * first call and keeps it to its end, and its parallel workers take the
+ * leader's (published in shared memory per process), so one statement, one
+ * transaction at most, sees one key set; a key removed from the file and
+ * reloaded is gone for every transaction that starts after the reload.
+ * Shared memory keeps the latest two generations; a parallel worker whose
+ * leader's generation is gone (two reloads during its statement) fails
+ * with 40001.  Without the library preloaded there is no shared memory:
+ * each process then reads the file at first use after each reload.
+ *
+ * Locking: the generation count and the path are under the spinlock of
+ * SnowidKeyShared (a few words copied, nothing else); the two key sets
+ * under its LWLock, taken only to copy a set in or out, never while the
+ * file is read.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,7 +39,15 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -50,12 +73,44 @@ typedef struct SnowidPublicKey
 	uint64		words[SNOWID_PUBLIC_KEY_WORDS]; /* the key, as SipHash takes it */
 } SnowidPublicKey;
 
+/* The most keys a file of SNOWID_KEY_FILE_MAX_BYTES holds: 35-byte lines */
+#define SNOWID_KEYS_MAX			((SNOWID_KEY_FILE_MAX_BYTES + 1) / 35 + 1)
+
+/* One generation of keys in shared memory */
+typedef struct SnowidKeySet
+{
+	uint64		gen;			/* the reload it belongs to; 0: none */
+	int			nkeys;
+	SnowidPublicKey keys[SNOWID_KEYS_MAX];
+} SnowidKeySet;
+
+/* What every process shares of the key file (with the library preloaded) */
+typedef struct SnowidKeyShared
+{
+	slock_t		mutex;			/* protects reload_gen and path */
+	uint64		reload_gen;		/* reloads of the postmaster, from 1 */
+	char		path[MAXPGPATH];	/* snowid.public_key_file then; "" */
+	bool		path_too_long;
+	LWLock	   *lock;			/* protects sets */
+	SnowidKeySet sets[2];		/* the latest two generations read */
+	int			nprocs;			/* the size of in_use */
+	pg_atomic_uint64 in_use[FLEXIBLE_ARRAY_MEMBER];	/* per process number:
+													 * the generation its
+													 * transaction uses, for
+													 * its parallel workers */
+} SnowidKeyShared;
+
 char	   *snowid_public_key_file = NULL;
+
+static SnowidKeyShared *snowid_key_shared = NULL;
 
 /* The keys of the file, in its order, in TopMemoryContext */
 static SnowidPublicKey *snowid_keys = NULL;
 static int	snowid_nkeys = 0;
-static bool snowid_keys_fresh = false;
+static bool snowid_keys_fresh = false;	/* without shared memory: read
+										 * since the last reload */
+static uint64 snowid_keys_gen = 0;	/* with it: their generation */
+static bool snowid_keys_taken = false;	/* by this transaction */
 
 PG_FUNCTION_INFO_V1(snowid_public);
 PG_FUNCTION_INFO_V1(snowid_from_public);
@@ -66,12 +121,65 @@ PG_FUNCTION_INFO_V1(snowid_unscramble);
 /*
  * snowid_public_key_file_assign
  *		GUC assign hook for snowid.public_key_file: at start and at every
- *		reload, the keys are read again on next use.
+ *		reload, the keys are read again on next use.  In the postmaster,
+ *		once shared memory exists, a reload starts a new generation (which
+ *		the postmaster's reload precedes every other process's).
  */
 void
 snowid_public_key_file_assign(const char *newval, void *extra)
 {
+	SnowidKeyShared *shared = snowid_key_shared;
+
 	snowid_keys_fresh = false;
+	if (IsUnderPostmaster || shared == NULL)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	shared->reload_gen++;
+	shared->path_too_long = strlcpy(shared->path, newval ? newval : "",
+									sizeof(shared->path)) >= sizeof(shared->path);
+	SpinLockRelease(&shared->mutex);
+}
+
+/*
+ * snowid_public_shmem_size
+ *		The shared memory of the key sets.
+ */
+Size
+snowid_public_shmem_size(void)
+{
+	return add_size(offsetof(SnowidKeyShared, in_use),
+					mul_size(MaxBackends, sizeof(pg_atomic_uint64)));
+}
+
+/*
+ * snowid_public_shmem_init
+ *		Creates or attaches to the key sets; the caller holds
+ *		AddinShmemInitLock.  At creation (in the postmaster) the first
+ *		generation is that of the setting at start.
+ */
+void
+snowid_public_shmem_init(void)
+{
+	bool		found;
+	SnowidKeyShared *shared;
+
+	shared = ShmemInitStruct("snowid public keys", snowid_public_shmem_size(),
+							 &found);
+	if (!found)
+	{
+		memset(shared, 0, snowid_public_shmem_size());
+		SpinLockInit(&shared->mutex);
+		shared->reload_gen = 1;
+		shared->path_too_long =
+			strlcpy(shared->path,
+					snowid_public_key_file ? snowid_public_key_file : "",
+					sizeof(shared->path)) >= sizeof(shared->path);
+		shared->lock = &(GetNamedLWLockTranche("snowid public keys"))->lock;
+		shared->nprocs = MaxBackends;
+		for (int i = 0; i < shared->nprocs; i++)
+			pg_atomic_init_u64(&shared->in_use[i], 0);
+	}
+	snowid_key_shared = shared;
 }
 
 /*
@@ -125,13 +233,31 @@ snowid_key_line_problem(char *line, SnowidPublicKey *key, bool *empty)
 }
 
 /*
+ * snowid_key_ids_clash
+ *		Why two key ids of one file cannot both be there, or NULL: the same
+ *		id, or two that one wrong character count confuses (a public id
+ *		made with one, a character typed or dropped, could read as made with
+ *		the other; see snowid_public_key_ids_confusable()).
+ */
+static const char *
+snowid_key_ids_clash(const char *a, const char *b)
+{
+	if (strcmp(a, b) == 0)
+		return psprintf("Key id \"%s\" is there twice.", b);
+	if (snowid_public_key_ids_confusable(a, b))
+		return psprintf("Key ids \"%s\" and \"%s\" differ by one character that the check character may not see: with one character typed or dropped, a public id made with one could read as made with the other.  Rename one of them (key ids of one length never clash).",
+						a, b);
+	return NULL;
+}
+
+/*
  * snowid_parse_key_file
- *		The keys of the file's contents, in a new array in TopMemoryContext,
+ *		The keys of the contents of the file at path, in a new array in TopMemoryContext,
  *		and their number in *nkeys.  On an error the contents and what was
  *		read of them are wiped first.
  */
 static SnowidPublicKey *
-snowid_parse_key_file(char *contents, Size len, int *nkeys)
+snowid_parse_key_file(const char *path, char *contents, Size len, int *nkeys)
 {
 	int			max_keys = 1;
 	SnowidPublicKey *keys;
@@ -162,11 +288,7 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 		if (problem == NULL && !empty)
 		{
 			for (int k = 0; k < n && problem == NULL; k++)
-			{
-				if (strcmp(keys[k].id, keys[n].id) == 0)
-					problem = psprintf("Key id \"%s\" is there twice.",
-									   keys[n].id);
-			}
+				problem = snowid_key_ids_clash(keys[k].id, keys[n].id);
 			n++;
 		}
 		line = next;
@@ -180,16 +302,14 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
 	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING,
-						snowid_public_key_file),
+				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING, path),
 				 line_no > 0 ? errdetail("Line %d: %s", line_no, problem) :
 				 errdetail("%s", problem),
 				 errhint(SNOWID_KEY_LINE_RULE)));
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING,
-						snowid_public_key_file),
+				 errmsg("invalid %s \"%s\"", SNOWID_KEY_FILE_SETTING, path),
 				 errdetail("It holds no key."),
 				 errhint(SNOWID_KEY_LINE_RULE)));
 	*nkeys = n;
@@ -204,9 +324,8 @@ snowid_parse_key_file(char *contents, Size len, int *nkeys)
  *		(explicit_bzero) when done.
  */
 static char *
-snowid_read_key_file(Size *len)
+snowid_read_key_file(const char *path, Size *len)
 {
-	const char *path = snowid_public_key_file;
 	char		problem[SNOWID_SECRET_PROBLEM_LEN];
 	char	   *buf;
 	ssize_t		got;
@@ -257,43 +376,238 @@ snowid_read_key_file(Size *len)
 }
 
 /*
- * snowid_load_keys
- *		Makes sure this backend holds the keys of the file as it was at the
- *		last reload, reading it if not.
+ * snowid_replace_keys
+ *		Makes keys (in TopMemoryContext) this process's keys, wiping the
+ *		ones they replace.
  */
 static void
-snowid_load_keys(void)
+snowid_replace_keys(SnowidPublicKey *keys, int nkeys)
 {
-	char	   *contents;
-	Size		len;
-	SnowidPublicKey *keys;
-	int			nkeys;
-
-	if (snowid_keys_fresh)
-		return;
-
 	if (snowid_keys != NULL)
 	{
 		explicit_bzero(snowid_keys, snowid_nkeys * sizeof(SnowidPublicKey));
 		pfree(snowid_keys);
-		snowid_keys = NULL;
-		snowid_nkeys = 0;
 	}
-	if (snowid_public_key_file == NULL || snowid_public_key_file[0] == '\0')
+	snowid_keys = keys;
+	snowid_nkeys = nkeys;
+}
+
+/*
+ * snowid_require_key_file
+ *		Refuses an unset snowid.public_key_file.
+ */
+static void
+snowid_require_key_file(const char *path)
+{
+	if (path == NULL || path[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s is not set", SNOWID_KEY_FILE_SETTING),
 				 errdetail("Public ids are made with the keys of that file."),
 				 errhint("Write a key file (see doc/public-ids.md), set %s to its path and reload the configuration.",
 						 SNOWID_KEY_FILE_SETTING)));
+}
 
-	contents = snowid_read_key_file(&len);
-	keys = snowid_parse_key_file(contents, len, &nkeys);
+/*
+ * snowid_read_keys
+ *		The keys of the file at path, in a new array in TopMemoryContext.
+ */
+static SnowidPublicKey *
+snowid_read_keys(const char *path, int *nkeys)
+{
+	char	   *contents;
+	Size		len;
+	SnowidPublicKey *keys;
+
+	snowid_require_key_file(path);
+	contents = snowid_read_key_file(path, &len);
+	keys = snowid_parse_key_file(path, contents, len, nkeys);
 	explicit_bzero(contents, len);
 	pfree(contents);
+	return keys;
+}
 
-	snowid_keys = keys;
-	snowid_nkeys = nkeys;
+/*
+ * snowid_keys_xact_end
+ *		At the end of a transaction its keys are given up, and (but in a
+ *		parallel worker) the generation its workers were to take: the next
+ *		one takes the generation of the last reload.
+ */
+static void
+snowid_keys_xact_end(XactEvent event, void *arg)
+{
+	SnowidKeyShared *shared = snowid_key_shared;
+	int			me;
+
+	snowid_keys_taken = false;
+	if (shared == NULL || MyProc == NULL || IsParallelWorker())
+		return;
+	me = snowid_proc_number(MyProc);
+	if (me >= 0 && me < shared->nprocs &&
+		pg_atomic_read_u64(&shared->in_use[me]) != 0)
+		pg_atomic_write_u64(&shared->in_use[me], 0);
+}
+
+/*
+ * snowid_public_register
+ *		From _PG_init: every transaction's end gives its keys up.
+ */
+void
+snowid_public_register(void)
+{
+	RegisterXactCallback(snowid_keys_xact_end, NULL);
+}
+
+/*
+ * snowid_keys_generation
+ *		The generation this transaction uses: the one its leader's process
+ *		(this process, or a parallel worker's leader) took in it already,
+ *		else the last reload's, which it takes for the leader and every
+ *		worker of its transaction.
+ */
+static uint64
+snowid_keys_generation(SnowidKeyShared *shared, uint64 reloaded)
+{
+	PGPROC	   *leader = MyProc;
+	int			n;
+	uint64		taken = 0;
+
+	if (IsParallelWorker() && MyProc->lockGroupLeader != NULL)
+		leader = MyProc->lockGroupLeader;
+	n = snowid_proc_number(leader);
+	if (n < 0 || n >= shared->nprocs)
+		return reloaded;
+	if (pg_atomic_compare_exchange_u64(&shared->in_use[n], &taken, reloaded))
+		return reloaded;
+	return taken;
+}
+
+/*
+ * snowid_take_set
+ *		The set of generation gen, copied into this process's keys; false if
+ *		shared memory has none.  The caller holds the sets' lock.
+ */
+static bool
+snowid_take_set(SnowidKeyShared *shared, uint64 gen)
+{
+	for (int i = 0; i < lengthof(shared->sets); i++)
+	{
+		SnowidKeySet *set = &shared->sets[i];
+		SnowidPublicKey *keys;
+
+		if (set->gen != gen)
+			continue;
+		keys = MemoryContextAlloc(TopMemoryContext,
+								  set->nkeys * sizeof(SnowidPublicKey));
+		memcpy(keys, set->keys, set->nkeys * sizeof(SnowidPublicKey));
+		snowid_replace_keys(keys, set->nkeys);
+		snowid_keys_gen = gen;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * snowid_load_keys_shared
+ *		Makes sure this transaction holds one generation of keys: the one it
+ *		took already, its leader's in a parallel worker, else the last
+ *		reload's, read from the file by the first process that needs it.
+ */
+static void
+snowid_load_keys_shared(SnowidKeyShared *shared)
+{
+	char		path[MAXPGPATH];
+	bool		too_long;
+	uint64		reloaded;
+	uint64		gen;
+	bool		found;
+
+	if (snowid_keys_taken && snowid_keys != NULL)
+		return;
+
+	SpinLockAcquire(&shared->mutex);
+	reloaded = shared->reload_gen;
+	too_long = shared->path_too_long;
+	memcpy(path, shared->path, sizeof(path));
+	SpinLockRelease(&shared->mutex);
+	gen = snowid_keys_generation(shared, reloaded);
+
+	if (snowid_keys_gen != gen || snowid_keys == NULL)
+	{
+		LWLockAcquire(shared->lock, LW_SHARED);
+		found = snowid_take_set(shared, gen);
+		LWLockRelease(shared->lock);
+		if (!found && gen != reloaded)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("the keys of %s were reloaded twice while this transaction ran",
+							SNOWID_KEY_FILE_SETTING),
+					 errdetail("The keys its transaction started with are gone from shared memory."),
+					 errhint("Run the query again.")));
+		if (!found)
+		{
+			SnowidPublicKey *keys;
+			int			nkeys;
+
+			if (too_long)
+				ereport(ERROR,
+						(errcode(ERRCODE_NAME_TOO_LONG),
+						 errmsg("%s is too long", SNOWID_KEY_FILE_SETTING),
+						 errdetail("A path has at most %d bytes.",
+								   MAXPGPATH - 1)));
+			keys = snowid_read_keys(path, &nkeys);
+			if (nkeys > SNOWID_KEYS_MAX)
+				elog(ERROR, "key file of %d keys", nkeys);
+
+			/* the first to put a set of this generation in decides it */
+			LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+			if (!snowid_take_set(shared, gen))
+			{
+				SnowidKeySet *set = &shared->sets[0];
+
+				if (shared->sets[1].gen < set->gen)
+					set = &shared->sets[1];
+				explicit_bzero(set, sizeof(SnowidKeySet));
+				set->gen = gen;
+				set->nkeys = nkeys;
+				memcpy(set->keys, keys, nkeys * sizeof(SnowidPublicKey));
+				snowid_replace_keys(keys, nkeys);
+				snowid_keys_gen = gen;
+			}
+			else
+			{
+				explicit_bzero(keys, nkeys * sizeof(SnowidPublicKey));
+				pfree(keys);
+			}
+			LWLockRelease(shared->lock);
+		}
+	}
+
+	snowid_keys_taken = true;
+}
+
+/*
+ * snowid_load_keys
+ *		Makes sure this process holds the keys its transaction uses: from
+ *		shared memory when the library is preloaded, else read from the
+ *		file at first use after each reload.
+ */
+static void
+snowid_load_keys(void)
+{
+	SnowidPublicKey *keys;
+	int			nkeys;
+
+	if (snowid_key_shared != NULL)
+	{
+		snowid_load_keys_shared(snowid_key_shared);
+		return;
+	}
+	if (snowid_keys_fresh)
+		return;
+	snowid_replace_keys(NULL, 0);
+	keys = snowid_read_keys(snowid_public_key_file, &nkeys);
+	snowid_replace_keys(keys, nkeys);
 	snowid_keys_fresh = true;
 }
 

@@ -220,6 +220,52 @@ snowid_public_key_id_problem(const char *key_id, int len)
 }
 
 /*
+ * snowid_public_key_ids_confusable
+ *		Whether one wrong character count can turn a public id made with one
+ *		of these key ids (good ones, in capitals) into a text that reads,
+ *		check and all, as made with the other.  Only a key id one character
+ *		longer than the other can, and only if it is the shorter one with a
+ *		character x put in at place p where either
+ *
+ *		  - p is its end: a character put into the body, where the check
+ *			does not see it, makes the body's first character the key id's
+ *			last (as "K1" and "K10"); or
+ *		  - x is 3 * s, s the check's state after the characters before p:
+ *			then s o x = s, and the check does not see x (as "1" and "01",
+ *			the state being 0 at the start of every text).
+ *
+ *		A dropped character is the same change the other way.  Two key ids
+ *		of the same length are never confused by one wrong character or a
+ *		swap of two neighbours: the check catches those.
+ */
+bool
+snowid_public_key_ids_confusable(const char *a, const char *b)
+{
+	const char *shorter = strlen(a) < strlen(b) ? a : b;
+	const char *longer = shorter == a ? b : a;
+	int			len = (int) strlen(shorter);
+	int			state = 0;
+
+	if ((int) strlen(longer) != len + 1)
+		return false;
+	for (int p = 0; p <= len; p++)
+	{
+		/* longer is shorter with longer[p] put in at p? */
+		if (strncmp(shorter, longer, p) == 0 &&
+			strcmp(shorter + p, longer + p + 1) == 0)
+		{
+			int			x = snowid_public_symbol(longer[p]);
+
+			if (p == len || x == (snowid_damm_step(state, 0) ^ state))
+				return true;
+		}
+		if (p < len)
+			state = snowid_damm_step(state, snowid_public_symbol(shorter[p]));
+	}
+	return false;
+}
+
+/*
  * snowid_public_format
  *		Writes the text of a number made with the key of a good key id into
  *		out (SNOWID_PUBLIC_TEXT_MAX + 1 bytes) and returns its length:

@@ -28,6 +28,7 @@ extern uint64 snowid_permute(const uint64 *key, uint64 id);
 extern uint64 snowid_unpermute(const uint64 *key, uint64 number);
 extern int	snowid_public_symbol(char c);
 extern const char *snowid_public_key_id_problem(const char *key_id, int len);
+extern bool snowid_public_key_ids_confusable(const char *a, const char *b);
 extern int	snowid_public_format(const char *key_id, uint64 number,
 								 char *out);
 extern char *snowid_public_parse(const char *text, int len, char *key_id,

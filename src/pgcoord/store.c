@@ -122,7 +122,7 @@ static SnowidPgDetail *snowid_pg_detail(const SnowidStoreResult *result);
 
 const SnowidStore snowid_pg_store = {
 	.name = "postgresql",
-	.title = "The coordination database",
+	.title = "the coordination database",
 	.schemes = "postgresql://, postgres://",
 	.accepts = snowid_pg_url_scheme,
 	.parse = snowid_pg_parse,
