@@ -1,0 +1,832 @@
+/*
+ * snowid_coordinator--1.0.sql
+ *	  A coordination database for snowid servers: who holds which worker id
+ *	  of a datacenter, for good or on lease, and each id's fence.  The same
+ *	  functions, with the same rule, as snowid's Redis function library
+ *	  (src/redis/snowid.lua), in plain SQL and PL/pgSQL.
+ *
+ * Installed in a database of its own by the role that is to own the claims
+ * (no superuser needed: the database owner, or any role with CREATE on the
+ * database):
+ *
+ *	 CREATE EXTENSION snowid_coordinator;
+ *
+ * That role owns the schema snowid_coordinator, its tables and its
+ * functions.  No one else may read or write the tables: the functions run
+ * as their owner (SECURITY DEFINER, with search_path = pg_catalog,
+ * pg_temp), and no one but the owner may call them until granted.  The
+ * script creates no roles (roles belong to the whole cluster).  For the
+ * role the snowid servers log in as, and for administrators:
+ *
+ *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_fleet;
+ *	 GRANT EXECUTE ON FUNCTION
+ *		 snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
+ *		 snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
+ *		 snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
+ *		 snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text)
+ *		 TO snowid_fleet;
+ *
+ *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
+ *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint)
+ *		 TO snowid_admin;
+ *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
+ *
+ * free() takes a worker id from whoever holds it: grant it to
+ * administrators only, never to the servers' role.
+ *
+ * Every function takes one datacenter's lock (its row of datacenters, FOR
+ * UPDATE), then reads this server's clock once (clock_timestamp(), in Unix
+ * ms: the store's clock, which says when a lease has run out), then reads
+ * and writes that datacenter's worker ids.  Calls on one datacenter thus
+ * run one at a time; a caller bounds its wait with lock_timeout or
+ * statement_timeout.  Call each function in a transaction of its own, at
+ * the read committed isolation level (the default; another level is
+ * refused), so that it sees what the call before it wrote.
+ *
+ * Every function returns one row of snowid_coordinator.outcome.  Refusals
+ * are such rows, not errors, and write nothing; errors are a caller's
+ * mistakes (an argument out of range).  Times are Unix ms in bigint.
+ *
+ * THE FENCE RULE (doc/internals.md, "The fence rule").  For every worker
+ * id, each new holder's first id lies above every id any earlier holder
+ * could have issued.
+ *
+ *	 * The fence of a worker id (worker_ids.fence_ms) is a Unix ms below
+ *	   which lie all ids any holder of it issued so far, and all that a
+ *	   lease holder may issue before its lease runs out.  A fence only ever
+ *	   rises, but when the holder of a lease gives it back or parks it,
+ *	   having stopped issuing (never below the floor it took the id with).
+ *	 * Every claim, of any kind, starts at or above the fence it finds
+ *	   (its floor), or refuses: it takes an id only if its fence lies at or
+ *	   below the caller's usable_ms.
+ *	 * retire() is the only way a worker id leaves its holder: a release, a
+ *	   lease claim that moves to another id, an expired lease taken over,
+ *	   an id beyond the layout, an administrator's free().  It raises the
+ *	   fence to what the holder may have issued, then removes the holder.
+ *
+ * A permanent holder has no fence while it holds: it may issue for as long
+ * as it runs.  Only free(), which an administrator calls once that server
+ * is gone for good, takes such an id away, fenced at this server's clock
+ * plus a margin the administrator gives.
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION snowid_coordinator" to load this file. \quit
+
+-- The lock of each datacenter: every call takes its row FOR UPDATE, having
+-- inserted it if need be.
+CREATE TABLE snowid_coordinator.datacenters (
+	datacenter integer PRIMARY KEY
+		CHECK (datacenter BETWEEN 0 AND 16777215)
+);
+
+COMMENT ON TABLE snowid_coordinator.datacenters IS
+'One row per datacenter, locked by every call on its worker ids';
+
+-- Every worker id ever held or fenced.  An id without a row is free, with
+-- no fence.  holder is the identity of its server: for good, or on lease
+-- (on_lease) until lease_expires_ms by this server's clock.  A lease names
+-- the fence it was taken above (lease_floor_ms) and the token of the claim
+-- that made it, which its renewals and its release name.
+CREATE TABLE snowid_coordinator.worker_ids (
+	datacenter integer NOT NULL
+		REFERENCES snowid_coordinator.datacenters,
+	worker_id integer NOT NULL
+		CHECK (worker_id BETWEEN 0 AND 16777215),
+	holder text
+		CHECK (octet_length(holder) BETWEEN 1 AND 512),
+	on_lease boolean NOT NULL DEFAULT false,
+	lease_expires_ms bigint,
+	lease_floor_ms bigint
+		CHECK (lease_floor_ms >= 0),
+	lease_token text
+		CHECK (lease_token ~ '^[0-9a-f]{16}$'),
+	fence_ms bigint NOT NULL DEFAULT 0
+		CHECK (fence_ms >= 0),
+	PRIMARY KEY (datacenter, worker_id),
+	CHECK (NOT on_lease OR (holder IS NOT NULL AND
+							lease_expires_ms IS NOT NULL AND
+							lease_floor_ms IS NOT NULL AND
+							lease_token IS NOT NULL))
+);
+
+COMMENT ON TABLE snowid_coordinator.worker_ids IS
+'Who holds each worker id, for good or on lease, and its fence (Unix ms): never delete a row, nor lower a fence';
+
+-- pg_dump dumps the claims and the fences with the database
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.datacenters', '');
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.worker_ids', '');
+
+-- What every function returns: outcome is one of
+--	 ok			   the call did what it was asked; worker_id, and for a claim
+--				   floor_ms, the id's fence when taken (0 for none): every id
+--				   issued with it must lie at or above floor_ms; for a lease
+--				   fence_ms, below which its holder issues, and lease_ms
+--	 all_held	   every worker id in 0..max is held
+--	 fenced		   every free id (or the configured or kept one) is fenced
+--				   past usable_ms: worker_id is the one fenced least far,
+--				   fence_ms its fence
+--	 conflict	   the configured id (worker_id) is held by holder
+--	 holds_other   this identity holds worker_id, not the configured id
+--	 lost		   a renewal or release of an id that is no longer this
+--				   claim's lease: holder holds it now, or no one (NULL)
+-- holder names a lease holder as 'lease ' || identity, as Redis does.
+CREATE TYPE snowid_coordinator.outcome AS (
+	outcome text,
+	worker_id integer,
+	floor_ms bigint,
+	fence_ms bigint,
+	lease_ms bigint,
+	holder text
+);
+
+-- Administrators' view: who holds what, until when, and each id's fence
+CREATE VIEW snowid_coordinator.workers AS
+SELECT w.datacenter,
+	   w.worker_id,
+	   w.holder,
+	   w.on_lease,
+	   CASE WHEN w.on_lease
+		   THEN pg_catalog.to_timestamp(w.lease_expires_ms / 1000.0) END
+		   AS lease_expires,
+	   w.holder IS NOT NULL AND
+	   (NOT w.on_lease OR
+		w.lease_expires_ms >
+		pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000))
+		   AS live,
+	   CASE WHEN w.fence_ms > 0
+		   THEN pg_catalog.to_timestamp(w.fence_ms / 1000.0) END AS fence,
+	   w.fence_ms
+FROM snowid_coordinator.worker_ids w;
+
+COMMENT ON VIEW snowid_coordinator.workers IS
+'Who holds each worker id (live: for good, or on a lease that has not run out), and its fence';
+
+-- -----------------------------------------------------------------------
+-- Helpers: checks of the arguments, the lock, the choice of an id,
+-- retiring an id.  Called only by the functions below, as their owner.
+-- -----------------------------------------------------------------------
+
+-- Refuses a null argument
+CREATE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF value IS NULL THEN
+		RAISE EXCEPTION '% must not be null', what
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+END
+$$;
+
+-- Refuses a datacenter or worker id (or -1 where lo is -1: none) outside
+-- lo..16777215, the most a layout's 24 bits of datacenter, worker and
+-- sequence allow
+CREATE FUNCTION snowid_coordinator.check_id(what text, value integer,
+											lo integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM snowid_coordinator.check_given(what, value);
+	IF value < lo OR value > 16777215 THEN
+		RAISE EXCEPTION '% is out of range: %', what, value
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('%s must lie between %s and 16777215%s.',
+								  what, lo,
+								  CASE WHEN lo < 0 THEN ', -1 meaning none'
+									   ELSE '' END);
+	END IF;
+END
+$$;
+
+-- Refuses a time or a duration (Unix ms, or ms) outside lo up to
+-- 253402300800000 (10000-01-01)
+CREATE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
+											lo bigint)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM snowid_coordinator.check_given(what, value);
+	IF value < lo OR value > 253402300800000 THEN
+		RAISE EXCEPTION '% is out of range: %', what, value
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('%s must lie between %s and 253402300800000 ms (the year 10000).',
+								  what, lo);
+	END IF;
+END
+$$;
+
+-- Refuses an identity that is empty, longer than 512 bytes, holds a
+-- control character, or begins as the name of a lease holder does
+CREATE FUNCTION snowid_coordinator.check_identity(identity text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM snowid_coordinator.check_given('identity', identity);
+	IF octet_length(identity) NOT BETWEEN 1 AND 512 THEN
+		RAISE EXCEPTION 'invalid identity of % bytes', octet_length(identity)
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'An identity has 1 to 512 bytes.';
+	END IF;
+	IF identity ~ '[\x01-\x1f\x7f]' THEN
+		RAISE EXCEPTION 'invalid identity'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'An identity holds no control characters.';
+	END IF;
+	IF identity LIKE 'lease %' THEN
+		RAISE EXCEPTION 'invalid identity %', quote_literal(identity)
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'An identity does not begin with "lease ", which names the holder of a lease.';
+	END IF;
+END
+$$;
+
+-- Refuses a lease token other than 16 lower-case hexadecimal digits
+CREATE FUNCTION snowid_coordinator.check_token(token text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM snowid_coordinator.check_given('token', token);
+	IF token !~ '^[0-9a-f]{16}$' THEN
+		RAISE EXCEPTION 'invalid lease token %', quote_literal(token)
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A lease token is 16 lower-case hexadecimal digits.';
+	END IF;
+END
+$$;
+
+-- Takes the lock of a datacenter (its row, inserted first if make_row) and
+-- then reads the clock: Unix ms, or NULL if the datacenter has no row.
+-- Refuses an isolation level above read committed, where the statements
+-- after the lock would not see what the call before wrote.
+CREATE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF current_setting('transaction_isolation') NOT IN ('read committed',
+													 'read uncommitted') THEN
+		RAISE EXCEPTION 'snowid_coordinator cannot run at the % isolation level',
+				current_setting('transaction_isolation')
+			USING ERRCODE = 'feature_not_supported',
+				  DETAIL = 'Its functions read the claims of other transactions once they hold the lock of the datacenter.',
+				  HINT = 'Call each function in a transaction of its own, at the read committed isolation level.';
+	END IF;
+	IF make_row THEN
+		INSERT INTO snowid_coordinator.datacenters AS d (datacenter)
+		VALUES (dc)
+		ON CONFLICT DO NOTHING;
+	END IF;
+	PERFORM FROM snowid_coordinator.datacenters d
+	WHERE d.datacenter = dc
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	RETURN floor(EXTRACT(epoch FROM clock_timestamp()) * 1000)::bigint;
+END
+$$;
+
+-- The name of a holder as the outcome gives it: 'lease ' || identity for a
+-- lease, as Redis keeps it
+CREATE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN on_lease THEN 'lease ' || holder ELSE holder END
+$$;
+
+-- Takes worker id id of datacenter dc from its holder: its fence raised to
+-- at least v first (0: the fence as it is, which covers every lease), then
+-- the holder and its lease removed.  The fence never falls.
+CREATE FUNCTION snowid_coordinator.retire(dc integer, id integer, v bigint)
+RETURNS bigint
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	INSERT INTO snowid_coordinator.worker_ids AS w (datacenter, worker_id, fence_ms)
+	VALUES (dc, id, greatest(v, 0))
+	ON CONFLICT (datacenter, worker_id) DO UPDATE
+	SET fence_ms = greatest(w.fence_ms, excluded.fence_ms),
+		holder = NULL,
+		on_lease = false,
+		lease_expires_ms = NULL,
+		lease_floor_ms = NULL,
+		lease_token = NULL
+	RETURNING w.fence_ms
+$$;
+
+-- The id a server without one takes, in 0..hi of datacenter dc at now_ms:
+-- first if it is free, else the lowest free id, else the one fenced least
+-- far of those not live, which the caller refuses as fenced; NULL when
+-- every id is held.  Free is: open (no holder, a lease run out, or mine's
+-- own lease) and fenced no later than usable.  mine is the identity of a
+-- lease claim (whose own lease, run out or not, it may take), or NULL.
+CREATE FUNCTION snowid_coordinator.pick(dc integer, hi integer,
+										usable bigint, first integer,
+										mine text, now_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	w			snowid_coordinator.worker_ids;
+	gap			integer;
+	found_id	integer;
+BEGIN
+	IF first BETWEEN 0 AND hi THEN
+		SELECT * INTO w FROM snowid_coordinator.worker_ids x
+		WHERE x.datacenter = dc AND x.worker_id = first;
+		IF NOT FOUND OR
+			((w.holder IS NULL OR
+			  (w.on_lease AND (w.lease_expires_ms <= now_ms OR w.holder = mine)))
+			 AND w.fence_ms <= usable) THEN
+			RETURN first;
+		END IF;
+	END IF;
+
+	-- the lowest id without a row (no holder, no fence), and the lowest
+	-- free one with a row
+	SELECT min(c.id) INTO gap
+	FROM (SELECT 0 AS id
+		  UNION ALL
+		  SELECT x.worker_id + 1 FROM snowid_coordinator.worker_ids x
+		  WHERE x.datacenter = dc AND x.worker_id < hi) c
+	WHERE NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids y
+					  WHERE y.datacenter = dc AND y.worker_id = c.id);
+	SELECT min(x.worker_id) INTO found_id
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.worker_id <= hi
+	  AND (x.holder IS NULL OR
+		   (x.on_lease AND (x.lease_expires_ms <= now_ms OR x.holder = mine)))
+	  AND x.fence_ms <= usable;
+	IF gap IS NOT NULL OR found_id IS NOT NULL THEN
+		RETURN least(gap, found_id);
+	END IF;
+
+	-- none free: the open one fenced least far, if any
+	SELECT x.worker_id INTO found_id
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.worker_id <= hi
+	  AND (x.holder IS NULL OR
+		   (x.on_lease AND (x.lease_expires_ms <= now_ms OR x.holder = mine)))
+	ORDER BY x.fence_ms, x.worker_id
+	LIMIT 1;
+	RETURN found_id;
+END
+$$;
+
+-- The fence of a worker id, or 0
+CREATE FUNCTION snowid_coordinator.fence_of(dc integer, id integer)
+RETURNS bigint
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce((SELECT w.fence_ms FROM snowid_coordinator.worker_ids w
+					 WHERE w.datacenter = dc AND w.worker_id = id), 0)
+$$;
+
+-- -----------------------------------------------------------------------
+-- The functions the snowid servers call
+-- -----------------------------------------------------------------------
+
+-- The claim, for good.
+--
+-- identity claims worker id want (-1: none configured) of datacenter, in
+-- 0..max (the highest worker id of its layout), preferring prefer (-1:
+-- none; the id it held last) when it holds none; usable_ms is the latest
+-- fence it can start above now (its clock plus its drift budget).
+--
+-- An identity keeps the id it holds.  Without one it takes the configured
+-- id if free; with none configured, the preferred id if free, or else the
+-- lowest free id in 0..max.  Free is: no holder, or a lease that has run
+-- out (whose fence covers all its holder issued).  An id fenced past
+-- usable_ms is not taken: the choice goes on to the next free id, and a
+-- configured or kept id is refused as fenced.  A server that already holds
+-- its id causes no write.  The ids the identity holds besides the one it
+-- keeps (beyond max after a layout change) are retired, fenced at
+-- usable_ms.
+--
+-- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
+-- start at or above it.  Refusals: all_held, fenced, conflict (holder holds
+-- the configured id, worker_id), holds_other (worker_id is this identity's).
+-- A configured id past max is an error (a caller's mistake).
+CREATE FUNCTION snowid_coordinator.claim(datacenter integer, identity text,
+										 want integer, max integer,
+										 prefer integer, usable_ms bigint)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
+	hi			integer := max;
+	usable		bigint := usable_ms;
+	now_ms		bigint;
+	keep		integer;
+	w			snowid_coordinator.worker_ids;
+	f			bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_id('want', want, -1);
+	PERFORM snowid_coordinator.check_id('max', hi, 0);
+	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
+	PERFORM snowid_coordinator.check_ms('usable_ms', usable, 0);
+	IF want > hi THEN
+		RAISE EXCEPTION 'worker id % exceeds the highest worker id %', want, hi
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The configured worker id must lie between 0 and max.';
+	END IF;
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+
+	-- the id this identity holds for good in 0..max: want if it is one,
+	-- else the lowest
+	SELECT x.worker_id INTO keep
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
+	  AND x.worker_id <= hi
+	ORDER BY x.worker_id = want DESC, x.worker_id
+	LIMIT 1;
+
+	IF want >= 0 THEN
+		IF keep IS NOT NULL AND keep <> want THEN
+			o.outcome := 'holds_other';
+			o.worker_id := keep;
+			RETURN o;
+		END IF;
+		IF keep IS NULL THEN
+			SELECT * INTO w FROM snowid_coordinator.worker_ids x
+			WHERE x.datacenter = dc AND x.worker_id = want;
+			IF w.holder IS NOT NULL AND
+				(NOT w.on_lease OR w.lease_expires_ms > now_ms) THEN
+				o.outcome := 'conflict';
+				o.worker_id := want;
+				o.holder := snowid_coordinator.holder_name(w.holder, w.on_lease);
+				RETURN o;
+			END IF;
+		END IF;
+		keep := want;
+	ELSIF keep IS NULL THEN
+		keep := snowid_coordinator.pick(dc, hi, usable, prefer, NULL, now_ms);
+		IF keep IS NULL THEN
+			o.outcome := 'all_held';
+			RETURN o;
+		END IF;
+	END IF;
+
+	f := snowid_coordinator.fence_of(dc, keep);
+	IF f > usable THEN
+		o.outcome := 'fenced';
+		o.worker_id := keep;
+		o.fence_ms := f;
+		RETURN o;
+	END IF;
+
+	-- the other ids this identity holds for good (one beyond max after a
+	-- layout change, a duplicate written by hand) retired, fenced at what
+	-- it may have issued with them
+	PERFORM snowid_coordinator.retire(dc, x.worker_id, usable)
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
+	  AND x.worker_id <> keep;
+
+	-- taken, unless held already: from no one, or from a lease run out
+	-- (whose fence stays)
+	INSERT INTO snowid_coordinator.worker_ids AS x (datacenter, worker_id, holder)
+	VALUES (dc, keep, me)
+	ON CONFLICT (datacenter, worker_id) DO UPDATE
+	SET holder = excluded.holder,
+		on_lease = false,
+		lease_expires_ms = NULL,
+		lease_floor_ms = NULL,
+		lease_token = NULL
+	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
+
+	o.outcome := 'ok';
+	o.worker_id := keep;
+	o.floor_ms := f;
+	RETURN o;
+END
+$$;
+
+-- The lease claim.
+--
+-- identity claims a worker id of datacenter in 0..max on a lease of
+-- lease_ms; client_ms is where its generator is (Unix ms), usable_ms the
+-- latest fence it can start above now, prefer the id it held last (-1:
+-- none), wait_ms how far past usable_ms its own lease's fence may lie and
+-- still be kept (its callers wait for the clock that long), token a new
+-- token (16 lower-case hex digits) that the renewals and the release of
+-- this lease name.
+--
+-- The floor of a claim is always the id's fence as it is now: every id any
+-- holder issued with it lies below.  A server that still holds a lease
+-- (even one run out, as long as nobody took the id since; a clean stop
+-- parks it, its fence lowered to its last id) keeps it if its fence lies
+-- within usable_ms plus wait_ms; otherwise it takes the id it held last if
+-- that is free (no holder, or a lease that ran out) and it can start above
+-- its fence now, else the lowest such id.  A permanent claim is never free.
+-- Its other leases are given back, fenced as they are.  The new fence is a
+-- lease past the floor or client_ms, whichever is later.
+--
+-- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
+-- lease_ms.  Refusals: all_held, fenced.
+CREATE FUNCTION snowid_coordinator.lease_claim(datacenter integer,
+											   identity text, max integer,
+											   lease_ms bigint,
+											   client_ms bigint,
+											   usable_ms bigint,
+											   prefer integer,
+											   wait_ms bigint, token text)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
+	hi			integer := max;
+	lease		bigint := lease_ms;
+	client		bigint := client_ms;
+	usable		bigint := usable_ms;
+	tok			text := token;
+	now_ms		bigint;
+	keep		integer;
+	f			bigint;
+	new_fence	bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_id('max', hi, 0);
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
+	PERFORM snowid_coordinator.check_ms('client_ms', client, 0);
+	PERFORM snowid_coordinator.check_ms('usable_ms', usable, 0);
+	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
+	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0);
+	PERFORM snowid_coordinator.check_token(tok);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+
+	-- a lease of this identity (run out or not) it can start above within
+	-- its wait
+	SELECT x.worker_id INTO keep
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder = me AND x.on_lease
+	  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+	ORDER BY x.worker_id
+	LIMIT 1;
+	IF keep IS NULL THEN
+		keep := snowid_coordinator.pick(dc, hi, usable, prefer, me, now_ms);
+		IF keep IS NULL THEN
+			o.outcome := 'all_held';
+			RETURN o;
+		END IF;
+		f := snowid_coordinator.fence_of(dc, keep);
+		IF f > usable THEN
+			o.outcome := 'fenced';
+			o.worker_id := keep;
+			o.fence_ms := f;
+			RETURN o;
+		END IF;
+	END IF;
+
+	-- its other leases given back (another id, or one beyond max), each
+	-- fenced as it is
+	PERFORM snowid_coordinator.retire(dc, x.worker_id, 0)
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder = me AND x.on_lease
+	  AND x.worker_id <> keep;
+
+	-- taken, from a lease run out too (whose fence stays), above its fence
+	f := snowid_coordinator.fence_of(dc, keep);
+	new_fence := greatest(client, f) + lease;
+	INSERT INTO snowid_coordinator.worker_ids AS x
+		(datacenter, worker_id, holder, on_lease, lease_expires_ms,
+		 lease_floor_ms, lease_token, fence_ms)
+	VALUES (dc, keep, me, true, now_ms + lease, f, tok, new_fence)
+	ON CONFLICT (datacenter, worker_id) DO UPDATE
+	SET holder = excluded.holder,
+		on_lease = true,
+		lease_expires_ms = excluded.lease_expires_ms,
+		lease_floor_ms = excluded.lease_floor_ms,
+		lease_token = excluded.lease_token,
+		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
+
+	o.outcome := 'ok';
+	o.worker_id := keep;
+	o.floor_ms := f;
+	o.fence_ms := new_fence;
+	o.lease_ms := lease;
+	RETURN o;
+END
+$$;
+
+-- The renewal.
+--
+-- Succeeds only while worker_id is identity's lease of the claim token
+-- names (a lease that ran out and that nobody took since still is): the
+-- lease then runs lease_ms from now, and the fence moves up to want_ms,
+-- never down.
+--
+-- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
+-- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
+-- holder of the id now (NULL: no one).
+CREATE FUNCTION snowid_coordinator.lease_renew(datacenter integer,
+											   identity text,
+											   worker_id integer,
+											   lease_ms bigint,
+											   want_ms bigint, token text)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
+	id			integer := worker_id;
+	lease		bigint := lease_ms;
+	want		bigint := want_ms;
+	tok			text := token;
+	now_ms		bigint;
+	w			snowid_coordinator.worker_ids;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
+	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
+	PERFORM snowid_coordinator.check_token(tok);
+	now_ms := snowid_coordinator.lock_datacenter(dc, false);
+
+	SELECT * INTO w FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.worker_id = id;
+	IF now_ms IS NULL OR w.holder IS DISTINCT FROM me OR NOT w.on_lease OR
+		w.lease_token IS DISTINCT FROM tok THEN
+		o.outcome := 'lost';
+		o.worker_id := id;
+		o.holder := snowid_coordinator.holder_name(w.holder, w.on_lease);
+		RETURN o;
+	END IF;
+
+	UPDATE snowid_coordinator.worker_ids x
+	SET lease_expires_ms = now_ms + lease,
+		fence_ms = greatest(x.fence_ms, want)
+	WHERE x.datacenter = dc AND x.worker_id = id
+	RETURNING x.fence_ms INTO o.fence_ms;
+
+	o.outcome := 'ok';
+	o.worker_id := id;
+	o.floor_ms := w.lease_floor_ms;
+	o.lease_ms := lease;
+	RETURN o;
+END
+$$;
+
+-- The release.
+--
+-- The holder of worker_id's lease of the claim token names, having stopped
+-- issuing, gives it back (park false) or parks it (park true): the fence
+-- goes to final_ms (just past its last id), lowered too, but never below
+-- the floor it took the id with.  A parked lease stays this identity's
+-- until it runs out, so that the server, started again, takes it back at
+-- once above its last id.
+--
+-- ok: worker_id, floor_ms, fence_ms (the fence left).  Refusal: lost, with
+-- the holder of the id now (NULL: no one).
+CREATE FUNCTION snowid_coordinator.lease_release(datacenter integer,
+												 identity text,
+												 worker_id integer,
+												 final_ms bigint,
+												 park boolean, token text)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
+	id			integer := worker_id;
+	final		bigint := final_ms;
+	tok			text := token;
+	now_ms		bigint;
+	w			snowid_coordinator.worker_ids;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
+	PERFORM snowid_coordinator.check_ms('final_ms', final, 0);
+	PERFORM snowid_coordinator.check_given('park', park);
+	PERFORM snowid_coordinator.check_token(tok);
+	now_ms := snowid_coordinator.lock_datacenter(dc, false);
+
+	SELECT * INTO w FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.worker_id = id;
+	IF now_ms IS NULL OR w.holder IS DISTINCT FROM me OR NOT w.on_lease OR
+		w.lease_token IS DISTINCT FROM tok THEN
+		o.outcome := 'lost';
+		o.worker_id := id;
+		o.holder := snowid_coordinator.holder_name(w.holder, w.on_lease);
+		RETURN o;
+	END IF;
+
+	-- the one place a fence may fall: to what its holder issued
+	UPDATE snowid_coordinator.worker_ids x
+	SET fence_ms = greatest(final, x.lease_floor_ms),
+		holder = CASE WHEN park THEN x.holder END,
+		on_lease = park,
+		lease_expires_ms = CASE WHEN park THEN x.lease_expires_ms END,
+		lease_floor_ms = CASE WHEN park THEN x.lease_floor_ms END,
+		lease_token = CASE WHEN park THEN x.lease_token END
+	WHERE x.datacenter = dc AND x.worker_id = id
+	RETURNING x.fence_ms INTO o.fence_ms;
+
+	o.outcome := 'ok';
+	o.worker_id := id;
+	o.floor_ms := w.lease_floor_ms;
+	RETURN o;
+END
+$$;
+
+-- An administrator's repair: worker_id taken from whoever holds it (a
+-- server gone for good, or a lease that will not come back), its fence
+-- raised to this server's clock plus margin_ms, never lowered.  A server
+-- may have issued up to its clock plus its drift budget, that millisecond
+-- included: the margin covers how far its clock ran ahead of this
+-- server's, plus its snowid.max_drift_ms, plus 1, unless it stopped longer
+-- ago than that.
+--
+-- ok: worker_id, fence_ms (the fence now), holder (who held it, or NULL).
+CREATE FUNCTION snowid_coordinator.free(datacenter integer, worker_id integer,
+										margin_ms bigint)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	id			integer := worker_id;
+	margin		bigint := margin_ms;
+	now_ms		bigint;
+	w			snowid_coordinator.worker_ids;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
+	PERFORM snowid_coordinator.check_ms('margin_ms', margin, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+
+	SELECT * INTO w FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.worker_id = id;
+	o.outcome := 'ok';
+	o.worker_id := id;
+	o.holder := snowid_coordinator.holder_name(w.holder, w.on_lease);
+	o.fence_ms := snowid_coordinator.retire(dc, id, now_ms + margin);
+	RETURN o;
+END
+$$;
+
+-- Only the owner calls anything until granted (see the top of this file)
+REVOKE ALL ON FUNCTION
+	snowid_coordinator.check_given(text, anyelement),
+	snowid_coordinator.check_id(text, integer, integer),
+	snowid_coordinator.check_ms(text, bigint, bigint),
+	snowid_coordinator.check_identity(text),
+	snowid_coordinator.check_token(text),
+	snowid_coordinator.lock_datacenter(integer, boolean),
+	snowid_coordinator.holder_name(text, boolean),
+	snowid_coordinator.retire(integer, integer, bigint),
+	snowid_coordinator.pick(integer, integer, bigint, integer, text, bigint),
+	snowid_coordinator.fence_of(integer, integer),
+	snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
+	snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
+	snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
+	snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text),
+	snowid_coordinator.free(integer, integer, bigint)
+FROM PUBLIC;

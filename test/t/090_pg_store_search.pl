@@ -1,0 +1,128 @@
+# The fence rule of the PostgreSQL coordination store, searched: a quick
+# seeded run of test/protocol-search --store postgresql against the
+# extension's script of this source tree (sql/snowid_coordinator--1.0.sql)
+# finds no sequence of steps after which two servers may issue the same
+# ids.  The search starts a PostgreSQL server of this build (pg_config in
+# PATH) under libfaketime, whose clock it sets, and drives the extension's
+# functions with the model of the servers that 084_protocol_search.pl
+# drives the Redis library with: every sequence of up to 4 steps over the
+# default fleet, then 600 random sequences of 16 steps over fleets drawn
+# from the seed.
+#
+# Then --store both runs the same kind of search against the Redis library
+# and the extension side by side, on one clock: every call's two replies
+# must agree, as must their effects (the model goes on with Redis').
+#
+# Last, the search must find a violation where there is one, as in 084: an
+# administrator who frees a worker id with free() and a margin of 0 ms, as
+# soon as its holder stopped, lets the next holder start below ids that
+# holder issued up to its drift budget ahead of its clock; the script it
+# writes replays to the same violation.
+#
+# Needs libfaketime, and for --store both Perl's Redis module (Debian's
+# libredis-perl) and redis-server (test/lib.sh's snowid_redis_programs); a
+# missing one fails the test.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $search = "$FindBin::RealBin/../protocol-search";
+my $extension = "$FindBin::RealBin/../../sql/snowid_coordinator--1.0.sql";
+my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+my $dir = PostgreSQL::Test::Utils::tempdir();
+
+# Nothing is skipped: each missing piece fails, naming what to install.
+my $ready = 1;
+$ready &= ok(-e $libfaketime, "libfaketime is installed ($libfaketime)");
+$ready &= ok(-f $extension,
+	"the extension's script is in the source tree ($extension)");
+$ready &= ok(-x $search, 'test/protocol-search is there and executable');
+if (!$ready)
+{
+	done_testing();
+	exit;
+}
+
+# Runs test/protocol-search with the given options; returns its exit
+# status and its output.
+sub protocol_search
+{
+	my (@args) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ $^X, $search, @args ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return ($? >> 8, $out . $err);
+}
+
+my ($status, $out) = protocol_search(
+	'--store', 'postgresql', '--library', $extension,
+	'--seed', '90', '--depth', '4', '--random', '600', '--length', '16',
+	'--vary-fleet', '--copy-identity', 'new',
+	'--failure-file', "$dir/failure.txt");
+my ($summary) = $out =~ /^(protocol-search: seed 90,.*)$/m;
+note($summary // 'no summary');
+is($status, 0, 'the protocol search of the PostgreSQL store finds no violation')
+  or diag($out);
+like($summary // '',
+	qr/ \d+ sequences tried, \d+ steps, [1-9]\d* worker-id grants, 0 violations/,
+	'its summary counts the grants it checked, and no violation');
+like($summary // '', qr/\(snowid_coordinator on PostgreSQL \d+/,
+	'it called the functions of the extension, on a PostgreSQL server');
+
+SKIP:
+{
+	my $have_redis = ok(eval { require Redis; 1 },
+		"Perl's Redis module is installed (Debian package libredis-perl)")
+	  || diag('--store both talks to Redis through the Redis module: apt-get install libredis-perl');
+	skip 'no Redis module', 3 unless $have_redis;
+	($status, $out) = protocol_search(
+		'--store', 'both', '--library', $library, '--extension', $extension,
+		'--seed', '91', '--depth', '3', '--random', '400', '--length', '20',
+		'--vary-fleet', '--copy-identity', 'new', '--max-worker-id', '2',
+		'--failure-file', "$dir/both.txt");
+	($summary) = $out =~ /^(protocol-search: seed 91,.*)$/m;
+	note($summary // 'no summary');
+	is($status, 0,
+		'the Redis library and the extension, side by side: their replies always agree, and no violation')
+	  or diag($out);
+	like($summary // '', qr/\(snowid_2_\*, and \S+ on PostgreSQL \d+/,
+		'it called both');
+	like($summary // '', qr/ [1-9]\d* worker-id grants, 0 violations/,
+		'and checked grants');
+}
+
+# A margin of 0 ms leaves the fence at the store's clock, below the ids a
+# server with a drift budget of a second may have issued just before it
+# stopped: the search finds that, writes the sequence as a script, and the
+# script replays to the same violation.
+($status, $out) = protocol_search(
+	'--store', 'postgresql', '--library', $extension,
+	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
+	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
+	'--free-margin', '0', '--max-copies', '0',
+	'--failure-file', "$dir/free.txt");
+is($status, 1, 'free() with a margin of 0 ms: the search finds a violation')
+  or diag($out);
+my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+like($violation // '', qr/^worker id \d granted to b .*but a issued up to /,
+	'and says which grant breaks the fence rule');
+like(slurp_file("$dir/free.txt"), qr/^set store postgresql$/m,
+	'the script it writes names the store');
+($status, $out) = protocol_search('--replay', "$dir/free.txt", '--library',
+	$extension);
+is($status, 1, 'the script replays to a violation')
+  or diag($out);
+like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
+	'the same violation, at the same step');
+like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
+	'and its calls are printed as a psql script');
+
+done_testing();
