@@ -87,6 +87,7 @@ typedef struct SnowidSetting
 static char *snowid_epoch = NULL;
 static char *snowid_coordinator_url = NULL;
 static char *snowid_redis_url = NULL;
+static char *snowid_redis_redirect_hosts_text = NULL;
 
 /* A coordinator URL parsed: its store, and the store's own target */
 typedef struct SnowidUrlExtra
@@ -352,6 +353,41 @@ snowid_redis_url_assign(const char *newval, void *extra)
 }
 
 /*
+ * snowid_redis_redirect_hosts_check, snowid_redis_redirect_hosts_assign
+ *		GUC hooks of snowid.redis_redirect_hosts: the list parsed.
+ */
+static bool
+snowid_redis_redirect_hosts_check(char **newval, void **extra,
+								  GucSource source)
+{
+	SnowidRedisHostList list;
+	SnowidRedisHostList *result;
+	const char *problem;
+
+	if (!snowid_redis_parse_host_list(*newval, &list, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	result = (SnowidRedisHostList *) guc_malloc(LOG, sizeof(list));
+	if (result == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	memcpy(result, &list, sizeof(list));
+	*extra = result;
+	return true;
+}
+
+static void
+snowid_redis_redirect_hosts_assign(const char *newval, void *extra)
+{
+	snowid_redis_redirect_hosts = (const SnowidRedisHostList *) extra;
+}
+
+/*
  * snowid_redis_key_prefix_check
  *		GUC check hook for snowid.redis_key_prefix.
  */
@@ -389,6 +425,7 @@ static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidUrlExtra), .preloaded_only = true, .before = snowid_check_one_coordinator, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in (the older name of snowid.coordinator_url, for Redis); empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N], redis-sentinel://[[user]:password@]host[:port][,...]/master[/db] or rediss-sentinel://... (TLS). A password here is readable by members of pg_read_all_settings: use snowid.redis_password_file."},
 	{.name = "snowid.redis_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .before = snowid_check_password_files, .description = "File whose first line is the Redis password, read at each connection; empty for the password of snowid.redis_url, if any."},
 	{.name = "snowid.redis_sentinel_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_sentinel_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the Redis sentinels' password, read at each connection; empty for the sentinel_password of snowid.redis_url, if any."},
+	{.name = "snowid.redis_redirect_hosts", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_redirect_hosts_text, .boot_string = "", .context = PGC_SIGHUP, .preloaded_only = true, .extra_size = sizeof(SnowidRedisHostList), .string_check = snowid_redis_redirect_hosts_check, .string_assign = snowid_redis_redirect_hosts_assign, .description = "Redis servers that a sentinel or a Cluster redirection may send snowid to, beside the URL's hosts: host names, addresses and networks, comma-separated; * for any.", .long_description = "snowid logs in (with the password) only to the hosts of the URL and to these, or to any over TLS checked against snowid.redis_tls_ca_file. A name matches only the same name; an address matches an address or a network (10.0.0.0/24, fd00::/8)."},
 	{.name = "snowid.redis_key_prefix", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_key_prefix, .boot_string = "snowid", .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_redis_key_prefix_check, .description = "Prefix of the Redis keys that hold the worker id claims."},
 	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 0, .min = 0, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time a call to Redis may take, in milliseconds; 0 for snowid.coordinator_timeout_ms."},
 	{.name = "snowid.redis_min_replicas", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_min_replicas, .boot = 0, .min = 0, .max = 100, .context = PGC_POSTMASTER, .preloaded_only = true, .description = "Replicas that must have a worker id claim (Redis WAIT) before it is used."},

@@ -54,6 +54,9 @@ typedef enum SnowidRedisStatus
 	SNOWID_REDIS_NOT_MASTER,	/* the named master says it is a replica */
 	SNOWID_REDIS_FEW_REPLICAS,	/* WAIT: fewer replicas than
 								 * snowid.redis_min_replicas have the claim */
+	SNOWID_REDIS_REDIRECT_REFUSED,	/* a sentinel or a redirection named a
+									 * server neither in the URL nor in
+									 * snowid.redis_redirect_hosts */
 	SNOWID_REDIS_NO_LIBRARY		/* snowid's function library is not loaded
 								 * (or the user may not FCALL), and the
 								 * user may not EVALSHA or EVAL instead */

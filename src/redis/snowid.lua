@@ -79,6 +79,9 @@ local function ms(n) return string.format('%.0f', n) end
 --                    lease that has not run out
 --   st.least(ok)     the id with the lowest fence of those ok(id) accepts
 local function load(keys, max)
+  -- every fence is read, also of ids beyond max (a layout narrowed since),
+  -- so that retiring such an id never lowers its fence
+  local any = 16777215
   if redis.replicate_commands then pcall(redis.replicate_commands) end
   local t = redis.call('TIME')
   local st = {owners = keys[1], leases = keys[2], fences = keys[3],
@@ -91,14 +94,14 @@ local function load(keys, max)
   local flat = redis.call('HGETALL', st.fences)
   st.empty[st.fences] = #flat == 0
   for i = 1, #flat, 2 do
-    local id = wid(flat[i], max)
+    local id = wid(flat[i], any)
     if id then raise(tostring(id), flat[i + 1]) end
   end
   flat = redis.call('HGETALL', st.owners)
   for i = 1, #flat, 2 do
     local f = string.match(flat[i], '^fence:(%d+)$')
     if f then
-      local id = wid(f, max)
+      local id = wid(f, any)
       if id then raise(tostring(id), flat[i + 1]) end
     else
       st.holder[flat[i]] = flat[i + 1]

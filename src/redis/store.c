@@ -27,6 +27,7 @@ char	   *snowid_redis_tls_key_file = NULL;
 char	   *snowid_redis_tls_key_passphrase_file = NULL;
 char	   *snowid_redis_password_file = NULL;
 char	   *snowid_redis_sentinel_password_file = NULL;
+const SnowidRedisHostList *snowid_redis_redirect_hosts = NULL;
 
 StaticAssertDecl(sizeof(SnowidRedisTarget) <= SNOWID_STORE_TARGET_MAX,
 				 "a Redis URL must fit a store's target");
@@ -233,6 +234,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->tls_key_passphrase_file = snowid_redis_tls_key_passphrase_file;
 	out->password_file = snowid_redis_password_file;
 	out->sentinel_password_file = snowid_redis_sentinel_password_file;
+	out->redirect_hosts = snowid_redis_redirect_hosts;
 	out->client_ms = in->client_ms;
 	out->usable_ms = in->usable_ms;
 	out->plausible_ms = in->plausible_ms;

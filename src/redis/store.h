@@ -11,6 +11,7 @@
 #define SNOWID_REDIS_STORE_H
 
 #include "coord/store.h"
+#include "redis/url.h"
 
 extern char *snowid_redis_key_prefix;
 extern int	snowid_redis_timeout_ms;
@@ -21,6 +22,7 @@ extern char *snowid_redis_tls_key_file;
 extern char *snowid_redis_tls_key_passphrase_file;
 extern char *snowid_redis_password_file;
 extern char *snowid_redis_sentinel_password_file;
+extern const SnowidRedisHostList *snowid_redis_redirect_hosts;
 
 extern const SnowidStore snowid_redis_store;
 

@@ -234,6 +234,43 @@ snowid_open_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
 }
 
 /*
+ * Whether snowid may connect to node, which a sentinel or a Redis Cluster
+ * redirection (by) named: one of the URL's hosts, or one that
+ * snowid.redis_redirect_hosts lists, or any over TLS checked against
+ * snowid.redis_tls_ca_file (a CA of the operator's, not the system's, which
+ * would take any publicly valid certificate).  Anything else may be a
+ * rogue's, which would collect the password (and answer claims as it
+ * pleased): nothing is sent to it, and the result says why.
+ */
+static bool
+snowid_may_follow(const SnowidRedisNode *node, const char *by,
+				  const SnowidRedisTarget *target,
+				  const SnowidRedisRequest *request, SnowidRedisResult *result)
+{
+	char		where[SNOWID_REDIS_DESCRIBE_LEN];
+
+	if (target->tls && request->tls_ca_file != NULL &&
+		request->tls_ca_file[0] != '\0')
+		return true;
+	if (node->socket_path[0] != '\0' ||
+		pg_strcasecmp(node->host, target->node.host) == 0)
+		return true;
+	for (int i = 0; i < target->sentinel_count; i++)
+	{
+		if (pg_strcasecmp(node->host, target->sentinels[i].host) == 0)
+			return true;
+	}
+	if (snowid_redis_host_listed(request->redirect_hosts, node->host))
+		return true;
+	snowid_redis_describe_node(node, where, sizeof(where));
+	snowid_redis_fail(result, SNOWID_REDIS_REDIRECT_REFUSED,
+					  "%s named the server %s, which is neither a host of the URL nor in snowid.redis_redirect_hosts; snowid sent it nothing.",
+					  by, where);
+	strlcpy(result->node, where, sizeof(result->node));
+	return false;
+}
+
+/*
  * Open a connection to node and log in.
  */
 static bool
@@ -331,8 +368,10 @@ snowid_ask_sentinel(SnowidRedisConn *conn, const SnowidRedisNode *sentinel,
 }
 
 /*
- * How telling a failure to find the master is: a named master that says it
- * is a replica (a failover under way) beats a named master that is down,
+ * How telling a failure to find the master is: a named master snowid may
+ * not follow to (a rogue sentinel, or a missing snowid.redis_redirect_hosts)
+ * beats a named master that says it is a replica (a failover under way),
+ * which beats a named master that is down,
  * which beats sentinels that know no such master, which beats no answer.
  */
 static int
@@ -340,6 +379,8 @@ snowid_sentinel_rank(SnowidRedisStatus status)
 {
 	switch (status)
 	{
+		case SNOWID_REDIS_REDIRECT_REFUSED:
+			return 4;
 		case SNOWID_REDIS_NOT_MASTER:
 			return 3;
 		case SNOWID_REDIS_UNREACHABLE:
@@ -383,6 +424,11 @@ snowid_connect_via_sentinels(SnowidRedisConn *conn,
 				result->status = SNOWID_REDIS_NO_SENTINEL;
 				result->connected = false;
 			}
+		}
+		else if (!snowid_may_follow(master, "A sentinel", target, request,
+									result))
+		{
+			/* a rogue sentinel: another may name the master we know */
 		}
 		else if (snowid_connect_node(conn, master, target, request, deadline,
 									 result))
@@ -535,7 +581,9 @@ snowid_redis_command(SnowidRedisSession *session, int argc, const char **argv,
 							  what, SNOWID_REDIS_MAX_REDIRECTS);
 			return NULL;
 		}
-		if (!snowid_connect_node(&session->conn, &session->node,
+		if (!snowid_may_follow(&session->node, "A Redis Cluster redirection",
+							   session->target, session->request, result) ||
+			!snowid_connect_node(&session->conn, &session->node,
 								 session->target, session->request,
 								 &session->deadline, result))
 			return NULL;

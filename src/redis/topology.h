@@ -55,6 +55,10 @@ typedef struct SnowidRedisRequest
 	const char *password_file;	/* NULL or "": the URL's password */
 	const char *sentinel_password_file; /* NULL or "": the URL's
 										 * sentinel_password */
+	const SnowidRedisHostList *redirect_hosts;	/* servers a sentinel's answer
+												 * or a redirection may lead
+												 * to, beside the URL's own;
+												 * NULL for none */
 	int64		client_ms;		/* where this server's generator is, Unix
 								 * ms: a lease's fence goes a lease past it */
 	int64		usable_ms;		/* the latest fence this server can start

@@ -12,7 +12,9 @@
  */
 #include "postgres.h"
 
+#include <arpa/inet.h>
 #include <limits.h>
+#include <sys/socket.h>
 
 #include "redis/url.h"
 
@@ -547,6 +549,150 @@ snowid_redis_check_key_prefix(const char *prefix, const char **problem)
 		}
 	}
 	return true;
+}
+
+/*
+ * snowid_redis_parse_host_rule
+ *		One entry of snowid.redis_redirect_hosts (len bytes at text): an
+ *		IPv4 or IPv6 address, a network as address/bits, or a host name of
+ *		letters, digits, dots, hyphens and underscores.
+ */
+static bool
+snowid_redis_parse_host_rule(const char *text, size_t len,
+							 SnowidRedisHostRule *rule, const char **problem)
+{
+	char		buf[SNOWID_REDIS_HOST_LEN];
+	char	   *slash;
+	int			max_bits;
+
+	memset(rule, 0, sizeof(*rule));
+	if (len == 0 || len >= sizeof(buf))
+	{
+		*problem = "An entry is empty or longer than 255 bytes.";
+		return false;
+	}
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	slash = strchr(buf, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	if (inet_pton(AF_INET, buf, rule->addr) == 1)
+		rule->family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, rule->addr) == 1)
+		rule->family = AF_INET6;
+	if (rule->family != 0)
+	{
+		max_bits = rule->family == AF_INET ? 32 : 128;
+		rule->bits = max_bits;
+		if (slash != NULL &&
+			!snowid_parse_number(slash + 1, strlen(slash + 1), 0, max_bits,
+								 &rule->bits))
+		{
+			*problem = "A network is an address, \"/\" and a prefix length of 0 to 32 (IPv4) or 128 (IPv6).";
+			return false;
+		}
+		return true;
+	}
+	if (slash != NULL)
+	{
+		*problem = "A network is an IPv4 or IPv6 address, \"/\" and a prefix length, as 10.0.0.0/24.";
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+	{
+		char		c = buf[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
+		{
+			*problem = "An entry is a host name (letters, digits, \".\", \"-\" and \"_\"), an IP address or a network such as 10.0.0.0/24.";
+			return false;
+		}
+		rule->name[i] = pg_ascii_tolower((unsigned char) c);
+	}
+	return true;
+}
+
+/*
+ * snowid_redis_parse_host_list
+ *		snowid.redis_redirect_hosts: entries separated by commas (and
+ *		spaces), or "*" for every server, or "" for none.  Never ereports or
+ *		allocates: a GUC check hook.
+ */
+bool
+snowid_redis_parse_host_list(const char *list, SnowidRedisHostList *out,
+							 const char **problem)
+{
+	const char *p = list ? list : "";
+
+	memset(out, 0, sizeof(*out));
+	for (;;)
+	{
+		size_t		len;
+
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			return true;
+		len = strcspn(p, ", \t");
+		if (len == 1 && *p == '*')
+			out->any = true;
+		else
+		{
+			if (out->count == SNOWID_REDIS_MAX_REDIRECT_HOSTS)
+			{
+				*problem = "The list has more than 32 entries: give networks rather than hosts.";
+				return false;
+			}
+			if (!snowid_redis_parse_host_rule(p, len, &out->rules[out->count],
+											  problem))
+				return false;
+			out->count++;
+		}
+		p += len;
+	}
+}
+
+/*
+ * snowid_redis_host_listed
+ *		Whether host (a name or an address, as a sentinel or a redirection
+ *		names it) is in the list: the same name, in any case, or an address
+ *		in a listed network.  A name is never resolved to match a network.
+ */
+bool
+snowid_redis_host_listed(const SnowidRedisHostList *list, const char *host)
+{
+	unsigned char addr[16];
+	int			family = 0;
+
+	if (list == NULL)
+		return false;
+	if (list->any)
+		return true;
+	if (inet_pton(AF_INET, host, addr) == 1)
+		family = AF_INET;
+	else if (inet_pton(AF_INET6, host, addr) == 1)
+		family = AF_INET6;
+	for (int i = 0; i < list->count; i++)
+	{
+		const SnowidRedisHostRule *rule = &list->rules[i];
+		int			full = rule->bits / 8;
+		int			rest = rule->bits % 8;
+
+		if (rule->family == 0)
+		{
+			if (family == 0 && pg_strcasecmp(rule->name, host) == 0)
+				return true;
+			continue;
+		}
+		if (rule->family != family ||
+			memcmp(rule->addr, addr, full) != 0)
+			continue;
+		if (rest == 0 ||
+			((rule->addr[full] ^ addr[full]) & (0xff << (8 - rest)) & 0xff) == 0)
+			return true;
+	}
+	return false;
 }
 
 /*

@@ -112,6 +112,29 @@ typedef struct SnowidRedisTarget
 																 * secret */
 } SnowidRedisTarget;
 
+/*
+ * The servers snowid may follow a sentinel's answer or a Redis Cluster
+ * redirection to (snowid.redis_redirect_hosts), beside the URL's own hosts:
+ * host names, addresses and networks.  Fixed-size, for a GUC check hook.
+ */
+#define SNOWID_REDIS_MAX_REDIRECT_HOSTS	32
+
+typedef struct SnowidRedisHostRule
+{
+	char		name[SNOWID_REDIS_HOST_LEN];	/* a host name, in lower case;
+												 * "" for an address */
+	int			family;			/* AF_INET or AF_INET6 for an address */
+	unsigned char addr[16];
+	int			bits;			/* the network's prefix length */
+} SnowidRedisHostRule;
+
+typedef struct SnowidRedisHostList
+{
+	bool		any;			/* "*": every server */
+	int			count;
+	SnowidRedisHostRule rules[SNOWID_REDIS_MAX_REDIRECT_HOSTS];
+} SnowidRedisHostList;
+
 /* Key buffer: braces, prefix, ":dc:", an int and ":owners" */
 #define SNOWID_REDIS_KEY_LEN		(SNOWID_REDIS_KEY_PREFIX_LEN + 32)
 
@@ -128,6 +151,11 @@ extern bool snowid_redis_parse_url(const char *url, SnowidRedisTarget *target,
 								   const char **problem);
 extern bool snowid_redis_check_key_prefix(const char *prefix,
 										  const char **problem);
+extern bool snowid_redis_parse_host_list(const char *list,
+										 SnowidRedisHostList *out,
+										 const char **problem);
+extern bool snowid_redis_host_listed(const SnowidRedisHostList *list,
+									 const char *host);
 extern void snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
 							  int datacenter_id);
 extern bool snowid_parse_number(const char *src, size_t n, int64 min,

@@ -14,20 +14,30 @@ use SnowidProcess;
 # SnowidFakeRedis->new(EVAL => 'drip', AUTH => 'perl:"+OK\r\n"'): starts one
 # and waits until it says it is ready (a connection to see would count as
 # the first the rules number).
+# A host => '127.0.0.2' rule makes it listen on that loopback address.
 sub new
 {
 	my ($class, %rules) = @_;
 	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my $host = delete $rules{host} // '127.0.0.1';
 	my $script = "$FindBin::RealBin/fake_redis_server";
 	my $process = SnowidProcess->new('fake_redis_server');
 
 	$process->start(
-		[ $^X, $script, $port, map { "$_=$rules{$_}" } sort keys %rules ],
+		[
+			$^X, $script, "$host:$port",
+			map { "$_=$rules{$_}" } sort keys %rules
+		],
 		output => qr/^ready$/m);
-	return bless { port => $port, process => $process }, $class;
+	return bless { host => $host, port => $port, process => $process },
+	  $class;
 }
 
+sub host { return $_[0]->{host}; }
 sub port { return $_[0]->{port}; }
+
+# What it printed (its rules may print what they were sent).
+sub output { return $_[0]->{process}->output; }
 
 # Its snowid.redis_url, with a password if one is given.
 sub url
@@ -35,7 +45,7 @@ sub url
 	my ($self, $password) = @_;
 
 	return 'redis://' . (defined $password ? ":$password\@" : '')
-	  . "127.0.0.1:$self->{port}";
+	  . "$self->{host}:$self->{port}";
 }
 
 # Stops it (see SnowidProcess::stop).

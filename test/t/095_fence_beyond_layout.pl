@@ -1,0 +1,66 @@
+# Retiring a worker id beyond a narrowed layout never lowers its fence.  A
+# server that held worker id 6 on lease (worker_bits 3) and claims again
+# with worker_bits 2 gives id 6 up; its fence must stay past every id the
+# lease let it issue.  Before, the library read only the fences of ids up
+# to the new highest one, so retiring id 6 wrote its fence anew from 0 (and
+# a permanent holder's from its claim's usable time): the next holder of 6
+# could start below ids already issued.  Run against Redis' function
+# library through FCALL, as a server calls it; the coordination database's
+# functions are checked for the same in 089_pg_store_rule.pl.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use SnowidRedis;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $redis = SnowidRedis->new;
+my $base = '{snowid:dc:1}';
+my @keys = ("$base:owners", "$base:leases", "$base:fences");
+my $me = 'dc=1 host=h port=1 sysid=1 instance=0000000000000001';
+
+sub fcall
+{
+	my ($function, $identity, $numbers, @token) = @_;
+
+	return $redis->cli('FCALL', "snowid_2_$function", '3', @keys, $identity,
+		$numbers, @token);
+}
+
+sub fence
+{
+	my ($id) = @_;
+	my $value = $redis->cli('HGET', "$base:fences", $id);
+
+	return $value eq '' ? 0 : $value;
+}
+
+my $now = int(time * 1000);
+
+# A lease on id 6 (worker ids 0 to 7), its fence a lease of 1000 s ahead
+my $got = fcall('lease_claim', $me,
+	"7 1000000 $now " . ($now + 1000) . ' 6 0', '00000000000000a1');
+like($got, qr/^6\n/, 'a lease on worker id 6');
+my $fence6 = fence(6);
+cmp_ok($fence6, '>=', $now + 1000000, 'fenced a lease ahead');
+
+# The same server, its layout narrowed to worker ids 0 to 3, claims again
+$got = fcall('lease_claim', $me,
+	"3 1000000 $now " . ($now + 1000) . ' -1 0', '00000000000000a2');
+like($got, qr/^[0-3]\n/, 'with worker ids 0 to 3 it takes one of them');
+ok(!exists $redis->owners(1)->{6}, 'and gives id 6 up');
+cmp_ok(fence(6), '>=', $fence6, 'whose fence stays where its lease left it');
+
+# A permanent holder of id 5 whose fence lies ahead, narrowed the same way
+my $perm = 'dc=1 host=p port=1 sysid=1 instance=0000000000000002';
+$redis->cli('HSET', "$base:fences", '5', $now + 500000);
+$got = fcall('claim', $perm, "5 7 -1 0 " . ($now + 600000));
+like($got, qr/^5\n/, 'a permanent claim of id 5 above its fence');
+$got = fcall('claim', $perm, "-1 3 -1 0 " . ($now + 1000));
+like($got, qr/^[0-3]\n/, 'narrowed, it claims one of 0 to 3');
+cmp_ok(fence(5), '>=', $now + 500000, 'and id 5 keeps its fence');
+
+done_testing();
