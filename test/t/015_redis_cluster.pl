@@ -83,9 +83,9 @@ die 'the two datacenters of master 1 share a slot' if $slot_1 == $slot_new;
 my %dc_of;
 sub new_server
 {
-	my ($name, $dc, $url) = @_;
+	my ($name, $dc, $url, %more) = @_;
 	my $node = SnowidTest::new_node($name,
-		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url });
+		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url, %more });
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -134,9 +134,12 @@ isnt(master_of_dc($dc[1]), master_of_dc($dc[2]),
 my $a_node = new_server('cluster_a', $dc[0], url($masters[0]));
 my $b_node = new_server('cluster_b', $dc[1], url($masters[0]));
 my $c_node = new_server('cluster_c', $dc[1], url($masters[2]));
-# a unix socket URL: the -MOVED names a TCP address
+# a unix socket URL: the -MOVED names a TCP address, which no URL names, so
+# snowid.redis_redirect_hosts must list it (doc/redis.md, where the
+# password goes)
 my $d_node = new_server('cluster_d', $dc[2],
-	"unix://snowid:$password\@" . $masters[0]->socket);
+	"unix://snowid:$password\@" . $masters[0]->socket,
+	'snowid.redis_redirect_hosts' => '127.0.0.0/8');
 
 my %worker;
 $worker{a} = claim($a_node, 'a (the URL names the owner)');
@@ -300,6 +303,9 @@ like($err, qr/ERROR:  58000: redis server at \Qunix:@{[$masters[0]->socket]}\E r
 $cluster->announce_hostname('localhost');
 set_all('cluster-preferred-endpoint-type', 'hostname');
 $log_offset = -s $a_node->logfile;
+# a redirection to a name is followed only if that name is listed: the URL
+# names 127.0.0.1, and a name is never resolved to match an address
+SnowidTest::set_conf($a_node, 'snowid.redis_redirect_hosts' => 'localhost');
 $a_node->restart;
 is(claim($a_node, 'a, MOVED to a host name'), $worker{a},
 	'a: MOVED to a host name: the worker id is kept');

@@ -12,6 +12,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidLease;
@@ -162,6 +163,91 @@ like($err, qr/snowid could not claim a worker id from its coordinator.*The serve
 	'a role without pg_read_all_settings gets the outcome');
 unlike($err, qr{/coord|/empty|host=|\Q@{[$coord->node->host]}\E},
 	'and nothing that names the database');
+
+# TLS through libpq's sslmode, and the password from a passfile: the
+# coordination server on 127.0.0.1 with a certificate for it, and a role
+# that logs in with a password over TLS only.
+my $certs = PostgreSQL::Test::Utils::tempdir_short();
+my @newkey = ('-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
+	'-nodes');
+
+sub openssl
+{
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'openssl', @_ ], '<', \undef, '>', \$out, '2>', \$err)
+	  or die "openssl @_ failed: $err";
+	return;
+}
+openssl('req', '-x509', '-new', @newkey, '-keyout', "$certs/ca.key",
+	'-out', "$certs/ca.crt", '-days', 30, '-subj', '/CN=snowid test CA');
+for my $cert ([ 'good', 'IP:127.0.0.1' ], [ 'other', 'DNS:other.example' ])
+{
+	my ($name, $san) = @$cert;
+
+	PostgreSQL::Test::Utils::append_to_file("$certs/$name.ext",
+		"subjectAltName = $san\n");
+	openssl('req', '-new', @newkey, '-keyout', "$certs/$name.key", '-out',
+		"$certs/$name.csr", '-subj', "/CN=$name");
+	openssl('x509', '-req', '-in', "$certs/$name.csr", '-CA', "$certs/ca.crt",
+		'-CAkey', "$certs/ca.key", '-CAcreateserial', '-out',
+		"$certs/$name.crt", '-days', 30, '-extfile', "$certs/$name.ext");
+	chmod 0600, "$certs/$name.key";
+}
+my $cnode = $coord->node;
+$coord->db->sql(undef, q{
+	SET password_encryption = 'scram-sha-256';
+	CREATE ROLE coord_pw LOGIN PASSWORD 'pw-in-a-passfile-3Kq' IN ROLE coord_fleet;
+});
+# first, before any trust line the test cluster may have
+my $hba = $cnode->data_dir . '/pg_hba.conf';
+my $hba_lines = PostgreSQL::Test::Utils::slurp_file($hba);
+open(my $hba_fh, '>', $hba) or die "could not write $hba: $!";
+print $hba_fh "hostssl coord coord_pw 127.0.0.1/32 scram-sha-256\n",
+  "host coord coord_pw 127.0.0.1/32 reject\n", $hba_lines;
+close $hba_fh;
+$cnode->append_conf('postgresql.conf', qq{
+listen_addresses = '127.0.0.1'
+ssl = on
+ssl_cert_file = '$certs/good.crt'
+ssl_key_file = '$certs/good.key'
+log_connections = on
+});
+$cnode->restart;
+my $pgpass = "$certs/pgpass";
+PostgreSQL::Test::Utils::append_to_file($pgpass,
+	'127.0.0.1:' . $cnode->port . ":coord:coord_pw:pw-in-a-passfile-3Kq\n");
+chmod 0600, $pgpass;
+my $tls_url = 'postgresql://coord_pw@127.0.0.1:' . $cnode->port
+  . "/coord?sslmode=verify-full&sslrootcert=$certs/ca.crt&passfile=$pgpass";
+my $tls = SnowidTest::new_node('tls',
+	{ 'snowid.coordinator_url' => $tls_url, 'snowid.datacenter_id' => 7 });
+$tls->start;
+$tls->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$ids->collect($tls, 100);
+like(SnowidRedis::worker($tls), qr/^\d+\|postgresql$/,
+	'over TLS (verify-full) with the password from a passfile: claimed');
+ok($cnode->log_contains(qr/connection authorized: user=coord_pw database=coord.*SSL enabled/),
+	'(the connection was TLS, and logged in as the passfile\'s role)');
+
+# A certificate for another name: verify-full refuses it, nothing is sent.
+$cnode->append_conf('postgresql.conf', qq{
+ssl_cert_file = '$certs/other.crt'
+ssl_key_file = '$certs/other.key'
+});
+$cnode->reload;
+my $tls2 = SnowidTest::new_node('tls2',
+	{ 'snowid.coordinator_url' => $tls_url, 'snowid.datacenter_id' => 7 });
+$tls2->start;
+$tls2->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$cnode->poll_query_until('postgres', q{
+	SELECT setting ~ 'other' FROM pg_settings WHERE name = 'ssl_cert_file'})
+  or die 'the certificate was not reloaded';
+like(SnowidTest::psql_error($tls2, 'SELECT snowid_next()'),
+	qr/ERROR:  08001: could not connect to the coordination database.*\nDETAIL:  .*(certificate|server name|does not match)/,
+	'a certificate for another name: refused by verify-full');
+unlike(PostgreSQL::Test::Utils::slurp_file($tls2->logfile),
+	qr/pw-in-a-passfile/, 'and no log line shows the password');
 
 $ids->no_duplicates('no id repeats across every server');
 done_testing();
