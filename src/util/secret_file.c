@@ -54,6 +54,25 @@ snowid_secret_mode_ok(const struct stat *st, const char *path, char *problem,
 }
 
 /*
+ * snowid_secret_failed
+ *		A failed open (fd -1) or read of path: closes fd, says why in
+ *		problem, and returns -1 with errno as the failure left it.
+ */
+static int
+snowid_secret_failed(int fd, const char *what, const char *path,
+					 char *problem, size_t len)
+{
+	int			save_errno = errno;
+
+	if (fd >= 0)
+		close(fd);
+	snprintf(problem, len, "Could not %s \"%s\": %s.", what, path,
+			 strerror(save_errno));
+	errno = save_errno;
+	return -1;
+}
+
+/*
  * snowid_secret_open
  *		Opens path for reading if it may hold a secret.  The descriptor, or
  *		-1 with a sentence saying why in problem (errno is that of a failed
@@ -71,26 +90,12 @@ snowid_secret_open(const char *path, char *problem, size_t len)
 	struct stat st;
 	int			fd;
 	int			flags;
-	int			save_errno;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-	{
-		save_errno = errno;
-		snprintf(problem, len, "Could not open \"%s\": %s.", path,
-				 strerror(save_errno));
-		errno = save_errno;
-		return -1;
-	}
+		return snowid_secret_failed(-1, "open", path, problem, len);
 	if (fstat(fd, &st) != 0)
-	{
-		save_errno = errno;
-		close(fd);
-		snprintf(problem, len, "Could not read \"%s\": %s.", path,
-				 strerror(save_errno));
-		errno = save_errno;
-		return -1;
-	}
+		return snowid_secret_failed(fd, "read", path, problem, len);
 	if (!snowid_secret_mode_ok(&st, path, problem, len))
 	{
 		close(fd);
@@ -99,14 +104,7 @@ snowid_secret_open(const char *path, char *problem, size_t len)
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-	{
-		save_errno = errno;
-		close(fd);
-		snprintf(problem, len, "Could not read \"%s\": %s.", path,
-				 strerror(save_errno));
-		errno = save_errno;
-		return -1;
-	}
+		return snowid_secret_failed(fd, "read", path, problem, len);
 	return fd;
 }
 
