@@ -4,6 +4,8 @@ EXTENSION = snowid snowid_coordinator
 MODULE_big = snowid
 OBJS = \
 	src/util/secret_file.o \
+	src/util/deadline.o \
+	src/util/resolve.o \
 	src/core/layout.o \
 	src/core/clock.o \
 	src/core/config.o \
@@ -18,7 +20,6 @@ OBJS = \
 	src/redis/result.o \
 	src/redis/secret.o \
 	src/redis/socket.o \
-	src/redis/resolve.o \
 	src/redis/tls.o \
 	src/redis/conn.o \
 	src/redis/topology.o \

@@ -22,10 +22,14 @@
  *
  * The cache file is one line of text:
  *
- *		snowid_worker 1 datacenter_id=3 worker_id=7 worker_bits=5 identity=...
+ *		snowid_worker 2 datacenter_id=3 worker_id=7 worker_bits=5 store=redis identity=...
  *
- * where the identity is what the server claims under (datacenter, host
- * name, port, system identifier and instance).  It is rewritten, atomically,
+ * where the store is the kind of coordinator the claim was made in, and
+ * the identity what the server claims under (datacenter, host name, port,
+ * system identifier and instance).  A claim in one kind of store is never
+ * used for another: a server moved to a new coordinator that is down has
+ * no id that coordinator ever confirmed.  Version 1, without the store, was
+ * written by releases that knew Redis only.  It is rewritten, atomically,
  * whenever a claim gives something else.  It is used only by the server it
  * names, so a data directory copied to another host or port (a clone, a
  * standby from a base backup) never reuses the worker id of the server it
@@ -53,9 +57,11 @@
 /* The cache file, in the data directory: the last claim */
 #define SNOWID_WORKER_FILE		"snowid_worker"
 
-#define SNOWID_WORKER_VERSION	1
+#define SNOWID_WORKER_VERSION	2
 #define SNOWID_WORKER_FORMAT \
-	"snowid_worker %d datacenter_id=%d worker_id=%d worker_bits=%d identity="
+	"snowid_worker %d datacenter_id=%d worker_id=%d worker_bits=%d store=%15[a-z] identity="
+#define SNOWID_WORKER_FORMAT_1 \
+	"snowid_worker 1 datacenter_id=%d worker_id=%d worker_bits=%d identity="
 
 /* What the cache file holds */
 typedef struct SnowidWorkerCache
@@ -63,6 +69,7 @@ typedef struct SnowidWorkerCache
 	int			datacenter_id;
 	int			worker_id;
 	int			worker_bits;
+	char		store[16];		/* the store's name: "redis" */
 	char		identity[SNOWID_IDENTITY_LEN];
 } SnowidWorkerCache;
 
@@ -236,6 +243,7 @@ snowid_worker_claimed(const SnowidStoreRequest *request,
 	cache.datacenter_id = request->datacenter_id;
 	cache.worker_id = result->worker_id;
 	cache.worker_bits = snowid_layout.worker_bits;
+	strlcpy(cache.store, snowid_store->name, sizeof(cache.store));
 	strlcpy(cache.identity, request->identity, sizeof(cache.identity));
 	if (cached == NULL || memcmp(cached, &cache, sizeof(cache)) != 0)
 		snowid_cache_write(&cache);
@@ -276,6 +284,16 @@ snowid_worker_from_cache(const SnowidStoreRequest *request,
 	if (!snowid_cache_read(&found, WARNING))
 		return false;
 
+	if (strcmp(found.store, snowid_store->name) != 0)
+	{
+		ereport(elevel,
+				(errmsg("ignoring the snowid worker id cached in \"%s\"",
+						SNOWID_WORKER_FILE),
+				 errdetail("Worker id %d of datacenter %d was claimed in %s, not in %s, which has never confirmed it.",
+						   found.worker_id, found.datacenter_id, found.store,
+						   snowid_store->name)));
+		return false;
+	}
 	if (!snowid_cache_is_ours(&found, request))
 	{
 		ereport(elevel,
@@ -314,8 +332,9 @@ snowid_worker_from_cache(const SnowidStoreRequest *request,
 
 /*
  * snowid_cache_is_ours
- *		Whether a cache file names this server's claim under the current
- *		datacenter and layout: under its holder name, or under the name
+ *		Whether a cache file names this server's claim in the current kind
+ *		of store, under the current datacenter and layout: under its holder
+ *		name, or under the name
  *		without the instance that releases 1.3 and earlier claimed under
  *		(snowid.lua's claim takes such an id over).
  */
@@ -331,6 +350,7 @@ snowid_cache_is_ours(const SnowidWorkerCache *cache,
 				 instance - request->identity) == 0);
 
 	return same &&
+		strcmp(cache->store, snowid_store->name) == 0 &&
 		cache->datacenter_id == request->datacenter_id &&
 		cache->worker_bits == snowid_layout.worker_bits &&
 		cache->worker_id >= 0 && cache->worker_id <= request->max_worker_id;
@@ -384,12 +404,17 @@ snowid_cache_read(SnowidWorkerCache *cache, int elevel)
 		return false;
 	}
 
-	ok = fgets(line, sizeof(line), file) != NULL &&
-		sscanf(line, SNOWID_WORKER_FORMAT "%n", &version,
-			   &cache->datacenter_id, &cache->worker_id,
-			   &cache->worker_bits, &start) == 4 &&
-		start > 0 && version == SNOWID_WORKER_VERSION;
+	ok = fgets(line, sizeof(line), file) != NULL;
 	FreeFile(file);
+	if (ok && sscanf(line, SNOWID_WORKER_FORMAT_1 "%n",
+					 &cache->datacenter_id, &cache->worker_id,
+					 &cache->worker_bits, &start) == 3 && start > 0)
+		strlcpy(cache->store, "redis", sizeof(cache->store));
+	else
+		ok = ok && sscanf(line, SNOWID_WORKER_FORMAT "%n", &version,
+						  &cache->datacenter_id, &cache->worker_id,
+						  &cache->worker_bits, cache->store, &start) == 5 &&
+			start > 0 && version == SNOWID_WORKER_VERSION;
 
 	if (ok)
 	{
@@ -421,9 +446,10 @@ snowid_cache_write(const SnowidWorkerCache *cache)
 {
 	char		line[SNOWID_IDENTITY_LEN + 128];
 
-	snprintf(line, sizeof(line), SNOWID_WORKER_FORMAT "%s\n",
+	snprintf(line, sizeof(line),
+			 "snowid_worker %d datacenter_id=%d worker_id=%d worker_bits=%d store=%s identity=%s\n",
 			 SNOWID_WORKER_VERSION, cache->datacenter_id, cache->worker_id,
-			 cache->worker_bits, cache->identity);
+			 cache->worker_bits, cache->store, cache->identity);
 	if (!snowid_write_line_file(SNOWID_WORKER_FILE, line, WARNING) &&
 		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
 		ereport(WARNING,

@@ -12,8 +12,10 @@
  */
 #include "postgres.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
@@ -22,7 +24,9 @@
 /* How long a cancel request of a statement left running may take */
 #define SNOWID_PG_CANCEL_MS		1000
 
-static long snowid_pg_remaining(const SnowidPgSession *session);
+static bool snowid_pg_hostaddr(SnowidPgSession *session,
+							   const SnowidPgTarget *target, char *hostaddr,
+							   size_t len);
 static bool snowid_pg_wait(SnowidPgSession *session, pgsocket sock,
 						   int events);
 static bool snowid_pg_fail(SnowidPgSession *session, SnowidStoreStatus status,
@@ -38,9 +42,8 @@ snowid_pg_begin(SnowidPgSession *session, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
 	memset(session, 0, sizeof(*session));
-	INSTR_TIME_SET_CURRENT(session->start);
-	session->timeout_ms = request->timeout_ms;
-	session->wait_event_info = request->wait_event_info;
+	snowid_deadline_start(&session->deadline, request->timeout_ms,
+						  request->wait_event_info);
 	session->result = result;
 }
 
@@ -54,13 +57,19 @@ bool
 snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 {
 	static const char *const keywords[] = {
-		"dbname", "fallback_application_name", "client_encoding", NULL
+		"dbname", "fallback_application_name", "client_encoding", "hostaddr",
+		NULL
 	};
-	const char *values[] = {target->url, "snowid", "UTF8", NULL};
+	char		hostaddr[SNOWID_PG_URL_LEN];
+	const char *values[] = {target->url, "snowid", "UTF8", hostaddr, NULL};
 	char		sql[128];
 	PGresult   *res;
 	long		left;
 
+	if (!snowid_pg_hostaddr(session, target, hostaddr, sizeof(hostaddr)))
+		return false;
+	if (hostaddr[0] == '\0')
+		values[3] = NULL;		/* the URL's own, or none */
 	session->conn = PQconnectStartParams(keywords, values, 1);
 	if (session->conn == NULL)
 		return snowid_pg_fail(session, SNOWID_STORE_FAILED,
@@ -85,7 +94,7 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 			return false;
 	}
 
-	left = Max(snowid_pg_remaining(session), 1);
+	left = Max(snowid_deadline_remaining(&session->deadline), 1);
 	snprintf(sql, sizeof(sql),
 			 "SET statement_timeout = %ld; SET lock_timeout = %ld", left, left);
 	res = snowid_pg_query(session, sql, 0, NULL);
@@ -211,6 +220,9 @@ failed_quietly:
 void
 snowid_pg_end(SnowidPgSession *session)
 {
+	snowid_lookup_end(session->lookup);
+	session->lookup = NULL;
+	session->result->elapsed_ms = snowid_deadline_elapsed(&session->deadline);
 	if (session->conn == NULL)
 		return;
 	if (session->busy)
@@ -218,22 +230,85 @@ snowid_pg_end(SnowidPgSession *session)
 	PQfinish(session->conn);
 	session->conn = NULL;
 	session->busy = false;
-	session->result->elapsed_ms = session->timeout_ms -
-		snowid_pg_remaining(session);
 }
 
 /*
- * snowid_pg_remaining
- *		Milliseconds left of the session's deadline.
+ * snowid_pg_hostaddr
+ *		The addresses of the URL's hosts, comma-separated in the URL's order
+ *		as libpq's hostaddr takes them, each name resolved within the
+ *		deadline (an address, a socket directory or an empty entry left
+ *		empty for libpq); "" if there is no name to resolve, or the URL
+ *		gives hostaddr itself.  False, with the result saying why, if a name
+ *		has no address or the deadline passes.
  */
-static long
-snowid_pg_remaining(const SnowidPgSession *session)
+static bool
+snowid_pg_hostaddr(SnowidPgSession *session, const SnowidPgTarget *target,
+				   char *hostaddr, size_t len)
 {
-	instr_time	now;
+	PQconninfoOption *options = PQconninfoParse(target->url, NULL);
+	const char *hosts = NULL;
+	bool		given = false;
+	bool		named = false;
+	bool		ok = true;
 
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, session->start);
-	return session->timeout_ms - (long) INSTR_TIME_GET_MILLISEC(now);
+	hostaddr[0] = '\0';
+	if (options == NULL)
+		return true;			/* libpq says why when it connects */
+	for (PQconninfoOption *o = options; o->keyword != NULL; o++)
+	{
+		if (strcmp(o->keyword, "host") == 0 && o->val != NULL)
+			hosts = o->val;
+		if (strcmp(o->keyword, "hostaddr") == 0 && o->val != NULL &&
+			o->val[0] != '\0')
+			given = true;
+	}
+	for (const char *p = hosts; ok && !given && p != NULL;)
+	{
+		char		host[SNOWID_RESOLVE_HOST_LEN];
+		char		address[NI_MAXHOST] = "";
+		size_t		n = strcspn(p, ",");
+		int			error;
+
+		snprintf(host, sizeof(host), "%.*s", (int) n, p);
+		if (host[0] != '\0' && host[0] != '/' && host[0] != '@' &&
+			!snowid_host_is_address(host))
+		{
+			named = true;
+			error = snowid_resolve(host, &session->deadline, &session->lookup);
+			if (error == 0 &&
+				getnameinfo(snowid_lookup_addresses(session->lookup)->ai_addr,
+							snowid_lookup_addresses(session->lookup)->ai_addrlen,
+							address, sizeof(address), NULL, 0,
+							NI_NUMERICHOST) != 0)
+				error = EAI_FAIL;
+			snowid_lookup_end(session->lookup);
+			session->lookup = NULL;
+			if (error != 0)
+			{
+				char		text[SNOWID_STORE_MESSAGE_LEN];
+
+				if (error == EAI_INPROGRESS)
+					snprintf(text, sizeof(text),
+							 "Resolving \"%s\" did not complete within %d ms.",
+							 host, session->deadline.timeout_ms);
+				else
+					snprintf(text, sizeof(text), "Resolving \"%s\": %s.",
+							 host, gai_strerror(error));
+				ok = snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
+			}
+		}
+		if (strlen(hostaddr) + strlen(address) + 2 > len)
+			ok = snowid_pg_fail(session, SNOWID_STORE_FAILED,
+								"The URL names too many hosts.");
+		if (p != hosts)
+			strlcat(hostaddr, ",", len);
+		strlcat(hostaddr, address, len);
+		p = p[n] == ',' ? p + n + 1 : NULL;
+	}
+	PQconninfoFree(options);
+	if (!named)
+		hostaddr[0] = '\0';
+	return ok;
 }
 
 /*
@@ -248,7 +323,7 @@ snowid_pg_wait(SnowidPgSession *session, pgsocket sock, int events)
 {
 	for (;;)
 	{
-		long		left = snowid_pg_remaining(session);
+		long		left = snowid_deadline_remaining(&session->deadline);
 		int			rc;
 
 		if (left <= 0)
@@ -257,12 +332,13 @@ snowid_pg_wait(SnowidPgSession *session, pgsocket sock, int events)
 
 			snprintf(text, sizeof(text),
 					 "The coordination database did not answer within %d ms.",
-					 session->timeout_ms);
+					 session->deadline.timeout_ms);
 			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
 		}
 		rc = WaitLatchOrSocket(MyLatch,
 							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
-							   events, sock, left, session->wait_event_info);
+							   events, sock, left,
+							   session->deadline.wait_event_info);
 		if (rc & WL_LATCH_SET)
 			ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -340,7 +416,7 @@ snowid_pg_cancel(SnowidPgSession *session)
 				WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
 			(void) WaitLatchOrSocket(NULL, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
 									 events, PQcancelSocket(cancel), left,
-									 session->wait_event_info);
+									 session->deadline.wait_event_info);
 		}
 	}
 	PQcancelFinish(cancel);

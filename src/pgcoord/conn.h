@@ -19,7 +19,10 @@
  *			snowid_pg_end(&session);
  *		}
  *
- * A statement still running when the session ends (the deadline passed,
+ * Host names are resolved by snowid within the deadline, cancellably
+ * (util/resolve.h), and libpq is handed the addresses (hostaddr), so that
+ * its own lookup, which nothing can interrupt, never runs.  A statement
+ * still running when the session ends (the deadline passed,
  * or an interrupt) is cancelled: with a cancel request where libpq can
  * send one without blocking (libpq 17 and later), and in any case by the
  * statement_timeout that each session sets to what is left of its
@@ -32,18 +35,18 @@
 #define SNOWID_PGCOORD_CONN_H
 
 #include "libpq-fe.h"
-#include "portability/instr_time.h"
 
 #include "coord/store.h"
 #include "pgcoord/target.h"
+#include "util/deadline.h"
+#include "util/resolve.h"
 
 typedef struct SnowidPgSession
 {
 	PGconn	   *conn;
 	bool		busy;			/* a statement was sent and has not ended */
-	instr_time	start;
-	int			timeout_ms;
-	uint32		wait_event_info;
+	SnowidDeadline deadline;
+	SnowidLookup *lookup;		/* a host name's lookup under way, or NULL */
 	SnowidStoreResult *result;	/* where a failure is described */
 	bool		connected;		/* a connection was made */
 	char		sqlstate[6];	/* the server's error, or "" */

@@ -31,8 +31,8 @@
 #include "storage/latch.h"
 
 #include "redis/conn.h"
-#include "redis/resolve.h"
 #include "redis/tls.h"
+#include "util/resolve.h"
 
 static bool snowid_conn_connect(SnowidRedisConn *conn,
 								const SnowidRedisNode *node,
@@ -103,9 +103,22 @@ snowid_conn_connect_name(SnowidRedisConn *conn, const SnowidRedisNode *node,
 {
 	const struct addrinfo *address;
 	bool		connected = false;
+	int			error = snowid_resolve(node->host, conn->deadline,
+									   &conn->lookup);
 
-	if (!snowid_resolve(node->host, conn->deadline, &conn->lookup, result))
+	if (error == EAI_INPROGRESS)
+	{
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
+						  "Resolving the host name did not complete within snowid.redis_timeout_ms (%d ms).",
+						  conn->deadline->timeout_ms);
 		return false;
+	}
+	if (error != 0)
+	{
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s.",
+						  gai_strerror(error));
+		return false;
+	}
 	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 					  "The host name has no address to connect to.");
 	for (address = snowid_lookup_addresses(conn->lookup);

@@ -14,17 +14,10 @@
 #include "portability/instr_time.h"
 
 #include "redis/result.h"
+#include "util/deadline.h"
 
 struct redisContext;
 struct SnowidLookup;
-
-/* The deadline of a claim, on the monotonic clock */
-typedef struct SnowidDeadline
-{
-	instr_time	start;
-	int			timeout_ms;
-	uint32		wait_event_info;	/* shown while waiting on the socket */
-} SnowidDeadline;
 
 /* An open connection; context NULL when closed */
 typedef struct SnowidRedisConn
@@ -49,12 +42,6 @@ typedef struct SnowidRedisTls
 	const char *key_passphrase_file;	/* the key's passphrase; NULL or ""
 										 * for an unencrypted key */
 } SnowidRedisTls;
-
-extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
-								  uint32 wait_event_info);
-extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
-extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
-extern bool snowid_deadline_nap(const SnowidDeadline *deadline, long ms);
 
 extern bool snowid_conn_wait(SnowidRedisConn *conn, int events,
 							 SnowidRedisResult *result);

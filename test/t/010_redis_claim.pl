@@ -134,7 +134,7 @@ ok($node_a->log_contains(
 
 # The cache file holds the claim with the identity.
 like(slurp_file($node_a->data_dir . '/snowid_worker'),
-	qr/^snowid_worker 1 datacenter_id=$dc worker_id=$worker_a worker_bits=5 identity=\Q@{[SnowidRedis::identity($node_a, $dc)]}\E\n\z/,
+	qr/^snowid_worker 2 datacenter_id=$dc worker_id=$worker_a worker_bits=5 store=redis identity=\Q@{[SnowidRedis::identity($node_a, $dc)]}\E\n\z/,
 	'the claim is cached in the data directory');
 
 $ids->no_duplicates;

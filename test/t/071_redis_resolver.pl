@@ -3,7 +3,8 @@
 # cancel, statement_timeout or a fast shutdown ends it at once, however long
 # the system's resolver would wait (here 150 s a lookup; hiredis made two).
 # The server stays healthy, and names that resolve (through DNS, or
-# /etc/hosts) still work, each address of a name tried in turn.
+# /etc/hosts) still work, each address of a name tried in turn.  The same
+# for a coordination database behind a host name.
 #
 # The test runs in namespaces of its own (SnowidFakeDns::isolate): a
 # network with only loopback, where test/t/fake_dns_server listens on
@@ -24,6 +25,7 @@ BEGIN
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -43,7 +45,8 @@ my $redis = SnowidRedis->new(tcp => 1, args => [ '--bind', '127.0.0.3' ]);
 my $port = $redis->port;
 my $dns = SnowidFakeDns->new(
 	'redis.snowid.test'   => '127.0.0.2,127.0.0.3',
-	'refused.snowid.test' => '127.0.0.2');
+	'refused.snowid.test' => '127.0.0.2',
+	'coord.snowid.test'   => '127.0.0.1');
 
 my $node = SnowidTest::new_node('resolver',
 	{
@@ -227,6 +230,69 @@ SnowidTest::next_ids($node, 10);
 is(SnowidRedis::worker($node), '0|redis', 'an address: claimed');
 ok(!grep({ /^(localhost|127\.0\.0\.1) / } $dns->queries),
 	'neither /etc/hosts names nor addresses ask the name server');
+
+# A coordination database behind a host name: snowid resolves it, within
+# snowid.coordinator_timeout_ms and cancellably, and hands libpq the
+# address (libpq's own lookup could not be interrupted).
+my $coord = SnowidPgCoord->new;
+my $cn = $coord->node;
+my $hba = $cn->data_dir . '/pg_hba.conf';
+my $hba_lines = PostgreSQL::Test::Utils::slurp_file($hba);
+open(my $hba_fh, '>', $hba) or die "could not write $hba: $!";
+print $hba_fh "host coord coord_fleet 127.0.0.1/32 trust\n", $hba_lines;
+close $hba_fh;
+$cn->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'\n");
+$cn->restart;
+my $cport = $cn->port;
+
+sub use_coordinator
+{
+	my ($url, $timeout) = @_;
+
+	$node->stop;
+	SnowidTest::set_conf($node,
+		'snowid.redis_url' => '',
+		'snowid.coordinator_url' => $url,
+		'snowid.coordinator_timeout_ms' => $timeout);
+	$node->start;
+	return;
+}
+
+use_coordinator("postgresql://coord_fleet\@hang.snowid.test:$cport/coord",
+	1000);
+$start = time;
+$session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
+cmp_ok(ended_after($session, $start, 'coordination database, unanswered name'),
+	'<', $ends_within_s,
+	'a coordination database behind an unanswered name: the claim ends at its deadline');
+like($session->stderr,
+	qr/ERROR:  08001: could not connect to the coordination database at hang\.snowid\.test:$cport\/coord\nDETAIL:  Resolving "hang\.snowid\.test" did not complete within 1000 ms\./,
+	'and says the name did not resolve in time');
+like($session->stderr,
+	qr/ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id 0 of datacenter 1 was claimed in redis, not in postgresql/,
+	'the id claimed in Redis is not used for the coordination database');
+
+use_coordinator("postgresql://coord_fleet\@hang.snowid.test:$cport/coord",
+	600000);
+my $asked = grep { /^hang\.snowid\.test / } $dns->queries;
+$session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'SELECT snowid_next()'")
+  or die 'the claim never started';
+usleep(100_000) while (grep { /^hang\.snowid\.test / } $dns->queries) <= $asked;
+$start = time;
+$node->safe_psql('postgres', q{
+	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	WHERE query = 'SELECT snowid_next()'});
+cmp_ok(ended_after($session, $start, 'coordination database, cancel'), '<',
+	$ends_within_s, 'a cancel ends a claim waiting for the name at once');
+like($session->stderr, qr/57014/, 'as a cancel');
+
+use_coordinator("postgresql://coord_fleet\@coord.snowid.test:$cport/coord",
+	5000);
+SnowidTest::next_ids($node, 10);
+like(SnowidRedis::worker($node), qr/^\d+\|postgresql$/,
+	'a name that resolves: claimed from the coordination database');
 
 $node->stop;
 done_testing();

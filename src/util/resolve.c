@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * resolve.c
- *	  A Redis server's host name resolved to its addresses within the
+ *	  A coordinator's host name resolved to its addresses within the
  *	  deadline of the call: the lookup runs in glibc's getaddrinfo_a()
  *	  while the backend waits on its latch, checking for interrupts, and
  *	  is given up at the deadline or at a cancel.
@@ -12,7 +12,9 @@
  * getaddrinfo_a() runs it in a helper thread of glibc's, and this file
  * polls for its end in naps of at most SNOWID_LOOKUP_NAP_MS.  The names
  * looked up, and the order, are hiredis' own: IPv4 addresses, and IPv6 ones
- * only when a name has no IPv4 address.
+ * only when a name has no IPv4 address.  Redis' connections (redis/conn.c)
+ * and a coordination database's (pgcoord/conn.c, which hands libpq the
+ * address as hostaddr) resolve through here.
  *
  * A thread in a backend: the helper thread runs nothing but getaddrinfo()
  * on the memory of its own request (never palloc, ereport, a latch or
@@ -46,7 +48,7 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 
-#include "redis/resolve.h"
+#include "util/resolve.h"
 
 #if defined(__GLIBC__) && defined(GAI_NOWAIT)
 #define SNOWID_HAVE_GETADDRINFO_A
@@ -63,7 +65,7 @@ struct SnowidLookup
 								 * ar_name and ar_request point below */
 #endif
 	struct addrinfo hints;
-	char		name[SNOWID_REDIS_HOST_LEN];
+	char		name[SNOWID_RESOLVE_HOST_LEN];
 	/* set once the lookup is done (snowid_lookup_done): */
 	int			error;			/* 0, or getaddrinfo()'s error */
 	struct addrinfo *addresses; /* without error: the addresses */
@@ -107,14 +109,15 @@ snowid_host_is_address(const char *host)
 /*
  * snowid_resolve
  *		Resolves host before the deadline: its IPv4 addresses, or its IPv6
- *		ones if it has none, as hiredis does.  True with *lookup holding the
- *		addresses; false with result filled.  *lookup is set while the
- *		lookup runs, so that the caller ends it with snowid_lookup_end() also
- *		when a cancel raises its error from the wait.
+ *		ones if it has none, as hiredis does.  0 with *lookup holding the
+ *		addresses; else getaddrinfo()'s error, or EAI_INPROGRESS if the
+ *		deadline came first.  *lookup is set while the lookup runs, so that
+ *		the caller ends it with snowid_lookup_end() also when a cancel
+ *		raises its error from the wait.
  */
-bool
+int
 snowid_resolve(const char *host, const SnowidDeadline *deadline,
-			   SnowidLookup **lookup, SnowidRedisResult *result)
+			   SnowidLookup **lookup)
 {
 	static const int families[] = {AF_INET, AF_INET6};
 	int			error = EAI_FAIL;
@@ -128,20 +131,13 @@ snowid_resolve(const char *host, const SnowidDeadline *deadline,
 			break;
 		error = snowid_lookup_wait(*lookup, deadline);
 		if (error == 0)
-			return true;
+			return 0;
 		snowid_lookup_end(*lookup);
 		*lookup = NULL;
 		if (error == EAI_INPROGRESS)
-		{
-			snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
-							  "Resolving the host name did not complete within snowid.redis_timeout_ms (%d ms).",
-							  deadline->timeout_ms);
-			return false;
-		}
+			break;
 	}
-	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s.",
-					  gai_strerror(error));
-	return false;
+	return error;
 }
 
 /*
