@@ -1,8 +1,11 @@
 # The workload benchmark does not rot: test/bench/run --workload --quick runs
 # the order-and-lines transaction of every key kind on pgbench against the
-# installed snowid and writes a well-formed CSV, and test/bench/run --plot draws
-# the charts and prints the tables from it.  No timing is asserted: only
-# that every run happened and its figures are figures.  About a minute; it
+# installed snowid, with synchronous_commit on and off, and writes a
+# well-formed CSV (commit mode, memory limit, blocks read per transaction
+# among its columns), and test/bench/run --plot draws the charts and prints
+# the tables from it.  The quick mode runs without a memory limit (no
+# cgroup), as CI may offer none.  No timing is asserted: only that every
+# run happened and its figures are figures.  About a minute; it
 # runs on PostgreSQL 15 (Debian's, the one the benchmark's figures come
 # from with 18) and on 18, the first with uuidv7(), so that every key kind
 # is run in CI.
@@ -56,9 +59,10 @@ like($out, qr/DEFAULT snowid_next\(\) against the others/,
 	'it prints the tables');
 
 # The CSV
-my @columns = qw(pg version kind clients step orders rows pk_bytes
-  pk_bytes_per_row seconds transactions tps latency_p50_ms latency_p99_ms
-  wal_bytes_per_tx fpi_per_tx load);
+my @columns = qw(pg version kind commit clients step run memory_bytes orders
+  rows pk_bytes pk_bytes_per_row seconds transactions tps latency_p50_ms
+  latency_p99_ms wal_bytes_per_tx fpi_per_tx blks_read_per_tx load machine
+  date);
 my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
 is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
 
@@ -77,11 +81,18 @@ for my $line (@lines)
 		last;
 	}
 	@r{@columns} = @f;
-	for my $c (grep { !/^(version|kind)$/ } @columns)
+	for my $c (grep { !/^(version|kind|commit|machine|date)$/ } @columns)
 	{
 		$bad = "$c is not a number: $line" unless $r{$c} =~ /^\d+(\.\d+)?$/;
 	}
 	$bad = "not PostgreSQL $major: $line" unless $r{pg} == $major;
+	$bad = "commit is neither on nor off: $line"
+	  unless $r{commit} =~ /^(on|off)$/;
+	$bad = "a memory limit in the quick mode: $line"
+	  unless $r{memory_bytes} == 0;
+	$bad = "not the first run of its point: $line" unless $r{run} == 1;
+	$bad = "no machine: $line" unless $r{machine} =~ /\d+ cores/;
+	$bad = "not a date: $line" unless $r{date} =~ /^\d{4}-\d\d-\d\d$/;
 	$bad = "no transactions: $line"
 	  unless $r{transactions} > 0 && $r{tps} > 0 && $r{wal_bytes_per_tx} > 0;
 	$bad = "a median above the 99th percentile: $line"
@@ -99,25 +110,33 @@ for my $kind (@kinds)
 {
 	my @r = @{ $runs{$kind} // [] };
 
-	is( join(' ', map { "$_->{step}:$_->{clients}" } @r),
-		"1:$growth 2:$growth 2:1",
-		"$kind: two steps from 2 x the cores clients, then one from 1");
-	ok(@r == 3 && $r[1]{orders} > $r[0]{orders} && $r[2]{orders} > $r[1]{orders},
+	is( join(' ', map { "$_->{step}:$_->{clients}:$_->{commit}" } @r),
+		"1:$growth:on 1:$growth:off 2:$growth:on 2:$growth:off 2:1:on 2:1:off",
+		"$kind: two steps from 2 x the cores clients, then one from 1, each with synchronous_commit on and off"
+	);
+	ok(@r == 6 && !grep({ $r[$_]{orders} <= $r[ $_ - 1 ]{orders} } 1 .. $#r),
 		"$kind: the tables grow");
 }
 cmp_ok($pk{uuid_v4} // 0, '>', $pk{bigserial} // 0,
 	'a uuid primary key takes more bytes a row than a bigint one');
+like($out, qr/blocks read\/tx.*\n(?:.*\n)*.*synchronous_commit = off/,
+	'the tables show blocks read and both commit modes');
 
 # The charts
 ($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
 is($rc, 0, 'test/bench/run --plot runs through') or diag($out);
-for my $name (qw(tps latency wal fpi pk clients))
+my @charts = qw(keys wal memory reads latency fpi clients);
+push @charts, 'uuidv7' if $major >= 18;
+for my $name (@charts)
 {
 	my $svg = "$dir/svg/workload-$name.svg";
 	my $text = -f $svg ? slurp_file($svg) : '';
 
-	like($text, qr/<svg.*PostgreSQL $major\..*<\/svg>/s,
-		"workload-$name.svg is a chart of PostgreSQL $major");
+	like($text, qr/<svg.*PostgreSQL $major\.[^<]*\d{4}-\d\d-\d\d.*<\/svg>/s,
+		"workload-$name.svg is a chart of PostgreSQL $major, dated");
+	like($text, qr/\d+ cores/, "workload-$name.svg names the machine");
 }
+ok(!-e "$dir/svg/workload-uuidv7.svg", 'no uuidv7() chart before PostgreSQL 18')
+  if $major < 18;
 
 done_testing();
