@@ -15,6 +15,9 @@
 # configured or not, is refused with a clear error (and writes nothing)
 # until the claiming server can start above the fence, and then starts
 # there.
+#
+# The test runs against either store (SnowidCoord): Redis, or a PostgreSQL
+# coordination database.
 use strict;
 use warnings;
 
@@ -23,20 +26,20 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
 # -- as measured ---------------------------------------------------------
 
 my $dc = 1;
-my $a = $redis->new_node('a',
+my $a = $coord->new_node('a',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
 SnowidLease::start_skewed($a, '+20s');
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -53,14 +56,14 @@ is($a->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 $a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
 my $a_first_ms = SnowidLease::id_ms($a, $a_min);
 my $a_last_ms = SnowidLease::id_ms($a, $a_max);
-cmp_ok(SnowidLease::fence($redis, $dc, 0), '>', $a_last_ms,
+cmp_ok(SnowidLease::fence($coord, $dc, 0), '>', $a_last_ms,
 	'the fence of worker id 0 lies past a\'s last id');
 
-my $b = $redis->new_node('b', { 'snowid.datacenter_id' => $dc });
+my $b = $coord->new_node('b', { 'snowid.datacenter_id' => $dc });
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $b->safe_psql('postgres', 'SELECT snowid_next()');
-is(SnowidRedis::worker($b), '1|redis',
+is(SnowidRedis::worker($b), '1|' . $coord->source,
 	'b claims for good the lowest id it can start above at once: worker id 1, not the fenced 0');
 
 # b takes ids while its clock passes through a's milliseconds.
@@ -92,38 +95,38 @@ my %layout = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 1,
 	'snowid.sequence_bits' => 0);
-my $a2 = $redis->new_node('a2',
+my $a2 = $coord->new_node('a2',
 	{ %layout, 'snowid.worker_lease' => '60s', 'snowid.max_drift_ms' => 25000 });
 $a2->start;
 $a2->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($a2), 0, 'a2 takes worker id 0 on lease');
-my $p = $redis->new_node('p', \%layout);
+my $p = $coord->new_node('p', \%layout);
 $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $p->safe_psql('postgres', 'SELECT snowid_next()');
-is(SnowidRedis::worker($p), '1|redis', 'p holds worker id 1 for good');
+is(SnowidRedis::worker($p), '1|' . $coord->source, 'p holds worker id 1 for good');
 
 my $a2_max = $a2->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(25000) id');
 is($a2->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'a2 runs its drift budget ahead of its clock and gives worker id 0 back');
-my $fence = SnowidLease::fence($redis, $dc, 0);
+my $fence = SnowidLease::fence($coord, $dc, 0);
 cmp_ok($fence, '>', SnowidLease::id_ms($a2, $a2_max), 'the fence lies past a2\'s last id');
 
 # A configured worker id: refused until the server can start above the
 # fence, with nothing written.
-my $c = $redis->new_node('c', { %layout, 'snowid.worker_id' => 0 });
+my $c = $coord->new_node('c', { %layout, 'snowid.worker_id' => 0 });
 $c->start;
 $c->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($c, 'SELECT snowid_next()');
 like($err,
 	qr/55006: worker id 0 of datacenter 2 cannot be taken until .*DETAIL:  It was on lease, and the ids its last holder issued reach up to then.*HINT:  Wait until then and call again, or set snowid.worker_id to another free id/s,
 	'a configured worker id fenced past the drift budget: a clear error');
-ok(!exists $redis->owners($dc)->{0}, 'and nothing is written in redis');
+ok(!exists $coord->owners($dc)->{0}, 'and nothing is written in the store');
 $c->stop;
 
 # A free choice: the same, then the id once the clock is near enough.
-my $b2 = $redis->new_node('b2', \%layout);
+my $b2 = $coord->new_node('b2', \%layout);
 $b2->start;
 $b2->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $err = SnowidTest::psql_error($b2, 'SELECT snowid_next()');
@@ -144,10 +147,11 @@ for (1 .. 600)
 	Time::HiRes::sleep(0.1);
 }
 ok(defined $first, 'b2 takes the id once its clock is within its drift budget of the fence');
-is(SnowidRedis::worker($b2), '0|redis', 'b2 holds worker id 0 for good');
+is(SnowidRedis::worker($b2), '0|' . $coord->source, 'b2 holds worker id 0 for good');
 cmp_ok($first, '>', $a2_max, 'b2\'s first id lies above every id a2 issued');
 cmp_ok(SnowidLease::id_ms($b2, $first), '>=', $fence, 'at or above the fence');
-ok($b2->log_contains(qr/snowid starts the ids of worker id 0 above its fence in redis/),
+ok($b2->log_contains(
+		qr/snowid starts the ids of worker id 0 above its fence in ${\ $coord->source}/),
 	'the log says where b2 starts');
 
 done_testing();

@@ -1,5 +1,5 @@
 # A copy of a lease holder's data directory, restored in its place (same
-# host, port and system identifier, so the same identity in Redis), must
+# host, port and system identifier, so the same identity in the store), must
 # not repeat the ids the original issued after the copy was taken.  The
 # restored server re-claims its own lease (the "keep" path), which used to
 # give back the floor the id was first taken with, so that only the copy's
@@ -10,6 +10,9 @@
 # ahead of its clock (one id a millisecond, within its drift budget and its
 # fence) before it crashes; the copy, restored at once, must start above
 # all of that.
+#
+# The test runs against either store (SnowidCoord): Redis, or a PostgreSQL
+# coordination database.
 use strict;
 use warnings;
 
@@ -19,6 +22,7 @@ use lib $FindBin::RealBin;
 use File::Path qw(rmtree);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
@@ -26,8 +30,8 @@ use Test::More;
 use Time::HiRes ();
 
 my $dc = 5;
-my $redis = SnowidRedis->new;
-my $node = $redis->new_node('s',
+my $coord = SnowidCoord->new;
+my $node = $coord->new_node('s',
 	{
 		'snowid.datacenter_id' => $dc,
 		'snowid.worker_bits' => 0,

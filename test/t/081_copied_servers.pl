@@ -1,21 +1,23 @@
 # Several writable servers: what goes wrong, and what snowid does about it.
 #
 # - Two servers configured with the same worker id, both registering it in
-#   Redis (server R and a twin): the second is refused, naming both.
+#   the store (server R and a twin): the second is refused, naming both.
 # - A copy of R's data directory (a standby, promoted while R runs): with
-#   R's settings Redis refuses it R's worker id; set to claim, it claims
-#   one of its own.  (Configured without Redis, a copy shares its
+#   R's settings the store refuses it R's worker id; set to claim, it claims
+#   one of its own.  (Configured without a store, a copy shares its
 #   original's system identifier and cannot be told from a failover.)
 # - A copy that became a cluster of its own, with a new system identifier:
 #   the mark file names the cluster and the worker id it was copied with.
 #   A fresh cluster given the mark file of a standby of publisher P (worker
-#   id from snowid.worker_id, no Redis), and on 17 and later a standby of P
+#   id from snowid.worker_id, no store), and on 17 and later a standby of P
 #   turned into a logical subscriber by pg_createsubscriber, refuse to
 #   issue ids with P's worker id, across restarts, while replication goes
 #   on; with a worker id of their own they issue ids.  A standby of R
 #   turned into a subscriber is refused R's worker id by Redis (and by
 #   snowid without Redis), and claims one of its own once set to claim.  Both subscribers keep receiving
 #   their publisher's rows without a key conflict.
+#
+# R's store is Redis or a PostgreSQL coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -25,40 +27,42 @@ use lib $FindBin::RealBin;
 use File::Copy;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $orders = q{
 	CREATE EXTENSION snowid;
 	CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowid_next(), who text);
 	INSERT INTO orders (who) SELECT 'publisher' FROM generate_series(1, 100)};
 
-# Server R registers worker id 1 of datacenter 0 in Redis; another server
+# Server R registers worker id 1 of datacenter 0 in the store; another server
 # configured with the same worker id is refused.
 # Every cluster here has a system identifier of its own (force_initdb: not
 # a copy of the tests' initdb template), as in real life.
-my $r_node = $redis->new_node('redis_publisher', { 'snowid.worker_id' => 1 },
+my $r_node = $coord->new_node('publisher_r', { 'snowid.worker_id' => 1 },
 	allows_streaming => 1, force_initdb => 1);
 $r_node->start;
 $r_node->safe_psql('postgres', $orders);
 my $r_identity = SnowidRedis::identity($r_node, 0);
-my $twin = $redis->new_node('twin', { 'snowid.worker_id' => 1 },
+my $twin = $coord->new_node('twin', { 'snowid.worker_id' => 1 },
 	force_initdb => 1);
 $twin->start;
 $twin->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($twin, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
-	'the same snowid.worker_id on two servers registering in Redis: the second is refused');
-like($err, qr/Redis has worker id 1 registered to "\Q$r_identity\E"/,
+	'the same snowid.worker_id on two servers registering in the store: the second is refused');
+like($err,
+	qr/(Redis|the coordination database) has worker id 1 registered to "\Q$r_identity\E"/,
 	'the error names the server that holds it');
 $twin->stop;
 
 # A standby of R, promoted while R runs, as a copy made to become a second
-# writable server: with R's settings Redis refuses it R's worker id; set
-# to claim one, it claims a worker id of its own.
+# writable server: with R's settings the store refuses it R's worker id;
+# set to claim one, it claims a worker id of its own.
 $r_node->backup('copy');
 my $copy = PostgreSQL::Test::Cluster->new('copy');
 $copy->init_from_backup($r_node, 'copy', has_streaming => 1);
@@ -69,21 +73,21 @@ $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the copy was not promoted';
 like(SnowidTest::psql_error($copy, 'SELECT snowid_next()'),
 	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
-	'a promoted copy with the settings of its original: Redis refuses the worker id');
+	'a promoted copy with the settings of its original: the store refuses the worker id');
 SnowidTest::set_conf($copy, 'snowid.worker_id' => -1);
 $copy->restart;
 my $copy_max = $copy->safe_psql('postgres',
 	q{INSERT INTO orders (who) SELECT 'copy' FROM generate_series(1, 100);
 	  SELECT max(id) FROM orders WHERE who = 'copy'});
 my ($copy_worker, $copy_source) = split /\|/, SnowidRedis::worker($copy);
-is($copy_source, 'redis', 'the copy, set to claim from Redis, claims');
+is($copy_source, $coord->source, 'the copy, set to claim from the store, claims');
 isnt($copy_worker, '1', 'a worker id other than its original\'s');
 is($copy->safe_psql('postgres', "SELECT worker_id FROM snowid_decode($copy_max)"),
 	$copy_worker, 'its ids carry the worker id it claimed');
 $copy->stop;
 
 # The publisher P: worker id 2 of datacenter 4 from snowid.worker_id, no
-# Redis.
+# store.
 my $publisher = SnowidTest::new_node('publisher',
 	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 2 },
 	allows_streaming => 1, force_initdb => 1);
@@ -126,7 +130,7 @@ like($err,
 	qr/DETAIL:  This data directory was copied from the cluster with system identifier $publisher_sysid .* with system identifier $fresh_sysid, /,
 	'the detail names both system identifiers');
 like($err,
-	qr/HINT:  Set snowid\.worker_id to a worker id that no other server of datacenter 4 uses, or claim one through snowid\.redis_url, and restart the server\./,
+	qr/HINT:  Set snowid\.worker_id to a worker id that no other server of datacenter 4 uses, or claim one through snowid\.coordinator_url, and restart the server\./,
 	'the hint says what to do');
 $fresh->restart;
 like(SnowidTest::psql_error($fresh, 'SELECT snowid_next_batch(10)'),

@@ -9,7 +9,7 @@
 # crashes and starts again within its lease.  Its fence lies a lease past
 # its generator, beyond its clock plus its drift budget and
 # snowid.max_wait_ms, so its lease claim moves to another id and takes
-# worker id 0 out of the owners hash.  Before, a permanent claim read fences
+# worker id 0 from its holder.  Before, a permanent claim read fences
 # only from the owners hash: server b, configured with worker id 0, took it
 # with floor 0 and repeated a's ids (315,935 in the report).  Now b is
 # refused until it can start above the fence, and a server that can (a
@@ -18,14 +18,17 @@
 #
 # Then the other doors of the same hole:
 # - the repair by hand an older hint suggested (HDEL of a crashed lease
-#   holder's owners entry) leaves the fence, which the next claim honours;
-#   the hint now says to wait for the lease to run out;
+#   holder's owners entry; in a coordination database, its holder removed
+#   by hand) leaves the fence, which the next claim honours; the hint now
+#   says to wait for the lease to run out;
 # - a permanent claim of an id whose lease ran out is allowed (before, such
 #   an id was never reused), above its fence;
-# - a fence that a release of 1.3 or earlier left in the owners hash
-#   ("fence:<worker id>") is honoured;
+# - a fence that a release of 1.3 or earlier left in Redis' owners hash
+#   ("fence:<worker id>") is honoured (Redis only: a coordination database
+#   has no older releases);
 # - a deliberate layout switch removes the mark file, and with it the
-#   holder name; the administrator's snowid_2_free fences the old id.
+#   holder name; the administrator's free (snowid_2_free in Redis,
+#   snowid_coordinator.free()) fences the old id.
 use strict;
 use warnings;
 
@@ -34,19 +37,19 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
 # -- as measured ---------------------------------------------------------
 
 my $dc = 1;
-my $a = $redis->new_node('a',
+my $a = $coord->new_node('a',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
 SnowidLease::start_skewed($a, '+20s');
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -66,23 +69,23 @@ SnowidLease::start_skewed($a, '+20s');
 my $moved = SnowidLease::wait_lease($a);
 isnt($moved, $w,
 	'a, crashed and started again within its lease, cannot start above its fence (a lease ahead) within its drift budget and snowid.max_wait_ms: it leases another id');
-ok(!exists $redis->owners($dc)->{$w}, "worker id $w is no one's now");
-my $fence = SnowidLease::fence($redis, $dc, $w);
+ok(!exists $coord->owners($dc)->{$w}, "worker id $w is no one's now");
+my $fence = SnowidLease::fence($coord, $dc, $w);
 cmp_ok($fence, '>', $a_last_ms, "its fence lies past a's last id");
 
 # A configured worker id: refused until the server can start above the
 # fence, and nothing written.
-my $b = $redis->new_node('b',
+my $b = $coord->new_node('b',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $w });
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 like(SnowidTest::psql_error($b, 'SELECT snowid_next()'),
 	qr/55006: worker id $w of datacenter $dc cannot be taken until /,
 	'b, configured with that id, is refused: the claim reads its fence');
-ok(!exists $redis->owners($dc)->{$w}, 'and nothing is written');
+ok(!exists $coord->owners($dc)->{$w}, 'and nothing is written');
 
 # A free choice passes the fenced id by.
-my $c = $redis->new_node('c', { 'snowid.datacenter_id' => $dc });
+my $c = $coord->new_node('c', { 'snowid.datacenter_id' => $dc });
 $c->start;
 $c->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $c->safe_psql('postgres', 'SELECT snowid_next()');
@@ -111,7 +114,7 @@ $_->stop for $a, $b, $c;
 # -- a crashed lease holder: the hint, the repair by hand, the lease run out
 
 $dc = 2;
-my $d = $redis->new_node('d',
+my $d = $coord->new_node('d',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '30s' });
 $d->start;
 $d->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -121,7 +124,7 @@ my $d_max = $d->safe_psql('postgres',
 my $d_last_ms = SnowidLease::id_ms($d, $d_max);
 $d->stop('immediate');
 
-my $e = $redis->new_node('e',
+my $e = $coord->new_node('e',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $dw });
 $e->start;
 $e->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -130,16 +133,18 @@ like($err,
 	qr/55006: worker id $dw of datacenter $dc is held by another server.*HINT:  Set snowid.worker_id to a free id, or wait until that lease runs out/s,
 	'a configured id on a live lease: the hint says to wait for the lease, not to HDEL it');
 
-# What the older hint said: HDEL of the owners entry.  The fence stays.
-$redis->cli('HDEL', SnowidRedis::owners_key($dc), $dw);
-$fence = SnowidLease::fence($redis, $dc, $dw);
-cmp_ok($fence, '>', $d_last_ms, "after HDEL by hand, the fence of $dw stays");
+# What the older hint said: HDEL of the owners entry (the holder removed
+# by hand).  The fence stays.
+$coord->remove_holder($dc, $dw);
+$fence = SnowidLease::fence($coord, $dc, $dw);
+cmp_ok($fence, '>', $d_last_ms,
+	"after its holder is removed by hand, the fence of $dw stays");
 like(SnowidTest::psql_error($e, 'SELECT snowid_next()'),
 	qr/55006: worker id $dw of datacenter $dc cannot be taken until /,
 	'and the next claim is refused until it can start above the fence');
 
 # The lease run out, without the HDEL: a permanent claim takes the id.
-my $f = $redis->new_node('f',
+my $f = $coord->new_node('f',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '2s' });
 $f->start;
 $f->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -147,7 +152,7 @@ my $fw = SnowidLease::wait_lease($f);
 my $f_max = $f->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(100000) id');
 $f->stop('immediate');
-my $g = $redis->new_node('g',
+my $g = $coord->new_node('g',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $fw,
 	  'snowid.max_drift_ms' => '30s' });
 $g->start;
@@ -157,9 +162,9 @@ $g->poll_query_until('postgres',
   or die 'g never took the id whose lease ran out';
 is(SnowidRedis::worker($g), "$fw|config",
 	'a permanent claim takes an id whose lease ran out');
-is($redis->owners($dc)->{$fw}, SnowidRedis::identity($g, $dc),
+is($coord->owners($dc)->{$fw}, SnowidRedis::identity($g, $dc),
 	'and holds it for good');
-ok(!defined SnowidLease::hget($redis, $dc, 'leases', $fw),
+ok(!defined SnowidLease::hget($coord, $dc, 'leases', $fw),
 	'the run-out lease is gone');
 my $g_first = $g->safe_psql('postgres', 'SELECT snowid_next()');
 cmp_ok($g_first, '>', $f_max, "its ids lie above the last lease holder's");
@@ -167,26 +172,33 @@ $_->stop for $e, $g;
 
 # -- a fence of release 1.3 in the owners hash ---------------------------
 
+# Redis only: the field "fence:<worker id>" of the owners hash is where
+# releases 1.3 and earlier left a fence; a coordination database has no
+# such older releases, and its only fence is the one checked above.
 $dc = 3;
-my $old_fence = SnowidLease::now_ms() + 600_000;
-$redis->cli('HSET', SnowidRedis::owners_key($dc), 'fence:4', $old_fence);
-my $h = $redis->new_node('h',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 4 });
-$h->start;
-$h->safe_psql('postgres', 'CREATE EXTENSION snowid');
-like(SnowidTest::psql_error($h, 'SELECT snowid_next()'),
-	qr/55006: worker id 4 of datacenter $dc cannot be taken until /,
-	'a fence left in the owners hash by release 1.3 is honoured');
-$h->stop;
+if (SnowidCoord::store() eq 'redis')
+{
+	my $old_fence = SnowidLease::now_ms() + 600_000;
+	$coord->cli('HSET', SnowidRedis::owners_key($dc), 'fence:4', $old_fence);
+	my $h = $coord->new_node('h',
+		{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 4 });
+	$h->start;
+	$h->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	like(SnowidTest::psql_error($h, 'SELECT snowid_next()'),
+		qr/55006: worker id 4 of datacenter $dc cannot be taken until /,
+		'a fence left in the owners hash by release 1.3 is honoured');
+	$h->stop;
+}
 
 # -- a layout change -------------------------------------------------------
 
 # A deliberate switch of layouts (doc/layouts.md) removes the mark file,
 # and with it the instance of the data directory: the server claims under a
-# new holder name, and its old worker id is freed with the library's
-# function, which fences it.
+# new holder name, and its old worker id is freed by the administrator's
+# free (the library's snowid_2_free, or snowid_coordinator.free()), which
+# fences it.
 $dc = 4;
-my $p = $redis->new_node('p',
+my $p = $coord->new_node('p',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 3 });
 $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -202,10 +214,10 @@ $p->start;
 $p->safe_psql('postgres', 'SELECT snowid_next()');
 is((split /\|/, SnowidRedis::worker($p))[0], 0,
 	'p, its worker ids narrowed to 0 and 1, claims one of them under a new holder name');
-is($redis->owners($dc)->{3}, $p_old_name, 'its old name still holds worker id 3');
-$redis->free($dc, 3, 0);
-ok(!exists $redis->owners($dc)->{3}, 'snowid_2_free takes worker id 3 from it');
-cmp_ok(SnowidLease::fence($redis, $dc, 3), '>', $p_last_ms,
+is($coord->owners($dc)->{3}, $p_old_name, 'its old name still holds worker id 3');
+$coord->free($dc, 3, 0);
+ok(!exists $coord->owners($dc)->{3}, 'the administrator\'s free takes worker id 3 from it');
+cmp_ok(SnowidLease::fence($coord, $dc, 3), '>', $p_last_ms,
 	'fenced past its last id');
 $p->stop;
 

@@ -1,9 +1,10 @@
-# A floor from Redis reaches the disk before it is relied on.  A claim that
+# A floor from the store reaches the disk before it is relied on.  A claim that
 # takes a fenced worker id moves the generator to the fence; before, it did
 # so in shared memory only, after the cache file already named the new id.
 # A server that died before its first id wrote a mark then came back with
-# Redis unreachable, took the cached id without confirmation and started at
-# its old mark: below the fence, among the ids of the id's last holder.
+# the store unreachable, took the cached id without confirmation and
+# started at its old mark: below the fence, among the ids of the id's last
+# holder.
 #
 # Server l holds worker id 0 on lease with its clock 20 s ahead, issues ids
 # and gives the id back: its fence lies 20 s ahead of the real clock.
@@ -11,9 +12,11 @@
 # id 0 above that fence, but its mark cannot be written (a directory stands
 # where the mark's temporary file goes).  Now the claim writes the mark past
 # the floor before it caches the id, so the failed write fails the claim
-# and nothing names the id; s, restarted with Redis unreachable, issues no
-# id below the fence.  Once the mark can be written, s claims again and
-# starts above the fence.
+# and nothing names the id; s, restarted with the store unreachable,
+# issues no id below the fence.  Once the mark can be written, s claims
+# again and starts above the fence.
+#
+# The store is Redis or a PostgreSQL coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -22,13 +25,12 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my $dc = 6;
 
 # The Unix ms and the worker id of an id, decoded by a server.
@@ -40,7 +42,7 @@ sub decode
 		"SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.worker_id FROM snowid_decode($id) d");
 }
 
-my $l = $redis->new_node('l',
+my $l = $coord->new_node('l',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
 SnowidLease::start_skewed($l, '+20s');
 $l->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -52,7 +54,7 @@ is($l->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'l issues ids 20 s ahead and gives worker id 0 back');
 $l->stop;
 
-my $s = $redis->new_node('s',
+my $s = $coord->new_node('s',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.max_drift_ms' => '1min' });
 $s->start;
 $s->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -65,18 +67,18 @@ ok(!-e $s->data_dir . '/snowid_worker', 'and no cache file names the id');
 $s->stop('immediate');
 rmdir $blocker or die "could not remove $blocker: $!";
 
-# Redis unreachable: the only worker id s could take is a cached one.
-SnowidTest::set_conf($s, 'snowid.redis_url' => 'unix:///nonexistent/redis.sock');
+# The store unreachable: the only worker id s could take is a cached one.
+SnowidTest::set_conf($s, $coord->setting => $coord->unreachable_url);
 $s->start;
 my ($ret, $out) = $s->psql('postgres', 'SELECT snowid_next()');
 my ($ms, $worker) = $ret == 0 ? decode($s, $out) : (0, -1);
 ok($ret != 0 || $worker != 0 || $ms > $l_last_ms,
-	'restarted with Redis unreachable, s issues no id of worker id 0 below its fence');
+	'restarted with the store unreachable, s issues no id of worker id 0 below its fence');
 
-SnowidTest::set_conf($s, 'snowid.redis_url' => $redis->url);
+SnowidTest::set_conf($s, $coord->setting => $coord->url);
 $s->restart;
 ($ms, $worker) = decode($s, $s->safe_psql('postgres', 'SELECT snowid_next()'));
-is($worker, 0, 'with the mark writable and Redis back, s takes worker id 0');
+is($worker, 0, 'with the mark writable and the store back, s takes worker id 0');
 cmp_ok($ms, '>', $l_last_ms, "and its first id lies above l's last");
 $s->stop;
 

@@ -11,7 +11,8 @@
 # Exactly the case measured: a pg_basebackup of a running server that took
 # worker id 0 from Redis on a unix socket, started on the same machine with
 # the same port and another unix_socket_directories, both inserting 100,000
-# ids at a time for a few seconds.
+# ids at a time for a few seconds; and the same with a PostgreSQL
+# coordination database as the store (SnowidCoord).
 use strict;
 use warnings;
 
@@ -20,14 +21,15 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
 my $dc = 1;
-my $redis = SnowidRedis->new;
-my $orig = $redis->new_node('orig', { 'snowid.datacenter_id' => $dc },
+my $coord = SnowidCoord->new;
+my $orig = $coord->new_node('orig', { 'snowid.datacenter_id' => $dc },
 	allows_streaming => 1);
 $orig->start;
 $orig->safe_psql('postgres', q{
@@ -35,7 +37,8 @@ $orig->safe_psql('postgres', q{
 	CREATE TABLE ids (id bigint, who text)});
 $orig->safe_psql('postgres',
 	q{INSERT INTO ids SELECT snowid_next_batch(100000), 'orig'});
-is(SnowidRedis::worker($orig), '0|redis', 'the original takes worker id 0');
+is(SnowidRedis::worker($orig), '0|' . $coord->source,
+	'the original takes worker id 0');
 my $orig_name = SnowidRedis::identity($orig, $dc);
 
 $orig->backup('copy');
@@ -61,9 +64,9 @@ while (Time::HiRes::time() < $until)
 }
 my ($copy_worker) = split /\|/, SnowidRedis::worker($copy);
 isnt($copy_worker, 0, "the copy claims a worker id of its own ($copy_worker)");
-my $owners = $redis->owners($dc);
+my $owners = $coord->owners($dc);
 is_deeply([ sort grep { /^\d+$/ } keys %$owners ], [ sort(0, $copy_worker) ],
-	'Redis lists two holders');
+	'the store lists two holders');
 is($owners->{0}, $orig_name, 'worker id 0 stays the original\'s');
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
@@ -81,8 +84,9 @@ is($both, 0, 'no id was issued by both');
 # A restart of either keeps its name, and so its worker id.
 $_->restart for $orig, $copy;
 $_->safe_psql('postgres', 'SELECT snowid_next()') for $orig, $copy;
-is(SnowidRedis::worker($orig), '0|redis', 'the original, restarted, keeps worker id 0');
-is(SnowidRedis::worker($copy), "$copy_worker|redis",
+is(SnowidRedis::worker($orig), '0|' . $coord->source,
+	'the original, restarted, keeps worker id 0');
+is(SnowidRedis::worker($copy), "$copy_worker|" . $coord->source,
 	'the copy, restarted, keeps its own');
 $_->stop for $orig, $copy;
 

@@ -15,6 +15,8 @@
 # which 2 are held for good, alternating clean stops and crashes, its clock
 # now and then 5 s ahead (libfaketime): how many distinct worker ids it
 # issued under (1), and every id above every earlier one.
+#
+# The store is Redis or a PostgreSQL coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -23,26 +25,25 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-
-my $redis = SnowidRedis->new;
+my $coord = SnowidCoord->new;
 my %layout = (
 	'snowid.datacenter_id' => 7,
 	'snowid.worker_bits' => 2,
 	'snowid.sequence_bits' => 15);
 for my $name ('p1', 'p2')
 {
-	my $p = $redis->new_node($name, \%layout);
+	my $p = $coord->new_node($name, \%layout);
 	$p->start;
 	$p->safe_psql('postgres', 'CREATE EXTENSION snowid; SELECT snowid_next()');
 	$p->stop;
 }
 
-my $node = $redis->new_node('leased',
+my $node = $coord->new_node('leased',
 	{ %layout, 'snowid.worker_lease' => '5s', 'snowid.max_drift_ms' => '10s',
 	  'snowid.max_wait_ms' => '5s' });
 $node->start;
@@ -83,7 +84,7 @@ SnowidTest::set_conf($node, 'snowid.max_drift_ms' => '1s',
 	'snowid.max_wait_ms' => '15s');
 $node->restart;
 SnowidLease::wait_lease($node);
-my $fence = SnowidLease::fence($redis, 7, $first);
+my $fence = SnowidLease::fence($coord, 7, $first);
 $node->stop('immediate');
 $node->start;
 is(SnowidLease::wait_lease($node), $first,

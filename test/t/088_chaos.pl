@@ -1,5 +1,6 @@
-# The chaos run: real servers claim worker ids from a real Redis and issue
-# ids all the time while faults come at random; afterwards a checker proves
+# The chaos run: real servers claim worker ids from a real store (Redis, or
+# a PostgreSQL coordination database: SnowidCoord) and issue ids all the
+# time while faults come at random; afterwards a checker proves
 # that no two issuers' ranges of ids under one datacenter and worker id
 # overlap, and that each issuer's ids rise.  An issuer is one data
 # directory: a server across its restarts, a copy of it, a promoted standby.
@@ -14,21 +15,33 @@
 #   restart    a clean stop and start
 #   clock      a restart with the clock moved (libfaketime) by -2 s to +5 s
 #   freeze     SIGSTOP for longer than a lease, then SIGCONT
-#   redis      Redis restarted with its data kept (appendonly, fsync always)
-#   hdel       a lease holder crashed, and its owners entry deleted by hand
+#   store      the store restarted with its data kept (Redis: appendonly,
+#              fsync always; the coordination database keeps it anyway)
+#   remove_holder  a lease holder crashed, and its holder removed by hand
+#              (an HDEL of its owners entry, or an UPDATE of its row)
 #   copy       a pg_basebackup of a running server started beside it, on
 #              the same port (at most two)
 #   move       a permanent server restarted on another port, so under a
-#              new holder name; its old worker id freed with snowid_2_free
+#              new holder name; its old worker id freed (snowid_2_free, or
+#              snowid_coordinator.free())
 #   failover   the permanent server killed for good and its standby
-#              promoted; its worker id then freed with snowid_2_free
+#              promoted; its worker id then freed
+#
+# With a coordination database, which has a synchronous standby here, also
+# (once):
+#
+#   store_failover  the coordination server killed and its standby
+#              promoted (doc/coordinator.md, "Failover of the coordination
+#              database"); the servers find it by the URL's second host
+#
+# (A failover of Redis, through Sentinel, is test/t/019_redis_sentinel.pl's.)
 #
 # The seed and the length come from SNOWID_CHAOS_SEED (default 88) and
 # SNOWID_CHAOS_SECONDS (default 60, the quick mode CI runs); test/chaos
 # runs it for longer.  Faults the guarantee does not cover run apart, with
-# SNOWID_CHAOS_UNCOVERED=1 (test/chaos --uncovered): Redis losing its data
-# (FLUSHALL), and a restart with the clock 30 s back, beyond the drift
-# budget; then overlaps are counted, not failed.
+# SNOWID_CHAOS_UNCOVERED=1 (test/chaos --uncovered): the store losing its
+# data (FLUSHALL, or its tables emptied), and a restart with the clock 30 s
+# back, beyond the drift budget; then overlaps are counted, not failed.
 use strict;
 use warnings;
 
@@ -37,8 +50,8 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidLease;
-use SnowidRedis;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
@@ -47,7 +60,8 @@ my $seed = $ENV{SNOWID_CHAOS_SEED} // 88;
 my $seconds = $ENV{SNOWID_CHAOS_SECONDS} // 60;
 my $uncovered = $ENV{SNOWID_CHAOS_UNCOVERED} // 0;
 srand($seed);
-note("chaos run: seed $seed, $seconds s"
+my $store = SnowidCoord::store();
+note("chaos run: seed $seed, $seconds s, against $store"
 	  . ($uncovered ? ', with faults the guarantee does not cover' : ''));
 
 my $dc = 1;
@@ -55,8 +69,11 @@ my %layout = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 2,
 	'snowid.sequence_bits' => 15);
-my $redis = SnowidRedis->new(
-	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
+# A store that keeps its data across its restarts: Redis with every write
+# on disk, or a coordination database with a synchronous standby.
+my $coord = SnowidCoord->new($store eq 'redis'
+	? (args => [ '--appendonly', 'yes', '--appendfsync', 'always' ])
+	: (standby => 1));
 
 # The servers by name: node, its issuer name, skew (s), state
 # (running, frozen, down, dead), and when a frozen one thaws.
@@ -83,13 +100,13 @@ sub start_server
 
 for my $name ('l1', 'l2', 'l3')
 {
-	my $node = $redis->new_node($name,
+	my $node = $coord->new_node($name,
 		{ %layout, 'snowid.worker_lease' => '3s' }, allows_streaming => 1);
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	add_server($name, $node, 'lease');
 }
-my $p = $redis->new_node('p', \%layout, allows_streaming => 1);
+my $p = $coord->new_node('p', \%layout, allows_streaming => 1);
 $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 add_server('p', $p, 'permanent');
@@ -100,7 +117,7 @@ $standby->start;
 
 # Every batch: [issuer, worker id, first id, last id].
 my @batches;
-my (%faults, $errors, $copies, $failed_over);
+my (%faults, $errors, $copies, $failed_over, $store_failed_over);
 
 sub take_batches
 {
@@ -136,15 +153,16 @@ sub pick
 
 # An administrator frees the worker id of a server that has left it, as
 # the documentation says: the margin covers a clock at most 5 s ahead and
-# the drift budget; a library before snowid_2_free (1.3) with HDEL, as it
-# documented.
+# the drift budget.  In Redis, a library before snowid_2_free (1.3) with
+# HDEL, as it documented; a coordination database has no such library.
 sub free_worker
 {
 	my ($w) = @_;
 
 	return if $w eq '';
-	$redis->cli('HDEL', SnowidRedis::owners_key($dc), $w)
-	  unless eval { $redis->free($dc, $w, 1000 + 1 + 5000); 1 };
+	return if eval { $coord->free($dc, $w, 1000 + 1 + 5000); 1 };
+	die "free() of worker id $w failed: $@" unless $store eq 'redis';
+	$coord->remove_holder($dc, $w);
 	return;
 }
 
@@ -177,18 +195,18 @@ my %fault = (
 		$s->{thaw} = Time::HiRes::time() + 4;
 		return $name;
 	},
-	redis => sub {
-		$redis->stop;
-		$redis->start;
-		return 'redis';
+	store => sub {
+		$coord->stop;
+		$coord->start;
+		return $store;
 	},
-	hdel => sub {
+	remove_holder => sub {
 		my $name = pick(['running'], 'lease') // return;
 		my $s = $server{$name};
 		my ($w) = $s->{node}->safe_psql('postgres',
 			'SELECT worker_id FROM snowid_status()');
 		$s->{node}->stop('immediate');
-		$redis->cli('HDEL', SnowidRedis::owners_key($dc), $w)
+		$coord->remove_holder($dc, $w)
 		  if defined $w && $w ne '';
 		start_server($s);
 		return "$name, worker id " . ($w // 'none');
@@ -230,11 +248,19 @@ my %fault = (
 		return "p (worker id $w) to its standby";
 	},
 );
+if ($store eq 'postgresql')
+{
+	$fault{store_failover} = sub {
+		return if $store_failed_over++;
+		$coord->failover;
+		return 'the coordination database to its standby';
+	};
+}
 if ($uncovered)
 {
 	$fault{flush} = sub {
-		$redis->cli('FLUSHALL');
-		return 'redis lost its data';
+		$coord->wipe;
+		return "$store lost its data";
 	};
 	$fault{clock_back} = sub {
 		my $name = pick(['running']) // return;

@@ -10,6 +10,7 @@ package SnowidPgCoord;
 use strict;
 use warnings;
 
+use PostgreSQL::Test::Cluster;
 use SnowidCoordDb;
 use SnowidLease;
 use SnowidTest;
@@ -17,17 +18,68 @@ use SnowidTest;
 my $count = 0;
 
 # SnowidPgCoord->new: starts a coordination server.  clock => a
-# SnowidTest::Clock moves its clock (see SnowidCoordDb).
+# SnowidTest::Clock moves its clock (see SnowidCoordDb).  standby => 1
+# gives it a synchronous standby, which failover() promotes; the URL then
+# names both, as doc/coordinator.md says.
 sub new
 {
 	my ($class, %params) = @_;
-	my $db = SnowidCoordDb->new('coord' . $count++,
-		$params{clock} ? (clock => $params{clock}) : ());
+	my $name = 'coord' . $count++;
+	my $db = SnowidCoordDb->new($name,
+		$params{clock} ? (clock => $params{clock}) : (),
+		$params{standby} ? (allows_streaming => 1) : ());
 
 	$db->grant;
 	$db->node->append_conf('postgresql.conf', "track_functions = 'pl'\n");
 	$db->node->reload;
-	return bless { db => $db }, $class;
+	my $self = bless { db => $db }, $class;
+	$self->add_standby("${name}_standby") if $params{standby};
+	return $self;
+}
+
+# A synchronous standby of the coordination server (new(standby => 1)),
+# and the URL of both with target_session_attrs=read-write.
+sub add_standby
+{
+	my ($self, $name) = @_;
+	my $primary = $self->node;
+
+	$primary->backup('standby');
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, 'standby', has_streaming => 1);
+	# It reconnects soon after each restart of the primary, whose commits
+	# wait for it meanwhile.
+	$standby->append_conf('postgresql.conf',
+		"cluster_name = '$name'\nwal_retrieve_retry_interval = '100ms'\n");
+	$standby->start;
+	$primary->append_conf('postgresql.conf',
+		"synchronous_standby_names = '$name'\nsynchronous_commit = on\n");
+	$primary->reload;
+	$primary->poll_query_until('postgres',
+		q{SELECT sync_state = 'sync' FROM pg_stat_replication})
+	  or die 'the standby never became synchronous';
+	$self->{standby} = $standby;
+	$self->{url} = 'postgresql:///coord?host=' . $primary->host . ','
+	  . $standby->host . '&port=' . $primary->port . ',' . $standby->port
+	  . '&user=coord_fleet&target_session_attrs=read-write';
+	return;
+}
+
+# A failover: the primary killed, its synchronous standby promoted, which
+# has every claim and fence a snowid server was told of.  The snowid
+# servers find it by the URL's second host; this object's node is then the
+# new primary (which has no standby).
+sub failover
+{
+	my ($self) = @_;
+	my $standby = delete $self->{standby} or die 'no standby to promote';
+
+	$self->node->stop('immediate');
+	$standby->promote;
+	$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the standby was not promoted';
+	$self->{db}{node} = $standby;
+	return;
 }
 
 sub db     { return $_[0]->{db}; }
@@ -44,6 +96,7 @@ sub url
 	my ($self) = @_;
 	my $node = $self->node;
 
+	return $self->{url} if $self->{url};
 	return 'postgresql:///coord?host=' . $node->host . '&port='
 	  . $node->port . '&user=coord_fleet';
 }
@@ -180,6 +233,67 @@ sub thaw
 
 	SnowidLease::thaw(delete $self->{frozen} // []);
 	return;
+}
+
+# What 066 and 085 ask of either store: the connections of snowid servers
+# open now (as coord_fleet), the calls held until release_writes (a
+# session holding the datacenters table, which every call locks first), a
+# field of a worker id written by hand (as field reads it), and a URL where
+# no server listens.
+sub clients
+{
+	my ($self) = @_;
+
+	return $self->{db}->sql(undef, q{
+		SELECT count(*) FROM pg_stat_activity
+		WHERE datname = 'coord' AND usename = 'coord_fleet'});
+}
+
+sub hold_writes
+{
+	my ($self) = @_;
+
+	$self->{hold} = $self->node->background_psql('coord');
+	$self->{hold}->query_safe('BEGIN');
+	$self->{hold}->query_safe(
+		'LOCK TABLE snowid_coordinator.datacenters IN EXCLUSIVE MODE');
+	return 1;
+}
+
+sub release_writes
+{
+	my ($self) = @_;
+	my $hold = delete $self->{hold} or die 'no writes held';
+
+	$hold->query_safe('COMMIT');
+	$hold->quit;
+	return 1;
+}
+
+sub set_field
+{
+	my ($self, $dc, $what, $worker_id, $value) = @_;
+	my $set;
+
+	if ($what eq 'fences')
+	{
+		$set = "fence_ms = $value";
+	}
+	else
+	{
+		die "no field $what in a coordination database" unless $what eq 'leases';
+		my ($expires, $floor, $token) = split / /, $value;
+		$set = "lease_expires_ms = $expires, lease_floor_ms = $floor, "
+		  . "lease_token = '$token'";
+	}
+	$self->{db}->sql(undef, "UPDATE snowid_coordinator.worker_ids SET $set"
+		  . " WHERE datacenter = $dc AND worker_id = $worker_id");
+	return;
+}
+
+sub unreachable_url
+{
+	return 'postgresql:///coord?host=/nonexistent&port=1&user=coord_fleet';
 }
 
 # Calls of the functions of snowid_coordinator since the server started:

@@ -174,6 +174,41 @@ sub thaw
 	return;
 }
 
+# And more (066, 085): the connections of snowid servers open now (the
+# one asking left out), calls that write held until release_writes (CLIENT
+# PAUSE WRITE), a field of a worker id written by hand (as field reads it),
+# and a URL of this store's kind where no server listens.
+sub clients
+{
+	my ($self) = @_;
+
+	return (grep { /^id=/ } split /\n/, $self->cli('CLIENT', 'LIST')) - 1;
+}
+
+sub hold_writes
+{
+	my ($self) = @_;
+
+	return $self->cli('CLIENT', 'PAUSE', '60000', 'WRITE') eq 'OK';
+}
+
+sub release_writes
+{
+	my ($self) = @_;
+
+	return $self->cli('CLIENT', 'UNPAUSE') eq 'OK';
+}
+
+sub set_field
+{
+	my ($self, $dc, $what, $worker_id, $value) = @_;
+
+	$self->cli('HSET', "{snowid:dc:$dc}:$what", $worker_id, $value);
+	return;
+}
+
+sub unreachable_url { return 'unix:///nonexistent/redis.sock'; }
+
 # Starts the server (again, after stop) and waits until it answers PING.
 sub start
 {
