@@ -2,46 +2,9 @@
 
 EXTENSION = snowid snowid_coordinator
 MODULE_big = snowid
-OBJS = \
-	src/util/secret_file.o \
-	src/util/deadline.o \
-	src/util/resolve.o \
-	src/core/layout.o \
-	src/core/clock.o \
-	src/core/config.o \
-	src/core/mark.o \
-	src/core/wal.o \
-	src/core/wait_events.o \
-	src/core/shared.o \
-	src/core/generator_mark.o \
-	src/core/generator_worker.o \
-	src/core/generator.o \
-	src/redis/url.o \
-	src/redis/result.o \
-	src/redis/secret.o \
-	src/redis/socket.o \
-	src/redis/tls.o \
-	src/redis/conn.o \
-	src/redis/topology.o \
-	src/redis/scripts.o \
-	src/redis/claim.o \
-	src/redis/lease.o \
-	src/redis/report.o \
-	src/redis/store.o \
-	src/pgcoord/target.o \
-	src/pgcoord/conn.o \
-	src/pgcoord/store.o \
-	src/coord/request.o \
-	src/coord/worker.o \
-	src/coord/lease.o \
-	src/functions/public_id.o \
-	src/functions/ids.o \
-	src/functions/serial.o \
-	src/functions/public.o \
-	src/functions/time_range.o \
-	src/stores.o \
-	src/settings.o \
-	src/snowid.o
+# Every C file of src/ and its folders: a new folder (a claim store, say)
+# needs no line here.  The order does not matter.
+OBJS = $(patsubst $(srcdir)/%.c,%.o,$(sort $(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c)))
 
 DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
