@@ -597,16 +597,21 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 		case SNOWID_PG_FENCED:
 			sqlstate = ERRCODE_OBJECT_IN_USE;
 			if (request->explicit_worker_id >= 0)
+			{
 				message = psprintf("worker id %d of datacenter %d cannot be taken until %s",
 								   detail->worker_id, request->datacenter_id,
 								   snowid_unix_ms_text(detail->fence_ms));
-			else
-				message = psprintf("no worker id of datacenter %d can be taken until %s",
-								   request->datacenter_id,
-								   snowid_unix_ms_text(detail->fence_ms));
-			text = psprintf("Every worker id not held by a server was on lease, and the ids of its last holder reach %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first.",
-							(long long) (detail->fence_ms - request->usable_ms),
-							detail->worker_id);
+				text = psprintf("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
+								(long long) (detail->fence_ms - request->usable_ms));
+				hint = "Wait until then and call again, or set snowid.worker_id to another free id.";
+				break;
+			}
+			message = psprintf("no worker id of datacenter %d can be taken until %s",
+							   request->datacenter_id,
+							   snowid_unix_ms_text(detail->fence_ms));
+			text = psprintf("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
+							detail->worker_id,
+							(long long) (detail->fence_ms - request->usable_ms));
 			hint = "Wait until then and try again, or free the worker id of a decommissioned server.";
 			break;
 
