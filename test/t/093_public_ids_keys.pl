@@ -55,6 +55,17 @@ sub write_keys
 write_keys('K1');
 SnowidTest::reload_conf($node, 'snowid.public_key_file' => $keys);
 
+# A query of a background session, without the line end that BackgroundPsql
+# of PostgreSQL 15 and 16 leaves.
+sub ask
+{
+	my ($session, $sql) = @_;
+	my $out = $session->query_safe($sql);
+
+	$out =~ s/\n+\z//;
+	return $out;
+}
+
 # A query whose snowid_public() calls run in parallel workers; it returns
 # the key ids its public ids were made with.
 my $setup = q{
@@ -76,26 +87,26 @@ is($node->safe_psql('postgres', $parallel), 'K1', 'workers use the key file');
 # A transaction keeps its keys across a reload, and so do its workers.
 my $session = $node->background_psql('postgres');
 $session->query_safe('BEGIN');
-is($session->query_safe(q{SELECT split_part(snowid_public(1), '-', 1)}),
+is(ask($session, q{SELECT split_part(snowid_public(1), '-', 1)}),
 	'K1', 'a transaction takes the keys of the last reload');
 write_keys('K2', 'K1');
 $node->reload;
 $node->poll_query_until('postgres',
 	q{SELECT snowid_public(0) LIKE 'K2-%'})
   or die 'K2 never came into use';
-is($session->query_safe($parallel), 'K1',
+is(ask($session, $parallel), 'K1',
 	'after a reload, the open transaction and its parallel workers keep K1');
-is($session->query_safe(q{SELECT split_part(snowid_public(1), '-', 1)}), 'K1',
+is(ask($session, q{SELECT split_part(snowid_public(1), '-', 1)}), 'K1',
 	'and so does the leader');
 $session->query_safe('COMMIT');
-is($session->query_safe($parallel), 'K2',
+is(ask($session, $parallel), 'K2',
 	'its next transaction takes K2, in its workers too');
 
 # A transaction whose workers take the keys first: they and the leader use
 # one generation, that of the last reload.
 $session->query_safe('BEGIN');
-is($session->query_safe($parallel), 'K2', 'workers first: the last reload\'s keys');
-is($session->query_safe(q{SELECT split_part(snowid_public(1), '-', 1)}), 'K2',
+is(ask($session, $parallel), 'K2', 'workers first: the last reload\'s keys');
+is(ask($session, q{SELECT split_part(snowid_public(1), '-', 1)}), 'K2',
 	'and the leader takes the same');
 $session->query_safe('COMMIT');
 
@@ -110,7 +121,7 @@ $node->reload;
 $node->poll_query_until('postgres', q{SELECT snowid_public(0) LIKE 'K2-%'})
   or die 'K2 never came back';
 my $k2_text = $node->safe_psql('postgres', 'SELECT snowid_public(7)');
-is($old->query_safe("SELECT snowid_from_public('$k2_text')"), '7',
+is(ask($old, "SELECT snowid_from_public('$k2_text')"), '7',
 	'an old session reads K2');
 write_keys('K3');
 $node->reload;
@@ -118,7 +129,7 @@ $node->poll_query_until('postgres', q{SELECT snowid_public(0) LIKE 'K3-%'})
   or die 'K3 never came into use';
 for my $s ($old, $session)
 {
-	my $got = $s->query(
+	my $got = ask($s,
 		"SELECT snowid_public_is_valid('$k2_text') AS still_valid");
 	is($got, 'f', 'K2 removed and reloaded: gone for an old session too');
 }
