@@ -60,7 +60,9 @@ sub skewed_node
 }
 
 # Waits until a server on lease issues ids (see above), and adds those it
-# issued meanwhile.
+# issued meanwhile; then until its lease has been renewed once, which moves
+# the fence a lease past the sessions' clock (the claim, made by the lease
+# renewer on the real clock, set it a lease past that).
 sub wait_ids
 {
 	my ($node) = @_;
@@ -72,6 +74,9 @@ sub wait_ids
 		if ($ret == 0)
 		{
 			$by_worker->add(0, $out);
+			$node->poll_query_until('postgres',
+				'SELECT renewals > 0 FROM snowid_status()')
+			  or die $node->name . ' never renewed its lease';
 			return;
 		}
 		Time::HiRes::sleep(0.2);
