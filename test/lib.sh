@@ -49,13 +49,23 @@ source "$SNOWID_TOP/test/versions.sh"
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
 # (test/tools/pgbuild --partman builds it into the other versions).
 # gnuplot-nox draws the charts of test/bench/run --plot
-# (test/t/075_bench_workload.pl draws them too).
+# (test/t/075_bench_workload.pl draws them too).  The production stacks'
+# tests (test/t/10x_*.pl) run Debian's patroni with etcd-server (etcdctl
+# from etcd-client), pg-auto-failover-cli's pg_autoctl with
+# postgresql-15-auto-failover, pgbouncer, prometheus-postgres-exporter and
+# prometheus' promtool.  Installing them starts none of their services
+# where policy-rc.d forbids it; where it does not, their packages start
+# them on their standard ports, which the tests never use (they take
+# free ports of their own).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl libredis-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
+	patroni python3-etcd etcd-server etcd-client pgbouncer
+	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
+	prometheus-postgres-exporter prometheus
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
