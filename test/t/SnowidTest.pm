@@ -57,6 +57,30 @@ sub new_node
 	return $node;
 }
 
+# The path of a program a test needs: need_program('pgbouncer',
+# 'pgbouncer') finds it on PATH (a name with a slash is taken as a path).
+# Where it is missing, the test file skips itself and names the Debian
+# package to install; with SNOWID_REQUIRE_TOOLS=1 (test/run sets it, so
+# that CI counts a missing tool as a failure) it fails instead.
+sub need_program
+{
+	my ($program, $package) = @_;
+	my @candidates =
+	  $program =~ m{/}
+	  ? ($program)
+	  : map { "$_/$program" } File::Spec->path;
+
+	for my $path (@candidates)
+	{
+		return $path if -f $path && -x _;
+	}
+	my $why = "needs $program (Debian package $package)";
+	die "$why: not found, and SNOWID_REQUIRE_TOOLS=1 counts a missing tool as a failure\n"
+	  if $ENV{SNOWID_REQUIRE_TOOLS};
+	Test::More::plan(skip_all => $why);
+	return;
+}
+
 # The versions of test/versions.sh (NAME="value" lines) as a hash.
 sub versions
 {
