@@ -18,6 +18,7 @@
 #include "coord/lease.h"
 #include "coord/request.h"
 #include "coord/worker.h"
+#include "core/clock.h"
 #include "core/generator.h"
 #include "functions/public.h"
 #include "settings.h"
@@ -52,6 +53,7 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
 
+	snowid_clock_calibrate();
 	snowid_coord_install();
 	snowid_generator_preload();
 	if (snowid_worker_lease_ms > 0)

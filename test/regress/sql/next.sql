@@ -102,3 +102,38 @@ SELECT pg_temp.workers_launched(
 SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids FROM par_ids;
 RESET ALL;
 DROP TABLE par;
+
+-- An id carries the millisecond the wall clock read when it was taken
+-- (read from the TSC while that millisecond lasts, doc/internals.md), once
+-- the generator is no longer ahead of the clock from the ids before
+DO $$
+BEGIN
+	FOR i IN 1 .. 100 LOOP
+		EXIT WHEN (SELECT drift_ms FROM snowid_status()) <= 0;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END
+$$;
+CREATE FUNCTION pg_temp.id_times_exact(n int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	before timestamptz;
+	after timestamptz;
+	id bigint;
+	wrong bigint := 0;
+BEGIN
+	FOR i IN 1 .. n LOOP
+		before := date_trunc('milliseconds', clock_timestamp());
+		id := snowid_next();
+		after := clock_timestamp();
+		IF snowid_time(id) < before OR snowid_time(id) > after THEN
+			wrong := wrong + 1;
+		END IF;
+		IF i % 100 = 0 THEN
+			PERFORM pg_sleep(0.0003);
+		END IF;
+	END LOOP;
+	RETURN wrong;
+END
+$$;
+SELECT pg_temp.id_times_exact(2000) AS ids_off_the_clock;
