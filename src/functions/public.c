@@ -27,10 +27,12 @@
  * with 40001.  Without the library preloaded there is no shared memory:
  * each process then reads the file at first use after each reload.
  *
- * Locking: the generation count and the path are under the spinlock of
- * SnowidKeyShared (a few words copied, nothing else); the two key sets
- * under its LWLock, taken only to copy a set in or out, never while the
- * file is read.
+ * Locking: the generation count and the path are written by the
+ * postmaster alone, which takes no lock in shared memory: it makes the
+ * count of changes odd while it writes them and even again after, and a
+ * reader copies them again until it saw one even count before and after
+ * its copy.  The two key sets are under the LWLock of SnowidKeyShared,
+ * taken only to copy a set in or out, never while the file is read.
  *
  *-------------------------------------------------------------------------
  */
@@ -47,7 +49,6 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -87,7 +88,8 @@ typedef struct SnowidKeySet
 /* What every process shares of the key file (with the library preloaded) */
 typedef struct SnowidKeyShared
 {
-	slock_t		mutex;			/* protects reload_gen and path */
+	pg_atomic_uint64 changes;	/* odd while the postmaster writes
+								 * reload_gen, path and path_too_long */
 	uint64		reload_gen;		/* reloads of the postmaster, from 1 */
 	char		path[MAXPGPATH];	/* snowid.public_key_file then; "" */
 	bool		path_too_long;
@@ -133,11 +135,42 @@ snowid_public_key_file_assign(const char *newval, void *extra)
 	snowid_keys_fresh = false;
 	if (IsUnderPostmaster || shared == NULL)
 		return;
-	SpinLockAcquire(&shared->mutex);
+	pg_atomic_fetch_add_u64(&shared->changes, 1);
+	pg_write_barrier();
 	shared->reload_gen++;
 	shared->path_too_long = strlcpy(shared->path, newval ? newval : "",
 									sizeof(shared->path)) >= sizeof(shared->path);
-	SpinLockRelease(&shared->mutex);
+	pg_write_barrier();
+	pg_atomic_fetch_add_u64(&shared->changes, 1);
+}
+
+/*
+ * snowid_read_reload
+ *		Copies what the postmaster's last reload wrote: its count, the path
+ *		and whether it was too long, as one whole (see Locking above).
+ */
+static void
+snowid_read_reload(SnowidKeyShared *shared, uint64 *reloaded, char *path,
+				   bool *too_long)
+{
+	for (;;)
+	{
+		uint64		before = pg_atomic_read_u64(&shared->changes);
+
+		if (before % 2 == 0)
+		{
+			pg_read_barrier();
+			*reloaded = shared->reload_gen;
+			*too_long = shared->path_too_long;
+			memcpy(path, shared->path, MAXPGPATH);
+			pg_read_barrier();
+			if (pg_atomic_read_u64(&shared->changes) == before)
+				return;
+		}
+		/* the postmaster is writing: a few words, a moment */
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(100);
+	}
 }
 
 /*
@@ -168,7 +201,7 @@ snowid_public_shmem_init(void)
 	if (!found)
 	{
 		memset(shared, 0, snowid_public_shmem_size());
-		SpinLockInit(&shared->mutex);
+		pg_atomic_init_u64(&shared->changes, 0);
 		shared->reload_gen = 1;
 		shared->path_too_long =
 			strlcpy(shared->path,
@@ -525,11 +558,7 @@ snowid_load_keys_shared(SnowidKeyShared *shared)
 	if (snowid_keys_taken && snowid_keys != NULL)
 		return;
 
-	SpinLockAcquire(&shared->mutex);
-	reloaded = shared->reload_gen;
-	too_long = shared->path_too_long;
-	memcpy(path, shared->path, sizeof(path));
-	SpinLockRelease(&shared->mutex);
+	snowid_read_reload(shared, &reloaded, path, &too_long);
 	gen = snowid_keys_generation(shared, reloaded);
 
 	if (snowid_keys_gen != gen || snowid_keys == NULL)
