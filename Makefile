@@ -72,6 +72,20 @@ ifeq ($(WERROR),1)
 PG_CFLAGS += -Werror
 endif
 
+# After make install, two targets test the installed snowid:
+#   make installcheck        the regression tests (pg_regress) and the
+#                            isolation tests (pg_isolation_regress): only
+#                            PostgreSQL and the build dependencies needed
+#   make prove_installcheck  the TAP tests (test/t/*.pl; PROVE_TESTS picks
+#                            some, PROVE_FLAGS adds prove's options): each
+#                            starts its own servers, and one that needs a
+#                            tool beyond PostgreSQL (Redis, libfaketime,
+#                            node-postgres, ...) skips itself naming the
+#                            Debian package where it is missing, or fails
+#                            with SNOWID_REQUIRE_TOOLS=1 (doc/development.md
+#                            lists them)
+# test/run runs both, with every tool, on every version.
+#
 # make installcheck brings its own server with snowid preloaded.
 # SNOWID_TEMP_INSTANCE=no tests the running server that PGHOST and PGPORT
 # name instead, which must be set up as test/snowid.conf says: the Debian
@@ -86,17 +100,21 @@ REGRESS_OPTS = --inputdir=$(srcdir)/test/regress
 ISOLATION = ordering convert
 ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 	--outputdir=$(CURDIR)/output_iso
+# The databases of the temp instance are UTF8 (the expected output holds
+# UTF-8) whatever the caller's locale: pg_regress drops LC_ALL, so with
+# only LC_ALL set, or none, initdb would make them SQL_ASCII.
 ifeq ($(SNOWID_TEMP_INSTANCE),yes)
 REGRESS_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
-	--temp-instance=$(CURDIR)/tmp_check_regress
+	--temp-instance=$(CURDIR)/tmp_check_regress --encoding=UTF8
 ISOLATION_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
-	--temp-instance=$(CURDIR)/tmp_check_iso
+	--temp-instance=$(CURDIR)/tmp_check_iso --encoding=UTF8
 endif
 
-TAP_TESTS = 1
+# The TAP tests are make prove_installcheck's, not make installcheck's (no
+# TAP_TESTS: PGXS would run them there)
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results \
+EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out \
 	src/redis/snowid_lua.body src/redis/snowid_lua.h
 
@@ -131,6 +149,18 @@ installcheck: regress-key-file
 .PHONY: regress-key-file
 regress-key-file:
 	chmod 600 $(srcdir)/test/regress_public_keys
+
+# The TAP tests against the installed snowid, with PGXS's prove command
+# (it empties tmp_check/, where each test file logs); they need PostgreSQL
+# built with --enable-tap-tests (Debian's is) and Perl's IPC::Run
+# (libipc-run-perl).
+.PHONY: prove_installcheck
+prove_installcheck:
+ifeq ($(enable_tap_tests),yes)
+	$(prove_installcheck)
+else
+	@echo 'make prove_installcheck: $(PG_CONFIG) is of a PostgreSQL built without --enable-tap-tests' >&2; exit 1
+endif
 
 # The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
 # release's tag) once test/tools/release has checked that snowid.control,

@@ -19,6 +19,10 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
+
 my $dc = 7;
 
 # Markers that must never show up anywhere but in postgresql.conf

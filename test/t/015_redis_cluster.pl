@@ -26,6 +26,10 @@ use SnowidRedisCluster;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
+
 # Markers that must never show up in a log or an error
 my $admin_password = 'pw-Admin-5c0e';
 my $password = 'pw-Clm-83d1';

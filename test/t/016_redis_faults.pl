@@ -20,6 +20,10 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
+
 my $timeout_ms = 1000;
 # How long a stopped claim may take to end, in seconds.  A claim that does
 # not end at its deadline or when stopped waits far longer (the fakes never

@@ -30,6 +30,16 @@ my $dc = 4;
 my $node = SnowidTest::new_node('tls', { 'snowid.datacenter_id' => $dc });
 
 my $tls = SnowidRedis::tls_expected($node);
+
+# What the TLS tests need beyond PostgreSQL: a skip naming the Debian
+# package where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+if ($tls)
+{
+	SnowidRedis::need_redis();
+	SnowidTest::need_program('openssl', 'openssl');
+	SnowidTest::need_program('faketime', 'faketime');
+	SnowidTest::need_program('/usr/bin/python3', 'python3');
+}
 is(SnowidRedis::tls_linked($node), $tls,
 	$tls
 	? 'snowid is built with TLS (hiredis_ssl), as test/versions.sh says for this version'

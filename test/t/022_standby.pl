@@ -19,6 +19,10 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidTest::need_libfaketime();
+
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;
 

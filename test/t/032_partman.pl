@@ -25,6 +25,10 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidTest::need_libfaketime();
+
 my $clock = SnowidTest::Clock->new;
 my $node = SnowidTest::new_node(
 	'partman',
@@ -41,9 +45,10 @@ if ($partman eq '')
 {
 	my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
 	$node->stop;
-	plan skip_all => 'pg_partman is not installed for PostgreSQL '
-	  . int($version / 10000)
-	  . ' (Debian\'s postgresql-15-partman; test/tools/pgbuild partman for the others)';
+	my $major = int($version / 10000);
+	SnowidTest::missing_tool("needs pg_partman for PostgreSQL $major"
+		  . " (Debian package postgresql-$major-partman; test/tools/pgbuild --partman"
+		  . ' builds it into its builds)');
 }
 my $type = $partman =~ /^4\./ ? 'native' : 'range';
 note "pg_partman $partman, p_type => '$type'";

@@ -23,7 +23,11 @@ use SnowidTest;
 use Test::More;
 
 my %valkey = SnowidRedis::valkey();
-plan skip_all => 'no valkey-server: run test/tools/pgbuild valkey and set SNOWID_VALKEY_BIN'
+# Valkey's programs, from SNOWID_VALKEY_BIN or PATH: a skip naming the
+# package where they are missing (a failure under SNOWID_REQUIRE_TOOLS=1)
+SnowidTest::missing_tool('needs valkey-server and valkey-cli (Debian package'
+	  . ' valkey-server, in bookworm-backports; or test/tools/pgbuild valkey,'
+	  . ' then SNOWID_VALKEY_BIN=its bin directory)')
   unless %valkey;
 
 my $dc = 9;

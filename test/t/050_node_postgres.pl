@@ -10,8 +10,9 @@
 #
 # node_modules comes from test/run (npm ci of test/clients/package-lock.json
 # into a cache, passed as SNOWID_NODE_PATH) or from an npm ci in
-# test/clients.  Without node or node-postgres this test fails; it never
-# skips.
+# test/clients.  Without node or node-postgres this test skips itself,
+# naming the package (a failure under SNOWID_REQUIRE_TOOLS=1, as test/run
+# sets it).
 use strict;
 use warnings;
 
@@ -27,6 +28,11 @@ use Test::More;
 my $node_path = $ENV{SNOWID_NODE_PATH}
   // "$SnowidClients::dir/node_modules";
 my $script = "$SnowidClients::dir/orders.js";
+
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidTest::need_program('node', 'nodejs');
+SnowidTest::need_node_module('pg', $node_path, 'npm ci in test/clients');
 
 # -- the client's runtime is there ----------------------------------------
 

@@ -33,6 +33,11 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidCoord::need_store();
+SnowidTest::need_libfaketime();
+
 my $coord = SnowidCoord->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();
 

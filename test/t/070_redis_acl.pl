@@ -29,6 +29,10 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
+
 my $dc = 5;
 my $other_dc = 6;
 my $lease_ms = 2000;
@@ -288,9 +292,15 @@ run_on('redis');
 SKIP:
 {
 	my %valkey = SnowidRedis::valkey();
+	my $why = 'needs valkey-server and valkey-cli (Debian package valkey-server,'
+	  . ' in bookworm-backports; or test/tools/pgbuild valkey, then'
+	  . ' SNOWID_VALKEY_BIN=its bin directory)';
 
-	skip 'no valkey-server: run test/tools/pgbuild valkey and set SNOWID_VALKEY_BIN', 1
-	  unless %valkey;
+	# a missing tool is a failure under SNOWID_REQUIRE_TOOLS=1, as
+	# SnowidTest::need_program's
+	fail("valkey: $why: not found, and SNOWID_REQUIRE_TOOLS=1 counts a missing tool as a failure")
+	  if !%valkey && $ENV{SNOWID_REQUIRE_TOOLS};
+	skip $why, 1 unless %valkey;
 	run_on('valkey', %valkey);
 }
 

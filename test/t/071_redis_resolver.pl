@@ -18,6 +18,13 @@ use lib $FindBin::RealBin;
 my $skip;
 BEGIN
 {
+	# What this test needs beyond PostgreSQL, before it enters its
+	# namespaces: a skip naming the Debian package where it is missing (a
+	# failure under SNOWID_REQUIRE_TOOLS=1).  Namespaces the kernel does
+	# not offer are no missing tool: then it skips in any case.
+	require SnowidRedis;
+	SnowidRedis::need_redis();
+	SnowidTest::need_program('ip', 'iproute2');
 	require SnowidFakeDns;
 	$skip = SnowidFakeDns::isolate();
 }

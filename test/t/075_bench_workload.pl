@@ -36,6 +36,9 @@ my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
 plan skip_all =>
   "the workload benchmark runs in CI on PostgreSQL $versions{SNOWID_PG_DEBIAN} and 18 only"
   if $major != $versions{SNOWID_PG_DEBIAN} && $major != 18;
+# What the benchmark needs beyond PostgreSQL: a skip naming the Debian
+# package where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidTest::need_program('gnuplot', 'gnuplot-nox');
 
 my $bench = "$FindBin::RealBin/../bench/run";
 my $dir = PostgreSQL::Test::Utils::tempdir;

@@ -39,6 +39,9 @@ if ($publisher->safe_psql('postgres', 'SHOW server_version_num') < 170000)
 	$publisher->stop;
 	plan skip_all => 'pg_createsubscriber comes with PostgreSQL 17';
 }
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
 $publisher->safe_psql('postgres', $orders);
 my $publisher_sysid = $publisher->safe_psql('postgres',
 	'SELECT system_identifier FROM pg_control_system()');

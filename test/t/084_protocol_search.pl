@@ -24,8 +24,10 @@
 #   test/protocol-search --copy-identity same
 #
 # which finds it at once.  Needs Perl's Redis module (Debian's
-# libredis-perl), libfaketime and redis-server (test/lib.sh's
-# snowid_redis_programs); a missing one fails the test.
+# libredis-perl), libfaketime and redis-server (SNOWID_REDIS_SERVER, as
+# test/lib.sh's snowid_redis_programs sets it, else redis-server on PATH):
+# a missing one skips the test, naming its Debian package (a failure under
+# SNOWID_REQUIRE_TOOLS=1, as test/run sets it).
 use strict;
 use warnings;
 
@@ -34,19 +36,20 @@ use lib $FindBin::RealBin;
 
 use IPC::Run;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
+
+SnowidTest::need_perl_module('Redis', 'libredis-perl');
+SnowidTest::need_libfaketime();
+SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
+	'redis-server');
 
 my $search = "$FindBin::RealBin/../protocol-search";
 my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
-# Nothing is skipped: each missing piece fails, naming what to install.
+# The tree's own pieces
 my $ready = 1;
-$ready &= ok(eval { require Redis; 1 },
-	"Perl's Redis module is installed (Debian package libredis-perl)")
-  || diag('test/protocol-search talks to Redis through the Redis module: apt-get install libredis-perl');
-$ready &= ok(-e $libfaketime, "libfaketime is installed ($libfaketime)");
 $ready &= ok(-f $library,
 	"the function library is in the source tree ($library)");
 $ready &= ok(-x $search, 'test/protocol-search is there and executable');

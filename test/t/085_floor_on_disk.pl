@@ -30,6 +30,11 @@ use SnowidLease;
 use SnowidTest;
 use Test::More;
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidCoord::need_store();
+SnowidTest::need_libfaketime();
+
 my $coord = SnowidCoord->new;
 my $dc = 6;
 

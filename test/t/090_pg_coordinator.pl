@@ -22,6 +22,10 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time);
 
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidTest::need_program('openssl', 'openssl');
+
 my $dc = 4;
 my $coord = SnowidPgCoord->new;
 my $ids = SnowidTest::Ledger->new;

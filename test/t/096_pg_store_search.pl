@@ -20,27 +20,32 @@
 # writes replays to the same violation.
 #
 # Needs libfaketime, and for --store both Perl's Redis module (Debian's
-# libredis-perl) and redis-server (test/lib.sh's snowid_redis_programs); a
-# missing one fails the test.
+# libredis-perl) and redis-server (SNOWID_REDIS_SERVER, as test/lib.sh's
+# snowid_redis_programs sets it, else redis-server on PATH): without
+# libfaketime the test skips itself, without the others its --store both
+# part, naming the Debian package (a failure under SNOWID_REQUIRE_TOOLS=1,
+# as test/run sets it).
 use strict;
 use warnings;
 
+use File::Spec;
 use FindBin;
 use lib $FindBin::RealBin;
 
 use IPC::Run;
 use PostgreSQL::Test::Utils;
+use SnowidTest;
 use Test::More;
+
+SnowidTest::need_libfaketime();
 
 my $search = "$FindBin::RealBin/../protocol-search";
 my $extension = "$FindBin::RealBin/../../sql/snowid_coordinator--1.0.sql";
 my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
-# Nothing is skipped: each missing piece fails, naming what to install.
+# The tree's own pieces
 my $ready = 1;
-$ready &= ok(-e $libfaketime, "libfaketime is installed ($libfaketime)");
 $ready &= ok(-f $extension,
 	"the extension's script is in the source tree ($extension)");
 $ready &= ok(-x $search, 'test/protocol-search is there and executable');
@@ -79,10 +84,19 @@ like($summary // '', qr/\(snowid_coordinator on PostgreSQL \d+/,
 
 SKIP:
 {
-	my $have_redis = ok(eval { require Redis; 1 },
-		"Perl's Redis module is installed (Debian package libredis-perl)")
-	  || diag('--store both talks to Redis through the Redis module: apt-get install libredis-perl');
-	skip 'no Redis module', 3 unless $have_redis;
+	# --store both talks to Redis through Perl's Redis module
+	my $server = $ENV{SNOWID_REDIS_SERVER} || 'redis-server';
+	my $why =
+	    !eval { require Redis; 1 } ? "needs Perl's Redis (Debian package libredis-perl)"
+	  : !($server =~ m{/} ? -x $server : grep { -x "$_/$server" } File::Spec->path)
+	  ? "needs $server (Debian package redis-server)"
+	  : undef;
+
+	# a missing tool is a failure under SNOWID_REQUIRE_TOOLS=1, as
+	# SnowidTest::need_program's
+	fail("--store both: $why: not found, and SNOWID_REQUIRE_TOOLS=1 counts a missing tool as a failure")
+	  if $why && $ENV{SNOWID_REQUIRE_TOOLS};
+	skip "--store both $why", 3 if $why;
 	($status, $out) = protocol_search(
 		'--store', 'both', '--library', $library, '--extension', $extension,
 		'--seed', '91', '--depth', '3', '--random', '400', '--length', '20',

@@ -21,6 +21,14 @@ sub store
 	return $store;
 }
 
+# For the top of a test file: what the store needs beyond PostgreSQL
+# (Redis: SnowidRedis::need_redis), or a skip naming the package.
+sub need_store
+{
+	SnowidRedis::need_redis() if store() eq 'redis';
+	return;
+}
+
 # SnowidCoord->new(%params): starts the store; the parameters are the
 # store's own (SnowidRedis->new, SnowidPgCoord->new).
 sub new

@@ -26,6 +26,20 @@ use SnowidProcess;
 use SnowidTest;
 use Sys::Hostname;
 
+# For the top of a test file that starts Redis servers: the server program
+# (SNOWID_REDIS_SERVER, else redis-server on PATH: Debian's redis-server)
+# and redis-cli (SNOWID_REDIS_CLI, else on PATH: redis-tools), or a skip
+# naming the package (a failure under SNOWID_REQUIRE_TOOLS=1, see
+# SnowidTest::need_program).
+sub need_redis
+{
+	SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
+		'redis-server');
+	SnowidTest::need_program($ENV{SNOWID_REDIS_CLI} || 'redis-cli',
+		'redis-tools');
+	return;
+}
+
 # SnowidRedis->new(password => 'pw', tcp => 1): starts a server.  Also
 # server => and cli => (paths of the programs), args => [ more arguments of
 # the server ], and tls => { cert => FILE, key => FILE, ca => FILE,

@@ -14,6 +14,10 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
+# libfaketime's library (Debian's libfaketime): SnowidTest::Clock
+# preloads it, need_libfaketime checks for it.
+our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
 # PostgreSQL 17 and later make a new server by copying $ENV{INITDB_TEMPLATE}
 # (one initdb -A trust -N of the same build, made by test/run) rather than
 # running initdb again, unless extra initdb options are given; the same is
@@ -79,6 +83,78 @@ sub need_program
 	  if $ENV{SNOWID_REQUIRE_TOOLS};
 	Test::More::plan(skip_all => $why);
 	return;
+}
+
+# What a test file does when something it needs is missing (need_file and
+# the others below): skips itself with why, which names the Debian
+# package; with SNOWID_REQUIRE_TOOLS=1, fails instead (as need_program).
+sub missing_tool
+{
+	my ($why) = @_;
+
+	die "$why: not found, and SNOWID_REQUIRE_TOOLS=1 counts a missing tool as a failure\n"
+	  if $ENV{SNOWID_REQUIRE_TOOLS};
+	Test::More::plan(skip_all => $why);
+	return;
+}
+
+# A file a test needs (a library to preload, say): need_file($path,
+# 'libfaketime') returns the path if it exists, else skips or fails as
+# missing_tool says.
+sub need_file
+{
+	my ($path, $package) = @_;
+
+	return $path if -e $path;
+	return missing_tool("needs $path (Debian package $package)");
+}
+
+# libfaketime's library, for SnowidTest::Clock, SnowidLease::start_skewed
+# and LD_PRELOAD: its path, or a skip (a failure under
+# SNOWID_REQUIRE_TOOLS=1) naming the package libfaketime.
+sub need_libfaketime
+{
+	return need_file($libfaketime, 'libfaketime');
+}
+
+# A Perl module a test needs: need_perl_module('Redis', 'libredis-perl')
+# loads it, else skips or fails as missing_tool says.
+sub need_perl_module
+{
+	my ($module, $package) = @_;
+
+	return 1 if eval "require $module; 1";
+	return missing_tool("needs Perl's $module (Debian package $package)");
+}
+
+# A Python module a test needs, under Debian's /usr/bin/python3 unless
+# another python is given: need_python_module('psycopg2',
+# 'python3-psycopg2') checks that python imports it, else skips or fails
+# as missing_tool says (python itself as need_program, package python3).
+sub need_python_module
+{
+	my ($module, $package, $python) = @_;
+	my ($out, $err) = ('', '');
+
+	$python = need_program($python // '/usr/bin/python3', 'python3');
+	return 1
+	  if IPC::Run::run([ $python, '-c', "import $module" ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return missing_tool(
+		"needs the Python module $module under $python (Debian package $package)");
+}
+
+# An npm package a test needs in a node_modules directory:
+# need_node_module('pg', $dir, 'npm ci in test/clients') checks that
+# $dir/pg is installed, else skips or fails as missing_tool says, naming
+# how to install it and npm's Debian package.
+sub need_node_module
+{
+	my ($module, $dir, $how) = @_;
+
+	return "$dir/$module" if -f "$dir/$module/package.json";
+	return missing_tool(
+		"needs the npm package $module in $dir ($how; Debian package npm)");
 }
 
 # The versions of test/versions.sh (NAME="value" lines) as a hash.
@@ -402,8 +478,6 @@ sub no_duplicates
 # The server's wall clock under libfaketime, at an offset from the real
 # one that the test changes while the server runs.
 package SnowidTest::Clock;
-
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # A clock file, at offset 0.
 sub new
