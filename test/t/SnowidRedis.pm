@@ -423,15 +423,19 @@ sub worker
 }
 
 # Whether the snowid library that node loads must have TLS: as
-# SNOWID_EXPECT_TLS says (test/run sets it), or else test/versions.sh for
-# the node's major version (whether the hiredis it is tested with has TLS).
-# Never what the build happens to have: a build that lost TLS must fail.
+# SNOWID_EXPECT_TLS says (test/run sets it), or else, where a missing tool
+# fails (SNOWID_REQUIRE_TOOLS=1), test/versions.sh for the node's major
+# version (whether the hiredis it is tested with has TLS): there, never
+# what the build happens to have, as a build that lost TLS must fail.  A
+# user's make prove_installcheck tests the build they made: TLS if it was
+# linked with hiredis_ssl.
 sub tls_expected
 {
 	my ($node) = @_;
 
 	return $ENV{SNOWID_EXPECT_TLS} ? 1 : 0
 	  if defined $ENV{SNOWID_EXPECT_TLS} && $ENV{SNOWID_EXPECT_TLS} ne '';
+	return tls_linked($node) unless $ENV{SNOWID_REQUIRE_TOOLS};
 
 	my %v = SnowidTest::versions();
 	my ($major) = $node->config_data('--version') =~ /^PostgreSQL (\d+)/;
