@@ -335,7 +335,7 @@ snowid_coordinator_url_assign(const char *newval, void *extra)
 
 /*
  * snowid_redis_url_check, snowid_redis_url_assign
- *		GUC hooks of snowid.redis_url, Redis' URL as releases before 1.4
+ *		GUC hooks of snowid.redis_url, Redis' URL as releases before 1.3
  *		took it.
  */
 static bool

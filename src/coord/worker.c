@@ -335,7 +335,7 @@ snowid_worker_from_cache(const SnowidStoreRequest *request,
  *		Whether a cache file names this server's claim in the current kind
  *		of store, under the current datacenter and layout: under its holder
  *		name, or under the name
- *		without the instance that releases 1.3 and earlier claimed under
+ *		without the instance that releases 1.2 and earlier claimed under
  *		(snowid.lua's claim takes such an id over).
  */
 static bool
@@ -471,7 +471,7 @@ snowid_worker_source_name(SnowidWorkerSource source)
 		case SNOWID_WORKER_CONFIG:
 			return "config";
 		case SNOWID_WORKER_CLAIM:
-			/* the store's name: "redis" as in releases before 1.4 */
+			/* the store's name: "redis" as in releases before 1.3 */
 			return snowid_store != NULL ? snowid_store->name : "claim";
 		case SNOWID_WORKER_CACHE:
 			return "cache";

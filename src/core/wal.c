@@ -31,7 +31,7 @@
 #include "core/wal.h"
 
 /*
- * The record types, in the rmgr's info bits: a mark, and (since 1.4) a mark
+ * The record types, in the rmgr's info bits: a mark, and (since 1.3) a mark
  * that names the node whose ids it covers.  Both are shown as MARK.
  */
 #define XLOG_SNOWID_MARK		0x00

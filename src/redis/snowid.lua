@@ -16,8 +16,8 @@
 -- library of another release: a release that changes them names its
 -- functions snowid_3_..., and keeps the older ones here for as long as
 -- servers of an earlier release may call them (FUNCTION LOAD REPLACE swaps
--- the whole library).  The snowid_1_... functions of releases 1.3 and
--- earlier are here, and follow the same fence rule: snowid_1_claim named
+-- the whole library).  The snowid_1_... functions that release 1.2
+-- calls are here, and follow the same fence rule: snowid_1_claim named
 -- the owners key alone, and finds the other two by their names (they share
 -- its hash tag, so its Redis Cluster slot).
 --
@@ -45,13 +45,13 @@ local prefix = 'snowid_2_'
 --     parks it, having stopped issuing (never below the floor it took the
 --     id with).
 --   * load() reads every fence (and the "fence:<worker id>" fields of the
---     owners hash that releases 1.3 and earlier wrote there), and every
+--     owners hash that release 1.2 wrote there), and every
 --     claim, of any kind, starts at or above the fence it finds, or refuses.
 --   * retire() is the only way a worker id leaves its holder: a release, a
 --     lease claim that moves to another id, an expired lease taken over, an
 --     id beyond the layout, an administrator's free().  It raises the fence
 --     to what the holder may have issued, mirrors it into the owners hash
---     (where servers of releases 1.3 and earlier, running the library as a
+--     (where servers of release 1.2, running the library as a
 --     script, read it), and only then removes the holder.
 --
 -- A permanent holder has no fence while it holds: it may issue for as long
@@ -205,7 +205,7 @@ local function give_up_others(st, name, keep, max, v)
   end
 end
 
--- The ids a server of release 1.3 or earlier held for good, under its
+-- The ids a server of release 1.2 or earlier held for good, under its
 -- holder name without the instance of its data directory ("dc=… host=…
 -- port=… sysid=…"): its first claim under its full name takes them over,
 -- in st only; the caller writes what it keeps.  Returns the set of fields
@@ -416,7 +416,7 @@ local function free(keys, args)
   return st.fence(k)
 end
 
--- snowid_1_claim of releases 1.3 and earlier named the owners key alone
+-- snowid_1_claim of release 1.2 named the owners key alone
 local function sibling_keys(keys)
   if keys[2] then return keys end
   local base = string.match(keys[1], '^(.*):owners$')

@@ -23,7 +23,7 @@
 #   says to wait for the lease to run out;
 # - a permanent claim of an id whose lease ran out is allowed (before, such
 #   an id was never reused), above its fence;
-# - a fence that a release of 1.3 or earlier left in Redis' owners hash
+# - a fence that release 1.2 left in Redis' owners hash
 #   ("fence:<worker id>") is honoured (Redis only: a coordination database
 #   has no older releases);
 # - a deliberate layout switch removes the mark file, and with it the
@@ -175,10 +175,10 @@ my $g_first = $g->safe_psql('postgres', 'SELECT snowid_next()');
 cmp_ok($g_first, '>', $f_max, "its ids lie above the last lease holder's");
 $_->stop for $e, $g;
 
-# -- a fence of release 1.3 in the owners hash ---------------------------
+# -- a fence of release 1.2 in the owners hash ---------------------------
 
 # Redis only: the field "fence:<worker id>" of the owners hash is where
-# releases 1.3 and earlier left a fence; a coordination database has no
+# release 1.2 left a fence; a coordination database has no
 # such older releases, and its only fence is the one checked above.
 $dc = 3;
 if (SnowidCoord::store() eq 'redis')
@@ -191,7 +191,7 @@ if (SnowidCoord::store() eq 'redis')
 	$h->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	like(SnowidTest::psql_error($h, 'SELECT snowid_next()'),
 		qr/55006: worker id 4 of datacenter $dc cannot be taken until /,
-		'a fence left in the owners hash by release 1.3 is honoured');
+		'a fence left in the owners hash by release 1.2 is honoured');
 	$h->stop;
 }
 

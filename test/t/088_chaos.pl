@@ -158,7 +158,7 @@ sub pick
 
 # An administrator frees the worker id of a server that has left it, as
 # the documentation says: the margin covers a clock at most 5 s ahead and
-# the drift budget.  In Redis, a library before snowid_2_free (1.3) with
+# the drift budget.  In Redis, a library before snowid_2_free (1.2's) with
 # HDEL, as it documented; a coordination database has no such library.
 sub free_worker
 {

@@ -393,7 +393,7 @@ sub new_node
 # The identity under which a server of datacenter dc claims in Redis: its
 # host name, port, system identifier and the instance of its data
 # directory, from its mark file (padded to 16 hex digits; none where the
-# mark file names none, as releases before 1.4 wrote it).
+# mark file names none, as releases before 1.3 wrote it).
 sub identity
 {
 	my ($node, $dc) = @_;
