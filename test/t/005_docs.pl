@@ -67,6 +67,13 @@ sub blocks
 				push @blocks, $open;
 				undef $open;
 			}
+			elsif ($line =~ /^\s*```\S/)
+			{
+				# a fence with a language opens a block: the one before
+				# was never closed
+				die "$page: a fence opened at line $open->{line} is not closed before line "
+				  . ($i + 1);
+			}
 			else
 			{
 				$open->{text} .= "$line\n";
