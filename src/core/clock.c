@@ -17,7 +17,9 @@
  *	  constant and the same on every core; elsewhere, and on other
  *	  machines than x86-64, every reading is a real one.  A wall clock
  *	  stepped during the rest of a millisecond shows at the next real
- *	  reading, less than a millisecond later, as if the step had come then.
+ *	  reading, less than a millisecond later, as if the step had come then;
+ *	  and a process whose TSC is seen to tick slower than counted (over 10
+ *	  ms or more, against the real readings) reads the clock every time.
  *
  *	  Only per-process state (the last reading), no locking.
  *
@@ -49,6 +51,10 @@ static double tsc_ticks_per_ns = 0;
 static int64 window_ms;
 static uint64 window_start;
 static uint64 window_ticks = 0;
+
+/* The real reading the TSC's rate is checked against: its TSC, its ns */
+static uint64 check_tsc;
+static int64 check_ns = -1;
 #endif
 
 static int64 timespec_ns(const struct timespec *ts);
@@ -106,6 +112,32 @@ snowid_unix_ms_quick(void)
 	 */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ns = timespec_ns(&ts);
+
+	/*
+	 * Over 10 ms or more, the TSC must have ticked at least at the rate
+	 * counted with; if it did not (the machine's TSC changed its rate, or
+	 * the wall clock was stepped ahead), this process reads the clock for
+	 * every id from now on.  The ticks are counted from before the last
+	 * check's reading to after this one's, so that being preempted around
+	 * a reading only adds to them.
+	 */
+	if (check_ns < 0 || ns < check_ns)
+	{
+		check_tsc = tsc;
+		check_ns = ns;
+	}
+	else if (ns - check_ns >= 10 * NS_PER_MS)
+	{
+		if ((double) (__rdtsc() - check_tsc) < (ns - check_ns) * tsc_ticks_per_ns)
+		{
+			tsc_ticks_per_ns = 0;
+			elog(DEBUG1, "snowid reads the wall clock for every id from now on: the TSC ticked slower than counted");
+			return ns / NS_PER_MS;
+		}
+		check_tsc = tsc;
+		check_ns = ns;
+	}
+
 	window_ms = ns / NS_PER_MS;
 	window_start = tsc;
 	window_ticks = (uint64) ((NS_PER_MS - ns % NS_PER_MS) * tsc_ticks_per_ns);
