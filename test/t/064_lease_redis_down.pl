@@ -119,6 +119,11 @@ is_deeply([ sort keys %held ], [ '0|lease', '1|lease' ],
 	'both servers hold a worker id on lease, one each');
 for my $n (@both)
 {
+	# the holder issues again once its renewer has renewed (it tries
+	# again on its own schedule), its fence then ahead of the clock
+	$n->poll_query_until('postgres',
+		q{SELECT fence_time > clock_timestamp() FROM snowid_status()})
+	  or die $n->name . ' has no fence ahead of its clock';
 	my ($w) = split /\|/, SnowidRedis::worker($n);
 	$by_worker->take($n, $w, 200, $n->name . ' after the coordinator came back');
 }
