@@ -351,8 +351,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 
 	for (;;)
 	{
-		/* the wall clock read as the TSC allows: the hot path of every id */
-		int64		now = snowid_unix_ms_quick() - snowid_layout.epoch_ms;
+		int64		now = snowid_clock_ms_quick();
 		int64		drift_ms;
 		int64		start;
 		int64		last;

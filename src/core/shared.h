@@ -119,6 +119,7 @@ typedef struct SnowidShared
 extern SnowidShared *snowid_shared;
 
 extern int64 snowid_clock_ms(void);
+extern int64 snowid_clock_ms_quick(void);
 extern int64 snowid_last_position(int64 ms, int64 max_ms);
 
 #endif							/* SNOWID_CORE_SHARED_H */
