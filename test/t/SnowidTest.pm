@@ -46,6 +46,50 @@ if (defined $ENV{INITDB_TEMPLATE})
 	};
 }
 
+# Ports for servers come from below the kernel's range of ephemeral ports,
+# as PostgreSQL 18's get_free_port() and its back branches' later minors
+# choose them.  The branch points of 16 and 17 choose from 49152 up, inside
+# Linux's default ephemeral range (32768 to 60999): there a port found free
+# could be taken as the source port of another test's client before the
+# server that was to listen on it started or restarted ("Address already in
+# use").  Ports are still reserved in PostgreSQL's lock directory, so tests
+# running side by side never share one.
+{
+	my $lowest = 10200;
+	my $highest = 32767;
+
+	if (open my $fh, '<', '/proc/sys/net/ipv4/ip_local_port_range')
+	{
+		my ($ephemeral_low) = split ' ', scalar <$fh>;
+		close $fh;
+		$highest = $ephemeral_low - 1
+		  if defined $ephemeral_low
+		  && $ephemeral_low =~ /^\d+$/
+		  && $ephemeral_low - 1 < $highest
+		  && $ephemeral_low - 1 > $lowest + 1000;
+	}
+
+	no warnings 'redefine';
+	*PostgreSQL::Test::Cluster::get_free_port = sub {
+		my $port = $PostgreSQL::Test::Cluster::last_port_assigned;
+
+		$port = $lowest + int(rand($highest - $lowest))
+		  if !defined $port || $port < $lowest || $port > $highest;
+		for (my $tries = 0; $tries <= $highest - $lowest; $tries++)
+		{
+			$port = $lowest if ++$port > $highest;
+			next
+			  if grep { $_->port == $port }
+			  @PostgreSQL::Test::Cluster::all_nodes;
+			next unless PostgreSQL::Test::Cluster::can_bind('127.0.0.1', $port);
+			next unless PostgreSQL::Test::Cluster::_reserve_port($port);
+			$PostgreSQL::Test::Cluster::last_port_assigned = $port;
+			return $port;
+		}
+		die "no free port between $lowest and $highest";
+	};
+}
+
 # A PostgreSQL server with snowid preloaded and the given settings, not
 # started: new_node('name', { 'snowid.datacenter_id' => 4, ... }, init
 # parameters such as allows_streaming => 1).
