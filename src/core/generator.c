@@ -53,10 +53,13 @@
 #include "core/shared.h"
 #include "core/wal.h"
 #include "core/wait_events.h"
+
 /*
- * A wall clock that goes back by more than this counts as a clock step.  The
- * clock is read before the mutex is taken, so a caller descheduled in between
- * looks like a small step; NTP only steps the clock for offsets over 128 ms.
+ * A wall clock that goes back by more than this counts as a clock step, once
+ * a reading taken after the mutex confirms it (snowid_confirm_clock_step):
+ * the reading a caller brings is taken before the mutex, and a caller
+ * descheduled in between would look like a step.  NTP only steps the clock
+ * for offsets over 128 ms.
  */
 #define SNOWID_STEP_MIN_MS		100
 
@@ -66,18 +69,10 @@
 /* This backend has checked that it may generate */
 static bool prepared = false;
 
-/*
- * A wall clock that goes back by more than this counts as a clock step.  The
- * clock is read before the mutex is taken, so a caller descheduled in between
- * looks like a small step; NTP only steps the clock for offsets over 128 ms.
- */
-#define SNOWID_STEP_MIN_MS		100
-
-/* Longest single sleep while waiting for the clock, in microseconds */
-#define SNOWID_SLEEP_MAX_US		10000
-
 static pg_noinline void snowid_prepare(void);
 static void snowid_check_can_generate(const SnowidShared *s);
+static pg_noinline void snowid_confirm_clock_step(int64 last_clock_ms,
+													 uint64 steps);
 static void snowid_lease_ran_out(int worker_id, int64 fence_ms);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 							  int64 *deadline_ms);
@@ -360,6 +355,9 @@ snowid_take(int want, int *got, int64 *node_bits)
 		int64		fence_ms;
 		int			worker_id;
 		bool		renew_early;
+		bool		clock_back;
+		int64		last_clock_ms;
+		uint64		steps;
 
 		if (unlikely(now < 0 || now > max_ms))
 			ereport(ERROR,
@@ -386,9 +384,11 @@ snowid_take(int want, int *got, int64 *node_bits)
 			else
 				start = (now << seq_bits) | (start & seq_mask);
 		}
-		if (now + SNOWID_STEP_MIN_MS < s->last_clock_ms)
-			s->clock_steps++;
-		s->last_clock_ms = now;
+		clock_back = now + SNOWID_STEP_MIN_MS < s->last_clock_ms;
+		if (likely(!clock_back))
+			s->last_clock_ms = now;
+		last_clock_ms = s->last_clock_ms;
+		steps = s->clock_steps;
 		high_water_ms = s->high_water_ms;
 		renew_early = !s->renewal_failed;
 		fence_ms = s->fence_ms;
@@ -408,6 +408,9 @@ snowid_take(int want, int *got, int64 *node_bits)
 			s->ids_issued += n;
 		}
 		SpinLockRelease(&s->mutex);
+
+		if (unlikely(clock_back))
+			snowid_confirm_clock_step(last_clock_ms, steps);
 
 		if (likely(n > 0))
 		{
@@ -435,6 +438,32 @@ snowid_take(int want, int *got, int64 *node_bits)
 			snowid_wait_clock((start >> seq_bits) - snowid_max_drift_ms, now,
 							  &deadline_ms);
 	}
+}
+
+/*
+ * snowid_confirm_clock_step
+ *		Counts a clock step if a reading taken now, after the mutex, is still
+ *		behind last_clock_ms, the latest reading seen under it, and no other
+ *		caller has counted one since (steps is the count then): a wall clock
+ *		that never went back reads at least that by now, while the reading
+ *		the caller brought may be old.  The new reading becomes the latest,
+ *		so that the step counts once.
+ */
+static pg_noinline void
+snowid_confirm_clock_step(int64 last_clock_ms, uint64 steps)
+{
+	SnowidShared *s = snowid_shared;
+	int64		now = snowid_clock_ms();
+
+	if (now + SNOWID_STEP_MIN_MS >= last_clock_ms)
+		return;
+	SpinLockAcquire(&s->mutex);
+	if (s->clock_steps == steps)
+	{
+		s->clock_steps++;
+		s->last_clock_ms = now;
+	}
+	SpinLockRelease(&s->mutex);
 }
 
 /*
