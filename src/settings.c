@@ -10,7 +10,8 @@
  * setting and then uses the default; for an id field that would silently
  * give another server's ids.  So every setting is checked before it is
  * defined, by the same range and the same check hook that ALTER SYSTEM and
- * a reload then apply: what ALTER SYSTEM accepts, the next start accepts.
+ * a reload then apply (setting_table.c): what ALTER SYSTEM accepts,
+ * the next start accepts.
  * A check hook never raises an error, which at a reload would stop the
  * postmaster.  Rules across settings are checked against the settings in
  * force (an id must fit the layout, the field widths must leave the
@@ -29,7 +30,6 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/guc_tables.h"
 
 #include "coord/request.h"
 #include "core/generator.h"
@@ -37,6 +37,7 @@
 #include "functions/public.h"
 #include "redis/store.h"
 #include "redis/url.h"
+#include "setting_table.h"
 #include "settings.h"
 #include "stores.h"
 
@@ -49,40 +50,6 @@
 #define SNOWID_ID_FIT_HINT \
 	"Choose a smaller snowid.%s_id, or widen snowid.%s_bits on every " \
 	"server at once (a restart each): it changes the layout of all ids."
-
-typedef enum SnowidSettingType
-{
-	SNOWID_SETTING_INT,
-	SNOWID_SETTING_BOOL,
-	SNOWID_SETTING_STRING
-} SnowidSettingType;
-
-/* One setting, as the table gives it */
-typedef struct SnowidSetting
-{
-	const char *name;
-	SnowidSettingType type;
-	void	   *variable;		/* int *, bool * or char ** */
-	int			boot;			/* int and bool: the default */
-	int			min;			/* int: the range */
-	int			max;
-	const char *boot_string;	/* string: the default */
-	GucContext	context;		/* PGC_POSTMASTER, or PGC_SIGHUP */
-	int			flags;			/* GUC_UNIT_MS, GUC_SUPERUSER_ONLY */
-	bool		secret;			/* never shown in a message */
-	bool		preloaded_only; /* defined only while preloading */
-	GucIntCheckHook int_check;	/* rules min and max cannot express */
-	GucStringCheckHook string_check;
-	GucStringAssignHook string_assign;
-	size_t		extra_size;		/* secret: the check hook's extra, wiped
-								 * before it is freed */
-	const char *range_detail;	/* int: detail of an out-of-range value at
-								 * start, for ranges with a hole */
-	void		(*before) (void);	/* start: cross-setting checks to make
-									 * before it is defined */
-	const char *description;
-	const char *long_description;
-} SnowidSetting;
 
 static char *snowid_epoch = NULL;
 static char *snowid_coordinator_url = NULL;
@@ -438,158 +405,6 @@ static const SnowidSetting snowid_settings[] = {
 };
 
 /*
- * snowid_configured_value
- *		The value a setting has in the server's configuration (postgresql.conf,
- *		ALTER SYSTEM, the command line), read from its placeholder before the
- *		setting is defined; NULL if it is not configured.  That is the
- *		placeholder's reset value, not its current one: loaded after server
- *		start, the library is loaded by a session, which may have SET the
- *		placeholder to anything (SET leaves the reset value alone).  A value
- *		given to the session itself (a connection option, ALTER ROLE or ALTER
- *		DATABASE) does replace the reset value, and hides the configured one:
- *		that is refused, as it is for a server-start setting when preloaded.
- */
-static const char *
-snowid_configured_value(const char *name)
-{
-	struct config_generic *placeholder = find_option(name, false, true,
-													 ERROR);
-
-	/* a placeholder only a session SET created has no reset value */
-	if (placeholder == NULL || placeholder->reset_source == PGC_S_DEFAULT)
-		return NULL;
-	if (placeholder->reset_source > PGC_S_ARGV)
-		ereport(ERROR,
-				(errcode(ERRCODE_CANT_CHANGE_RUNTIME_PARAM),
-				 errmsg("parameter \"%s\" cannot be changed without restarting the server",
-						name),
-				 errdetail("This session was given a value of its own (by a connection option, ALTER ROLE or ALTER DATABASE); snowid uses only the value the server was started with."),
-				 errhint("Remove \"%s\" from the connection options and from the ALTER ROLE and ALTER DATABASE settings.",
-						 name)));
-	return GetConfigOptionResetString(name);
-}
-
-/*
- * snowid_refuse
- *		Stops the start over a configured value, with a detail and a hint
- *		(either NULL for none).  A secret value is not shown.
- */
-static void
-snowid_refuse(const SnowidSetting *setting, const char *value,
-			  const char *detail, const char *hint)
-{
-	if (setting->secret)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\"", setting->name),
-				 detail ? errdetail("%s", detail) : 0,
-				 errhint("The value is not shown because it may contain a password.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid value for parameter \"%s\": \"%s\"",
-					setting->name, value),
-			 detail ? errdetail("%s", detail) : 0,
-			 hint ? errhint("%s", hint) : 0));
-}
-
-/*
- * snowid_start_check
- *		Refuses a bad configured value of a setting before it is defined, by
- *		its type, its range and its check hook: the rules the GUC machinery
- *		applies to ALTER SYSTEM and a reload.  An error here stops the
- *		postmaster.  Returns the configured value, or NULL if there is none;
- *		an int's or bool's in *number, a string's check hook's extra in
- *		*extra (NULL if none), for the caller to guc_free().
- */
-static const char *
-snowid_start_check(const SnowidSetting *setting, int *number, void **extra)
-{
-	const char *value = snowid_configured_value(setting->name);
-	char	   *copy;
-	bool		ok = true;
-	bool		flag;
-
-	*extra = NULL;
-	if (value == NULL)
-		return NULL;
-	GUC_check_errdetail_string = NULL;
-	GUC_check_errhint_string = NULL;
-
-	switch (setting->type)
-	{
-		case SNOWID_SETTING_INT:
-			if (!parse_int(value, number, setting->flags, NULL) ||
-				*number < setting->min || *number > setting->max)
-			{
-				char		detail[256];
-
-				if (setting->range_detail)
-					strlcpy(detail, setting->range_detail, sizeof(detail));
-				else if (setting->flags & GUC_UNIT_MS)
-					snprintf(detail, sizeof(detail),
-							 "\"%s\" must be from %d to %d milliseconds.",
-							 setting->name, setting->min, setting->max);
-				else
-					snprintf(detail, sizeof(detail),
-							 "\"%s\" must be an integer from %d to %d.",
-							 setting->name, setting->min, setting->max);
-				snowid_refuse(setting, value, detail, NULL);
-			}
-			if (setting->int_check)
-				ok = setting->int_check(number, extra, PGC_S_FILE);
-			break;
-		case SNOWID_SETTING_BOOL:
-			if (!parse_bool(value, &flag))
-				snowid_refuse(setting, value,
-							  "It must be a Boolean value (on or off).", NULL);
-			*number = flag;
-			break;
-		case SNOWID_SETTING_STRING:
-			if (setting->string_check == NULL)
-				break;
-			copy = pstrdup(value);
-			ok = setting->string_check(&copy, extra, PGC_S_FILE);
-			pfree(copy);
-			break;
-	}
-	if (!ok)
-		snowid_refuse(setting, value, GUC_check_errdetail_string,
-					  GUC_check_errhint_string);
-	return value;
-}
-
-/*
- * snowid_define
- *		Defines one setting of the table.
- */
-static void
-snowid_define(const SnowidSetting *s)
-{
-	switch (s->type)
-	{
-		case SNOWID_SETTING_INT:
-			DefineCustomIntVariable(s->name, s->description,
-									s->long_description, (int *) s->variable,
-									s->boot, s->min, s->max, s->context,
-									s->flags, s->int_check, NULL, NULL);
-			break;
-		case SNOWID_SETTING_BOOL:
-			DefineCustomBoolVariable(s->name, s->description,
-									 s->long_description,
-									 (bool *) s->variable, (bool) s->boot,
-									 s->context, s->flags, NULL, NULL, NULL);
-			break;
-		case SNOWID_SETTING_STRING:
-			DefineCustomStringVariable(s->name, s->description,
-									   s->long_description,
-									   (char **) s->variable, s->boot_string,
-									   s->context, s->flags, s->string_check,
-									   s->string_assign, NULL);
-			break;
-	}
-}
-
-/*
  * snowid_setting
  *		The table's entry of a setting.
  */
@@ -618,7 +433,7 @@ snowid_start_int(const char *name)
 	int			number = setting->boot;
 	void	   *extra;
 
-	(void) snowid_start_check(setting, &number, &extra);
+	(void) snowid_setting_check_start(setting, &number, &extra);
 	return number;
 }
 
@@ -634,7 +449,7 @@ snowid_start_epoch(void)
 	void	   *extra;
 	int64		unix_ms = SNOWID_DEFAULT_EPOCH_MS;
 
-	if (snowid_start_check(snowid_setting("snowid.epoch"), &unused,
+	if (snowid_setting_check_start(snowid_setting("snowid.epoch"), &unused,
 						   &extra) != NULL && extra != NULL)
 	{
 		unix_ms = *(int64 *) extra;
@@ -828,7 +643,7 @@ snowid_define_settings(bool preloading)
 		{
 			if (setting->before)
 				setting->before();
-			(void) snowid_start_check(setting, &number, &extra);
+			(void) snowid_setting_check_start(setting, &number, &extra);
 			if (extra != NULL)
 			{
 				if (setting->secret)
@@ -836,7 +651,7 @@ snowid_define_settings(bool preloading)
 				guc_free(extra);
 			}
 		}
-		snowid_define(setting);
+		snowid_setting_define(setting);
 	}
 
 	if (preloading)
