@@ -18,9 +18,9 @@
 #   3. the primary's whole node is killed (keeper and PostgreSQL, SIGKILL):
 #      the monitor fails over to the standby;
 #   4. the killed node's keeper starts again, with that node's clock now
-#      15 s behind: pg_autoctl rewinds it and it follows as a standby;
+#      18 s behind: pg_autoctl rewinds it and it follows as a standby;
 #   5. the primary's keeper is stopped (pg_autoctl stop): the monitor fails
-#      over to the standby whose clock runs 15 s behind;
+#      over to the standby whose clock runs 18 s behind;
 #   6. the stopped node rejoins as a standby;
 #   7. a switchover back to the node whose clock is right.
 #
@@ -66,9 +66,10 @@ $SIG{$_} = sub { die "caught SIG$_[0]\n" } for qw(TERM INT HUP);
 
 my $worker_id = 5;
 # Seconds the clock of the node killed in event 3 runs behind once it
-# rejoins: more than the failover to it takes (some 9 s here), so that its
-# clock still lies behind the old primary's last ids when it takes over.
-my $behind = 15;
+# rejoins: more than the failover to it takes (some 11 s here), so that
+# its clock still lies behind the old primary's last ids when it takes
+# over.
+my $behind = 18;
 my $timeout = $PostgreSQL::Test::Utils::timeout_default;
 my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 my $log_path = $PostgreSQL::Test::Utils::log_path;
@@ -287,9 +288,14 @@ sub kill_node
 	kill 'KILL', -$pgid;
 	kill 'KILL', @children;
 	$node{$name}{keeper}->stop;    # reaps pg_autoctl run, the test's child
+	my $deadline = time + $timeout;
 	for my $p (@group, @children)
 	{
-		usleep(10_000) while alive($p);
+		while (alive($p))
+		{
+			die "process $p outlived SIGKILL" if time > $deadline;
+			usleep(10_000);
+		}
 	}
 	return;
 }
@@ -467,21 +473,37 @@ $node{monitor} = { dir => "$base/monitor", port => $monitor_port };
 autoctl('create', 'monitor', '--pgdata', $node{monitor}{dir},
 	'--pgport', $monitor_port, '--listen', '127.0.0.1',
 	'--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl');
-# Health checks every second, a node unhealthy after 3 s and an
-# unreachable primary given up after 5 s (the defaults: 5 s, 20 s, 30 s).
+# Health checks every second, each connection given 3 s and tried three
+# times, 1 s apart; a node unhealthy once its keeper has not reported for
+# 6 s and its health check fails; an unreachable primary given up 5 s
+# after that (the defaults: 5 s, three tries 2 s apart, 20 s, 30 s).  So a
+# node dead for good is failed over within some 12 s, and a loaded machine
+# that delays a keeper's reports or a server's connections for a few
+# seconds fails nothing over (it would have to hold off the health check
+# for some 11 s and the keeper for 6 s at once).  The keepers' network_partition_timeout
+# stays below the demote timeout (create_node), as
+# doc/pg_auto_failover.md asks.
 append_file("$node{monitor}{dir}/postgresql.conf", <<'EOF');
 shared_buffers = '32MB'
 pgautofailover.health_check_period = 1000
-pgautofailover.health_check_timeout = 1000
-pgautofailover.health_check_max_retries = 1
-pgautofailover.health_check_retry_delay = 500
-pgautofailover.node_considered_unhealthy_timeout = 3000
+pgautofailover.health_check_timeout = 3000
+pgautofailover.health_check_max_retries = 2
+pgautofailover.health_check_retry_delay = 1000
+pgautofailover.node_considered_unhealthy_timeout = 6000
 pgautofailover.primary_demote_timeout = 5000
 EOF
 start_keeper('monitor');
 my $monitor_uri =
   "postgres://autoctl_node\@127.0.0.1:$monitor_port/pg_auto_failover?sslmode=disable";
-usleep(100_000) until (sql($monitor_port, 'SELECT 1', 'pg_auto_failover'))[0];
+{
+	my $deadline = time + $timeout;
+
+	until ((sql($monitor_port, 'SELECT 1', 'pg_auto_failover'))[0])
+	{
+		die 'the monitor does not answer' if time > $deadline;
+		usleep(100_000);
+	}
+}
 
 # ---------------------------------------------------------------------------
 # The data nodes
@@ -503,6 +525,12 @@ sub create_node
 		'--pgport', $node{$name}{port}, '--listen', '127.0.0.1',
 		'--hostname', '127.0.0.1', '--name', $name, '--auth', 'trust',
 		'--no-ssl', '--dbname', 'postgres', '--monitor', $monitor_uri);
+	# A primary that reaches neither the monitor nor a standby for 4 s
+	# demotes itself (the default: 20 s): before the monitor promotes its
+	# standby, 6 s after the node's last report and 5 s more at the
+	# earliest.
+	autoctl('config', 'set', '--pgdata', $node{$name}{dir},
+		'timeout.network_partition_timeout', '4');
 	return;
 }
 
@@ -627,7 +655,12 @@ $p = event(
 	sub {
 		my $pm = postmaster_pid($_[0]);
 		kill 'KILL', $pm or die "could not kill postmaster $pm";
-		usleep(10_000) while kill 0, $pm;
+		my $deadline = time + $timeout;
+		while (kill 0, $pm)
+		{
+			die "postmaster $pm outlived SIGKILL" if time > $deadline;
+			usleep(10_000);
+		}
 	},
 	sub {
 		# the keeper starts it again; should the monitor fail over

@@ -106,8 +106,12 @@ sub new
 				'--initial-cluster', $cluster,
 				'--initial-cluster-state', 'new',
 				'--initial-cluster-token', "snowid-$$",
-				'--heartbeat-interval', '100',
-				'--election-timeout', '1000',
+				# Heartbeats every half second, and an election only
+				# after 5 s without one: a member starved of CPU on a
+				# loaded machine starts none (an election leaves
+				# Patroni without its DCS meanwhile).
+				'--heartbeat-interval', '500',
+				'--election-timeout', '5000',
 				# Patroni's etcd (v2) API: its etcd3 client's watch
 				# stalled for minutes here, so that the leader saw a
 				# switchover request only three minutes late
@@ -232,11 +236,18 @@ sub write_config
 			connect_address => "127.0.0.1:$self->{rest_port}",
 		},
 		etcd      => { hosts => [ $self->{etcd}->hosts ] },
+		# A loop a second, so that Patroni acts at once, and a leader key
+		# that lives 30 s, with DCS and PostgreSQL calls retried for
+		# 10 s (Patroni wants loop_wait + 2 * retry_timeout <= ttl): a
+		# Patroni or etcd starved of CPU for a few seconds costs the
+		# primary neither its key nor its role.  No event waits for the
+		# key to expire: a Patroni whose primary crashed releases it at
+		# once (primary_start_timeout 0), as a switchover does.
 		bootstrap => {
 			dcs => {
-				ttl                     => 10,
+				ttl                     => 30,
 				loop_wait               => 1,
-				retry_timeout           => 5,
+				retry_timeout           => 10,
 				primary_start_timeout   => 0,
 				maximum_lag_on_failover => 16 * 1024 * 1024,
 				%{ $self->{dcs} // {} },
@@ -703,17 +714,32 @@ sub run_scenario
 	wait_streaming($first, $second, $first->name . ' to rejoin as a standby');
 
 	# 2. a failover: the primary crashes, SIGKILL to its postmaster and
-	# every child at once.  Its WAL senders are stopped (SIGSTOP) for a
-	# second before, so that it has WAL the standbys never receive (inserts
-	# waiting for the synchronous standby) and rejoins only through
-	# pg_rewind.
+	# every child at once.  Its WAL senders are stopped (SIGSTOP) first,
+	# and it crashes once it has WAL the standbys never receive, so that
+	# it rejoins only through pg_rewind: a transaction of the test's own,
+	# committed without waiting for a standby (synchronous_commit =
+	# local), and every client's insert, waiting for the synchronous
+	# standby (whose answer no WAL sender reads any more).
 	my @standbys = grep { $_ != $second } @nodes;
 	wait_streaming($_, $second) for @standbys;
 	wait_sync($second, \@nodes);
 	my @senders = $second->child_pids(qr/walsender/);
 	is(scalar(@senders), 2, 'the primary runs a WAL sender for each standby');
 	kill 'STOP', @senders;
-	Time::HiRes::sleep(1);
+	$second->safe_psql(
+		'SET synchronous_commit = local; SELECT pg_current_xact_id()');
+	wait_until($second->name . ' to hold WAL no standby received,'
+		  . ' with every client\'s insert waiting for the synchronous standby',
+		sub {
+			($second->try_psql(qq{
+				SELECT (SELECT count(*) = 2
+						  AND pg_current_wal_lsn() > max(sent_lsn)
+						FROM pg_stat_replication)
+				  AND (SELECT count(*) >= ${\ scalar @clients}
+						FROM pg_stat_activity
+						WHERE backend_type = 'client backend'
+						  AND wait_event = 'SyncRep')}) // '') eq 't';
+		});
 	my @victims = ($second->postmaster_pid, $second->child_pids(qr/./));
 	$t0 = time;
 	kill 'KILL', @victims or die "could not kill the server: $!";
@@ -723,7 +749,11 @@ sub run_scenario
 	push @events, { name => sprintf('failover %s -> %s (SIGKILL)',
 			$second->name, $third->name), start => $t0 };
 	wait_streaming($second, $third, $second->name . ' to rejoin as a standby');
-	ok($second->output =~ /running pg_rewind from \Q${\ $third->name }\E/,
+	# (Patroni runs pg_rewind also where it finds nothing to rewind, as
+	# after a switchover: here pg_rewind must have rewound.)
+	my $rewound = qr/running\ pg_rewind\ from\ \Q${\ $third->name }\E\b.*
+	  ^pg_rewind:\ rewinding\ from\ last\ common\ checkpoint/msx;
+	ok($second->output =~ $rewound,
 		$second->name . ' rejoined through pg_rewind');
 
 	# 3. a failover back to the rewound node while its clock runs 5 s
@@ -736,11 +766,23 @@ sub run_scenario
 	$second->start(faketime => '-5s', libfaketime => $opts{libfaketime});
 	wait_streaming($second, $third,
 		$second->name . ' to stream again, 5 s behind');
-	my $behind = $second->safe_psql(
-		'SELECT extract(epoch FROM clock_timestamp())') - time;
-	ok($behind < -4 && $behind > -6,
+	# Its clock read between two readings of the test's, again until the
+	# round trip took at most a second (a loaded machine may take longer
+	# to start psql).  Its offset lies between the two differences, a
+	# span that must reach within half a second of -5 s.
+	my ($before, $clock, $after) = @{
+		wait_until($second->name . "'s clock, read within a second", sub {
+			my $before = time;
+			my $clock = $second->safe_psql(
+				'SELECT extract(epoch FROM clock_timestamp())');
+			my $after = time;
+			return $after - $before <= 1 ? [ $before, $clock, $after ] : undef;
+		})
+	};
+	ok($clock >= $before - 5.5 && $clock <= $after - 4.5,
 		$second->name . "'s clock runs 5 s behind")
-	  or diag($second->name . "'s clock is off by $behind s");
+	  or diag(sprintf("%s's clock read %.3f, %.3f to %.3f s off the test's",
+		$second->name, $clock, $clock - $after, $clock - $before));
 	$other->stop;
 	wait_sync($third, \@nodes, [$second]);
 	my $victim = $third->postmaster_pid;

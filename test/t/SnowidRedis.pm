@@ -497,7 +497,10 @@ sub new
 	  (defined $params{password} ? "requirepass $params{password}\n" : ''),
 	  "sentinel monitor $name 127.0.0.1 $params{master_port} ",
 	  ($params{quorum} // 2), "\n",
-	  "sentinel down-after-milliseconds $name 1000\n",
+	  # A master that answers no PING for 5 s is down: one that a loaded
+	  # machine stalls for a second or two (its append-only file, or no
+	  # CPU) is not failed over between two steps of a test.
+	  "sentinel down-after-milliseconds $name 5000\n",
 	  "sentinel failover-timeout $name 4000\n",
 	  "sentinel parallel-syncs $name 1\n";
 	close $fh;
