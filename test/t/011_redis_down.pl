@@ -122,10 +122,14 @@ is(SnowidRedis::worker($copy), "3|$source",
 # never answers).  Sessions queued behind a claim that timed out fail at
 # once instead of each waiting out the timeout again.  Redis accepts the
 # connection and never answers the claim (08006); the postmaster of a
-# coordination database never completes the connection (08001).
+# coordination database never completes the connection (08001).  The
+# timeout is long enough for all four sessions to queue behind the first
+# claim before it runs out, also on a loaded machine (a session that
+# arrives after the failure was counted rightly claims again itself); only
+# the first session waits it out.
 my $timed_out_state = SnowidCoord::store() eq 'redis' ? '08006' : '08001';
 my $hung = $coord->new_node('hung',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 500 });
+	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 10000 });
 $hung->start;
 $hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $coord->freeze;

@@ -111,6 +111,18 @@ $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $p->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidRedis::worker($p), '1|' . $coord->source, 'p holds worker id 1 for good');
 
+# The servers that claim once a2 has given its id back, c configured with
+# worker id 0 and b2 free to choose, are started first: a server claims on
+# its first call, not at its start, and their refusals below must come
+# while a2's ids still lie beyond their drift budget (a2 runs 25 s ahead),
+# however long a loaded machine takes to start a server.
+my $c = $coord->new_node('c', { %layout, 'snowid.worker_id' => 0 });
+$c->start;
+$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b2 = $coord->new_node('b2', \%layout);
+$b2->start;
+$b2->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
 my $a2_max = $a2->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(25000) id');
 is($a2->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
@@ -120,26 +132,22 @@ cmp_ok($fence, '>', SnowidLease::id_ms($a2, $a2_max), 'the fence lies past a2\'s
 
 # A configured worker id: refused until the server can start above the
 # fence, with nothing written.
-my $c = $coord->new_node('c', { %layout, 'snowid.worker_id' => 0 });
-$c->start;
-$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($c, 'SELECT snowid_next()');
 like($err,
 	qr/55006: worker id 0 of datacenter 2 cannot be taken until .*DETAIL:  It was on lease, and the ids its last holder issued reach up to then.*HINT:  Wait until then and call again, or set snowid.worker_id to another free id/s,
 	'a configured worker id fenced past the drift budget: a clear error');
 ok(!exists $coord->owners($dc)->{0}, 'and nothing is written in the store');
-$c->stop;
 
-# A free choice: the same, then the id once the clock is near enough.
-my $b2 = $coord->new_node('b2', \%layout);
-$b2->start;
-$b2->safe_psql('postgres', 'CREATE EXTENSION snowid');
+# A free choice: the same, then the id once the clock is near enough (the
+# wait for it bounded by the time that takes plus the usual timeout).
 $err = SnowidTest::psql_error($b2, 'SELECT snowid_next()');
 like($err,
 	qr/55006: no worker id of datacenter 2 can be taken until .*DETAIL:  Every worker id not held by a server was on lease.*worker id 0 is free first/s,
 	'every free worker id fenced past the drift budget: a clear error');
+$c->stop;
 my $first;
-for (1 .. 600)
+my $deadline = $fence / 1000 + $PostgreSQL::Test::Utils::timeout_default;
+while (Time::HiRes::time() < $deadline)
 {
 	my ($ret, $out, $stderr) = $b2->psql('postgres', 'SELECT snowid_next()');
 

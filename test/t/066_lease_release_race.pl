@@ -51,23 +51,30 @@ my $me = 'lease ' . SnowidRedis::identity($node, $dc);
 my $w = SnowidLease::wait_lease($node);
 my @ids = SnowidTest::next_ids($node, 100);
 
+# Waits until the store counts n connections of snowid servers, for at most
+# the usual timeout.
+sub wait_for_clients
+{
+	my ($n) = @_;
+	my $deadline =
+	  Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until ($coord->clients == $n || Time::HiRes::time() > $deadline)
+	{
+		Time::HiRes::sleep(0.05);
+	}
+	return;
+}
+
 # -- a release held by the store, and a backend that needs an id ---------
 
 # The connection of the claim just made may take a moment to go.
-for (1 .. 100)
-{
-	last if $coord->clients == 0;
-	Time::HiRes::sleep(0.05);
-}
+wait_for_clients(0);
 is($coord->clients, 0, 'no connection to the store between renewals');
 ok($coord->hold_writes, 'the store holds writes');
 my $worker = SnowidLease::lease_worker_pid($node);
 kill 'TERM', $worker or die "could not signal the lease renewer";
-for (1 .. 600)
-{
-	last if $coord->clients == 1;
-	Time::HiRes::sleep(0.05);
-}
+wait_for_clients(1);
 is($coord->clients, 1,
 	'the terminated lease renewer sends its release, which the store holds');
 
@@ -108,7 +115,8 @@ cmp_ok(SnowidLease::fence($coord, $dc, $w2), '>', $last_ms,
 # server holding the id: nothing is lost.
 my $offset = -s $node->logfile;
 my $renewer;
-for (1 .. 300)
+my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+while (Time::HiRes::time() < $deadline)
 {
 	$renewer = eval { SnowidLease::lease_worker_pid($node) };
 	last if defined $renewer && $renewer != $worker;

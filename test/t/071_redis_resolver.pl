@@ -286,7 +286,12 @@ $session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'SELECT snowid_next()'")
   or die 'the claim never started';
-usleep(100_000) while (grep { /^hang\.snowid\.test / } $dns->queries) <= $asked;
+my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+usleep(100_000)
+  while (grep { /^hang\.snowid\.test / } $dns->queries) <= $asked
+  && time < $deadline;
+(grep { /^hang\.snowid\.test / } $dns->queries) > $asked
+  or die 'the claim never asked the name server';
 $start = time;
 $node->safe_psql('postgres', q{
 	SELECT pg_cancel_backend(pid) FROM pg_stat_activity

@@ -184,18 +184,21 @@ cmp_ok($r->{lease_expires_ms}, '>=', $t + 60000,
 is_deeply([ @$r{qw(holder on_lease lease_floor_ms fence_ms)} ],
 	[ 'l1', 't', 0, $t + 60000 ], 'and is kept with its floor and fence');
 
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 70000 ]}, $tok_l1)");
+# (a fence 600 s on, so that once the clock has moved 61 s below, the lease
+# has run out and the fence is still ahead, even if the calls in between
+# take minutes)
+$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 600000 ]}, $tok_l1)");
 is_deeply([ @$o{qw(outcome worker_id floor_ms fence_ms lease_ms)} ],
-	[ 'ok', 0, 0, $t + 70000, 60000 ],
+	[ 'ok', 0, 0, $t + 600000, 60000 ],
 	'a renewal moves the fence up to the one wanted');
 $o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 1 ]}, $tok_l1)");
-is_deeply([ @$o{qw(outcome fence_ms)} ], [ 'ok', $t + 70000 ],
+is_deeply([ @$o{qw(outcome fence_ms)} ], [ 'ok', $t + 600000 ],
 	'never down: a lower one is answered with the fence as it is');
 $before = $db->state;
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 80000 ]}, @{[ tok() ]})");
+$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 610000 ]}, @{[ tok() ]})");
 is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 0, 'lease l1' ],
 	'a renewal under another token: lost, naming the holder');
-$o = $db->call("lease_renew(2, 'l1', 1, 60000, @{[ $t + 80000 ]}, $tok_l1)");
+$o = $db->call("lease_renew(2, 'l1', 1, 60000, @{[ $t + 610000 ]}, $tok_l1)");
 is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 1, undef ],
 	'of an id no one holds: lost, no holder');
 $o = $db->call("lease_release(2, 'l1', 0, $t, false, @{[ tok() ]})");
