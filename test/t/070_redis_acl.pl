@@ -36,6 +36,11 @@ SnowidRedis::need_redis();
 my $dc = 5;
 my $other_dc = 6;
 my $lease_ms = 2000;
+# The narrow user's lease must hold for its whole life below (no renewal
+# may fail, another server must find it held): 4 s, renewed every 1.3 s,
+# holds on a busy machine, where a renewal may come up to 2.6 s late; and
+# a call to Redis may take up to 4 s before it counts as failed.
+my $narrow_lease_ms = 4000;
 # Markers that must never show up in a log or an error
 my $admin_password = 'pw-Acl-Admin-4d1c';
 my $password = 'pw-Acl-Narrow-7e2a';
@@ -199,7 +204,9 @@ HINT:  Allow the Redis user FCALL and take EVAL and EVALSHA away; the library is
 	my $before = $server->command_calls;
 
 	# The whole life of a leased id under the narrow user.
-	my $a = start_node("${kind}_lease", $server, 'snowid', %lease);
+	my $a = start_node("${kind}_lease", $server, 'snowid',
+		'snowid.worker_lease' => "${narrow_lease_ms}ms",
+		'snowid.coordinator_timeout_ms' => 4000);
 	my $leased = SnowidLease::wait_lease($a);
 	is($server->owners($dc)->{$leased}, 'lease ' . SnowidRedis::identity($a, $dc),
 		"$kind, narrow user: the lease is claimed");

@@ -119,8 +119,10 @@ $_->stop for $a, $b, $c;
 # -- a crashed lease holder: the hint, the repair by hand, the lease run out
 
 $dc = 2;
+# d's lease never needs to run out: ten minutes, so that e's claims below
+# find it live and its fence far ahead however slow the machine.
 my $d = $coord->new_node('d',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '30s' });
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '10min' });
 $d->start;
 $d->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $dw = SnowidLease::wait_lease($d);
