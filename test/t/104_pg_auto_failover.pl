@@ -78,11 +78,14 @@ my $autoctl_log = "$log_path/104_pg_auto_failover_commands.log";
 # pg_autoctl keeps its configuration, state and pid files under the XDG
 # directories, and its PostgreSQL servers' sockets in PG_REGRESS_SOCK_DIR
 # (else in the build's default, /var/run/postgresql, not the test's to use).
+# The runtime directory must exist: pg_autoctl puts its pid files in
+# /tmp/pg_autoctl otherwise, outside the test's directory.
 my $base = PostgreSQL::Test::Utils::tempdir('paf');
 my $sockdir = PostgreSQL::Test::Utils::tempdir_short;
 $ENV{XDG_CONFIG_HOME} = "$base/config";
 $ENV{XDG_DATA_HOME} = "$base/data";
 $ENV{XDG_RUNTIME_DIR} = "$base/run";
+mkdir($ENV{XDG_RUNTIME_DIR}, 0700) or die "mkdir $ENV{XDG_RUNTIME_DIR}: $!";
 $ENV{PG_REGRESS_SOCK_DIR} = $sockdir;
 $ENV{PGHOST} = $sockdir;
 delete $ENV{$_} for qw(PGPORT PGDATABASE PGUSER PGSERVICE);
