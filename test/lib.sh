@@ -438,6 +438,12 @@ snowid_build()
 	local extdir run=()
 
 	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), from the $(snowid_pg_origin); hiredis $(snowid_hiredis_version))"
+	# the build runs as $SNOWID_USER: a cache made 0700 by root (mktemp -d)
+	# would hide pg_config from it, and make would then blame libpq-dev
+	if ! as_user "$PG_CONFIG" --version >/dev/null 2>&1; then
+		echo "error: $SNOWID_USER cannot run $PG_CONFIG: make its cache directory readable (chmod 755 $(snowid_cache_dir))" >&2
+		return 1
+	fi
 	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" WERROR=1 || return 1
 	note "make install"
 	extdir=$("$PG_CONFIG" --sharedir)/extension
