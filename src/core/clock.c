@@ -14,12 +14,14 @@
  *	  being still inside it.  The rate is measured once, in the postmaster
  *	  (every process it starts inherits it), and is used only where the
  *	  kernel's own clock source is the TSC, whose rate it then keeps
- *	  constant and the same on every core; elsewhere, and on other
- *	  machines than x86-64, every reading is a real one.  A wall clock
- *	  stepped during the rest of a millisecond shows at the next real
- *	  reading, less than a millisecond later, as if the step had come then;
- *	  and a process whose TSC is seen to tick slower than counted (over 10
- *	  ms or more, against the real readings) reads the clock every time.
+ *	  constant and the same on every core, or kvm-clock over a TSC the
+ *	  kernel holds reliable (kvm-clock scales the same counter); elsewhere,
+ *	  and on other machines than x86-64, every reading is a real one.  A
+ *	  wall clock stepped during the rest of a millisecond shows at the next
+ *	  real reading, less than a millisecond later, as if the step had come
+ *	  then; and a process whose TSC is seen to tick slower than counted, or
+ *	  half as fast again (over 10 ms or more, against the real readings: a
+ *	  virtual machine moved to another host), reads the clock every time.
  *
  *	  Only per-process state (the last reading), no locking.
  *
@@ -52,12 +54,20 @@ static int64 window_ms;
 static uint64 window_start;
 static uint64 window_ticks = 0;
 
-/* The real reading the TSC's rate is checked against: its TSC, its ns */
-static uint64 check_tsc;
+/*
+ * The real reading the TSC's rate is checked against: its ns, and the TSC
+ * read before it and after it
+ */
+static uint64 check_tsc_before;
+static uint64 check_tsc_after;
 static int64 check_ns = -1;
 #endif
 
 static int64 timespec_ns(const struct timespec *ts);
+#ifdef SNOWID_HAVE_TSC
+static bool tsc_reliable_source(void);
+static bool tsc_rate_holds(uint64 tsc_before, uint64 tsc_after, int64 ns);
+#endif
 
 /*
  * snowid_unix_ms
@@ -113,29 +123,11 @@ snowid_unix_ms_quick(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ns = timespec_ns(&ts);
 
-	/*
-	 * Over 10 ms or more, the TSC must have ticked at least at the rate
-	 * counted with; if it did not (the machine's TSC changed its rate, or
-	 * the wall clock was stepped ahead), this process reads the clock for
-	 * every id from now on.  The ticks are counted from before the last
-	 * check's reading to after this one's, so that being preempted around
-	 * a reading only adds to them.
-	 */
-	if (check_ns < 0 || ns < check_ns)
+	if (!tsc_rate_holds(tsc, __rdtsc(), ns))
 	{
-		check_tsc = tsc;
-		check_ns = ns;
-	}
-	else if (ns - check_ns >= 10 * NS_PER_MS)
-	{
-		if ((double) (__rdtsc() - check_tsc) < (ns - check_ns) * tsc_ticks_per_ns)
-		{
-			tsc_ticks_per_ns = 0;
-			elog(DEBUG1, "snowid reads the wall clock for every id from now on: the TSC ticked slower than counted");
-			return ns / NS_PER_MS;
-		}
-		check_tsc = tsc;
-		check_ns = ns;
+		tsc_ticks_per_ns = 0;
+		elog(DEBUG1, "snowid reads the wall clock for every id from now on: the TSC no longer ticks at the rate measured");
+		return ns / NS_PER_MS;
 	}
 
 	window_ms = ns / NS_PER_MS;
@@ -173,7 +165,8 @@ snowid_clock_calibrate(void)
 	if (fgets(source, sizeof(source), f) == NULL)
 		source[0] = '\0';
 	fclose(f);
-	if (strcmp(source, "tsc\n") != 0)
+	if (strcmp(source, "tsc\n") != 0 &&
+		!(strcmp(source, "kvm-clock\n") == 0 && tsc_reliable_source()))
 		return;
 
 	for (int i = 0; i < 2; i++)
@@ -219,3 +212,88 @@ timespec_ns(const struct timespec *ts)
 {
 	return (int64) ts->tv_sec * NS_PER_S + ts->tv_nsec;
 }
+
+#ifdef SNOWID_HAVE_TSC
+/*
+ * tsc_reliable_source
+ *		Whether, under kvm-clock, the TSC is one the kernel would itself keep
+ *		time with: listed among the clock sources it may use (a TSC found
+ *		unstable, or out of step between cores, is taken off that list) and
+ *		flagged by the processor as of a constant rate that does not stop
+ *		in deep sleep.
+ */
+static bool
+tsc_reliable_source(void)
+{
+	FILE	   *f;
+	char		line[4096];
+	bool		listed = false;
+	bool		constant = false;
+	bool		nonstop = false;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/available_clocksource", "r");
+	if (f == NULL)
+		return false;
+	if (fgets(line, sizeof(line), f) != NULL)
+	{
+		for (char *word = strtok(line, " \n"); word; word = strtok(NULL, " \n"))
+			listed |= strcmp(word, "tsc") == 0;
+	}
+	fclose(f);
+	if (!listed)
+		return false;
+
+	/* the first processor's flags: every core of one machine has the same */
+	f = fopen("/proc/cpuinfo", "r");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		for (char *word = strtok(line, " \t\n"); word; word = strtok(NULL, " \t\n"))
+		{
+			constant |= strcmp(word, "constant_tsc") == 0;
+			nonstop |= strcmp(word, "nonstop_tsc") == 0;
+		}
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+}
+
+/*
+ * tsc_rate_holds
+ *		Checks the TSC's rate against a real reading ns taken between the
+ *		TSC readings tsc_before and tsc_after: over 10 ms or more since the
+ *		last such check, the TSC must have ticked at least at the rate
+ *		counted with (else the windows would outlast their milliseconds: a
+ *		TSC that changed its rate, a wall clock stepped ahead), and less than
+ *		half as fast again (a virtual machine moved to a host whose TSC runs
+ *		faster: harmless for the answers, which then end early, but the rate
+ *		describes this machine no more).  The slow check counts from before
+ *		the last reading to after this one, the fast one from after the last
+ *		to before this one, so that a process preempted around a reading
+ *		fails neither.
+ */
+static bool
+tsc_rate_holds(uint64 tsc_before, uint64 tsc_after, int64 ns)
+{
+	double		counted;
+
+	if (check_ns >= 0 && ns >= check_ns)
+	{
+		if (ns - check_ns < 10 * NS_PER_MS)
+			return true;
+		counted = (ns - check_ns) * tsc_ticks_per_ns;
+		if ((double) (tsc_after - check_tsc_before) < counted)
+			return false;
+		if ((double) (tsc_before - check_tsc_after) > counted * 1.5)
+			return false;
+	}
+	check_tsc_before = tsc_before;
+	check_tsc_after = tsc_after;
+	check_ns = ns;
+	return true;
+}
+#endif
