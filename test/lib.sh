@@ -462,6 +462,42 @@ snowid_remove_tmp()
 	fi
 }
 
+# Whether the machine is quiet enough for a benchmark figure: prints
+# "quiet", or "busy: " and what else ran.  Busy is: a process of another
+# PostgreSQL, Redis, test run or build than the benchmark's own server
+# (the postmaster of $SNOWID_BENCH_DATA and its children), or the machine's
+# processors more than a tenth busy over the second it watches them (the
+# benchmark's server idle meanwhile).  test/bench/run and
+# test/bench/workload refuse a figure taken on a busy machine unless told
+# --busy-ok, and record the check beside it.
+snowid_bench_quiet()
+{
+	local own=0 others busy
+
+	if [[ -n ${SNOWID_BENCH_DATA:-} && -s $SNOWID_BENCH_DATA/postmaster.pid ]]; then
+		own=$(head -n 1 "$SNOWID_BENCH_DATA/postmaster.pid")
+	fi
+	others=$(ps -eo pid=,ppid=,comm= | awk -v own="$own" -v me="$$" '
+		$1 == own || $2 == own || $1 == me { next }
+		$3 ~ /^(postgres|postmaster|redis-server|valkey-server|prove|pg_regress|pgbench|cc1|make|etcd|patroni|pg_autoctl|pgbouncer)$/ {
+			n[$3]++
+		}
+		END { for (c in n) printf "%s%d %s", (sep++ ? ", " : ""), n[c], c }')
+	busy=$(
+		read -r _ a1 b1 c1 d1 e1 f1 g1 h1 _ </proc/stat
+		sleep 1
+		read -r _ a2 b2 c2 d2 e2 f2 g2 h2 _ </proc/stat
+		awk -v busy=$(((a2 + b2 + c2 + f2 + g2 + h2) - (a1 + b1 + c1 + f1 + g1 + h1))) \
+			-v all=$(((a2 + b2 + c2 + d2 + e2 + f2 + g2 + h2) - (a1 + b1 + c1 + d1 + e1 + f1 + g1 + h1))) \
+			'BEGIN { printf "%.0f", (all > 0 ? 100 * busy / all : 0) }'
+	)
+	if [[ -n $others || $busy -gt 10 ]]; then
+		echo "busy: processors ${busy}% busy${others:+, also running $others}"
+	else
+		echo "quiet: processors ${busy}% busy"
+	fi
+}
+
 # The benchmarks' throwaway server (test/bench/run, test/bench/workload).
 # snowid_bench_start [CONF-LINE...] runs initdb into $SNOWID_TMP/data and
 # starts a server with snowid preloaded (datacenter 1, worker 1) that
