@@ -65,7 +65,7 @@ like($out, qr/DEFAULT snowid_next\(\) against the others/,
 my @columns = qw(pg version kind commit clients step run memory_bytes orders
   rows pk_bytes pk_bytes_per_row seconds transactions tps latency_p50_ms
   latency_p99_ms wal_bytes_per_tx fpi_per_tx blks_read_per_tx load machine
-  date);
+  date quiet);
 my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
 is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
 
@@ -84,7 +84,7 @@ for my $line (@lines)
 		last;
 	}
 	@r{@columns} = @f;
-	for my $c (grep { !/^(version|kind|commit|machine|date)$/ } @columns)
+	for my $c (grep { !/^(version|kind|commit|machine|date|quiet)$/ } @columns)
 	{
 		$bad = "$c is not a number: $line" unless $r{$c} =~ /^\d+(\.\d+)?$/;
 	}
@@ -96,6 +96,8 @@ for my $line (@lines)
 	$bad = "not the first run of its point: $line" unless $r{run} == 1;
 	$bad = "no machine: $line" unless $r{machine} =~ /\d+ cores/;
 	$bad = "not a date: $line" unless $r{date} =~ /^\d{4}-\d\d-\d\d$/;
+	$bad = "no check of a quiet machine: $line"
+	  unless $r{quiet} =~ /^(quiet|busy): processors \d+% busy/;
 	$bad = "no transactions: $line"
 	  unless $r{transactions} > 0 && $r{tps} > 0 && $r{wal_bytes_per_tx} > 0;
 	$bad = "a median above the 99th percentile: $line"
