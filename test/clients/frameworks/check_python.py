@@ -44,7 +44,7 @@ def run_orders(save_order, cursor):
         cur = cursor()
         rows = read_back(cur, order_key)
         check(len(rows) == len(products), "order %d: its lines read back" % n)
-        check([r[2] for r in rows] == products, "order %d: its products" % n)
+        check([r[2] for r in rows] == products, "order %d: its products: %r" % (n, rows))
         check(all(str(order_key) == r[4] for r in rows), "order %d: key exact" % n)
         check(all(isinstance(r[0], int) and str(r[0]) == r[1] for r in rows),
               "order %d: line keys exact" % n)
