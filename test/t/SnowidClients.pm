@@ -7,7 +7,7 @@ use strict;
 use warnings;
 
 use File::Basename;
-use File::Path qw(make_path);
+use File::Path qw(make_path remove_tree);
 use File::Spec;
 use IPC::Run;
 use JSON::PP;
@@ -170,9 +170,11 @@ sub build
 		local $ENV{GOPROXY} = 'off';
 		local $ENV{GOFLAGS} = '';
 		local $ENV{GOCACHE} = "$into/go/cache";
+		local $ENV{GOENV} = 'off';
 		IPC::Run::run([ 'go', 'build', '-o', "$into/go/check_pgx", '.' ],
 			'<', \undef, '>', \$out, '2>', \$err, init => sub { chdir "$into/go/src" })
 		  or die "go build of the pgx recipe failed:\n$out$err";
+		remove_tree("$into/go/cache");
 	}
 	if (grep { -x "$_/javac" } File::Spec->path)
 	{
