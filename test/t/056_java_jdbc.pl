@@ -40,10 +40,22 @@ my $offset = -s $node->logfile;
 SnowidClients::run_order_client($node, 'JDBC', [ @client, 'orders', $url ],
 	dbname => 'jdbc');
 
-# one statement per power of two in the number of lines
-my $rewritten = sub { my $n = shift; my $k = 0; $k += $n & 1, $n >>= 1 while $n; $k };
+# The driver's statements for a batch of n lines: one per power of two in
+# n (5 lines: 4 + 1), sent together by executeBatch.
+sub rewritten
+{
+	my ($n) = @_;
+	my $k = 0;
+
+	for (; $n > 0; $n >>= 1)
+	{
+		$k += $n & 1;
+	}
+	return $k;
+}
+
 SnowidClients::count_statements($node, 'JDBC', 'snowid-jdbc', $offset,
-	[ 1, 3, 5 ], $rewritten);
+	[ 1, 3, 5 ], \&rewritten);
 is( $node->safe_psql(
 		'jdbc', q{
 	SELECT count(*), count(DISTINCT id),

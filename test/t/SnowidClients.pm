@@ -276,8 +276,10 @@ sub count_statements
 # print (a line "ms datacenter worker sequence" per id from
 # snowid_decode(), then "t" or "f" per text from
 # snowid_public_is_valid()); one test, that both kinds of text are
-# there.  The ids: 5,000 this server issues and 5,000
-# spread over 0 to 2^63 - 1 with both ends.  The texts: 2,500 public ids,
+# there.  The same in every test file: 5,000 ids of this year's times
+# with every datacenter, worker and sequence bit in play (in the default
+# layout), and 5,000 spread over 0 to 2^63 - 1 with both ends (seeded).
+# The texts: 2,500 public ids (of the key new_framework_node writes),
 # each also with one symbol changed, with two neighbours swapped, and in
 # lower case with hyphens put in and O, I, L for 0 and 1; a few malformed
 # ones (a U, a letter outside ASCII, too short, too long).  Mistakes the
@@ -291,11 +293,16 @@ sub id_samples
 
 	$node->safe_psql('postgres', q{
 		DROP TABLE IF EXISTS id_samples;
+		SELECT setseed(0.46);
 		CREATE TABLE id_samples AS
-		SELECT row_number() OVER () AS n, id FROM (
-			SELECT snowid_next_batch(5000) AS id
-			UNION ALL SELECT unnest(ARRAY[0, 1, 4095, 4096, 9223372036854775807])
-			UNION ALL SELECT (random() * 9.2e18)::bigint FROM generate_series(1, 4995)) i;
+		SELECT row_number() OVER (ORDER BY part, k) AS n, id FROM (
+			SELECT 1 AS part, k, snowid_from_time(timestamptz '2026-11-25 00:00 UTC'
+				+ k * interval '7 ms') + (k * 7919) % 4194304 AS id
+			FROM generate_series(1, 5000) k
+			UNION ALL SELECT 2, k, (ARRAY[0, 1, 4095, 4096, 9223372036854775807])[k]
+			FROM generate_series(1, 5) k
+			UNION ALL SELECT 3, k, (random() * 9.2e18)::bigint
+			FROM generate_series(1, 4995) k) i;
 	});
 	my @ids = split /\n/,
 	  $node->safe_psql('postgres', 'SELECT id FROM id_samples ORDER BY n');
