@@ -39,9 +39,12 @@ SNOWID_SRC=
 source "$SNOWID_TOP/test/versions.sh"
 
 # rsync is not needed: the tree is copied with tar.  The client tests
-# (test/t/05x_*.pl) run node-postgres (npm's pg, installed by
-# snowid_node_modules), psycopg2 and SQLAlchemy under Debian's python3, and
-# pg_dump/pg_restore (in postgresql-client-15, pulled in by postgresql-15).
+# (test/t/05x_*.pl) run node-postgres, Knex, TypeORM and Drizzle (npm's,
+# installed by snowid_node_modules), psycopg2, psycopg 3, SQLAlchemy and
+# Django under Debian's python3, ActiveRecord under ruby, pgx v4 built
+# offline with golang-go and JDBC under default-jdk-headless (both built
+# once by snowid_client_builds), and pg_dump/pg_restore (in
+# postgresql-client-15, pulled in by postgresql-15).
 # Redis comes from redis-tools alone, not redis-server: see
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
@@ -62,6 +65,8 @@ SNOWID_PACKAGES=(
 	libhiredis-dev pkg-config
 	redis-tools libfaketime faketime libipc-run-perl libredis-perl make gcc perl iproute2
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
+	python3-psycopg python3-django ruby ruby-activerecord ruby-pg
+	golang-go golang-github-jackc-pgx-v4-dev default-jdk-headless libpostgresql-jdbc-java
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
@@ -116,6 +121,7 @@ as_user()
 			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
 			${SNOWID_NODE_PATH:+SNOWID_NODE_PATH="$SNOWID_NODE_PATH"} \
+			${SNOWID_CLIENT_BUILDS:+SNOWID_CLIENT_BUILDS="$SNOWID_CLIENT_BUILDS"} \
 			${SNOWID_VALKEY_BIN:+SNOWID_VALKEY_BIN="$SNOWID_VALKEY_BIN"} \
 			${SNOWID_REDIS_SERVER:+SNOWID_REDIS_SERVER="$SNOWID_REDIS_SERVER"} \
 			${SNOWID_REDIS_CLI:+SNOWID_REDIS_CLI="$SNOWID_REDIS_CLI"} \
@@ -367,6 +373,32 @@ snowid_node_modules()
 		touch "$dir/.snowid-done"
 	fi
 	export SNOWID_NODE_PATH=$dir/node_modules
+}
+
+# The Go and Java recipes of doc/adopting.md with their test drivers, for
+# test/t/055_go_pgx.pl and 056_java_jdbc.pl: built once per version of
+# their sources into the cache (SnowidClients::build: go offline from
+# Debian's Go packages, javac), not once per PostgreSQL version.  Sets and
+# exports SNOWID_CLIENT_BUILDS.  Dies if a build fails; a compiler that is
+# missing builds nothing, and its test then fails naming the package.
+snowid_client_builds()
+{
+	local sum dir
+
+	sum=$(cat "$SNOWID_TOP/doc/adopting.md" "$SNOWID_TOP/test/t/SnowidClients.pm" \
+		"$SNOWID_TOP"/test/clients/frameworks/* | sha256sum | cut -c1-16)
+	dir=$(snowid_cache_dir)/clients-$sum
+	if [[ ! -e $dir/.snowid-done ]]; then
+		note "building the Go and Java recipes of doc/adopting.md into $dir"
+		rm -rf -- "$dir"
+		mkdir -p "$dir"
+		perl -I "$SNOWID_TOP/test/t" -MSnowidClients \
+			-e 'SnowidClients::build($ARGV[0])' "$dir" ||
+			die "building the Go and Java recipes failed in $dir"
+		chmod -R a+rX "$dir"
+		touch "$dir/.snowid-done"
+	fi
+	export SNOWID_CLIENT_BUILDS=$dir
 }
 
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis

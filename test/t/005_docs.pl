@@ -11,6 +11,9 @@
 #                            postgresql.conf gets shared_preload_libraries =
 #                            'snowid' and then this block; the page's later
 #                            blocks run there
+#      <!-- file NAME -->    before any fence: a file the client tests
+#                            (test/t/05x_*.pl) write out and run as it is;
+#                            NAME is unique on its page
 #    Blocks before a page's first server block run on a shared server
 #    (snowid preloaded, datacenter 0, worker 1) in a database of the page's
 #    own.  Sessions run with TimeZone UTC.
@@ -161,6 +164,7 @@ sub normalize
 
 my $servers = 0;
 my $runnable = 0;
+my %files;
 for my $page (@pages)
 {
 	my @blocks = blocks($page);
@@ -173,6 +177,11 @@ for my $page (@pages)
 		my $where = "$page:$b->{line}";
 
 		next if $b->{marker} eq '';
+		if ($b->{marker} =~ /^file (\S+)$/)
+		{
+			ok(!$files{$page}{$1}++, "$where: the file $1 is named once on its page");
+			next;
+		}
 		if (!$markers{ $b->{marker} })
 		{
 			fail("$where: unknown marker <!-- $b->{marker} -->");

@@ -188,6 +188,22 @@ sub need_python_module
 		"needs the Python module $module under $python (Debian package $package)");
 }
 
+# A Ruby library a test needs: need_ruby_library('active_record',
+# 'ruby-activerecord') checks that Debian's ruby requires it, else skips or
+# fails as missing_tool says (ruby itself as need_program, package ruby).
+sub need_ruby_library
+{
+	my ($library, $package) = @_;
+	my ($out, $err) = ('', '');
+	my $ruby = need_program('ruby', 'ruby');
+
+	return 1
+	  if IPC::Run::run([ $ruby, '-e', "require '$library'" ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return missing_tool(
+		"needs the Ruby library $library (Debian package $package)");
+}
+
 # An npm package a test needs in a node_modules directory:
 # need_node_module('pg', $dir, 'npm ci in test/clients') checks that
 # $dir/pg is installed, else skips or fails as missing_tool says, naming
