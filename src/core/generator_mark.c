@@ -21,6 +21,8 @@
 #include "core/wait_events.h"
 #include "core/wal.h"
 
+static void snowid_write_instance(SnowidShared *s);
+static void snowid_warn_unsaved_copy(void);
 
 /*
  * snowid_load_mark
@@ -84,6 +86,13 @@ snowid_load_mark(SnowidShared *s)
  *		promotion, and a crash may come before the first id, so the pending
  *		skip is recorded in the mark file; the next mark written after the
  *		skip clears it.
+ *
+ *		Every such start is a life of its own, with a new instance, even
+ *		with a takeover pending already: a standby restarting, and a copy of
+ *		a standby (a base backup taken from it, which brings its mark file
+ *		along) that must not claim as that standby once both are promoted.
+ *		Nothing is claimed in recovery, so no claim is made under the
+ *		instance a standby leaves behind.
  */
 void
 snowid_record_takeover(SnowidShared *s, int64 mark_ms)
@@ -94,7 +103,16 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 		access(RECOVERY_SIGNAL_FILE, F_OK) != 0 &&
 		access(BACKUP_LABEL_FILE, F_OK) != 0)
 		return;
-	if (s->takeover_pending || s->mark_mismatch ||
+	if (s->takeover_pending)
+	{
+		s->instance = snowid_new_instance();
+		s->instance_saved = false;
+		snowid_write_instance(s);
+		if (!s->instance_saved)
+			snowid_warn_unsaved_copy();
+		return;
+	}
+	if (s->mark_mismatch ||
 		(s->mark_status != SNOWID_MARK_OK &&
 		 s->mark_status != SNOWID_MARK_MISSING))
 		return;
@@ -108,9 +126,19 @@ snowid_record_takeover(SnowidShared *s, int64 mark_ms)
 	s->takeover_pending = true;
 	s->instance_saved = snowid_mark_write(&mark, WARNING);
 	if (!s->instance_saved)
-		ereport(WARNING,
-				(errmsg("snowid could not record that this server is a copy of another"),
-				 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.  It claims no worker id until the mark is written.")));
+		snowid_warn_unsaved_copy();
+}
+
+/*
+ * snowid_warn_unsaved_copy
+ *		The mark file of a start from a copy could not be written.
+ */
+static void
+snowid_warn_unsaved_copy(void)
+{
+	ereport(WARNING,
+			(errmsg("snowid could not record that this server is a copy of another"),
+			 errdetail("If the server crashes after a promotion and before its first id, it may repeat ids of the server it was copied from.  It claims no worker id until the mark is written.")));
 }
 
 /*
