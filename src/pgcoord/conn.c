@@ -32,6 +32,7 @@ static bool snowid_pg_wait(SnowidPgSession *session, pgsocket sock,
 static bool snowid_pg_fail(SnowidPgSession *session, SnowidStoreStatus status,
 						   const char *what);
 static void snowid_pg_cancel(SnowidPgSession *session);
+static void snowid_pg_notice(void *arg, const PGresult *res);
 
 /*
  * snowid_pg_begin
@@ -76,6 +77,7 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 							  "libpq could not allocate a connection.");
 	if (PQstatus(session->conn) == CONNECTION_BAD)
 		return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+	PQsetNoticeReceiver(session->conn, snowid_pg_notice, session);
 
 	for (;;)
 	{
@@ -110,7 +112,9 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
  *		returns the last result, which the caller PQclear()s; NULL, with
  *		the session's result saying why, if it failed.  Replies of a
  *		coordination database that is not a primary are failures the store
- *		cannot pass (UNREACHABLE: try again, as during a failover).
+ *		cannot pass (UNREACHABLE: try again, as during a failover).  A
+ *		statement during which the server sent a WARNING or worse fails too
+ *		(FAILED, session->warned), whatever it returned: see conn.h.
  */
 PGresult *
 snowid_pg_query(SnowidPgSession *session, const char *sql, int nparams,
@@ -195,6 +199,16 @@ snowid_pg_query(SnowidPgSession *session, const char *sql, int nparams,
 				 sqlstate != NULL ? sqlstate : "none");
 		PQclear(last);
 		snowid_pg_fail(session, status, text);
+		return NULL;
+	}
+	if (session->warned)
+	{
+		char		text[SNOWID_STORE_MESSAGE_LEN];
+
+		snprintf(text, sizeof(text), "The coordination database answered with WARNING: %s",
+				 session->warning);
+		PQclear(last);
+		snowid_pg_fail(session, SNOWID_STORE_FAILED, text);
 		return NULL;
 	}
 	return last;
@@ -421,4 +435,34 @@ snowid_pg_cancel(SnowidPgSession *session)
 	}
 	PQcancelFinish(cancel);
 #endif
+}
+
+/*
+ * snowid_pg_notice
+ *		libpq's notice receiver of a session: a WARNING or worse marks the
+ *		session as warned and keeps the first one's message and detail.
+ *		Runs inside libpq: copies into the session only, never ereports.
+ */
+static void
+snowid_pg_notice(void *arg, const PGresult *res)
+{
+	SnowidPgSession *session = (SnowidPgSession *) arg;
+	const char *severity = PQresultErrorField(res,
+											  PG_DIAG_SEVERITY_NONLOCALIZED);
+	const char *message = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+
+	/* a server before 9.6 sends only the localized severity */
+	if (severity == NULL)
+		severity = PQresultErrorField(res, PG_DIAG_SEVERITY);
+	if (severity == NULL ||
+		(strcmp(severity, "WARNING") != 0 && strcmp(severity, "ERROR") != 0 &&
+		 strcmp(severity, "FATAL") != 0 && strcmp(severity, "PANIC") != 0))
+		return;
+	if (session->warned)
+		return;
+	session->warned = true;
+	snprintf(session->warning, sizeof(session->warning), "%s.%s%s",
+			 message != NULL ? message : "no message",
+			 detail != NULL ? " " : "", detail != NULL ? detail : "");
 }

@@ -29,6 +29,12 @@
  * deadline, so that the coordination server never keeps a lock for a
  * caller that has gone.
  *
+ * A statement that ends with a WARNING (or worse) fails, though it
+ * committed: the coordination server warns when a wait for its synchronous
+ * standby was cancelled (by an administrator, or a statement_timeout), and
+ * then what it committed may not be on the standby that takes over at its
+ * failover.  The session keeps the first such message.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWID_PGCOORD_CONN_H
@@ -50,6 +56,8 @@ typedef struct SnowidPgSession
 	SnowidStoreResult *result;	/* where a failure is described */
 	bool		connected;		/* a connection was made */
 	char		sqlstate[6];	/* the server's error, or "" */
+	bool		warned;			/* the server sent a WARNING or worse */
+	char		warning[SNOWID_STORE_MESSAGE_LEN];	/* its first one */
 } SnowidPgSession;
 
 extern void snowid_pg_begin(SnowidPgSession *session,

@@ -67,6 +67,7 @@ typedef struct SnowidPgDetail
 	int			worker_id;
 	int64		fence_ms;
 	bool		connected;
+	bool		warned;			/* the call ended with a WARNING or worse */
 	char		sqlstate[6];
 	const SnowidPgTarget *target;
 } SnowidPgDetail;
@@ -399,6 +400,7 @@ snowid_pg_call(const SnowidPgTarget *target,
 	PG_END_TRY();
 
 	detail->connected = session.connected;
+	detail->warned = session.warned;
 	strlcpy(detail->sqlstate, session.sqlstate, sizeof(detail->sqlstate));
 	if (res == NULL)
 		return false;
@@ -564,7 +566,8 @@ snowid_pg_detail(const SnowidStoreResult *result)
  * SQLSTATEs, as for Redis (redis/report.c): 08001 could not connect, 08006
  * connected and then failed or timed out, 53400 all held, 55006 fenced or
  * held by another server, 55000 holds another, XX001 an impossible fence,
- * 08P01 a reply of unexpected shape; an error of the database keeps its own
+ * 08P01 a reply of unexpected shape, 08007 an answer with a WARNING (what
+ * it committed may not be on the standby); an error of the database keeps its own
  * SQLSTATE (42883 no snowid_coordinator, 42501 no privilege, ...).
  */
 static void
@@ -659,7 +662,17 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 			break;
 
 		default:
-			if (detail->sqlstate[0] != '\0' &&
+			if (detail->warned && detail->sqlstate[0] == '\0' &&
+				result->status == SNOWID_STORE_FAILED)
+			{
+				sqlstate = ERRCODE_TRANSACTION_RESOLUTION_UNKNOWN;
+				message = psprintf("the coordination database at %s may not have replicated the call",
+								   where);
+				text = psprintf("%s  What it committed may not be on its standby and would be lost at a failover, so snowid takes nothing from this answer: a claim's worker id is not used, a renewal counts as failed.",
+								result->message);
+				hint = "Check that the coordination database's synchronous standbys (synchronous_standby_names) are up and streaming, and do not cancel its sessions waiting for them (wait event SyncRep); snowid tries again at the next call or renewal.";
+			}
+			else if (detail->sqlstate[0] != '\0' &&
 				result->status != SNOWID_STORE_UNREACHABLE)
 			{
 				const char *s = detail->sqlstate;
