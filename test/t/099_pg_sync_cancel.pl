@@ -104,6 +104,8 @@ $short->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $timed = SnowidTest::start_psql($short, 'SELECT snowid_next()');
 $timed->finish;
 is($timed->stdout, '', 'a wait past snowid.coordinator_timeout_ms: no id');
+like($timed->stderr, qr/ERROR:  080(06|07): /,
+	'but an error: the call did not complete, or its wait was cancelled by the statement_timeout snowid sets');
 
 # The primary dies; the standby, which never got those calls, takes over.
 $primary->stop('immediate');
