@@ -55,14 +55,14 @@ my $s = PostgreSQL::Test::Cluster->new('s');
 $s->init_from_backup($p, 'p_base', has_streaming => 1);
 $s->start;
 $ids->collect($p, 1000);
-$p->wait_for_replay_catchup($s);
+$p->wait_for_catchup($s, 'replay', $p->lsn('insert'));
 my $s_instance = instance($s);
 
 # A standby that restarts gets a new instance, and still follows P.
 $s->restart;
 isnt(instance($s), $s_instance, 'a standby restarted has a new instance');
 $ids->collect($p, 1000);
-$p->wait_for_replay_catchup($s);
+$p->wait_for_catchup($s, 'replay', $p->lsn('insert'));
 
 $s->backup('s_base');
 my $c = PostgreSQL::Test::Cluster->new('c', port => $s->port, own_host => 1);
