@@ -18,7 +18,8 @@
 #                            (test/t/05x_*.pl) write out and run as it is;
 #                            NAME is unique on its page
 #    Blocks before a page's first server block run on a shared server
-#    (snowid preloaded, datacenter 0, worker 1) in a database of the page's
+#    (snowid preloaded, datacenter 0, worker 1, a key file of public ids
+#    with the key K1 of the public ids' test vectors) in a database of the page's
 #    own.  A \c (\connect) in a block holds for the page's later blocks,
 #    as in one psql session.  Sessions run with TimeZone UTC.
 # 2. doc/reference.md names every SQL function of the installed extension
@@ -140,8 +141,15 @@ sub last_connect
 	return @lines ? "$lines[-1]\n" : undef;
 }
 
+# The shared server has a key file of public ids (the example key of
+# doc/public-ids.md's test vectors), in its data directory.
 my $shared = SnowidTest::new_node('docs',
-	{ 'snowid.datacenter_id' => 0, 'snowid.worker_id' => 1 });
+	{ 'snowid.datacenter_id' => 0, 'snowid.worker_id' => 1,
+	  'snowid.public_key_file' => 'snowid_public_keys' });
+my $keys = $shared->data_dir . '/snowid_public_keys';
+PostgreSQL::Test::Utils::append_to_file($keys,
+	"K1 000102030405060708090a0b0c0d0e0f\n");
+chmod 0600, $keys;
 $shared->start;
 
 my $psql_bin =
