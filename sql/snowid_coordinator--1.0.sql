@@ -542,8 +542,11 @@ $$;
 -- parks it, its fence lowered to its last id) keeps it if its fence lies
 -- within usable_ms plus wait_ms; otherwise it takes the id it held last if
 -- that is free (no holder, or a lease that ran out) and it can start above
--- its fence now, else the lowest such id.  A permanent claim is never free.
--- Its other leases are given back, fenced as they are.  The new fence is a
+-- its fence now, else the lowest such id.  A permanent claim is never free,
+-- but to its own holder: a server moved from a claim for good onto a lease
+-- takes that id on lease, as it would its own lease.  Its other leases are
+-- given back, fenced as they are, and its other ids held for good retired,
+-- fenced past client_ms and usable_ms.  The new fence is a
 -- lease past the floor or client_ms, whichever is later.
 --
 -- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
@@ -594,6 +597,16 @@ BEGIN
 	  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
 	ORDER BY x.worker_id
 	LIMIT 1;
+	-- a server moved from a claim for good onto a lease: that id is its
+	-- lease
+	IF keep IS NULL THEN
+		SELECT x.worker_id INTO keep
+		FROM snowid_coordinator.worker_ids x
+		WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
+		  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+		ORDER BY x.worker_id
+		LIMIT 1;
+	END IF;
 	IF keep IS NULL THEN
 		keep := snowid_coordinator.pick(dc, hi, usable, prefer, me, now_ms);
 		IF keep IS NULL THEN
@@ -614,6 +627,13 @@ BEGIN
 	PERFORM snowid_coordinator.retire(dc, x.worker_id, 0)
 	FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.holder = me AND x.on_lease
+	  AND x.worker_id <> keep;
+	-- and its other ids held for good, fenced past what it issued with
+	-- them
+	PERFORM snowid_coordinator.retire(dc, x.worker_id,
+									  greatest(client, usable + 1))
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
 	  AND x.worker_id <> keep;
 
 	-- taken, from a lease run out too (whose fence stays), above its fence

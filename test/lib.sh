@@ -76,7 +76,7 @@ SNOWID_PACKAGES=(
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
 # (pg_virtualenv, in postgresql-common)
 SNOWID_DEB_PACKAGES=(
-	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian
+	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git
 )
 # What test/tools/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 SNOWID_BUILD_PACKAGES=(

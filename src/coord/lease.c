@@ -29,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
 #include <time.h>
 
 #include "miscadmin.h"
@@ -55,8 +56,9 @@
 PGDLLEXPORT void snowid_lease_main(Datum arg);
 
 static volatile sig_atomic_t got_sigterm = false;
+static volatile sig_atomic_t sigterm_from_postmaster = false;
 
-static void snowid_lease_sigterm(SIGNAL_ARGS);
+static void snowid_lease_sigterm(int signo, siginfo_t *info, void *context);
 static void snowid_lease_request(SnowidLeaseRequest *request,
 								 SnowidStoreRequest *claim,
 								 char *identity, size_t len,
@@ -70,7 +72,9 @@ static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
  * snowid_lease_register
  *		Registers the lease renewer; called from _PG_init while preloading,
  *		with a lease configured.  It starts once recovery has ended (a
- *		standby issues no ids) and comes back a second after it exits.
+ *		standby issues no ids) and comes back a second after it exits
+ *		(but at a shutdown).  It connects to no database, only so that it
+ *		shows in pg_stat_activity, with its wait events.
  */
 void
 snowid_lease_register(void)
@@ -78,7 +82,8 @@ snowid_lease_register(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
@@ -130,14 +135,14 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 				(errmsg("snowid took worker id %d of datacenter %d on lease from %s",
 						grant.worker_id, claim_request.datacenter_id,
 						result.where),
-				 errdetail("Ids issued with it before lie below %s; this server's lie below %s until the lease is renewed.",
+				 errdetail("Ids issued with it before lie below %s; this server's ids lie below %s until the lease is renewed.",
 						   snowid_unix_ms_text(grant.floor_ms), fence)));
 	else
 		ereport(LOG_SERVER_ONLY,
 				(errmsg("snowid took worker id %d of datacenter %d on lease from %s",
 						grant.worker_id, claim_request.datacenter_id,
 						result.where),
-				 errdetail("No ids were issued with it before; this server's lie below %s until the lease is renewed.",
+				 errdetail("No ids were issued with it before; this server's ids lie below %s until the lease is renewed.",
 						   fence)));
 }
 
@@ -253,11 +258,20 @@ snowid_lease_main(Datum arg)
 	uint32		last_gen = 0;
 	int			last_claim_error = 0;
 	MemoryContext tick_context;
+	struct sigaction act;
 
-	pqsignal(SIGTERM, snowid_lease_sigterm);
+	/* SIGTERM with its sender: the postmaster's is a shutdown */
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = snowid_lease_sigterm;
+	sigemptyset(&act.sa_mask);
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigaction(SIGTERM, &act, NULL) != 0)
+		elog(FATAL, "could not set the signal handler of the lease renewer: %m");
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	snowid_require_shmem();
+	/* in pg_stat_activity (as "snowid lease renewer"), in no database */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	tick_context = AllocSetContextCreate(TopMemoryContext, "snowid lease",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -274,8 +288,14 @@ snowid_lease_main(Datum arg)
 		{
 			/* give the id back, or park the lease for a restart */
 			(void) snowid_lease_give_back(true, !snowid_release_on_shutdown);
-			/* not 0: a worker that exits with 0 is not started again */
-			proc_exit(1);
+
+			/*
+			 * At a shutdown (the postmaster's SIGTERM) exit with 0, which
+			 * the postmaster does not log.  Terminated by anyone else
+			 * (pg_terminate_backend()), exit with 1: the postmaster starts
+			 * a renewer again only after a non-zero exit.
+			 */
+			proc_exit(sigterm_from_postmaster ? 0 : 1);
 		}
 		if (ConfigReloadPending)
 		{
@@ -334,13 +354,17 @@ snowid_lease_main(Datum arg)
 /*
  * snowid_lease_sigterm
  *		SIGTERM: finish the current step, then (maybe) give the id back and
- *		exit.
+ *		exit.  Notes whether the postmaster sent it, as it does at a
+ *		shutdown and never else to a worker it started at start.
  */
 static void
-snowid_lease_sigterm(SIGNAL_ARGS)
+snowid_lease_sigterm(int signo, siginfo_t *info, void *context)
 {
 	int			save_errno = errno;
 
+	if (info != NULL && info->si_code == SI_USER &&
+		info->si_pid == PostmasterPid)
+		sigterm_from_postmaster = true;
 	got_sigterm = true;
 	SetLatch(MyLatch);
 	errno = save_errno;

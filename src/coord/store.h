@@ -21,8 +21,9 @@
  *	   the fence lies past the request's usable_ms).
  *	 * A worker id leaves its holder only with its fence raised first to
  *	   what the holder may have issued: a release, a lease claim that moves
- *	   to another id, an expired lease taken over, an administrator freeing
- *	   an id of a server gone for good.
+ *	   to another id (or from ids held for good onto a lease), an expired
+ *	   lease taken over, an administrator freeing an id of a server gone
+ *	   for good.
  *	 * The store's clock, not the caller's, says when a lease has run out;
  *	   each call reads and writes the state of its datacenter atomically
  *	   (one Redis function, one transaction).

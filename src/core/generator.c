@@ -140,6 +140,7 @@ snowid_shmem_init(void)
 
 	s->fence_ms = PG_INT64_MAX;
 	s->worker_id = -1;
+	s->dropped_worker_id = -1;
 	s->node_bits = -1;
 	snowid_startup_worker(&s->worker_id, &s->worker_source);
 	if (s->worker_id >= 0)
@@ -154,7 +155,9 @@ snowid_shmem_init(void)
 /*
  * snowid_shmem_detach
  *		At a clean postmaster exit, lowers the mark to just past the last id
- *		issued, so that a quick restart need not wait out the step.  If the
+ *		issued, so that a quick restart need not wait out the step.  The
+ *		mark names the worker id those ids carry, also one on lease given
+ *		back at this stop, which the next start's claim then prefers.  If the
  *		server started in archive recovery and has issued nothing since (a
  *		standby, or a promoted server not used yet), the mark instead takes
  *		the skip snowid_prepare() would have made, as the next start may not
@@ -198,7 +201,10 @@ snowid_shmem_detach(void)
 	mark.max_drift_ms = s->takeover_pending ?
 		s->source_drift_ms : snowid_max_drift_ms;
 	mark.takeover = s->takeover_pending;
-	snowid_mark_owner(s, mark.takeover, s->worker_id, &mark);
+	/* a lease given back at this stop: its ids are the ones covered */
+	snowid_mark_owner(s, mark.takeover,
+					  s->worker_id >= 0 ? s->worker_id : s->dropped_worker_id,
+					  &mark);
 	(void) snowid_mark_write(&mark, LOG);
 }
 

@@ -276,6 +276,7 @@ snowid_lease_drop(uint32 gen, SnowidLeaseDrop how, int *worker_id,
 	{
 		*worker_id = s->worker_id;
 		*final_ms = (s->position >> snowid_layout.sequence_bits) + 1;
+		s->dropped_worker_id = s->worker_id;
 		s->worker_id = -1;
 		s->worker_source = SNOWID_WORKER_NONE;
 		s->node_bits = -1;

@@ -11,8 +11,9 @@
  *	- mutex (a spinlock) protects position, ms_first, high_water_ms,
  *	  renewal_failed, last_clock_ms, ids_issued, clock_steps,
  *	  takeover_pending, source_drift_ms, claiming, the worker fields
- *	  (worker_id, worker_source, node_bits) and the lease fields (fence_ms,
- *	  lease_gen, releasing, released, lease_expires_ms, lease_token);
+ *	  (worker_id, dropped_worker_id, worker_source, node_bits) and the
+ *	  lease fields (fence_ms, lease_gen, releasing, released,
+ *	  lease_expires_ms, lease_token);
  *	  nothing else is read or
  *	  written under it, and nothing under it can sleep, allocate, report or
  *	  do I/O.
@@ -91,6 +92,10 @@ typedef struct SnowidShared
 	int			source_drift_ms;	/* snowid.max_drift_ms of the server the
 									 * mark came from, 0 if unknown */
 	int			worker_id;		/* -1 until resolved, or after a lease ended */
+	int			dropped_worker_id;	/* the worker id of the lease last ended
+									 * (given back, lost), -1 if none: the
+									 * ids it issued lie below the mark, and
+									 * the mark names it at a clean stop */
 	SnowidWorkerSource worker_source;
 	int64		node_bits;		/* -1 while worker_id is -1 */
 	bool		claiming;		/* a backend is resolving the worker id */

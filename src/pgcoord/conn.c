@@ -89,7 +89,10 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 			break;
 		}
 		if (poll == PGRES_POLLING_FAILED)
+		{
+			session->password_asked = PQconnectionUsedPassword(session->conn);
 			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, NULL);
+		}
 		if (!snowid_pg_wait(session, PQsocket(session->conn),
 							poll == PGRES_POLLING_READING ?
 							WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE))

@@ -55,6 +55,9 @@ typedef struct SnowidPgSession
 	SnowidLookup *lookup;		/* a host name's lookup under way, or NULL */
 	SnowidStoreResult *result;	/* where a failure is described */
 	bool		connected;		/* a connection was made */
+	bool		password_asked; /* no connection: the server asked for a
+								 * password, and none or a wrong one was
+								 * given */
 	char		sqlstate[6];	/* the server's error, or "" */
 	bool		warned;			/* the server sent a WARNING or worse */
 	char		warning[SNOWID_STORE_MESSAGE_LEN];	/* its first one */

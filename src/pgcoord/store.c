@@ -68,6 +68,7 @@ typedef struct SnowidPgDetail
 	int64		fence_ms;
 	bool		connected;
 	bool		warned;			/* the call ended with a WARNING or worse */
+	bool		password_asked;
 	char		sqlstate[6];
 	const SnowidPgTarget *target;
 } SnowidPgDetail;
@@ -401,6 +402,7 @@ snowid_pg_call(const SnowidPgTarget *target,
 
 	detail->connected = session.connected;
 	detail->warned = session.warned;
+	detail->password_asked = session.password_asked;
 	strlcpy(detail->sqlstate, session.sqlstate, sizeof(detail->sqlstate));
 	if (res == NULL)
 		return false;
@@ -698,8 +700,11 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 				sqlstate = ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION;
 				message = psprintf("could not connect to the coordination database at %s",
 								   where);
-				hint = psprintf("Check that the coordination database is running, that snowid.coordinator_url names it, and that it answers within snowid.coordinator_timeout_ms (%d ms).",
-								request->timeout_ms);
+				if (detail->password_asked)
+					hint = "The coordination database asked for a password.  libpq reads it from the file that passfile names in snowid.coordinator_url (or ~/.pgpass of the server's operating system user), and skips a file that user cannot read or that others may read: give that user the file, with mode 0600, and a line host:port:database:user:password for the role of the URL.";
+				else
+					hint = psprintf("Check that the coordination database is running, that snowid.coordinator_url names it, and that it answers within snowid.coordinator_timeout_ms (%d ms).",
+									request->timeout_ms);
 			}
 			break;
 	}

@@ -320,7 +320,10 @@ end
 -- above that fence, or within the wait; otherwise it takes the id it held
 -- last if that is free (no holder, or a lease that ran out) and it can
 -- start above its fence now, else the lowest such id.  A permanent claim is
--- never free.  The new fence is a lease past the floor or the caller's
+-- never free, but to its own holder: a server moved from a claim for good
+-- onto a lease takes that id on lease (as its own lease, within the wait),
+-- and its other ids held for good are retired, fenced past its generator
+-- and its clock plus its drift budget.  The new fence is a lease past the floor or the caller's
 -- generator, whichever is later.  Replies {worker id, floor, fence, lease},
 -- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
 -- every free id is fenced too far ahead.
@@ -336,6 +339,13 @@ local function lease_claim(keys, args)
   for id = 0, max do
     if keep == nil and mine(id) and st.fence(id) <= usable + wait then keep = id end
   end
+  -- a server moved from a claim for good onto a lease: that id is its lease
+  for id = 0, max do
+    if keep == nil and st.holder[tostring(id)] == args[1] and
+        st.fence(id) <= usable + wait then
+      keep = id
+    end
+  end
   if keep == nil then
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
@@ -344,6 +354,8 @@ local function lease_claim(keys, args)
   end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
+  -- its other ids held for good retired, fenced past what it issued
+  give_up_others(st, args[1], keep, max, math.max(client, usable + 1))
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
   local floor = st.fence(keep)
   local new = math.max(client, floor) + lease

@@ -5,6 +5,9 @@
 #    Markers (doc/development.md explains them), each an HTML comment alone
 #    on the line before a fence:
 #      <!-- test -->         before ```sql: run it
+#      <!-- test given: SQL --> the same, after SQL that the reader is
+#                            told of but need not run (the README's
+#                            orders table, say)
 #      <!-- output -->       before ```text, after a test block: what psql
 #                            prints for it (stdout, aligned, no footers)
 #      <!-- test server -->  before ```ini: start a fresh server whose
@@ -15,8 +18,10 @@
 #                            (test/t/05x_*.pl) write out and run as it is;
 #                            NAME is unique on its page
 #    Blocks before a page's first server block run on a shared server
-#    (snowid preloaded, datacenter 0, worker 1) in a database of the page's
-#    own.  Sessions run with TimeZone UTC.
+#    (snowid preloaded, datacenter 0, worker 1, a key file of public ids
+#    with the key K1 of the public ids' test vectors) in a database of the page's
+#    own.  A \c (\connect) in a block holds for the page's later blocks,
+#    as in one psql session.  Sessions run with TimeZone UTC.
 # 2. doc/reference.md names every SQL function of the installed extension
 #    (with its arguments), every snowid.* setting (with its default and
 #    context), every column of snowid_status() (with its type) and every
@@ -127,8 +132,24 @@ sub prose
 
 my %markers = map { $_ => 1 } ('test', 'output', 'test server');
 
+# The last \c (\connect) line of a block, if any.
+sub last_connect
+{
+	my ($text) = @_;
+	my @lines = grep { /^\s*\\c(?:onnect)?(?:\s|$)/ } split /\n/, $text;
+
+	return @lines ? "$lines[-1]\n" : undef;
+}
+
+# The shared server has a key file of public ids (the example key of
+# doc/public-ids.md's test vectors), in its data directory.
 my $shared = SnowidTest::new_node('docs',
-	{ 'snowid.datacenter_id' => 0, 'snowid.worker_id' => 1 });
+	{ 'snowid.datacenter_id' => 0, 'snowid.worker_id' => 1,
+	  'snowid.public_key_file' => 'snowid_public_keys' });
+my $keys = $shared->data_dir . '/snowid_public_keys';
+PostgreSQL::Test::Utils::append_to_file($keys,
+	"K1 000102030405060708090a0b0c0d0e0f\n");
+chmod 0600, $keys;
 $shared->start;
 
 my $psql_bin =
@@ -169,7 +190,7 @@ for my $page (@pages)
 {
 	my @blocks = blocks($page);
 	my ($node, $db) = ($shared, 'docs_' . ($page =~ s/\W/_/gr));
-	my $last_run;
+	my ($last_run, $connect);
 
 	$shared->safe_psql('postgres', qq{CREATE DATABASE "$db"});
 	for my $b (@blocks)
@@ -182,6 +203,7 @@ for my $page (@pages)
 			ok(!$files{$page}{$1}++, "$where: the file $1 is named once on its page");
 			next;
 		}
+		my $given = $b->{marker} =~ s/^test given:\s*(.*)$/test/s ? $1 : '';
 		if (!$markers{ $b->{marker} })
 		{
 			fail("$where: unknown marker <!-- $b->{marker} -->");
@@ -199,11 +221,14 @@ for my $page (@pages)
 				"$where: a server starts with this configuration");
 			$db = 'postgres';
 			undef $last_run;
+			undef $connect;
 		}
 		elsif ($b->{marker} eq 'test')
 		{
 			is($b->{lang}, 'sql', "$where: a test block is sql");
-			my ($rc, $out, $err) = run_sql($node, $db, $b->{text});
+			my ($rc, $out, $err) = run_sql($node, $db,
+				($connect // '') . ($given ne '' ? "$given;\n" : '') . $b->{text});
+			$connect = last_connect($b->{text}) // $connect;
 			is($rc, 0, "$where: runs without error")
 			  or diag("the block:\n$b->{text}\npsql said:\n$err");
 			$last_run = { where => $where, out => $out };

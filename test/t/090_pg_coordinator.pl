@@ -3,8 +3,9 @@
 # servers, the cached id while the database is down, a claim bounded by
 # snowid.coordinator_timeout_ms and ended by a cancel while the database
 # hangs (and nothing left running or locked there afterwards), a password
-# in the URL refused without being shown, a role without grants and a
-# database without the extension refused with what to do.  The lease and
+# in the URL refused without being shown, a password missing from the
+# passfile or wrong with a hint that names the passfile, a role without
+# grants and a database without the extension refused with what to do.  The lease and
 # duplicate tests run against this store too (test/run --store postgresql).
 use strict;
 use warnings;
@@ -241,6 +242,30 @@ like(SnowidRedis::worker($tls), qr/^\d+\|postgresql$/,
 	'over TLS (verify-full) with the password from a passfile: claimed');
 ok($cnode->log_contains(qr/connection authorized: user=coord_pw database=coord.*SSL enabled/),
 	'(the connection was TLS, and logged in as the passfile\'s role)');
+
+# A passfile libpq skips (here: none at the path; the same for one the
+# server's user may not read, or others may), and a wrong password: the
+# hint names the passfile, not whether the database runs.
+my $wrong_pass = "$certs/wrong-pgpass";
+PostgreSQL::Test::Utils::append_to_file($wrong_pass,
+	'127.0.0.1:' . $cnode->port . ":coord:coord_pw:not-the-password\n");
+chmod 0600, $wrong_pass;
+for my $case ([ 'no password file', "$certs/no-such-pgpass",
+		qr/no password supplied/, 'nopass' ],
+	[ 'a wrong password', $wrong_pass, qr/password authentication failed/,
+		'wrongpass' ])
+{
+	my ($what, $file, $detail, $name) = @$case;
+	(my $url = $tls_url) =~ s/passfile=[^&]*/passfile=$file/;
+	my $node = SnowidTest::new_node($name,
+		{ 'snowid.coordinator_url' => $url, 'snowid.datacenter_id' => 7 });
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	like(SnowidTest::psql_error($node, 'SELECT snowid_next()'),
+		qr/ERROR:  08001: could not connect to the coordination database.*\nDETAIL:  .*$detail.*\nHINT:  The coordination database asked for a password\. .*passfile.*0600/,
+		"$what: the hint names the passfile and its mode");
+	$node->stop;
+}
 
 # A certificate for another name: verify-full refuses it, nothing is sent.
 $cnode->append_conf('postgresql.conf', qq{
