@@ -70,7 +70,8 @@ $both->safe_psql(
 sub make_vectors
 {
 	my ($n, $label) = @_;
-	my $file = "$dir/vectors_$label";
+	(my $file = "vectors_$label") =~ s/\W/_/g;
+	$file = "$dir/$file";
 
 	$both->safe_psql(
 		'postgres', qq{
@@ -134,7 +135,7 @@ sub make_vectors
 		is( $both->safe_psql(
 				'sqled', qq{
 		SELECT count(*) FILTER (WHERE $checks{$name})
-		FROM vectors v $where, snowid_decode(v.id) d}),
+		FROM vectors v, snowid_decode(v.id) d $where}),
 			0, "$label: $name agrees with the C edition");
 	}
 	$both->safe_psql('sqled', 'DROP TABLE vectors');
