@@ -209,7 +209,6 @@ AS $$
 DECLARE
 	s integer := c.sequence_bits;
 	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
-	started timestamptz := clock_timestamp();
 	now_ms bigint;
 	allowed bigint;
 	v bigint;
@@ -217,7 +216,10 @@ DECLARE
 	called boolean;
 	locked boolean := false;
 	exclusive boolean := false;
-	waited_ms bigint;
+	-- the time slept, counted rather than read from the wall clock, which
+	-- may step back during the wait
+	waited_ms integer := 0;
+	nap_ms integer;
 BEGIN
 	IF pg_is_in_recovery() THEN
 		RAISE EXCEPTION 'cannot generate snowids during recovery'
@@ -255,7 +257,7 @@ BEGIN
 					last := last - 1;
 				END IF;
 				first := greatest(last + 1, now_ms << s);
-				IF now_ms < (last >> s) - 100 THEN
+				IF now_ms < (last >> s) - 100 AND waited_ms = 0 THEN
 					PERFORM nextval('@extschema@.snowid_clock_steps');
 				END IF;
 				got := least(n::bigint, allowed - first + 1);
@@ -268,6 +270,9 @@ BEGIN
 			ELSE
 				first := v;
 				got := CASE WHEN v <= allowed THEN 1 ELSE 0 END;
+				IF (v >> s) > now_ms + 100 AND waited_ms = 0 THEN
+					PERFORM nextval('@extschema@.snowid_clock_steps');
+				END IF;
 			END IF;
 		EXCEPTION WHEN OTHERS OR query_canceled THEN
 			IF locked AND exclusive THEN
@@ -287,19 +292,21 @@ BEGIN
 			RETURN;
 		END IF;
 		-- the positions run too far ahead of the clock: wait for it
-		waited_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp()) -
-			@extschema@.snowid_sql_unix_ms(started);
 		IF waited_ms >= c.max_wait_ms THEN
 			PERFORM nextval('@extschema@.snowid_clock_errors');
 			RAISE EXCEPTION 'the system clock is % ms behind the snowid generator',
-				coalesce((v >> s), first >> s) - c.max_drift_ms - now_ms
+				(coalesce(v, first) >> s) - now_ms
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = format('The generator may run at most %s ms (max_drift_ms) ahead of the clock, and waited %s ms (max_wait_ms) for it.',
 									  c.max_drift_ms, c.max_wait_ms),
-					  HINT = 'Correct the clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
+					  HINT = 'Correct the system clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
 		END IF;
-		PERFORM nextval('@extschema@.snowid_waits');
-		PERFORM pg_sleep(least(0.01, greatest(c.max_wait_ms - waited_ms, 1) / 1000.0));
+		IF waited_ms = 0 THEN
+			PERFORM nextval('@extschema@.snowid_waits');
+		END IF;
+		nap_ms := least(10, c.max_wait_ms - waited_ms);
+		PERFORM pg_sleep(nap_ms / 1000.0);
+		waited_ms := waited_ms + nap_ms;
 		IF v IS NOT NULL THEN
 			-- the position taken is ours: wait until the clock allows it
 			LOOP
@@ -309,18 +316,18 @@ BEGIN
 					got := 1;
 					RETURN;
 				END IF;
-				waited_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp()) -
-					@extschema@.snowid_sql_unix_ms(started);
 				IF waited_ms >= c.max_wait_ms THEN
 					PERFORM nextval('@extschema@.snowid_clock_errors');
 					RAISE EXCEPTION 'the system clock is % ms behind the snowid generator',
-						(v >> s) - c.max_drift_ms - now_ms
+						(v >> s) - now_ms
 						USING ERRCODE = 'object_not_in_prerequisite_state',
 							  DETAIL = format('The generator may run at most %s ms (max_drift_ms) ahead of the clock, and waited %s ms (max_wait_ms) for it.',
 											  c.max_drift_ms, c.max_wait_ms),
-							  HINT = 'Correct the clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
+							  HINT = 'Correct the system clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
 				END IF;
-				PERFORM pg_sleep(0.01);
+				nap_ms := least(10, c.max_wait_ms - waited_ms);
+				PERFORM pg_sleep(nap_ms / 1000.0);
+				waited_ms := waited_ms + nap_ms;
 			END LOOP;
 		END IF;
 	END LOOP;
