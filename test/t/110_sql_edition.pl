@@ -144,6 +144,65 @@ sub make_vectors
 
 make_vectors(100_000, 'default layout');
 
+# The same errors for the same bad input: SQLSTATE, message, detail and
+# hint, as a function of both databases reports them.
+my $report = q{
+	CREATE FUNCTION pg_temp.report(q text) RETURNS text LANGUAGE plpgsql AS $$
+	DECLARE
+		s text; m text; d text; h text;
+	BEGIN
+		EXECUTE q;
+		RETURN 'no error';
+	EXCEPTION WHEN OTHERS THEN
+		GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT,
+			d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+		RETURN concat_ws(' | ', s, m, d, h);
+	END $$;
+};
+my @bad = (
+	'SELECT snowid_decode(-1)',
+	'SELECT snowid_time(-5)',
+	q{SELECT snowid_from_time('1970-01-01 00:00:00+00')},
+	q{SELECT snowid_from_time('infinity')},
+	q{SELECT snowid_from_time('2200-01-01 00:00:00+00')},
+	q{SELECT snowid_span('1 month')},
+	q{SELECT snowid_span('1.5 ms')},
+	q{SELECT snowid_span('-1 ms')},
+	q{SELECT snowid_span('36500 days')},
+	q{SELECT snowid_serial('', 1)},
+	q{SELECT snowid_serial('a b', 1)},
+	q{SELECT snowid_serial('a/b', 1)},
+	q{SELECT snowid_serial(E'a\\x01b', 1)},
+	q{SELECT snowid_serial(repeat('a', 17), 1)},
+	q{SELECT snowid_serial(NULL, 1)},
+	q{SELECT snowid_from_serial('X123')},
+	q{SELECT snowid_from_serial('X2026x1311200000000000000000')},
+	q{SELECT snowid_from_serial('X2026023012000000000000000000')},
+	q{SELECT snowid_from_serial('X2026022924000000000000000000')},
+	q{SELECT snowid_from_serial('X2000010100000000000000000000')},
+	q{SELECT snowid_from_serial('X2026010100000000032000000000')},
+	q{SELECT snowid_from_serial('X2026010100000000000320000000')},
+	q{SELECT snowid_from_serial('X2026010100000000000004096000') || 'x'},
+	q{SELECT snowid_from_serial('a b2026010100000000000000000')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM4')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7 HTM3')},
+	q{SELECT snowid_from_public('KU-5Q6Z9T1XF7HTM3')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM3K1-5Q6Z9T1XF7HTM3')},
+	q{SELECT snowid_from_public(repeat('K', 65))},
+	q{SELECT snowid_from_public('K1-8Q6Z9T1XF7HTM3')},
+	'SELECT snowid_public(-1)',
+	'SELECT snowid_scramble(-1)',
+	'SELECT snowid_unscramble(-2)',
+	'SELECT snowid_next_batch(0)',
+	'SELECT snowid_next_batch(100001)');
+for my $q (@bad)
+{
+	my @got = map { $both->safe_psql($_, "$report SELECT pg_temp.report(\$q\$$q\$q\$)") }
+	  ('postgres', 'sqled');
+	is($got[1], $got[0], "the same error: $q");
+}
+
 # Another layout and epoch: the C edition's by its settings at the restart,
 # the SQL edition's in its table (which it takes: it has issued no id).
 SnowidTest::set_conf(
