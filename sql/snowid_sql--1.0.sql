@@ -92,7 +92,6 @@ RETURN ((timestamp '1970-01-01'
 CREATE FUNCTION @extschema@.snowid_sql_config_problem(c @extschema@.snowid_config)
 RETURNS text
 LANGUAGE plpgsql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
@@ -126,11 +125,12 @@ BEGIN
 END
 $$;
 
--- The configuration, checked: a bad one is an error naming what is wrong
+-- The configuration, checked: a bad one is an error naming what is wrong.
+-- This and the function above have no search_path of their own: they name
+-- every object with its schema, and their callers set pg_catalog's.
 CREATE FUNCTION @extschema@.snowid_sql_config(need_worker boolean)
 RETURNS @extschema@.snowid_config
 LANGUAGE plpgsql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	c @extschema@.snowid_config;
@@ -368,8 +368,10 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(true);
 BEGIN
-	RETURN @extschema@.snowid_sql_next(@extschema@.snowid_sql_config(true));
+	RETURN @extschema@.snowid_sql_compose(c, (@extschema@.snowid_sql_take(1, c)).first);
 END
 $$;
 
