@@ -410,6 +410,35 @@ is( $node->safe_psql(
 	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'}),
 	0, 'no session holds the generator\'s lock after its calls');
 
+# Calls cancelled at any point (statement_timeout, 30 times in one
+# session) leave the lock behind neither: the session holds none after.
+my $cancels = join('',
+	map { "SET statement_timeout = '${_}ms';\nSELECT count(snowid_next()) FROM generate_series(1, 10000000);\n" }
+	  map { 5 + 3 * $_ } 1 .. 30);
+my ($crc, $cout, $cerr) = $node->psql(
+	'postgres', $cancels . q{RESET statement_timeout;
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+is($cout, '0', 'calls cancelled 30 times leave no lock in their session');
+is(scalar(() = $cerr =~ /canceling statement due to statement timeout/g),
+	30, 'every one of them was cancelled');
+
+# An error while a call holds the lock (nextval() past the sequence's
+# maximum, in a database of its own) leaves the lock behind neither.
+$node->safe_psql('postgres', 'CREATE DATABASE maxed');
+$node->safe_psql('maxed', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 30;
+	SELECT setval('snowid_position', 9223372036854775807);
+});
+($crc, $cout, $cerr) = $node->psql(
+	'maxed', q{SELECT snowid_next();
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+like($cerr, qr/reached maximum value of sequence "snowid_position"/,
+	'a call fails while it holds the lock');
+is($cout, '0', 'and leaves no lock in its session');
+
 # ---------------------------------------------------------------------------
 # kill -9 under load
 # ---------------------------------------------------------------------------
