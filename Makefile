@@ -1,6 +1,6 @@
 # Makefile for snowid (PGXS)
 
-EXTENSION = snowid snowid_coordinator
+EXTENSION = snowid snowid_coordinator snowid_sql
 MODULE_big = snowid
 # Every C file of src/ and its folders: a new folder (a claim store, say)
 # needs no line here.  The order does not matter.
@@ -11,6 +11,8 @@ DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.2--1.3.sql \
 	src/redis/snowid.lua
 DATA += sql/snowid_coordinator--1.0.sql
+# the SQL edition: every version's script and update script
+DATA += $(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql))
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -116,7 +118,8 @@ PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out \
-	src/redis/snowid_lua.body src/redis/snowid_lua.h
+	src/redis/snowid_lua.body src/redis/snowid_lua.h \
+	snowid_sql.sql snowid_sql-pg_tle.sql
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -169,3 +172,25 @@ REF ?= HEAD
 .PHONY: dist
 dist:
 	$(srcdir)/test/tools/release archive $(REF)
+
+# The SQL edition for hosts without the extension's files (doc/managed.md),
+# made from the scripts of sql/ so that nothing is written twice:
+#   make snowid_sql.sql         a plain script for psql, into the schema
+#                               SNOWID_SQL_SCHEMA (public), owned and
+#                               configured by the role that runs it
+#   make snowid_sql-pg_tle.sql  pgtle.install_extension() of every version
+#                               and pgtle.install_update_path() of every
+#                               update script, for pg_tle (RDS, Aurora,
+#                               Supabase's database.dev)
+SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowid_sql.control)
+SNOWID_SQL_SCHEMA ?= public
+.PHONY: sql-edition
+sql-edition: snowid_sql.sql snowid_sql-pg_tle.sql
+
+snowid_sql.sql: $(srcdir)/sql/snowid_sql--1.0.sql $(wildcard $(srcdir)/sql/snowid_sql--*--*.sql)
+	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) > $@.tmp && mv $@.tmp $@
+
+snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(wildcard $(srcdir)/sql/snowid_sql--*.sql)
+	$(srcdir)/test/tools/sql-edition pg_tle $(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@
+
+all: sql-edition

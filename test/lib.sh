@@ -50,7 +50,9 @@ source "$SNOWID_TOP/test/versions.sh"
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
 # client of test/protocol-search (test/t/084_protocol_search.pl).
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
-# (test/tools/pgbuild --partman builds it into the other versions).
+# (test/tools/pgbuild --partman builds it into the other versions).  flex,
+# bison and libkrb5-dev build pg_tle (test/tools/pgbuild --pg_tle) for
+# test/t/112_sql_edition_pg_tle.pl.
 # gnuplot-nox draws the charts of test/bench/run --plot
 # (test/t/075_bench_workload.pl draws them too).  The production stacks'
 # tests (test/t/10x_*.pl) run Debian's patroni with etcd-server (etcdctl
@@ -67,7 +69,7 @@ SNOWID_PACKAGES=(
 	nodejs python3 python3-psycopg2 python3-sqlalchemy openssl
 	python3-psycopg python3-django ruby ruby-activerecord ruby-pg
 	golang-go golang-github-jackc-pgx-v4-dev default-jdk-headless libpostgresql-jdbc-java
-	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox
+	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
 	prometheus-postgres-exporter prometheus
@@ -314,12 +316,18 @@ snowid_use_pg()
 		PG_CONFIG=$SNOWID_PG_CONFIG
 	elif [[ $version == "$SNOWID_PG_DEBIAN" ]]; then
 		PG_CONFIG=/usr/lib/postgresql/$version/bin/pg_config
+		# Debian has no pg_tle package: as root (CI), build it into
+		# Debian's PostgreSQL once, as make install puts snowid there
+		if [[ $EUID -eq 0 && -z ${SNOWID_PG_RELEASE:-} ]]; then
+			"$SNOWID_TOP/test/tools/pgbuild" pg_tle "$PG_CONFIG" || return 1
+		fi
 	else
-		# with pg_partman (test/t/032_partman.pl), but not in release builds
+		# with pg_partman (test/t/032_partman.pl) and pg_tle
+		# (test/t/112_sql_edition_pg_tle.pl), but not in release builds
 		if [[ -n ${SNOWID_PG_RELEASE:-} ]]; then
 			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --release "$version") || return 1
 		else
-			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --partman "$version") || return 1
+			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --partman --pg_tle "$version") || return 1
 		fi
 		PG_CONFIG=$prefix/bin/pg_config
 	fi

@@ -1,0 +1,1217 @@
+/* snowid_sql--1.0.sql: the SQL edition of snowid (doc/managed.md) */
+
+\echo Use "CREATE EXTENSION snowid_sql" to load this file. \quit
+
+-- The same ids, decodes, serials, time bounds and public ids as the C
+-- edition (doc/reference.md), in SQL and PL/pgSQL only, for servers that
+-- load no C extension.  The generator's state is one sequence,
+-- snowid_position, whose value is the position of the last id issued:
+-- (milliseconds since the epoch << sequence_bits) | sequence.  A sequence
+-- is shared by every session, never rolls back and is WAL-logged, so a
+-- crash or a promoted standby skips positions but repeats none that a
+-- flushed transaction used.
+--
+-- Every session takes positions with nextval() under a shared advisory
+-- lock, which sessions hold at once.  When the clock has moved past the
+-- sequence, one session at a time moves it forward with setval() under the
+-- same lock taken exclusively, so that no nextval() runs between reading
+-- the sequence and setting it: the sequence never goes back, whatever the
+-- clock does.  Both locks are held for a few statements and let go before
+-- the function returns (never to the end of the transaction).
+--
+-- Objects beside the functions: snowid_config (one row: worker id, layout,
+-- epoch, drift and wait bounds), snowid_public_keys (keys of public ids,
+-- readable only by the extension's owner), snowid_position and the
+-- counters of snowid_status().  The functions that use them are SECURITY
+-- DEFINER with a fixed search_path and name every object with its schema.
+
+CREATE TABLE @extschema@.snowid_config (
+	singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+	datacenter_id integer NOT NULL DEFAULT 0,
+	worker_id integer,
+	epoch timestamptz NOT NULL DEFAULT '2010-11-04 01:42:54.657+00',
+	datacenter_bits integer NOT NULL DEFAULT 5,
+	worker_bits integer NOT NULL DEFAULT 5,
+	sequence_bits integer NOT NULL DEFAULT 12,
+	max_drift_ms integer NOT NULL DEFAULT 1000,
+	max_wait_ms integer NOT NULL DEFAULT 2000
+);
+
+COMMENT ON TABLE @extschema@.snowid_config IS
+'the settings of the snowid SQL edition: one row, as snowid.* of the C edition; worker_id NULL until set';
+
+INSERT INTO @extschema@.snowid_config DEFAULT VALUES;
+
+CREATE SEQUENCE @extschema@.snowid_position
+	AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
+CREATE SEQUENCE @extschema@.snowid_waits AS bigint MINVALUE 0 START WITH 0;
+CREATE SEQUENCE @extschema@.snowid_clock_steps AS bigint MINVALUE 0 START WITH 0;
+CREATE SEQUENCE @extschema@.snowid_clock_errors AS bigint MINVALUE 0 START WITH 0;
+
+CREATE TABLE @extschema@.snowid_public_keys (
+	key_id text PRIMARY KEY,
+	key bytea NOT NULL,
+	rank integer NOT NULL UNIQUE
+);
+
+COMMENT ON TABLE @extschema@.snowid_public_keys IS
+'the keys of public ids: the key of the smallest rank makes new ones, every key reads them';
+
+-- the configuration and the position go into pg_dump's output
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowid_config', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowid_public_keys', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowid_position', '');
+
+REVOKE ALL ON @extschema@.snowid_config, @extschema@.snowid_public_keys,
+	@extschema@.snowid_position, @extschema@.snowid_waits,
+	@extschema@.snowid_clock_steps, @extschema@.snowid_clock_errors FROM PUBLIC;
+GRANT SELECT ON @extschema@.snowid_config TO PUBLIC;
+GRANT SELECT, UPDATE ON @extschema@.snowid_config TO @extowner@;
+GRANT SELECT, INSERT, UPDATE, DELETE ON @extschema@.snowid_public_keys TO @extowner@;
+
+-- -------------------------------------------------------------------------
+-- The configuration
+-- -------------------------------------------------------------------------
+
+-- A timestamptz as Unix milliseconds, rounded down; NULL if infinite
+CREATE FUNCTION @extschema@.snowid_sql_unix_ms(ts timestamptz)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN pg_catalog.isfinite(ts)
+	THEN pg_catalog.floor(EXTRACT(epoch FROM ts) * 1000)::bigint END;
+
+-- Unix milliseconds as a timestamptz, exactly (no floating point)
+CREATE FUNCTION @extschema@.snowid_sql_timestamptz(unix_ms bigint)
+RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN ((timestamp '1970-01-01'
+		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
+		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
+
+-- The problem with a configuration row, as a sentence, or NULL
+CREATE FUNCTION @extschema@.snowid_sql_config_problem(c @extschema@.snowid_config)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
+BEGIN
+	IF c.datacenter_bits NOT BETWEEN 0 AND 24 THEN
+		RETURN format('datacenter_bits is %s; it runs from 0 to 24.', c.datacenter_bits);
+	ELSIF c.worker_bits NOT BETWEEN 0 AND 24 THEN
+		RETURN format('worker_bits is %s; it runs from 0 to 24.', c.worker_bits);
+	ELSIF c.sequence_bits NOT BETWEEN 0 AND 24 THEN
+		RETURN format('sequence_bits is %s; it runs from 0 to 24.', c.sequence_bits);
+	ELSIF c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN
+		RETURN format('datacenter_bits, worker_bits and sequence_bits add up to %s, leaving the timestamp %s bits; it needs at least 39.',
+					  c.datacenter_bits + c.worker_bits + c.sequence_bits,
+					  63 - c.datacenter_bits - c.worker_bits - c.sequence_bits);
+	ELSIF c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN
+		RETURN format('datacenter_id is %s; with datacenter_bits = %s, datacenter ids run from 0 to %s.',
+					  c.datacenter_id, c.datacenter_bits, (1 << c.datacenter_bits) - 1);
+	ELSIF c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN
+		RETURN format('worker_id is %s; with worker_bits = %s, worker ids run from 0 to %s.',
+					  c.worker_id, c.worker_bits, (1 << c.worker_bits) - 1);
+	ELSIF epoch_ms IS NULL OR epoch_ms < 0 OR epoch_ms >= 253402300800000 THEN
+		RETURN 'epoch must lie from 1970-01-01 00:00:00 UTC to before the year 10000.';
+	ELSIF EXTRACT(epoch FROM c.epoch) * 1000 <> epoch_ms THEN
+		RETURN 'epoch must be a whole number of milliseconds.';
+	ELSIF c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN
+		RETURN format('max_drift_ms is %s; it runs from 0 to 3600000.', c.max_drift_ms);
+	ELSIF c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN
+		RETURN format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms);
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+-- The configuration, checked: a bad one is an error naming what is wrong.
+-- This and the function above have no search_path of their own: they name
+-- every object with its schema, and their callers set pg_catalog's.
+CREATE FUNCTION @extschema@.snowid_sql_config(need_worker boolean)
+RETURNS @extschema@.snowid_config
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+	c @extschema@.snowid_config;
+	problem text;
+BEGIN
+	SELECT * INTO c FROM @extschema@.snowid_config;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'snowid_sql has no configuration'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The table snowid_config holds no row.',
+				  HINT = 'Drop the extension and create it again, then set the worker id.';
+	END IF;
+	problem := @extschema@.snowid_sql_config_problem(c);
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid snowid configuration in snowid_config'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
+				  HINT = 'Correct the row of snowid_config as the owner of the extension (doc/managed.md).';
+	END IF;
+	IF need_worker AND c.worker_id IS NULL THEN
+		RAISE EXCEPTION 'snowid has no worker id'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The worker_id of snowid_config is not set.',
+				  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter.';
+	END IF;
+	RETURN c;
+END
+$$;
+
+-- Checks a new configuration row; the layout and the epoch stay as they
+-- are once an id is issued, since an id of one layout can equal an id of
+-- another (doc/layouts.md)
+CREATE FUNCTION @extschema@.snowid_sql_config_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	problem text := @extschema@.snowid_sql_config_problem(NEW);
+	used boolean;
+BEGIN
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid snowid configuration in snowid_config'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem;
+	END IF;
+	SELECT is_called INTO used FROM @extschema@.snowid_position;
+	IF used AND (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
+		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
+		RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'An id of one layout can equal an id of the other, so new ids could collide with old ones.',
+				  HINT = 'To switch layouts deliberately, follow doc/managed.md: drop the extension and create it again with the new layout.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER snowid_config_check BEFORE INSERT OR UPDATE
+	ON @extschema@.snowid_config
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_check();
+
+-- -------------------------------------------------------------------------
+-- The generator
+-- -------------------------------------------------------------------------
+
+-- Takes up to n consecutive positions (at least one), all at or after the
+-- clock's millisecond and at most max_drift_ms ahead of it; first is the
+-- first of them, got how many.  Waits at most max_wait_ms in all for the
+-- clock when the positions run that far ahead.
+CREATE FUNCTION @extschema@.snowid_sql_take(n integer, c @extschema@.snowid_config,
+	OUT first bigint, OUT got integer)
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '10s'
+AS $$
+DECLARE
+	s integer := c.sequence_bits;
+	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
+	now_ms bigint;
+	allowed bigint;
+	v bigint;
+	last bigint;
+	called boolean;
+	locked boolean := false;
+	exclusive boolean := false;
+	-- the time slept, counted rather than read from the wall clock, which
+	-- may step back during the wait
+	waited_ms integer := 0;
+	nap_ms integer;
+BEGIN
+	IF pg_is_in_recovery() THEN
+		RAISE EXCEPTION 'cannot generate snowids during recovery'
+			USING ERRCODE = 'read_only_sql_transaction',
+				  HINT = 'Take ids from the primary, or promote this server first.';
+	END IF;
+	LOOP
+		now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp()) - epoch_ms;
+		IF now_ms > @extschema@.snowid_sql_max_ms(c) THEN
+			RAISE EXCEPTION 'snowid has run out of timestamps'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The layout %s holds no time after %s.', @extschema@.snowid_sql_layout(c),
+									  @extschema@.snowid_sql_timestamptz(@extschema@.snowid_sql_max_ms(c) + epoch_ms));
+		END IF;
+		-- the last position the drift bound allows
+		allowed := ((now_ms + c.max_drift_ms + 1) << s) - 1;
+		BEGIN
+			v := NULL;
+			IF n = 1 THEN
+				PERFORM pg_advisory_lock_shared(1936617335, 5460300);
+				locked := true;
+				v := nextval('@extschema@.snowid_position');
+				PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
+				locked := false;
+			END IF;
+			IF v IS NULL OR v < (now_ms << s) THEN
+				-- the clock has moved past the sequence: move it forward
+				v := NULL;
+				PERFORM pg_advisory_lock(1936617335, 5460300);
+				locked := true;
+				exclusive := true;
+				SELECT last_value, is_called INTO last, called
+				FROM @extschema@.snowid_position;
+				IF NOT called THEN
+					last := last - 1;
+				END IF;
+				first := greatest(last + 1, now_ms << s);
+				IF now_ms < (last >> s) - 100 AND waited_ms = 0 THEN
+					PERFORM nextval('@extschema@.snowid_clock_steps');
+				END IF;
+				got := least(n::bigint, allowed - first + 1);
+				IF got >= 1 THEN
+					PERFORM setval('@extschema@.snowid_position', first + got - 1);
+				END IF;
+				PERFORM pg_advisory_unlock(1936617335, 5460300);
+				locked := false;
+				exclusive := false;
+			ELSE
+				first := v;
+				got := CASE WHEN v <= allowed THEN 1 ELSE 0 END;
+				IF (v >> s) > now_ms + 100 AND waited_ms = 0 THEN
+					PERFORM nextval('@extschema@.snowid_clock_steps');
+				END IF;
+			END IF;
+		EXCEPTION WHEN OTHERS OR query_canceled THEN
+			IF locked AND exclusive THEN
+				PERFORM pg_advisory_unlock(1936617335, 5460300);
+			ELSIF locked THEN
+				PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
+			END IF;
+			IF SQLSTATE = '55P03' THEN
+				RAISE EXCEPTION 'the snowid generator''s lock was not free within lock_timeout'
+					USING ERRCODE = 'lock_not_available',
+						  DETAIL = 'Another session held the advisory lock (1936617335, 5460300) of snowid_sql for 10 s.',
+						  HINT = 'Look for that session in pg_locks; snowid_sql holds the lock only while it takes ids.';
+			END IF;
+			RAISE;
+		END;
+		IF got >= 1 THEN
+			RETURN;
+		END IF;
+		-- the positions run too far ahead of the clock: wait for it
+		IF waited_ms >= c.max_wait_ms THEN
+			PERFORM nextval('@extschema@.snowid_clock_errors');
+			RAISE EXCEPTION 'the system clock is % ms behind the snowid generator',
+				(coalesce(v, first) >> s) - now_ms
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The generator may run at most %s ms (max_drift_ms) ahead of the clock, and waited %s ms (max_wait_ms) for it.',
+									  c.max_drift_ms, c.max_wait_ms),
+					  HINT = 'Correct the system clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
+		END IF;
+		IF waited_ms = 0 THEN
+			PERFORM nextval('@extschema@.snowid_waits');
+		END IF;
+		nap_ms := least(10, c.max_wait_ms - waited_ms);
+		PERFORM pg_sleep(nap_ms / 1000.0);
+		waited_ms := waited_ms + nap_ms;
+		IF v IS NOT NULL THEN
+			-- the position taken is ours: wait until the clock allows it
+			LOOP
+				now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp()) - epoch_ms;
+				IF v <= ((now_ms + c.max_drift_ms + 1) << s) - 1 THEN
+					first := v;
+					got := 1;
+					RETURN;
+				END IF;
+				IF waited_ms >= c.max_wait_ms THEN
+					PERFORM nextval('@extschema@.snowid_clock_errors');
+					RAISE EXCEPTION 'the system clock is % ms behind the snowid generator',
+						(v >> s) - now_ms
+						USING ERRCODE = 'object_not_in_prerequisite_state',
+							  DETAIL = format('The generator may run at most %s ms (max_drift_ms) ahead of the clock, and waited %s ms (max_wait_ms) for it.',
+											  c.max_drift_ms, c.max_wait_ms),
+							  HINT = 'Correct the system clock, or raise max_drift_ms or max_wait_ms in snowid_config.';
+				END IF;
+				nap_ms := least(10, c.max_wait_ms - waited_ms);
+				PERFORM pg_sleep(nap_ms / 1000.0);
+				waited_ms := waited_ms + nap_ms;
+			END LOOP;
+		END IF;
+	END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_take(integer, @extschema@.snowid_config) FROM PUBLIC;
+
+-- The id at a position, for the node of the configuration
+CREATE FUNCTION @extschema@.snowid_sql_compose(c @extschema@.snowid_config, pos bigint)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.sequence_bits))
+	| (c.datacenter_id::bigint << (c.worker_bits + c.sequence_bits))
+	| (c.worker_id::bigint << c.sequence_bits)
+	| (pos & ((1::bigint << c.sequence_bits) - 1));
+
+-- One id, as snowid_next(), for a caller that checked its configuration
+CREATE FUNCTION @extschema@.snowid_sql_next(c @extschema@.snowid_config)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t record;
+BEGIN
+	t := @extschema@.snowid_sql_take(1, c);
+	RETURN @extschema@.snowid_sql_compose(c, t.first);
+END
+$$;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_next(@extschema@.snowid_config) FROM PUBLIC;
+
+CREATE FUNCTION @extschema@.snowid_next()
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(true);
+BEGIN
+	RETURN @extschema@.snowid_sql_compose(c, (@extschema@.snowid_sql_take(1, c)).first);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_next() IS
+'the next id of this server''s generator';
+
+CREATE FUNCTION @extschema@.snowid_next_batch(n integer)
+RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+ROWS 10
+AS $$
+DECLARE
+	c @extschema@.snowid_config;
+	t record;
+	taken integer := 0;
+BEGIN
+	IF n < 1 OR n > 100000 THEN
+		RAISE EXCEPTION 'batch size % is out of range', n
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
+	END IF;
+	c := @extschema@.snowid_sql_config(true);
+	WHILE taken < n LOOP
+		t := @extschema@.snowid_sql_take(n - taken, c);
+		RETURN QUERY SELECT @extschema@.snowid_sql_compose(c, t.first + g)
+			FROM generate_series(0::bigint, t.got - 1) g;
+		taken := taken + t.got;
+	END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_next_batch(integer) IS
+'n ids (1 to 100,000) in ascending order';
+
+-- -------------------------------------------------------------------------
+-- Decoding and time ranges
+-- -------------------------------------------------------------------------
+
+-- The last millisecond since the epoch that ids can hold
+CREATE FUNCTION @extschema@.snowid_sql_max_ms(c @extschema@.snowid_config)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN least((1::bigint << (63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)) - 1,
+			 253402300800000 - 1 - @extschema@.snowid_sql_unix_ms(c.epoch));
+
+-- The milliseconds field of an id a user gave, checked
+CREATE FUNCTION @extschema@.snowid_sql_ms(c @extschema@.snowid_config, id bigint)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+DECLARE
+	ms bigint := id >> (c.datacenter_bits + c.worker_bits + c.sequence_bits);
+BEGIN
+	IF id < 0 THEN
+		RAISE EXCEPTION 'invalid snowid %', id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A snowid is never negative: its sign bit is always 0.';
+	END IF;
+	IF ms > @extschema@.snowid_sql_max_ms(c) THEN
+		RAISE EXCEPTION 'invalid snowid %', id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Its timestamp field lies after 9999-12-31 23:59:59.999 UTC, the last time snowids can hold.';
+	END IF;
+	RETURN ms;
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowid_decode(id bigint,
+	OUT ts timestamptz,
+	OUT datacenter_id integer,
+	OUT worker_id integer,
+	OUT sequence integer)
+RETURNS record
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	ms bigint := @extschema@.snowid_sql_ms(c, id);
+BEGIN
+	ts := @extschema@.snowid_sql_timestamptz(ms + @extschema@.snowid_sql_unix_ms(c.epoch));
+	datacenter_id := (id >> (c.worker_bits + c.sequence_bits)) & ((1 << c.datacenter_bits) - 1);
+	worker_id := (id >> c.sequence_bits) & ((1 << c.worker_bits) - 1);
+	sequence := id & ((1 << c.sequence_bits) - 1);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_decode(bigint) IS
+'takes an id apart: its time, datacenter id, worker id and sequence';
+
+CREATE FUNCTION @extschema@.snowid_time(id bigint)
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+BEGIN
+	RETURN @extschema@.snowid_sql_timestamptz(@extschema@.snowid_sql_ms(c, id)
+											  + @extschema@.snowid_sql_unix_ms(c.epoch));
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_time(bigint) IS
+'the time a snowid was made: the ts of snowid_decode()';
+
+CREATE FUNCTION @extschema@.snowid_from_time(ts timestamptz)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
+	max_ms bigint := @extschema@.snowid_sql_max_ms(c);
+	unix_ms bigint;
+BEGIN
+	-- past the year 294000 or so, Unix microseconds do not fit 64 bits
+	IF isfinite(ts) THEN
+		unix_ms := @extschema@.snowid_sql_unix_ms(ts);
+	END IF;
+	IF unix_ms IS NULL OR unix_ms < epoch_ms OR unix_ms - epoch_ms > max_ms THEN
+		RAISE EXCEPTION 'timestamp out of range for snowid: "%"', ts
+			USING ERRCODE = 'datetime_field_overflow',
+				  DETAIL = format('Ids can hold times from %s to %s.',
+								  @extschema@.snowid_sql_timestamptz(epoch_ms),
+								  @extschema@.snowid_sql_timestamptz(epoch_ms + max_ms));
+	END IF;
+	RETURN (unix_ms - epoch_ms) << (c.datacenter_bits + c.worker_bits + c.sequence_bits);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_from_time(timestamptz) IS
+'the smallest id any server could issue at a given time';
+
+CREATE FUNCTION @extschema@.snowid_span(span interval)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	max_ms bigint := @extschema@.snowid_sql_max_ms(c);
+	months bigint := EXTRACT(year FROM span)::bigint * 12 + EXTRACT(month FROM span)::bigint;
+	days bigint := EXTRACT(day FROM span)::bigint;
+	time_us bigint := (EXTRACT(hour FROM span)::bigint * 60 + EXTRACT(minute FROM span)::bigint)
+		* 60000000 + EXTRACT(microseconds FROM span)::bigint;
+	ms bigint;
+BEGIN
+	IF months <> 0 THEN
+		RAISE EXCEPTION 'interval "%" has no fixed length in milliseconds', span
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Months and years are not a fixed number of milliseconds, so they are not a fixed number of ids.',
+				  HINT = 'Give the span in days or smaller units, or bound each month with snowid_from_time() of its first day.';
+	END IF;
+	IF time_us % 1000 <> 0 THEN
+		RAISE EXCEPTION 'interval "%" is not a whole number of milliseconds', span
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Ids count time in whole milliseconds.';
+	END IF;
+	ms := days * 86400000 + time_us / 1000;
+	IF ms < 0 OR ms > max_ms THEN
+		RAISE EXCEPTION 'interval "%" out of range for snowid', span
+			USING ERRCODE = 'interval_field_overflow',
+				  DETAIL = format('A span of ids lasts from 0 to %s (a day counted as 24 hours) under the layout %s.',
+								  make_interval(days => (max_ms / 86400000)::integer)
+								  + (max_ms % 86400000) * interval '1 millisecond',
+								  @extschema@.snowid_sql_layout(c));
+	END IF;
+	RETURN ms << (c.datacenter_bits + c.worker_bits + c.sequence_bits);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_span(interval) IS
+'how many ids wide a span of time is: snowid_from_time(t + d) - snowid_from_time(t)';
+
+-- -------------------------------------------------------------------------
+-- Serial numbers
+-- -------------------------------------------------------------------------
+
+-- What is wrong with a serial prefix, as a sentence, or NULL
+CREATE FUNCTION @extschema@.snowid_sql_prefix_problem(prefix text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	bad text;
+BEGIN
+	IF prefix = '' THEN
+		RETURN 'The prefix is empty.';
+	END IF;
+	bad := substring(prefix FROM '[^A-Za-z0-9_-]');
+	IF bad = ' ' THEN
+		RETURN 'The prefix contains a space.';
+	ELSIF bad IS NOT NULL AND (ascii(bad) < 32 OR ascii(bad) = 127) THEN
+		RETURN format('The prefix contains the control character 0x%s.', lpad(to_hex(ascii(bad)), 2, '0'));
+	ELSIF bad IS NOT NULL THEN
+		RETURN format('The prefix contains "%s".', bad);
+	ELSIF length(prefix) > 16 THEN
+		RETURN format('The prefix has %s characters; at most 16 are allowed.', length(prefix));
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowid_sql_check_prefix(prefix text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	problem text;
+BEGIN
+	IF prefix IS NULL THEN
+		RAISE EXCEPTION 'serial prefix must not be null'
+			USING ERRCODE = 'null_value_not_allowed',
+				  HINT = 'A serial prefix is 1 to 16 characters from A-Z, a-z, 0-9, "_" and "-".';
+	END IF;
+	problem := @extschema@.snowid_sql_prefix_problem(prefix);
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid serial prefix "%"', prefix
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
+				  HINT = 'A serial prefix is 1 to 16 characters from A-Z, a-z, 0-9, "_" and "-".';
+	END IF;
+END
+$$;
+
+-- The decimal digits of the largest value of a field of the given width
+CREATE FUNCTION @extschema@.snowid_sql_width(bits integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN length(((1::bigint << bits) - 1)::text);
+
+-- The serial of an id under a checked configuration, the prefix checked
+CREATE FUNCTION @extschema@.snowid_sql_format_serial(c @extschema@.snowid_config,
+													prefix text, id bigint)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	unix_ms bigint := @extschema@.snowid_sql_ms(c, id) + @extschema@.snowid_sql_unix_ms(c.epoch);
+BEGIN
+	RETURN prefix
+		|| to_char((timestamp '1970-01-01'
+					+ make_interval(days => (unix_ms / 86400000)::integer))
+				   + (unix_ms % 86400000) * interval '1 millisecond',
+				   'YYYYMMDDHH24MISSMS')
+		|| lpad(((id >> (c.worker_bits + c.sequence_bits)) & ((1 << c.datacenter_bits) - 1))::text,
+				@extschema@.snowid_sql_width(c.datacenter_bits), '0')
+		|| lpad(((id >> c.sequence_bits) & ((1 << c.worker_bits) - 1))::text,
+				@extschema@.snowid_sql_width(c.worker_bits), '0')
+		|| lpad((id & ((1 << c.sequence_bits) - 1))::text,
+				@extschema@.snowid_sql_width(c.sequence_bits), '0');
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowid_serial(prefix text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config;
+BEGIN
+	PERFORM @extschema@.snowid_sql_check_prefix(prefix);
+	c := @extschema@.snowid_sql_config(true);
+	RETURN @extschema@.snowid_sql_format_serial(c, prefix, @extschema@.snowid_sql_next(c));
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_serial(text) IS
+'the serial number of a new id: the prefix, the UTC time, then the datacenter id, worker id and sequence';
+
+CREATE FUNCTION @extschema@.snowid_serial(prefix text, id bigint)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF prefix IS NOT NULL OR id IS NOT NULL THEN
+		PERFORM @extschema@.snowid_sql_check_prefix(prefix);
+	END IF;
+	IF id IS NULL THEN
+		RETURN NULL;
+	END IF;
+	RETURN @extschema@.snowid_sql_format_serial(@extschema@.snowid_sql_config(false), prefix, id);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_serial(text, bigint) IS
+'the serial number of an existing id';
+
+CREATE FUNCTION @extschema@.snowid_from_serial(serial text)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	wd integer := @extschema@.snowid_sql_width(c.datacenter_bits);
+	ww integer := @extschema@.snowid_sql_width(c.worker_bits);
+	ws integer := @extschema@.snowid_sql_width(c.sequence_bits);
+	total integer := 17 + wd + ww + ws;
+	prefix_len integer := length(serial) - total;
+	d text;
+	y integer; mo integer; dd integer; h integer; mi integer; sec integer; milli integer;
+	dc bigint; w bigint; sq bigint;
+	unix_ms bigint;
+	ms bigint;
+	problem text;
+BEGIN
+	IF prefix_len < 1 THEN
+		problem := format('A serial is a prefix followed by %s digits; this one has only %s characters.',
+						  total, length(serial));
+	ELSE
+		d := substr(serial, prefix_len + 1);
+		IF d !~ '^[0-9]*$' THEN
+			problem := format('A serial ends in %s digits (17 for the time, then %s, %s and %s for the datacenter id, worker id and sequence).',
+							  total, wd, ww, ws);
+		END IF;
+		IF problem IS NULL THEN
+			problem := @extschema@.snowid_sql_prefix_problem(substr(serial, 1, prefix_len));
+		END IF;
+	END IF;
+	IF problem IS NULL THEN
+		y := substr(d, 1, 4)::integer;
+		mo := substr(d, 5, 2)::integer;
+		dd := substr(d, 7, 2)::integer;
+		h := substr(d, 9, 2)::integer;
+		mi := substr(d, 11, 2)::integer;
+		sec := substr(d, 13, 2)::integer;
+		milli := substr(d, 15, 3)::integer;
+		IF mo NOT BETWEEN 1 AND 12 OR dd < 1 OR dd >
+			(ARRAY[31, CASE WHEN (y % 4 = 0 AND y % 100 <> 0) OR y % 400 = 0 THEN 29 ELSE 28 END,
+				   31, 30, 31, 30, 31, 31, 30, 31, 30, 31])[mo] THEN
+			problem := format('%s is not a date.', substr(d, 1, 8));
+		ELSIF h > 23 OR mi > 59 OR sec > 59 THEN
+			problem := format('%s is not a time of day.', substr(d, 9, 6));
+		ELSE
+			unix_ms := @extschema@.snowid_sql_days(y, mo, dd) * 86400000
+				+ ((h * 60 + mi) * 60 + sec) * 1000::bigint + milli;
+			ms := unix_ms - @extschema@.snowid_sql_unix_ms(c.epoch);
+			dc := substr(d, 18, wd)::bigint;
+			w := substr(d, 18 + wd, ww)::bigint;
+			sq := substr(d, 18 + wd + ww, ws)::bigint;
+			IF ms < 0 OR ms > @extschema@.snowid_sql_max_ms(c) THEN
+				problem := format('Its time %s lies outside the range of snowid timestamps.', substr(d, 1, 17));
+			ELSIF dc > (1 << c.datacenter_bits) - 1 THEN
+				problem := format('Its datacenter id %s is larger than %s, the largest snowid.datacenter_bits = %s can hold.',
+								  dc, (1 << c.datacenter_bits) - 1, c.datacenter_bits);
+			ELSIF w > (1 << c.worker_bits) - 1 THEN
+				problem := format('Its worker id %s is larger than %s, the largest snowid.worker_bits = %s can hold.',
+								  w, (1 << c.worker_bits) - 1, c.worker_bits);
+			ELSIF sq > (1 << c.sequence_bits) - 1 THEN
+				problem := format('Its sequence %s is larger than %s, the largest snowid.sequence_bits = %s can hold.',
+								  sq, (1 << c.sequence_bits) - 1, c.sequence_bits);
+			END IF;
+		END IF;
+	END IF;
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid snowid serial "%"', serial
+			USING ERRCODE = 'invalid_text_representation', DETAIL = problem;
+	END IF;
+	RETURN (ms << (c.datacenter_bits + c.worker_bits + c.sequence_bits))
+		| (dc << (c.worker_bits + c.sequence_bits)) | (w << c.sequence_bits) | sq;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_from_serial(text) IS
+'the id a serial number was printed from';
+
+-- Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+CREATE FUNCTION @extschema@.snowid_sql_days(y integer, m integer, d integer)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (make_date(2000, 1, 1) - date '1970-01-01')::bigint
+	+ ((y - 2000) / 400) * 146097::bigint
+	+ (make_date(2000 + (y - 2000) % 400 + CASE WHEN (y - 2000) % 400 < 0 THEN 400 ELSE 0 END, m, d)
+	   - make_date(2000, 1, 1))
+	- CASE WHEN (y - 2000) % 400 < 0 THEN 146097 ELSE 0 END;
+
+-- -------------------------------------------------------------------------
+-- snowid_status()
+-- -------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.snowid_sql_layout(c @extschema@.snowid_config)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN format('%s/%s/%s/%s', 63 - c.datacenter_bits - c.worker_bits - c.sequence_bits,
+			  c.datacenter_bits, c.worker_bits, c.sequence_bits);
+
+CREATE FUNCTION @extschema@.snowid_status(
+	OUT datacenter_id integer,
+	OUT worker_id integer,
+	OUT worker_source text,
+	OUT last_time timestamptz,
+	OUT drift_ms bigint,
+	OUT ids_issued bigint,
+	OUT waits bigint,
+	OUT clock_steps bigint,
+	OUT clock_errors bigint,
+	OUT high_water_time timestamptz,
+	OUT layout text,
+	OUT epoch timestamptz,
+	OUT ceiling_ids_per_s bigint,
+	OUT exhausted_at timestamptz,
+	OUT time_left interval,
+	OUT js_safe_until timestamptz,
+	OUT lease_expires_at timestamptz,
+	OUT fence_time timestamptz,
+	OUT renewals bigint,
+	OUT failed_renewals bigint)
+RETURNS record
+LANGUAGE plpgsql VOLATILE PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
+	node_seq_bits integer := c.datacenter_bits + c.worker_bits + c.sequence_bits;
+	clock_ms bigint := @extschema@.snowid_sql_unix_ms(clock_timestamp()) - epoch_ms;
+	end_ms bigint := @extschema@.snowid_sql_max_ms(c) + 1;
+	safe_end_ms bigint := 1::bigint << (53 - node_seq_bits);
+	left_ms bigint;
+	last bigint;
+	called boolean;
+BEGIN
+	SELECT s.last_value, s.is_called INTO last, called FROM @extschema@.snowid_position s;
+	datacenter_id := c.datacenter_id;
+	worker_id := c.worker_id;
+	worker_source := CASE WHEN c.worker_id IS NULL THEN 'none' ELSE 'config' END;
+	IF called THEN
+		last_time := @extschema@.snowid_sql_timestamptz((last >> c.sequence_bits) + epoch_ms);
+		drift_ms := greatest((last >> c.sequence_bits) - clock_ms, 0);
+		high_water_time := @extschema@.snowid_sql_timestamptz((last >> c.sequence_bits) + 1 + epoch_ms);
+	ELSE
+		drift_ms := 0;
+		high_water_time := @extschema@.snowid_sql_timestamptz(epoch_ms);
+	END IF;
+	SELECT s.last_value + s.is_called::integer INTO waits FROM @extschema@.snowid_waits s;
+	SELECT s.last_value + s.is_called::integer INTO clock_steps FROM @extschema@.snowid_clock_steps s;
+	SELECT s.last_value + s.is_called::integer INTO clock_errors FROM @extschema@.snowid_clock_errors s;
+	layout := @extschema@.snowid_sql_layout(c);
+	epoch := c.epoch;
+	ceiling_ids_per_s := (1::bigint << c.sequence_bits) * 1000;
+	exhausted_at := @extschema@.snowid_sql_timestamptz(end_ms + epoch_ms);
+	left_ms := greatest(end_ms - clock_ms, 0);
+	time_left := make_interval(days => (left_ms / 86400000)::integer)
+		+ (left_ms % 86400000) * interval '1 millisecond';
+	IF safe_end_ms > end_ms - 1 THEN
+		js_safe_until := 'infinity';
+	ELSIF clock_ms < safe_end_ms THEN
+		js_safe_until := @extschema@.snowid_sql_timestamptz(safe_end_ms + epoch_ms);
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_status() IS
+'the state of this database''s snowid generator (SQL edition)';
+
+-- -------------------------------------------------------------------------
+-- Public ids (doc/public-ids.md, "Specification")
+-- -------------------------------------------------------------------------
+-- Words of 64 bits are bigints holding the same bits; additions wrap, as
+-- SipHash needs, by adding the halves apart.
+
+-- SipHash-2-4 under the key (k0, k1) of the 8-byte message m
+CREATE FUNCTION @extschema@.snowid_sql_siphash(k0 bigint, k1 bigint, m bigint)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v0 bigint := k0 # 8317987319222330741;	-- 0x736f6d6570736575
+	v1 bigint := k1 # 7237128888997146477;	-- 0x646f72616e646f6d
+	v2 bigint := k0 # 7816392313619706465;	-- 0x6c7967656e657261
+	v3 bigint := k1 # 8387220255154660723;	-- 0x7465646279746573
+	lo bigint;
+	b bigint := 8::bigint << 56;
+	w bigint;
+BEGIN
+	FOR r IN 1 .. 8 LOOP
+		IF r = 1 THEN
+			w := m;
+			v3 := v3 # w;
+		ELSIF r = 3 THEN
+			v0 := v0 # w;
+			w := b;
+			v3 := v3 # w;
+		ELSIF r = 5 THEN
+			v0 := v0 # w;
+			v2 := v2 # 255;
+		END IF;
+		-- one SipRound
+		lo := (v0 & 4294967295) + (v1 & 4294967295);
+		v0 := (((v0 >> 32) + (v1 >> 32) + (lo >> 32)) << 32) | (lo & 4294967295);
+		v1 := (v1 << 13) | ((v1 >> 51) & 8191);
+		v1 := v1 # v0;
+		v0 := (v0 << 32) | ((v0 >> 32) & 4294967295);
+		lo := (v2 & 4294967295) + (v3 & 4294967295);
+		v2 := (((v2 >> 32) + (v3 >> 32) + (lo >> 32)) << 32) | (lo & 4294967295);
+		v3 := (v3 << 16) | ((v3 >> 48) & 65535);
+		v3 := v3 # v2;
+		lo := (v0 & 4294967295) + (v3 & 4294967295);
+		v0 := (((v0 >> 32) + (v3 >> 32) + (lo >> 32)) << 32) | (lo & 4294967295);
+		v3 := (v3 << 21) | ((v3 >> 43) & 2097151);
+		v3 := v3 # v0;
+		lo := (v2 & 4294967295) + (v1 & 4294967295);
+		v2 := (((v2 >> 32) + (v1 >> 32) + (lo >> 32)) << 32) | (lo & 4294967295);
+		v1 := (v1 << 17) | ((v1 >> 47) & 131071);
+		v1 := v1 # v2;
+		v2 := (v2 << 32) | ((v2 >> 32) & 4294967295);
+	END LOOP;
+	RETURN v0 # v1 # v2 # v3;
+END
+$$;
+
+-- A 64-bit word of 8 bytes of a key, little-endian
+CREATE FUNCTION @extschema@.snowid_sql_key_word(key bytea, start integer)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (get_byte(key, start)::bigint) | (get_byte(key, start + 1)::bigint << 8)
+	| (get_byte(key, start + 2)::bigint << 16) | (get_byte(key, start + 3)::bigint << 24)
+	| (get_byte(key, start + 4)::bigint << 32) | (get_byte(key, start + 5)::bigint << 40)
+	| (get_byte(key, start + 6)::bigint << 48) | (get_byte(key, start + 7)::bigint << 56);
+
+-- The ten-round Feistel permutation of a number of 63 bits, forwards or
+-- backwards
+CREATE FUNCTION @extschema@.snowid_sql_permute(key bytea, x bigint, backwards boolean)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	k0 bigint := @extschema@.snowid_sql_key_word(key, 0);
+	k1 bigint := @extschema@.snowid_sql_key_word(key, 8);
+	h bigint := x >> 32;
+	l bigint := x & 4294967295;
+	r integer;
+BEGIN
+	FOR i IN 0 .. 9 LOOP
+		r := CASE WHEN backwards THEN 9 - i ELSE i END;
+		IF r % 2 = 0 THEN
+			h := h # (@extschema@.snowid_sql_siphash(k0, k1, (r::bigint << 32) | l) & 2147483647);
+		ELSE
+			l := l # (@extschema@.snowid_sql_siphash(k0, k1, (r::bigint << 32) | h) & 4294967295);
+		END IF;
+	END LOOP;
+	RETURN (h << 32) | l;
+END
+$$;
+
+-- One step of the check: 2 * state + symbol in GF(32)
+CREATE FUNCTION @extschema@.snowid_sql_damm(state integer, symbol integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (((state << 1) & 31) # CASE WHEN state & 16 <> 0 THEN 5 ELSE 0 END) # symbol;
+
+-- The symbols of public ids, Crockford's base32
+CREATE FUNCTION @extschema@.snowid_sql_symbols()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+-- What is wrong with a key id, as a sentence, or NULL
+CREATE FUNCTION @extschema@.snowid_sql_key_id_problem(key_id text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE
+	WHEN key_id !~ '^[A-Za-z0-9]{1,8}$'
+		THEN 'A key id has 1 to 8 ASCII letters and digits.'
+	WHEN key_id ~ '[IiLlOoUu]'
+		THEN 'A key id has none of I, L, O and U.'
+	END;
+
+CREATE FUNCTION @extschema@.snowid_sql_check_id(id bigint, function_name text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF id < 0 THEN
+		RAISE EXCEPTION '% takes a non-negative number, not %', function_name, id
+			USING ERRCODE = 'numeric_value_out_of_range',
+				  DETAIL = 'Ids and their public numbers lie from 0 to 9223372036854775807.';
+	END IF;
+END
+$$;
+
+-- The key of the smallest rank, which makes new public ids
+CREATE FUNCTION @extschema@.snowid_sql_first_key(OUT key_id text, OUT key bytea)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	SELECT k.key_id, k.key INTO key_id, key
+	FROM @extschema@.snowid_public_keys k ORDER BY k.rank LIMIT 1;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'snowid_public_keys holds no key'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Public ids are made with the keys of that table.',
+				  HINT = 'As the owner of the extension, insert a key: INSERT INTO snowid_public_keys VALUES (''K1'', gen_random_bytes(16) or 16 random bytes, 1) (doc/managed.md).';
+	END IF;
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowid_scramble(id bigint)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM @extschema@.snowid_sql_check_id(id, 'snowid_scramble()');
+	RETURN @extschema@.snowid_sql_permute((@extschema@.snowid_sql_first_key()).key, id, false);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_scramble(bigint) IS
+'the public number of an id: the permutation of snowid_public() with the first key, as a number';
+
+CREATE FUNCTION @extschema@.snowid_unscramble(number bigint)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM @extschema@.snowid_sql_check_id(number, 'snowid_unscramble()');
+	RETURN @extschema@.snowid_sql_permute((@extschema@.snowid_sql_first_key()).key, number, true);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_unscramble(bigint) IS
+'the id of a public number made by snowid_scramble()';
+
+CREATE FUNCTION @extschema@.snowid_public(id bigint)
+RETURNS text
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	k record;
+	symbols text := @extschema@.snowid_sql_symbols();
+	number bigint;
+	state integer := 0;
+	body text := '';
+	v integer;
+BEGIN
+	PERFORM @extschema@.snowid_sql_check_id(id, 'snowid_public()');
+	k := @extschema@.snowid_sql_first_key();
+	number := @extschema@.snowid_sql_permute(k.key, id, false);
+	FOR i IN 1 .. length(k.key_id) LOOP
+		state := @extschema@.snowid_sql_damm(state, strpos(symbols, substr(k.key_id, i, 1)) - 1);
+	END LOOP;
+	FOR i IN REVERSE 12 .. 0 LOOP
+		v := ((number >> (5 * i)) & 31)::integer;
+		state := @extschema@.snowid_sql_damm(state, v);
+		body := body || substr(symbols, v + 1, 1);
+	END LOOP;
+	RETURN k.key_id || '-' || body
+		|| substr(symbols, @extschema@.snowid_sql_damm(state, 0) + 1, 1);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_public(bigint) IS
+'the public id of an id: a keyed permutation of it, in base32 with a check character';
+
+-- Reads a public id: the id, or NULL with what is wrong (NULL too for a
+-- text too long to show)
+CREATE FUNCTION @extschema@.snowid_sql_read_public(input text, OUT id bigint, OUT problem text)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	symbols text := @extschema@.snowid_sql_symbols();
+	s integer[] := '{}';
+	ch text;
+	v integer;
+	key_len integer;
+	state integer := 0;
+	number bigint := 0;
+	kid text := '';
+	key bytea;
+BEGIN
+	IF octet_length(input) > 64 THEN
+		RETURN;
+	END IF;
+	FOREACH ch IN ARRAY regexp_split_to_array(input, '') LOOP
+		CONTINUE WHEN ch = '-';
+		v := CASE WHEN ch ~ '^[A-Za-z0-9]$'
+			THEN strpos(symbols, translate(upper(ch), 'OIL', '011')) - 1 ELSE -1 END;
+		IF v < 0 THEN
+			problem := CASE
+				WHEN ch = ' ' THEN 'It contains a space.'
+				WHEN ascii(ch) < 32 OR ascii(ch) = 127
+					THEN format('It contains the control character 0x%s.', lpad(to_hex(ascii(ch)), 2, '0'))
+				ELSE format('It contains "%s", which public ids do not use.', ch) END;
+			RETURN;
+		END IF;
+		IF cardinality(s) = 22 THEN
+			problem := 'A public id is a key id of 1 to 8 characters followed by 14 characters; this one is longer.';
+			RETURN;
+		END IF;
+		s := s || v;
+	END LOOP;
+	key_len := cardinality(s) - 14;
+	IF key_len < 1 THEN
+		problem := format('A public id is a key id of 1 to 8 characters followed by 14 characters; this one has %s besides hyphens.',
+						  cardinality(s));
+		RETURN;
+	END IF;
+	FOR i IN 1 .. cardinality(s) LOOP
+		state := @extschema@.snowid_sql_damm(state, s[i]);
+	END LOOP;
+	IF state <> 0 THEN
+		problem := 'Its check character does not match: a character is wrong, or two are swapped.';
+		RETURN;
+	END IF;
+	IF s[key_len + 1] > 7 THEN
+		problem := 'It lies outside the range of public ids.';
+		RETURN;
+	END IF;
+	FOR i IN 1 .. 13 LOOP
+		number := (number << 5) | s[key_len + i];
+	END LOOP;
+	FOR i IN 1 .. key_len LOOP
+		kid := kid || substr(symbols, s[i] + 1, 1);
+	END LOOP;
+	SELECT k.key INTO key FROM @extschema@.snowid_public_keys k WHERE k.key_id = kid;
+	IF NOT FOUND THEN
+		PERFORM @extschema@.snowid_sql_first_key();
+		problem := format('No key of snowid_public_keys has the id "%s".', kid);
+		RETURN;
+	END IF;
+	id := @extschema@.snowid_sql_permute(key, number, true);
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowid_from_public(public_id text)
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r record := @extschema@.snowid_sql_read_public(public_id);
+BEGIN
+	IF r.id IS NOT NULL THEN
+		RETURN r.id;
+	ELSIF r.problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid public id "%"', public_id
+			USING ERRCODE = 'invalid_text_representation', DETAIL = r.problem;
+	END IF;
+	RAISE EXCEPTION 'invalid public id'
+		USING ERRCODE = 'invalid_text_representation',
+			  DETAIL = format('It has %s bytes; a public id has at most 22 characters besides hyphens.',
+							  octet_length(public_id));
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_from_public(text) IS
+'the id of a public id made by snowid_public() with any key of snowid_public_keys';
+
+CREATE FUNCTION @extschema@.snowid_public_is_valid(public_id text)
+RETURNS boolean
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN (@extschema@.snowid_sql_read_public(public_id)).id IS NOT NULL;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_public_is_valid(text) IS
+'whether snowid_from_public() takes a text, without an error for one it does not';
+
+-- Checks a key: its id by the rules of the C edition's key file, 16 bytes,
+-- and no two key ids that one character typed too many or dropped turns
+-- into each other
+CREATE FUNCTION @extschema@.snowid_sql_key_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	problem text := @extschema@.snowid_sql_key_id_problem(NEW.key_id);
+	symbols text := @extschema@.snowid_sql_symbols();
+	other text;
+	short text;
+	long text;
+	state integer;
+BEGIN
+	IF problem IS NULL AND octet_length(NEW.key) <> 16 THEN
+		problem := format('A key has 16 bytes (128 bits), not %s.', octet_length(NEW.key));
+	END IF;
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid key for snowid_public_keys'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem;
+	END IF;
+	NEW.key_id := upper(NEW.key_id);
+	FOR other IN SELECT k.key_id FROM @extschema@.snowid_public_keys k
+		WHERE k.key_id <> NEW.key_id AND abs(length(k.key_id) - length(NEW.key_id)) = 1
+	LOOP
+		short := CASE WHEN length(other) < length(NEW.key_id) THEN other ELSE NEW.key_id END;
+		long := CASE WHEN length(other) < length(NEW.key_id) THEN NEW.key_id ELSE other END;
+		-- long is short with one symbol added at its end, or put in where
+		-- the check does not see it (3 * state)
+		IF left(long, length(short)) = short THEN
+			problem := format('The key ids "%s" and "%s" differ by one character at the end.', short, long);
+		ELSE
+			state := 0;
+			FOR i IN 1 .. length(short) LOOP
+				IF left(long, i - 1) = left(short, i - 1)
+					AND substr(long, i + 1) = substr(short, i)
+					AND strpos(symbols, substr(long, i, 1)) - 1 =
+						(@extschema@.snowid_sql_damm(state, 0) # state) THEN
+					problem := format('The check of public ids does not tell "%s" from "%s".', short, long);
+				END IF;
+				state := @extschema@.snowid_sql_damm(state, strpos(symbols, substr(short, i, 1)) - 1);
+			END LOOP;
+		END IF;
+		IF problem IS NOT NULL THEN
+			RAISE EXCEPTION 'invalid key for snowid_public_keys'
+				USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
+					  HINT = 'Choose key ids of one length, as K1, K2 and so on.';
+		END IF;
+	END LOOP;
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER snowid_public_keys_check BEFORE INSERT OR UPDATE
+	ON @extschema@.snowid_public_keys
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_key_check();

@@ -1,0 +1,544 @@
+# The SQL edition, snowid_sql (doc/managed.md), against the C edition and
+# under the C edition's hostile tests that apply to it:
+#
+# - agreement: 100,000 ids (half of them issued by the C edition, half drawn
+#   over the layout's range) decoded, timed, printed as serials and read
+#   back, time bounds of random times, spans and public ids, computed by
+#   both editions in one server, agree; again under another layout and
+#   epoch on 10,000 ids;
+# - a server with no snowid library: a database owner who is no superuser
+#   installs it, configures it and owns its keys; another role takes ids
+#   but reads no key and changes nothing; the plain script does the same;
+# - bad configuration: a clear error at the first call, never a default;
+# - concurrency: four sessions at once, no duplicate, each increasing;
+# - kill -9 under load, then restart: no id repeats, new ones lie above;
+# - a promoted standby repeats none of its primary's stored ids;
+# - the update path across the edition's own versions.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use File::Spec;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Test::More;
+
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_edition'));
+
+# The key of the public ids in both editions (the examples of
+# doc/public-ids.md, known to everyone)
+my %keys = (
+	K1 => '000102030405060708090a0b0c0d0e0f',
+	Z9 => 'f0e1d2c3b4a5968778695a4b3c2d1e0f');
+
+# ---------------------------------------------------------------------------
+# Agreement with the C edition
+# ---------------------------------------------------------------------------
+
+my $key_file = "$dir/public_keys";
+open(my $fh, '>', $key_file) or die "could not write $key_file: $!";
+print $fh "K1 $keys{K1}\nZ9 $keys{Z9}\n";
+close($fh);
+chmod 0600, $key_file or die "could not chmod $key_file: $!";
+
+my $both = SnowidTest::new_node(
+	'both_editions',
+	{
+		'snowid.datacenter_id' => 3,
+		'snowid.worker_id' => 7,
+		'snowid.public_key_file' => $key_file
+	});
+$both->start;
+$both->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$both->safe_psql('postgres', 'CREATE DATABASE sqled');
+$both->safe_psql(
+	'sqled', qq{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_id = 3, worker_id = 7;
+	INSERT INTO snowid_public_keys VALUES
+		('K1', '\\x$keys{K1}', 1), ('Z9', '\\x$keys{Z9}', 2);
+});
+
+# The vectors of n ids under the C edition's layout: half issued by it,
+# half drawn between its epoch and the last time ids hold; computed by the C
+# edition, copied to the SQL edition's database, and the rows where the SQL
+# edition gives anything else counted.
+sub make_vectors
+{
+	my ($n, $label) = @_;
+	(my $file = "vectors_$label") =~ s/\W/_/g;
+	$file = "$dir/$file";
+
+	$both->safe_psql(
+		'postgres', qq{
+	CREATE TABLE ids AS
+		SELECT id FROM snowid_next_batch($n / 2) id
+		UNION ALL
+		SELECT snowid_from_time(e.epoch + random() * (e.last - e.epoch))
+			+ (random() * (snowid_span('1 ms') - 1))::bigint
+		FROM generate_series(1, $n - $n / 2),
+			(SELECT epoch, exhausted_at - interval '1 ms' AS last
+			 FROM snowid_status()) e;
+	COPY (
+		SELECT id, d.ts, d.datacenter_id, d.worker_id, d.sequence,
+			snowid_time(id), snowid_serial('SN-_9z', id) AS serial,
+			rts, snowid_from_time(rts), span, snowid_span(span),
+			snowid_public(id), snowid_scramble(id)
+		FROM (SELECT id,
+				e.epoch + random() * (snowid_time(id) - e.epoch) AS rts,
+				make_interval(days => (random() * 1000)::int)
+					+ (random() * 86400000)::bigint * interval '1 ms' AS span
+			  FROM ids, (SELECT epoch FROM snowid_status()) e) x,
+			snowid_decode(id) d)
+	TO '$file';
+	DROP TABLE ids;
+});
+	is( $both->safe_psql(
+			'sqled', qq{
+	CREATE TABLE vectors (id bigint, ts timestamptz, datacenter_id int,
+		worker_id int, sequence int, t timestamptz, serial text,
+		rts timestamptz, from_time bigint, span interval, span_ids bigint,
+		pub text, scr bigint);
+	COPY vectors FROM '$file';
+	SELECT count(*) FROM vectors;
+}), $n, "$label: the C edition computed $n vectors");
+
+	my %checks = (
+		'snowid_decode()' => q{(d.ts, d.datacenter_id, d.worker_id, d.sequence)
+			IS DISTINCT FROM (v.ts, v.datacenter_id, v.worker_id, v.sequence)},
+		'snowid_time()' => 'snowid_time(v.id) IS DISTINCT FROM v.t',
+		'snowid_serial()' =>
+		  q{snowid_serial('SN-_9z', v.id) IS DISTINCT FROM v.serial},
+		'snowid_from_serial()' =>
+		  'snowid_from_serial(v.serial) IS DISTINCT FROM v.id',
+		'snowid_from_time()' =>
+		  'snowid_from_time(v.rts) IS DISTINCT FROM v.from_time',
+		'snowid_span()' => 'snowid_span(v.span) IS DISTINCT FROM v.span_ids',
+		'snowid_public()' => 'snowid_public(v.id) IS DISTINCT FROM v.pub',
+		'snowid_from_public()' =>
+		  'snowid_from_public(v.pub) IS DISTINCT FROM v.id',
+		'snowid_scramble()' =>
+		  'snowid_scramble(v.id) IS DISTINCT FROM v.scr',
+		'snowid_unscramble()' =>
+		  'snowid_unscramble(v.scr) IS DISTINCT FROM v.id');
+	# one pass over the vectors, each function called once a row; public
+	# ids cost a fraction of a millisecond in PL/pgSQL: the reverse
+	# directions on every tenth vector
+	my %sample = map { $_ => 1 }
+	  ('snowid_from_public()', 'snowid_scramble()', 'snowid_unscramble()');
+	my @names = sort keys %checks;
+	my @counts = split /\|/, $both->safe_psql(
+		'sqled',
+		'SELECT concat_ws(\'|\', '
+		  . join(', ',
+			map {
+				"count(*) FILTER (WHERE "
+				  . ($sample{$_} ? 'v.id % 10 = 0 AND ' : '')
+				  . "($checks{$_}))"
+			} @names)
+		  . ') FROM vectors v, snowid_decode(v.id) d');
+	for my $i (0 .. $#names)
+	{
+		is($counts[$i], 0, "$label: $names[$i] agrees with the C edition");
+	}
+	$both->safe_psql('sqled', 'DROP TABLE vectors');
+	return;
+}
+
+make_vectors(100_000, 'default layout');
+
+# The same errors for the same bad input: SQLSTATE, message, detail and
+# hint, as a function of both databases reports them.
+my $report = q{
+	CREATE FUNCTION pg_temp.report(q text) RETURNS text LANGUAGE plpgsql AS $$
+	DECLARE
+		s text; m text; d text; h text;
+	BEGIN
+		EXECUTE q;
+		RETURN 'no error';
+	EXCEPTION WHEN OTHERS THEN
+		GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT,
+			d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+		RETURN concat_ws(' | ', s, m, d, h);
+	END $$;
+};
+my @bad = (
+	'SELECT snowid_decode(-1)',
+	'SELECT snowid_time(-5)',
+	q{SELECT snowid_from_time('1970-01-01 00:00:00+00')},
+	q{SELECT snowid_from_time('infinity')},
+	q{SELECT snowid_from_time('2200-01-01 00:00:00+00')},
+	q{SELECT snowid_span('1 month')},
+	q{SELECT snowid_span('1.5 ms')},
+	q{SELECT snowid_span('-1 ms')},
+	q{SELECT snowid_span('36500 days')},
+	q{SELECT snowid_serial('', 1)},
+	q{SELECT snowid_serial('a b', 1)},
+	q{SELECT snowid_serial('a/b', 1)},
+	q{SELECT snowid_serial(E'a\\x01b', 1)},
+	q{SELECT snowid_serial(repeat('a', 17), 1)},
+	q{SELECT snowid_serial(NULL, 1)},
+	q{SELECT snowid_from_serial('X123')},
+	q{SELECT snowid_from_serial('X2026x1311200000000000000000')},
+	q{SELECT snowid_from_serial('X2026023012000000000000000000')},
+	q{SELECT snowid_from_serial('X2026022924000000000000000000')},
+	q{SELECT snowid_from_serial('X2000010100000000000000000000')},
+	q{SELECT snowid_from_serial('X2026010100000000032000000000')},
+	q{SELECT snowid_from_serial('X2026010100000000000320000000')},
+	q{SELECT snowid_from_serial('X2026010100000000000004096000') || 'x'},
+	q{SELECT snowid_from_serial('a b2026010100000000000000000')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM4')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7 HTM3')},
+	q{SELECT snowid_from_public('KU-5Q6Z9T1XF7HTM3')},
+	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM3K1-5Q6Z9T1XF7HTM3')},
+	q{SELECT snowid_from_public(repeat('K', 65))},
+	q{SELECT snowid_from_public('K1-8Q6Z9T1XF7HTM3')},
+	'SELECT snowid_public(-1)',
+	'SELECT snowid_scramble(-1)',
+	'SELECT snowid_unscramble(-2)',
+	'SELECT snowid_next_batch(0)',
+	'SELECT snowid_next_batch(100001)');
+for my $q (@bad)
+{
+	my @got = map { $both->safe_psql($_, "$report SELECT pg_temp.report(\$q\$$q\$q\$)") }
+	  ('postgres', 'sqled');
+	is($got[1], $got[0], "the same error: $q");
+}
+
+# Another layout and epoch: the C edition's by its settings at the restart,
+# the SQL edition's in its table (which it takes: it has issued no id).
+SnowidTest::set_conf(
+	$both,
+	'snowid.datacenter_bits' => 0,
+	'snowid.worker_bits' => 6,
+	'snowid.sequence_bits' => 6,
+	'snowid.datacenter_id' => 0,
+	'snowid.worker_id' => 42,
+	'snowid.epoch' => '2024-02-29 12:34:56.789+00');
+$both->stop;
+unlink($both->data_dir . '/snowid_state');
+$both->start;
+$both->safe_psql(
+	'sqled', q{
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6,
+		sequence_bits = 6, datacenter_id = 0, worker_id = 42,
+		epoch = '2024-02-29 12:34:56.789+00'});
+make_vectors(10_000, 'layout 51/0/6/6');
+$both->stop;
+
+# ---------------------------------------------------------------------------
+# A server with no snowid library, and a database owner who is no superuser
+# ---------------------------------------------------------------------------
+
+my $node = PostgreSQL::Test::Cluster->new('sql_only');
+$node->init(allows_streaming => 1);
+$node->start;
+is($node->safe_psql('postgres', 'SHOW shared_preload_libraries'),
+	'', 'no library is preloaded');
+$node->safe_psql(
+	'postgres', q{
+	CREATE ROLE app LOGIN;
+	CREATE ROLE clerk LOGIN;
+	CREATE DATABASE appdb OWNER app;
+});
+my $app = $node->connstr('appdb') . ' user=app';
+my $clerk = $node->connstr('appdb') . ' user=clerk';
+
+# psql as a role on a connection string: (exit code, stdout, stderr)
+sub psql_as
+{
+	my ($connstr, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $rc = IPC::Run::run(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
+			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
+	chomp $out;
+	return ($rc, $out, $err);
+}
+
+my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+is($rc, 0, 'a database owner who is no superuser installs snowid_sql')
+  or diag($err);
+is( $node->safe_psql(
+		'appdb', q{
+	SELECT count(*) FROM pg_depend dep
+	JOIN pg_extension e ON e.oid = dep.refobjid AND e.extname = 'snowid_sql'
+	JOIN pg_proc p ON p.oid = dep.objid AND dep.classid = 'pg_proc'::regclass
+	JOIN pg_language l ON l.oid = p.prolang
+	WHERE l.lanname NOT IN ('sql', 'plpgsql')}),
+	0, 'every function of the extension is SQL or PL/pgSQL');
+
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like($err, qr/55000: snowid has no worker id/,
+	'the first call without a worker id is an error, not a default');
+($rc, $out, $err) =
+  psql_as($app, 'UPDATE snowid_config SET worker_id = 32');
+like(
+	$err,
+	qr/22023: invalid snowid configuration in snowid_config\nDETAIL:  worker_id is 32; with worker_bits = 5, worker ids run from 0 to 31\./,
+	'a worker id too wide for its field is refused');
+($rc, $out, $err) = psql_as($app,
+	'UPDATE snowid_config SET datacenter_bits = 10, worker_bits = 10, sequence_bits = 12'
+);
+like($err, qr/leaving the timestamp 31 bits; it needs at least 39/,
+	'a layout that leaves the timestamp too few bits is refused');
+($rc, $out, $err) = psql_as($app,
+	q{UPDATE snowid_config SET epoch = '2020-01-01 00:00:00.0005+00'});
+like($err, qr/epoch must be a whole number of milliseconds/,
+	'an epoch between milliseconds is refused');
+
+# a row that got past the trigger: an error at the first call naming it
+$node->safe_psql(
+	'appdb', q{
+	SET session_replication_role = replica;
+	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
+});
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like(
+	$err,
+	qr/22023: invalid snowid configuration in snowid_config\nDETAIL:  max_wait_ms is -1; it runs from 0 to 3600000\./,
+	'a bad row is an error at the first call');
+
+($rc, $out, $err) = psql_as($app,
+	'UPDATE snowid_config SET worker_id = 5, datacenter_id = 2, max_wait_ms = 2000'
+);
+is($rc, 0, 'the owner sets the worker id') or diag($err);
+($rc, $out, $err) = psql_as($clerk,
+	'SELECT worker_id, datacenter_id FROM snowid_decode(snowid_next())');
+is($out, '5|2', 'another role takes ids of that worker id') or diag($err);
+is( $node->safe_psql(
+		'appdb', q{
+	DO $$ BEGIN PERFORM snowid_next(), snowid_decode(1); END $$;
+	SELECT count(*) FROM regexp_split_to_table(pg_read_file('/proc/self/maps'), E'\n') m
+	WHERE m LIKE '%/snowid.so'}),
+	0, 'a session that took and decoded ids has no snowid library loaded');
+
+($rc, $out, $err) = psql_as($app,
+	q{INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)}
+);
+is($rc, 0, 'the owner adds a key') or diag($err);
+($rc, $out, $err) = psql_as($app,
+	q{INSERT INTO snowid_public_keys VALUES ('K10', '\x000102030405060708090a0b0c0d0e0f', 2)}
+);
+like($err, qr/differ by one character at the end/,
+	'a key id that one character typed too many turns into another is refused');
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_public(0)');
+is($out, 'K1-5Q6Z9T1XF7HTM3', 'another role makes public ids')
+  or diag($err);
+($rc, $out, $err) = psql_as($clerk, 'SELECT * FROM snowid_public_keys');
+like($err, qr/42501: permission denied for table snowid_public_keys/,
+	'but reads no key');
+($rc, $out, $err) =
+  psql_as($clerk, 'UPDATE snowid_config SET worker_id = 6');
+like($err, qr/42501: permission denied for table snowid_config/,
+	'nor changes the configuration');
+($rc, $out, $err) = psql_as($clerk, q{SELECT setval('snowid_position', 1)});
+like($err, qr/42501: permission denied for sequence snowid_position/,
+	'nor moves the generator');
+($rc, $out, $err) = psql_as($app, 'UPDATE snowid_config SET sequence_bits = 10');
+like($err,
+	qr/55000: snowid layout or epoch cannot change once ids are issued/,
+	'the layout stays once ids are issued');
+
+# the plain script, in a database without the extension
+$node->safe_psql('postgres', 'CREATE DATABASE plaindb OWNER app');
+system("$src/test/tools/sql-edition plain $src 1.0 public > $dir/plain.sql") == 0
+  or die 'could not make the plain script';
+my $plain = $node->connstr('plaindb') . ' user=app';
+my ($prc, $pout, $perr) = (0, '', '');
+IPC::Run::run([ 'psql', '-Xq', '-d', $plain, '-f', "$dir/plain.sql" ],
+	'<', \undef, '>', \$pout, '2>', \$perr)
+  or $prc = 1;
+is($prc, 0, 'the plain script runs as a role that is no superuser')
+  or diag($perr);
+($rc, $out, $err) = psql_as($plain,
+	'UPDATE snowid_config SET worker_id = 9; SELECT worker_id FROM snowid_decode(snowid_next())'
+);
+is($out, '9', 'the plain script gives ids') or diag($err);
+
+# ---------------------------------------------------------------------------
+# Concurrency: four sessions at once
+# ---------------------------------------------------------------------------
+
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 1;
+	CREATE UNLOGGED TABLE ids (session int, n int, id bigint);
+});
+my $sessions = 4;
+my $per_session = 20_000;
+my $gate = SnowidTest::Gate->new($node);
+my @runs = map {
+	$gate->psql(qq{
+		INSERT INTO ids SELECT $_, g, snowid_next()
+		FROM generate_series(1, $per_session) g;
+	})
+} 1 .. $sessions;
+$gate->wait_for($sessions);
+$gate->release;
+for my $run (@runs)
+{
+	is($run->finish, 0, 'session finished without error')
+	  or diag($run->stderr);
+}
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM ids'),
+	$sessions * $per_session, 'four sessions at once: no duplicate');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) FROM (
+		SELECT id, lag(id) OVER (PARTITION BY session ORDER BY n) AS prev
+		FROM ids) x
+	WHERE id <= prev}), 0, 'each session\'s ids strictly increase');
+is( $node->safe_psql(
+		'postgres', q{
+	WITH r AS (SELECT session, min(id) AS lo, max(id) AS hi
+			   FROM ids GROUP BY session)
+	SELECT count(*) > 0 FROM r a JOIN r b
+		ON a.session < b.session AND a.lo < b.hi AND b.lo < a.hi}),
+	't', 'sessions overlapped in time');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'}),
+	0, 'no session holds the generator\'s lock after its calls');
+
+# Calls cancelled at any point (statement_timeout, 30 times in one
+# session) leave the lock behind neither: the session holds none after.
+my $cancels = join('',
+	map { "SET statement_timeout = '${_}ms';\nSELECT count(snowid_next()) FROM generate_series(1, 10000000);\n" }
+	  map { 5 + 3 * $_ } 1 .. 30);
+my ($crc, $cout, $cerr) = $node->psql(
+	'postgres', $cancels . q{RESET statement_timeout;
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+is($cout, '0', 'calls cancelled 30 times leave no lock in their session');
+is(scalar(() = $cerr =~ /canceling statement due to statement timeout/g),
+	30, 'every one of them was cancelled');
+
+# An error while a call holds the lock (nextval() past the sequence's
+# maximum, in a database of its own) leaves the lock behind neither.
+$node->safe_psql('postgres', 'CREATE DATABASE maxed');
+$node->safe_psql('maxed', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 30;
+	SELECT setval('snowid_position', 9223372036854775807);
+});
+($crc, $cout, $cerr) = $node->psql(
+	'maxed', q{SELECT snowid_next();
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+like($cerr, qr/reached maximum value of sequence "snowid_position"/,
+	'a call fails while it holds the lock');
+is($cout, '0', 'and leaves no lock in its session');
+
+# ---------------------------------------------------------------------------
+# kill -9 under load
+# ---------------------------------------------------------------------------
+
+$node->safe_psql('postgres', 'CREATE TABLE stored (id bigint)');
+my @load = map {
+	SnowidTest::start_psql($node, q{
+		DO $$
+		BEGIN
+			FOR i IN 1 .. 10000000 LOOP
+				INSERT INTO stored VALUES (snowid_next());
+				COMMIT;
+			END LOOP;
+		END
+		$$;
+	})
+} 1 .. 3;
+$node->poll_query_until('postgres', 'SELECT count(*) >= 3000 FROM stored')
+  or die 'the sessions stored no ids';
+SnowidTest::crash_server($node);
+$_->finish for @load;
+$node->start;
+my $stored = $node->safe_psql('postgres', 'SELECT count(*) FROM stored');
+cmp_ok($stored, '>=', 3000, "$stored ids were stored before the crash");
+$node->safe_psql('postgres',
+	'CREATE TABLE after_crash AS SELECT snowid_next() AS id FROM generate_series(1, 5000)'
+);
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT (SELECT min(id) FROM after_crash) > (SELECT max(id) FROM stored)}),
+	't', 'after kill -9 every new id lies above every stored one');
+
+# ---------------------------------------------------------------------------
+# A promoted standby
+# ---------------------------------------------------------------------------
+
+$node->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('sql_only_standby');
+$standby->init_from_backup($node, 'backup', has_streaming => 1);
+$standby->start;
+$node->safe_psql('postgres',
+	'INSERT INTO stored SELECT snowid_next() FROM generate_series(1, 5000)');
+$node->wait_for_catchup($standby);
+my ($src_rc, $sout, $serr) = (0, '', '');
+$standby->psql(
+	'postgres', 'SELECT snowid_next()',
+	stdout => \$sout,
+	stderr => \$serr,
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($serr, qr/25006: cannot generate snowids during recovery/,
+	'a standby issues no id');
+SnowidTest::crash_server($node);
+SnowidTest::promote($standby);
+$standby->safe_psql('postgres',
+	'CREATE TABLE after_promotion AS SELECT snowid_next() AS id FROM generate_series(1, 5000)'
+);
+is( $standby->safe_psql(
+		'postgres', q{
+	SELECT (SELECT min(id) FROM after_promotion) > (SELECT max(id) FROM stored)
+		AND (SELECT count(*) FROM stored) >= 5000}),
+	't', 'the promoted standby\'s ids lie above every stored one of its primary');
+is( $standby->safe_psql(
+		'postgres', 'SELECT worker_id FROM snowid_config'),
+	'1', 'it keeps its primary\'s worker id');
+$standby->stop;
+
+# ---------------------------------------------------------------------------
+# The update path across the edition's own versions
+# ---------------------------------------------------------------------------
+
+my @versions = sort map { m{/snowid_sql--([0-9.]+)\.sql$} ? $1 : () }
+  glob("$src/sql/snowid_sql--*.sql");
+is($versions[0], '1.0', 'the first version of snowid_sql is 1.0');
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE DATABASE fresh;
+	CREATE DATABASE updated;
+});
+$node->safe_psql('fresh', 'CREATE EXTENSION snowid_sql');
+$node->safe_psql(
+	'updated', qq{
+	CREATE EXTENSION snowid_sql VERSION '$versions[0]';
+	UPDATE snowid_config SET worker_id = 4;
+	CREATE TABLE before AS SELECT snowid_next() AS id FROM generate_series(1, 100);
+	ALTER EXTENSION snowid_sql UPDATE;
+});
+my $objects = q{
+	SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n'
+		ORDER BY pg_describe_object(classid, objid, objsubid))
+	FROM pg_depend WHERE refobjid = (SELECT oid FROM pg_extension
+		WHERE extname = 'snowid_sql') AND deptype = 'e'};
+is($node->safe_psql('updated', $objects),
+	$node->safe_psql('fresh', $objects),
+	'an updated installation has the objects of a fresh one');
+is( $node->safe_psql(
+		'updated', q{
+	SELECT (SELECT worker_id FROM snowid_config) = 4
+		AND snowid_next() > (SELECT max(id) FROM before)}),
+	't', 'it keeps its configuration and goes on above its earlier ids');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,115 @@
+# The SQL edition when the wall clock steps back (as 020_clock_steps.pl for
+# the C edition): the server runs under libfaketime with an offset the test
+# changes.  A step back within max_drift_ms: ids go on, still increasing,
+# without waiting.  A step that max_drift_ms and max_wait_ms cannot cover:
+# the call fails saying by how much the clock is behind; once the clock is
+# right, ids go on above all earlier ones.  A step a wait can cover: the
+# call waits and succeeds.  A restart with the clock back: ids go on above.
+# Every id is kept and the whole set checked for duplicates.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Test::More;
+use Time::HiRes ();
+
+SnowidTest::need_libfaketime();
+
+my $clock = SnowidTest::Clock->new;
+my $ids = SnowidTest::Ledger->new;
+my $one = 'SELECT snowid_next()';
+
+sub counter
+{
+	my ($node, $name) = @_;
+
+	return $node->safe_psql('postgres', "SELECT $name FROM snowid_status()");
+}
+
+sub configure
+{
+	my ($node, $drift, $wait) = @_;
+
+	$node->safe_psql('postgres',
+		"UPDATE snowid_config SET max_drift_ms = $drift, max_wait_ms = $wait");
+	return;
+}
+
+my $node = PostgreSQL::Test::Cluster->new('sql_clock');
+$node->init;
+$clock->start_node($node);
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_id = 3, worker_id = 7;
+});
+configure($node, 10000, 500);
+
+$ids->take($node, 200, 'before any step', "$one FROM generate_series(1, 200)");
+
+my $steps = counter($node, 'clock_steps');
+my $waits = counter($node, 'waits');
+$clock->set('-5');
+$ids->take($node, 200, 'clock 5 s back', "$one FROM generate_series(1, 200)");
+cmp_ok(counter($node, 'clock_steps'), '>', $steps, 'the step was counted');
+is(counter($node, 'waits'), $waits, 'no call waited');
+
+$clock->set('+0');
+$ids->take($node, 100, 'clock right again', "$one FROM generate_series(1, 100)");
+
+# A step back of 30 s: 10 s of drift and 0.5 s of waiting cannot cover it.
+my $errors = counter($node, 'clock_errors');
+$clock->set('-30');
+my $seen = $node->safe_psql('postgres',
+	'SELECT extract(epoch FROM clock_timestamp())');
+cmp_ok(Time::HiRes::time() - $seen, '>', 29, 'the backends see the clock 30 s back');
+my ($ret, $stdout, $stderr) = $node->psql('postgres', $one,
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like(
+	$stderr,
+	qr/ERROR:  55000: the system clock is \d+ ms behind the snowid generator/,
+	'snowid_next() fails saying by how much the clock is behind');
+my ($behind) = $stderr =~ /the system clock is (\d+) ms behind/;
+cmp_ok($behind // 0, '>', 10000, 'which is more than max_drift_ms');
+like($stderr, qr/HINT:  Correct the system clock/, 'the hint says what to do');
+($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'SELECT count(*) FROM snowid_next_batch(10)');
+like($stderr, qr/the system clock is \d+ ms behind the snowid generator/,
+	'snowid_next_batch() fails the same way');
+is(counter($node, 'clock_errors'), $errors + 2, 'both calls failed');
+
+$clock->set('+0');
+$ids->take($node, 100, 'clock right after the errors',
+	"$one FROM generate_series(1, 100)");
+$ids->take($node, 1000, 'a batch after the errors',
+	'SELECT snowid_next_batch(1000)');
+
+# A step back of 6 s with 0.2 s of drift but 15 s of waiting: the call
+# waits and succeeds.
+configure($node, 200, 15000);
+$waits = counter($node, 'waits');
+$errors = counter($node, 'clock_errors');
+$clock->set('-6');
+$ids->take($node, 10, 'clock 6 s back, waiting allowed',
+	"$one FROM generate_series(1, 10)");
+cmp_ok(counter($node, 'waits'), '>', $waits, 'the call waited');
+is(counter($node, 'clock_errors'), $errors, 'and did not fail');
+
+# A restart with the clock 3 s back: the sequence keeps the position.
+$clock->set('+0');
+configure($node, 10000, 500);
+$ids->take($node, 100, 'before the restart', "$one FROM generate_series(1, 100)");
+$node->stop;
+$clock->set('-3');
+$clock->start_node($node);
+$ids->take($node, 100, 'after a restart with the clock 3 s back',
+	"$one FROM generate_series(1, 100)");
+
+$ids->no_duplicates;
+$node->stop;
+done_testing();
