@@ -123,9 +123,15 @@ my $b = $coord->new_node('b', { %settings, 'snowid.datacenter_id' => $dc{b} });
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $ids->collect($b, 1000);
+# (r's lease may still run on the fence it had before the standby went
+# down, which no renewal could move meanwhile: wait for one after the
+# failover, a fence seconds ahead)
 for my $n ($l, $r)
 {
-	$n->poll_query_until('postgres', 'SELECT snowid_next() > 0')
+	$n->poll_query_until('postgres',
+		q{SELECT snowid_next() > 0 AND (fence_time IS NULL
+			OR fence_time > clock_timestamp() + interval '3 seconds')
+		  FROM snowid_status()})
 	  or die $n->name . ' issued no id after the failover';
 }
 $ids->collect($_, 1000) for $a, $l, $short, $r;
