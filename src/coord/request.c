@@ -21,6 +21,7 @@
 
 #include "coord/request.h"
 #include "core/clock.h"
+#include "core/config.h"
 #include "core/generator.h"
 #include "core/mark.h"
 #include "core/wait_events.h"
@@ -118,6 +119,8 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
+	request->free_margin_ms = SNOWID_FREE_CLOCKS_MS +
+		(int64) snowid_max_drift_ms + 1;
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
 	request->client_sees_store = snowid_client_sees_store();
 }

@@ -46,6 +46,9 @@
 /* Where a store was reached, for messages: "redis at host:port" */
 #define SNOWID_STORE_WHERE_LEN	320
 
+/* How far apart a fleet's clocks may lie, for the margin of a hint's free() */
+#define SNOWID_FREE_CLOCKS_MS	60000
+
 /* A sentence saying why a call failed, in the store's own words */
 #define SNOWID_STORE_MESSAGE_LEN	256
 
@@ -70,6 +73,9 @@ typedef struct SnowidStoreRequest
 	int64		plausible_ms;	/* the latest fence any snowid server can
 								 * have written by now, Unix ms: a later one
 								 * is refused as corrupt */
+	int64		free_margin_ms; /* the margin a hint's free() names: clocks
+								 * a minute apart, plus snowid.max_drift_ms,
+								 * plus 1 */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the

@@ -595,8 +595,9 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 							   request->datacenter_id);
 			text = psprintf("The coordination database at %s has every worker id from 0 to %d registered to a server.",
 							where, request->max_worker_id);
-			hint = psprintf("List the holders with SELECT * FROM snowid_coordinator.workers WHERE datacenter = %d; once a server is stopped for good, free its id with SELECT snowid_coordinator.free(%d, <worker id>, 60000).",
-							request->datacenter_id, request->datacenter_id);
+			hint = psprintf("List the holders with SELECT * FROM snowid_coordinator.workers WHERE datacenter = %d; once a server is stopped for good, free its id with SELECT snowid_coordinator.free(%d, <worker id>, %lld).",
+							request->datacenter_id, request->datacenter_id,
+							(long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_FENCED:
@@ -640,8 +641,9 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 							result->holder);
 			hint = strncmp(result->holder, "lease ", 6) == 0 ?
 				"Set snowid.worker_id to a free id, or wait until that lease runs out (at most snowid.worker_lease after its holder stopped)." :
-				psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with SELECT snowid_coordinator.free(%d, %d, 60000).",
-						 request->datacenter_id, request->explicit_worker_id);
+				psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with SELECT snowid_coordinator.free(%d, %d, %lld).",
+						 request->datacenter_id, request->explicit_worker_id,
+						 (long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_HOLDS_OTHER:
@@ -651,9 +653,10 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 							   request->explicit_worker_id);
 			text = psprintf("The coordination database has worker id %d registered to \"%s\".",
 							detail->worker_id, request->identity);
-			hint = psprintf("Set snowid.worker_id to %d, or free the old id with SELECT snowid_coordinator.free(%d, %d, 60000).",
+			hint = psprintf("Set snowid.worker_id to %d, or free the old id with SELECT snowid_coordinator.free(%d, %d, %lld).",
 							detail->worker_id, request->datacenter_id,
-							detail->worker_id);
+							detail->worker_id,
+							(long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_BAD_REPLY:

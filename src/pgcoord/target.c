@@ -81,6 +81,8 @@ snowid_pg_parse_url(const char *url, SnowidPgTarget *target,
 			continue;
 		if (strcmp(option->keyword, "password") == 0)
 			*problem = "The URL holds a password, which members of pg_read_all_settings can read.  Put it in the password file that the URL's passfile parameter names, or in ~/.pgpass of the server's user.";
+		else if (strcmp(option->keyword, "sslpassword") == 0)
+			*problem = "The URL holds sslpassword, the passphrase of the client key, which members of pg_read_all_settings can read.  Give the server a client key without a passphrase instead, in a file only the server's user may read (mode 0600), named by the URL's sslkey parameter.";
 		else if (strcmp(option->keyword, "replication") == 0)
 			*problem = "The URL asks for a replication connection; a coordination database takes ordinary ones.";
 		else if (strcmp(option->keyword, "host") == 0)

@@ -122,15 +122,18 @@ snowid_report_emit(int elevel, const SnowidReport *r)
 /*
  * The command that frees worker id (or "<worker id>" for -1) of the
  * request's datacenter: the library's function that fences it first, at
- * Redis' clock plus a minute (the margin the documentation explains).
+ * Redis' clock plus the request's margin (a minute for clocks apart, plus
+ * snowid.max_drift_ms, plus 1: the margin the documentation explains).
  */
 static char *
-snowid_redis_free_command(const SnowidRedisKeys *keys, int worker_id)
+snowid_redis_free_command(const SnowidRedisRequest *request,
+						  const SnowidRedisKeys *keys, int worker_id)
 {
-	return psprintf("redis-cli FCALL %s 3 %s %s %s admin \"%s 60000\"",
+	return psprintf("redis-cli FCALL %s 3 %s %s %s admin \"%s %lld\"",
 					snowid_script_name(SNOWID_SCRIPT_FREE), keys->owners,
 					keys->leases, keys->fences,
-					worker_id >= 0 ? psprintf("%d", worker_id) : "<worker id>");
+					worker_id >= 0 ? psprintf("%d", worker_id) : "<worker id>",
+					(long long) request->free_margin_ms);
 }
 
 /*
@@ -199,7 +202,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			r->detail = psprintf("Redis at %s has every worker id from 0 to %d registered to a server.",
 								 result->node, request->max_worker_id);
 			r->hint = psprintf("List the holders with HGETALL %s; once a server is stopped for good, free its id with %s.",
-							   key, snowid_redis_free_command(&keys, -1));
+							   key, snowid_redis_free_command(request, &keys, -1));
 			break;
 
 		case SNOWID_REDIS_FENCED:
@@ -227,7 +230,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 				r->hint = "Set snowid.worker_id to a free id, or wait until that lease runs out (at most snowid.worker_lease after its holder stopped).";
 			else
 				r->hint = psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with %s.",
-								   snowid_redis_free_command(&keys, result->worker_id));
+								   snowid_redis_free_command(request, &keys, result->worker_id));
 			break;
 
 		case SNOWID_REDIS_HOLDS_OTHER:
@@ -239,7 +242,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 								 result->worker_id, request->identity);
 			r->hint = psprintf("Set snowid.worker_id to %d, or free the old id with %s.",
 							   result->worker_id,
-							   snowid_redis_free_command(&keys, result->worker_id));
+							   snowid_redis_free_command(request, &keys, result->worker_id));
 			break;
 
 		case SNOWID_REDIS_ERROR:

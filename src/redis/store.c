@@ -238,6 +238,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->client_ms = in->client_ms;
 	out->usable_ms = in->usable_ms;
 	out->plausible_ms = in->plausible_ms;
+	out->free_margin_ms = in->free_margin_ms;
 	out->wait_event_info = in->wait_event_info;
 	out->client_sees_redis = in->client_sees_store;
 }

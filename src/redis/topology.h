@@ -67,6 +67,7 @@ typedef struct SnowidRedisRequest
 	int64		plausible_ms;	/* the latest fence any snowid server can
 								 * have written by now, Unix ms: a later
 								 * one is refused as corrupt */
+	int64		free_margin_ms; /* the margin a hint's free command names */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 	bool		client_sees_redis;	/* whether a client that sees this
 									 * process's messages may learn Redis'

@@ -50,8 +50,11 @@ $ids->collect($a_node, 1000);
 is(SnowidRedis::worker($a_node), "0|$source", 'server A claimed worker id 0');
 
 # Server B is configured with A's id: refused, naming both servers.
+# B's drift budget is not the default: the hints' margins follow it.
+my $b_drift = 7000;
 my $b_node = $coord->new_node('conflict_b',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 0 });
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 0,
+	  'snowid.max_drift_ms' => $b_drift });
 $b_node->start;
 my $b_identity = SnowidRedis::identity($b_node, $dc);
 $b_node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -64,8 +67,8 @@ like($err,
 like($err,
 	qr/DETAIL:  This server is "\Q$b_identity\E"; $title has worker id 0 registered to "\Q$a_identity\E"\./,
 	'the error names both servers');
-like($err, qr/HINT:  Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with \Q@{[$coord->free_command($dc, 0)]}\E\./,
-	'the hint says what to do');
+like($err, qr/HINT:  Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with \Q@{[$coord->free_command($dc, 0, $b_drift)]}\E\./,
+	'the hint says what to do, with a margin from snowid.max_drift_ms');
 is(SnowidRedis::worker($b_node), '|none',
 	'the refused server has no worker id');
 is($b_node->safe_psql('postgres',
@@ -91,7 +94,7 @@ $err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55000: this server holds worker id 9 of datacenter $dc in $in_store, not the configured worker id 10\n/,
 	'switching ids while holding one: refused');
-like($err, qr/HINT:  Set snowid.worker_id to 9, or free the old id with \Q@{[$coord->free_command($dc, 9)]}\E\./,
+like($err, qr/HINT:  Set snowid.worker_id to 9, or free the old id with \Q@{[$coord->free_command($dc, 9, $b_drift)]}\E\./,
 	'switching ids: the hint says how');
 restart_with_worker_id($b_node, 9);
 $ids->collect($b_node, 1000);

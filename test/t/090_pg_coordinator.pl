@@ -137,6 +137,17 @@ SnowidTest::fails_to_start($pw, 'a password in the URL',
 unlike(PostgreSQL::Test::Utils::slurp_file($pw->logfile), qr/\Q$secret\E/,
 	'and the log never shows the password');
 
+# The passphrase of a client key in the URL (sslpassword): refused the
+# same way, with where the key goes instead.
+my $phrase = 'Phr4se-never-shown';
+SnowidTest::set_conf($pw, 'snowid.coordinator_url' =>
+	  'postgresql://coord_fleet@127.0.0.1:1/coord?sslpassword=' . $phrase);
+SnowidTest::fails_to_start($pw, 'a key passphrase in the URL',
+	qr/invalid value for parameter "snowid.coordinator_url"/,
+	qr/The URL holds sslpassword.*client key without a passphrase.*sslkey/);
+unlike(PostgreSQL::Test::Utils::slurp_file($pw->logfile), qr/\Q$phrase\E/,
+	'and the log never shows the passphrase');
+
 # The URL without a database, and of no store at all.
 my $bad = $coord->new_node('bad', {});
 SnowidTest::set_conf($bad, 'snowid.coordinator_url' => 'postgresql://127.0.0.1:1');

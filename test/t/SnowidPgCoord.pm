@@ -185,11 +185,14 @@ sub list_command
 	return "SELECT * FROM snowid_coordinator.workers WHERE datacenter = $dc";
 }
 
+# The command a hint gives to free worker id of datacenter dc, its margin
+# a minute plus the server's snowid.max_drift_ms (1000 by default) plus 1.
 sub free_command
 {
-	my ($self, $dc, $worker_id) = @_;
+	my ($self, $dc, $worker_id, $max_drift_ms) = @_;
+	my $margin = 60000 + ($max_drift_ms // 1000) + 1;
 
-	return "SELECT snowid_coordinator.free($dc, $worker_id, 60000)";
+	return "SELECT snowid_coordinator.free($dc, $worker_id, $margin)";
 }
 
 # A claim for good of another server: worker id of datacenter dc held by

@@ -145,13 +145,16 @@ sub list_command
 	return 'HGETALL ' . owners_key($dc);
 }
 
+# The command a hint gives to free worker id of datacenter dc, its margin
+# a minute plus the server's snowid.max_drift_ms (1000 by default) plus 1.
 sub free_command
 {
-	my ($self, $dc, $worker_id) = @_;
+	my ($self, $dc, $worker_id, $max_drift_ms) = @_;
 	my $base = "{snowid:dc:$dc}";
+	my $margin = 60000 + ($max_drift_ms // 1000) + 1;
 
 	return "redis-cli FCALL snowid_2_free 3 $base:owners $base:leases "
-	  . qq{$base:fences admin "$worker_id 60000"};
+	  . qq{$base:fences admin "$worker_id $margin"};
 }
 
 sub add_holder
