@@ -40,8 +40,17 @@
 #ifndef SNOWID_COORD_STORE_H
 #define SNOWID_COORD_STORE_H
 
+/*
+ * The longest identity of a holder, in bytes: the one limit that
+ * snowid_coordinator's check_identity() and snowid.lua's functions take too
+ */
+#define SNOWID_IDENTITY_MAX		512
+
 /* A holder name: "dc=… host=… port=… sysid=… instance=…" and its NUL */
-#define SNOWID_IDENTITY_LEN		384
+#define SNOWID_IDENTITY_LEN		(SNOWID_IDENTITY_MAX + 1)
+
+/* A holder as answers name it: an identity, or "lease " and one, and a NUL */
+#define SNOWID_HOLDER_LEN		(6 + SNOWID_IDENTITY_LEN)
 
 /* Where a store was reached, for messages: "redis at host:port" */
 #define SNOWID_STORE_WHERE_LEN	320
@@ -129,7 +138,7 @@ typedef struct SnowidStoreResult
 	char		where[SNOWID_STORE_WHERE_LEN];	/* the store's server last
 												 * talked to, for messages:
 												 * "redis at host:port" */
-	char		holder[SNOWID_IDENTITY_LEN];	/* a lease lost: who holds
+	char		holder[SNOWID_HOLDER_LEN];	/* a lease lost: who holds
 												 * the id now, or "" */
 	char		message[SNOWID_STORE_MESSAGE_LEN];	/* not OK: why, a
 													 * sentence */

@@ -57,7 +57,7 @@ typedef struct SnowidPgRow
 	int64		floor_ms;
 	int64		fence_ms;
 	int64		lease_ms;
-	char		holder[SNOWID_IDENTITY_LEN];
+	char		holder[SNOWID_HOLDER_LEN];
 } SnowidPgRow;
 
 /* The store's own account of a call, for its report */

@@ -96,7 +96,7 @@ typedef struct SnowidRedisResult
 													 * host:port,
 													 * [ipv6]:port or
 													 * unix:/path */
-	char		holder[SNOWID_REDIS_IDENTITY_LEN];	/* CONFLICT: identity
+	char		holder[SNOWID_REDIS_HOLDER_LEN];	/* CONFLICT: identity
 													 * holding the explicit id */
 	const char *secret_setting; /* SECRET_FILE: the setting naming the
 								 * file */

@@ -444,18 +444,32 @@ local function claim_1(keys, args)
   return claim(all, args)
 end
 
+-- A function of a server, which refuses an identity (args[1]) that the
+-- servers and snowid_coordinator's check_identity() would: one of 1 to 512
+-- bytes without control characters, so that every answer naming a holder
+-- fits the servers' SNOWID_IDENTITY_MAX
+local function of_server(callback)
+  return function(keys, args)
+    local me = args[1]
+    if type(me) ~= 'string' or #me < 1 or #me > 512 or string.find(me, '%c') then
+      return redis.error_reply('SNOWID_USAGE an identity has 1 to 512 bytes, no control characters')
+    end
+    return callback(keys, args)
+  end
+end
+
 -- Every function, by name; flags as FUNCTION LOAD takes them (a function
 -- that never writes would say {'no-writes'}, and be called with FCALL_RO).
 local functions = {
-  {name = prefix .. 'claim', callback = claim, flags = {}},
-  {name = prefix .. 'lease_claim', callback = lease_claim, flags = {}},
-  {name = prefix .. 'lease_renew', callback = lease_renew, flags = {}},
-  {name = prefix .. 'lease_release', callback = lease_release, flags = {}},
+  {name = prefix .. 'claim', callback = of_server(claim), flags = {}},
+  {name = prefix .. 'lease_claim', callback = of_server(lease_claim), flags = {}},
+  {name = prefix .. 'lease_renew', callback = of_server(lease_renew), flags = {}},
+  {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
-  {name = 'snowid_1_claim', callback = claim_1, flags = {}},
-  {name = 'snowid_1_lease_claim', callback = lease_claim, flags = {}},
-  {name = 'snowid_1_lease_renew', callback = lease_renew, flags = {}},
-  {name = 'snowid_1_lease_release', callback = lease_release, flags = {}},
+  {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
+  {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
+  {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},
+  {name = 'snowid_1_lease_release', callback = of_server(lease_release), flags = {}},
 }
 
 -- (Loading a library offers no ipairs.)

@@ -76,6 +76,27 @@ is($b_node->safe_psql('postgres',
 	'9', 'the refused server runs and snowid_decode() works');
 is($coord->owners($dc)->{0}, $a_identity, 'A still holds worker id 0');
 
+# A holder whose name is as long as the store takes (512 bytes): the
+# conflict names it whole.
+my $long_identity = 'dc=' . $dc . ' host=' . ('h' x 480) . ' port=1 sysid=1';
+$long_identity .= 'x' x (512 - length($long_identity));
+$coord->add_holder($dc, 21, $long_identity);
+restart_with_worker_id($b_node, 21);
+like(SnowidTest::psql_error($b_node, 'SELECT snowid_next()'),
+	qr/DETAIL:  This server is "\Q$b_identity\E"; $title has worker id 21 registered to "\Q$long_identity\E"\./,
+	'a conflict with a holder of a 512-byte name names it whole');
+if (SnowidCoord::store() eq 'redis')
+{
+	# the library refuses a longer name, as the coordination database does
+	my $keys = join ' ', map { "{snowid:dc:$dc}:$_" } qw(owners leases fences);
+	eval {
+		$coord->cli('FCALL', 'snowid_2_claim', 3, split(/ /, $keys),
+			$long_identity . 'x', '-1 31 -1 0 0');
+	};
+	like($@, qr/SNOWID_USAGE an identity has 1 to 512 bytes/,
+		'the Redis library refuses an identity of 513 bytes');
+}
+
 # A free configured id is registered under B's identity.
 restart_with_worker_id($b_node, 9);
 $ids->collect($b_node, 1000);
