@@ -417,7 +417,9 @@ $$;
 -- configured or kept id is refused as fenced.  A server that already holds
 -- its id causes no write.  The ids the identity holds besides the one it
 -- keeps (beyond max after a layout change) are retired, fenced at
--- usable_ms.
+-- usable_ms + 1: a server may have issued up to usable_ms, that millisecond
+-- included (snowid servers send the later of their clock plus drift budget
+-- and their generator, which after a restart may lie ahead of both).
 --
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
 -- start at or above it.  Refusals: all_held, fenced, conflict (holder holds
@@ -502,7 +504,7 @@ BEGIN
 	-- the other ids this identity holds for good (one beyond max after a
 	-- layout change, a duplicate written by hand) retired, fenced at what
 	-- it may have issued with them
-	PERFORM snowid_coordinator.retire(dc, x.worker_id, usable)
+	PERFORM snowid_coordinator.retire(dc, x.worker_id, usable + 1)
 	FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
 	  AND x.worker_id <> keep;

@@ -187,6 +187,15 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	snowid_coord_request(&request, identity, sizeof(identity));
 	request.explicit_worker_id = snowid_worker_id;
 
+	/*
+	 * The store retires this server's other ids (one beyond the layout)
+	 * just past usable_ms.  Its ids so far lie below where its generator
+	 * is, which after a restart with the clock behind its mark lies past
+	 * its clock plus drift budget; and its next ids start there anyway, so
+	 * a fence up to there is one it can start above.
+	 */
+	request.usable_ms = Max(request.usable_ms, request.client_ms);
+
 	have_cache = snowid_cache_read(&cached, DEBUG1);
 	request.preferred_worker_id =
 		(request.explicit_worker_id < 0 && have_cache &&

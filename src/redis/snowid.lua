@@ -241,7 +241,10 @@ end
 -- id is free unless a server claimed it since.  An id fenced past that
 -- latest time is not taken: the choice goes on to the next free id, and a
 -- configured or kept id is refused until then.  A server that already holds
--- its id causes no write unless asked to write.
+-- its id causes no write unless asked to write.  Its other ids are retired
+-- just past that latest time, which covers all it issued (the servers send
+-- the later of their clock plus drift budget and their generator), as
+-- free() asks: that millisecond included, plus 1.
 -- Replies {worker id, its fence or 0}: the claiming server's ids must start
 -- at or above that fence.  Refusals:
 --
@@ -285,7 +288,7 @@ local function claim(keys, args)
   if st.fence(keep) > usable then return fenced(st, keep) end
   local k = tostring(keep)
   local held = st.holder[k] == me
-  give_up_others(st, me, keep, max, usable)
+  give_up_others(st, me, keep, max, usable + 1)
   if st.holder[k] ~= nil and not held then
     retire(st, k, 0)
   end

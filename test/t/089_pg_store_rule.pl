@@ -401,8 +401,8 @@ $o = $db->call("claim(12, 'a', -1, 3, -1, @{[ $now + 1000 ]})");
 is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 0 ],
 	'a, holding an id beyond the new max, claims one within it');
 $r = $db->row(12, 5);
-is_deeply([ $r->{holder}, $r->{fence_ms} >= $now + 1000 ? 1 : 0 ], [ undef, 1 ],
-	'and gives the other up, fenced at its usable_ms');
+is_deeply([ $r->{holder}, $r->{fence_ms} ], [ undef, $now + 1001 ],
+	'and gives the other up, fenced just past its usable_ms (which it may have issued at), as free() asks');
 $o = $db->call("lease_claim(12, 'b', 3, 60000, $now, @{[ $now + 1000 ]}, 6, 0, @{[ tok() ]})");
 is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 1 ], 'so does a lease holder');
 $r = $db->row(12, 6);

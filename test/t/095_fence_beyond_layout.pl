@@ -67,4 +67,14 @@ $got = fcall('claim', $perm, "-1 3 -1 0 " . ($now + 1000));
 like($got, qr/^[0-3]\n/, 'narrowed, it claims one of 0 to 3');
 cmp_ok(fence(5), '>=', $now + 500000, 'and id 5 keeps its fence');
 
+# A permanent holder of id 4 without a fence, narrowed: id 4 is fenced just
+# past the claim's usable time, which its holder may have issued at (as
+# free() asks: that millisecond included, plus 1)
+my $other = 'dc=1 host=q port=1 sysid=1 instance=0000000000000003';
+$got = fcall('claim', $other, "4 7 -1 0 " . ($now + 1000));
+like($got, qr/^4\n/, 'a permanent claim of id 4');
+$got = fcall('claim', $other, "-1 3 -1 0 " . ($now + 2000));
+like($got, qr/^[0-3]\n/, 'narrowed, it claims one of 0 to 3');
+is(fence(4), $now + 2001, 'and id 4 is fenced just past its usable time');
+
 done_testing();
