@@ -73,6 +73,31 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION snowid_coordinator" to load this file. \quit
 
+-- The schema is the installing role's alone.  CREATE EXTENSION makes it if
+-- it does not exist; one of that name that exists already is taken only if
+-- this role owns it and it is empty (its privileges are reset at the end
+-- of this file), never one that another role owns, who could drop or
+-- replace what is in it.
+DO $$
+DECLARE
+	s			pg_catalog.pg_namespace;
+BEGIN
+	SELECT * INTO s FROM pg_catalog.pg_namespace n
+	WHERE n.nspname = 'snowid_coordinator';
+	IF s.nspowner <> (SELECT r.oid FROM pg_catalog.pg_roles r
+					  WHERE r.rolname = current_user) OR
+		EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.relnamespace = s.oid) OR
+		EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.pronamespace = s.oid) OR
+		EXISTS (SELECT FROM pg_catalog.pg_type t WHERE t.typnamespace = s.oid) THEN
+		RAISE EXCEPTION 'schema "snowid_coordinator" exists already'
+			USING ERRCODE = 'duplicate_schema',
+				  DETAIL = format('It is owned by %s or holds objects; the extension keeps its claims only in a schema of its own, owned by the installing role %s.',
+								  s.nspowner::pg_catalog.regrole, current_user),
+				  HINT = 'Drop or rename that schema (or install as its owner, once it is empty), then create the extension again.';
+	END IF;
+END
+$$;
+
 -- The lock of each datacenter: every call takes its row FOR UPDATE, having
 -- inserted it if need be.
 CREATE TABLE snowid_coordinator.datacenters (
@@ -852,3 +877,53 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text),
 	snowid_coordinator.free(integer, integer, bigint)
 FROM PUBLIC;
+
+-- The privileges as this file states them, whatever default privileges
+-- (ALTER DEFAULT PRIVILEGES) of the installing role granted at creation,
+-- or an empty schema of the name had: the owner's alone on the schema, the
+-- tables, the view and the functions, and USAGE of the types to everyone
+-- (as without default privileges).  The grants to the servers and to
+-- administrators are made afterwards, by hand (see the top of this file).
+DO $$
+DECLARE
+	o			record;
+BEGIN
+	FOR o IN
+		SELECT 'SCHEMA' AS kind, pg_catalog.quote_ident(n.nspname) AS name,
+			   a.grantee
+		FROM pg_catalog.pg_namespace n,
+			 pg_catalog.aclexplode(n.nspacl) a
+		WHERE n.nspname = 'snowid_coordinator' AND a.grantee <> n.nspowner
+		UNION
+		SELECT 'TABLE', c.oid::pg_catalog.regclass::text, a.grantee
+		FROM pg_catalog.pg_class c,
+			 pg_catalog.aclexplode(c.relacl) a
+		WHERE c.relnamespace = 'snowid_coordinator'::pg_catalog.regnamespace
+		  AND c.relkind IN ('r', 'v', 'S', 'm', 'p', 'f')
+		  AND a.grantee <> c.relowner
+		UNION
+		SELECT CASE WHEN p.prokind = 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END,
+			   p.oid::pg_catalog.regprocedure::text, a.grantee
+		FROM pg_catalog.pg_proc p,
+			 pg_catalog.aclexplode(p.proacl) a
+		WHERE p.pronamespace = 'snowid_coordinator'::pg_catalog.regnamespace
+		  AND a.grantee <> p.proowner
+		UNION
+		SELECT 'TYPE', t.oid::pg_catalog.regtype::text, a.grantee
+		FROM pg_catalog.pg_type t,
+			 pg_catalog.aclexplode(t.typacl) a
+		WHERE t.typnamespace = 'snowid_coordinator'::pg_catalog.regnamespace
+		  AND a.grantee <> t.typowner
+	LOOP
+		EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s CASCADE',
+								  o.kind, o.name,
+								  CASE WHEN o.grantee = 0 THEN 'PUBLIC'
+									   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(o.grantee))
+								  END);
+	END LOOP;
+	GRANT ALL ON SCHEMA snowid_coordinator TO CURRENT_USER;
+	GRANT ALL ON ALL TABLES IN SCHEMA snowid_coordinator TO CURRENT_USER;
+	GRANT ALL ON ALL ROUTINES IN SCHEMA snowid_coordinator TO CURRENT_USER;
+	GRANT USAGE ON TYPE snowid_coordinator.outcome TO PUBLIC;
+END
+$$;

@@ -90,6 +90,69 @@ is( $db->sql(undef, q{
 		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
 		  AND has_function_privilege('coord_stranger', p.oid, 'EXECUTE')}),
 	0, 'no function of the extension may be called by PUBLIC');
+
+# A schema of the extension's name that exists already is not adopted:
+# another role's (who could drop or replace the tables), or one holding
+# objects.  The installing role's default privileges grant no one anything
+# on the extension's objects.
+$node->safe_psql('postgres', q{
+	CREATE DATABASE adopted OWNER coord_owner;
+	CREATE DATABASE defaults OWNER coord_owner;
+});
+$node->safe_psql('adopted', q{
+	CREATE SCHEMA snowid_coordinator AUTHORIZATION coord_stranger;
+	GRANT ALL ON SCHEMA snowid_coordinator TO coord_owner;
+});
+sub install_error
+{
+	my ($dbname) = @_;
+	my ($ret, $out, $err) = $node->psql($dbname,
+		'CREATE EXTENSION snowid_coordinator',
+		extra_params => [ '-U', 'coord_owner', '-v', 'VERBOSITY=verbose' ]);
+
+	return $ret == 0 ? 'installed' : $err;
+}
+like(install_error('adopted'),
+	qr/ERROR:  42P06: schema "snowid_coordinator" exists already\n.*DETAIL:  It is owned by coord_stranger/s,
+	'a schema of its name that another role owns is refused');
+$node->safe_psql('adopted', q{
+	ALTER SCHEMA snowid_coordinator OWNER TO coord_owner;
+	CREATE TABLE snowid_coordinator.worker_ids_old (x int);
+	ALTER TABLE snowid_coordinator.worker_ids_old OWNER TO coord_owner;
+});
+like(install_error('adopted'), qr/ERROR:  42P06: schema "snowid_coordinator" exists already/,
+	'so is one of its own that holds objects');
+$node->safe_psql('defaults', q{
+	ALTER DEFAULT PRIVILEGES FOR ROLE coord_owner GRANT ALL ON TABLES TO coord_stranger;
+	ALTER DEFAULT PRIVILEGES FOR ROLE coord_owner GRANT ALL ON FUNCTIONS TO coord_stranger;
+	ALTER DEFAULT PRIVILEGES FOR ROLE coord_owner GRANT ALL ON SCHEMAS TO coord_stranger;
+	ALTER DEFAULT PRIVILEGES FOR ROLE coord_owner GRANT ALL ON TYPES TO coord_stranger;
+});
+is(install_error('defaults'), 'installed',
+	'installed by a role with default privileges');
+is( $node->safe_psql('defaults', q{
+		SELECT count(*) FROM (
+			SELECT a.grantee FROM pg_namespace n, aclexplode(n.nspacl) a
+			WHERE n.nspname = 'snowid_coordinator'
+			UNION ALL
+			SELECT a.grantee FROM pg_class c, aclexplode(c.relacl) a
+			WHERE c.relnamespace = 'snowid_coordinator'::regnamespace
+			UNION ALL
+			SELECT a.grantee FROM pg_proc p, aclexplode(p.proacl) a
+			WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
+			UNION ALL
+			SELECT a.grantee FROM pg_type t, aclexplode(t.typacl) a
+			WHERE t.typnamespace = 'snowid_coordinator'::regnamespace) g
+		WHERE g.grantee = 'coord_stranger'::regrole}),
+	0, 'which grant no one anything on its schema, tables, functions or types');
+my ($ret, $out, $err) = $node->psql('defaults',
+	'SELECT count(*) FROM snowid_coordinator.worker_ids',
+	extra_params => [ '-U', 'coord_stranger' ]);
+like($err, qr/permission denied for schema snowid_coordinator/,
+	'a role the default privileges named cannot read the claims');
+is($node->safe_psql('defaults', q{
+		SELECT count(*) FROM snowid_coordinator.worker_ids}, extra_params => [ '-U', 'coord_owner' ]),
+	0, 'while the owner can');
 $db->grant;
 
 # -- claims for good --------------------------------------------------------
