@@ -53,27 +53,24 @@ snowid_secret_fail(SnowidRedisResult *result, const char *setting,
 }
 
 /*
- * snowid_secret_file_check
- *		Whether the file that setting names may hold a secret (see
- *		secret.h); false with result filled if not.  For a file that
- *		another library reads, the TLS key.
+ * snowid_secret_file_open
+ *		Opens the file that setting names if it may hold a secret (see
+ *		secret.h), checked on the descriptor returned, which the caller
+ *		reads and closes; -1 with result filled if not.  For a file read in
+ *		full, the TLS key.
  */
-bool
-snowid_secret_file_check(const char *path, const char *setting,
-						 SnowidRedisResult *result)
+int
+snowid_secret_file_open(const char *path, const char *setting,
+						SnowidRedisResult *result)
 {
 	char		problem[SNOWID_SECRET_PROBLEM_LEN];
 	int			fd = snowid_secret_open(path, problem, sizeof(problem));
 
 	if (fd < 0)
-	{
 		snowid_secret_fail(result, setting,
 						   errno != 0 ? SNOWID_SECRET_OPEN_HINT :
 						   SNOWID_SECRET_MODE_HINT, "%s", problem);
-		return false;
-	}
-	close(fd);
-	return true;
+	return fd;
 }
 
 /*

@@ -17,8 +17,8 @@
 
 #include "redis/result.h"
 
-extern bool snowid_secret_file_check(const char *path, const char *setting,
-									 SnowidRedisResult *result);
+extern int	snowid_secret_file_open(const char *path, const char *setting,
+									SnowidRedisResult *result);
 extern bool snowid_secret_file_read(const char *path, const char *setting,
 									char *buf, size_t len,
 									SnowidRedisResult *result);

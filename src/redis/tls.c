@@ -31,14 +31,20 @@
 #ifdef SNOWID_HAVE_HIREDIS_SSL
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 #include <hiredis/hiredis_ssl.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include "storage/latch.h"
+#include "util/secret_file.h"
+
+/* The longest CA, certificate or key file read, in bytes */
+#define SNOWID_TLS_FILE_MAX		(4 * 1024 * 1024)
 
 /*
  * What OpenSSL's passphrase callback may give for the key: the passphrase
@@ -53,6 +59,14 @@ typedef struct SnowidTlsPassphrase
 
 static SSL_CTX *snowid_tls_context(const SnowidRedisTls *tls,
 								   SnowidRedisResult *result);
+static char *snowid_tls_file(const char *path, const char *setting,
+							  bool secret, size_t *size,
+							  SnowidRedisResult *result);
+static void snowid_tls_file_free(char *data, size_t size);
+static bool snowid_tls_use_ca(SSL_CTX *ctx, const char *path,
+							  SnowidRedisResult *result);
+static bool snowid_tls_use_cert(SSL_CTX *ctx, const char *path,
+								SnowidRedisResult *result);
 static bool snowid_tls_use_key(SSL_CTX *ctx, const SnowidRedisTls *tls,
 							   SnowidRedisResult *result);
 static int	snowid_tls_passphrase(char *buf, int size, int rwflag,
@@ -178,14 +192,15 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_client_cert_cb(ctx, snowid_tls_no_client_cert);
 
-	if (have_ca ? SSL_CTX_load_verify_locations(ctx, tls->ca_file, NULL) != 1
-		: SSL_CTX_set_default_verify_paths(ctx) != 1)
+	if (have_ca && !snowid_tls_use_ca(ctx, tls->ca_file, result))
+	{
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (!have_ca && SSL_CTX_set_default_verify_paths(ctx) != 1)
 	{
 		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
-						  have_ca ?
-						  "The CA file \"%s\" named by snowid.redis_tls_ca_file could not be read or holds no certificate." :
-						  "The system's CA certificates could not be loaded%s.",
-						  have_ca ? tls->ca_file : "");
+						  "The system's CA certificates could not be loaded.");
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
@@ -196,12 +211,8 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (have_cert &&
-		SSL_CTX_use_certificate_chain_file(ctx, tls->cert_file) != 1)
+	if (have_cert && !snowid_tls_use_cert(ctx, tls->cert_file, result))
 	{
-		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
-						  "The client certificate \"%s\" named by snowid.redis_tls_cert_file could not be read.",
-						  tls->cert_file);
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
@@ -212,6 +223,189 @@ snowid_tls_context(const SnowidRedisTls *tls, SnowidRedisResult *result)
 	}
 	ERR_clear_error();
 	return ctx;
+}
+
+/*
+ * snowid_tls_file
+ *		The contents of the file setting names (path), read from the
+ *		descriptor its checks were made on: a regular file (a FIFO or a
+ *		device would block for good), and with secret one that only the
+ *		server's user may read.  Nothing opens the file by its name again,
+ *		so a file swapped in after the checks is not read.  malloc'd, for
+ *		snowid_tls_file_free(); NULL with result filled on failure.
+ */
+static char *
+snowid_tls_file(const char *path, const char *setting, bool secret,
+				size_t *size, SnowidRedisResult *result)
+{
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	struct stat st;
+	char	   *data;
+	ssize_t		n;
+	int			fd;
+
+	if (secret)
+	{
+		fd = snowid_secret_file_open(path, setting, result);
+		if (fd >= 0 && fstat(fd, &st) != 0)
+		{
+			snprintf(problem, sizeof(problem), "Could not read \"%s\": %m.",
+					 path);
+			close(fd);
+			fd = -1;
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP, "%s", problem);
+		}
+	}
+	else
+	{
+		fd = snowid_file_open(path, &st, problem, sizeof(problem));
+		if (fd < 0)
+			snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+							  "The file named by %s: %s", setting, problem);
+	}
+	if (fd < 0)
+		return NULL;
+	if (st.st_size > SNOWID_TLS_FILE_MAX)
+	{
+		close(fd);
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The file \"%s\" named by %s is larger than %d bytes.",
+						  path, setting, SNOWID_TLS_FILE_MAX);
+		return NULL;
+	}
+	/* malloc: OpenSSL reads it, and no error may leave it unwiped */
+	data = malloc((size_t) st.st_size + 1);
+	if (data == NULL)
+	{
+		close(fd);
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "Out of memory while reading \"%s\".", path);
+		return NULL;
+	}
+	n = snowid_secret_read(fd, data, (size_t) st.st_size + 1);
+	if (n < 0 || n > st.st_size)
+	{
+		snprintf(problem, sizeof(problem),
+				 n < 0 ? "Could not read \"%s\": %m." :
+				 "The file \"%s\" changed while it was read.", path);
+		close(fd);
+		snowid_tls_file_free(data, (size_t) st.st_size + 1);
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP, "%s", problem);
+		return NULL;
+	}
+	close(fd);
+	*size = (size_t) n;
+	return data;
+}
+
+/*
+ * snowid_tls_file_free
+ *		Wipes and frees what snowid_tls_file() read.
+ */
+static void
+snowid_tls_file_free(char *data, size_t size)
+{
+	if (data == NULL)
+		return;
+	explicit_bzero(data, size);
+	free(data);
+}
+
+/*
+ * snowid_tls_use_ca
+ *		Trusts the certificates (and honours the revocation lists) of the
+ *		CA file of snowid.redis_tls_ca_file, as
+ *		SSL_CTX_load_verify_locations() would, read once by
+ *		snowid_tls_file().
+ */
+static bool
+snowid_tls_use_ca(SSL_CTX *ctx, const char *path, SnowidRedisResult *result)
+{
+	X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+	STACK_OF(X509_INFO) *infos = NULL;
+	size_t		size;
+	char	   *data = snowid_tls_file(path, "snowid.redis_tls_ca_file", false,
+									   &size, result);
+	BIO		   *bio;
+	int			certs = 0;
+	bool		ok = true;
+
+	if (data == NULL)
+		return false;
+	bio = BIO_new_mem_buf(data, (int) size);
+	if (bio != NULL)
+		infos = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+	for (int i = 0; infos != NULL && i < sk_X509_INFO_num(infos); i++)
+	{
+		X509_INFO  *info = sk_X509_INFO_value(infos, i);
+
+		if (info->x509 != NULL)
+		{
+			ok &= X509_STORE_add_cert(store, info->x509) == 1;
+			certs++;
+		}
+		if (info->crl != NULL)
+			ok &= X509_STORE_add_crl(store, info->crl) == 1;
+	}
+	if (infos != NULL)
+		sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	BIO_free(bio);
+	snowid_tls_file_free(data, size);
+	if (!ok || certs == 0)
+	{
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The CA file \"%s\" named by snowid.redis_tls_ca_file could not be read or holds no certificate.",
+						  path);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * snowid_tls_use_cert
+ *		Presents the client certificate of snowid.redis_tls_cert_file, and
+ *		the chain after it in the file, as
+ *		SSL_CTX_use_certificate_chain_file() would, read once by
+ *		snowid_tls_file().
+ */
+static bool
+snowid_tls_use_cert(SSL_CTX *ctx, const char *path, SnowidRedisResult *result)
+{
+	size_t		size;
+	char	   *data = snowid_tls_file(path, "snowid.redis_tls_cert_file",
+									   false, &size, result);
+	BIO		   *bio;
+	X509	   *cert = NULL;
+	bool		ok;
+
+	if (data == NULL)
+		return false;
+	bio = BIO_new_mem_buf(data, (int) size);
+	if (bio != NULL)
+		cert = PEM_read_bio_X509_AUX(bio, NULL, NULL, NULL);
+	ok = cert != NULL && SSL_CTX_use_certificate(ctx, cert) == 1 &&
+		SSL_CTX_clear_chain_certs(ctx) == 1;
+	X509_free(cert);
+	while (ok)
+	{
+		X509	   *ca = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+
+		if (ca == NULL)
+			break;				/* the end of the file, or no certificate */
+		if (SSL_CTX_add0_chain_cert(ctx, ca) != 1)
+		{
+			X509_free(ca);
+			ok = false;
+		}
+	}
+	BIO_free(bio);
+	snowid_tls_file_free(data, size);
+	ERR_clear_error();
+	if (!ok)
+		snowid_redis_fail(result, SNOWID_REDIS_TLS_SETUP,
+						  "The client certificate \"%s\" named by snowid.redis_tls_cert_file could not be read.",
+						  path);
+	return ok;
 }
 
 /*
@@ -240,23 +434,24 @@ snowid_tls_passphrase(char *buf, int size, int rwflag, void *userdata)
 
 /*
  * snowid_tls_use_key
- *		Loads the client key of snowid.redis_tls_key_file into ctx, after
- *		checking that only the server's user can read it, with the
- *		passphrase of snowid.redis_tls_key_passphrase_file if it is
- *		encrypted; never prompts.  Says no more about the key than its
- *		file's name, whether it is encrypted and whether it matches.
+ *		Loads the client key of snowid.redis_tls_key_file into ctx, read
+ *		once from the file checked to be readable by the server's user
+ *		alone, with the passphrase of snowid.redis_tls_key_passphrase_file
+ *		if it is encrypted; never prompts.  Says no more about the key than
+ *		its file's name, whether it is encrypted and whether it matches.
  */
 static bool
 snowid_tls_use_key(SSL_CTX *ctx, const SnowidRedisTls *tls,
 				   SnowidRedisResult *result)
 {
 	SnowidTlsPassphrase passphrase;
+	EVP_PKEY   *key = NULL;
+	BIO		   *bio;
+	char	   *data;
+	size_t		size;
 	bool		loaded;
 
 	memset(&passphrase, 0, sizeof(passphrase));
-	if (!snowid_secret_file_check(tls->key_file, "snowid.redis_tls_key_file",
-								  result))
-		return false;
 	if (tls->key_passphrase_file != NULL &&
 		tls->key_passphrase_file[0] != '\0')
 	{
@@ -267,11 +462,21 @@ snowid_tls_use_key(SSL_CTX *ctx, const SnowidRedisTls *tls,
 			return false;
 		passphrase.have = true;
 	}
-	SSL_CTX_set_default_passwd_cb(ctx, snowid_tls_passphrase);
-	SSL_CTX_set_default_passwd_cb_userdata(ctx, &passphrase);
-	loaded = SSL_CTX_use_PrivateKey_file(ctx, tls->key_file,
-										 SSL_FILETYPE_PEM) == 1;
-	SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL);
+	data = snowid_tls_file(tls->key_file, "snowid.redis_tls_key_file", true,
+						   &size, result);
+	if (data == NULL)
+	{
+		explicit_bzero(&passphrase.text, sizeof(passphrase.text));
+		return false;
+	}
+	bio = BIO_new_mem_buf(data, (int) size);
+	if (bio != NULL)
+		key = PEM_read_bio_PrivateKey(bio, NULL, snowid_tls_passphrase,
+									  &passphrase);
+	loaded = key != NULL && SSL_CTX_use_PrivateKey(ctx, key) == 1;
+	EVP_PKEY_free(key);
+	BIO_free(bio);
+	snowid_tls_file_free(data, size);
 	explicit_bzero(&passphrase.text, sizeof(passphrase.text));
 
 	if (!loaded && passphrase.asked && !passphrase.have)

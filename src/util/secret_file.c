@@ -73,31 +73,32 @@ snowid_secret_failed(int fd, const char *what, const char *path,
 }
 
 /*
- * snowid_secret_open
- *		Opens path for reading if it may hold a secret.  The descriptor, or
- *		-1 with a sentence saying why in problem (errno is that of a failed
- *		open, fstat or fcntl, 0 for a file that may not hold a secret).
+ * snowid_file_open
+ *		Opens path for reading if it is a regular file, with *st that of the
+ *		file opened.  The descriptor, or -1 with a sentence saying why in
+ *		problem (errno is that of a failed open, fstat or fcntl, 0 for a
+ *		file that is not a regular one).
  *
  * The file is opened without blocking and its type checked on the
  * descriptor before anything is read: a FIFO, a device or a socket would
  * block open() or read() for good (PostgreSQL's signal handlers restart
- * both, so not even a terminate ends them), and none of them is a file
- * that may hold a secret.  A regular file is read in blocking mode again.
+ * both, so not even a terminate ends them).  A regular file is read in
+ * blocking mode again.  For files that hold no secret (certificates) too.
  */
 int
-snowid_secret_open(const char *path, char *problem, size_t len)
+snowid_file_open(const char *path, struct stat *st, char *problem, size_t len)
 {
-	struct stat st;
 	int			fd;
 	int			flags;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return snowid_secret_failed(-1, "open", path, problem, len);
-	if (fstat(fd, &st) != 0)
+	if (fstat(fd, st) != 0)
 		return snowid_secret_failed(fd, "read", path, problem, len);
-	if (!snowid_secret_mode_ok(&st, path, problem, len))
+	if (!S_ISREG(st->st_mode))
 	{
+		snprintf(problem, len, "\"%s\" is not a regular file.", path);
 		close(fd);
 		errno = 0;
 		return -1;
@@ -105,6 +106,27 @@ snowid_secret_open(const char *path, char *problem, size_t len)
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
 		return snowid_secret_failed(fd, "read", path, problem, len);
+	return fd;
+}
+
+/*
+ * snowid_secret_open
+ *		Opens path for reading if it may hold a secret: as
+ *		snowid_file_open(), the file opened also checked by
+ *		snowid_secret_mode_ok() (errno 0 if it fails that).
+ */
+int
+snowid_secret_open(const char *path, char *problem, size_t len)
+{
+	struct stat st;
+	int			fd = snowid_file_open(path, &st, problem, len);
+
+	if (fd >= 0 && !snowid_secret_mode_ok(&st, path, problem, len))
+	{
+		close(fd);
+		errno = 0;
+		return -1;
+	}
 	return fd;
 }
 

@@ -29,6 +29,8 @@
 
 extern bool snowid_secret_mode_ok(const struct stat *st, const char *path,
 								  char *problem, size_t len);
+extern int	snowid_file_open(const char *path, struct stat *st, char *problem,
+							 size_t len);
 extern int	snowid_secret_open(const char *path, char *problem, size_t len);
 extern ssize_t snowid_secret_read(int fd, char *buf, size_t len);
 

@@ -18,6 +18,7 @@ use warnings;
 
 use FindBin;
 use IPC::Run;
+use POSIX ();
 use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
@@ -223,6 +224,27 @@ $err = claim_error("rediss://localhost:$mtls_port", %$client,
 like($err, qr/ERROR:  F0000: could not use the file named by snowid.redis_tls_key_file\nDETAIL:  The file "[^"]+client.key" has mode 0644: others than its owner may read it\./,
 	'key file readable by others: refused, as PostgreSQL refuses its ssl_key_file');
 chmod 0600, $client->{key};
+
+# A FIFO without a writer as the CA file or the client certificate: refused
+# at once (before, opened by name, it blocked the claim for good, deaf to
+# the statement_timeout and a cancel).  Every TLS file is read from the
+# descriptor its checks were made on.
+my $fifo = "$dir/tls.fifo";
+POSIX::mkfifo($fifo, 0600) or die "mkfifo: $!";
+for my $case ([ 'snowid.redis_tls_ca_file', ca => $fifo ],
+	[ 'snowid.redis_tls_cert_file', %$client, ca => $good->{ca}, cert => $fifo ])
+{
+	my ($setting, %files) = @$case;
+
+	use_tls("rediss://localhost:$mtls_port", %files);
+	my ($ret, $out, $fifo_err) = $node->psql('postgres',
+		"SET statement_timeout = '60s'; SELECT snowid_next()",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ],
+		timeout => 90);
+	like($fifo_err,
+		qr/ERROR:  F0000: could not set up TLS for redis server at localhost:$mtls_port\nDETAIL:  The file named by \Q$setting\E: "\Q$fifo\E" is not a regular file\./,
+		"a FIFO as $setting: refused, not read");
+}
 
 # Sentinels over TLS (rediss-sentinel://): the sentinel and the master it
 # names are each checked (CA and host name) before anything is sent, the
