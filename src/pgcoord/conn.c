@@ -14,19 +14,36 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
 #include "pgcoord/conn.h"
+#include "util/secret_file.h"
 
 /* How long a cancel request of a statement left running may take */
 #define SNOWID_PG_CANCEL_MS		1000
 
+/*
+ * libpq's parameters that name a file it opens by name during the
+ * handshake: snowid opens each first, checks on the descriptor that it is a
+ * regular file (a FIFO would block libpq's open for good, deaf to a
+ * cancel), and hands libpq /dev/fd/N of that descriptor, so that the file
+ * checked is the one read.  (sslkey's mode libpq checks itself.)
+ */
+static const char *const snowid_pg_file_keywords[SNOWID_PG_FILES] = {
+	"sslrootcert", "sslcrl", "sslcert", "sslkey"
+};
+
 static bool snowid_pg_hostaddr(SnowidPgSession *session,
 							   const SnowidPgTarget *target, char *hostaddr,
 							   size_t len);
+static bool snowid_pg_files(SnowidPgSession *session,
+							const SnowidPgTarget *target,
+							const char **keywords, const char **values,
+							int *n);
 static bool snowid_pg_wait(SnowidPgSession *session, pgsocket sock,
 						   int events);
 static bool snowid_pg_fail(SnowidPgSession *session, SnowidStoreStatus status,
@@ -43,6 +60,8 @@ snowid_pg_begin(SnowidPgSession *session, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
 	memset(session, 0, sizeof(*session));
+	for (int i = 0; i < SNOWID_PG_FILES; i++)
+		session->files[i] = -1;
 	snowid_deadline_start(&session->deadline, request->timeout_ms,
 						  request->wait_event_info);
 	session->result = result;
@@ -57,12 +76,14 @@ snowid_pg_begin(SnowidPgSession *session, const SnowidStoreRequest *request,
 bool
 snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 {
-	static const char *const keywords[] = {
-		"dbname", "fallback_application_name", "client_encoding", "hostaddr",
-		NULL
+	const char *keywords[5 + SNOWID_PG_FILES] = {
+		"dbname", "fallback_application_name", "client_encoding", "hostaddr"
 	};
 	char		hostaddr[SNOWID_PG_URL_LEN];
-	const char *values[] = {target->url, "snowid", "UTF8", hostaddr, NULL};
+	const char *values[5 + SNOWID_PG_FILES] = {
+		target->url, "snowid", "UTF8", hostaddr
+	};
+	int			n = 4;
 	char		sql[128];
 	PGresult   *res;
 	long		left;
@@ -71,6 +92,10 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 		return false;
 	if (hostaddr[0] == '\0')
 		values[3] = NULL;		/* the URL's own, or none */
+	if (!snowid_pg_files(session, target, keywords, values, &n))
+		return false;
+	keywords[n] = NULL;
+	values[n] = NULL;
 	session->conn = PQconnectStartParams(keywords, values, 1);
 	if (session->conn == NULL)
 		return snowid_pg_fail(session, SNOWID_STORE_FAILED,
@@ -239,6 +264,12 @@ snowid_pg_end(SnowidPgSession *session)
 {
 	snowid_lookup_end(session->lookup);
 	session->lookup = NULL;
+	for (int i = 0; i < SNOWID_PG_FILES; i++)
+	{
+		if (session->files[i] >= 0)
+			close(session->files[i]);
+		session->files[i] = -1;
+	}
 	session->result->elapsed_ms = snowid_deadline_elapsed(&session->deadline);
 	if (session->conn == NULL)
 		return;
@@ -325,6 +356,56 @@ snowid_pg_hostaddr(SnowidPgSession *session, const SnowidPgTarget *target,
 	PQconninfoFree(options);
 	if (!named)
 		hostaddr[0] = '\0';
+	return ok;
+}
+
+/*
+ * snowid_pg_files
+ *		Opens the files the URL names for libpq to read during the handshake
+ *		(snowid_pg_file_keywords), each checked on its descriptor to be a
+ *		regular file, and adds /dev/fd/N of each to keywords and values
+ *		after *n, which it advances; the session keeps the descriptors until
+ *		it ends.  False, with the result saying why, if one is not a regular
+ *		file or cannot be opened.
+ */
+static bool
+snowid_pg_files(SnowidPgSession *session, const SnowidPgTarget *target,
+				const char **keywords, const char **values, int *n)
+{
+	PQconninfoOption *options = PQconninfoParse(target->url, NULL);
+	bool		ok = true;
+
+	if (options == NULL)
+		return true;			/* libpq says why when it connects */
+	for (PQconninfoOption *o = options; ok && o->keyword != NULL; o++)
+	{
+		for (int i = 0; i < SNOWID_PG_FILES; i++)
+		{
+			char		problem[SNOWID_SECRET_PROBLEM_LEN];
+			char		text[SNOWID_STORE_MESSAGE_LEN];
+			struct stat st;
+
+			if (strcmp(o->keyword, snowid_pg_file_keywords[i]) != 0 ||
+				o->val == NULL || o->val[0] == '\0' ||
+				strcmp(o->val, "system") == 0)
+				continue;
+			session->files[i] = snowid_file_open(o->val, &st, problem,
+												 sizeof(problem));
+			if (session->files[i] < 0)
+			{
+				snprintf(text, sizeof(text), "The file named by the URL's %s: %s",
+						 o->keyword, problem);
+				ok = snowid_pg_fail(session, SNOWID_STORE_FAILED, text);
+				break;
+			}
+			snprintf(session->file_names[i], sizeof(session->file_names[i]),
+					 "/dev/fd/%d", session->files[i]);
+			keywords[*n] = snowid_pg_file_keywords[i];
+			values[*n] = session->file_names[i];
+			(*n)++;
+		}
+	}
+	PQconninfoFree(options);
 	return ok;
 }
 

@@ -47,6 +47,9 @@
 #include "util/deadline.h"
 #include "util/resolve.h"
 
+/* The files of the URL that libpq is handed as descriptors (conn.c) */
+#define SNOWID_PG_FILES			4
+
 typedef struct SnowidPgSession
 {
 	PGconn	   *conn;
@@ -61,6 +64,10 @@ typedef struct SnowidPgSession
 	char		sqlstate[6];	/* the server's error, or "" */
 	bool		warned;			/* the server sent a WARNING or worse */
 	char		warning[SNOWID_STORE_MESSAGE_LEN];	/* its first one */
+	int			files[SNOWID_PG_FILES]; /* the URL's TLS files, opened and
+										 * checked, or -1 */
+	char		file_names[SNOWID_PG_FILES][32];	/* /dev/fd/N of each, for
+													 * libpq */
 } SnowidPgSession;
 
 extern void snowid_pg_begin(SnowidPgSession *session,

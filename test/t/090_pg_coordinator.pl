@@ -14,6 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use IPC::Run;
+use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidLease;
@@ -296,6 +297,29 @@ like(SnowidTest::psql_error($tls2, 'SELECT snowid_next()'),
 	'a certificate for another name: refused by verify-full');
 unlike(PostgreSQL::Test::Utils::slurp_file($tls2->logfile),
 	qr/pw-in-a-passfile/, 'and no log line shows the password');
+
+# A FIFO without a writer as a TLS file of the URL: refused at once (before,
+# libpq opened it by name and the claim blocked for good, deaf to the
+# statement_timeout and a cancel).  libpq reads the file snowid checked.
+my $fifo = "$certs/root.fifo";
+POSIX::mkfifo($fifo, 0600) or die "mkfifo: $!";
+for my $keyword ('sslrootcert', 'sslcrl')
+{
+	my $fifo_url = $keyword eq 'sslcrl' ? "$tls_url&sslcrl=$fifo"
+	  : $tls_url =~ s/sslrootcert=[^&]*/sslrootcert=$fifo/r;
+	my $f = SnowidTest::new_node("tls_$keyword",
+		{ 'snowid.coordinator_url' => $fifo_url, 'snowid.datacenter_id' => 7 });
+	$f->start;
+	$f->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	my ($ret, $out, $fifo_err) = $f->psql('postgres',
+		"SET statement_timeout = '60s'; SELECT snowid_next()",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ],
+		timeout => 90);
+	like($fifo_err,
+		qr/DETAIL:  The file named by the URL's $keyword: "\Q$fifo\E" is not a regular file\./,
+		"a FIFO as the URL's $keyword: refused, not read");
+	$f->stop;
+}
 
 $ids->no_duplicates('no id repeats across every server');
 done_testing();
