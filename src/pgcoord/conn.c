@@ -37,9 +37,18 @@ static const char *const snowid_pg_file_keywords[SNOWID_PG_FILES] = {
 	"sslrootcert", "sslcrl", "sslcert", "sslkey"
 };
 
-static bool snowid_pg_hostaddr(SnowidPgSession *session,
-							   const SnowidPgTarget *target, char *hostaddr,
-							   size_t len);
+/* The hosts libpq is to try: lists as its host, port and hostaddr take */
+typedef struct SnowidPgHosts
+{
+	bool		named;			/* a name was resolved: pass these to libpq */
+	char		host[SNOWID_PG_URL_LEN];
+	char		port[SNOWID_PG_URL_LEN];	/* "" for the URL's, or none */
+	char		hostaddr[SNOWID_PG_URL_LEN];
+} SnowidPgHosts;
+
+static bool snowid_pg_hosts(SnowidPgSession *session,
+							const SnowidPgTarget *target,
+							SnowidPgHosts *hosts);
 static bool snowid_pg_files(SnowidPgSession *session,
 							const SnowidPgTarget *target,
 							const char **keywords, const char **values,
@@ -76,27 +85,37 @@ snowid_pg_begin(SnowidPgSession *session, const SnowidStoreRequest *request,
 bool
 snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 {
-	const char *keywords[5 + SNOWID_PG_FILES] = {
-		"dbname", "fallback_application_name", "client_encoding", "hostaddr"
+	const char *keywords[7 + SNOWID_PG_FILES] = {
+		"dbname", "fallback_application_name", "client_encoding"
 	};
-	char		hostaddr[SNOWID_PG_URL_LEN];
-	const char *values[5 + SNOWID_PG_FILES] = {
-		target->url, "snowid", "UTF8", hostaddr
-	};
-	int			n = 4;
+	const char *values[7 + SNOWID_PG_FILES] = {target->url, "snowid", "UTF8"};
+	SnowidPgHosts *hosts = palloc(sizeof(SnowidPgHosts));
+	int			n = 3;
 	char		sql[128];
 	PGresult   *res;
 	long		left;
 
-	if (!snowid_pg_hostaddr(session, target, hostaddr, sizeof(hostaddr)))
+	if (!snowid_pg_hosts(session, target, hosts))
 		return false;
-	if (hostaddr[0] == '\0')
-		values[3] = NULL;		/* the URL's own, or none */
+	if (hosts->named)
+	{
+		/* the hosts kept, each with its address: libpq resolves nothing */
+		keywords[n] = "host";
+		values[n++] = hosts->host;
+		keywords[n] = "hostaddr";
+		values[n++] = hosts->hostaddr;
+		if (hosts->port[0] != '\0')
+		{
+			keywords[n] = "port";
+			values[n++] = hosts->port;
+		}
+	}
 	if (!snowid_pg_files(session, target, keywords, values, &n))
 		return false;
 	keywords[n] = NULL;
 	values[n] = NULL;
 	session->conn = PQconnectStartParams(keywords, values, 1);
+	pfree(hosts);
 	if (session->conn == NULL)
 		return snowid_pg_fail(session, SNOWID_STORE_FAILED,
 							  "libpq could not allocate a connection.");
@@ -262,8 +281,11 @@ failed_quietly:
 void
 snowid_pg_end(SnowidPgSession *session)
 {
-	snowid_lookup_end(session->lookup);
-	session->lookup = NULL;
+	for (int i = 0; i < SNOWID_RESOLVE_MAX_HOSTS; i++)
+	{
+		snowid_lookup_end(session->lookups[i]);
+		session->lookups[i] = NULL;
+	}
 	for (int i = 0; i < SNOWID_PG_FILES; i++)
 	{
 		if (session->files[i] >= 0)
@@ -281,82 +303,152 @@ snowid_pg_end(SnowidPgSession *session)
 }
 
 /*
- * snowid_pg_hostaddr
- *		The addresses of the URL's hosts, comma-separated in the URL's order
- *		as libpq's hostaddr takes them, each name resolved within the
- *		deadline (an address, a socket directory or an empty entry left
- *		empty for libpq); "" if there is no name to resolve, or the URL
- *		gives hostaddr itself.  False, with the result saying why, if a name
- *		has no address or the deadline passes.
+ * snowid_pg_hosts
+ *		The URL's hosts as libpq is to try them, in lists as its host, port
+ *		and hostaddr take them (SnowidPgHosts): each name resolved within
+ *		the deadline, all at once, and a name that has no address, or none
+ *		within half of what is left of the deadline, left out like a host
+ *		that does not answer, so that the others are still tried.  An
+ *		address, a socket directory or an empty entry is kept, its hostaddr
+ *		left empty for libpq.  hosts->named is false if there is no name to
+ *		resolve, or the URL gives hostaddr itself: then libpq takes the
+ *		URL's own.  False, with the result saying why, if no host is left.
  */
 static bool
-snowid_pg_hostaddr(SnowidPgSession *session, const SnowidPgTarget *target,
-				   char *hostaddr, size_t len)
+snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
+				SnowidPgHosts *hosts)
 {
 	PQconninfoOption *options = PQconninfoParse(target->url, NULL);
-	const char *hosts = NULL;
+	const char *host_list = NULL;
+	const char *port_list = NULL;
+	char		names[SNOWID_RESOLVE_MAX_HOSTS][SNOWID_RESOLVE_HOST_LEN];
+	const char *lookup_names[SNOWID_RESOLVE_MAX_HOSTS];
+	int			lookup_of[SNOWID_RESOLVE_MAX_HOSTS];
+	int			errors[SNOWID_RESOLVE_MAX_HOSTS];
+	int			ports = 0;
+	int			count = 0;
+	int			lookups = 0;
+	int			kept = 0;
+	int			first_failed = -1;
 	bool		given = false;
-	bool		named = false;
-	bool		ok = true;
 
-	hostaddr[0] = '\0';
+	memset(hosts, 0, sizeof(*hosts));
 	if (options == NULL)
 		return true;			/* libpq says why when it connects */
 	for (PQconninfoOption *o = options; o->keyword != NULL; o++)
 	{
 		if (strcmp(o->keyword, "host") == 0 && o->val != NULL)
-			hosts = o->val;
+			host_list = o->val;
+		if (strcmp(o->keyword, "port") == 0 && o->val != NULL)
+			port_list = o->val;
 		if (strcmp(o->keyword, "hostaddr") == 0 && o->val != NULL &&
 			o->val[0] != '\0')
 			given = true;
 	}
-	for (const char *p = hosts; ok && !given && p != NULL;)
+	for (const char *p = host_list; !given && p != NULL; count++)
 	{
-		char		host[SNOWID_RESOLVE_HOST_LEN];
-		char		address[NI_MAXHOST] = "";
 		size_t		n = strcspn(p, ",");
-		int			error;
 
-		snprintf(host, sizeof(host), "%.*s", (int) n, p);
-		if (host[0] != '\0' && host[0] != '/' && host[0] != '@' &&
-			!snowid_host_is_address(host))
+		if (count == SNOWID_RESOLVE_MAX_HOSTS)
 		{
-			named = true;
-			error = snowid_resolve(host, &session->deadline, &session->lookup);
-			if (error == 0 &&
-				getnameinfo(snowid_lookup_addresses(session->lookup)->ai_addr,
-							snowid_lookup_addresses(session->lookup)->ai_addrlen,
-							address, sizeof(address), NULL, 0,
-							NI_NUMERICHOST) != 0)
-				error = EAI_FAIL;
-			snowid_lookup_end(session->lookup);
-			session->lookup = NULL;
-			if (error != 0)
-			{
-				char		text[SNOWID_STORE_MESSAGE_LEN];
-
-				if (error == EAI_INPROGRESS)
-					snprintf(text, sizeof(text),
-							 "Resolving \"%s\" did not complete within %d ms.",
-							 host, session->deadline.timeout_ms);
-				else
-					snprintf(text, sizeof(text), "Resolving \"%s\": %s.",
-							 host, gai_strerror(error));
-				ok = snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
-			}
+			PQconninfoFree(options);
+			return snowid_pg_fail(session, SNOWID_STORE_FAILED,
+								  "The URL names more than 16 hosts.");
 		}
-		if (strlen(hostaddr) + strlen(address) + 2 > len)
-			ok = snowid_pg_fail(session, SNOWID_STORE_FAILED,
-								"The URL names too many hosts.");
-		if (p != hosts)
-			strlcat(hostaddr, ",", len);
-		strlcat(hostaddr, address, len);
+		snprintf(names[count], sizeof(names[count]), "%.*s", (int) n, p);
+		lookup_of[count] = -1;
+		if (names[count][0] != '\0' && names[count][0] != '/' &&
+			names[count][0] != '@' && !snowid_host_is_address(names[count]))
+		{
+			lookup_of[count] = lookups;
+			lookup_names[lookups++] = names[count];
+		}
 		p = p[n] == ',' ? p + n + 1 : NULL;
 	}
+	for (const char *p = port_list; p != NULL; ports++)
+	{
+		size_t		n = strcspn(p, ",");
+
+		p = p[n] == ',' ? p + n + 1 : NULL;
+	}
+	hosts->named = lookups > 0;
+	if (!hosts->named)
+	{
+		PQconninfoFree(options);
+		return true;
+	}
+
+	snowid_resolve_all(lookup_names, lookups, &session->deadline,
+					   snowid_deadline_remaining(&session->deadline) / 2,
+					   session->lookups, errors);
+
+	/* the lists of the hosts kept, in the URL's order */
+	for (int i = 0; i < count; i++)
+	{
+		char		address[NI_MAXHOST] = "";
+		const char *port = "";
+		int			l = lookup_of[i];
+
+		if (l >= 0 && errors[l] == 0)
+		{
+			const struct addrinfo *a = snowid_lookup_addresses(session->lookups[l]);
+
+			if (getnameinfo(a->ai_addr, a->ai_addrlen, address,
+							sizeof(address), NULL, 0, NI_NUMERICHOST) != 0)
+				errors[l] = EAI_FAIL;
+		}
+		if (l >= 0 && errors[l] != 0)
+		{
+			if (first_failed < 0)
+				first_failed = i;
+			continue;
+		}
+		if (ports == count)
+		{
+			/* one port for each host: the i-th */
+			const char *p = port_list;
+
+			for (int j = 0; j < i; j++)
+				p = strchr(p, ',') + 1;
+			port = p;
+		}
+		if (kept > 0)
+		{
+			strlcat(hosts->host, ",", sizeof(hosts->host));
+			strlcat(hosts->hostaddr, ",", sizeof(hosts->hostaddr));
+			if (ports == count)
+				strlcat(hosts->port, ",", sizeof(hosts->port));
+		}
+		strlcat(hosts->host, names[i], sizeof(hosts->host));
+		strlcat(hosts->hostaddr, address, sizeof(hosts->hostaddr));
+		if (ports == count)
+			strncat(hosts->port, port, strcspn(port, ","));
+		kept++;
+	}
+	if (ports != count && port_list != NULL)
+		strlcpy(hosts->port, port_list, sizeof(hosts->port));
+	for (int i = 0; i < lookups; i++)
+	{
+		snowid_lookup_end(session->lookups[i]);
+		session->lookups[i] = NULL;
+	}
 	PQconninfoFree(options);
-	if (!named)
-		hostaddr[0] = '\0';
-	return ok;
+
+	if (kept == 0)
+	{
+		char		text[SNOWID_STORE_MESSAGE_LEN];
+		int			error = errors[lookup_of[first_failed]];
+
+		if (error == EAI_INPROGRESS)
+			snprintf(text, sizeof(text),
+					 "Resolving \"%s\" did not complete within half of snowid.coordinator_timeout_ms (%d ms).",
+					 names[first_failed], session->deadline.timeout_ms);
+		else
+			snprintf(text, sizeof(text), "Resolving \"%s\": %s.",
+					 names[first_failed], gai_strerror(error));
+		return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
+	}
+	return true;
 }
 
 /*

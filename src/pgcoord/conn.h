@@ -20,8 +20,10 @@
  *		}
  *
  * Host names are resolved by snowid within the deadline, cancellably
- * (util/resolve.h), and libpq is handed the addresses (hostaddr), so that
- * its own lookup, which nothing can interrupt, never runs.  A statement
+ * (util/resolve.h), all at once and within half of what is left of it, and
+ * libpq is handed the addresses (hostaddr), so that its own lookup, which
+ * nothing can interrupt, never runs; a name that does not resolve is left
+ * out of the hosts libpq tries, like a host that does not answer.  A statement
  * still running when the session ends (the deadline passed,
  * or an interrupt) is cancelled: with a cancel request where libpq can
  * send one without blocking (libpq 17 and later), and in any case by the
@@ -55,7 +57,9 @@ typedef struct SnowidPgSession
 	PGconn	   *conn;
 	bool		busy;			/* a statement was sent and has not ended */
 	SnowidDeadline deadline;
-	SnowidLookup *lookup;		/* a host name's lookup under way, or NULL */
+	SnowidLookup *lookups[SNOWID_RESOLVE_MAX_HOSTS];	/* the host names'
+														 * lookups under way,
+														 * or NULL */
 	SnowidStoreResult *result;	/* where a failure is described */
 	bool		connected;		/* a connection was made */
 	bool		password_asked; /* no connection: the server asked for a

@@ -103,13 +103,21 @@ snowid_conn_connect_name(SnowidRedisConn *conn, const SnowidRedisNode *node,
 {
 	const struct addrinfo *address;
 	bool		connected = false;
-	int			error = snowid_resolve(node->host, conn->deadline,
-									   &conn->lookup);
+	SnowidDeadline lookup_deadline = *conn->deadline;
+	int			error;
 
+	/*
+	 * The lookup may take half of what is left: a name that does not answer
+	 * leaves the other half to the next sentinel or node.
+	 */
+	lookup_deadline.timeout_ms = (int)
+		(snowid_deadline_elapsed(conn->deadline) +
+		 snowid_deadline_remaining(conn->deadline) / 2);
+	error = snowid_resolve(node->host, &lookup_deadline, &conn->lookup);
 	if (error == EAI_INPROGRESS)
 	{
 		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
-						  "Resolving the host name did not complete within snowid.redis_timeout_ms (%d ms).",
+						  "Resolving the host name did not complete within half of snowid.redis_timeout_ms (%d ms).",
 						  conn->deadline->timeout_ms);
 		return false;
 	}

@@ -47,6 +47,7 @@
 
 #include "miscadmin.h"
 #include "storage/latch.h"
+#include "utils/timestamp.h"
 
 #include "util/resolve.h"
 
@@ -138,6 +139,77 @@ snowid_resolve(const char *host, const SnowidDeadline *deadline,
 			break;
 	}
 	return error;
+}
+
+/*
+ * snowid_resolve_all
+ *		Resolves n host names at once, each as snowid_resolve() does, and
+ *		waits until every lookup has ended, or wait_ms have passed, or the
+ *		deadline: so that a name that does not answer takes no more than
+ *		wait_ms from the others.  errors[i] is then 0 with lookups[i]
+ *		holding the addresses of hosts[i], else getaddrinfo()'s error, or
+ *		EAI_INPROGRESS for a lookup not done by then.  Each lookups[i] is
+ *		set while its lookup runs (NULL once ended), so that the caller
+ *		ends them all with snowid_lookup_end() however the wait ends, a
+ *		cancel raising its error included.
+ */
+void
+snowid_resolve_all(const char *const *hosts, int n,
+				   const SnowidDeadline *deadline, long wait_ms,
+				   SnowidLookup **lookups, int *errors)
+{
+	static const int families[] = {AF_INET, AF_INET6};
+	int			family[SNOWID_RESOLVE_MAX_HOSTS];
+	TimestampTz until = GetCurrentTimestamp();
+	long		nap = 1;
+
+	Assert(n <= SNOWID_RESOLVE_MAX_HOSTS);
+	snowid_lookup_reap();
+	until = TimestampTzPlusMilliseconds(until, Max(wait_ms, 0));
+	for (int i = 0; i < n; i++)
+	{
+		family[i] = 0;
+		errors[i] = EAI_INPROGRESS;
+		lookups[i] = snowid_lookup_start(hosts[i], families[0], &errors[i]);
+	}
+	for (;;)
+	{
+		bool		running = false;
+		long		remaining;
+
+		for (int i = 0; i < n; i++)
+		{
+			if (lookups[i] == NULL || errors[i] != EAI_INPROGRESS ||
+				!snowid_lookup_done(lookups[i]))
+			{
+				running |= lookups[i] != NULL && errors[i] == EAI_INPROGRESS;
+				continue;
+			}
+			errors[i] = lookups[i]->error;
+			if (errors[i] == 0 || family[i] + 1 >= lengthof(families))
+				continue;
+			/* no IPv4 address: its IPv6 ones, as hiredis does */
+			snowid_lookup_end(lookups[i]);
+			family[i]++;
+			errors[i] = EAI_INPROGRESS;
+			lookups[i] = snowid_lookup_start(hosts[i], families[family[i]],
+											 &errors[i]);
+			running |= lookups[i] != NULL;
+		}
+		if (!running)
+			return;
+		CHECK_FOR_INTERRUPTS();
+		remaining = Min(snowid_deadline_remaining(deadline),
+						TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+														until));
+		if (remaining <= 0)
+			return;
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(nap, remaining), deadline->wait_event_info);
+		ResetLatch(MyLatch);
+		nap = Min(nap * 2, SNOWID_LOOKUP_NAP_MS);
+	}
 }
 
 /*
