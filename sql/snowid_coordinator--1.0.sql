@@ -75,17 +75,19 @@
 
 -- The schema is the installing role's alone.  CREATE EXTENSION makes it if
 -- it does not exist; one of that name that exists already is taken only if
--- this role owns it and it is empty (its privileges are reset at the end
--- of this file), never one that another role owns, who could drop or
--- replace what is in it.
+-- it is empty and this role owns it (or is a superuser: a restore of
+-- pg_dump's output creates the schema, owned as before, and then the
+-- extension), never one that another role owns, who could drop or replace
+-- what is in it.  Its privileges are reset at the end of this file.
 DO $$
 DECLARE
 	s			pg_catalog.pg_namespace;
 BEGIN
 	SELECT * INTO s FROM pg_catalog.pg_namespace n
 	WHERE n.nspname = 'snowid_coordinator';
-	IF s.nspowner <> (SELECT r.oid FROM pg_catalog.pg_roles r
-					  WHERE r.rolname = current_user) OR
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+				   WHERE r.rolname = current_user AND
+						 (r.oid = s.nspowner OR r.rolsuper)) OR
 		EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.relnamespace = s.oid) OR
 		EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.pronamespace = s.oid) OR
 		EXISTS (SELECT FROM pg_catalog.pg_type t WHERE t.typnamespace = s.oid) THEN

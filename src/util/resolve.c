@@ -169,8 +169,9 @@ snowid_resolve_all(const char *const *hosts, int n,
 	for (int i = 0; i < n; i++)
 	{
 		family[i] = 0;
-		errors[i] = EAI_INPROGRESS;
 		lookups[i] = snowid_lookup_start(hosts[i], families[0], &errors[i]);
+		if (lookups[i] != NULL)
+			errors[i] = EAI_INPROGRESS;
 	}
 	for (;;)
 	{
@@ -191,9 +192,10 @@ snowid_resolve_all(const char *const *hosts, int n,
 			/* no IPv4 address: its IPv6 ones, as hiredis does */
 			snowid_lookup_end(lookups[i]);
 			family[i]++;
-			errors[i] = EAI_INPROGRESS;
 			lookups[i] = snowid_lookup_start(hosts[i], families[family[i]],
 											 &errors[i]);
+			if (lookups[i] != NULL)
+				errors[i] = EAI_INPROGRESS;
 			running |= lookups[i] != NULL;
 		}
 		if (!running)
