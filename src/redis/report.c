@@ -315,7 +315,7 @@ snowid_redis_describe_more(const SnowidRedisRequest *request,
 			r->sqlstate = ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
 			r->message = psprintf("snowid did not follow redis to a server it may not trust%s",
 								  full ? psprintf(" (%s)", result->node) : "");
-			r->hint = "List the Redis servers that sentinels and Cluster redirections may name in snowid.redis_redirect_hosts (host names, addresses, or networks such as 10.0.0.0/24; * for any), or use rediss:// with snowid.redis_tls_ca_file.";
+			r->hint = "List the Redis servers that sentinels and Cluster redirections may name in snowid.redis_redirect_hosts (host names, addresses, or networks such as 10.0.0.0/24, each with :port for that port alone; * for any), or use rediss:// with snowid.redis_tls_ca_file.";
 			break;
 
 		case SNOWID_REDIS_NO_LIBRARY:

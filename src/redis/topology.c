@@ -235,7 +235,8 @@ snowid_open_node(SnowidRedisConn *conn, const SnowidRedisNode *node,
 
 /*
  * Whether snowid may connect to node, which a sentinel or a Redis Cluster
- * redirection (by) named: one of the URL's hosts, or one that
+ * redirection (by) named: one of the URL's servers (its host and port: a
+ * host's other ports may be anyone's), or one that
  * snowid.redis_redirect_hosts lists, or any over TLS checked against
  * snowid.redis_tls_ca_file (a CA of the operator's, not the system's, which
  * would take any publicly valid certificate).  Anything else may be a
@@ -253,14 +254,17 @@ snowid_may_follow(const SnowidRedisNode *node, const char *by,
 		request->tls_ca_file[0] != '\0')
 		return true;
 	if (node->socket_path[0] != '\0' ||
-		pg_strcasecmp(node->host, target->node.host) == 0)
+		(pg_strcasecmp(node->host, target->node.host) == 0 &&
+		 node->port == target->node.port))
 		return true;
 	for (int i = 0; i < target->sentinel_count; i++)
 	{
-		if (pg_strcasecmp(node->host, target->sentinels[i].host) == 0)
+		if (pg_strcasecmp(node->host, target->sentinels[i].host) == 0 &&
+			node->port == target->sentinels[i].port)
 			return true;
 	}
-	if (snowid_redis_host_listed(request->redirect_hosts, node->host))
+	if (snowid_redis_host_listed(request->redirect_hosts, node->host,
+								 node->port))
 		return true;
 	snowid_redis_describe_node(node, where, sizeof(where));
 	snowid_redis_fail(result, SNOWID_REDIS_REDIRECT_REFUSED,

@@ -555,7 +555,9 @@ snowid_redis_check_key_prefix(const char *prefix, const char **problem)
  * snowid_redis_parse_host_rule
  *		One entry of snowid.redis_redirect_hosts (len bytes at text): an
  *		IPv4 or IPv6 address, a network as address/bits, or a host name of
- *		letters, digits, dots, hyphens and underscores.
+ *		letters, digits, dots, hyphens and underscores; followed by ":" and
+ *		the one port followed there, an IPv6 address or network then in
+ *		brackets ("[fd00::1]:6379").
  */
 static bool
 snowid_redis_parse_host_rule(const char *text, size_t len,
@@ -563,6 +565,7 @@ snowid_redis_parse_host_rule(const char *text, size_t len,
 {
 	char		buf[SNOWID_REDIS_HOST_LEN];
 	char	   *slash;
+	char	   *colon;
 	int			max_bits;
 
 	memset(rule, 0, sizeof(*rule));
@@ -573,6 +576,38 @@ snowid_redis_parse_host_rule(const char *text, size_t len,
 	}
 	memcpy(buf, text, len);
 	buf[len] = '\0';
+	/* a port: after the "]" of a bracketed IPv6 entry, or after the one ":" */
+	if (buf[0] == '[')
+	{
+		colon = strstr(buf, "]:");
+		if (colon != NULL)
+			colon++;
+	}
+	else
+		colon = strchr(buf, ':') == strrchr(buf, ':') ? strchr(buf, ':') : NULL;
+	if (colon != NULL)
+	{
+		*colon = '\0';
+		if (!snowid_parse_number(colon + 1, strlen(colon + 1), 1, 65535,
+								 &rule->port))
+		{
+			*problem = "A port after \":\" is a number from 1 to 65535.";
+			return false;
+		}
+	}
+	if (buf[0] == '[')
+	{
+		size_t		n = strlen(buf);
+
+		if (n < 3 || buf[n - 1] != ']')
+		{
+			*problem = "An IPv6 entry with a port is written in brackets, as [fd00::1]:6379.";
+			return false;
+		}
+		memmove(buf, buf + 1, n - 2);
+		buf[n - 2] = '\0';
+	}
+	len = strlen(buf);
 	slash = strchr(buf, '/');
 	if (slash != NULL)
 		*slash = '\0';
@@ -655,12 +690,14 @@ snowid_redis_parse_host_list(const char *list, SnowidRedisHostList *out,
 
 /*
  * snowid_redis_host_listed
- *		Whether host (a name or an address, as a sentinel or a redirection
- *		names it) is in the list: the same name, in any case, or an address
- *		in a listed network.  A name is never resolved to match a network.
+ *		Whether host and port (a name or an address, as a sentinel or a
+ *		redirection names it) are in the list: the same name, in any case,
+ *		or an address in a listed network, and the entry's port if it names
+ *		one.  A name is never resolved to match a network.
  */
 bool
-snowid_redis_host_listed(const SnowidRedisHostList *list, const char *host)
+snowid_redis_host_listed(const SnowidRedisHostList *list, const char *host,
+						 int port)
 {
 	unsigned char addr[16];
 	int			family = 0;
@@ -679,6 +716,8 @@ snowid_redis_host_listed(const SnowidRedisHostList *list, const char *host)
 		int			full = rule->bits / 8;
 		int			rest = rule->bits % 8;
 
+		if (rule->port != 0 && rule->port != port)
+			continue;
 		if (rule->family == 0)
 		{
 			if (family == 0 && pg_strcasecmp(rule->name, host) == 0)

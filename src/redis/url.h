@@ -126,6 +126,7 @@ typedef struct SnowidRedisHostRule
 	int			family;			/* AF_INET or AF_INET6 for an address */
 	unsigned char addr[16];
 	int			bits;			/* the network's prefix length */
+	int			port;			/* the one port followed there; 0 for any */
 } SnowidRedisHostRule;
 
 typedef struct SnowidRedisHostList
@@ -155,7 +156,7 @@ extern bool snowid_redis_parse_host_list(const char *list,
 										 SnowidRedisHostList *out,
 										 const char **problem);
 extern bool snowid_redis_host_listed(const SnowidRedisHostList *list,
-									 const char *host);
+									 const char *host, int port);
 extern void snowid_redis_keys(SnowidRedisKeys *keys, const char *key_prefix,
 							  int datacenter_id);
 extern bool snowid_parse_number(const char *src, size_t n, int64 min,

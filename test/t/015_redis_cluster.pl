@@ -88,8 +88,11 @@ my %dc_of;
 sub new_server
 {
 	my ($name, $dc, $url, %more) = @_;
+	# the masters listen on other ports of the URL's host: listed, as a
+	# host's other ports are followed only where the setting says
 	my $node = SnowidTest::new_node($name,
-		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url, %more });
+		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url,
+		  'snowid.redis_redirect_hosts' => '127.0.0.1', %more });
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
@@ -309,7 +312,7 @@ set_all('cluster-preferred-endpoint-type', 'hostname');
 $log_offset = -s $a_node->logfile;
 # a redirection to a name is followed only if that name is listed: the URL
 # names 127.0.0.1, and a name is never resolved to match an address
-SnowidTest::set_conf($a_node, 'snowid.redis_redirect_hosts' => 'localhost');
+SnowidTest::set_conf($a_node, 'snowid.redis_redirect_hosts' => 'localhost, 127.0.0.1');
 $a_node->restart;
 is(claim($a_node, 'a, MOVED to a host name'), $worker{a},
 	'a: MOVED to a host name: the worker id is kept');

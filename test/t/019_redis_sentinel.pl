@@ -90,9 +90,12 @@ my $n = 0;
 sub claiming_node
 {
 	my (%settings) = @_;
+	# the masters listen on other ports of the sentinels' host: listed, as
+	# a host's other ports are followed only where the setting says
 	my $node = SnowidTest::new_node('sentinel' . $n++,
 		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url,
-		  'snowid.redis_timeout_ms' => 3000, %settings });
+		  'snowid.redis_timeout_ms' => 3000,
+		  'snowid.redis_redirect_hosts' => '127.0.0.1', %settings });
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');

@@ -57,7 +57,9 @@ sub url
 }
 
 my $ids = SnowidTest::Ledger->new;
-my %settings = ('snowid.datacenter_id' => $dc, 'snowid.redis_url' => url($valkey));
+# (the cluster's masters listen on other ports of 127.0.0.1: listed)
+my %settings = ('snowid.datacenter_id' => $dc, 'snowid.redis_url' => url($valkey),
+	'snowid.redis_redirect_hosts' => '127.0.0.1');
 my @nodes = map { SnowidTest::new_node("valkey_$_", \%settings) } qw(a b c);
 my ($a_node, $b_node, $c_node) = @nodes;
 for my $node (@nodes)

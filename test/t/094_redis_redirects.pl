@@ -96,18 +96,66 @@ for my $list ('127.0.0.2', '10.1.2.0/24, 127.0.0.0/8', '*')
 like($listener->output, qr/AUTH \Q$secret\E/,
 	'(so the password did reach the listed server)');
 
+# Another port of a host of the URL: a sentinel (or a Cluster node) on
+# 127.0.0.1 that names a listener on another port of 127.0.0.1 is not
+# followed unless the setting lists that host (with that port, or none).
+# Before, a host of the URL was followed to any of its ports, where anyone
+# on that host may listen.
+my $local = SnowidFakeRedis->new(
+	AUTH => 'perl:do { print "AUTH @$args\n"; "+OK\r\n" }',
+	'*' => 'perl:"+OK\r\n"');
+my $lport = $local->port;
+my $local_where = "127.0.0.1:$lport";
+my $local_sentinel = SnowidFakeRedis->new(
+	SENTINEL => 'perl:"*2\r\n\$9\r\n127.0.0.1\r\n\$' . length($lport)
+	  . '\r\n' . $lport . '\r\n"');
+my $local_moved = "perl:\"-MOVED 1234 $local_where\\r\\n\"";
+my $local_node = SnowidFakeRedis->new(
+	FCALL => $local_moved,
+	EVALSHA => $local_moved,
+	EVAL => $local_moved);
+my %local_cases = (
+	sentinel => 'redis-sentinel://127.0.0.1:' . $local_sentinel->port . '/mymaster',
+	cluster => 'redis://127.0.0.1:' . $local_node->port);
+for my $name (sort keys %local_cases)
+{
+	my $n = $servers{$name};
+
+	SnowidTest::set_conf($n, 'snowid.redis_url' => $local_cases{$name},
+		'snowid.redis_redirect_hosts' => '');
+	$n->restart;
+	for my $list ('', '127.0.0.1:' . ($lport == 65535 ? 1 : $lport + 1))
+	{
+		SnowidTest::reload_conf($n, 'snowid.redis_redirect_hosts' => $list);
+		like(SnowidTest::psql_error($n, 'SELECT snowid_next()'),
+			qr/ERROR:  28000: snowid did not follow redis to a server it may not trust \(\Q$local_where\E\)/,
+			"$name: another port of the URL's host, listed as '$list': refused");
+	}
+	unlike($local->output, qr/AUTH/, "$name: the other port got no AUTH");
+	for my $list ("127.0.0.1:$lport", '127.0.0.1')
+	{
+		SnowidTest::reload_conf($n, 'snowid.redis_redirect_hosts' => $list);
+		unlike(SnowidTest::psql_error($n, 'SELECT snowid_next()'),
+			qr/did not follow/, "$name: listed as '$list': followed");
+	}
+}
+like($local->output, qr/AUTH \Q$secret\E/,
+	'(so the password did reach the listed port)');
+
 # Lists snowid refuses, and a name that matches only itself.
 my $bad = SnowidTest::new_node('bad', { 'snowid.datacenter_id' => 1 });
-for my $value ('10.0.0.0/33', 'host!name', 'a;b', '::1/129', 'x/8')
+for my $value ('10.0.0.0/33', 'host!name', 'a;b', '::1/129', 'x/8',
+	'redis-a:0', 'redis-a:65536', 'redis-a:x', '[fd00::1', '[fd00::1]:')
 {
 	SnowidTest::set_conf($bad, 'snowid.redis_redirect_hosts' => $value);
 	SnowidTest::fails_to_start($bad, "redis_redirect_hosts '$value'",
 		qr/invalid value for parameter "snowid.redis_redirect_hosts"/);
 }
-SnowidTest::set_conf($bad, 'snowid.redis_redirect_hosts' => 'redis-a.internal, 10.0.0.0/8, fd00::/8');
+my $good = 'redis-a.internal, 10.0.0.0/8, fd00::/8, redis-b:6379, 10.0.0.1:6380, [fd00::1]:6379, [fd00::/8]:26379';
+SnowidTest::set_conf($bad, 'snowid.redis_redirect_hosts' => $good);
 $bad->start;
 is($bad->safe_psql('postgres', 'SHOW snowid.redis_redirect_hosts'),
-	'redis-a.internal, 10.0.0.0/8, fd00::/8', 'names, networks and IPv6 are taken');
+	$good, 'names, networks and IPv6 are taken, each with a port or without');
 $bad->stop;
 
 done_testing();
