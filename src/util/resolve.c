@@ -149,9 +149,9 @@ snowid_resolve(const char *host, const SnowidDeadline *deadline,
  *		wait_ms from the others.  errors[i] is then 0 with lookups[i]
  *		holding the addresses of hosts[i], else getaddrinfo()'s error, or
  *		EAI_INPROGRESS for a lookup not done by then.  Each lookups[i] is
- *		set while its lookup runs (NULL once ended), so that the caller
- *		ends them all with snowid_lookup_end() however the wait ends, a
- *		cancel raising its error included.
+ *		set as its lookup starts (NULL if it could not), so that the caller
+ *		ends them all with snowid_lookup_end(), done or not, however the
+ *		wait ends, a cancel raising its error included.
  */
 void
 snowid_resolve_all(const char *const *hosts, int n,
