@@ -395,7 +395,7 @@ use_tls("rediss://localhost:$port", ca => $good->{ca});
 $ids->collect($node, 100);
 
 $err = claim_error("rediss://localhost:$port", ca => "$dir/missing.crt");
-like($err, qr/ERROR:  F0000: could not set up TLS for redis server at localhost:$port\nDETAIL:  The CA file "[^"]+missing.crt" named by snowid.redis_tls_ca_file could not be read or holds no certificate\.\nHINT:  Check snowid.redis_tls_ca_file/,
+like($err, qr/ERROR:  F0000: could not set up TLS for redis server at localhost:$port\nDETAIL:  The file named by snowid.redis_tls_ca_file: Could not open "[^"]+missing.crt": No such file or directory\.\nHINT:  Check snowid.redis_tls_ca_file/,
 	'CA file missing: a set-up error');
 
 $err = claim_error("rediss://localhost:$port", ca => $good->{ca},
