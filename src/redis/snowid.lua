@@ -374,11 +374,12 @@ local function lease_claim(keys, args)
   local me, token = 'lease ' .. args[1], args[3]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
-  for _, id in ipairs((st.known(max))) do
+  local held = st.known(max)
+  for _, id in ipairs(held) do
     if keep == nil and mine(id) and st.fence(id) <= usable + wait then keep = id end
   end
   -- a server moved from a claim for good onto a lease: that id is its lease
-  for id = 0, max do
+  for _, id in ipairs(held) do
     if keep == nil and st.holder[tostring(id)] == args[1] and
         st.fence(id) <= usable + wait then
       keep = id
