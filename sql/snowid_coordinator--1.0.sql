@@ -19,29 +19,42 @@
  * role the snowid servers log in as, and for administrators:
  *
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_fleet;
+ *	 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
+ *		 TO snowid_fleet;
  *	 GRANT EXECUTE ON FUNCTION
- *		 snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
- *		 snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
- *		 snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
- *		 snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text)
+ *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
+ *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
+ *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+ *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
  *		 TO snowid_fleet;
  *
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
- *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint)
+ *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+ *		 snowid_coordinator.reset_secret(integer, text)
  *		 TO snowid_admin;
  *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
  *
- * free() takes a worker id from whoever holds it: grant it to
- * administrators only, never to the servers' role.
+ * free() takes a worker id from whoever holds it, reset_secret() lets the
+ * next caller of an identity act as it: grant them to administrators
+ * only, never to the servers' role.
+ *
+ * THE HOLDER'S SECRET.  A server sends, with every call, a secret of its
+ * own (a random one it keeps in its data directory).  The hash of the
+ * secret is registered for its identity at that identity's first granted
+ * call (table holders); a later call of that identity with another secret
+ * is refused (SQLSTATE 42501) and changes nothing.  So a member of the
+ * servers' role, knowing another server's holder name, can neither take
+ * its worker id, nor retire, move, renew nor give back its claims.
  *
  * Every function takes one datacenter's lock (its row of datacenters, FOR
  * UPDATE), then reads this server's clock once (clock_timestamp(), in Unix
  * ms: the store's clock, which says when a lease has run out), then reads
  * and writes that datacenter's worker ids.  Calls on one datacenter thus
  * run one at a time; a caller bounds its wait with lock_timeout or
- * statement_timeout.  Call each function in a transaction of its own, at
- * the read committed isolation level (the default; another level is
- * refused), so that it sees what the call before it wrote.
+ * statement_timeout.  The servers' calls are procedures (CALL, see "The
+ * entry points" below) that commit right after the work, at the read
+ * committed isolation level (another level is refused), so that each sees
+ * what the call before it wrote and none keeps the lock past its CALL.
  *
  * Every function returns one row of snowid_coordinator.outcome.  Refusals
  * are such rows, not errors, and write nothing; errors are a caller's
@@ -143,6 +156,26 @@ COMMENT ON TABLE snowid_coordinator.worker_ids IS
 -- pg_dump dumps the claims and the fences with the database
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.datacenters', '');
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.worker_ids', '');
+
+-- The hash (SHA-256) of each holder's secret, per datacenter and identity:
+-- set by the identity's first call that is granted, compared by every
+-- later call, never the secret itself.  reset_secret() (an
+-- administrator's) removes one, so that a server that lost its secret file
+-- registers a new one.
+CREATE TABLE snowid_coordinator.holders (
+	datacenter integer NOT NULL
+		REFERENCES snowid_coordinator.datacenters,
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND 512),
+	secret_sha256 bytea NOT NULL
+		CHECK (octet_length(secret_sha256) = 32),
+	PRIMARY KEY (datacenter, identity)
+);
+
+COMMENT ON TABLE snowid_coordinator.holders IS
+'The SHA-256 of each holder''s secret: only a caller with that secret acts as that holder';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 
 -- What every function returns: outcome is one of
 --	 ok			   the call did what it was asked; worker_id, and for a claim
@@ -288,6 +321,95 @@ BEGIN
 		RAISE EXCEPTION 'invalid lease token %', quote_literal(token)
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'A lease token is 16 lower-case hexadecimal digits.';
+	END IF;
+END
+$$;
+
+-- Refuses a holder secret other than 64 lower-case hexadecimal digits,
+-- never quoting it
+CREATE FUNCTION snowid_coordinator.check_secret(secret text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM snowid_coordinator.check_given('secret', secret);
+	IF secret !~ '^[0-9a-f]{64}$' THEN
+		RAISE EXCEPTION 'invalid holder secret'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A holder secret is 64 lower-case hexadecimal digits.';
+	END IF;
+END
+$$;
+
+-- Refuses a call of identity with a secret other than the one its hash
+-- was registered with (SQLSTATE 42501): another server using this
+-- server's name.  Called with the datacenter's lock held.
+CREATE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
+												secret text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	known		bytea;
+BEGIN
+	SELECT h.secret_sha256 INTO known
+	FROM snowid_coordinator.holders h
+	WHERE h.datacenter = dc AND h.identity = check_holder.identity;
+	IF known IS NOT NULL AND
+		known <> sha256(convert_to(secret, 'UTF8')) THEN
+		RAISE EXCEPTION 'wrong holder secret for identity %',
+				quote_literal(identity)
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'Another secret was registered for this identity at its first claim: only that server, or an administrator, may change its claims.',
+				  HINT = 'If the server that claims under this identity lost its secret file, an administrator who has checked that it is that server calls snowid_coordinator.reset_secret().';
+	END IF;
+END
+$$;
+
+-- Registers the hash of identity's secret, if it has none yet: after a
+-- call of that identity was granted.
+CREATE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
+												   secret text)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	INSERT INTO snowid_coordinator.holders AS h (datacenter, identity,
+												 secret_sha256)
+	VALUES (dc, identity, sha256(convert_to(secret, 'UTF8')))
+	ON CONFLICT (datacenter, identity) DO NOTHING
+$$;
+
+-- Refuses a call of run_<name>() but from the procedure <name>(), which
+-- commits right after it: so no caller keeps the datacenter's lock past
+-- its CALL (a transaction left open, a DO block that sleeps on).  The
+-- call stack, innermost first, is this function, the PERFORM of
+-- run_<name>() that calls it, run_<name>(), and its caller, which must be
+-- the procedure (its name qualified: no other schema can hold one of that
+-- name).
+CREATE FUNCTION snowid_coordinator.check_called_by(name text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	context		text;
+	stack		text[];
+BEGIN
+	GET DIAGNOSTICS context = PG_CONTEXT;
+	stack := string_to_array(context, E'\n');
+	IF coalesce(stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.run_' ||
+							 name || '\(') OR
+				stack[4] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
+							 name || '\([a-z, ]*\) line [0-9]+ at assignment$'),
+				true) THEN
+		RAISE EXCEPTION 'snowid_coordinator.run_% is called only by CALL snowid_coordinator.%',
+				name, name
+			USING ERRCODE = 'invalid_transaction_termination',
+				  DETAIL = 'The procedure commits right after the call, so that no caller keeps the lock of the datacenter past it.',
+				  HINT = format('Run CALL snowid_coordinator.%s(...) on its own, outside a transaction block, with a search_path that does not name snowid_coordinator.', name);
 	END IF;
 END
 $$;
@@ -452,9 +574,10 @@ $$;
 -- start at or above it.  Refusals: all_held, fenced, conflict (holder holds
 -- the configured id, worker_id), holds_other (worker_id is this identity's).
 -- A configured id past max is an error (a caller's mistake).
-CREATE FUNCTION snowid_coordinator.claim(datacenter integer, identity text,
-										 want integer, max integer,
-										 prefer integer, usable_ms bigint)
+CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
+											 identity text, secret text,
+											 want integer, max integer,
+											 prefer integer, usable_ms bigint)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -472,8 +595,10 @@ DECLARE
 	f			bigint;
 	o			snowid_coordinator.outcome;
 BEGIN
+	PERFORM snowid_coordinator.check_called_by('claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('want', want, -1);
 	PERFORM snowid_coordinator.check_id('max', hi, 0);
 	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
@@ -484,6 +609,7 @@ BEGIN
 				  DETAIL = 'The configured worker id must lie between 0 and max.';
 	END IF;
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	PERFORM snowid_coordinator.check_holder(dc, me, secret);
 
 	-- the id this identity holds for good in 0..max: want if it is one,
 	-- else the lowest
@@ -547,6 +673,7 @@ BEGIN
 		lease_floor_ms = NULL,
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
+	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
@@ -580,9 +707,10 @@ $$;
 --
 -- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
 -- lease_ms.  Refusals: all_held, fenced.
-CREATE FUNCTION snowid_coordinator.lease_claim(datacenter integer,
-											   identity text, max integer,
-											   lease_ms bigint,
+CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
+												   identity text,
+												   secret text, max integer,
+												   lease_ms bigint,
 											   client_ms bigint,
 											   usable_ms bigint,
 											   prefer integer,
@@ -607,8 +735,10 @@ DECLARE
 	new_fence	bigint;
 	o			snowid_coordinator.outcome;
 BEGIN
+	PERFORM snowid_coordinator.check_called_by('lease_claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('max', hi, 0);
 	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0);
@@ -617,6 +747,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0);
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	PERFORM snowid_coordinator.check_holder(dc, me, secret);
 
 	-- a lease of this identity (run out or not) it can start above within
 	-- its wait
@@ -679,6 +810,7 @@ BEGIN
 		lease_floor_ms = excluded.lease_floor_ms,
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
@@ -699,9 +831,10 @@ $$;
 -- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
 -- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
 -- holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.lease_renew(datacenter integer,
-											   identity text,
-											   worker_id integer,
+CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
+												   identity text,
+												   secret text,
+												   worker_id integer,
 											   lease_ms bigint,
 											   want_ms bigint, token text)
 RETURNS snowid_coordinator.outcome
@@ -721,13 +854,18 @@ DECLARE
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
 BEGIN
+	PERFORM snowid_coordinator.check_called_by('lease_renew');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
 	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
 	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
+	IF now_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	END IF;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
@@ -744,6 +882,7 @@ BEGIN
 		fence_ms = greatest(x.fence_ms, want)
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
+	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -764,9 +903,10 @@ $$;
 --
 -- ok: worker_id, floor_ms, fence_ms (the fence left).  Refusal: lost, with
 -- the holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.lease_release(datacenter integer,
-												 identity text,
-												 worker_id integer,
+CREATE FUNCTION snowid_coordinator.run_lease_release(datacenter integer,
+													 identity text,
+													 secret text,
+													 worker_id integer,
 												 final_ms bigint,
 												 park boolean, token text)
 RETURNS snowid_coordinator.outcome
@@ -785,13 +925,18 @@ DECLARE
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
 BEGIN
+	PERFORM snowid_coordinator.check_called_by('lease_release');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_identity(me);
+	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
 	PERFORM snowid_coordinator.check_ms('final_ms', final, 0);
 	PERFORM snowid_coordinator.check_given('park', park);
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
+	IF now_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	END IF;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
@@ -813,6 +958,7 @@ BEGIN
 		lease_token = CASE WHEN park THEN x.lease_token END
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
+	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -861,6 +1007,158 @@ BEGIN
 END
 $$;
 
+-- -----------------------------------------------------------------------
+-- The entry points of the snowid servers: procedures, each called with
+-- CALL on its own, that commit right after their function's work, so that
+-- the lock of the datacenter never outlasts the CALL.  Inside a
+-- transaction block (or a multi-statement query string) their first COMMIT
+-- fails (SQLSTATE 2D000, invalid transaction termination) before anything
+-- is locked.  They run as their caller; their functions run_<name>() run
+-- as the owner, and refuse to be called by anything but their procedure.
+-- The outcome comes back in the INOUT parameters, which the caller leaves
+-- out: one row of (outcome, worker_id, floor_ms, fence_ms, lease_ms,
+-- holder), as described at run_<name>().  secret is the caller's holder
+-- secret (64 lower-case hex digits).
+-- -----------------------------------------------------------------------
+
+CREATE PROCEDURE snowid_coordinator.claim(
+	datacenter integer, identity text, secret text,
+	want integer, max integer, prefer integer, usable_ms bigint,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max, prefer, usable_ms);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_claim(
+	datacenter integer, identity text, secret text,
+	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
+	prefer integer, wait_ms bigint, token text,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
+		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_renew(
+	datacenter integer, identity text, secret text,
+	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
+	token text,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
+		held_worker_id, lease_length_ms, want_ms, token);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_release(
+	datacenter integer, identity text, secret text,
+	held_worker_id integer, final_ms bigint, park boolean, token text,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_release(datacenter, identity, secret,
+		held_worker_id, final_ms, park, token);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+END
+$$;
+
+-- An administrator's step for a server that lost its secret file (its
+-- calls are refused as those of another server): the hash registered for
+-- identity dropped, so that the next call of that identity registers its
+-- new secret.  Call it only once sure that the server refused is the one
+-- that claims under that identity: whoever calls first then becomes it.
+-- True if a hash was dropped.
+CREATE FUNCTION snowid_coordinator.reset_secret(datacenter integer,
+												identity text)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	PERFORM snowid_coordinator.check_identity(me);
+	IF snowid_coordinator.lock_datacenter(dc, false) IS NULL THEN
+		RETURN false;
+	END IF;
+	DELETE FROM snowid_coordinator.holders h
+	WHERE h.datacenter = dc AND h.identity = me;
+	RETURN FOUND;
+END
+$$;
+
 -- Only the owner calls anything until granted (see the top of this file)
 REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_given(text, anyelement),
@@ -873,12 +1171,18 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.retire(integer, integer, bigint),
 	snowid_coordinator.pick(integer, integer, bigint, integer, text, bigint),
 	snowid_coordinator.fence_of(integer, integer),
-	snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
-	snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
-	snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
-	snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text),
-	snowid_coordinator.free(integer, integer, bigint)
+	snowid_coordinator.check_secret(text),
+	snowid_coordinator.check_holder(integer, text, text),
+	snowid_coordinator.register_holder(integer, text, text),
+	snowid_coordinator.check_called_by(text),
+	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
+	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
+	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
+	snowid_coordinator.free(integer, integer, bigint),
+	snowid_coordinator.reset_secret(integer, text)
 FROM PUBLIC;
+REVOKE ALL ON ALL PROCEDURES IN SCHEMA snowid_coordinator FROM PUBLIC;
 
 -- The privileges as this file states them, whatever default privileges
 -- (ALTER DEFAULT PRIVILEGES) of the installing role granted at creation,
