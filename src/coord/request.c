@@ -19,6 +19,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 
+#include "coord/holder_secret.h"
 #include "coord/request.h"
 #include "core/clock.h"
 #include "core/config.h"
@@ -32,6 +33,9 @@ int			snowid_worker_lease_ms = 0;
 bool		snowid_release_on_shutdown = false;
 const SnowidStore *snowid_store = NULL;
 const void *snowid_store_target = NULL;
+
+/* This server's holder secret, read again for every request */
+static char snowid_secret[SNOWID_HOLDER_SECRET_LEN + 1];
 
 static bool snowid_identity_text(char *identity, size_t len, const char *host,
 								 uint64 instance);
@@ -102,8 +106,9 @@ snowid_identity_text(char *identity, size_t len, const char *host,
 /*
  * snowid_coord_request
  *		What this server asks of the store, with its identity in the given
- *		buffer: no explicit or preferred worker id (a claim for good sets
- *		them), the generator's position and what it can start above now.
+ *		buffer and its holder secret: no explicit or preferred worker id (a
+ *		claim for good sets them), the generator's position and what it can
+ *		start above now.
  */
 void
 snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
@@ -115,6 +120,8 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	request->preferred_worker_id = -1;
 	request->max_worker_id = (int) SNOWID_FIELD_MAX(snowid_layout.worker_bits);
 	request->identity = identity;
+	snowid_holder_secret(snowid_secret);
+	request->secret = snowid_secret;
 	request->timeout_ms = snowid_coordinator_timeout_ms;
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;

@@ -73,6 +73,9 @@ typedef struct SnowidStoreRequest
 										 * last claim), or -1 */
 	int			max_worker_id;	/* highest worker id of the bit layout */
 	const char *identity;		/* the holder name (request.c) */
+	const char *secret;			/* this server's holder secret, 64
+								 * lower-case hex digits (holder_secret.c):
+								 * sent with every call, never shown */
 	int			timeout_ms;		/* the whole call ends within it */
 	int64		client_ms;		/* where this server's generator is, Unix
 								 * ms: a lease's fence goes a lease past it */

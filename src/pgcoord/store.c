@@ -2,11 +2,13 @@
  *
  * store.c
  *	  A PostgreSQL coordination database as a claim store: the functions of
- *	  coord/store.h as calls of the functions of the extension
- *	  snowid_coordinator, one statement (one transaction) each, and the
- *	  reports of how they ended.
+ *	  coord/store.h as CALLs of the procedures of the extension
+ *	  snowid_coordinator, one statement each (which commits its work), and
+ *	  the reports of how they ended.
  *
- * Every function of snowid_coordinator returns one row
+ * Every call sends this server's holder name and secret; a secret other
+ * than the one registered for the name is refused (SQLSTATE 42501).  Every
+ * procedure of snowid_coordinator returns one row
  *
  *		(outcome, worker_id, floor_ms, fence_ms, lease_ms, holder)
  *
@@ -73,22 +75,24 @@ typedef struct SnowidPgDetail
 	const SnowidPgTarget *target;
 } SnowidPgDetail;
 
-#define SNOWID_PG_COLUMNS \
-	"outcome, worker_id, floor_ms, fence_ms, lease_ms, holder"
-
+/*
+ * The servers' entry points are procedures, which commit right after their
+ * work (no session keeps the datacenter's lock past its CALL) and return
+ * their row in INOUT parameters that the call leaves out.
+ */
 static const char *const snowid_pg_claim_sql =
-"SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.claim("
-"$1::int, $2::text, $3::int, $4::int, $5::int, $6::bigint)";
+"CALL snowid_coordinator.claim("
+"$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint)";
 static const char *const snowid_pg_lease_claim_sql =
-"SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_claim("
-"$1::int, $2::text, $3::int, $4::bigint, $5::bigint, $6::bigint, $7::int, "
-"$8::bigint, $9::text)";
+"CALL snowid_coordinator.lease_claim("
+"$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
+"$8::int, $9::bigint, $10::text)";
 static const char *const snowid_pg_lease_renew_sql =
-"SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_renew("
-"$1::int, $2::text, $3::int, $4::bigint, $5::bigint, $6::text)";
+"CALL snowid_coordinator.lease_renew("
+"$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::text)";
 static const char *const snowid_pg_lease_release_sql =
-"SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_release("
-"$1::int, $2::text, $3::int, $4::bigint, $5::boolean, $6::text)";
+"CALL snowid_coordinator.lease_release("
+"$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::boolean, $7::text)";
 
 static bool snowid_pg_parse(const char *url, void *target,
 							const char **problem);
@@ -148,7 +152,7 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
 
 /*
  * snowid_pg_claim
- *		The claim for good: claim(datacenter, identity, want, max, prefer,
+ *		The claim for good: claim(datacenter, identity, secret, want, max, prefer,
  *		usable_ms).
  */
 static void
@@ -156,7 +160,7 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
 	char		numbers[5][24];
-	const char *values[6];
+	const char *values[7];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", request->datacenter_id);
@@ -166,12 +170,13 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snprintf(numbers[4], 24, INT64_FORMAT, request->usable_ms);
 	values[0] = numbers[0];
 	values[1] = request->identity;
-	values[2] = numbers[1];
-	values[3] = numbers[2];
-	values[4] = numbers[3];
-	values[5] = numbers[4];
+	values[2] = request->secret;
+	values[3] = numbers[1];
+	values[4] = numbers[2];
+	values[5] = numbers[3];
+	values[6] = numbers[4];
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 6, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 7, values, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -196,7 +201,7 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 
 /*
  * snowid_pg_lease_claim
- *		A lease claim: lease_claim(datacenter, identity, max, lease_ms,
+ *		A lease claim: lease_claim(datacenter, identity, secret, max, lease_ms,
  *		client_ms, usable_ms, prefer, wait_ms, token).  The grant must
  *		start at or above its floor, within what the request can wait for,
  *		and reach no further than a lease past it or the generator.
@@ -207,7 +212,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 {
 	const SnowidStoreRequest *claim = request->claim;
 	char		numbers[7][24];
-	const char *values[9];
+	const char *values[10];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -219,16 +224,17 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[6], 24, INT64_FORMAT, request->wait_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
-	values[2] = numbers[1];
-	values[3] = numbers[2];
-	values[4] = numbers[3];
-	values[5] = numbers[4];
-	values[6] = numbers[5];
-	values[7] = numbers[6];
-	values[8] = request->token;
+	values[2] = claim->secret;
+	values[3] = numbers[1];
+	values[4] = numbers[2];
+	values[5] = numbers[3];
+	values[6] = numbers[4];
+	values[7] = numbers[5];
+	values[8] = numbers[6];
+	values[9] = request->token;
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 9, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 10, values,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -258,7 +264,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 
 /*
  * snowid_pg_lease_renew
- *		A renewal: lease_renew(datacenter, identity, worker_id, lease_ms,
+ *		A renewal: lease_renew(datacenter, identity, secret, worker_id, lease_ms,
  *		want_ms, token).  A fence past the one asked for, which no holder
  *		of this claim wrote, is not taken: grant->refused_fence_ms keeps it
  *		for the caller to report.
@@ -269,7 +275,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 {
 	const SnowidStoreRequest *claim = request->claim;
 	char		numbers[4][24];
-	const char *values[6];
+	const char *values[7];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -278,13 +284,14 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[3], 24, INT64_FORMAT, request->fence_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
-	values[2] = numbers[1];
-	values[3] = numbers[2];
-	values[4] = numbers[3];
-	values[5] = request->token;
+	values[2] = claim->secret;
+	values[3] = numbers[1];
+	values[4] = numbers[2];
+	values[5] = numbers[3];
+	values[6] = request->token;
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 6, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 7, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -318,7 +325,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 /*
  * snowid_pg_lease_release
  *		A release or a lease parked: lease_release(datacenter, identity,
- *		worker_id, final_ms, park, token).
+ *		secret, worker_id, final_ms, park, token).
  */
 static SnowidLeaseOutcome
 snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
@@ -326,7 +333,7 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 {
 	const SnowidStoreRequest *claim = request->claim;
 	char		numbers[3][24];
-	const char *values[6];
+	const char *values[7];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -334,12 +341,13 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[2], 24, INT64_FORMAT, request->fence_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
-	values[2] = numbers[1];
-	values[3] = numbers[2];
-	values[4] = request->park ? "true" : "false";
-	values[5] = request->token;
+	values[2] = claim->secret;
+	values[3] = numbers[1];
+	values[4] = numbers[2];
+	values[5] = request->park ? "true" : "false";
+	values[6] = request->token;
 
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_release_sql, 6, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_release_sql, 7, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	snowid_pg_detail(result)->outcome = row.outcome;
@@ -687,6 +695,13 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 								   where);
 				if (strcmp(s, "42883") == 0 || strcmp(s, "3F000") == 0)
 					hint = "Run CREATE EXTENSION snowid_coordinator in the coordination database.";
+				else if (strcmp(s, "42501") == 0 &&
+						 strstr(result->message, "wrong holder secret") != NULL)
+				{
+					message = psprintf("the coordination database at %s refused this server's holder secret",
+									   where);
+					hint = "Another secret was registered for this server's holder name: another server claims under its name, or this server lost its file snowid_holder_secret.  Once sure that this server is the one of that name, an administrator calls snowid_coordinator.reset_secret() (doc/security.md).";
+				}
 				else if (strcmp(s, "42501") == 0)
 					hint = "Grant the role of snowid.coordinator_url EXECUTE on the functions of snowid_coordinator (doc/coordinator.md).";
 			}

@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * holder_secret.c
+ *	  This server's holder secret: what binds the holder name it claims
+ *	  under to this server, so that no other server, knowing the name, can
+ *	  take, move, renew or give back its claims.
+ *
+ * The secret is 32 random bytes (pg_strong_random), kept in the data
+ * directory as one line of text in a file of mode 0600:
+ *
+ *		snowid_holder_secret 1 <64 lower-case hexadecimal digits>
+ *
+ * It is made before the first call to a store that needs it, and sent with
+ * every call; the store keeps only a hash of it, registered for the holder
+ * name at that name's first granted call, and refuses a call under that
+ * name with another secret.  It never appears in a message, a log or a
+ * setting.  A copy of the data directory (a standby, a restored backup)
+ * carries the file, but claims under a holder name of its own (a new
+ * instance).  A server that lost the file makes a new one, and is refused
+ * until an administrator resets the secret of its name in the store
+ * (doc/security.md).  No locking applies: the file is made with link(),
+ * which fails if another process made it first, and then read by all.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+
+#include "coord/holder_secret.h"
+#include "util/secret_file.h"
+
+/* The file, in the data directory */
+#define SNOWID_SECRET_FILE		"snowid_holder_secret"
+#define SNOWID_SECRET_PREFIX	"snowid_holder_secret 1 "
+
+/* Length of the file's one line, its newline included */
+#define SNOWID_SECRET_LINE_LEN \
+	(sizeof(SNOWID_SECRET_PREFIX) - 1 + SNOWID_HOLDER_SECRET_LEN + 1)
+
+static bool snowid_secret_make(void);
+static bool snowid_secret_parse(const char *line, size_t len, char *secret);
+
+/*
+ * snowid_holder_secret
+ *		Reads this server's holder secret into secret (SNOWID_HOLDER_SECRET_LEN
+ *		hexadecimal digits and a NUL), making the file first if there is
+ *		none.  Errors if it cannot be made or read, or is not as written.
+ */
+void
+snowid_holder_secret(char *secret)
+{
+	char		line[SNOWID_SECRET_LINE_LEN + 1];
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
+	ssize_t		got;
+	int			fd;
+
+	fd = snowid_secret_open(SNOWID_SECRET_FILE, problem, sizeof(problem));
+	if (fd < 0 && errno == ENOENT && snowid_secret_make())
+		fd = snowid_secret_open(SNOWID_SECRET_FILE, problem, sizeof(problem));
+	if (fd < 0)
+	{
+		bool		mode = errno == 0;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not read the snowid holder secret"),
+				 errdetail_internal("%s", problem),
+				 mode ? errhint(SNOWID_SECRET_MODE_HINT) : 0));
+	}
+
+	got = snowid_secret_read(fd, line, sizeof(line));
+	close(fd);
+	if (!snowid_secret_parse(line, got < 0 ? 0 : (size_t) got, secret))
+	{
+		explicit_bzero(line, sizeof(line));
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid holder secret file \"%s\" is corrupt",
+						SNOWID_SECRET_FILE),
+				 errhint("Remove the file: the server makes a new secret, which an administrator then lets the store accept for this server (doc/security.md, \"A lost holder secret\").")));
+	}
+	explicit_bzero(line, sizeof(line));
+}
+
+/*
+ * snowid_secret_parse
+ *		The secret out of the file's line; false if the line is not one
+ *		this file writes.
+ */
+static bool
+snowid_secret_parse(const char *line, size_t len, char *secret)
+{
+	size_t		prefix = sizeof(SNOWID_SECRET_PREFIX) - 1;
+	const char *hex = line + prefix;
+
+	if (len != SNOWID_SECRET_LINE_LEN ||
+		memcmp(line, SNOWID_SECRET_PREFIX, prefix) != 0 ||
+		hex[SNOWID_HOLDER_SECRET_LEN] != '\n')
+		return false;
+	for (int i = 0; i < SNOWID_HOLDER_SECRET_LEN; i++)
+	{
+		if (!((hex[i] >= '0' && hex[i] <= '9') ||
+			  (hex[i] >= 'a' && hex[i] <= 'f')))
+			return false;
+	}
+	memcpy(secret, hex, SNOWID_HOLDER_SECRET_LEN);
+	secret[SNOWID_HOLDER_SECRET_LEN] = '\0';
+	return true;
+}
+
+/*
+ * snowid_secret_make
+ *		Makes the secret file: a new secret written to a file of this
+ *		process's own (mode 0600) and synced, then linked to the file's
+ *		name, which fails if another process made it first (its secret is
+ *		kept), and the directory synced.  False, with a WARNING, if it could
+ *		not be made.
+ */
+static bool
+snowid_secret_make(void)
+{
+	uint8		bytes[SNOWID_HOLDER_SECRET_LEN / 2];
+	char		line[SNOWID_SECRET_LINE_LEN + 1];
+	char		tmp[MAXPGPATH];
+	char	   *p;
+	int			fd;
+	bool		ok;
+
+	if (!pg_strong_random(bytes, sizeof(bytes)))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random snowid holder secret")));
+		return false;
+	}
+	p = line + strlcpy(line, SNOWID_SECRET_PREFIX, sizeof(line));
+	for (int i = 0; i < lengthof(bytes); i++)
+		p += sprintf(p, "%02x", bytes[i]);
+	*p++ = '\n';
+	*p = '\0';
+	explicit_bzero(bytes, sizeof(bytes));
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", SNOWID_SECRET_FILE, MyProcPid);
+	(void) unlink(tmp);
+	fd = OpenTransientFilePerm(tmp, O_WRONLY | O_CREAT | O_EXCL,
+							   S_IRUSR | S_IWUSR);
+	ok = fd >= 0;
+	if (ok)
+	{
+		ok = write(fd, line, p - line) == p - line && pg_fsync(fd) == 0;
+		ok = CloseTransientFile(fd) == 0 && ok;
+	}
+	explicit_bzero(line, sizeof(line));
+	if (ok && link(tmp, SNOWID_SECRET_FILE) != 0 && errno != EEXIST)
+		ok = false;
+	if (!ok)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m",
+						SNOWID_SECRET_FILE)));
+	(void) unlink(tmp);
+	if (ok)
+		fsync_fname(".", true);
+	return ok;
+}
