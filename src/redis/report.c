@@ -233,6 +233,15 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 								   snowid_redis_free_command(request, &keys, result->worker_id));
 			break;
 
+		case SNOWID_REDIS_WRONG_SECRET:
+			r->sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			r->message = psprintf("redis server%s refused this server's holder secret", at);
+			r->detail = psprintf("Another secret is registered in Redis for this server's holder name \"%s\": another server claims under its name, or this server lost its file snowid_holder_secret.",
+								 request->identity);
+			r->hint = psprintf("Once sure that this server is the one of that name, an administrator runs FCALL snowid_2_reset_secret 3 %s %s %s \"<holder name>\" (doc/security.md).",
+							   keys.owners, keys.leases, keys.fences);
+			break;
+
 		case SNOWID_REDIS_HOLDS_OTHER:
 			r->sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 			r->message = psprintf("this server holds worker id %d of datacenter %d in redis, not the configured worker id %d",

@@ -217,6 +217,8 @@ snowid_classify_error(const char *err, bool during_auth)
 		strstr(err, "user executing the script can't") != NULL ||
 		strstr(err, "ACL failure in script") != NULL)
 		return SNOWID_REDIS_NO_PERMISSION;
+	if (strncmp(err, "SNOWID_WRONG_SECRET ", 20) == 0)
+		return SNOWID_REDIS_WRONG_SECRET;
 	if (during_auth ||
 		strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0)
 		return SNOWID_REDIS_AUTH_FAILED;

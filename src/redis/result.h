@@ -32,6 +32,8 @@ typedef enum SnowidRedisStatus
 								 * worker_id's, floor_ms; the message names
 								 * its key and field */
 	SNOWID_REDIS_CONFLICT,		/* explicit id is held by holder */
+	SNOWID_REDIS_WRONG_SECRET,	/* another holder secret is registered
+								 * for this identity (SNOWID_WRONG_SECRET) */
 	SNOWID_REDIS_HOLDS_OTHER,	/* this identity already holds worker_id,
 								 * not the explicit id */
 	SNOWID_REDIS_ERROR,	/* any other error reply (READONLY, OOM,

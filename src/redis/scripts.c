@@ -45,11 +45,15 @@ snowid_script_name(SnowidScriptFunction function)
 
 /*
  * The most words of a call: EVAL, the script, the key count, three keys,
- * the function's name, the identity, the numbers and a token.  Redis
- * refuses a command of more than ten words before AUTH, which would hide
- * why a call without a password fails.
+ * the function's name, the identity, the numbers, and the holder secret
+ * (after a lease function's token and a space).  Redis refuses a command
+ * of more than ten words before AUTH, which would hide why a call without
+ * a password fails.
  */
 #define SNOWID_SCRIPT_MAX_ARGC	10
+
+/* A token, a space, a secret and the NUL */
+#define SNOWID_SCRIPT_CREDENTIALS_LEN	160
 
 /*
  * Send the call on the open session, following redirections: FCALL of the
@@ -66,6 +70,8 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 	const char *name = snowid_script_functions[call->function].name;
 	SnowidRedisKeys keys;
 	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
+	char		credentials[SNOWID_SCRIPT_CREDENTIALS_LEN];
+	redisReply *reply;
 	int			argc = 0;
 
 	snowid_redis_keys(&keys, session->request->key_prefix,
@@ -81,10 +87,19 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 	argv[argc++] = session->request->identity;
 	argv[argc++] = call->numbers;
 	if (call->token != NULL)
-		argv[argc++] = call->token;
+	{
+		snprintf(credentials, sizeof(credentials), "%s %s", call->token,
+				 session->request->secret);
+		argv[argc++] = credentials;
+	}
+	else
+		argv[argc++] = session->request->secret;
 	Assert(argc <= SNOWID_SCRIPT_MAX_ARGC);
-	return snowid_redis_command(session, argc, argv,
-								snowid_script_functions[call->function].what, result);
+	reply = snowid_redis_command(session, argc, argv,
+								 snowid_script_functions[call->function].what,
+								 result);
+	explicit_bzero(credentials, sizeof(credentials));
+	return reply;
 }
 
 /*

@@ -28,9 +28,24 @@
 --
 -- Every function takes the datacenter's three keys (owners, leases,
 -- fences), the identity of the calling server, then its numbers separated
--- by spaces in one argument, then for a lease the token of the claim.  (Redis refuses a command of more than ten words before
--- AUTH, which would hide why a call without a password fails.)  Refusals
--- are error replies whose first word says which, and they write nothing.
+-- by spaces in one argument, then its holder secret: for a lease, after
+-- the token of the claim and a space, in the same argument.  (Redis
+-- refuses a command of more than ten words before AUTH, which would hide
+-- why a call without a password fails.)  Refusals are error replies whose
+-- first word says which, and they write nothing.
+--
+-- THE HOLDER'S SECRET.  Every server sends a secret of its own (64
+-- lower-case hex digits, kept in its data directory).  Its hash
+-- (redis.sha1hex) is registered for the identity, in the field
+-- "secret <identity>" of the fences hash, by that identity's first call
+-- that is granted; a later call of that identity with another secret, or
+-- without one (a server of release 1.2), is refused with
+-- SNOWID_WRONG_SECRET and writes nothing.  An administrator's
+-- reset_secret() removes the hash of a server that lost its secret.  This
+-- binds a holder name to its server for callers of these functions only:
+-- the commands the functions run are checked against the caller's ACL,
+-- so a Redis user that may call them may also write the three hashes
+-- directly (doc/redis.md, "The Redis user").
 
 local prefix = 'snowid_2_'
 
@@ -195,6 +210,38 @@ local function retire(st, f, v)
   st.holder[f] = nil
 end
 
+-- The refusal of a call of identity me (without "lease ") whose secret
+-- (nil: none sent) is not the one registered for me, or nil if it may go
+-- on; or SNOWID_USAGE for a secret of another shape.
+local function check_secret(st, me, secret)
+  if secret ~= nil and (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
+    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits')
+  end
+  local known = redis.call('HGET', st.fences, 'secret ' .. me)
+  if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+    return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
+  end
+end
+
+-- Register the hash of me's secret, if it has none yet: after a call of me
+-- was granted.
+local function register_secret(st, me, secret)
+  if secret ~= nil then
+    if not redis.call('HGET', st.fences, 'secret ' .. me) then
+      redis.call('HSET', st.fences, 'secret ' .. me, redis.sha1hex(secret))
+    end
+    st.empty[st.fences] = false
+  end
+end
+
+-- A lease call's last argument: "<token> <secret>", or a token alone (a
+-- server of release 1.2)
+local function token_and_secret(arg)
+  local token, secret = string.match(arg or '', '^(%x+) (%x+)$')
+  if token then return token, secret end
+  return arg, nil
+end
+
 -- The id a server without one takes: first if it is free (not live, and
 -- fenced no later than usable), else the lowest free id in 0..max, else the
 -- one fenced least far of those not live, which the caller refuses with
@@ -299,6 +346,8 @@ local function claim(keys, args)
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
+  local refused = check_secret(st, me, args[3])
+  if refused then return refused end
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -331,6 +380,7 @@ local function claim(keys, args)
     redis.call('HSET', st.owners, k, me)
     ensure(st)
   end
+  register_secret(st, me, args[3])
   return {keep, st.fence(keep)}
 end
 
@@ -371,7 +421,10 @@ local function lease_claim(keys, args)
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local st = load(keys, max)
-  local me, token = 'lease ' .. args[1], args[3]
+  local token, secret = token_and_secret(args[3])
+  local refused = check_secret(st, args[1], secret)
+  if refused then return refused end
+  local me = 'lease ' .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
   local held = st.known(max)
@@ -402,6 +455,7 @@ local function lease_claim(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
   raise_fence(st, k, new)
   ensure(st)
+  register_secret(st, args[1], secret)
   return {keep, floor, new, lease}
 end
 
@@ -415,12 +469,16 @@ local function lease_renew(keys, args)
   local k, lease, want = string.match(args[2], '^(%d+) (%d+) (%d+)$')
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
-  local b = lease_floor(st, 'lease ' .. args[1], k, args[3])
+  local token, secret = token_and_secret(args[3])
+  local refused = check_secret(st, args[1], secret)
+  if refused then return refused end
+  local b = lease_floor(st, 'lease ' .. args[1], k, token)
   if not b then
     return redis.error_reply('SNOWID_LOST ' .. (st.holder[k] or ''))
   end
-  redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(b) .. ' ' .. args[3])
+  redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(b) .. ' ' .. token)
   raise_fence(st, k, want)
+  register_secret(st, args[1], secret)
   return {tonumber(k), b, st.fence(k), lease}
 end
 
@@ -437,7 +495,10 @@ local function lease_release(keys, args)
   local k, final, park = string.match(args[2], '^(%d+) (%d+) ?([01]?)$')
   k = tostring(tonumber(k))
   local st = load(keys, tonumber(k))
-  local b = lease_floor(st, 'lease ' .. args[1], k, args[3])
+  local token, secret = token_and_secret(args[3])
+  local refused = check_secret(st, args[1], secret)
+  if refused then return refused end
+  local b = lease_floor(st, 'lease ' .. args[1], k, token)
   if not b then return 0 end
   st.fence_of[k] = nil
   if park == '1' then
@@ -445,6 +506,7 @@ local function lease_release(keys, args)
   else
     retire(st, k, math.max(tonumber(final), b))
   end
+  register_secret(st, args[1], secret)
   return 1
 end
 
@@ -465,6 +527,19 @@ local function free(keys, args)
   k = tostring(tonumber(k))
   retire(st, k, st.now + tonumber(margin))
   return st.fence(k)
+end
+
+-- An administrator's step for a server that lost its secret file (its
+-- calls are refused with SNOWID_WRONG_SECRET): the hash registered for
+-- identity args[1] removed, so that its next granted call registers its
+-- new secret.  Call it only once sure that the server refused is the one
+-- of that identity: whoever calls first then becomes it.  Replies 1, or 0
+-- if the identity had none.
+local function reset_secret(keys, args)
+  if not args[1] or args[1] == '' then
+    return redis.error_reply('SNOWID_USAGE reset_secret takes "<identity>"')
+  end
+  return redis.call('HDEL', keys[3], 'secret ' .. args[1])
 end
 
 -- snowid_1_claim of release 1.2 named the owners key alone
@@ -505,6 +580,7 @@ local functions = {
   {name = prefix .. 'lease_renew', callback = of_server(lease_renew), flags = {}},
   {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
+  {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
   {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
   {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},

@@ -225,6 +225,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->preferred_worker_id = in->preferred_worker_id;
 	out->max_worker_id = in->max_worker_id;
 	out->identity = in->identity;
+	out->secret = in->secret;
 	out->timeout_ms = snowid_redis_timeout_ms > 0 ?
 		snowid_redis_timeout_ms : in->timeout_ms;
 	out->min_replicas = snowid_redis_min_replicas;

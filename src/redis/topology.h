@@ -45,6 +45,8 @@ typedef struct SnowidRedisRequest
 										 * last claim), or -1 */
 	int			max_worker_id;	/* highest worker id of the bit layout */
 	const char *identity;		/* from snowid_redis_identity() */
+	const char *secret;			/* the holder secret: 64 lower-case hex
+								 * digits, sent with every call */
 	int			timeout_ms;		/* the whole claim ends within it */
 	int			min_replicas;	/* WAIT for this many replicas; 0: none */
 	const char *tls_ca_file;	/* NULL or "": the system's CAs */
