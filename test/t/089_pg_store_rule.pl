@@ -78,12 +78,24 @@ is( $db->sql(undef, q{
 						  ORDER BY p.proname)
 		FROM pg_proc p
 		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
-		  AND p.proname IN ('claim', 'lease_claim', 'lease_renew',
-							'lease_release', 'free')}),
+		  AND p.proname IN ('run_claim', 'run_lease_claim', 'run_lease_renew',
+							'run_lease_release', 'free', 'reset_secret')}),
 	join("\n",
 		map { "$_ 1 coord_owner search_path=pg_catalog, pg_temp" }
-		  qw(claim free lease_claim lease_release lease_renew)),
-	'the five functions run as the owner, with search_path pg_catalog, pg_temp');
+		  qw(free reset_secret run_claim run_lease_claim run_lease_release
+		  run_lease_renew)),
+	'the six functions that write run as the owner, with search_path pg_catalog, pg_temp');
+is( $db->sql(undef, q{
+		SELECT string_agg(p.proname || ' ' || p.prokind::text || ' ' || p.prosecdef::int
+						  || ' ' || coalesce(array_to_string(p.proconfig, ','), '-'),
+						  E'\n' ORDER BY p.proname)
+		FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
+		  AND p.proname IN ('claim', 'lease_claim', 'lease_renew',
+							'lease_release')}),
+	join("\n", map { "$_ p 0 -" }
+		  qw(claim lease_claim lease_release lease_renew)),
+	'the servers\' four entry points are procedures that run as their caller and can commit');
 $db->sql(undef, 'CREATE ROLE coord_stranger LOGIN');
 is( $db->sql(undef, q{
 		SELECT count(*) FROM pg_proc p
@@ -187,7 +199,7 @@ is_deeply($o,
 	'with every id held: all_held, and nothing else');
 is($db->state, $before, 'and nothing is written');
 like($db->sql_error('coord_fleet',
-		"SELECT * FROM snowid_coordinator.claim(1, 'e', 4, 3, -1, $far)"),
+		$db->call_sql("claim(1, 'e', 4, 3, -1, $far)")),
 	qr/^22023: worker id 4 exceeds the highest worker id 3$/,
 	'a configured id past max is an error');
 is( $db->sql('coord_admin',
@@ -199,14 +211,18 @@ is( $db->sql('coord_admin',
 # -- one call at a time per datacenter ---------------------------------------
 
 # A call waits for the lock of its datacenter, which another holds until it
-# commits; the caller's lock_timeout bounds the wait.  (Tested while the
+# commits (here the owner, by hand: no call keeps it past its CALL, see
+# 097); the caller's lock_timeout bounds the wait.  (Tested while the
 # server's clock is not offset: libfaketime delays the server's timers by
 # the offset.)
+my $lock_dc30 = 'BEGIN; SELECT * FROM snowid_coordinator.datacenters'
+  . ' WHERE datacenter = 30 FOR UPDATE';
+$db->call("claim(30, 'h', -1, 3, -1, $far)");
 my $holder = $node->background_psql('coord');
-$holder->query_safe("BEGIN; SELECT * FROM snowid_coordinator.claim(30, 'h', -1, 3, -1, $far)");
+$holder->query_safe($lock_dc30);
 my $waiter = $db->start_psql('coord_fleet',
 	"SET lock_timeout = '200ms';\n"
-	  . "SELECT outcome FROM snowid_coordinator.claim(30, 'w2', -1, 3, -1, $far);\n");
+	  . $db->call_sql("claim(30, 'w2', -1, 3, -1, $far)") . ";\n");
 is($waiter->finish, 3, 'with lock_timeout set by the caller, the wait ends');
 like($waiter->stderr, qr/ERROR:  55P03: canceling statement due to lock timeout/,
 	'with lock_not_available');
@@ -214,10 +230,10 @@ $holder->query_safe('COMMIT');
 
 # The lock comes before the clock: a call that waited for the lock reads
 # the clock once it has it.
-$holder->query_safe("BEGIN; SELECT * FROM snowid_coordinator.claim(30, 'h', -1, 3, -1, $far)");
+$holder->query_safe($lock_dc30);
 my $t0 = $db->now_ms;
 $waiter = $db->start_psql('coord_fleet',
-	"SELECT outcome FROM snowid_coordinator.lease_claim(30, 'waiter', 3, 10000, 0, $far, -1, 0, @{[ tok() ]});\n");
+	$db->call_sql("lease_claim(30, 'waiter', 3, 10000, 0, $far, -1, 0, @{[ tok() ]})") . ";\n");
 $node->poll_query_until('coord', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
 	WHERE datname = 'coord' AND wait_event_type = 'Lock'})
@@ -225,7 +241,7 @@ $node->poll_query_until('coord', q{
 advance(100);
 $holder->query_safe('COMMIT');
 is($waiter->finish, 0, 'a lease claim waits for the lock a claim holds');
-is($waiter->stdout, "ok\n", 'and is granted once it is let go');
+like($waiter->stdout, qr/^ok\|/, 'and is granted once it is let go');
 my $wid = $db->sql(undef, q{
 	SELECT worker_id FROM snowid_coordinator.worker_ids
 	WHERE datacenter = 30 AND holder = 'waiter'});
@@ -516,12 +532,11 @@ for my $case (
 	[ 'free(1, 16777216, 0)', '22023', 'worker_id is out of range: 16777216' ])
 {
 	my ($call, $state, $msg) = @$case;
-	is($db->sql_error(undef, "SELECT * FROM snowid_coordinator.$call"),
+	is($db->sql_error(undef, $db->call_sql($call)),
 		"$state: $msg", "$call: $state");
 }
-like($db->sql_error(undef, q{
-		BEGIN ISOLATION LEVEL REPEATABLE READ;
-		SELECT * FROM snowid_coordinator.claim(1, 'a', -1, 3, -1, 0);}),
+like($db->sql_error(undef, "SET default_transaction_isolation = 'repeatable read';\n"
+		  . $db->call_sql("claim(1, 'a', -1, 3, -1, 0)")),
 	qr/^0A000: snowid_coordinator cannot run at the repeatable read isolation level$/,
 	'a call at the repeatable read isolation level is refused');
 is($db->state, $before, 'no refused call wrote anything');
@@ -529,13 +544,13 @@ is($db->state, $before, 'no refused call wrote anything');
 # -- privileges -------------------------------------------------------------
 
 like($db->sql_error('coord_stranger',
-		"SELECT * FROM snowid_coordinator.claim(1, 'a', -1, 3, -1, 0)"),
+		$db->call_sql("claim(1, 'a', -1, 3, -1, 0)")),
 	qr/^42501: permission denied for schema snowid_coordinator$/,
 	'a role without grants may not call the claims');
 $db->sql(undef, 'GRANT USAGE ON SCHEMA snowid_coordinator TO coord_stranger');
 like($db->sql_error('coord_stranger',
-		"SELECT * FROM snowid_coordinator.claim(1, 'a', -1, 3, -1, 0)"),
-	qr/^42501: permission denied for function claim$/,
+		$db->call_sql("claim(1, 'a', -1, 3, -1, 0)")),
+	qr/^42501: permission denied for procedure claim$/,
 	'not even with the schema granted');
 for my $case (
 	[ 'UPDATE snowid_coordinator.worker_ids SET fence_ms = 0', 'table worker_ids' ],
@@ -560,8 +575,7 @@ is($db->state, $before, 'and nothing was written');
 my $gate = $db->close_gate;
 my @sessions = map {
 	$db->start_psql('coord_fleet',
-		"SELECT outcome || ' ' || coalesce(worker_id::text, '-')"
-		  . " FROM snowid_coordinator.claim(20, 'perm $_', -1, 7, -1, $far);\n",
+		$db->call_sql("claim(20, 'perm $_', -1, 7, -1, $far)") . ";\n",
 		1)
 } 1 .. 12;
 $db->open_gate($gate, 12);
@@ -570,7 +584,7 @@ for my $s (@sessions)
 {
 	$failed++ if $s->finish != 0;
 	diag($s->stderr) if $s->stderr ne '';
-	my ($out, $id) = split ' ', (split /\n/, $s->stdout)[-1] // '';
+	my ($out, $id) = split /\|/, (split /\n/, $s->stdout)[-1] // '';
 	$outcomes{ $out // 'none' }++;
 	$ids{$id}++ if ($out // '') eq 'ok';
 }
@@ -580,9 +594,9 @@ is_deeply([ sort { $a <=> $b } keys %ids ], [ 0 .. 7 ],
 	'each of the 8 ids once');
 
 # Lease churn: 8 sessions over 4 ids, each call a transaction of its own.
-# Each grant and release is mirrored in the table held, in the same
-# transaction, whose primary key admits one holder per id: a second grant
-# of a held id would fail the session.  Renewals and releases of a lease
+# Each grant is mirrored in the table held once granted, and removed from
+# it before it is given back; the table's primary key admits one holder
+# per id: a second grant of a held id would fail the session.  Renewals and releases of a lease
 # never find it lost (leases do not run out here).
 $db->sql(undef, q{
 	CREATE TABLE public.held (worker_id integer PRIMARY KEY, who text NOT NULL);
@@ -594,6 +608,7 @@ my $churn = sub {
 	return qq{
 DO \$do\$
 DECLARE
+	secret text := '@{[ SnowidCoordDb::secret_of("'churn $i'") ]}';
 	o snowid_coordinator.outcome;
 	r snowid_coordinator.outcome;
 	tok text;
@@ -602,7 +617,8 @@ DECLARE
 BEGIN
 	FOR i IN 1..60 LOOP
 		tok := substr(md5(random()::text), 1, 16);
-		o := snowid_coordinator.lease_claim(21, 'churn $i', 3, 600000, 0, $far, -1, 0, tok);
+		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
+			o.outcome, o.worker_id, o.floor_ms, o.fence_ms, o.lease_ms, o.holder);
 		IF o.outcome = 'ok' THEN
 			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
 			grants := grants + 1;
@@ -613,17 +629,18 @@ BEGIN
 		END IF;
 		COMMIT;
 		CONTINUE WHEN o.outcome <> 'ok';
-		r := snowid_coordinator.lease_renew(21, 'churn $i', o.worker_id, 600000, 1, tok);
+		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
+			r.outcome, r.worker_id, r.floor_ms, r.fence_ms, r.lease_ms, r.holder);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
 		END IF;
+		DELETE FROM public.held WHERE worker_id = o.worker_id;
 		COMMIT;
-		r := snowid_coordinator.lease_release(21, 'churn $i', o.worker_id, 1, false, tok);
+		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
+			r.outcome, r.worker_id, r.floor_ms, r.fence_ms, r.lease_ms, r.holder);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
 		END IF;
-		DELETE FROM public.held WHERE worker_id = o.worker_id;
-		COMMIT;
 	END LOOP;
 	INSERT INTO public.tally VALUES ('churn $i', grants, held);
 END

@@ -27,12 +27,15 @@ my $base = '{snowid:dc:1}';
 my @keys = ("$base:owners", "$base:leases", "$base:fences");
 my $me = 'dc=1 host=h port=1 sysid=1 instance=0000000000000001';
 
+# A call of the library as the server of that identity, with a holder
+# secret of its own (after the token and a space, for a lease)
 sub fcall
 {
 	my ($function, $identity, $numbers, @token) = @_;
+	my $secret = '5e' x 32;
 
 	return $redis->cli('FCALL', "snowid_2_$function", '3', @keys, $identity,
-		$numbers, @token);
+		$numbers, @token ? "$token[0] $secret" : $secret);
 }
 
 sub fence

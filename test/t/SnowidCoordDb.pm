@@ -9,6 +9,7 @@ package SnowidCoordDb;
 use strict;
 use warnings;
 
+use Digest::SHA;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -56,14 +57,17 @@ sub grant
 
 	$self->sql('coord_owner', q{
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_fleet;
+		GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
+			TO coord_fleet;
 		GRANT EXECUTE ON FUNCTION
-			snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
-			snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
-			snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
-			snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text)
+			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
+			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
+			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
-		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint)
+		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+			snowid_coordinator.reset_secret(integer, text)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});
@@ -103,13 +107,39 @@ sub sql_error
 	return $state_msg // $err;
 }
 
-# Calls a function of the extension ("claim(1, 'a', -1, 3, -1, 0)") as a
-# role (coord_fleet unless given); returns its outcome as a hash.
+# The holder secret the calls below send for an identity (as SQL text:
+# 'a' or NULL): one of its own, 64 hex digits
+sub secret_of
+{
+	my ($identity) = @_;
+
+	return Digest::SHA::sha256_hex("holder secret of $identity");
+}
+
+# The SQL of a call of the extension written as a function call
+# ("claim(1, 'a', -1, 3, -1, 0)"): the servers' calls become a CALL of
+# their procedure, the identity's holder secret (or the one given, as SQL)
+# added after the identity; others (free, reset_secret) a SELECT.
+sub call_sql
+{
+	my ($self, $call, $secret) = @_;
+	my ($name, $dc, $identity, $rest) =
+	  $call =~ /^((?:lease_)?(?:claim|renew|release))\(([^,]*), ((?:E?'(?:[^']|'')*'|\w+\([^)]*\)|NULL)), (.*)\)$/s
+	  or return "SELECT * FROM snowid_coordinator.$call";
+
+	$secret //= "'" . secret_of($identity) . "'";
+	return "CALL snowid_coordinator.$name($dc, $identity, $secret, $rest)";
+}
+
+# Calls a function of the extension ("claim(1, 'a', -1, 3, -1, 0)", see
+# call_sql) as a role (coord_fleet unless given), with the identity's
+# holder secret unless another is given (as SQL); returns its outcome as a
+# hash.
 sub call
 {
-	my ($self, $call, $role) = @_;
+	my ($self, $call, $role, $secret) = @_;
 	my $out = $self->sql($role // 'coord_fleet',
-		"SELECT * FROM snowid_coordinator.$call");
+		$self->call_sql($call, $secret));
 	my @values = split /\|/, $out, -1;
 
 	die "snowid_coordinator.$call returned '$out'"
