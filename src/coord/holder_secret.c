@@ -14,7 +14,9 @@
  * every call; the store keeps only a hash of it, registered for the holder
  * name at that name's first granted call, and refuses a call under that
  * name with another secret.  It never appears in a message, a log or a
- * setting.  A copy of the data directory (a standby, a restored backup)
+ * setting.  A file others may read (a data directory copied with cp) is
+ * made 0600 before it is read.  A copy of the data directory (a standby, a
+ * restored backup)
  * carries the file, but claims under a holder name of its own (a new
  * instance).  A server that lost the file makes a new one, and is refused
  * until an administrator resets the secret of its name in the store
@@ -26,6 +28,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -42,6 +45,7 @@
 #define SNOWID_SECRET_LINE_LEN \
 	(sizeof(SNOWID_SECRET_PREFIX) - 1 + SNOWID_HOLDER_SECRET_LEN + 1)
 
+static int	snowid_secret_file_open(void);
 static bool snowid_secret_make(void);
 static bool snowid_secret_parse(const char *line, size_t len, char *secret);
 
@@ -55,23 +59,17 @@ void
 snowid_holder_secret(char *secret)
 {
 	char		line[SNOWID_SECRET_LINE_LEN + 1];
-	char		problem[SNOWID_SECRET_PROBLEM_LEN];
 	ssize_t		got;
 	int			fd;
 
-	fd = snowid_secret_open(SNOWID_SECRET_FILE, problem, sizeof(problem));
+	fd = snowid_secret_file_open();
 	if (fd < 0 && errno == ENOENT && snowid_secret_make())
-		fd = snowid_secret_open(SNOWID_SECRET_FILE, problem, sizeof(problem));
+		fd = snowid_secret_file_open();
 	if (fd < 0)
-	{
-		bool		mode = errno == 0;
-
 		ereport(ERROR,
-				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("could not read the snowid holder secret"),
-				 errdetail_internal("%s", problem),
-				 mode ? errhint(SNOWID_SECRET_MODE_HINT) : 0));
-	}
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWID_SECRET_FILE),
+				 errdetail("The holder secret file must be a regular file of the server's operating system user.")));
 
 	got = snowid_secret_read(fd, line, sizeof(line));
 	close(fd);
@@ -82,9 +80,44 @@ snowid_holder_secret(char *secret)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("snowid holder secret file \"%s\" is corrupt",
 						SNOWID_SECRET_FILE),
-				 errhint("Remove the file: the server makes a new secret, which an administrator then lets the store accept for this server (doc/security.md, \"A lost holder secret\").")));
+				 errhint("Remove the file: the server makes a new secret, which an administrator then lets the store accept for this server (doc/security.md, \"Holder secrets\").")));
 	}
 	explicit_bzero(line, sizeof(line));
+}
+
+/*
+ * snowid_secret_file_open
+ *		Opens the secret file for reading, without blocking on what is not a
+ *		regular file; -1 with errno set if it cannot be opened, or is not a
+ *		regular file of the server's user (EPERM).  A file others may read
+ *		(a data directory copied with cp, or with group access) is made
+ *		0600 first: the data directory's own mode guards it too.
+ */
+static int
+snowid_secret_file_open(void)
+{
+	struct stat st;
+	int			fd;
+	int			flags;
+
+	fd = open(SNOWID_SECRET_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	errno = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		st.st_uid != geteuid() ||
+		((st.st_mode & (S_IRWXG | S_IRWXO)) != 0 &&
+		 fchmod(fd, S_IRUSR | S_IWUSR) != 0) ||
+		(flags = fcntl(fd, F_GETFL)) < 0 ||
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno != 0 ? save_errno : EPERM;
+		return -1;
+	}
+	return fd;
 }
 
 /*

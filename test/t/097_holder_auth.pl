@@ -160,6 +160,15 @@ $l->stop;
 
 # -- a lost secret: refused until an administrator resets it ----------------
 
+# A copy made with cp leaves the file readable by others: the server makes
+# it 0600 again, and claims as before.
+$v->stop;
+chmod 0644, $secret_file or die "chmod $secret_file: $!";
+$v->start;
+$v->safe_psql('postgres', 'SELECT snowid_next()');
+is(SnowidRedis::worker($v), '1|config', 'a secret file others could read is used');
+is((stat $secret_file)[2] & 07777, 0600, 'once made readable by its owner only');
+
 $v->stop;
 unlink $secret_file or die "unlink $secret_file: $!";
 $v->start;
