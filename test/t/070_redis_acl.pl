@@ -9,7 +9,8 @@
 # user a worker id on lease lives its whole life (claim, renewals, the
 # holder named to another server, release, the id taken for good after it),
 # and the user cannot CONFIG GET, EVAL, load a library or touch another
-# datacenter's keys.  Without the library: a user that may EVAL still works
+# datacenter's keys.  A user allowed FCALL alone cannot run the functions:
+# Redis checks the commands inside them against the caller's ACL.  Without the library: a user that may EVAL still works
 # (scripts run with EVALSHA/EVAL) and the server warns once a process; the
 # narrow user fails with a clear error whose hint is the command that loads
 # the library.  The user documented before the library (EVAL, no FCALL)
@@ -184,6 +185,19 @@ sub run_on
 		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew '
 		  . 'snowid_2_claim snowid_2_free snowid_2_lease_claim snowid_2_lease_release snowid_2_lease_renew snowid_2_reset_secret',
 		"$kind: the administrator loaded the library from the installed file");
+
+	# Redis checks the commands inside a function against the caller's
+	# ACL: a user allowed FCALL alone cannot claim (so snowid's user must be
+	# allowed HSET and HDEL on its keys, and can write them directly; see
+	# doc/redis.md, "What one server can do to another's claim").
+	$server->cli('ACL', 'SETUSER', 'fcall_only', 'reset', 'on', ">$password",
+		"~{snowid:dc:$dc}:*", '+fcall');
+	my $base = "{snowid:dc:$dc}";
+	like(cli_as($server, 'fcall_only', 'FCALL', 'snowid_2_claim', '3',
+			"$base:owners", "$base:leases", "$base:fences", 'me',
+			'-1 31 -1 0 9999999999999', '0' x 64),
+		qr/can't run this command|ACL failure in script|NOPERM/,
+		"$kind: a user allowed FCALL alone cannot run the functions");
 
 	# The user documented before the library: EVAL, no FCALL.  It still
 	# works, running the library as a script, and says how to do better.
