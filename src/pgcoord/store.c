@@ -152,8 +152,8 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
 
 /*
  * snowid_pg_claim
- *		The claim for good: claim(datacenter, identity, secret, want, max, prefer,
- *		usable_ms).
+ *		The claim for good: claim(datacenter, identity, secret, want, max,
+ *		prefer, usable_ms).
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
@@ -201,10 +201,10 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 
 /*
  * snowid_pg_lease_claim
- *		A lease claim: lease_claim(datacenter, identity, secret, max, lease_ms,
- *		client_ms, usable_ms, prefer, wait_ms, token).  The grant must
- *		start at or above its floor, within what the request can wait for,
- *		and reach no further than a lease past it or the generator.
+ *		A lease claim: lease_claim(datacenter, identity, secret, max,
+ *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token).  The grant
+ *		must start at or above its floor, within what the request can wait
+ *		for, and reach no further than a lease past it or the generator.
  */
 static void
 snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
@@ -264,10 +264,10 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 
 /*
  * snowid_pg_lease_renew
- *		A renewal: lease_renew(datacenter, identity, secret, worker_id, lease_ms,
- *		want_ms, token).  A fence past the one asked for, which no holder
- *		of this claim wrote, is not taken: grant->refused_fence_ms keeps it
- *		for the caller to report.
+ *		A renewal: lease_renew(datacenter, identity, secret, worker_id,
+ *		lease_ms, want_ms, token).  A fence past the one asked for, which no
+ *		holder of this claim wrote, is not taken: grant->refused_fence_ms
+ *		keeps it for the caller to report.
  */
 static SnowidLeaseOutcome
 snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
