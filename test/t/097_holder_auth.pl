@@ -197,9 +197,13 @@ like(attack('claim', $v_name, "-1 0 $now"), $refusal,
 	'under its new secret, which the attacker does not have either');
 
 my $log = slurp_file($v->logfile);
+my $store_log = $pg ? slurp_file($coord->node->logfile) : '';
 for my $s ($secret, (slurp_file($secret_file) =~ / ([0-9a-f]{64})/))
 {
 	unlike($log, qr/\Q$s\E/, 'no holder secret in the server log');
+	unlike($store_log, qr/\Q$s\E/,
+		'nor in the log of the coordination server, which logs every statement')
+	  if $pg;
 }
 
 # -- no call keeps the datacenter's lock past its statement (SQL) -----------

@@ -71,6 +71,10 @@ sub grant
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});
+	# the holder secrets, parameters of the fleet's calls, kept out of the
+	# coordination server's log (doc/coordinator.md, "Holder secrets")
+	$self->sql(undef,
+		'ALTER ROLE coord_fleet SET log_parameter_max_length = 0');
 	return;
 }
 
