@@ -209,14 +209,14 @@ sub add_holder
 	return;
 }
 
-# The database loses every claim and fence, as one restored from a dump
-# taken before any claim, or failed over to a standby that had none.
+# The database loses every claim, fence and holder's secret, as one
+# restored from a dump taken before any claim, or failed over to a standby that had none.
 sub wipe
 {
 	my ($self) = @_;
 
 	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
-		  . 'snowid_coordinator.datacenters');
+		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters');
 	return;
 }
 
