@@ -6,9 +6,10 @@
 # overlap, and that each issuer's ids rise.  An issuer is one data
 # directory: a server across its restarts, a copy of it, a promoted standby.
 #
-# Five servers share four worker ids of datacenter 1 (worker_bits = 2):
+# Five servers share eight worker ids of datacenter 1 (worker_bits = 3):
 # three on a 3 s lease, one claiming for good (with a streaming standby),
-# and the copies the run makes.  Each round every running server takes a
+# and the copies and standbys the run makes (up to nine issuers, so that
+# each can claim one, yet not all at once).  Each round every running server takes a
 # batch of 2,000 ids and the batch's range is logged; then, with some
 # chance, one fault from the guarantee's list:
 #
@@ -33,23 +34,26 @@
 #              as C on S's host name and port (a socket directory of its
 #              own), then S promoted and C started: two servers, each of
 #              its own, beside the first (at most once)
-#   impersonate  another member of the fleet calls under a holder's name,
-#              learned as a conflict answer tells it: a claim with max
-#              below the id a server holds for good, which would retire
-#              that id (or, if none can be, a lease claim that would take
-#              a lease over), with a secret of its own, as the fleet's role
+#   impersonate  a lease server T stopped (its lease given back) calls
+#              under another holder's name, learned as a conflict answer
+#              tells it, with a secret of its own, as the fleet's role: a
+#              claim with max below the id a server holds for good, which
+#              would retire that id (or, if there is none, a lease claim
+#              that would take a lease over); then T starts again and
+#              claims
 #
 # With a coordination database, which has a synchronous standby here, also
 # (once):
 #
 #   store_failover  its synchronous standby stopped, every call that waits
 #              for it cancelled (pg_cancel_backend, as an administrator
-#              does with stuck backends) for 6 s while a lease server
+#              does with stuck backends) for 6 s while the permanent
+#              server moves (a claim under a new name) and a lease server
 #              restarts and claims, then the coordination server killed
 #              and the standby, started again, promoted: it lacks every
 #              call whose wait was cancelled (doc/coordinator.md,
 #              "Failover of the coordination database"); the servers find
-#              it by the URL's second host
+#              it by the URL's second host, and the lease servers restart
 #
 # Every run takes standby_copy, impersonate and (with a coordination
 # database) store_failover once at a time drawn from the seed, besides
@@ -94,7 +98,7 @@ note("chaos run: seed $seed, $seconds s, against $store"
 my $dc = 1;
 my %layout = (
 	'snowid.datacenter_id' => $dc,
-	'snowid.worker_bits' => 2,
+	'snowid.worker_bits' => 3,
 	'snowid.sequence_bits' => 15);
 # A store that keeps its data across its restarts: Redis with every write
 # on disk, or a coordination database with a synchronous standby.
@@ -167,7 +171,7 @@ sub take_batches
 			$errors++;
 			next;
 		}
-		push @batches, [ $name, ($1 >> 15) & 3, $1, $2 ];
+		push @batches, [ $name, ($1 >> 15) & 7, $1, $2 ];
 	}
 	return;
 }
@@ -284,8 +288,8 @@ my %fault = (
 );
 $fault{standby_copy} = sub {
 	return if $standby_copies;
-	my $from = pick(['running'], 'permanent') // pick(['running'], 'lease')
-	  // return;
+	my $from = pick(['running'], 'permanent', 'promoted')
+	  // pick(['running'], 'lease') // return;
 	my $node = $server{$from}{node};
 	my $n = ++$standby_copies;
 	$node->backup("s${n}_base");
@@ -306,6 +310,7 @@ $fault{standby_copy} = sub {
 	return "s$n, a standby of $from, promoted; c$n, a backup of s$n, on its port";
 };
 $fault{impersonate} = sub {
+	my $t = pick(['running'], 'lease') // return;
 	my $owners = $coord->owners($dc);
 	my ($w) = grep { $owners->{$_} !~ /^lease / && $_ > 0 } sort keys %$owners;
 	my $kind = defined $w ? 'claim' : 'lease_claim';
@@ -313,8 +318,11 @@ $fault{impersonate} = sub {
 	  unless defined $w;
 	return unless defined $w;
 	(my $name = $owners->{$w}) =~ s/^lease //;
-	return "$kind under the name that holds worker id $w: "
-	  . impersonate($kind, $name, $w);
+	# t stops (its lease given back), calls as the holder, and starts again
+	$server{$t}{node}->stop;
+	my $answer = impersonate($kind, $name, $w);
+	start_server($server{$t});
+	return "$t, stopped, calls $kind under the name that holds worker id $w: $answer";
 };
 if ($store eq 'postgresql')
 {
@@ -328,12 +336,15 @@ if ($store eq 'postgresql')
 			BEGIN
 				FOR i IN 1..600 LOOP
 					PERFORM pg_cancel_backend(pid) FROM pg_stat_activity
-					WHERE usename = 'coord_fleet' AND wait_event = 'SyncRep';
+					WHERE wait_event = 'SyncRep';
 					PERFORM pg_stat_clear_snapshot();
 					PERFORM pg_sleep(0.1);
 				END LOOP;
 			END
 			$$});
+		# a permanent server claims under a new name, a lease server again
+		my $moved = pick(['running'], 'permanent', 'promoted');
+		$fault{move}->() if defined $moved;
 		my $name = pick(['running'], 'lease');
 		if (defined $name)
 		{
@@ -352,8 +363,15 @@ if ($store eq 'postgresql')
 		SnowidTest::promote($standby);
 		$coord->{db}{node} = $standby;
 		delete $coord->{standby};
+		# the lease servers claim again from it
+		for my $l (grep { $server{$_}{kind} eq 'lease' && $server{$_}{state} eq 'running' }
+			sort keys %server)
+		{
+			$server{$l}{node}->restart;
+		}
 		return 'the coordination database to its standby, stopped 6 s before, '
 		  . 'calls waiting for it cancelled'
+		  . (defined $moved ? ", $moved moved" : '')
 		  . (defined $name ? ", $name restarted meanwhile" : '');
 	};
 }
@@ -382,7 +400,7 @@ sub impersonate
 {
 	my ($kind, $name, $w) = @_;
 	my $secret = Digest::SHA::sha256_hex('another member of the fleet');
-	my $max = $kind eq 'claim' ? $w - 1 : 3;
+	my $max = $kind eq 'claim' ? $w - 1 : 7;
 	my $answer;
 
 	if ($store eq 'postgresql')
