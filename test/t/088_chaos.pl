@@ -432,10 +432,11 @@ sub impersonate
 	my $base = "{snowid:dc:$dc}";
 	for (1 .. 2)
 	{
+		# the secret last: after a lease's token and a space
 		my @args = $kind eq 'claim'
-		  ? ($name, "-1 $max -1 0 $usable")
-		  : ($name, "$max 3000 $usable $usable -1 0", '0123456789abcdef');
-		push @args, $secret if $secrets;
+		  ? ($name, "-1 $max -1 0 $usable", $secrets ? $secret : ())
+		  : ($name, "$max 3000 $usable $usable -1 0",
+			'0123456789abcdef' . ($secrets ? " $secret" : ''));
 		$answer = eval {
 			$coord->cli('FCALL', "snowid_2_$kind", '3', "$base:owners",
 				"$base:leases", "$base:fences", @args);
