@@ -441,6 +441,8 @@ sub impersonate
 			$coord->cli('FCALL', "snowid_2_$kind", '3', "$base:owners",
 				"$base:leases", "$base:fences", @args);
 		} // $@;
+		# redis-cli's error reply alone
+		$answer =~ s/^.*exited with status \d+: //s;
 		$answer =~ s/\s+/ /g;
 		last unless $answer =~ /SNOWID_FENCED \d+ (\d+)/;
 		$usable = $1;
