@@ -1,17 +1,17 @@
 # The chaos run: real servers claim worker ids from a real store (Redis, or
 # a PostgreSQL coordination database: SnowidCoord) and issue ids all the
-# time (every running server a batch at once, each round) while faults
-# come at random; afterwards a checker proves
-# that no two issuers' ranges of ids under one datacenter and worker id
-# overlap, and that each issuer's ids rise.  An issuer is one data
-# directory: a server across its restarts, a copy of it, a promoted standby.
+# time while faults come at random; afterwards a checker proves that no two
+# issuers' ranges of ids under one datacenter and worker id overlap, and
+# that each issuer's ids rise.  An issuer is one data directory: a server
+# across its restarts, a copy of it, a promoted standby.
 #
 # Five servers share eight worker ids of datacenter 1 (worker_bits = 3):
 # three on a 3 s lease, one claiming for good (with a streaming standby),
-# and the copies and standbys the run makes (up to nine issuers, so that
-# each can claim one, yet not all at once).  Each round every running server takes a
-# batch of 2,000 ids and the batch's range is logged; then, with some
-# chance, one fault from the guarantee's list:
+# and the copies and standbys the run makes (up to nine issuers).  Each
+# round all running servers take a batch of 2,000 ids at once (so that two
+# that share a worker id issue in the same milliseconds) and the batches'
+# ranges are logged; then, with some chance, one fault from the
+# guarantee's list:
 #
 #   crash      kill -9 (pg_ctl stop -m immediate), then start again
 #   restart    a clean stop and start
