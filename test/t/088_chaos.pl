@@ -28,8 +28,9 @@
 #              snowid_coordinator.free())
 #   failover   the permanent server killed for good and its standby
 #              promoted; its worker id then freed
-#   standby_copy  a server (the permanent one if it runs, else one on
-#              lease) given a new streaming standby S, a base backup
+#   standby_copy  a server (the first permanent one if it runs, else the
+#              promoted standby, else one on lease) given a new streaming
+#              standby S, a base backup
 #              of S (as pgBackRest's backup-standby takes them) restored
 #              as C on S's host name and port (a socket directory of its
 #              own), then S promoted and C started: two servers, each of
@@ -53,7 +54,8 @@
 #              and the standby, started again, promoted: it lacks every
 #              call whose wait was cancelled (doc/coordinator.md,
 #              "Failover of the coordination database"); the servers find
-#              it by the URL's second host, and the lease servers restart
+#              it by the URL's second host; the lease servers restart and
+#              another permanent server moves
 #
 # Every run takes standby_copy, impersonate and (with a coordination
 # database) store_failover once at a time drawn from the seed, besides
@@ -263,7 +265,7 @@ my %fault = (
 		return "$name of $from";
 	},
 	move => sub {
-		my $name = pick(['running'], 'permanent', 'promoted') // return;
+		my $name = shift // pick(['running'], 'permanent', 'promoted') // return;
 		my $s = $server{$name};
 		my $node = $s->{node};
 		my $w = $node->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
@@ -276,6 +278,8 @@ my %fault = (
 		return "$name to port $port, a new holder name; worker id $w freed";
 	},
 	failover => sub {
+		# (after the backup of a standby, which backs the permanent server up)
+		return unless $standby_copies;
 		return if $failed_over++;
 		my $w = $p->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
 		$p->stop('immediate');
@@ -288,8 +292,8 @@ my %fault = (
 );
 $fault{standby_copy} = sub {
 	return if $standby_copies;
-	my $from = pick(['running'], 'permanent', 'promoted')
-	  // pick(['running'], 'lease') // return;
+	my $from = pick(['running'], 'permanent')
+	  // pick(['running'], 'promoted') // pick(['running'], 'lease') // return;
 	my $node = $server{$from}{node};
 	my $n = ++$standby_copies;
 	$node->backup("s${n}_base");
@@ -363,12 +367,18 @@ if ($store eq 'postgresql')
 		SnowidTest::promote($standby);
 		$coord->{db}{node} = $standby;
 		delete $coord->{standby};
-		# the lease servers claim again from it
+		# the lease servers claim again from it, and another permanent
+		# server under a new name
 		for my $l (grep { $server{$_}{kind} eq 'lease' && $server{$_}{state} eq 'running' }
 			sort keys %server)
 		{
 			$server{$l}{node}->restart;
 		}
+		my @others = grep {
+			$server{$_}{state} eq 'running' && $server{$_}{kind} =~ /^(permanent|promoted)$/
+			  && $_ ne ($moved // '')
+		} sort keys %server;
+		$fault{move}->($others[0]) if @others;
 		return 'the coordination database to its standby, stopped 6 s before, '
 		  . 'calls waiting for it cancelled'
 		  . (defined $moved ? ", $moved moved" : '')
@@ -450,9 +460,12 @@ sub impersonate
 	return $answer;
 }
 
-# The faults of issue 42 each run once, at a time drawn from the seed
-my %once = map { $_ => Time::HiRes::time() + $seconds * (0.15 + rand(0.6)) }
-  grep { $fault{$_} } qw(standby_copy impersonate store_failover);
+# The faults of issue 42 each run once, at a time drawn from the seed: the
+# backup of a standby early, while the first permanent server likely runs
+my %once = map {
+	$_ => Time::HiRes::time()
+	  + $seconds * ($_ eq 'standby_copy' ? 0.05 + rand(0.1) : 0.2 + rand(0.6))
+} grep { $fault{$_} } qw(standby_copy impersonate store_failover);
 
 # A test that dies leaves no server frozen, which could not be stopped.
 END
