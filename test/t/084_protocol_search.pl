@@ -6,14 +6,23 @@
 # servers that call it (claims on lease and for good with the numbers the C
 # side sends, ids issued, renewals, clean stops and crashes, frozen holders,
 # clock steps, leases running out, copied data directories, an operator's
-# HDEL and an administrator's snowid_2_free): every sequence of up to 4
-# steps over the default fleet, then 600 random sequences of 16 steps over
-# fleets drawn from the seed.  No PostgreSQL server is started.
+# HDEL and an administrator's snowid_2_free), and the faults of issue 42:
+# another member of the fleet calling under a holder's name (its claim with
+# max below the holder's id, its lease claim, renewal and release: refused,
+# as it lacks the holder's secret), and answers lost at the store's
+# failover (the synchronous standby stops, every answer since says it may
+# not be on it, the primary dies: the server takes such an answer as a
+# failure): every sequence of up to 4 steps over the default fleet, then
+# 600 random sequences of 16 steps over fleets drawn from the seed.  No
+# PostgreSQL server is started.
 #
 # Then the search must find a violation where there is one: an
 # administrator who frees a worker id with snowid_2_free and a margin of 0
 # ms, as soon as its holder stopped, lets the next holder start below ids
-# that holder issued up to its drift budget ahead of its clock.
+# that holder issued up to its drift budget ahead of its clock; and a
+# server that takes an answer that may not be on the standby as granted
+# (as releases up to 1.2 did) shares its id with the next claimer once the
+# failover lost its claim.
 #
 # Copies are searched with --copy-identity new: a copy of a data directory
 # that claims under its original's identity ("dc=... host=... port=...
@@ -84,6 +93,10 @@ like($summary // '',
 	'its summary counts the grants it checked, and no violation');
 like($summary // '', qr/\(snowid_2_\*\)/,
 	'it called the functions of the newest generation, snowid_2_*');
+like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
+	'it called under other holders\' names');
+like($summary // '', qr/; [1-9]\d* failovers of the store/,
+	'and failed the store over with answers not on its standby');
 
 # A margin of 0 ms leaves the fence at Redis' clock, below the ids a server
 # with a drift budget of a second may have issued just before it stopped:
@@ -105,5 +118,23 @@ is($status, 1, 'the script it wrote replays to a violation')
   or diag($out);
 like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the same violation, at the same step');
+
+# A client that takes an answer that may not be on the standby as granted:
+# the failover loses its claim, and the next claimer gets its id.
+($status, $out) = protocol_search(
+	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
+	'--ops', '-impersonate', '--warned-answer', 'granted',
+	'--failure-file', "$dir/warned.txt");
+is($status, 1,
+	'an answer not on the standby taken as granted: the search finds a violation')
+  or diag($out);
+($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
+	'a grant of an id its holder still holds');
+like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
+	'after the failover');
+($status, $out) = protocol_search('--replay', "$dir/warned.txt");
+like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
+	'the script replays to the same violation');
 
 done_testing();

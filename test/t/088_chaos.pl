@@ -1,15 +1,17 @@
 # The chaos run: real servers claim worker ids from a real store (Redis, or
 # a PostgreSQL coordination database: SnowidCoord) and issue ids all the
-# time while faults come at random; afterwards a checker proves
-# that no two issuers' ranges of ids under one datacenter and worker id
-# overlap, and that each issuer's ids rise.  An issuer is one data
-# directory: a server across its restarts, a copy of it, a promoted standby.
+# time while faults come at random; afterwards a checker proves that no two
+# issuers' ranges of ids under one datacenter and worker id overlap, and
+# that each issuer's ids rise.  An issuer is one data directory: a server
+# across its restarts, a copy of it, a promoted standby.
 #
-# Five servers share four worker ids of datacenter 1 (worker_bits = 2):
+# Five servers share eight worker ids of datacenter 1 (worker_bits = 3):
 # three on a 3 s lease, one claiming for good (with a streaming standby),
-# and the copies the run makes.  Each round every running server takes a
-# batch of 2,000 ids and the batch's range is logged; then, with some
-# chance, one fault from the guarantee's list:
+# and the copies and standbys the run makes (up to nine issuers).  Each
+# round all running servers take a batch of 2,000 ids at once (so that two
+# that share a worker id issue in the same milliseconds) and the batches'
+# ranges are logged; then, with some chance, one fault from the
+# guarantee's list:
 #
 #   crash      kill -9 (pg_ctl stop -m immediate), then start again
 #   restart    a clean stop and start
@@ -26,13 +28,38 @@
 #              snowid_coordinator.free())
 #   failover   the permanent server killed for good and its standby
 #              promoted; its worker id then freed
+#   standby_copy  a server (the first permanent one if it runs, else the
+#              promoted standby, else one on lease) given a new streaming
+#              standby S, a base backup
+#              of S (as pgBackRest's backup-standby takes them) restored
+#              as C on S's host name and port (a socket directory of its
+#              own), then S promoted and C started: two servers, each of
+#              its own, beside the first (at most once)
+#   impersonate  a lease server T stopped (its lease given back) calls
+#              under another holder's name, learned as a conflict answer
+#              tells it, with a secret of its own, as the fleet's role: a
+#              claim with max below the id a server holds for good, which
+#              would retire that id (or, if there is none, a lease claim
+#              that would take a lease over); then T starts again and
+#              claims
 #
 # With a coordination database, which has a synchronous standby here, also
 # (once):
 #
-#   store_failover  the coordination server killed and its standby
-#              promoted (doc/coordinator.md, "Failover of the coordination
-#              database"); the servers find it by the URL's second host
+#   store_failover  its synchronous standby stopped, every call that waits
+#              for it cancelled (pg_cancel_backend, as an administrator
+#              does with stuck backends) for 6 s while the permanent
+#              server moves (a claim under a new name) and a lease server
+#              restarts and claims, then the coordination server killed
+#              and the standby, started again, promoted: it lacks every
+#              call whose wait was cancelled (doc/coordinator.md,
+#              "Failover of the coordination database"); the servers find
+#              it by the URL's second host; the lease servers restart and
+#              another permanent server moves
+#
+# Every run takes standby_copy, impersonate and (with a coordination
+# database) store_failover once at a time drawn from the seed, besides
+# the faults drawn each round, so that a one-minute run has them all.
 #
 # (A failover of Redis, through Sentinel, is test/t/019_redis_sentinel.pl's.)
 #
@@ -48,6 +75,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
+use Digest::SHA ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
@@ -72,7 +100,7 @@ note("chaos run: seed $seed, $seconds s, against $store"
 my $dc = 1;
 my %layout = (
 	'snowid.datacenter_id' => $dc,
-	'snowid.worker_bits' => 2,
+	'snowid.worker_bits' => 3,
 	'snowid.sequence_bits' => 15);
 # A store that keeps its data across its restarts: Redis with every write
 # on disk, or a coordination database with a synchronous standby.
@@ -122,23 +150,30 @@ $standby->start;
 
 # Every batch: [issuer, worker id, first id, last id].
 my @batches;
-my (%faults, $errors, $copies, $failed_over, $store_failed_over);
+my (%faults, $errors, $copies, $failed_over, $store_failed_over,
+	$standby_copies);
 
+# Every running server takes a batch at the same time, so that two servers
+# that share a worker id issue in the same milliseconds.
 sub take_batches
 {
+	my %session;
+
 	for my $name (sort keys %server)
 	{
-		my $s = $server{$name};
-
-		next unless $s->{state} eq 'running';
-		my ($ret, $out) = $s->{node}->psql('postgres',
+		next unless $server{$name}{state} eq 'running';
+		$session{$name} = SnowidTest::start_psql($server{$name}{node},
 			'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
-		if ($ret != 0 || $out !~ /^(\d+)\|(\d+)$/)
+	}
+	for my $name (sort keys %session)
+	{
+		my $ret = $session{$name}->finish;
+		if ($ret != 0 || $session{$name}->stdout !~ /^(\d+)\|(\d+)$/m)
 		{
 			$errors++;
 			next;
 		}
-		push @batches, [ $name, ($1 >> 15) & 3, $1, $2 ];
+		push @batches, [ $name, ($1 >> 15) & 7, $1, $2 ];
 	}
 	return;
 }
@@ -230,7 +265,7 @@ my %fault = (
 		return "$name of $from";
 	},
 	move => sub {
-		my $name = pick(['running'], 'permanent', 'promoted') // return;
+		my $name = shift // pick(['running'], 'permanent', 'promoted') // return;
 		my $s = $server{$name};
 		my $node = $s->{node};
 		my $w = $node->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
@@ -243,6 +278,8 @@ my %fault = (
 		return "$name to port $port, a new holder name; worker id $w freed";
 	},
 	failover => sub {
+		# (after the backup of a standby, which backs the permanent server up)
+		return unless $standby_copies;
 		return if $failed_over++;
 		my $w = $p->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
 		$p->stop('immediate');
@@ -253,12 +290,99 @@ my %fault = (
 		return "p (worker id $w) to its standby";
 	},
 );
+$fault{standby_copy} = sub {
+	return if $standby_copies;
+	my $from = pick(['running'], 'permanent')
+	  // pick(['running'], 'promoted') // pick(['running'], 'lease') // return;
+	my $node = $server{$from}{node};
+	my $n = ++$standby_copies;
+	$node->backup("s${n}_base");
+	my $s = PostgreSQL::Test::Cluster->new("s$n");
+	$s->init_from_backup($node, "s${n}_base", has_streaming => 1);
+	$s->start;
+	$node->wait_for_replay_catchup($s);
+	$s->backup("c${n}_base");
+	my $c = PostgreSQL::Test::Cluster->new("c$n", port => $s->port,
+		own_host => 1);
+	$c->init_from_backup($s, "c${n}_base");
+	SnowidTest::promote($s);
+	add_server("s$n", $s, 'promoted');
+	# (the backup of a standby starts as a standby of its origin)
+	$c->start;
+	SnowidTest::promote($c);
+	add_server("c$n", $c, 'copy');
+	return "s$n, a standby of $from, promoted; c$n, a backup of s$n, on its port";
+};
+$fault{impersonate} = sub {
+	my $t = pick(['running'], 'lease') // return;
+	my $owners = $coord->owners($dc);
+	my ($w) = grep { $owners->{$_} !~ /^lease / && $_ > 0 } sort keys %$owners;
+	my $kind = defined $w ? 'claim' : 'lease_claim';
+	($w) = grep { $owners->{$_} =~ /^lease / } sort keys %$owners
+	  unless defined $w;
+	return unless defined $w;
+	(my $name = $owners->{$w}) =~ s/^lease //;
+	# t stops (its lease given back), calls as the holder, and starts again
+	$server{$t}{node}->stop;
+	my $answer = impersonate($kind, $name, $w);
+	start_server($server{$t});
+	return "$t, stopped, calls $kind under the name that holds worker id $w: $answer";
+};
 if ($store eq 'postgresql')
 {
 	$fault{store_failover} = sub {
 		return if $store_failed_over++;
-		$coord->failover;
-		return 'the coordination database to its standby';
+		my $standby = $coord->{standby};
+		my $primary = $coord->node;
+		$standby->stop('fast');
+		my $cancels = SnowidTest::start_psql($primary, q{
+			DO $$
+			BEGIN
+				FOR i IN 1..600 LOOP
+					PERFORM pg_cancel_backend(pid) FROM pg_stat_activity
+					WHERE wait_event = 'SyncRep';
+					PERFORM pg_stat_clear_snapshot();
+					PERFORM pg_sleep(0.1);
+				END LOOP;
+			END
+			$$});
+		# a permanent server claims under a new name, a lease server again
+		my $moved = pick(['running'], 'permanent', 'promoted');
+		$fault{move}->() if defined $moved;
+		my $name = pick(['running'], 'lease');
+		if (defined $name)
+		{
+			$server{$name}{node}->stop('immediate');
+			start_server($server{$name});
+		}
+		my $until = Time::HiRes::time() + 6;
+		while (Time::HiRes::time() < $until)
+		{
+			take_batches();
+			Time::HiRes::sleep(0.3);
+		}
+		$primary->stop('immediate');
+		$cancels->{handle}->kill_kill;
+		$standby->start;
+		SnowidTest::promote($standby);
+		$coord->{db}{node} = $standby;
+		delete $coord->{standby};
+		# the lease servers claim again from it, and another permanent
+		# server under a new name
+		for my $l (grep { $server{$_}{kind} eq 'lease' && $server{$_}{state} eq 'running' }
+			sort keys %server)
+		{
+			$server{$l}{node}->restart;
+		}
+		my @others = grep {
+			$server{$_}{state} eq 'running' && $server{$_}{kind} =~ /^(permanent|promoted)$/
+			  && $_ ne ($moved // '')
+		} sort keys %server;
+		$fault{move}->($others[0]) if @others;
+		return 'the coordination database to its standby, stopped 6 s before, '
+		  . 'calls waiting for it cancelled'
+		  . (defined $moved ? ", $moved moved" : '')
+		  . (defined $name ? ", $name restarted meanwhile" : '');
 	};
 }
 if ($uncovered)
@@ -278,6 +402,69 @@ if ($uncovered)
 }
 my @kinds = sort keys %fault;
 
+# A member of the fleet's role calls as the holder name: a claim with max
+# below worker id w (its other ids then retired), or a lease claim; with a
+# secret of its own where the store binds names to secrets.  A fenced
+# answer tells it the fence to send.  Returns the store's answer.
+sub impersonate
+{
+	my ($kind, $name, $w) = @_;
+	my $secret = Digest::SHA::sha256_hex('another member of the fleet');
+	my $max = $kind eq 'claim' ? $w - 1 : 7;
+	my $answer;
+
+	if ($store eq 'postgresql')
+	{
+		my $db = $coord->{db};
+		my $procs = $db->sql(undef, q{SELECT count(*) FROM pg_catalog.pg_class
+			WHERE relname = 'holders'
+			  AND relnamespace = 'snowid_coordinator'::pg_catalog.regnamespace});
+		my $usable = $db->now_ms;
+		for (1 .. 2)
+		{
+			my $args = $kind eq 'claim'
+			  ? "-1, $max, -1, $usable"
+			  : "$max, 3000, $usable, $usable, -1, 0, '0123456789abcdef'";
+			my $sql = $procs
+			  ? "CALL snowid_coordinator.$kind($dc, '$name', '$secret', $args)"
+			  : "SELECT * FROM snowid_coordinator.$kind($dc, '$name', $args)";
+			my ($ret, $out, $err) = $coord->node->psql('coord', $sql,
+				extra_params => [ '-U', 'coord_fleet' ]);
+			$answer = $ret == 0 ? $out : ($err =~ /ERROR:\s+([^\n]*)/)[0] // $err;
+			last unless $answer =~ /^fenced\|\d+\|\|(\d+)\|/;
+			$usable = $1;
+		}
+		return $answer;
+	}
+	my ($sec, $usec) = split /\n/, $coord->cli('TIME');
+	my $usable = $sec * 1000 + int($usec / 1000);
+	my $secrets = $coord->cli('FUNCTION', 'LIST') =~ /snowid_2_reset_secret/;
+	my $base = "{snowid:dc:$dc}";
+	for (1 .. 2)
+	{
+		# the secret last: after a lease's token and a space
+		my @args = $kind eq 'claim'
+		  ? ($name, "-1 $max -1 0 $usable", $secrets ? $secret : ())
+		  : ($name, "$max 3000 $usable $usable -1 0",
+			'0123456789abcdef' . ($secrets ? " $secret" : ''));
+		$answer = eval {
+			$coord->cli('FCALL', "snowid_2_$kind", '3', "$base:owners",
+				"$base:leases", "$base:fences", @args);
+		} // $@;
+		# redis-cli's error reply alone
+		$answer =~ s/^.*exited with status \d+: //s;
+		$answer =~ s/\s+/ /g;
+		last unless $answer =~ /SNOWID_FENCED \d+ (\d+)/;
+		$usable = $1;
+	}
+	return $answer;
+}
+
+# The faults of issue 42 each run once, at a time drawn from the seed (the
+# permanent server's failover waits for the backup of a standby)
+my %once = map { $_ => Time::HiRes::time() + $seconds * (0.15 + rand(0.6)) }
+  grep { $fault{$_} } qw(standby_copy impersonate store_failover);
+
 # A test that dies leaves no server frozen, which could not be stopped.
 END
 {
@@ -295,9 +482,21 @@ while (Time::HiRes::time() < $end)
 		SnowidLease::thaw($s->{pids});
 		$s->{state} = 'running';
 	}
-	next if rand() > 0.2;
-	my $kind = $kinds[ int(rand(@kinds)) ];
+	my ($kind) = grep { $once{$_} <= Time::HiRes::time() } sort keys %once;
+	my $forced = defined $kind;
+	if ($forced)
+	{
+		delete $once{$kind};
+	}
+	else
+	{
+		next if rand() > 0.2;
+		$kind = $kinds[ int(rand(@kinds)) ];
+	}
 	my $what = $fault{$kind}->();
+	# a fault of issue 42 that found nothing to act on yet comes again
+	$once{$kind} = Time::HiRes::time() + 1
+	  if !defined $what && $forced && !$faults{$kind};
 	next unless defined $what;
 	$faults{$kind}++;
 	note("fault: $kind, $what");

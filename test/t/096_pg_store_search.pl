@@ -5,9 +5,11 @@
 # ids.  The search starts a PostgreSQL server of this build (pg_config in
 # PATH) under libfaketime, whose clock it sets, and drives the extension's
 # functions with the model of the servers that 084_protocol_search.pl
-# drives the Redis library with: every sequence of up to 4 steps over the
-# default fleet, then 600 random sequences of 16 steps over fleets drawn
-# from the seed.
+# drives the Redis library with, its faults of issue 42 too (another member
+# of the fleet calling under a holder's name, without its secret; answers
+# lost at the store's failover, which the server takes as failures): every
+# sequence of up to 4 steps over the default fleet, then 600 random
+# sequences of 16 steps over fleets drawn from the seed.
 #
 # Then --store both runs the same kind of search against the Redis library
 # and the extension side by side, on one clock: every call's two replies
@@ -17,7 +19,9 @@
 # administrator who frees a worker id with free() and a margin of 0 ms, as
 # soon as its holder stopped, lets the next holder start below ids that
 # holder issued up to its drift budget ahead of its clock; the script it
-# writes replays to the same violation.
+# writes replays to the same violation.  And a server that takes a claim
+# whose answer warned that it may not be on the synchronous standby as
+# granted shares its id with the next claimer once the failover lost it.
 #
 # Needs libfaketime, and for --store both Perl's Redis module (Debian's
 # libredis-perl) and redis-server (SNOWID_REDIS_SERVER, as test/lib.sh's
@@ -81,6 +85,10 @@ like($summary // '',
 	'its summary counts the grants it checked, and no violation');
 like($summary // '', qr/\(snowid_coordinator on PostgreSQL \d+/,
 	'it called the functions of the extension, on a PostgreSQL server');
+like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
+	'it called under other holders\' names');
+like($summary // '', qr/; [1-9]\d* failovers of the store/,
+	'and failed the store over with answers not on its standby');
 
 SKIP:
 {
@@ -138,5 +146,21 @@ like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the same violation, at the same step');
 like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
 	'and its calls are printed as a psql script');
+
+# A claim whose answer warned that it may not be on the standby, taken as
+# granted: the failover loses it, and the next claimer gets the same id.
+($status, $out) = protocol_search(
+	'--store', 'postgresql', '--library', $extension,
+	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
+	'--ops', '-impersonate', '--warned-answer', 'granted',
+	'--failure-file', "$dir/warned.txt");
+is($status, 1,
+	'an answer not on the standby taken as granted: the search finds a violation')
+  or diag($out);
+($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
+	'a grant of an id its holder still holds');
+like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
+	'after the failover');
 
 done_testing();
