@@ -212,7 +212,7 @@ is( $db->sql('coord_admin',
 
 # A call waits for the lock of its datacenter, which another holds until it
 # commits (here the owner, by hand: no call keeps it past its CALL, see
-# 097); the caller's lock_timeout bounds the wait.  (Tested while the
+# 106); the caller's lock_timeout bounds the wait.  (Tested while the
 # server's clock is not offset: libfaketime delays the server's timers by
 # the offset.)
 my $lock_dc30 = 'BEGIN; SELECT * FROM snowid_coordinator.datacenters'
