@@ -45,7 +45,7 @@
 #define SNOWID_SECRET_LINE_LEN \
 	(sizeof(SNOWID_SECRET_PREFIX) - 1 + SNOWID_HOLDER_SECRET_LEN + 1)
 
-static int	snowid_secret_file_open(void);
+static int	snowid_holder_secret_open(void);
 static bool snowid_secret_make(void);
 static bool snowid_secret_parse(const char *line, size_t len, char *secret);
 
@@ -62,9 +62,9 @@ snowid_holder_secret(char *secret)
 	ssize_t		got;
 	int			fd;
 
-	fd = snowid_secret_file_open();
+	fd = snowid_holder_secret_open();
 	if (fd < 0 && errno == ENOENT && snowid_secret_make())
-		fd = snowid_secret_file_open();
+		fd = snowid_holder_secret_open();
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -86,30 +86,32 @@ snowid_holder_secret(char *secret)
 }
 
 /*
- * snowid_secret_file_open
+ * snowid_holder_secret_open
  *		Opens the secret file for reading, without blocking on what is not a
- *		regular file; -1 with errno set if it cannot be opened, or is not a
- *		regular file of the server's user (EPERM).  A file others may read
- *		(a data directory copied with cp, or with group access) is made
- *		0600 first: the data directory's own mode guards it too.
+ *		regular file (util/secret_file.h); -1 with errno set if it cannot be
+ *		opened, or is not a regular file of the server's user (EPERM).  A
+ *		file others may read (a data directory copied with cp, or with group
+ *		access) is made 0600 first: the data directory's own mode guards it
+ *		too.
  */
 static int
-snowid_secret_file_open(void)
+snowid_holder_secret_open(void)
 {
 	struct stat st;
+	char		problem[SNOWID_SECRET_PROBLEM_LEN];
 	int			fd;
-	int			flags;
 
-	fd = open(SNOWID_SECRET_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = snowid_file_open(SNOWID_SECRET_FILE, &st, problem, sizeof(problem));
 	if (fd < 0)
+	{
+		if (errno == 0)
+			errno = EPERM;
 		return -1;
+	}
 	errno = 0;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-		st.st_uid != geteuid() ||
+	if (st.st_uid != geteuid() ||
 		((st.st_mode & (S_IRWXG | S_IRWXO)) != 0 &&
-		 fchmod(fd, S_IRUSR | S_IWUSR) != 0) ||
-		(flags = fcntl(fd, F_GETFL)) < 0 ||
-		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		 fchmod(fd, S_IRUSR | S_IWUSR) != 0))
 	{
 		int			save_errno = errno;
 
