@@ -46,6 +46,8 @@ typedef enum SnowidPgOutcome
 	SNOWID_PG_CONFLICT,
 	SNOWID_PG_HOLDS_OTHER,
 	SNOWID_PG_LOST,
+	SNOWID_PG_QUIET,			/* no id until fence_ms (the forgetting
+								 * rule) */
 	SNOWID_PG_BAD_REPLY			/* a row of unexpected shape */
 } SnowidPgOutcome;
 
@@ -78,14 +80,16 @@ typedef struct SnowidPgDetail
 
 static const char *const snowid_pg_claim_sql =
 "SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.claim("
-"$1::int, $2::text, $3::int, $4::int, $5::int, $6::bigint)";
+"$1::int, $2::text, $3::int, $4::int, $5::int, $6::bigint, $7::bigint, "
+"$8::boolean)";
 static const char *const snowid_pg_lease_claim_sql =
 "SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::int, $4::bigint, $5::bigint, $6::bigint, $7::int, "
-"$8::bigint, $9::text)";
+"$8::bigint, $9::text, $10::bigint)";
 static const char *const snowid_pg_lease_renew_sql =
 "SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_renew("
-"$1::int, $2::text, $3::int, $4::bigint, $5::bigint, $6::text)";
+"$1::int, $2::text, $3::int, $4::bigint, $5::bigint, $6::text, $7::bigint, "
+"$8::bigint)";
 static const char *const snowid_pg_lease_release_sql =
 "SELECT " SNOWID_PG_COLUMNS " FROM snowid_coordinator.lease_release("
 "$1::int, $2::text, $3::int, $4::bigint, $5::boolean, $6::text)";
@@ -155,8 +159,8 @@ static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
-	char		numbers[5][24];
-	const char *values[6];
+	char		numbers[6][24];
+	const char *values[8];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", request->datacenter_id);
@@ -164,14 +168,17 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snprintf(numbers[2], 24, "%d", request->max_worker_id);
 	snprintf(numbers[3], 24, "%d", request->preferred_worker_id);
 	snprintf(numbers[4], 24, INT64_FORMAT, request->usable_ms);
+	snprintf(numbers[5], 24, INT64_FORMAT, request->quiet_ms);
 	values[0] = numbers[0];
 	values[1] = request->identity;
 	values[2] = numbers[1];
 	values[3] = numbers[2];
 	values[4] = numbers[3];
 	values[5] = numbers[4];
+	values[6] = numbers[5];
+	values[7] = request->reassert ? "true" : "false";
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 6, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 8, values, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -206,8 +213,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[7][24];
-	const char *values[9];
+	char		numbers[8][24];
+	const char *values[10];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -226,9 +233,11 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	values[6] = numbers[5];
 	values[7] = numbers[6];
 	values[8] = request->token;
+	snprintf(numbers[7], 24, INT64_FORMAT, claim->quiet_ms);
+	values[9] = numbers[7];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 9, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 10, values,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -268,23 +277,28 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[4][24];
-	const char *values[6];
+	char		numbers[6][24];
+	const char *values[8];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
 	snprintf(numbers[1], 24, "%d", request->worker_id);
 	snprintf(numbers[2], 24, INT64_FORMAT, request->lease_ms);
 	snprintf(numbers[3], 24, INT64_FORMAT, request->fence_ms);
+	/* what re-asserts the lease in a quiet period */
+	snprintf(numbers[4], 24, INT64_FORMAT, claim->quiet_ms);
+	snprintf(numbers[5], 24, INT64_FORMAT, claim->client_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = numbers[1];
 	values[3] = numbers[2];
 	values[4] = numbers[3];
 	values[5] = request->token;
+	values[6] = numbers[4];
+	values[7] = numbers[5];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 6, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 8, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -433,6 +447,7 @@ snowid_pg_read_row(const PGresult *res, SnowidPgRow *row)
 		{"conflict", SNOWID_PG_CONFLICT},
 		{"holds_other", SNOWID_PG_HOLDS_OTHER},
 		{"lost", SNOWID_PG_LOST},
+		{"quiet", SNOWID_PG_QUIET},
 	};
 	const char *outcome;
 	int			i;
@@ -516,17 +531,26 @@ snowid_pg_refusal(const SnowidStoreRequest *request, const SnowidPgRow *row,
 		case SNOWID_PG_ALL_HELD:
 			result->status = SNOWID_STORE_ALL_HELD;
 			return true;
+		case SNOWID_PG_QUIET:
+			result->status = SNOWID_STORE_QUIET;
+			result->retry_ms = row->fence_ms;
+			return row->fence_ms > 0 &&
+				row->fence_ms <= request->plausible_ms + SNOWID_QUIET_MAX_MS;
 		case SNOWID_PG_FENCED:
 			if (row->worker_id < 0 || row->worker_id > request->max_worker_id ||
 				row->fence_ms <= request->usable_ms)
 				return false;
 			if (row->fence_ms > request->plausible_ms)
 				detail->outcome = SNOWID_PG_IMPLAUSIBLE;
+			else
+				result->status = SNOWID_STORE_REFUSED;
 			return true;
 		case SNOWID_PG_CONFLICT:
+			result->status = SNOWID_STORE_REFUSED;
 			strlcpy(result->holder, row->holder, sizeof(result->holder));
 			return request->explicit_worker_id >= 0;
 		case SNOWID_PG_HOLDS_OTHER:
+			result->status = SNOWID_STORE_REFUSED;
 			return request->explicit_worker_id >= 0 &&
 				row->worker_id >= 0 && row->worker_id <= INT_MAX;
 		default:
