@@ -57,13 +57,14 @@ sub grant
 	$self->sql('coord_owner', q{
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_fleet;
 		GRANT EXECUTE ON FUNCTION
-			snowid_coordinator.claim(integer, text, integer, integer, integer, bigint),
-			snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text),
-			snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text),
+			snowid_coordinator.claim(integer, text, integer, integer, integer, bigint, bigint, boolean),
+			snowid_coordinator.lease_claim(integer, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
+			snowid_coordinator.lease_renew(integer, text, integer, bigint, bigint, text, bigint, bigint),
 			snowid_coordinator.lease_release(integer, text, integer, bigint, boolean, text)
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
-		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint)
+		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+			snowid_coordinator.new_datacenter(integer)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});
