@@ -64,7 +64,8 @@ sub grant
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
-			snowid_coordinator.new_datacenter(integer)
+			snowid_coordinator.new_datacenter(integer),
+			snowid_coordinator.end_quiet(integer)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});
