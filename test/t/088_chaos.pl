@@ -300,7 +300,7 @@ $fault{standby_copy} = sub {
 	my $s = PostgreSQL::Test::Cluster->new("s$n");
 	$s->init_from_backup($node, "s${n}_base", has_streaming => 1);
 	$s->start;
-	$node->wait_for_replay_catchup($s);
+	$node->wait_for_catchup($s, 'replay', $node->lsn('insert'));
 	$s->backup("c${n}_base");
 	my $c = PostgreSQL::Test::Cluster->new("c$n", port => $s->port,
 		own_host => 1);
@@ -316,9 +316,11 @@ $fault{standby_copy} = sub {
 $fault{impersonate} = sub {
 	my $t = pick(['running'], 'lease') // return;
 	my $owners = $coord->owners($dc);
-	my ($w) = grep { $owners->{$_} !~ /^lease / && $_ > 0 } sort keys %$owners;
+	# (the worker ids' fields: 1.2's fence:N fields are no holders)
+	my @ids = grep { /^\d+$/ } sort keys %$owners;
+	my ($w) = grep { $owners->{$_} !~ /^lease / && $_ > 0 } @ids;
 	my $kind = defined $w ? 'claim' : 'lease_claim';
-	($w) = grep { $owners->{$_} =~ /^lease / } sort keys %$owners
+	($w) = grep { $owners->{$_} =~ /^lease / } @ids
 	  unless defined $w;
 	return unless defined $w;
 	(my $name = $owners->{$w}) =~ s/^lease //;
