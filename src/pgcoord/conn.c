@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
@@ -41,9 +42,9 @@ static const char *const snowid_pg_file_keywords[SNOWID_PG_FILES] = {
 typedef struct SnowidPgHosts
 {
 	bool		named;			/* a name was resolved: pass these to libpq */
-	char		host[SNOWID_PG_URL_LEN];
-	char		port[SNOWID_PG_URL_LEN];	/* "" for the URL's, or none */
-	char		hostaddr[SNOWID_PG_URL_LEN];
+	StringInfoData host;
+	StringInfoData port;		/* "" for the URL's, or none */
+	StringInfoData hostaddr;
 } SnowidPgHosts;
 
 static bool snowid_pg_hosts(SnowidPgSession *session,
@@ -89,25 +90,25 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 		"dbname", "fallback_application_name", "client_encoding"
 	};
 	const char *values[7 + SNOWID_PG_FILES] = {target->url, "snowid", "UTF8"};
-	SnowidPgHosts *hosts = palloc(sizeof(SnowidPgHosts));
+	SnowidPgHosts hosts;
 	int			n = 3;
 	char		sql[128];
 	PGresult   *res;
 	long		left;
 
-	if (!snowid_pg_hosts(session, target, hosts))
+	if (!snowid_pg_hosts(session, target, &hosts))
 		return false;
-	if (hosts->named)
+	if (hosts.named)
 	{
 		/* the hosts kept, each with its address: libpq resolves nothing */
 		keywords[n] = "host";
-		values[n++] = hosts->host;
+		values[n++] = hosts.host.data;
 		keywords[n] = "hostaddr";
-		values[n++] = hosts->hostaddr;
-		if (hosts->port[0] != '\0')
+		values[n++] = hosts.hostaddr.data;
+		if (hosts.port.len > 0)
 		{
 			keywords[n] = "port";
-			values[n++] = hosts->port;
+			values[n++] = hosts.port.data;
 		}
 	}
 	if (!snowid_pg_files(session, target, keywords, values, &n))
@@ -115,7 +116,9 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 	keywords[n] = NULL;
 	values[n] = NULL;
 	session->conn = PQconnectStartParams(keywords, values, 1);
-	pfree(hosts);
+	pfree(hosts.host.data);
+	pfree(hosts.port.data);
+	pfree(hosts.hostaddr.data);
 	if (session->conn == NULL)
 		return snowid_pg_fail(session, SNOWID_STORE_FAILED,
 							  "libpq could not allocate a connection.");
@@ -306,13 +309,16 @@ snowid_pg_end(SnowidPgSession *session)
  * snowid_pg_hosts
  *		The URL's hosts as libpq is to try them, in lists as its host, port
  *		and hostaddr take them (SnowidPgHosts): each name resolved within
- *		the deadline, all at once, and a name that has no address, or none
- *		within half of what is left of the deadline, left out like a host
- *		that does not answer, so that the others are still tried.  An
- *		address, a socket directory or an empty entry is kept, its hostaddr
- *		left empty for libpq.  hosts->named is false if there is no name to
- *		resolve, or the URL gives hostaddr itself: then libpq takes the
- *		URL's own.  False, with the result saying why, if no host is left.
+ *		the deadline, all at once, and kept once for each of its addresses,
+ *		so that libpq tries every one as it would have itself; a name that
+ *		has no address, or none within half of what is left of the
+ *		deadline, left out like a host that does not answer, so that the
+ *		others are still tried.  An address, a socket directory or an empty
+ *		entry is kept, its hostaddr left empty for libpq.  hosts->named is
+ *		false if there is no name to resolve, or the URL gives hostaddr
+ *		itself, or ports that do not match its hosts: then libpq takes the
+ *		URL's own (and says what is wrong with them).  False, with the result
+ *		saying why, if no host is left.
  */
 static bool
 snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
@@ -322,17 +328,21 @@ snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
 	const char *host_list = NULL;
 	const char *port_list = NULL;
 	char		names[SNOWID_RESOLVE_MAX_HOSTS][SNOWID_RESOLVE_HOST_LEN];
+	const char *ports[SNOWID_RESOLVE_MAX_HOSTS];
 	const char *lookup_names[SNOWID_RESOLVE_MAX_HOSTS];
 	int			lookup_of[SNOWID_RESOLVE_MAX_HOSTS];
 	int			errors[SNOWID_RESOLVE_MAX_HOSTS];
-	int			ports = 0;
+	int			nports = 0;
 	int			count = 0;
 	int			lookups = 0;
 	int			kept = 0;
 	int			first_failed = -1;
 	bool		given = false;
 
-	memset(hosts, 0, sizeof(*hosts));
+	hosts->named = false;
+	initStringInfo(&hosts->host);
+	initStringInfo(&hosts->port);
+	initStringInfo(&hosts->hostaddr);
 	if (options == NULL)
 		return true;			/* libpq says why when it connects */
 	for (PQconninfoOption *o = options; o->keyword != NULL; o++)
@@ -365,18 +375,20 @@ snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
 		}
 		p = p[n] == ',' ? p + n + 1 : NULL;
 	}
-	for (const char *p = port_list; p != NULL; ports++)
+	for (const char *p = port_list; p != NULL; nports++)
 	{
 		size_t		n = strcspn(p, ",");
 
+		if (nports < SNOWID_RESOLVE_MAX_HOSTS)
+			ports[nports] = p;
 		p = p[n] == ',' ? p + n + 1 : NULL;
 	}
-	hosts->named = lookups > 0;
-	if (!hosts->named)
+	if (lookups == 0 || (nports > 1 && nports != count))
 	{
 		PQconninfoFree(options);
 		return true;
 	}
+	hosts->named = true;
 
 	snowid_resolve_all(lookup_names, lookups, &session->deadline,
 					   snowid_deadline_remaining(&session->deadline) / 2,
@@ -385,48 +397,41 @@ snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
 	/* the lists of the hosts kept, in the URL's order */
 	for (int i = 0; i < count; i++)
 	{
-		char		address[NI_MAXHOST] = "";
-		const char *port = "";
 		int			l = lookup_of[i];
+		int			addresses = l >= 0 && errors[l] == 0 ?
+			snowid_lookup_count(session->lookups[l]) : 1;
 
-		if (l >= 0 && errors[l] == 0)
+		for (int a = 0; a < addresses; a++)
 		{
-			const struct addrinfo *a = snowid_lookup_addresses(session->lookups[l]);
+			char		address[SNOWID_RESOLVE_ADDRESS_LEN] = "";
 
-			if (getnameinfo(a->ai_addr, a->ai_addrlen, address,
-							sizeof(address), NULL, 0, NI_NUMERICHOST) != 0)
-				errors[l] = EAI_FAIL;
+			if (l >= 0 && errors[l] != 0)
+			{
+				if (first_failed < 0)
+					first_failed = i;
+				continue;
+			}
+			if (l >= 0 &&
+				!snowid_lookup_address(session->lookups[l], a, address,
+									   sizeof(address)))
+				continue;
+			if (kept++ > 0)
+			{
+				appendStringInfoChar(&hosts->host, ',');
+				appendStringInfoChar(&hosts->hostaddr, ',');
+				if (nports > 1)
+					appendStringInfoChar(&hosts->port, ',');
+			}
+			appendStringInfoString(&hosts->host, names[i]);
+			appendStringInfoString(&hosts->hostaddr, address);
+			/* one port for each host: the i-th, for each of its addresses */
+			if (nports > 1)
+				appendBinaryStringInfo(&hosts->port, ports[i],
+									   strcspn(ports[i], ","));
 		}
-		if (l >= 0 && errors[l] != 0)
-		{
-			if (first_failed < 0)
-				first_failed = i;
-			continue;
-		}
-		if (ports == count)
-		{
-			/* one port for each host: the i-th */
-			const char *p = port_list;
-
-			for (int j = 0; j < i; j++)
-				p = strchr(p, ',') + 1;
-			port = p;
-		}
-		if (kept > 0)
-		{
-			strlcat(hosts->host, ",", sizeof(hosts->host));
-			strlcat(hosts->hostaddr, ",", sizeof(hosts->hostaddr));
-			if (ports == count)
-				strlcat(hosts->port, ",", sizeof(hosts->port));
-		}
-		strlcat(hosts->host, names[i], sizeof(hosts->host));
-		strlcat(hosts->hostaddr, address, sizeof(hosts->hostaddr));
-		if (ports == count)
-			strncat(hosts->port, port, strcspn(port, ","));
-		kept++;
 	}
-	if (ports != count && port_list != NULL)
-		strlcpy(hosts->port, port_list, sizeof(hosts->port));
+	if (nports == 1)
+		appendStringInfoString(&hosts->port, port_list);
 	for (int i = 0; i < lookups; i++)
 	{
 		snowid_lookup_end(session->lookups[i]);
@@ -437,15 +442,14 @@ snowid_pg_hosts(SnowidPgSession *session, const SnowidPgTarget *target,
 	if (kept == 0)
 	{
 		char		text[SNOWID_STORE_MESSAGE_LEN];
-		int			error = errors[lookup_of[first_failed]];
 
-		if (error == EAI_INPROGRESS)
-			snprintf(text, sizeof(text),
-					 "Resolving \"%s\" did not complete within half of snowid.coordinator_timeout_ms (%d ms).",
-					 names[first_failed], session->deadline.timeout_ms);
-		else
-			snprintf(text, sizeof(text), "Resolving \"%s\": %s.",
-					 names[first_failed], gai_strerror(error));
+		if (first_failed < 0)
+			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE,
+								  "The host names have no address to connect to.");
+		snowid_resolve_problem(text, sizeof(text), names[first_failed],
+							   errors[lookup_of[first_failed]],
+							   "snowid.coordinator_timeout_ms",
+							   session->deadline.timeout_ms);
 		return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
 	}
 	return true;
@@ -511,30 +515,14 @@ snowid_pg_files(SnowidPgSession *session, const SnowidPgTarget *target,
 static bool
 snowid_pg_wait(SnowidPgSession *session, pgsocket sock, int events)
 {
-	for (;;)
-	{
-		long		left = snowid_deadline_remaining(&session->deadline);
-		int			rc;
+	char		text[SNOWID_STORE_MESSAGE_LEN];
 
-		if (left <= 0)
-		{
-			char		text[SNOWID_STORE_MESSAGE_LEN];
-
-			snprintf(text, sizeof(text),
-					 "The coordination database did not answer within %d ms.",
-					 session->deadline.timeout_ms);
-			return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
-		}
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH |
-							   events, sock, left,
-							   session->deadline.wait_event_info);
-		if (rc & WL_LATCH_SET)
-			ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (rc & (WL_SOCKET_READABLE | WL_SOCKET_WRITEABLE))
-			return true;
-	}
+	if (snowid_deadline_wait_socket(&session->deadline, sock, events))
+		return true;
+	snprintf(text, sizeof(text),
+			 "The coordination database did not answer within %d ms.",
+			 session->deadline.timeout_ms);
+	return snowid_pg_fail(session, SNOWID_STORE_UNREACHABLE, text);
 }
 
 /*

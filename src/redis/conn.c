@@ -8,8 +8,9 @@
  *	  event.
  *
  * A host name is resolved first, under the same deadline and cancellable
- * (resolve.c); hiredis is then handed each of its addresses in turn, which
- * its own getaddrinfo() only parses, never asks a resolver about.  hiredis
+ * (util/resolve.c), to every address it has, IPv4 and IPv6; hiredis is then
+ * handed each of them in turn, which its own getaddrinfo() only parses,
+ * never asks a resolver about.  hiredis
  * connects and buffers commands and replies; this file only decides when
  * to write and read.
  * TLS still checks the certificate against the name, not the address.
@@ -22,7 +23,6 @@
 #include "postgres.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <sys/socket.h>
 
 #include <hiredis/hiredis.h>
@@ -95,58 +95,63 @@ snowid_conn_connect(SnowidRedisConn *conn, const SnowidRedisNode *node,
  * snowid_conn_connect_name
  *		Resolves node's host name before the deadline, then connects to its
  *		addresses in turn until one takes the connection or the deadline
- *		passes.  A failure reports the last address's.
+ *		passes.  Each address but the last may take its share of what is
+ *		left (what is left, over the addresses left to try), so that one
+ *		that does not answer leaves time for the others; one that refuses
+ *		takes none.  A failure reports the last address's.
  */
 static bool
 snowid_conn_connect_name(SnowidRedisConn *conn, const SnowidRedisNode *node,
 						 SnowidRedisResult *result)
 {
-	const struct addrinfo *address;
+	const SnowidDeadline *deadline = conn->deadline;
+	const char *host = node->host;
 	bool		connected = false;
-	SnowidDeadline lookup_deadline = *conn->deadline;
 	int			error;
+	int			count;
 
 	/*
 	 * The lookup may take half of what is left: a name that does not answer
 	 * leaves the other half to the next sentinel or node.
 	 */
-	lookup_deadline.timeout_ms = (int)
-		(snowid_deadline_elapsed(conn->deadline) +
-		 snowid_deadline_remaining(conn->deadline) / 2);
-	error = snowid_resolve(node->host, &lookup_deadline, &conn->lookup);
-	if (error == EAI_INPROGRESS)
-	{
-		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
-						  "Resolving the host name did not complete within half of snowid.redis_timeout_ms (%d ms).",
-						  conn->deadline->timeout_ms);
-		return false;
-	}
+	snowid_resolve_all(&host, 1, deadline,
+					   snowid_deadline_remaining(deadline) / 2,
+					   &conn->lookup, &error);
 	if (error != 0)
 	{
-		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s.",
-						  gai_strerror(error));
+		char		problem[SNOWID_REDIS_MESSAGE_LEN];
+
+		snowid_resolve_problem(problem, sizeof(problem), NULL, error,
+							   "snowid.redis_timeout_ms", deadline->timeout_ms);
+		snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE, "%s", problem);
 		return false;
 	}
 	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
 					  "The host name has no address to connect to.");
-	for (address = snowid_lookup_addresses(conn->lookup);
-		 address != NULL && !connected;
-		 address = address->ai_next)
+	count = snowid_lookup_count(conn->lookup);
+	for (int i = 0; i < count && !connected; i++)
 	{
-		char		host[NI_MAXHOST];
+		char		address[SNOWID_RESOLVE_ADDRESS_LEN];
+		SnowidDeadline share = *deadline;
 
-		if (getnameinfo(address->ai_addr, address->ai_addrlen, host,
-						sizeof(host), NULL, 0, NI_NUMERICHOST) != 0)
+		if (!snowid_lookup_address(conn->lookup, i, address, sizeof(address)))
 			continue;
+		if (snowid_deadline_remaining(deadline) <= 0)
+			break;
+		share.timeout_ms = (int)
+			(snowid_deadline_elapsed(deadline) +
+			 snowid_deadline_remaining(deadline) / (count - i));
 		if (conn->context != NULL)
 		{
 			redisFree(conn->context);
 			conn->context = NULL;
 		}
-		connected = snowid_conn_connect_to(conn, host, node->port, NULL,
+		/* the last takes what is left, and names the whole timeout */
+		if (i < count - 1)
+			conn->deadline = &share;
+		connected = snowid_conn_connect_to(conn, address, node->port, NULL,
 										   result);
-		if (snowid_deadline_remaining(conn->deadline) <= 0)
-			break;
+		conn->deadline = deadline;
 	}
 	snowid_lookup_end(conn->lookup);
 	conn->lookup = NULL;

@@ -12,9 +12,6 @@
 
 #include <hiredis/hiredis.h>
 
-#include "miscadmin.h"
-#include "storage/latch.h"
-
 #include "redis/socket.h"
 
 /*
@@ -27,30 +24,10 @@
 bool
 snowid_conn_wait(SnowidRedisConn *conn, int events, SnowidRedisResult *result)
 {
-	for (;;)
-	{
-		long		remaining = snowid_deadline_remaining(conn->deadline);
-		int			rc;
-
-		CHECK_FOR_INTERRUPTS();
-		if (remaining <= 0)
-		{
-			snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
-							  "The claim did not complete within snowid.redis_timeout_ms (%d ms).",
-							  conn->deadline->timeout_ms);
-			return false;
-		}
-		rc = WaitLatchOrSocket(MyLatch,
-							   events | WL_LATCH_SET | WL_TIMEOUT |
-							   WL_EXIT_ON_PM_DEATH,
-							   conn->context->fd, remaining,
-							   conn->deadline->wait_event_info);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
-		if (rc & events)
-			return true;
-	}
+	if (snowid_deadline_wait_socket(conn->deadline, conn->context->fd, events))
+		return true;
+	snowid_redis_fail(result, SNOWID_REDIS_UNREACHABLE,
+					  "The claim did not complete within snowid.redis_timeout_ms (%d ms).",
+					  conn->deadline->timeout_ms);
+	return false;
 }

@@ -2,8 +2,9 @@
  *
  * deadline.c
  *	  The deadline of a call to a coordinator (a Redis claim, a call to a
- *	  coordination database), on the monotonic clock, and a cancellable nap
- *	  within it.  See deadline.h.  No locking applies.
+ *	  coordination database), on the monotonic clock, and the cancellable
+ *	  waits within it: a nap, and a wait on a connection's socket, which
+ *	  both stores' connections make.  See deadline.h.  No locking applies.
  *
  *-------------------------------------------------------------------------
  */
@@ -80,4 +81,36 @@ snowid_deadline_nap(const SnowidDeadline *deadline, long ms)
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 	return true;
+}
+
+/*
+ * snowid_deadline_wait_socket
+ *		Waits until sock is ready for events (WL_SOCKET_READABLE and/or
+ *		WL_SOCKET_WRITEABLE), shown as the deadline's wait event; false once
+ *		the deadline has passed first.  A cancel, terminate or shutdown
+ *		raises its error here, and the postmaster's death ends the process.
+ */
+bool
+snowid_deadline_wait_socket(const SnowidDeadline *deadline, pgsocket sock,
+							int events)
+{
+	for (;;)
+	{
+		long		remaining;
+		int			rc;
+
+		CHECK_FOR_INTERRUPTS();
+		remaining = snowid_deadline_remaining(deadline);
+		if (remaining <= 0)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   events | WL_LATCH_SET | WL_TIMEOUT |
+							   WL_EXIT_ON_PM_DEATH,
+							   sock, remaining, deadline->wait_event_info);
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (rc & events)
+			return true;
+	}
 }

@@ -2,9 +2,9 @@
  *
  * deadline.h
  *	  The deadline of a call to a coordinator (deadline.c): started once,
- *	  it bounds every wait of the call, on the monotonic clock.  A nap
- *	  within it is cancellable: CHECK_FOR_INTERRUPTS() raises a cancel's
- *	  error from inside it.
+ *	  it bounds every wait of the call, on the monotonic clock.  A nap or a
+ *	  wait on a socket within it is cancellable: CHECK_FOR_INTERRUPTS()
+ *	  raises a cancel's error from inside it.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,5 +25,7 @@ extern void snowid_deadline_start(SnowidDeadline *deadline, int timeout_ms,
 extern long snowid_deadline_remaining(const SnowidDeadline *deadline);
 extern double snowid_deadline_elapsed(const SnowidDeadline *deadline);
 extern bool snowid_deadline_nap(const SnowidDeadline *deadline, long ms);
+extern bool snowid_deadline_wait_socket(const SnowidDeadline *deadline,
+										pgsocket sock, int events);
 
 #endif							/* SNOWID_UTIL_DEADLINE_H */

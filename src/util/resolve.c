@@ -10,11 +10,15 @@
  * nsswitch.conf names) cannot be interrupted, and waits for a name server
  * as long as resolv.conf lets it (5 s x 2 tries per server by default).
  * getaddrinfo_a() runs it in a helper thread of glibc's, and this file
- * polls for its end in naps of at most SNOWID_LOOKUP_NAP_MS.  The names
- * looked up, and the order, are hiredis' own: IPv4 addresses, and IPv6 ones
- * only when a name has no IPv4 address.  Redis' connections (redis/conn.c)
- * and a coordination database's (pgcoord/conn.c, which hands libpq the
- * address as hostaddr) resolve through here.
+ * polls for its end in naps of at most SNOWID_LOOKUP_NAP_MS.  A name is
+ * looked up as libpq and most clients do it: its IPv4 and IPv6 addresses
+ * at once (AF_UNSPEC), in the order the system sorts them (RFC 6724 and
+ * gai.conf), at most SNOWID_RESOLVE_MAX_ADDRESSES of them; the callers try
+ * each in turn, so that a server that listens on only one of a name's
+ * addresses (on 127.0.0.1 while ::1 comes first, one node of several
+ * behind a name) is still reached.  Redis' connections (redis/conn.c) and
+ * a coordination database's (pgcoord/conn.c, which hands libpq the
+ * addresses as hostaddr) resolve through here.
  *
  * A thread in a backend: the helper thread runs nothing but getaddrinfo()
  * on the memory of its own request (never palloc, ereport, a latch or
@@ -77,11 +81,8 @@ struct SnowidLookup
 /* Lookups given up while the helper thread ran them */
 static SnowidLookup *snowid_abandoned = NULL;
 
-static SnowidLookup *snowid_lookup_start(const char *name, int family,
-										 int *error);
+static SnowidLookup *snowid_lookup_start(const char *name, int *error);
 static bool snowid_lookup_done(SnowidLookup *lookup);
-static int	snowid_lookup_wait(SnowidLookup *lookup,
-							   const SnowidDeadline *deadline);
 static void snowid_lookup_free(SnowidLookup *lookup);
 static void snowid_lookup_reap(void);
 
@@ -108,43 +109,8 @@ snowid_host_is_address(const char *host)
 }
 
 /*
- * snowid_resolve
- *		Resolves host before the deadline: its IPv4 addresses, or its IPv6
- *		ones if it has none, as hiredis does.  0 with *lookup holding the
- *		addresses; else getaddrinfo()'s error, or EAI_INPROGRESS if the
- *		deadline came first.  *lookup is set while the lookup runs, so that
- *		the caller ends it with snowid_lookup_end() also when a cancel
- *		raises its error from the wait.
- */
-int
-snowid_resolve(const char *host, const SnowidDeadline *deadline,
-			   SnowidLookup **lookup)
-{
-	static const int families[] = {AF_INET, AF_INET6};
-	int			error = EAI_FAIL;
-	int			i;
-
-	snowid_lookup_reap();
-	for (i = 0; i < lengthof(families); i++)
-	{
-		*lookup = snowid_lookup_start(host, families[i], &error);
-		if (*lookup == NULL)
-			break;
-		error = snowid_lookup_wait(*lookup, deadline);
-		if (error == 0)
-			return 0;
-		snowid_lookup_end(*lookup);
-		*lookup = NULL;
-		if (error == EAI_INPROGRESS)
-			break;
-	}
-	return error;
-}
-
-/*
  * snowid_resolve_all
- *		Resolves n host names at once, each as snowid_resolve() does, and
- *		waits until every lookup has ended, or wait_ms have passed, or the
+ *		Resolves n host names at once, each to its addresses, and waits until every lookup has ended, or wait_ms have passed, or the
  *		deadline: so that a name that does not answer takes no more than
  *		wait_ms from the others.  errors[i] is then 0 with lookups[i]
  *		holding the addresses of hosts[i], else getaddrinfo()'s error, or
@@ -158,8 +124,6 @@ snowid_resolve_all(const char *const *hosts, int n,
 				   const SnowidDeadline *deadline, long wait_ms,
 				   SnowidLookup **lookups, int *errors)
 {
-	static const int families[] = {AF_INET, AF_INET6};
-	int			family[SNOWID_RESOLVE_MAX_HOSTS];
 	TimestampTz until = GetCurrentTimestamp();
 	long		nap = 1;
 
@@ -167,12 +131,7 @@ snowid_resolve_all(const char *const *hosts, int n,
 	snowid_lookup_reap();
 	until = TimestampTzPlusMilliseconds(until, Max(wait_ms, 0));
 	for (int i = 0; i < n; i++)
-	{
-		family[i] = 0;
-		lookups[i] = snowid_lookup_start(hosts[i], families[0], &errors[i]);
-		if (lookups[i] != NULL)
-			errors[i] = EAI_INPROGRESS;
-	}
+		lookups[i] = snowid_lookup_start(hosts[i], &errors[i]);
 	for (;;)
 	{
 		bool		running = false;
@@ -187,16 +146,6 @@ snowid_resolve_all(const char *const *hosts, int n,
 				continue;
 			}
 			errors[i] = lookups[i]->error;
-			if (errors[i] == 0 || family[i] + 1 >= lengthof(families))
-				continue;
-			/* no IPv4 address: its IPv6 ones, as hiredis does */
-			snowid_lookup_end(lookups[i]);
-			family[i]++;
-			lookups[i] = snowid_lookup_start(hosts[i], families[family[i]],
-											 &errors[i]);
-			if (lookups[i] != NULL)
-				errors[i] = EAI_INPROGRESS;
-			running |= lookups[i] != NULL;
 		}
 		if (!running)
 			return;
@@ -210,18 +159,71 @@ snowid_resolve_all(const char *const *hosts, int n,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(nap, remaining), deadline->wait_event_info);
 		ResetLatch(MyLatch);
+		/* a name in /etc/hosts takes well under a millisecond */
 		nap = Min(nap * 2, SNOWID_LOOKUP_NAP_MS);
 	}
 }
 
 /*
- * snowid_lookup_addresses
- *		The addresses of a lookup that snowid_resolve() completed.
+ * snowid_lookup_count
+ *		How many addresses of a lookup that snowid_resolve_all() completed
+ *		are to be tried: at most SNOWID_RESOLVE_MAX_ADDRESSES.
  */
-const struct addrinfo *
-snowid_lookup_addresses(const SnowidLookup *lookup)
+int
+snowid_lookup_count(const SnowidLookup *lookup)
 {
-	return lookup->addresses;
+	int			n = 0;
+
+	for (const struct addrinfo *a = lookup->addresses;
+		 a != NULL && n < SNOWID_RESOLVE_MAX_ADDRESSES; a = a->ai_next)
+		n++;
+	return n;
+}
+
+/*
+ * snowid_lookup_address
+ *		The n-th address of a lookup (from 0, below snowid_lookup_count())
+ *		as the text of a numeric address ("192.0.2.1", "::1") in text;
+ *		false if there is no such address or it cannot be written so.
+ */
+bool
+snowid_lookup_address(const SnowidLookup *lookup, int n, char *text,
+					  size_t len)
+{
+	const struct addrinfo *a = lookup->addresses;
+
+	while (a != NULL && n-- > 0)
+		a = a->ai_next;
+	return a != NULL &&
+		getnameinfo(a->ai_addr, a->ai_addrlen, text, len, NULL, 0,
+					NI_NUMERICHOST) == 0;
+}
+
+/*
+ * snowid_resolve_problem
+ *		A sentence, into buf, that says why host did not resolve (error as
+ *		snowid_resolve_all() set it): a lookup that did not end names the
+ *		setting whose half of timeout_ms it ran out of.  host NULL: "the
+ *		host name", the one the caller's message names already.
+ */
+void
+snowid_resolve_problem(char *buf, size_t len, const char *host, int error,
+					   const char *setting, int timeout_ms)
+{
+	char		what[SNOWID_RESOLVE_HOST_LEN + 2];
+
+	if (host != NULL)
+		snprintf(what, sizeof(what), "\"%s\"", host);
+	else
+		strlcpy(what, "the host name", sizeof(what));
+	if (error == EAI_INPROGRESS)
+		snprintf(buf, len,
+				 "Resolving %s did not complete within half of %s (%d ms).",
+				 what, setting, timeout_ms);
+	else if (host != NULL)
+		snprintf(buf, len, "Resolving %s: %s.", what, gai_strerror(error));
+	else
+		snprintf(buf, len, "%s.", gai_strerror(error));
 }
 
 /*
@@ -248,11 +250,12 @@ snowid_lookup_end(SnowidLookup *lookup)
 
 /*
  * snowid_lookup_start
- *		Starts looking up the addresses of one family of name.  NULL with
- *		*error set if it could not be started.
+ *		Starts looking up the addresses of name, of every family.  NULL
+ *		with *error set if it could not be started; else *error is
+ *		EAI_INPROGRESS.
  */
 static SnowidLookup *
-snowid_lookup_start(const char *name, int family, int *error)
+snowid_lookup_start(const char *name, int *error)
 {
 	SnowidLookup *lookup;
 
@@ -264,7 +267,7 @@ snowid_lookup_start(const char *name, int family, int *error)
 		return NULL;
 	}
 	strlcpy(lookup->name, name, sizeof(lookup->name));
-	lookup->hints.ai_family = family;
+	lookup->hints.ai_family = AF_UNSPEC;
 	lookup->hints.ai_socktype = SOCK_STREAM;
 
 #ifdef SNOWID_HAVE_GETADDRINFO_A
@@ -289,6 +292,7 @@ snowid_lookup_start(const char *name, int family, int *error)
 	lookup->error = getaddrinfo(lookup->name, NULL, &lookup->hints,
 								&lookup->addresses);
 #endif
+	*error = EAI_INPROGRESS;
 	return lookup;
 }
 
@@ -309,37 +313,6 @@ snowid_lookup_done(SnowidLookup *lookup)
 	lookup->addresses = lookup->request.ar_result;
 #endif
 	return true;
-}
-
-/*
- * snowid_lookup_wait
- *		Waits for the lookup to end, until the deadline: its error (0 for
- *		addresses), or EAI_INPROGRESS at the deadline.  Naps on the latch,
- *		shown as the deadline's wait event; a cancel, terminate or shutdown
- *		raises its error here.
- */
-static int
-snowid_lookup_wait(SnowidLookup *lookup, const SnowidDeadline *deadline)
-{
-	long		nap = 1;
-
-	for (;;)
-	{
-		long		remaining;
-
-		if (snowid_lookup_done(lookup))
-			return lookup->error;
-		CHECK_FOR_INTERRUPTS();
-		remaining = snowid_deadline_remaining(deadline);
-		if (remaining <= 0)
-			return EAI_INPROGRESS;
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(nap, remaining), deadline->wait_event_info);
-		ResetLatch(MyLatch);
-		/* a name in /etc/hosts takes well under a millisecond */
-		nap = Min(nap * 2, SNOWID_LOOKUP_NAP_MS);
-	}
 }
 
 /*
