@@ -54,6 +54,8 @@ my $dns = SnowidFakeDns->new(
 	'redis.snowid.test'   => '127.0.0.2,127.0.0.3',
 	'refused.snowid.test' => '127.0.0.2',
 	'coord.snowid.test'   => '127.0.0.1',
+	'dual.snowid.test'    => '127.0.0.2,::1',
+	'local.snowid.test'   => '127.0.0.1,::1',
 	'gone.snowid.test'    => '');
 
 my $node = SnowidTest::new_node('resolver',
@@ -225,10 +227,41 @@ is(SnowidRedis::worker($node), '0|redis',
 is_deeply($redis->owners(1), { 0 => SnowidRedis::identity($node, 1) },
 	'Redis holds the claim');
 
-# A name from /etc/hosts, which never asks the name server, and an address.
+# Takes an id, noting the error if the claim fails (the caller checks
+# where the worker id came from).
+sub claim_note
+{
+	my ($ret, $out, $err) = $node->psql('postgres', 'SELECT snowid_next()',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	note $err if $ret != 0;
+	return;
+}
+
+# A name with an IPv4 address where nothing listens and an IPv6 one where
+# Redis does: every address of the name is tried, of either family, in the
+# order the system sorts them.  Before, only a name's IPv4 addresses were.
+$redis->stop;
+$redis = SnowidRedis->new(tcp => 1, args => [ '--bind', '::1' ]);
+$port = $redis->port;
+use_url("redis://dual.snowid.test:$port", 5000);
+claim_note();
+is(SnowidRedis::worker($node), '0|redis',
+	'a name with an IPv4 and an IPv6 address: claimed at the IPv6 one');
+ok(grep({ $_ eq 'dual.snowid.test 28' } $dns->queries),
+	'the name\'s IPv6 addresses were asked for');
+
+# Redis on 127.0.0.1 only, behind a name whose ::1 the system may sort
+# first, as localhost often is: the IPv4 address is still tried.
 $redis->stop;
 $redis = SnowidRedis->new(tcp => 1);
 $port = $redis->port;
+use_url("redis://local.snowid.test:$port", 5000);
+claim_note();
+is(SnowidRedis::worker($node), '0|redis',
+	'a name with ::1 and 127.0.0.1, Redis on 127.0.0.1 only: claimed');
+
+# A name from /etc/hosts, which never asks the name server, and an address.
 use_url("redis://localhost:$port", 5000);
 SnowidTest::next_ids($node, 10);
 is(SnowidRedis::worker($node), '0|redis',
@@ -247,9 +280,10 @@ my $cn = $coord->node;
 my $hba = $cn->data_dir . '/pg_hba.conf';
 my $hba_lines = PostgreSQL::Test::Utils::slurp_file($hba);
 open(my $hba_fh, '>', $hba) or die "could not write $hba: $!";
-print $hba_fh "host coord coord_fleet 127.0.0.1/32 trust\n", $hba_lines;
+print $hba_fh "host coord coord_fleet 127.0.0.1/32 trust\n",
+  "host coord coord_fleet ::1/128 trust\n", $hba_lines;
 close $hba_fh;
-$cn->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'\n");
+$cn->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1,::1'\n");
 $cn->restart;
 my $cport = $cn->port;
 
@@ -306,6 +340,15 @@ use_coordinator("postgresql://coord_fleet\@coord.snowid.test:$cport/coord",
 SnowidTest::next_ids($node, 10);
 like(SnowidRedis::worker($node), qr/^\d+\|postgresql$/,
 	'a name that resolves: claimed from the coordination database');
+
+# A name whose first IPv4 address refuses: libpq is handed every address
+# of the name, of either family, as it would have tried them itself.
+# Before, it was handed the first IPv4 one only, and the claim failed.
+use_coordinator("postgresql://coord_fleet\@dual.snowid.test:$cport/coord",
+	5000);
+claim_note();
+like(SnowidRedis::worker($node), qr/^\d+\|postgresql$/,
+	'a name with a refusing IPv4 address and an IPv6 one: claimed from the coordination database');
 
 # One host of several whose name has no address (a failed node whose DNS
 # record went away), or whose name server never answers: left out like a
