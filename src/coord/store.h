@@ -3,7 +3,8 @@
  * store.h
  *	  The claim store interface: what the coordination layer (src/coord)
  *	  asks of wherever worker ids are kept (Redis, a PostgreSQL
- *	  coordination database), and the registry of stores (store.c).
+ *	  coordination database), and what every store shares (store.c).
+ *	  The registry of stores is src/stores.c.
  *
  * A store keeps, for every worker id of a datacenter, its holder (an
  * identity, for good or on lease), a lease's expiry, floor and token, and
@@ -235,5 +236,19 @@ typedef struct SnowidStore
  */
 extern const SnowidStore *snowid_store;
 extern const void *snowid_store_target;
+
+/* One report of how a call ended: NULL detail or hint for none */
+typedef struct SnowidStoreReport
+{
+	int			sqlstate;
+	const char *message;
+	const char *detail;
+	const char *hint;
+} SnowidStoreReport;
+
+/* What every store shares (store.c) */
+extern void snowid_store_emit(int elevel, bool client_sees_store,
+							  const SnowidStoreReport *full,
+							  const SnowidStoreReport *brief);
 
 #endif							/* SNOWID_COORD_STORE_H */

@@ -590,6 +590,8 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 	char	   *message;
 	char	   *text = NULL;
 	char	   *hint = NULL;
+	SnowidStoreReport full;
+	SnowidStoreReport brief;
 
 	if (result->status == SNOWID_STORE_OK)
 		return;
@@ -729,25 +731,15 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 	if (text == NULL)
 		text = pstrdup(result->message);
 
-	if (request->client_sees_store)
-	{
-		ereport(elevel,
-				(errcode(sqlstate),
-				 errmsg_internal("%s", message),
-				 errdetail_internal("%s", text),
-				 hint ? errhint("%s", hint) : 0));
-		return;
-	}
-	ereport(LOG_SERVER_ONLY,
-			(errcode(sqlstate),
-			 errmsg_internal("%s", message),
-			 errdetail_internal("%s", text),
-			 hint ? errhint("%s", hint) : 0));
-	if (elevel >= ERROR)
-		ereport(elevel,
-				(errcode(sqlstate),
-				 errmsg("snowid could not claim a worker id from its coordinator"),
-				 errdetail("The server log says which coordination database and why.")));
+	full.sqlstate = sqlstate;
+	full.message = message;
+	full.detail = text;
+	full.hint = hint;
+	brief.sqlstate = sqlstate;
+	brief.message = "snowid could not claim a worker id from its coordinator";
+	brief.detail = "The server log says which coordination database and why.";
+	brief.hint = NULL;
+	snowid_store_emit(elevel, request->client_sees_store, &full, &brief);
 }
 
 /*

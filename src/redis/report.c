@@ -12,43 +12,29 @@
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
+#include "coord/store.h"
 #include "redis/report.h"
 #include "redis/scripts.h"
 
-/* One report: its SQLSTATE, message, and detail and hint (NULL for none) */
-typedef struct SnowidReport
-{
-	int			sqlstate;
-	const char *message;
-	const char *detail;
-	const char *hint;
-} SnowidReport;
-
-static void snowid_report_emit(int elevel, const SnowidReport *r);
 static void snowid_redis_describe(const SnowidRedisRequest *request,
 								  const SnowidRedisResult *result, bool full,
-								  SnowidReport *r);
+								  SnowidStoreReport *r);
 static void snowid_redis_describe_fenced(const SnowidRedisRequest *request,
 										 const SnowidRedisResult *result,
-										 SnowidReport *r);
+										 SnowidStoreReport *r);
 static void snowid_redis_describe_more(const SnowidRedisRequest *request,
 									   const SnowidRedisResult *result,
 									   bool full, const char *at,
-									   SnowidReport *r);
+									   SnowidStoreReport *r);
 
 /*
  * Report how a claim ended at elevel.  A successful claim reports nothing,
  * except a WARNING when Redis may evict it; a failed one reports at elevel,
  * so with ERROR this does not return.
  *
- * What a report says of Redis (its hosts and ports, its keys, the
- * identities of servers, its replies) reaches a client only if
- * request->client_sees_redis: a role that may read snowid.redis_url.  For
- * any other client the whole report goes to the server log only, and an
- * error reaches the client as its SQLSTATE, a message that names no host,
- * port, key or identity, and a detail that sends it to the server log: a
- * role without privileges that happens to run the first claim after a
- * start learns the outcome, not the topology.
+ * What a report says of Redis reaches a client only if
+ * request->client_sees_redis (coord/store.c); any other gets the
+ * SQLSTATE and a message that sends it to the server log.
  *
  * SQLSTATEs, chosen so that a client can tell "try again later" (class 08)
  * from "fix the configuration":
@@ -80,8 +66,8 @@ void
 snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 					const SnowidRedisResult *result)
 {
-	SnowidReport full;
-	SnowidReport brief;
+	SnowidStoreReport full;
+	SnowidStoreReport brief;
 
 	if (result->status == SNOWID_REDIS_OK)
 	{
@@ -90,33 +76,10 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 		elevel = WARNING;
 	}
 	snowid_redis_describe(request, result, true, &full);
-	if (request->client_sees_redis)
-	{
-		snowid_report_emit(elevel, &full);
-		return;
-	}
-	snowid_report_emit(LOG_SERVER_ONLY, &full);
-	if (elevel >= ERROR)
-	{
-		snowid_redis_describe(request, result, false, &brief);
-		brief.detail = "The server log says which Redis server and why.";
-		brief.hint = NULL;
-		snowid_report_emit(elevel, &brief);
-	}
-}
-
-/*
- * snowid_report_emit
- *		Sends one report at elevel.
- */
-static void
-snowid_report_emit(int elevel, const SnowidReport *r)
-{
-	ereport(elevel,
-			(errcode(r->sqlstate),
-			 errmsg_internal("%s", r->message),
-			 r->detail ? errdetail_internal("%s", r->detail) : 0,
-			 r->hint ? errhint("%s", r->hint) : 0));
+	snowid_redis_describe(request, result, false, &brief);
+	brief.detail = "The server log says which Redis server and why.";
+	brief.hint = NULL;
+	snowid_store_emit(elevel, request->client_sees_redis, &full, &brief);
 }
 
 /*
@@ -145,7 +108,7 @@ snowid_redis_free_command(const SnowidRedisRequest *request,
 static void
 snowid_redis_describe(const SnowidRedisRequest *request,
 					  const SnowidRedisResult *result, bool full,
-					  SnowidReport *r)
+					  SnowidStoreReport *r)
 {
 	SnowidRedisKeys keys;
 	const char *key = keys.owners;
@@ -280,7 +243,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
  */
 static void
 snowid_redis_describe_fenced(const SnowidRedisRequest *request,
-							 const SnowidRedisResult *result, SnowidReport *r)
+							 const SnowidRedisResult *result, SnowidStoreReport *r)
 {
 	TimestampTz at = (result->floor_ms -
 					  (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
@@ -314,7 +277,7 @@ snowid_redis_describe_fenced(const SnowidRedisRequest *request,
 static void
 snowid_redis_describe_more(const SnowidRedisRequest *request,
 						   const SnowidRedisResult *result, bool full,
-						   const char *at, SnowidReport *r)
+						   const char *at, SnowidStoreReport *r)
 {
 	char		path[MAXPGPATH];
 
