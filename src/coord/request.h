@@ -12,6 +12,13 @@
 
 #include "coord/store.h"
 
+/*
+ * How often a permanent holder checks in with the store (checkin.c), and
+ * the margin a quiet period adds (the forgetting rule, coord/store.h)
+ */
+#define SNOWID_CHECKIN_MS			5000
+#define SNOWID_QUIET_MARGIN_MS		1000
+
 extern int	snowid_worker_id;
 extern int	snowid_coordinator_timeout_ms;
 extern int	snowid_worker_lease_ms;
@@ -21,5 +28,7 @@ extern void snowid_worker_identity(char *identity, size_t len);
 extern bool snowid_client_sees_store(void);
 extern void snowid_coord_request(SnowidStoreRequest *request, char *identity,
 								 size_t len);
+extern void snowid_coord_request_times(SnowidStoreRequest *request);
+extern int64 snowid_quiet_ms(void);
 
 #endif							/* SNOWID_COORD_REQUEST_H */

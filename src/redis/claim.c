@@ -23,6 +23,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "coord/store.h"
 #include "redis/claim.h"
 #include "redis/scripts.h"
 #include "redis/topology.h"
@@ -116,6 +117,27 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 }
 
 /*
+ * Read "SNOWID_QUIET <until>", the refusal of a claim while Redis may have
+ * forgotten claims (the forgetting rule), into result; false if malformed
+ * or the quiet period ends further off than any request makes it last.
+ */
+bool
+snowid_redis_read_quiet(const char *err, const SnowidRedisRequest *request,
+						SnowidRedisResult *result)
+{
+	long long	until;
+	int			end = 0;
+
+	if (sscanf(err, "SNOWID_QUIET %lld%n", &until, &end) != 1 ||
+		err[end] != '\0' || until <= 0 ||
+		until > request->plausible_ms + SNOWID_QUIET_MAX_MS)
+		return false;
+	result->status = SNOWID_REDIS_QUIET;
+	result->floor_ms = until;
+	return true;
+}
+
+/*
  * Read the script's answer into result.
  */
 static void
@@ -138,6 +160,12 @@ snowid_read_claim_reply(const redisReply *reply,
 		if (!snowid_redis_read_fenced(err, request, result))
 			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script refused with a malformed fence.");
+	}
+	else if (strncmp(err, "SNOWID_QUIET ", 13) == 0)
+	{
+		if (!snowid_redis_read_quiet(err, request, result))
+			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
+							  "The claim script refused with a malformed end of a quiet period.");
 	}
 	else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
 	{
@@ -207,14 +235,15 @@ static void
 snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
-	char		numbers[96];
+	char		numbers[128];
 	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
 
-	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT,
+	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT " "
+			 INT64_FORMAT " %d",
 			 request->explicit_worker_id, request->max_worker_id,
 			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
-			 request->usable_ms);
+			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0);
 	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;
