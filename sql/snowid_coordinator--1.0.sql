@@ -1024,10 +1024,12 @@ BEGIN
 	WHERE x.datacenter = dc AND x.worker_id = id;
 	IF quiet_until IS NOT NULL AND client_ms IS NOT NULL AND
 		(w.holder IS NOT DISTINCT FROM me AND w.lease_token IS DISTINCT FROM tok OR
-		 w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) THEN
+		 ((w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) AND
+		  coalesce(w.fence_ms, 0) <= client_ms)) THEN
 		-- re-asserted in a quiet period: the lease made again, its floor
 		-- the holder's generator (every id issued with it before lies
-		-- below)
+		-- below); not if another holder's fence lies past the generator
+		-- (it issued there)
 		PERFORM snowid_coordinator.check_ms('client_ms', client_ms, 0);
 		PERFORM snowid_coordinator.retire(dc, id, 0);
 		UPDATE snowid_coordinator.worker_ids x

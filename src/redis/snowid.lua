@@ -561,9 +561,11 @@ local function lease_renew(keys, args)
   local me = 'lease ' .. args[1]
   local b = lease_floor(st, me, k, token)
   if not b and til and tonumber(client) and
-     (st.holder[k] == me or not st.live(tonumber(k))) then
+     (st.holder[k] == me or
+      (not st.live(tonumber(k)) and st.fence(k) <= tonumber(client))) then
     -- re-asserted in a quiet period: the lease made again, its floor the
-    -- holder's generator (every id issued with it before lies below)
+    -- holder's generator (every id issued with it before lies below); not
+    -- if another holder's fence lies past the generator (it issued there)
     if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
     b = math.min(tonumber(client), want)
     redis.call('HSET', st.owners, k, me)
