@@ -389,13 +389,16 @@ sub run_cli
 	return $out;
 }
 
-# HGETALL of a datacenter's claims: { worker id => identity }.
+# HGETALL of a datacenter's claims: { worker id => identity }, without the
+# field "state" (the record of who wrote them, see snowid.lua's forgetting
+# rule).
 sub owners
 {
 	my ($self, $dc, $prefix) = @_;
-	my @flat = split /\n/, $self->cli('HGETALL', owners_key($dc, $prefix));
+	my %owners = split /\n/, $self->cli('HGETALL', owners_key($dc, $prefix));
 
-	return {@flat};
+	delete $owners{state};
+	return \%owners;
 }
 
 sub owners_key
