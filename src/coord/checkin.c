@@ -2,7 +2,7 @@
  *
  * checkin.c
  *	  The forgetting rule, the holder's side (coord/store.h): the background
- *	  worker that re-asserts a permanent claim every SNOWID_CHECKIN_MS, so
+ *	  worker that re-asserts a permanent claim every snowid.checkin_interval, so
  *	  that a store that forgot it (its data lost, restored from an older
  *	  copy, failed over to a replica that missed the claim) has it back
  *	  before its quiet period ends, and the report of a claim refused during
@@ -82,7 +82,7 @@ snowid_checkin_register(void)
 
 /*
  * snowid_checkin_main
- *		Checks in the generator's worker id every SNOWID_CHECKIN_MS (a
+ *		Checks in the generator's worker id every snowid.checkin_interval (a
  *		second after a failure).  Claims nothing itself: a server that has
  *		issued no id since it started holds none yet.  Errors are logged,
  *		never fatal, so that it does not die in a loop.
@@ -102,7 +102,7 @@ snowid_checkin_main(Datum arg)
 	for (;;)
 	{
 		SnowidLeaseState state;
-		long		sleep_ms = SNOWID_CHECKIN_MS;
+		long		sleep_ms = snowid_checkin_interval_ms;
 
 		MemoryContextReset(tick_context);
 		MemoryContextSwitchTo(tick_context);

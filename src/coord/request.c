@@ -30,6 +30,7 @@
 int			snowid_worker_id = -1;
 int			snowid_coordinator_timeout_ms = 2000;
 int			snowid_worker_lease_ms = 0;
+int			snowid_checkin_interval_ms = 5000;
 bool		snowid_release_on_shutdown = false;
 const SnowidStore *snowid_store = NULL;
 const void *snowid_store_target = NULL;
@@ -177,7 +178,7 @@ int64
 snowid_quiet_ms(void)
 {
 	int64		holder_ms = snowid_worker_lease_ms > 0 ?
-		snowid_worker_lease_ms : SNOWID_CHECKIN_MS;
+		snowid_worker_lease_ms : snowid_checkin_interval_ms;
 
 	return holder_ms + snowid_coordinator_timeout_ms + snowid_max_drift_ms +
 		SNOWID_QUIET_MARGIN_MS;

@@ -12,14 +12,11 @@
 
 #include "coord/store.h"
 
-/*
- * How often a permanent holder checks in with the store (checkin.c), and
- * the margin a quiet period adds (the forgetting rule, coord/store.h)
- */
-#define SNOWID_CHECKIN_MS			5000
+/* The margin a quiet period adds (the forgetting rule, coord/store.h) */
 #define SNOWID_QUIET_MARGIN_MS		1000
 
 extern int	snowid_worker_id;
+extern int	snowid_checkin_interval_ms;
 extern int	snowid_coordinator_timeout_ms;
 extern int	snowid_worker_lease_ms;
 extern bool snowid_release_on_shutdown;

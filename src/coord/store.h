@@ -45,7 +45,7 @@
  *	   it (request.reassert: an id this server holds, or its cache names),
  *	   and every other claim is refused until its end (SNOWID_STORE_QUIET).
  *	 * Every holder re-asserts within quiet_ms: a permanent holder checks
- *	   in (coord/checkin.c) every SNOWID_CHECKIN_MS, a lease holder renews,
+ *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
  *	   and a renewal whose lease is gone makes it again in a quiet period.
  *	   A holder whose re-assertion is refused stops issuing at once.
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
