@@ -125,8 +125,9 @@ sub start_node
 sub run_on
 {
 	my ($kind, %programs) = @_;
+	# no datacenter marked new, so that no key of another one exists
 	my $server = SnowidRedis->new(%programs, password => $admin_password,
-		library => 0);
+		library => 0, mark_new => 0);
 	my %lease = ('snowid.worker_lease' => "${lease_ms}ms");
 	my $ledger = SnowidTest::Ledger->new;
 

@@ -294,7 +294,8 @@ sub load_library
 
 # Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
 # redis-cli; one that has claims or a record already refuses, which is
-# ignored (a server restarted with its data).
+# ignored (a server restarted with its data).  Then resets the command
+# counts (command_calls): they count the test's calls only.
 sub mark_new
 {
 	my $self = shift;
@@ -310,6 +311,8 @@ sub mark_new
 		$commands .= "FCALL snowid_2_new_datacenter 3 $base:owners "
 		  . "$base:leases $base:fences admin\n";
 	}
+	# and the command counts (command_calls) start after it
+	$commands .= "CONFIG RESETSTAT\n";
 	IPC::Run::run(\@cmd, '<', \$commands, '>', \$out, '2>', \$err)
 	  or die "redis-cli failed marking datacenters new: $err";
 	return;
