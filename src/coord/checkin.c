@@ -148,6 +148,7 @@ snowid_checkin(const SnowidLeaseState *state)
 	snowid_coord_request(&request, identity, sizeof(identity));
 	request.explicit_worker_id = state->worker_id;
 	request.reassert = true;
+	request.checkin = true;
 	/* refused if a fence lies past the ids this server issued: another
 	 * server issued with the id there meanwhile */
 	request.usable_ms = request.client_ms;

@@ -124,6 +124,10 @@ typedef struct SnowidStoreRequest
 								 * one this server holds or its cache
 								 * names: the store may grant it in a
 								 * quiet period */
+	bool		checkin;		/* a check-in (explicit, reassert): the
+								 * store may answer OK from reads alone
+								 * when it holds the id for this server and
+								 * has not forgotten */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the

@@ -284,8 +284,10 @@ local function recall(st, quiet_ms)
   local gen, run, from, til = string.match(st.state or '',
                                            '^(%x+) (%S+) (%d+) (%d+)$')
   if quiet_ms == nil then return nil end
+  -- a user that may not INFO runs under 'unknown': only lost keys count
   local now_run = run_id()
-  local forgot = gen == nil or run ~= now_run or
+  local forgot = gen == nil or
+    (run ~= now_run and run ~= 'unknown' and now_run ~= 'unknown') or
     redis.call('HGET', st.leases, 'generation') ~= gen or
     redis.call('HGET', st.fences, 'generation') ~= gen
   if forgot then

@@ -242,6 +242,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->free_margin_ms = in->free_margin_ms;
 	out->quiet_ms = in->quiet_ms;
 	out->reassert = in->reassert;
+	out->checkin = in->checkin;
 	out->wait_event_info = in->wait_event_info;
 	out->client_sees_redis = in->client_sees_store;
 }

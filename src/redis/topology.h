@@ -74,6 +74,7 @@ typedef struct SnowidRedisRequest
 								 * id asked for is this server's own (the
 								 * forgetting rule, coord/store.h) */
 	bool		reassert;
+	bool		checkin;		/* a check-in: reads first (claim.c) */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 	bool		client_sees_redis;	/* whether a client that sees this
 									 * process's messages may learn Redis'

@@ -27,11 +27,7 @@ my $per_taker = 50_000;
 my $redis = SnowidRedis->new;
 
 my @nodes =
-  # no check-in (snowid.checkin_interval) among the claims this test counts
-  map {
-	$redis->new_node("claim_$_",
-		{ 'snowid.datacenter_id' => $dc, 'snowid.checkin_interval' => '1h' })
-  }
+  map { $redis->new_node("claim_$_", { 'snowid.datacenter_id' => $dc }) }
   qw(a b c);
 $_->start for @nodes;
 
