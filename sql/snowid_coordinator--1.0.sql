@@ -31,7 +31,8 @@
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
  *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
  *		 snowid_coordinator.reset_secret(integer, text),
- *		 snowid_coordinator.new_datacenter(integer)
+ *		 snowid_coordinator.new_datacenter(integer),
+ *		 snowid_coordinator.end_quiet(integer)
  *		 TO snowid_admin;
  *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
  *
@@ -663,6 +664,32 @@ BEGIN
 				  DETAIL = 'It has worker ids or a record of the server that wrote them.',
 				  HINT = 'Mark a datacenter new only before its first claim.';
 	END IF;
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = snowid_coordinator.server_now(),
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+	WHERE x.datacenter = dc;
+	o.outcome := 'ok';
+	RETURN o;
+END
+$$;
+
+-- An administrator's step: the quiet period of datacenter dc ended now,
+-- and the database recorded as the writer of its claims, for a database
+-- known to have lost nothing (a failover to a synchronous standby).
+CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	now_ms		bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms
@@ -1354,7 +1381,8 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.reset_secret(integer, text),
 	snowid_coordinator.server_now(),
 	snowid_coordinator.recall(integer, bigint, bigint),
-	snowid_coordinator.new_datacenter(integer)
+	snowid_coordinator.new_datacenter(integer),
+	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;
 REVOKE ALL ON ALL PROCEDURES IN SCHEMA snowid_coordinator FROM PUBLIC;
 

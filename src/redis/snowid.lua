@@ -320,6 +320,17 @@ local function new_datacenter(keys, args)
   return 1
 end
 
+-- The administrator's end of a quiet period, for a Redis known to have
+-- lost nothing (a failover to a replica that had every write): the state
+-- record written under this run, its quiet period ended now.  args: a name
+-- for the log (unused).  Replies 1.
+local function end_quiet(keys, args)
+  local st = load(keys, 0)
+  local gen = string.match(st.state or '', '^(%x+) ') or string.format('%x', st.now)
+  write_state(st, gen, run_id(), st.now, st.now)
+  return 1
+end
+
 -- The id a server without one takes: first if it is free (not live, and
 -- fenced no later than usable), else the lowest free id in 0..max, else the
 -- one fenced least far of those not live, which the caller refuses with
@@ -682,6 +693,7 @@ local functions = {
   {name = prefix .. 'free', callback = free, flags = {}},
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
+  {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},
   {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
   {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
   {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},

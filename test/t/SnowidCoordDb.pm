@@ -68,7 +68,8 @@ sub grant
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
 			snowid_coordinator.reset_secret(integer, text),
-			snowid_coordinator.new_datacenter(integer)
+			snowid_coordinator.new_datacenter(integer),
+			snowid_coordinator.end_quiet(integer)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});
