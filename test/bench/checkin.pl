@@ -178,10 +178,12 @@ sub redis_counts
 
 	for (keys %$info)
 	{
-		next unless /^cmdstat_(.+)$/ && $1 ne 'config';
+		my ($name) = /^cmdstat_(.+)$/;
+
+		next unless defined $name && $name !~ /^config/;
 		my ($calls) = $info->{$_} =~ /calls=(\d+)/;
 		my ($usec) = $info->{$_} =~ /usec=(\d+)/;
-		$counts{commands}{$1} = { calls => $calls, usec => $usec };
+		$counts{commands}{$name} = { calls => $calls, usec => $usec };
 	}
 	return \%counts;
 }
@@ -239,10 +241,11 @@ sub redis_checkin
 	return $reads ? 1 : 0;
 }
 
-# The fleet: holder i has worker id i, a name and a secret of its own
+# The fleet: holder i has worker id i + 1 (the real server has 0), a name
+# and a secret of its own
 my @fleet = map {
 	{
-		id => $_,
+		id => $_ + 1,
 		identity => "dc=$dc host=bench-$_ port=5432 sysid=1 instance=0000000000000001",
 		secret => ('0' x 57) . (1_000_000 + $_),
 	}
@@ -397,8 +400,9 @@ sleep(4 * $interval_s);
 my $pg_real = coord_counts();
 $real_s = time - $real_start;
 $node->stop;
-note(sprintf('coordination database, a real server over %.0f s: %s in all',
-		$real_s, describe_delta($pg_real, 1)));
+note(sprintf('coordination database, a real server over %.0f s: %d sessions (check-ins); per check-in: %s',
+		$real_s, $pg_real->{sessions},
+		describe_delta($pg_real, $pg_real->{sessions} || 1)));
 
 # 2. The fleet claims once (its own names and secrets), then pgbench checks
 # it in: a connection each (-C), the session's timeouts set, the claim
@@ -412,9 +416,10 @@ my $script = PostgreSQL::Test::Utils::tempdir() . '/checkin.sql';
 open(my $fh, '>', $script) or die "$script: $!";
 print $fh "\\set h random(0, " . ($holders - 1) . ")\n",
   "\\set s 1000000 + :h\n",
-  "SET statement_timeout = 2000; SET lock_timeout = 2000\n",
+  "\\set w 1 + :h\n",
+  "SET statement_timeout = 2000\\; SET lock_timeout = 2000;\n",
   "CALL snowid_coordinator.claim($dc, 'dc=$dc host=bench-:h port=5432 sysid=1 instance=0000000000000001', '",
-  '0' x 57, ":s', :h, $max_worker_id, -1, $usable_ms, 9000, true)\n";
+  '0' x 57, ":s', :w, $max_worker_id, -1, $usable_ms, 9000, true);\n";
 close $fh;
 note('before the fleet on the coordination database: ' . machine_load());
 coord_reset();
@@ -435,6 +440,14 @@ my ($failed) = $out =~ /number of failed transactions: (\d+)/;
 my ($latency) = $out =~ /latency average = ([\d.]+ ms)/;
 my ($connect) = $out =~ /average connection time = ([\d.]+ ms)/;
 is($failed // 0, 0, 'every check-in of the fleet succeeded');
+my %pg_real_per = map {
+	$_ => sprintf('%.2f', $pg_real->{functions}{$_} / ($pg_real->{sessions} || 1))
+} keys %{ $pg_real->{functions} };
+my %pg_sim_per = map {
+	$_ => sprintf('%.2f', $pg_sim->{functions}{$_} / ($done || 1))
+} keys %{ $pg_sim->{functions} };
+is_deeply(\%pg_sim_per, \%pg_real_per,
+	'the fleet\'s check-ins call the functions a real server\'s check-in calls');
 note(sprintf(
 		'coordination database, %d holders checking in every %d s for %d s: %d check-ins (%.1f/s; pgbench: latency %s, connection %s): %s per check-in; the server spent %.2f s of CPU (%.1f%% of one processor; %.0f us a check-in), %.0f ms active in sessions',
 		$holders, $interval_s, $seconds, $done, $done / $seconds,
