@@ -293,7 +293,21 @@ typedef struct SnowidStoreReport
 	const char *hint;
 } SnowidStoreReport;
 
-/* What every store shares (store.c) */
+/*
+ * What every store shares (store.c): the checks of a store's answer (a
+ * grant or refusal no store gives the request is refused as a reply of
+ * unexpected shape), and the sending of its report
+ */
+extern bool snowid_store_claim_fits(const SnowidStoreRequest *request,
+									int64 worker_id, int64 floor_ms);
+extern bool snowid_store_fenced_fits(const SnowidStoreRequest *request,
+									 int64 worker_id, int64 fence_ms);
+extern bool snowid_store_quiet_fits(const SnowidStoreRequest *request,
+									int64 until_ms);
+extern bool snowid_store_lease_fits(const SnowidLeaseRequest *request,
+									const SnowidLeaseGrant *grant);
+extern bool snowid_store_renewal_fits(const SnowidLeaseRequest *request,
+									  SnowidLeaseGrant *grant);
 extern void snowid_store_emit(int elevel, bool client_sees_store,
 							  const SnowidStoreReport *full,
 							  const SnowidStoreReport *brief);

@@ -128,6 +128,7 @@ static bool snowid_pg_refusal(const SnowidStoreRequest *request,
 							  const SnowidPgRow *row,
 							  SnowidStoreResult *result);
 static void snowid_pg_bad_reply(SnowidStoreResult *result, const char *what);
+static void snowid_pg_grant(const SnowidPgRow *row, SnowidLeaseGrant *grant);
 static SnowidPgDetail *snowid_pg_detail(const SnowidStoreResult *result);
 
 const SnowidStore snowid_pg_store = {
@@ -192,10 +193,7 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 			snowid_pg_bad_reply(result, "The claim refused in a way no claim refuses.");
 		return;
 	}
-	if (row.worker_id < 0 || row.worker_id > request->max_worker_id ||
-		(request->explicit_worker_id >= 0 &&
-		 row.worker_id != request->explicit_worker_id) ||
-		row.floor_ms < 0 || row.floor_ms > request->usable_ms)
+	if (!snowid_store_claim_fits(request, row.worker_id, row.floor_ms))
 	{
 		snowid_pg_bad_reply(result, "The claim granted a worker id or fence that was not asked for.");
 		return;
@@ -252,19 +250,13 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 			snowid_pg_bad_reply(result, "The lease claim refused in a way no lease claim refuses.");
 		return;
 	}
-	if (row.worker_id < 0 || row.worker_id > claim->max_worker_id ||
-		row.floor_ms < 0 || row.fence_ms <= row.floor_ms ||
-		row.lease_ms != request->lease_ms ||
-		row.floor_ms > claim->usable_ms + request->wait_ms ||
-		row.fence_ms > Max(claim->client_ms, row.floor_ms) + request->lease_ms)
+	snowid_pg_grant(&row, grant);
+	if (!snowid_store_lease_fits(request, grant))
 	{
+		memset(grant, 0, sizeof(*grant));
 		snowid_pg_bad_reply(result, "The lease claim granted a lease that was not asked for.");
 		return;
 	}
-	grant->worker_id = (int) row.worker_id;
-	grant->floor_ms = row.floor_ms;
-	grant->fence_ms = row.fence_ms;
-	grant->left_ms = row.lease_ms;
 	result->status = SNOWID_STORE_OK;
 	result->worker_id = grant->worker_id;
 	result->floor_ms = grant->floor_ms;
@@ -314,22 +306,13 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 		snowid_pg_detail(result)->outcome = SNOWID_PG_LOST;
 		return SNOWID_LEASE_LOST;
 	}
+	snowid_pg_grant(&row, grant);
 	if (row.outcome != SNOWID_PG_OK ||
-		row.worker_id != request->worker_id ||
-		row.floor_ms < 0 || row.fence_ms < request->fence_ms ||
-		row.lease_ms != request->lease_ms)
+		!snowid_store_renewal_fits(request, grant))
 	{
+		memset(grant, 0, sizeof(*grant));
 		snowid_pg_bad_reply(result, "The renewal answered with a lease that was not asked for.");
 		return SNOWID_LEASE_FAILED;
-	}
-	grant->worker_id = request->worker_id;
-	grant->floor_ms = row.floor_ms;
-	grant->fence_ms = row.fence_ms;
-	grant->left_ms = row.lease_ms;
-	if (grant->fence_ms > request->fence_ms)
-	{
-		grant->refused_fence_ms = grant->fence_ms;
-		grant->fence_ms = request->fence_ms;
 	}
 	result->status = SNOWID_STORE_OK;
 	snowid_pg_detail(result)->outcome = SNOWID_PG_OK;
@@ -542,11 +525,10 @@ snowid_pg_refusal(const SnowidStoreRequest *request, const SnowidPgRow *row,
 		case SNOWID_PG_QUIET:
 			result->status = SNOWID_STORE_QUIET;
 			result->retry_ms = row->fence_ms;
-			return row->fence_ms > 0 &&
-				row->fence_ms <= request->plausible_ms + SNOWID_QUIET_MAX_MS;
+			return snowid_store_quiet_fits(request, row->fence_ms);
 		case SNOWID_PG_FENCED:
-			if (row->worker_id < 0 || row->worker_id > request->max_worker_id ||
-				row->fence_ms <= request->usable_ms)
+			if (!snowid_store_fenced_fits(request, row->worker_id,
+										  row->fence_ms))
 				return false;
 			if (row->fence_ms > request->plausible_ms)
 				detail->outcome = SNOWID_PG_IMPLAUSIBLE;
@@ -564,6 +546,21 @@ snowid_pg_refusal(const SnowidStoreRequest *request, const SnowidPgRow *row,
 		default:
 			return false;
 	}
+}
+
+/*
+ * snowid_pg_grant
+ *		A row's lease into grant, for the store's checks (coord/store.c); a
+ *		worker id past any int becomes -1, which no check takes.
+ */
+static void
+snowid_pg_grant(const SnowidPgRow *row, SnowidLeaseGrant *grant)
+{
+	grant->worker_id = row->worker_id <= INT_MAX ? (int) row->worker_id : -1;
+	grant->floor_ms = row->floor_ms;
+	grant->fence_ms = row->fence_ms;
+	grant->left_ms = row->lease_ms;
+	grant->refused_fence_ms = 0;
 }
 
 /*

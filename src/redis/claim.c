@@ -64,20 +64,11 @@ snowid_read_claim_grant(const redisReply *reply,
 	}
 	id = reply->element[0];
 	fence = reply->element[1];
-	if (id->integer < 0 || id->integer > request->max_worker_id ||
-		(request->explicit_worker_id >= 0 &&
-		 id->integer != request->explicit_worker_id))
+	if (!snowid_store_claim_fits(request->store, id->integer, fence->integer))
 	{
 		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
-						  "The claim script returned worker id %lld, which is out of range.",
-						  (long long) id->integer);
-		return false;
-	}
-	if (fence->integer < 0 || fence->integer > request->usable_ms)
-	{
-		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
-						  "The claim script returned a fence of %lld ms for worker id %lld, which lies past what this server can start above.",
-						  (long long) fence->integer, (long long) id->integer);
+						  "The claim script granted worker id %lld with a fence of %lld ms, which the claim did not ask for.",
+						  (long long) id->integer, (long long) fence->integer);
 		return false;
 	}
 	result->worker_id = (int) id->integer;
@@ -101,8 +92,7 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 	SnowidRedisKeys keys;
 
 	if (sscanf(err, "SNOWID_FENCED %lld %lld%n", &id, &fence, &end) != 2 ||
-		err[end] != '\0' || id < 0 || id > request->max_worker_id ||
-		fence <= request->usable_ms)
+		err[end] != '\0' || !snowid_store_fenced_fits(request->store, id, fence))
 		return false;
 	result->status = SNOWID_REDIS_FENCED;
 	result->worker_id = (int) id;
@@ -129,8 +119,7 @@ snowid_redis_read_quiet(const char *err, const SnowidRedisRequest *request,
 	int			end = 0;
 
 	if (sscanf(err, "SNOWID_QUIET %lld%n", &until, &end) != 1 ||
-		err[end] != '\0' || until <= 0 ||
-		until > request->plausible_ms + SNOWID_QUIET_MAX_MS)
+		err[end] != '\0' || !snowid_store_quiet_fits(request->store, until))
 		return false;
 	result->status = SNOWID_REDIS_QUIET;
 	result->floor_ms = until;

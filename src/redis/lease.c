@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #include <hiredis/hiredis.h>
 
 #include "redis/claim.h"
@@ -103,8 +105,8 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 
 /*
  * Read a {worker id, floor, fence, lease} reply into grant; false if it has
- * another shape or a value no script of ours returns: the lease left is the
- * lease asked for, the fence lies past the floor.
+ * another shape or a value no script of ours returns.  The caller checks
+ * the grant against its request (coord/store.c).
  */
 static bool
 snowid_lease_read_grant(const redisReply *reply,
@@ -121,9 +123,7 @@ snowid_lease_read_grant(const redisReply *reply,
 			reply->element[i]->integer < 0)
 			return false;
 	}
-	if (reply->element[0]->integer > request->claim->max_worker_id ||
-		reply->element[2]->integer <= reply->element[1]->integer ||
-		reply->element[3]->integer != request->lease->lease_ms)
+	if (reply->element[0]->integer > INT_MAX)
 		return false;
 	grant->worker_id = (int) reply->element[0]->integer;
 	grant->floor_ms = reply->element[1]->integer;
@@ -153,14 +153,8 @@ snowid_lease_read_renewal(const redisReply *reply,
 	}
 	if (reply->type == REDIS_REPLY_ERROR ||
 		!snowid_lease_read_grant(reply, request, grant) ||
-		grant->worker_id != request->lease->worker_id ||
-		grant->fence_ms < request->lease->fence_ms)
+		!snowid_store_renewal_fits(request->lease, grant))
 		return SNOWID_LEASE_FAILED;
-	if (grant->fence_ms > request->lease->fence_ms)
-	{
-		grant->refused_fence_ms = grant->fence_ms;
-		grant->fence_ms = request->lease->fence_ms;
-	}
 	return SNOWID_LEASE_OK;
 }
 
@@ -224,10 +218,7 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 			snowid_redis_error_reply(target, reply->str, result);
 	}
 	else if (snowid_lease_read_grant(reply, request, grant) &&
-			 grant->floor_ms <= request->claim->usable_ms +
-			 request->lease->wait_ms &&
-			 grant->fence_ms <= Max(request->claim->client_ms,
-									grant->floor_ms) + request->lease->lease_ms)
+			 snowid_store_lease_fits(request->lease, grant))
 	{
 		result->status = SNOWID_REDIS_OK;
 		result->worker_id = grant->worker_id;

@@ -219,6 +219,7 @@ static void
 snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->store = in;
 	out->key_prefix = snowid_redis_key_prefix;
 	out->datacenter_id = in->datacenter_id;
 	out->explicit_worker_id = in->explicit_worker_id;

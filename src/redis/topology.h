@@ -32,8 +32,14 @@
 #include "redis/url.h"
 
 /* What a call to Redis asks for: where, as whom, within how long */
+struct SnowidStoreRequest;
+
 typedef struct SnowidRedisRequest
 {
+	const struct SnowidStoreRequest *store; /* the store's request this one
+											 * is made from: what Redis'
+											 * answers are checked against
+											 * (coord/store.c) */
 	const char *key_prefix;		/* snowid.redis_key_prefix; must pass
 								 * snowid_redis_check_key_prefix() */
 	int			datacenter_id;
