@@ -421,40 +421,56 @@ print $fh "\\set h random(0, " . ($holders - 1) . ")\n",
   "CALL snowid_coordinator.claim($dc, 'dc=$dc host=bench-:h port=5432 sysid=1 instance=0000000000000001', '",
   '0' x 57, ":s', :w, $max_worker_id, -1, $usable_ms, 9000, true);\n";
 close $fh;
-note('before the fleet on the coordination database: ' . machine_load());
-coord_reset();
-$cpu = cpu_seconds($postmaster);
-my ($out, $err) = ('', '');
-IPC::Run::run(
-	[
-		'pgbench', '-n', '-C', '-c', 4, '-j', 1, '-R', $rate, '-T', $seconds,
-		'-M', 'simple', '-f', $script, '-h', $cn->host, '-p', $cn->port,
-		'-U', 'coord_fleet', 'coord'
-	],
-	'>', \$out, '2>', \$err) or die "pgbench failed: $err";
-my $pg_sim = coord_counts();
-$cpu = cpu_seconds($postmaster) - $cpu;
-note('after the fleet on the coordination database: ' . machine_load());
-my ($done) = $out =~ /number of transactions actually processed: (\d+)/;
-my ($failed) = $out =~ /number of failed transactions: (\d+)/;
-my ($latency) = $out =~ /latency average = ([\d.]+ ms)/;
-my ($connect) = $out =~ /average connection time = ([\d.]+ ms)/;
-is($failed // 0, 0, 'every check-in of the fleet succeeded');
 my %pg_real_per = map {
 	$_ => sprintf('%.2f', $pg_real->{functions}{$_} / ($pg_real->{sessions} || 1))
 } keys %{ $pg_real->{functions} };
-my %pg_sim_per = map {
-	$_ => sprintf('%.2f', $pg_sim->{functions}{$_} / ($done || 1))
-} keys %{ $pg_sim->{functions} };
-is_deeply(\%pg_sim_per, \%pg_real_per,
-	'the fleet\'s check-ins call the functions a real server\'s check-in calls');
-note(sprintf(
-		'coordination database, %d holders checking in every %d s for %d s: %d check-ins (%.1f/s; pgbench: latency %s, connection %s): %s per check-in; the server spent %.2f s of CPU (%.1f%% of one processor; %.0f us a check-in), %.0f ms active in sessions',
-		$holders, $interval_s, $seconds, $done, $done / $seconds,
-		$latency // '?', $connect // '?', describe_delta($pg_sim, $done),
-		$cpu, 100 * $cpu / $seconds, 1e6 * $cpu / $done,
-		$pg_sim->{active_ms}));
-note("pgbench said:\n$out");
+
+# pgbench plays the fleet's check-ins, each on a connection of its own (as
+# a server's check-in makes them) or, for comparison, on connections kept
+# open (what the calls cost without the connections)
+sub pg_fleet
+{
+	my ($connect_each) = @_;
+	my ($out, $err) = ('', '');
+	my $what = $connect_each ? 'a connection each' : 'connections kept open';
+
+	note("before the fleet on the coordination database ($what): "
+		  . machine_load());
+	coord_reset();
+	my $cpu = cpu_seconds($postmaster);
+	IPC::Run::run(
+		[
+			'pgbench', '-n', $connect_each ? ('-C') : (), '-c', 4, '-j', 1,
+			'-R', $rate, '-T', $seconds, '-M', 'simple', '-f', $script,
+			'-h', $cn->host, '-p', $cn->port, '-U', 'coord_fleet', 'coord'
+		],
+		'>', \$out, '2>', \$err) or die "pgbench failed: $err";
+	my $counts = coord_counts();
+	$cpu = cpu_seconds($postmaster) - $cpu;
+	note("after the fleet on the coordination database ($what): "
+		  . machine_load());
+	my ($done) = $out =~ /number of transactions actually processed: (\d+)/;
+	my ($failed) = $out =~ /number of failed transactions: (\d+)/;
+	my ($latency) = $out =~ /latency average = ([\d.]+ ms)/;
+	my ($lag) = $out =~ /rate limit schedule lag: avg ([\d.]+ \(max [\d.]+\) ms)/;
+	is($failed // 0, 0, "every check-in of the fleet succeeded ($what)");
+	my %per = map {
+		$_ => sprintf('%.2f', $counts->{functions}{$_} / ($done || 1))
+	} keys %{ $counts->{functions} };
+	is_deeply(\%per, \%pg_real_per,
+		"the fleet's check-ins call the functions a real server's check-in calls ($what)");
+	note(sprintf(
+			'coordination database, %d holders checking in every %d s for %d s, %s: %d check-ins (%.1f/s of the %.1f/s asked for; pgbench: latency %s, behind its schedule %s): %d sessions, per check-in %s; the server spent %.2f s of CPU (%.1f%% of one processor; %.0f us a check-in), %.0f ms active in sessions',
+			$holders, $interval_s, $seconds, $what, $done, $done / $seconds,
+			$rate, $latency // '?', $lag // '?', $counts->{sessions},
+			describe_delta($counts, $done), $cpu, 100 * $cpu / $seconds,
+			1e6 * $cpu / $done, $counts->{active_ms}));
+	note("pgbench said:\n$out");
+	return;
+}
+
+pg_fleet(1);
+pg_fleet(0);
 
 # --- a brand-new deployment's first claim ----------------------------------
 
