@@ -19,8 +19,9 @@
 #    checks that they are what the real server's check-in was made of;
 #    against the coordination database, pgbench makes them (a connection,
 #    the SETs of the session's timeouts, CALL snowid_coordinator.claim()
-#    re-asserting, as pgcoord/store.c sends them).  The store's counters and
-#    its processes' CPU time say what they cost it.
+#    re-asserting, as pgcoord/store.c sends them; then again on connections
+#    kept open, to tell the calls' cost from the connections').  The store's
+#    counters and its processes' CPU time say what they cost it.
 # 3. A brand-new deployment's first claim, timed, with and without the
 #    administrator's step that marks its datacenter new.
 #
