@@ -22,7 +22,9 @@
 -- Objects beside the functions: snowid_config (one row: worker id, layout,
 -- epoch, drift and wait bounds), snowid_public_keys (keys of public ids,
 -- readable only by the extension's owner), snowid_position and the
--- counters of snowid_status().  The functions that use them are SECURITY
+-- counters of snowid_status(); for a worker id claimed from a coordination
+-- database, snowid_coordination and snowid_holder (the owner's alone) and
+-- snowid_claimed.  The functions that use them are SECURITY
 -- DEFINER with a fixed search_path and name every object with its schema.
 
 CREATE TABLE @extschema@.snowid_config (
@@ -248,17 +250,23 @@ CREATE TABLE @extschema@.snowid_holder (
 COMMENT ON TABLE @extschema@.snowid_holder IS
 'the holder name and secret this database claims its worker id under; only the owner reads it';
 
--- 32 random bytes from two random UUIDs (gen_random_uuid() draws from the
--- operating system's random source, as pg_strong_random does) through
--- SHA-256; the name carries the system identifier and the database's oid
--- of when it was made, and 64 random bits
+-- A new holder: the name carries the system identifier and the database's
+-- oid of when it was made, and 64 random bits; the secret is 32 random
+-- bytes from two random UUIDs (gen_random_uuid() draws from the operating
+-- system's random source, as pg_strong_random does) through SHA-256
+CREATE FUNCTION @extschema@.snowid_sql_new_holder(OUT name text, OUT secret text)
+LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+	SELECT format('sql sysid=%s db=%s instance=%s',
+				  (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c),
+				  (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()),
+				  pg_catalog.left(pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), 16)),
+		   pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+				pg_catalog.gen_random_uuid()::text || pg_catalog.gen_random_uuid()::text, 'UTF8')), 'hex');
+END;
+
 INSERT INTO @extschema@.snowid_holder (name, secret)
-SELECT format('sql sysid=%s db=%s instance=%s',
-			  (SELECT system_identifier FROM pg_catalog.pg_control_system()),
-			  (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database()),
-			  pg_catalog.left(pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), 16)),
-	   pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-			pg_catalog.gen_random_uuid()::text || pg_catalog.gen_random_uuid()::text, 'UTF8')), 'hex');
+SELECT * FROM @extschema@.snowid_sql_new_holder();
 
 -- What is claimed: 0 for nothing, else 1 + (datacenter_id << 29 |
 -- worker_bits << 24 | worker_id)
@@ -649,13 +657,35 @@ BEGIN
 END
 $$;
 
--- The three functions above run as the extension's owner
+-- A copy of this database's files that runs beside it (a snapshot
+-- restored, a branch, a clone) is the same holder: made another one, with
+-- nothing claimed, it claims a worker id of its own at its next call
+CREATE FUNCTION @extschema@.snowid_new_holder()
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	h record := @extschema@.snowid_sql_new_holder();
+BEGIN
+	UPDATE @extschema@.snowid_holder SET name = h.name, secret = h.secret;
+	PERFORM setval('@extschema@.snowid_claimed', 0, true);
+	RETURN h.name;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_new_holder() IS
+'makes this database another holder, with nothing claimed: for a copy of its files that runs beside it';
+
+-- The functions above run as the extension's owner
+ALTER FUNCTION @extschema@.snowid_new_holder() OWNER TO @extowner@;
 ALTER FUNCTION @extschema@.snowid_sql_connstr() OWNER TO @extowner@;
 ALTER FUNCTION @extschema@.snowid_sql_claim_now() OWNER TO @extowner@;
 ALTER FUNCTION @extschema@.snowid_claim() OWNER TO @extowner@;
 ALTER FUNCTION @extschema@.snowid_sql_claim_once() OWNER TO @extowner@;
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_connstr(), @extschema@.snowid_sql_claim_now(),
-	@extschema@.snowid_claim() FROM PUBLIC;
+	@extschema@.snowid_claim(), @extschema@.snowid_new_holder() FROM PUBLIC;
 
 -- Called by the functions that issue ids, as their caller, before they
 -- need a worker id: claims one if the configuration wants it claimed and

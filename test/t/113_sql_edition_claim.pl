@@ -15,7 +15,8 @@
 # - the fence rule across a re-claim: a worker id freed with a fence ahead
 #   of the clock is claimed again above it, and a re-claim passes a fence
 #   below the generator's high-water mark;
-# - a promoted standby keeps its primary's claim and issues above it.
+# - a promoted standby keeps its primary's claim and issues above it; a
+#   copy run beside it claims another once its owner made it a new holder.
 use strict;
 use warnings;
 
@@ -313,5 +314,20 @@ is( $standby->safe_psql('appdb',
 	'a promoted standby issues with its primary\'s worker id, above its stored ids'
 );
 is($coord->command_calls->{fcall}, $calls, '(without claiming again)');
+
+# A copy of the same files run beside it (a snapshot restored as a second
+# primary) is the same holder until its owner makes it another
+my $clone = PostgreSQL::Test::Cluster->new('sql1_clone');
+$clone->init_from_backup($sql1, 'backup');
+$clone->start;
+my $app_clone = $clone->connstr('appdb') . ' user=app';
+($rc, $out, $err) = psql_as($app_clone, 'SELECT snowid_new_holder()');
+is($rc, 0, 'the owner of a copy makes it another holder') or diag($err);
+isnt("dc=1 $out", $name1, "(under another name)");
+($rc, $out, $err) = psql_as($clone->connstr('appdb') . ' user=clerk',
+	'SELECT (snowid_decode(snowid_next())).worker_id');
+ok($rc == 0 && $out ne $w1 && $out ne $w2 && $out ne $w3,
+	'the copy claims a worker id of its own at its next call')
+  or diag("worker id $out: $err");
 
 done_testing();
