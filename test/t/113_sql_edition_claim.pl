@@ -30,6 +30,12 @@ use SnowidPgCoord;
 use SnowidTest;
 use Test::More;
 
+# contrib's dblink, in the PostgreSQL tested (test/tools/pgbuild installs it)
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
 my $password = 'fleet password 1';
 
 # The coordination server: the fleet's role for the SQL edition logs in
