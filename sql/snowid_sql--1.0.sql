@@ -520,6 +520,9 @@ BEGIN
 		EXECUTE format('SELECT %I.dblink_disconnect(%L)', dblink_schema, 'snowid_sql_claim');
 	EXCEPTION WHEN OTHERS OR query_canceled THEN
 		GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+		-- libpq's reasons span lines: one sentence each
+		msg := rtrim(regexp_replace(msg, '\s*\n\s*', ' ', 'g'), '. ');
+		detail := nullif(rtrim(regexp_replace(detail, '\s*\n\s*', ' ', 'g'), '. '), '');
 		IF step <> 'connect' THEN
 			BEGIN
 				EXECUTE format('SELECT %I.dblink_disconnect(%L)', dblink_schema, 'snowid_sql_claim');
@@ -537,20 +540,19 @@ BEGIN
 		ELSIF step = 'connect' THEN
 			RAISE EXCEPTION 'snowid_sql could not connect to the coordination database'
 				USING ERRCODE = CASE WHEN state LIKE '08%' OR state = '2F003' THEN state ELSE 'sqlclient_unable_to_establish_sqlconnection' END,
-					  DETAIL = format('dblink: %s%s', rtrim(msg, '.'),
-									  CASE WHEN detail IS NOT NULL AND detail <> '' THEN ': ' || rtrim(detail, E'.\n ') ELSE '' END) || '.',
+					  DETAIL = format('dblink: %s%s.', msg, ': ' || detail),
 					  HINT = CASE WHEN state = '2F003'
 						THEN 'dblink connects a role that is no superuser only with a password the coordination server asks for: give it in snowid_coordination.password, or have a superuser GRANT EXECUTE ON FUNCTION dblink_connect_u(text, text) to the owner of the extension (doc/managed.md).'
-						ELSE 'Check snowid_coordination (host, port, dbname, user, password) and that the coordination server is up; ids wait for the claim.' END;
+						ELSE 'Check snowid_coordination (host, port, dbname, user, password) and that the coordination server is up; no id is issued until a claim succeeds.' END;
 		ELSIF state LIKE '08%' THEN
 			RAISE EXCEPTION 'snowid_sql lost its connection to the coordination database during the claim'
 				USING ERRCODE = state,
-					  DETAIL = format('dblink: %s.', rtrim(msg, E'.\n ')),
-					  HINT = 'The next call claims again; ids wait for the claim.';
+					  DETAIL = format('dblink: %s.', msg),
+					  HINT = 'The next call claims again; no id is issued until a claim succeeds.';
 		ELSE
 			RAISE EXCEPTION 'the claim of a worker id from the coordination database failed'
 				USING ERRCODE = state,
-					  DETAIL = format('The coordination database answered: %s.', rtrim(msg, E'.\n ')),
+					  DETAIL = format('The coordination database answered: %s.', msg),
 					  HINT = 'Check that the role of snowid_coordination may CALL snowid_coordinator.claim() (doc/coordinator.md, "Roles").';
 		END IF;
 	END;
@@ -598,8 +600,6 @@ BEGIN
 	END IF;
 END
 $$;
-
-REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_now() FROM PUBLIC;
 
 -- One claim at a time in a database: a session lock, let go before the
 -- function returns
