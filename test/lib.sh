@@ -538,6 +538,42 @@ snowid_bench_quiet()
 	fi
 }
 
+# What a benchmark records beside its figures, for the line under each
+# chart and table (test/bench/plot): the machine (CPU model, cores and
+# memory), the kernel's clock source (on which the cost of reading the
+# clock depends: doc/performance.md) and the command that made them, each
+# without commas (a CSV field).
+snowid_bench_machine()
+{
+	local model
+
+	model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
+	echo "${model:-unknown CPU} $(nproc) cores $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)" |
+		tr -s ',"' ' '
+}
+
+snowid_bench_clock()
+{
+	cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown
+}
+
+# snowid_bench_command COMMAND ARG...: COMMAND and its arguments as one
+# line, but --csv and its file (a path of the machine's).
+snowid_bench_command()
+{
+	local line=$1
+
+	shift
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+			--csv) shift ;;
+			*) line+=" $1" ;;
+		esac
+		shift || true
+	done
+	echo "${line//,/;}"
+}
+
 # The benchmarks' throwaway server (test/bench/run, test/bench/workload).
 # snowid_bench_start [CONF-LINE...] runs initdb into $SNOWID_TMP/data and
 # starts a server with snowid preloaded (datacenter 1, worker 1) that
