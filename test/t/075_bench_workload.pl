@@ -131,8 +131,8 @@ like($out, qr/blocks read\/tx.*\n(?:.*\n)*.*synchronous_commit = off/,
 	'the tables show blocks read and both commit modes');
 like(
 	$out,
-	qr/^<sub>PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`; .*\d+ cores.*, clock source [\w-]+\.<\/sub>$/m,
-	'under the tables: the command, the machine, its clock source, the version and the date');
+	qr/^<sub>PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`, the machine quiet before \d+ of \d+ runs; .*\d+ cores.*, clock source [\w-]+\.<\/sub>$/m,
+	'under the tables: the command, the quiet checks, the machine, its clock source, the version and the date');
 
 # The charts
 ($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
@@ -147,7 +147,7 @@ for my $name (@charts)
 	like($text, qr/<svg.*PostgreSQL $major\.[^<]*\d{4}-\d\d-\d\d.*<\/svg>/s,
 		"workload-$name.svg is a chart of PostgreSQL $major, dated");
 	like($text, qr/\d+ cores/, "workload-$name.svg names the machine");
-	like($out, qr/^workload-$name: PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`; .*clock source [\w-]+\./m,
+	like($out, qr/^workload-$name: PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`, the machine quiet before \d+ of \d+ runs; .*clock source [\w-]+\./m,
 		"the line under workload-$name.svg names the command, the machine and its clock source");
 }
 ok(!-e "$dir/svg/workload-uuidv7.svg", 'no uuidv7() chart before PostgreSQL 18')
