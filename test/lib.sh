@@ -49,6 +49,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
 # client of test/protocol-search (test/t/084_protocol_search.pl).
+# liblz4-dev and libzstd-dev build Citus (test/tools/pgbuild citus, for
+# test/t/114_citus.pl), which is configured without libcurl.
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
 # (test/tools/pgbuild --partman builds it into the other versions).  flex,
 # bison and libkrb5-dev build pg_tle (test/tools/pgbuild --pg_tle) for
@@ -72,7 +74,7 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
-	prometheus-postgres-exporter prometheus
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
@@ -407,6 +409,27 @@ snowid_client_builds()
 		touch "$dir/.snowid-done"
 	fi
 	export SNOWID_CLIENT_BUILDS=$dir
+}
+
+# Citus for test/t/114_citus.pl: test/tools/pgbuild citus builds it once
+# for the PostgreSQL of PG_CONFIG into a staging directory of the cache;
+# its files are then copied into that PostgreSQL (as root where need be),
+# as make install puts snowid there, on every run (a PostgreSQL rebuilt
+# into the cache gets them back).  Nothing where no Citus release supports
+# the version (the test skips, naming why).  Returns non-zero if the build
+# or the copy fails (the test then fails: Citus is missing).
+snowid_citus()
+{
+	local stage run=()
+
+	stage=$("$SNOWID_TOP/test/tools/pgbuild" citus "$PG_CONFIG") || return 1
+	[[ -n $stage ]] || return 0
+	if [[ ! -w $("$PG_CONFIG" --pkglibdir) ]]; then
+		run=(as_root)
+	fi
+	"${run[@]}" rm -f "$("$PG_CONFIG" --sharedir)/.snowid-citus" || return 1
+	tar -C "$stage" --exclude=./.snowid-recipe -cf - . |
+		"${run[@]}" tar -C / --no-overwrite-dir -xf -
 }
 
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
