@@ -420,7 +420,7 @@ snowid_client_builds()
 # or the copy fails (the test then fails: Citus is missing).
 snowid_citus()
 {
-	local stage run=()
+	local stage dir run=()
 
 	stage=$("$SNOWID_TOP/test/tools/pgbuild" citus "$PG_CONFIG") || return 1
 	[[ -n $stage ]] || return 0
@@ -428,8 +428,14 @@ snowid_citus()
 		run=(as_root)
 	fi
 	"${run[@]}" rm -f "$("$PG_CONFIG" --sharedir)/.snowid-citus" || return 1
-	tar -C "$stage" --exclude=./.snowid-recipe -cf - . |
-		"${run[@]}" tar -C / --no-overwrite-dir -xf -
+	# cp, not tar, leaves the modes of the directories there alone: tar
+	# restricts them while it extracts, and a test of another version
+	# running meanwhile could not read its own PostgreSQL
+	for dir in "$("$PG_CONFIG" --pkglibdir)" "$("$PG_CONFIG" --sharedir)"; do
+		if [[ -d $stage$dir ]]; then
+			"${run[@]}" cp -R "$stage$dir/." "$dir/" || return 1
+		fi
+	done
 }
 
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
