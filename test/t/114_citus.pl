@@ -9,7 +9,8 @@
 #   order and its lines go in in one transaction, from the coordinator and
 #   from each worker; every key decodes to the node that took it.
 # - Defaults: a default is evaluated on the node that runs the statement
-#   (a multi-row INSERT, a COPY, an INSERT into the reference table),
+#   (a multi-row INSERT ... VALUES, an INSERT ... SELECT from a function,
+#   a COPY, an INSERT into the reference table),
 #   whichever worker stores the row: each key decodes to that node; but
 #   an INSERT ... SELECT between colocated tables runs on the shards, and
 #   each key decodes to the worker that stores its row.
@@ -235,8 +236,10 @@ sub keys_and_defaults
 		my $n = $node{$name};
 
 		$n->safe_psql('postgres', qq{
+			INSERT INTO orders (customer_id, note) VALUES }
+			  . join(', ', map { "($_, 'default $name')" } 1 .. 8) . qq{;
 			INSERT INTO orders (customer_id, note)
-			SELECT c, 'default $name' FROM generate_series(1, 8) c;
+			SELECT c, 'series $name' FROM generate_series(1, 8) c;
 			INSERT INTO order_lines (customer_id, order_id, qty)
 			SELECT customer_id, id, 2 FROM orders WHERE note = 'default $name';
 			INSERT INTO products (name) VALUES ('$name');
@@ -247,10 +250,11 @@ sub keys_and_defaults
 		is( $nodes->[0]->safe_psql('postgres', qq{
 				SELECT string_agg(DISTINCT (snowid_decode(id)).worker_id::text, ','), count(*)
 				FROM (
-					SELECT id FROM orders WHERE note IN ('default $name', 'copy $name')
+					SELECT id FROM orders
+					WHERE note IN ('default $name', 'series $name', 'copy $name')
 					UNION ALL SELECT id FROM products WHERE name = '$name') k}),
-			"$worker{$name}|17",
-			"$label: defaults of INSERT, COPY and of the reference table run on the $name decode to it");
+			"$worker{$name}|25",
+			"$label: defaults of INSERT ... VALUES, of INSERT ... SELECT from a function, of COPY and of the reference table run on the $name decode to it");
 		is( $nodes->[0]->safe_psql('postgres', qq{
 				SELECT count(*) FILTER (WHERE (snowid_decode(l.id)).worker_id = $placed),
 					count(DISTINCT p.nodeport), count(*)
