@@ -20,7 +20,9 @@
 #   coordinator failed over to its standby.  No key repeats, each node's
 #   keys after a fault lie above its keys before, and the longest wait for
 #   a key in each fault is printed (diag) for doc/citus.md.  In the
-#   coordination-database cluster a worker's standby is promoted too.
+#   coordination-database cluster a worker's standby is promoted too, and
+#   a clone of the other worker is promoted into a node of its own while
+#   that worker runs (citus#8653's event): two worker ids, no key twice.
 # - Time ranges across shards: snowid_from_time() and snowid_span() reach
 #   every shard's task (EXPLAIN, every task shown), and a distributed
 #   table partitioned by its snowid key is pruned to one partition on every
@@ -394,9 +396,10 @@ sub check_client
 }
 
 # A streaming standby of a node, started; its settings are the node's.
+# $application_name names it in the node's pg_stat_replication.
 sub add_standby
 {
-	my ($node, $name) = @_;
+	my ($node, $name, $application_name) = @_;
 
 	$node->backup("${name}_backup");
 	my $standby = PostgreSQL::Test::Cluster->new($name);
@@ -404,8 +407,12 @@ sub add_standby
 	# CREATE EXTENSION citus made the node a key for TLS, which the backup
 	# leaves readable by the group: the server refuses it so
 	chmod 0600, $standby->data_dir . '/server.key';
+	$standby->append_conf('postgresql.conf',
+		    "primary_conninfo = 'host=" . $node->host . ' port=' . $node->port
+		  . " application_name=$application_name'\n")
+	  if defined $application_name;
 	$standby->start;
-	$node->wait_for_catchup($standby);
+	$node->wait_for_catchup($application_name // $standby);
 	return $standby;
 }
 
@@ -615,5 +622,43 @@ my $promoted = worker_id($cstandby);
 ok(!grep({ $_ == $promoted } @cworker{qw(coordinator worker2)}),
 	"coordination database: the promoted standby carries a worker id no running node carries");
 diag("coordination database: worker 1 carried worker id $cworker{worker1}, its promoted standby $promoted");
+$ccluster[0]->safe_psql('postgres',
+	    "SELECT citus_update_node(nodeid, '"
+	  . $cstandby->host . "', " . $cstandby->port
+	  . ') FROM pg_dist_node WHERE nodeport = ' . $ccluster[1]->port);
+$ccluster[1] = $cstandby;
+
+# The event of citus#8653: a clone of worker 2 (its streaming standby)
+# added to the cluster and promoted into a node of its own while worker 2
+# runs on (citus_add_clone_node(), citus_promote_clone_and_rebalance()).
+# Under a coordination database the clone is a holder of its own and
+# claims a worker id of its own: the two nodes repeat no key.  (Citus
+# finds the clone among its primary's senders by the host it is given, as
+# application_name.)
+my $clone = add_standby($ccluster[2], 'db_worker2_clone', $ccluster[2]->host);
+my $clone_node = $ccluster[0]->safe_psql('postgres',
+	    "SELECT citus_add_clone_node('"
+	  . $clone->host . "', " . $clone->port . ", '"
+	  . $ccluster[2]->host . "', " . $ccluster[2]->port . ')');
+$ccluster[0]->safe_psql('postgres',
+	"SELECT citus_promote_clone_and_rebalance($clone_node)");
+$clone->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the clone was not promoted';
+my $clone_worker = worker_id($clone);
+isnt($clone_worker, worker_id($ccluster[2]),
+	'coordination database: the promoted clone and worker 2 carry two worker ids');
+is( $ccluster[0]->safe_psql('postgres', q{
+		SELECT count(DISTINCT nodeport) FROM pg_dist_shard_placement
+		JOIN pg_dist_shard USING (shardid) WHERE logicalrelid = 'orders'::regclass}),
+	3, 'coordination database: the rebalance gave the promoted clone shards of its own');
+%seen = ();
+my @both = (SnowidTest::next_ids($ccluster[2], 200), SnowidTest::next_ids($clone, 200));
+$ccluster[0]->safe_psql('postgres', q{
+	INSERT INTO orders (customer_id, note) SELECT c, 'after the clone' FROM generate_series(1, 40) c;
+	INSERT INTO order_lines (customer_id, order_id, qty)
+	SELECT customer_id, id, 3 FROM orders WHERE note = 'after the clone'});
+is(scalar(grep { $seen{$_}++ } @both), 0,
+	'coordination database: worker 2 and its promoted clone repeat no key');
+stored_once($ccluster[0], 'coordination database, after the clone');
 
 done_testing();
