@@ -22,15 +22,17 @@
  *	 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
  *		 TO snowid_fleet;
  *	 GRANT EXECUTE ON FUNCTION
- *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
- *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
- *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+ *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
+ *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
+ *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
  *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
  *		 TO snowid_fleet;
  *
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
  *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
- *		 snowid_coordinator.reset_secret(integer, text)
+ *		 snowid_coordinator.reset_secret(integer, text),
+ *		 snowid_coordinator.new_datacenter(integer),
+ *		 snowid_coordinator.end_quiet(integer)
  *		 TO snowid_admin;
  *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
  *
@@ -190,6 +192,9 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --	 holds_other   this identity holds worker_id, not the configured id
 --	 lost		   a renewal or release of an id that is no longer this
 --				   claim's lease: holder holds it now, or no one (NULL)
+--	 quiet		   the database may have forgotten claims (see recall()):
+--				   no id is granted but to a server re-asserting its own
+--				   until fence_ms
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 CREATE TYPE snowid_coordinator.outcome AS (
 	outcome text,
@@ -548,6 +553,153 @@ AS $$
 $$;
 
 -- -----------------------------------------------------------------------
+-- THE FORGETTING RULE (doc/internals.md, "A coordinator that forgets").
+-- A coordination database may go back in time: restored from a pg_dump,
+-- recovered to a point in time, failed over to a standby that missed the
+-- last transactions.  Each datacenter's row records the server it was
+-- last written under (written_under: this install of the extension, made
+-- by CREATE EXTENSION and never dumped, the cluster's system identifier
+-- and its timeline).  recall() finds that the database may have forgotten
+-- when a datacenter has no such record or one of another server, and then
+-- starts a quiet period: until every server that may still hold an id has
+-- had time to re-assert it, no worker id is granted but to the server that
+-- re-asserts it.  new_datacenter(), an administrator's step, records a
+-- brand-new datacenter without a quiet period.
+-- -----------------------------------------------------------------------
+
+-- This install of the extension: one row, made by CREATE EXTENSION and not
+-- dumped, so that a restore from a dump is another install
+CREATE TABLE snowid_coordinator.install (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	install_id text NOT NULL
+);
+
+INSERT INTO snowid_coordinator.install (install_id)
+VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
+
+COMMENT ON TABLE snowid_coordinator.install IS
+'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN written_under text,
+	ADD COLUMN quiet_from_ms bigint,
+	ADD COLUMN quiet_until_ms bigint;
+
+-- The server this call runs on: the install, the cluster's system
+-- identifier, and the timeline (a point-in-time recovery or a promotion
+-- starts a new one)
+CREATE FUNCTION snowid_coordinator.server_now()
+RETURNS text
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT i.install_id || ' ' || s.system_identifier || ' ' ||
+		   substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+	FROM snowid_coordinator.install i, pg_control_system() s
+$$;
+
+-- Whether the database may have forgotten the claims of datacenter dc,
+-- whose lock the caller holds, at now_ms: starts or extends the quiet
+-- period by quiet_ms.  Returns the end of the quiet period, or NULL
+-- outside one.  A caller that does not say how long its quiet period is
+-- (quiet_ms NULL: a call by hand) keeps the rules of before.
+CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
+										  quiet_ms bigint)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	d			snowid_coordinator.datacenters;
+	here		text := snowid_coordinator.server_now();
+BEGIN
+	IF quiet_ms IS NULL THEN
+		RETURN NULL;
+	END IF;
+	PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0);
+	SELECT * INTO d FROM snowid_coordinator.datacenters x
+	WHERE x.datacenter = dc;
+	IF d.written_under IS DISTINCT FROM here THEN
+		UPDATE snowid_coordinator.datacenters x
+		SET written_under = here, quiet_from_ms = now_ms,
+			quiet_until_ms = now_ms + quiet_ms
+		WHERE x.datacenter = dc;
+		RETURN now_ms + quiet_ms;
+	END IF;
+	IF d.quiet_until_ms > now_ms AND d.quiet_from_ms + quiet_ms > d.quiet_until_ms THEN
+		UPDATE snowid_coordinator.datacenters x
+		SET quiet_until_ms = d.quiet_from_ms + quiet_ms
+		WHERE x.datacenter = dc;
+		d.quiet_until_ms := d.quiet_from_ms + quiet_ms;
+	END IF;
+	IF d.quiet_until_ms > now_ms THEN
+		RETURN d.quiet_until_ms;
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+-- An administrator's step: datacenter dc recorded as brand new, without a
+-- quiet period.  Refused if it has a record or any worker id.
+CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	now_ms		bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	IF EXISTS (SELECT FROM snowid_coordinator.datacenters x
+			   WHERE x.datacenter = dc AND x.written_under IS NOT NULL) OR
+		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+				WHERE x.datacenter = dc) THEN
+		RAISE EXCEPTION 'datacenter % is not new', dc
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'It has worker ids or a record of the server that wrote them.',
+				  HINT = 'Mark a datacenter new only before its first claim.';
+	END IF;
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = snowid_coordinator.server_now(),
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+	WHERE x.datacenter = dc;
+	o.outcome := 'ok';
+	RETURN o;
+END
+$$;
+
+-- An administrator's step: the quiet period of datacenter dc ended now,
+-- and the database recorded as the writer of its claims, for a database
+-- known to have lost nothing (a failover to a synchronous standby).
+CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	now_ms		bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = snowid_coordinator.server_now(),
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+	WHERE x.datacenter = dc;
+	o.outcome := 'ok';
+	RETURN o;
+END
+$$;
+
+-- -----------------------------------------------------------------------
 -- The functions the snowid servers call
 -- -----------------------------------------------------------------------
 
@@ -577,7 +729,9 @@ $$;
 CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 identity text, secret text,
 											 want integer, max integer,
-											 prefer integer, usable_ms bigint)
+											 prefer integer, usable_ms bigint,
+											 quiet_ms bigint DEFAULT NULL,
+											 reassert boolean DEFAULT false)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -590,6 +744,7 @@ DECLARE
 	hi			integer := max;
 	usable		bigint := usable_ms;
 	now_ms		bigint;
+	quiet_until bigint;
 	keep		integer;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
@@ -608,8 +763,10 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'The configured worker id must lie between 0 and max.';
 	END IF;
+	PERFORM snowid_coordinator.check_given('reassert', reassert);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
 
 	-- the id this identity holds for good in 0..max: want if it is one,
 	-- else the lowest
@@ -644,6 +801,16 @@ BEGIN
 			o.outcome := 'all_held';
 			RETURN o;
 		END IF;
+	END IF;
+
+	-- in a quiet period, only the id this identity holds, or re-asserts
+	IF quiet_until IS NOT NULL AND NOT (reassert AND keep IN (want, prefer)) AND
+		NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+					WHERE x.datacenter = dc AND x.worker_id = keep
+					  AND x.holder = me AND NOT x.on_lease) THEN
+		o.outcome := 'quiet';
+		o.fence_ms := quiet_until;
+		RETURN o;
 	END IF;
 
 	f := snowid_coordinator.fence_of(dc, keep);
@@ -714,7 +881,8 @@ CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 											   client_ms bigint,
 											   usable_ms bigint,
 											   prefer integer,
-											   wait_ms bigint, token text)
+											   wait_ms bigint, token text,
+											   quiet_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -730,6 +898,7 @@ DECLARE
 	usable		bigint := usable_ms;
 	tok			text := token;
 	now_ms		bigint;
+	quiet_until bigint;
 	keep		integer;
 	f			bigint;
 	new_fence	bigint;
@@ -748,6 +917,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
 
 	-- a lease of this identity (run out or not) it can start above within
 	-- its wait
@@ -766,6 +936,12 @@ BEGIN
 		  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
 		ORDER BY x.worker_id
 		LIMIT 1;
+	END IF;
+	IF keep IS NULL AND quiet_until IS NOT NULL THEN
+		-- in a quiet period, only a lease this identity holds
+		o.outcome := 'quiet';
+		o.fence_ms := quiet_until;
+		RETURN o;
 	END IF;
 	IF keep IS NULL THEN
 		keep := snowid_coordinator.pick(dc, hi, usable, prefer, me, now_ms);
@@ -836,7 +1012,9 @@ CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
 												   secret text,
 												   worker_id integer,
 											   lease_ms bigint,
-											   want_ms bigint, token text)
+											   want_ms bigint, token text,
+											   quiet_ms bigint DEFAULT NULL,
+											   client_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -851,6 +1029,7 @@ DECLARE
 	want		bigint := want_ms;
 	tok			text := token;
 	now_ms		bigint;
+	quiet_until bigint;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
 BEGIN
@@ -862,13 +1041,30 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
 	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
 	PERFORM snowid_coordinator.check_token(tok);
-	now_ms := snowid_coordinator.lock_datacenter(dc, false);
+	now_ms := snowid_coordinator.lock_datacenter(dc, quiet_ms IS NOT NULL);
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_holder(dc, me, secret);
 	END IF;
+	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
+	IF quiet_until IS NOT NULL AND client_ms IS NOT NULL AND
+		(w.holder IS NOT DISTINCT FROM me AND w.lease_token IS DISTINCT FROM tok OR
+		 ((w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) AND
+		  coalesce(w.fence_ms, 0) <= client_ms)) THEN
+		-- re-asserted in a quiet period: the lease made again, its floor
+		-- the holder's generator (every id issued with it before lies
+		-- below); not if another holder's fence lies past the generator
+		-- (it issued there)
+		PERFORM snowid_coordinator.check_ms('client_ms', client_ms, 0);
+		PERFORM snowid_coordinator.retire(dc, id, 0);
+		UPDATE snowid_coordinator.worker_ids x
+		SET holder = me, on_lease = true, lease_expires_ms = now_ms,
+			lease_floor_ms = least(client_ms, want), lease_token = tok
+		WHERE x.datacenter = dc AND x.worker_id = id
+		RETURNING * INTO w;
+	END IF;
 	IF now_ms IS NULL OR w.holder IS DISTINCT FROM me OR NOT w.on_lease OR
 		w.lease_token IS DISTINCT FROM tok THEN
 		o.outcome := 'lost';
@@ -1024,6 +1220,7 @@ $$;
 CREATE PROCEDURE snowid_coordinator.claim(
 	datacenter integer, identity text, secret text,
 	want integer, max integer, prefer integer, usable_ms bigint,
+	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1036,7 +1233,8 @@ DECLARE
 	o			snowid_coordinator.outcome;
 BEGIN
 	COMMIT;
-	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max, prefer, usable_ms);
+	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
+		prefer, usable_ms, quiet_ms, reassert);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1050,7 +1248,7 @@ $$;
 CREATE PROCEDURE snowid_coordinator.lease_claim(
 	datacenter integer, identity text, secret text,
 	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
-	prefer integer, wait_ms bigint, token text,
+	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1064,7 +1262,7 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
-		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token);
+		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1078,7 +1276,7 @@ $$;
 CREATE PROCEDURE snowid_coordinator.lease_renew(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
-	token text,
+	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1092,7 +1290,7 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
-		held_worker_id, lease_length_ms, want_ms, token);
+		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1175,12 +1373,16 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_holder(integer, text, text),
 	snowid_coordinator.register_holder(integer, text, text),
 	snowid_coordinator.check_called_by(text),
-	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
-	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
-	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
+	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
+	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
 	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
 	snowid_coordinator.free(integer, integer, bigint),
-	snowid_coordinator.reset_secret(integer, text)
+	snowid_coordinator.reset_secret(integer, text),
+	snowid_coordinator.server_now(),
+	snowid_coordinator.recall(integer, bigint, bigint),
+	snowid_coordinator.new_datacenter(integer),
+	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;
 REVOKE ALL ON ALL PROCEDURES IN SCHEMA snowid_coordinator FROM PUBLIC;
 

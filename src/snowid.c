@@ -15,6 +15,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 
+#include "coord/checkin.h"
 #include "coord/lease.h"
 #include "coord/request.h"
 #include "coord/worker.h"
@@ -58,6 +59,8 @@ _PG_init(void)
 	snowid_generator_preload();
 	if (snowid_worker_lease_ms > 0)
 		snowid_lease_register();
+	else if (snowid_store != NULL)
+		snowid_checkin_register();
 }
 
 /*

@@ -43,6 +43,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "coord/checkin.h"
 #include "coord/lease.h"
 #include "coord/request.h"
 #include "core/clock.h"
@@ -110,12 +111,25 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	SnowidLeaseGrant grant;
 	SnowidStoreResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
+	int64		waited_ms = 0;
 	char	   *fence;
 
 	snowid_lease_new_token(claim->token);
 	snowid_lease_request(&request, &claim_request, identity,
 						 sizeof(identity), claim->token);
-	snowid_store->lease_claim(snowid_store_target, &request, &grant, &result);
+	/* a store in a quiet period (the forgetting rule) is waited for */
+	for (;;)
+	{
+		snowid_store->lease_claim(snowid_store_target, &request, &grant,
+								  &result);
+		if (result.status != SNOWID_STORE_QUIET ||
+			!snowid_quiet_wait(&result, &waited_ms))
+			break;
+		snowid_lease_request(&request, &claim_request, identity,
+							 sizeof(identity), claim->token);
+	}
+	if (result.status == SNOWID_STORE_QUIET)
+		snowid_report_quiet(ERROR, &claim_request, &result);
 	if (result.status != SNOWID_STORE_OK)
 	{
 		snowid_store->report(ERROR, &claim_request, &result);

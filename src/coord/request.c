@@ -30,6 +30,7 @@
 int			snowid_worker_id = -1;
 int			snowid_coordinator_timeout_ms = 2000;
 int			snowid_worker_lease_ms = 0;
+int			snowid_checkin_interval_ms = 5000;
 bool		snowid_release_on_shutdown = false;
 const SnowidStore *snowid_store = NULL;
 const void *snowid_store_target = NULL;
@@ -123,13 +124,26 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	snowid_holder_secret(snowid_secret);
 	request->secret = snowid_secret;
 	request->timeout_ms = snowid_coordinator_timeout_ms;
+	snowid_coord_request_times(request);
+	request->free_margin_ms = SNOWID_FREE_CLOCKS_MS +
+		(int64) snowid_max_drift_ms + 1;
+	request->quiet_ms = snowid_quiet_ms();
+	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
+	request->client_sees_store = snowid_client_sees_store();
+}
+
+/*
+ * snowid_coord_request_times
+ *		The request's times as of now: the generator's position, what this
+ *		server can start above, and the latest plausible fence (again after
+ *		a wait).
+ */
+void
+snowid_coord_request_times(SnowidStoreRequest *request)
+{
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
-	request->free_margin_ms = SNOWID_FREE_CLOCKS_MS +
-		(int64) snowid_max_drift_ms + 1;
-	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
-	request->client_sees_store = snowid_client_sees_store();
 }
 
 /*
@@ -148,4 +162,24 @@ snowid_client_sees_store(void)
 		return true;
 	return superuser() ||
 		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS);
+}
+
+/*
+ * snowid_quiet_ms
+ *		How long a store that may have forgotten its claims grants no id, so
+ *		that a holder like this server re-asserts its own first (the
+ *		forgetting rule, coord/store.h): until its next check-in (a
+ *		permanent holder) or, cut off, the end of its lease (a lease
+ *		holder), and a call that takes the whole coordinator timeout, plus
+ *		the drift budget (a holder that stopped may have issued that far
+ *		ahead of its clock) and a margin.
+ */
+int64
+snowid_quiet_ms(void)
+{
+	int64		holder_ms = snowid_worker_lease_ms > 0 ?
+		snowid_worker_lease_ms : snowid_checkin_interval_ms;
+
+	return holder_ms + snowid_coordinator_timeout_ms + snowid_max_drift_ms +
+		SNOWID_QUIET_MARGIN_MS;
 }

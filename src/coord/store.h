@@ -28,6 +28,29 @@
  *	   each call reads and writes the state of its datacenter atomically
  *	   (one Redis function, one transaction).
  *
+ * Every store keeps the forgetting rule too (doc/internals.md, "A
+ * coordinator that forgets"): a store may lose what it was told (its data
+ * gone, a restore from an older copy, a failover to a replica or standby
+ * that missed writes), and then no worker id it grants may be one a live
+ * server still issues with.
+ *
+ *	 * The store records, with each datacenter's claims, the server they
+ *	   were written under (Redis: its run id, and a generation in each of
+ *	   the datacenter's hashes; a coordination database: the install of
+ *	   snowid_coordinator, the system identifier and the timeline).  No
+ *	   record, or one of another server, means it may have forgotten.
+ *	 * It then starts a quiet period of the request's quiet_ms (each call
+ *	   during it may lengthen it to its own quiet_ms from the start): no
+ *	   worker id is granted but to the server that holds it or re-asserts
+ *	   it (request.reassert: an id this server holds, or its cache names),
+ *	   and every other claim is refused until its end (SNOWID_STORE_QUIET).
+ *	 * Every holder re-asserts within quiet_ms: a permanent holder checks
+ *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
+ *	   and a renewal whose lease is gone makes it again in a quiet period.
+ *	   A holder whose re-assertion is refused stops issuing at once.
+ *	 * An administrator marks a brand-new datacenter (new_datacenter):
+ *	   its first claims wait for nothing.
+ *
  * A store is one folder of src/ with one SnowidStore that names its
  * functions, registered by one line of src/stores.c.  Its functions never
  * ereport(ERROR) but for a cancel or a terminate (CHECK_FOR_INTERRUPTS()
@@ -57,6 +80,12 @@
 
 /* How far apart a fleet's clocks may lie, for the margin of a hint's free() */
 #define SNOWID_FREE_CLOCKS_MS	60000
+
+/*
+ * The longest a quiet period may last past the plausible (the forgetting
+ * rule): a reply naming a later end is refused as corrupt
+ */
+#define SNOWID_QUIET_MAX_MS		(24 * 3600 * 1000)
 
 /* A sentence saying why a call failed, in the store's own words */
 #define SNOWID_STORE_MESSAGE_LEN	256
@@ -88,6 +117,17 @@ typedef struct SnowidStoreRequest
 	int64		free_margin_ms; /* the margin a hint's free() names: clocks
 								 * a minute apart, plus snowid.max_drift_ms,
 								 * plus 1 */
+	int64		quiet_ms;		/* how long a quiet period must last for
+								 * every holder like this server to
+								 * re-assert its id (the forgetting rule) */
+	bool		reassert;		/* the explicit or preferred worker id is
+								 * one this server holds or its cache
+								 * names: the store may grant it in a
+								 * quiet period */
+	bool		checkin;		/* a check-in (explicit, reassert): the
+								 * store may answer OK from reads alone
+								 * when it holds the id for this server and
+								 * has not forgotten */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the
@@ -125,8 +165,13 @@ typedef enum SnowidStoreStatus
 								 * failing over: a cached worker id may be
 								 * used, a renewal tried again */
 	SNOWID_STORE_ALL_HELD,		/* every worker id is held */
-	SNOWID_STORE_FAILED			/* anything else: a refusal, a setting to
-								 * fix, an answer that forbids the id */
+	SNOWID_STORE_QUIET,			/* the store may have forgotten claims: no
+								 * id for this server until retry_ms */
+	SNOWID_STORE_REFUSED,		/* the id asked for is another server's,
+								 * or fenced past where this server can
+								 * start */
+	SNOWID_STORE_FAILED			/* anything else: a setting to fix, an
+								 * answer that forbids the id */
 } SnowidStoreStatus;
 
 /* How a call to a store ended */
@@ -137,6 +182,8 @@ typedef struct SnowidStoreResult
 	int64		floor_ms;		/* OK: the id's fence when it was claimed,
 								 * Unix ms: every id issued with it lies
 								 * below; 0 if it had none */
+	int64		retry_ms;		/* QUIET: when the quiet period ends, Unix
+								 * ms by the store's clock */
 	double		elapsed_ms;		/* how long the call took */
 	char		where[SNOWID_STORE_WHERE_LEN];	/* the store's server last
 												 * talked to, for messages:

@@ -47,6 +47,7 @@
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
+#include "coord/checkin.h"
 #include "coord/lease.h"
 #include "coord/request.h"
 #include "coord/worker.h"
@@ -182,6 +183,7 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	SnowidStoreResult result;
 	SnowidWorkerCache cached;
 	bool		have_cache;
+	int64		waited_ms = 0;
 	ErrorContextCallback errcallback;
 
 	snowid_coord_request(&request, identity, sizeof(identity));
@@ -200,6 +202,10 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	request.preferred_worker_id =
 		(request.explicit_worker_id < 0 && have_cache &&
 		 snowid_cache_is_ours(&cached, &request)) ? cached.worker_id : -1;
+	/* this server's own last claim: re-asserted if the store forgot it */
+	request.reassert = have_cache && snowid_cache_is_ours(&cached, &request) &&
+		(request.explicit_worker_id < 0 ||
+		 cached.worker_id == request.explicit_worker_id);
 
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;
@@ -207,7 +213,13 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
-	snowid_store->claim(snowid_store_target, &request, &result);
+	/* a store in a quiet period (the forgetting rule) is waited for */
+	do
+	{
+		snowid_coord_request_times(&request);
+		snowid_store->claim(snowid_store_target, &request, &result);
+	} while (result.status == SNOWID_STORE_QUIET &&
+			 snowid_quiet_wait(&result, &waited_ms));
 
 	if (result.status == SNOWID_STORE_OK)
 	{
@@ -222,6 +234,8 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	else if (result.status == SNOWID_STORE_UNREACHABLE &&
 			 snowid_worker_from_cache(&request, &result, &claim->worker_id))
 		claim->source = SNOWID_WORKER_CACHE;
+	else if (result.status == SNOWID_STORE_QUIET)
+		snowid_report_quiet(ERROR, &request, &result);
 	else
 	{
 		snowid_store_report(ERROR, &request, &result);
@@ -460,6 +474,25 @@ snowid_cache_write(const SnowidWorkerCache *cache)
 			 SNOWID_WORKER_VERSION, cache->datacenter_id, cache->worker_id,
 			 cache->worker_bits, cache->store, cache->identity);
 	if (!snowid_write_line_file(SNOWID_WORKER_FILE, line, WARNING) &&
+		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove file \"%s\": %m",
+						SNOWID_WORKER_FILE)));
+}
+
+/*
+ * snowid_worker_forget_cached
+ *		Removes the cache file if it names worker_id: the store gave that id
+ *		to another server, so this server's next start must not re-assert
+ *		it (checkin.c).
+ */
+void
+snowid_worker_forget_cached(int worker_id)
+{
+	SnowidWorkerCache cache;
+
+	if (snowid_cache_read(&cache, LOG) && cache.worker_id == worker_id &&
 		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),

@@ -16,5 +16,6 @@
 
 extern void snowid_coord_install(void);
 extern const char *snowid_worker_source_name(SnowidWorkerSource source);
+extern void snowid_worker_forget_cached(int worker_id);
 
 #endif							/* SNOWID_COORD_WORKER_H */

@@ -48,6 +48,8 @@ typedef enum SnowidPgOutcome
 	SNOWID_PG_CONFLICT,
 	SNOWID_PG_HOLDS_OTHER,
 	SNOWID_PG_LOST,
+	SNOWID_PG_QUIET,			/* no id until fence_ms (the forgetting
+								 * rule) */
 	SNOWID_PG_BAD_REPLY			/* a row of unexpected shape */
 } SnowidPgOutcome;
 
@@ -82,14 +84,16 @@ typedef struct SnowidPgDetail
  */
 static const char *const snowid_pg_claim_sql =
 "CALL snowid_coordinator.claim("
-"$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint)";
+"$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
+"$8::bigint, $9::boolean)";
 static const char *const snowid_pg_lease_claim_sql =
 "CALL snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
-"$8::int, $9::bigint, $10::text)";
+"$8::int, $9::bigint, $10::text, $11::bigint)";
 static const char *const snowid_pg_lease_renew_sql =
 "CALL snowid_coordinator.lease_renew("
-"$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::text)";
+"$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::text, "
+"$8::bigint, $9::bigint)";
 static const char *const snowid_pg_lease_release_sql =
 "CALL snowid_coordinator.lease_release("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::boolean, $7::text)";
@@ -153,14 +157,14 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
 /*
  * snowid_pg_claim
  *		The claim for good: claim(datacenter, identity, secret, want, max,
- *		prefer, usable_ms).
+ *		prefer, usable_ms, quiet_ms, reassert).
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
-	char		numbers[5][24];
-	const char *values[7];
+	char		numbers[6][24];
+	const char *values[9];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", request->datacenter_id);
@@ -168,6 +172,7 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snprintf(numbers[2], 24, "%d", request->max_worker_id);
 	snprintf(numbers[3], 24, "%d", request->preferred_worker_id);
 	snprintf(numbers[4], 24, INT64_FORMAT, request->usable_ms);
+	snprintf(numbers[5], 24, INT64_FORMAT, request->quiet_ms);
 	values[0] = numbers[0];
 	values[1] = request->identity;
 	values[2] = request->secret;
@@ -175,8 +180,10 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	values[4] = numbers[2];
 	values[5] = numbers[3];
 	values[6] = numbers[4];
+	values[7] = numbers[5];
+	values[8] = request->reassert ? "true" : "false";
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 7, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 9, values, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -202,8 +209,8 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 /*
  * snowid_pg_lease_claim
  *		A lease claim: lease_claim(datacenter, identity, secret, max,
- *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token).  The grant
- *		must start at or above its floor, within what the request can wait
+ *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms).
+ *		The grant must start at or above its floor, within what the request can wait
  *		for, and reach no further than a lease past it or the generator.
  */
 static void
@@ -211,8 +218,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[7][24];
-	const char *values[10];
+	char		numbers[8][24];
+	const char *values[11];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -222,6 +229,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[4], 24, INT64_FORMAT, claim->usable_ms);
 	snprintf(numbers[5], 24, "%d", claim->preferred_worker_id);
 	snprintf(numbers[6], 24, INT64_FORMAT, request->wait_ms);
+	snprintf(numbers[7], 24, INT64_FORMAT, claim->quiet_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -232,9 +240,10 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	values[7] = numbers[5];
 	values[8] = numbers[6];
 	values[9] = request->token;
+	values[10] = numbers[7];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 10, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 11, values,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -265,7 +274,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 /*
  * snowid_pg_lease_renew
  *		A renewal: lease_renew(datacenter, identity, secret, worker_id,
- *		lease_ms, want_ms, token).  A fence past the one asked for, which no
+ *		lease_ms, want_ms, token, quiet_ms, client_ms).  A fence past the one asked for, which no
  *		holder of this claim wrote, is not taken: grant->refused_fence_ms
  *		keeps it for the caller to report.
  */
@@ -274,14 +283,17 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[4][24];
-	const char *values[7];
+	char		numbers[6][24];
+	const char *values[9];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
 	snprintf(numbers[1], 24, "%d", request->worker_id);
 	snprintf(numbers[2], 24, INT64_FORMAT, request->lease_ms);
 	snprintf(numbers[3], 24, INT64_FORMAT, request->fence_ms);
+	/* what re-asserts the lease in a quiet period */
+	snprintf(numbers[4], 24, INT64_FORMAT, claim->quiet_ms);
+	snprintf(numbers[5], 24, INT64_FORMAT, claim->client_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -289,9 +301,11 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	values[4] = numbers[2];
 	values[5] = numbers[3];
 	values[6] = request->token;
+	values[7] = numbers[4];
+	values[8] = numbers[5];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 7, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 9, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -441,6 +455,7 @@ snowid_pg_read_row(const PGresult *res, SnowidPgRow *row)
 		{"conflict", SNOWID_PG_CONFLICT},
 		{"holds_other", SNOWID_PG_HOLDS_OTHER},
 		{"lost", SNOWID_PG_LOST},
+		{"quiet", SNOWID_PG_QUIET},
 	};
 	const char *outcome;
 	int			i;
@@ -524,17 +539,26 @@ snowid_pg_refusal(const SnowidStoreRequest *request, const SnowidPgRow *row,
 		case SNOWID_PG_ALL_HELD:
 			result->status = SNOWID_STORE_ALL_HELD;
 			return true;
+		case SNOWID_PG_QUIET:
+			result->status = SNOWID_STORE_QUIET;
+			result->retry_ms = row->fence_ms;
+			return row->fence_ms > 0 &&
+				row->fence_ms <= request->plausible_ms + SNOWID_QUIET_MAX_MS;
 		case SNOWID_PG_FENCED:
 			if (row->worker_id < 0 || row->worker_id > request->max_worker_id ||
 				row->fence_ms <= request->usable_ms)
 				return false;
 			if (row->fence_ms > request->plausible_ms)
 				detail->outcome = SNOWID_PG_IMPLAUSIBLE;
+			else
+				result->status = SNOWID_STORE_REFUSED;
 			return true;
 		case SNOWID_PG_CONFLICT:
+			result->status = SNOWID_STORE_REFUSED;
 			strlcpy(result->holder, row->holder, sizeof(result->holder));
 			return request->explicit_worker_id >= 0;
 		case SNOWID_PG_HOLDS_OTHER:
+			result->status = SNOWID_STORE_REFUSED;
 			return request->explicit_worker_id >= 0 &&
 				row->worker_id >= 0 && row->worker_id <= INT_MAX;
 		default:

@@ -23,6 +23,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "coord/store.h"
 #include "redis/claim.h"
 #include "redis/scripts.h"
 #include "redis/topology.h"
@@ -116,6 +117,27 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 }
 
 /*
+ * Read "SNOWID_QUIET <until>", the refusal of a claim while Redis may have
+ * forgotten claims (the forgetting rule), into result; false if malformed
+ * or the quiet period ends further off than any request makes it last.
+ */
+bool
+snowid_redis_read_quiet(const char *err, const SnowidRedisRequest *request,
+						SnowidRedisResult *result)
+{
+	long long	until;
+	int			end = 0;
+
+	if (sscanf(err, "SNOWID_QUIET %lld%n", &until, &end) != 1 ||
+		err[end] != '\0' || until <= 0 ||
+		until > request->plausible_ms + SNOWID_QUIET_MAX_MS)
+		return false;
+	result->status = SNOWID_REDIS_QUIET;
+	result->floor_ms = until;
+	return true;
+}
+
+/*
  * Read the script's answer into result.
  */
 static void
@@ -138,6 +160,12 @@ snowid_read_claim_reply(const redisReply *reply,
 		if (!snowid_redis_read_fenced(err, request, result))
 			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 							  "The claim script refused with a malformed fence.");
+	}
+	else if (strncmp(err, "SNOWID_QUIET ", 13) == 0)
+	{
+		if (!snowid_redis_read_quiet(err, request, result))
+			snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
+							  "The claim script refused with a malformed end of a quiet period.");
 	}
 	else if (strncmp(err, "SNOWID_CONFLICT ", 16) == 0)
 	{
@@ -200,6 +228,63 @@ snowid_check_eviction(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 }
 
 /*
+ * A check-in answered from reads alone: the owners hash names this server
+ * as the holder of the explicit id, and its state record (snowid.lua's
+ * forgetting rule) was written under this run of Redis, so there is
+ * nothing to re-assert and nothing is written.  False if anything else
+ * holds or a read fails (a redirection, a user without INFO): the caller
+ * then calls the claim function, which re-asserts.
+ */
+static bool
+snowid_checkin_unchanged(SnowidRedisSession *session)
+{
+	const SnowidRedisRequest *request = session->request;
+	SnowidRedisKeys keys;
+	SnowidRedisResult scratch;
+	char		field[16];
+	const char *holder[] = {"HGET", keys.owners, field};
+	const char *state[] = {"HGET", keys.owners, "state"};
+	const char *info[] = {"INFO", "server"};
+	redisReply *reply;
+	char		run[64] = "";
+	const char *line;
+	size_t		len;
+	bool		same;
+
+	snowid_redis_keys(&keys, request->key_prefix, request->datacenter_id);
+	snprintf(field, sizeof(field), "%d", request->explicit_worker_id);
+	memset(&scratch, 0, sizeof(scratch));
+	reply = snowid_conn_command(&session->conn, 3, holder, &scratch);
+	if (reply == NULL)
+		return false;
+	same = reply->type == REDIS_REPLY_STRING &&
+		strcmp(reply->str, request->identity) == 0;
+	freeReplyObject(reply);
+	if (!same)
+		return false;
+
+	reply = snowid_conn_command(&session->conn, 3, state, &scratch);
+	if (reply == NULL)
+		return false;
+	if (reply->type == REDIS_REPLY_STRING)
+		(void) sscanf(reply->str, "%*x %63s", run);
+	freeReplyObject(reply);
+	len = strlen(run);
+	if (len == 0 || strcmp(run, "unknown") == 0)
+		return false;
+
+	reply = snowid_conn_command(&session->conn, 2, info, &scratch);
+	if (reply == NULL)
+		return false;
+	line = reply->type == REDIS_REPLY_STRING ?
+		strstr(reply->str, "run_id:") : NULL;
+	same = line != NULL && strncmp(line + 7, run, len) == 0 &&
+		(line[7 + len] == '\r' || line[7 + len] == '\n');
+	freeReplyObject(reply);
+	return same;
+}
+
+/*
  * The claim on an open session: call the function (following redirections),
  * then WAIT for replicas and check the eviction policy.  Fills result.
  */
@@ -207,14 +292,23 @@ static void
 snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
-	char		numbers[96];
+	char		numbers[128];
 	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
 
-	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT,
+	if (request->checkin && snowid_checkin_unchanged(session))
+	{
+		result->status = SNOWID_REDIS_OK;
+		result->worker_id = request->explicit_worker_id;
+		result->floor_ms = 0;
+		return;
+	}
+
+	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT " "
+			 INT64_FORMAT " %d",
 			 request->explicit_worker_id, request->max_worker_id,
 			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
-			 request->usable_ms);
+			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0);
 	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;

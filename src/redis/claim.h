@@ -38,6 +38,9 @@
 extern void snowid_redis_try_claim(const SnowidRedisTarget *target,
 								   const SnowidRedisRequest *request,
 								   SnowidRedisResult *result);
+extern bool snowid_redis_read_quiet(const char *err,
+									const SnowidRedisRequest *request,
+									SnowidRedisResult *result);
 extern bool snowid_redis_read_fenced(const char *err,
 									 const SnowidRedisRequest *request,
 									 SnowidRedisResult *result);

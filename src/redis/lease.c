@@ -69,15 +69,18 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 				   SnowidLeaseReader read, const char *what,
 				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		numbers[64];
+	char		numbers[128];
 	SnowidScriptCall call = {function, numbers, request->lease->token};
 	redisReply *reply;
 	SnowidLeaseOutcome outcome;
 
+	/* a renewal: with what re-asserts the lease in a quiet period */
 	if (with_lease)
-		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT,
+		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT
+				 " " INT64_FORMAT " " INT64_FORMAT,
 				 request->lease->worker_id, request->lease->lease_ms,
-				 request->lease->fence_ms);
+				 request->lease->fence_ms, request->claim->quiet_ms,
+				 request->claim->client_ms);
 	else
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT "%s",
 				 request->lease->worker_id, request->lease->fence_ms,
@@ -185,17 +188,18 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 						 const SnowidRedisLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		numbers[96];
+	char		numbers[128];
 	SnowidScriptCall call = {SNOWID_SCRIPT_LEASE_CLAIM, numbers,
 	request->lease->token};
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
 			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d "
-			 INT64_FORMAT,
+			 INT64_FORMAT " " INT64_FORMAT,
 			 request->claim->max_worker_id, request->lease->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms,
-			 request->claim->preferred_worker_id, request->lease->wait_ms);
+			 request->claim->preferred_worker_id, request->lease->wait_ms,
+			 request->claim->quiet_ms);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
@@ -204,6 +208,12 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 	{
 		if (strncmp(reply->str, "SNOWID_ALL_HELD ", 16) == 0)
 			result->status = SNOWID_REDIS_ALL_HELD;
+		else if (strncmp(reply->str, "SNOWID_QUIET ", 13) == 0)
+		{
+			if (!snowid_redis_read_quiet(reply->str, request->claim, result))
+				snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
+								  "The lease claim script refused with a malformed end of a quiet period.");
+		}
 		else if (strncmp(reply->str, "SNOWID_FENCED ", 14) == 0)
 		{
 			if (!snowid_redis_read_fenced(reply->str, request->claim, result))

@@ -28,6 +28,9 @@ typedef enum SnowidRedisStatus
 								 * are fenced past usable_ms: worker_id is
 								 * the one fenced least far, floor_ms its
 								 * fence */
+	SNOWID_REDIS_QUIET,			/* Redis may have forgotten claims: no id
+								 * for this server until floor_ms, Redis'
+								 * clock (the forgetting rule) */
 	SNOWID_REDIS_IMPLAUSIBLE,	/* a fence in Redis lies past plausible_ms:
 								 * worker_id's, floor_ms; the message names
 								 * its key and field */

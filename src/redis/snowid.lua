@@ -124,6 +124,8 @@ local function load(keys, max)
     if f then
       local id = wid(f, any)
       if id then raise(tostring(id), flat[i + 1]) end
+    elseif flat[i] == 'state' then
+      st.state = flat[i + 1]
     else
       st.holder[flat[i]] = flat[i + 1]
     end
@@ -242,6 +244,93 @@ local function token_and_secret(arg)
   return arg, nil
 end
 
+-- THE FORGETTING RULE (doc/internals.md, "A coordinator that forgets").
+-- Redis may lose what it was told: FLUSHALL, eviction, a restart from an
+-- older RDB or AOF, a failover to a replica that missed writes.  A
+-- datacenter's state record, the field "state" of its owners hash,
+-- "<generation> <run id> <quiet from> <quiet until>", says who wrote the
+-- claims; the leases and fences hashes carry its generation in a field
+-- "generation".  recall() finds that Redis may have forgotten when there is
+-- no record, when it was written under another run of Redis (run_id of
+-- INFO: every restart and every failover changes it), or when a hash lacks
+-- the generation (evicted).  It then starts a quiet period: until every
+-- server that may still hold an id has had time to re-assert it (the
+-- caller's quiet_ms, raised by every caller during the quiet), no worker
+-- id is granted but to the server that re-asserts it.  An administrator's
+-- new_datacenter() writes the record of a brand-new datacenter without a
+-- quiet period.
+
+-- The run of Redis this function runs in
+local function run_id()
+  local ok, info = pcall(redis.call, 'INFO', 'server')
+  local id = ok and type(info) == 'string' and string.match(info, 'run_id:(%x+)')
+  return id or 'unknown'
+end
+
+-- Write the state record (and the generation into the other two hashes)
+local function write_state(st, gen, run, from, til)
+  redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) .. ' ' .. ms(til))
+  redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
+  redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
+  st.empty[st.leases], st.empty[st.fences] = false, false
+end
+
+-- Whether Redis may have forgotten this datacenter's claims, after load():
+-- starts or extends the quiet period by quiet_ms.  Returns the end of the
+-- quiet period (Redis' clock), or nil outside one.  A caller that does not
+-- say how long its quiet period is (a server of release 1.2, a test that
+-- calls a function by hand) keeps the rules of before.
+local function recall(st, quiet_ms)
+  local gen, run, from, til = string.match(st.state or '',
+                                           '^(%x+) (%S+) (%d+) (%d+)$')
+  if quiet_ms == nil then return nil end
+  -- a user that may not INFO runs under 'unknown': only lost keys count
+  local now_run = run_id()
+  local forgot = gen == nil or
+    (run ~= now_run and run ~= 'unknown' and now_run ~= 'unknown') or
+    redis.call('HGET', st.leases, 'generation') ~= gen or
+    redis.call('HGET', st.fences, 'generation') ~= gen
+  if forgot then
+    gen, from, til = string.format('%x', st.now), st.now, st.now + quiet_ms
+    write_state(st, gen, now_run, from, til)
+  else
+    from, til = tonumber(from), tonumber(til)
+    if til > st.now and from + quiet_ms > til then
+      til = from + quiet_ms
+      write_state(st, gen, run, from, til)
+    end
+  end
+  if til > st.now then return til end
+end
+
+-- The refusal of a grant during a quiet period
+local function quiet(til)
+  return redis.error_reply('SNOWID_QUIET ' .. ms(til))
+end
+
+-- The administrator's mark of a brand-new datacenter: its state record,
+-- without a quiet period.  Refused if the datacenter has a record, or any
+-- holder or fence.  args: a name for the log (unused).  Replies 1.
+local function new_datacenter(keys, args)
+  local st = load(keys, 0)
+  if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil then
+    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or a state record already')
+  end
+  write_state(st, string.format('%x', st.now), run_id(), st.now, st.now)
+  return 1
+end
+
+-- The administrator's end of a quiet period, for a Redis known to have
+-- lost nothing (a failover to a replica that had every write): the state
+-- record written under this run, its quiet period ended now.  args: a name
+-- for the log (unused).  Replies 1.
+local function end_quiet(keys, args)
+  local st = load(keys, 0)
+  local gen = string.match(st.state or '', '^(%x+) ') or string.format('%x', st.now)
+  write_state(st, gen, run_id(), st.now, st.now)
+  return 1
+end
+
 -- The id a server without one takes: first if it is free (not live, and
 -- fenced no later than usable), else the lowest free id in 0..max, else the
 -- one fenced least far of those not live, which the caller refuses with
@@ -339,8 +428,8 @@ end
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
 local function claim(keys, args)
   local me = args[1]
-  local want, max, prefer, write, usable =
-    string.match(args[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+)$')
+  local want, max, prefer, write, usable, quiet_ms, reassert =
+    string.match(args[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?)$')
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
@@ -348,6 +437,7 @@ local function claim(keys, args)
   local st = load(keys, max)
   local refused = check_secret(st, me, args[3])
   if refused then return refused end
+  local til = recall(st, tonumber(quiet_ms))
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -369,9 +459,13 @@ local function claim(keys, args)
     keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
-  if st.fence(keep) > usable then return fenced(st, keep) end
   local k = tostring(keep)
   local held = st.holder[k] == me
+  -- in a quiet period, only the id this server holds, or re-asserts
+  if til and not held and not (reassert == '1' and (keep == want or keep == prefer)) then
+    return quiet(til)
+  end
+  if st.fence(keep) > usable then return fenced(st, keep) end
   give_up_others(st, me, keep, max, usable + 1)
   if st.holder[k] ~= nil and not held then
     retire(st, k, 0)
@@ -416,14 +510,15 @@ end
 -- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
 -- every free id is fenced too far ahead.
 local function lease_claim(keys, args)
-  local max, lease, client, usable, prefer, wait =
-    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*)$')
+  local max, lease, client, usable, prefer, wait, quiet_ms =
+    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*)$')
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
+  local til = recall(st, tonumber(quiet_ms))
   local me = 'lease ' .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
@@ -439,6 +534,8 @@ local function lease_claim(keys, args)
     end
   end
   if keep == nil then
+    -- in a quiet period, only a lease this server holds
+    if til then return quiet(til) end
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
@@ -466,13 +563,27 @@ end
 -- the one wanted, never down.  Replies {worker id, floor, fence, lease} or
 -- SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local k, lease, want = string.match(args[2], '^(%d+) (%d+) (%d+)$')
+  local k, lease, want, quiet_ms, client =
+    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*)$')
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local b = lease_floor(st, 'lease ' .. args[1], k, token)
+  local til = recall(st, tonumber(quiet_ms))
+  local me = 'lease ' .. args[1]
+  local b = lease_floor(st, me, k, token)
+  if not b and til and tonumber(client) and
+     (st.holder[k] == me or
+      (not st.live(tonumber(k)) and st.fence(k) <= tonumber(client))) then
+    -- re-asserted in a quiet period: the lease made again, its floor the
+    -- holder's generator (every id issued with it before lies below); not
+    -- if another holder's fence lies past the generator (it issued there)
+    if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
+    b = math.min(tonumber(client), want)
+    redis.call('HSET', st.owners, k, me)
+    st.holder[k] = me
+  end
   if not b then
     return redis.error_reply('SNOWID_LOST ' .. (st.holder[k] or ''))
   end
@@ -581,6 +692,8 @@ local functions = {
   {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
+  {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
+  {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},
   {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
   {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
   {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},

@@ -240,6 +240,9 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->usable_ms = in->usable_ms;
 	out->plausible_ms = in->plausible_ms;
 	out->free_margin_ms = in->free_margin_ms;
+	out->quiet_ms = in->quiet_ms;
+	out->reassert = in->reassert;
+	out->checkin = in->checkin;
 	out->wait_event_info = in->wait_event_info;
 	out->client_sees_redis = in->client_sees_store;
 }
@@ -279,12 +282,22 @@ snowid_redis_outcome(SnowidRedisResult *redis, SnowidStoreResult *result)
 		case SNOWID_REDIS_ALL_HELD:
 			result->status = SNOWID_STORE_ALL_HELD;
 			break;
+		case SNOWID_REDIS_QUIET:
+			result->status = SNOWID_STORE_QUIET;
+			break;
+		case SNOWID_REDIS_FENCED:
+		case SNOWID_REDIS_CONFLICT:
+		case SNOWID_REDIS_HOLDS_OTHER:
+			result->status = SNOWID_STORE_REFUSED;
+			break;
 		default:
 			result->status = SNOWID_STORE_FAILED;
 			break;
 	}
 	result->worker_id = redis->worker_id;
 	result->floor_ms = redis->floor_ms;
+	if (redis->status == SNOWID_REDIS_QUIET)
+		result->retry_ms = redis->floor_ms;
 	result->elapsed_ms = redis->elapsed_ms;
 	snprintf(result->where, sizeof(result->where), "redis at %s", redis->node);
 	strlcpy(result->holder, redis->holder, sizeof(result->holder));

@@ -70,6 +70,11 @@ typedef struct SnowidRedisRequest
 								 * have written by now, Unix ms: a later
 								 * one is refused as corrupt */
 	int64		free_margin_ms; /* the margin a hint's free command names */
+	int64		quiet_ms;		/* a quiet period's length, and whether the
+								 * id asked for is this server's own (the
+								 * forgetting rule, coord/store.h) */
+	bool		reassert;
+	bool		checkin;		/* a check-in: reads first (claim.c) */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 	bool		client_sees_redis;	/* whether a client that sees this
 									 * process's messages may learn Redis'

@@ -205,7 +205,10 @@ ok(claimed_at($c_node, $masters[2], $log_offset),
 my $e_node = new_server('cluster_e', $dc[1], url($masters[0]));
 $worker{e} = claim($e_node, 'e (MOVED to master 1, then ASK to master 2)');
 ok(claimed_at($e_node, $masters[2]), 'e: claimed at master 2, where ASK pointed');
-is($cluster->calls($masters[2], 'asking'), $asking + 2,
+# The claims moved to master 2 with a state record written on master 1,
+# another server (the forgetting rule): e waits for the quiet period and
+# asks again, through ASKING each time, and c's check-ins may come by ASK.
+cmp_ok($cluster->calls($masters[2], 'asking'), '>=', $asking + 2,
 	'master 2 received ASKING before each of the two claims');
 ok($worker{e} ne $worker{b} && $worker{e} ne $worker{c},
 	'e: a worker id that b and c do not hold');

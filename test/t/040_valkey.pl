@@ -204,7 +204,9 @@ is(SnowidRedis::worker($b_node), "$worker_ask|redis",
 	'cluster: b, restarted during the migration, keeps its worker id');
 ok(claimed_at($b_node, $masters[2], $log_offset),
 	'cluster: b followed MOVED to master 0, then ASK to master 2');
-is($cluster->calls($masters[2], 'asking'), 1, 'cluster: master 2 received ASKING');
+# b's check-ins may come by ASK too
+cmp_ok($cluster->calls($masters[2], 'asking'), '>=', 1,
+	'cluster: master 2 received ASKING');
 $cluster->finish_migration($ask_dc->[1], $masters[0], $masters[2]);
 is_deeply($masters[2]->owners($ask_dc->[0]),
 	{ $worker_ask => SnowidRedis::identity($b_node, $ask_dc->[0]) },

@@ -125,8 +125,9 @@ sub start_node
 sub run_on
 {
 	my ($kind, %programs) = @_;
+	# no datacenter marked new, so that no key of another one exists
 	my $server = SnowidRedis->new(%programs, password => $admin_password,
-		library => 0);
+		library => 0, mark_new => 0);
 	my %lease = ('snowid.worker_lease' => "${lease_ms}ms");
 	my $ledger = SnowidTest::Ledger->new;
 
@@ -183,7 +184,8 @@ sub run_on
 	is(join(' ', sort grep { /^snowid_/ } split /\n/,
 			$server->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid')),
 		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew '
-		  . 'snowid_2_claim snowid_2_free snowid_2_lease_claim snowid_2_lease_release snowid_2_lease_renew snowid_2_reset_secret',
+		  . 'snowid_2_claim snowid_2_end_quiet snowid_2_free snowid_2_lease_claim '
+		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret',
 		"$kind: the administrator loaded the library from the installed file");
 
 	# Redis checks the commands inside a function against the caller's

@@ -618,7 +618,8 @@ BEGIN
 	FOR i IN 1..60 LOOP
 		tok := substr(md5(random()::text), 1, 16);
 		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
-			o.outcome, o.worker_id, o.floor_ms, o.fence_ms, o.lease_ms, o.holder);
+			outcome => o.outcome, worker_id => o.worker_id, floor_ms => o.floor_ms,
+			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder);
 		IF o.outcome = 'ok' THEN
 			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
 			grants := grants + 1;
@@ -630,14 +631,16 @@ BEGIN
 		COMMIT;
 		CONTINUE WHEN o.outcome <> 'ok';
 		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
-			r.outcome, r.worker_id, r.floor_ms, r.fence_ms, r.lease_ms, r.holder);
+			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
 		END IF;
 		DELETE FROM public.held WHERE worker_id = o.worker_id;
 		COMMIT;
 		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
-			r.outcome, r.worker_id, r.floor_ms, r.fence_ms, r.lease_ms, r.holder);
+			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
 		END IF;

@@ -60,14 +60,16 @@ sub grant
 		GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
 			TO coord_fleet;
 		GRANT EXECUTE ON FUNCTION
-			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint),
-			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text),
-			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text),
+			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
+			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
+			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
 			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
-			snowid_coordinator.reset_secret(integer, text)
+			snowid_coordinator.reset_secret(integer, text),
+			snowid_coordinator.new_datacenter(integer),
+			snowid_coordinator.end_quiet(integer)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});

@@ -30,6 +30,11 @@ sub new
 		$params{standby} ? (allows_streaming => 1) : ());
 
 	$db->grant;
+	# datacenters 0 to 63 marked brand new, as an administrator does before
+	# a deployment's first claim (see SnowidRedis::new)
+	$db->sql('coord_admin',
+		'SELECT count(snowid_coordinator.new_datacenter(d)) FROM generate_series(0, 63) d')
+	  if $params{mark_new} // 1;
 	$db->node->append_conf('postgresql.conf', "track_functions = 'pl'\n");
 	$db->node->reload;
 	my $self = bless { db => $db }, $class;
@@ -217,6 +222,34 @@ sub wipe
 
 	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
 		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters');
+	return;
+}
+
+# The database as it is now, dumped (pg_dump); restore_backup puts that
+# dump back in place of the database, as an administrator restoring a
+# backup does: a new database, the extension created anew by the dump.
+sub backup
+{
+	my ($self) = @_;
+	my $node = $self->node;
+
+	$self->{dump} = $node->basedir . '/coord.dump';
+	PostgreSQL::Test::Utils::system_or_bail('pg_dump', '-Fc', '-f',
+		$self->{dump}, '-d', $node->connstr('coord'));
+	return;
+}
+
+sub restore_backup
+{
+	my ($self) = @_;
+	my $node = $self->node;
+
+	$node->safe_psql('postgres', q{
+		DROP DATABASE coord WITH (FORCE);
+		CREATE DATABASE coord OWNER coord_owner;
+	});
+	PostgreSQL::Test::Utils::system_or_bail('pg_restore', '-d',
+		$node->connstr('coord'), $self->{dump});
 	return;
 }
 

@@ -44,7 +44,11 @@ sub need_redis
 # server => and cli => (paths of the programs), args => [ more arguments of
 # the server ], and tls => { cert => FILE, key => FILE, ca => FILE,
 # auth_clients => 'yes' } to listen for TLS on a loopback port (tls_port),
-# and library => 0 not to load snowid's function library.
+# and library => 0 not to load snowid's function library.  Datacenters 0
+# to 63 (of the default key prefix) are marked brand new at every start
+# that loads the library, as an administrator does before a deployment's
+# first claim, so that claims wait for no quiet period; mark_new => 0 leaves
+# them unmarked (the forgetting rule, 105).
 sub new
 {
 	my ($class, %params) = @_;
@@ -60,6 +64,7 @@ sub new
 		tls      => $params{tls},
 		tls_port => $params{tls} ? PostgreSQL::Test::Cluster::get_free_port() : 0,
 		library  => $params{library} // 1,
+		mark_new => $params{mark_new} // 1,
 	}, $class;
 
 	$self->{process} = SnowidProcess->new(basename($self->{server}));
@@ -283,6 +288,54 @@ sub load_library
 	my $self = shift;
 
 	$self->cli('FUNCTION', 'LOAD', 'REPLACE', slurp_file(library_file()));
+	$self->mark_new if $self->{mark_new};
+	return;
+}
+
+# Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
+# redis-cli; one that has claims or a record already refuses, which is
+# ignored (a server restarted with its data).  Then resets the command
+# counts (command_calls): they count the test's calls only.
+sub mark_new
+{
+	my $self = shift;
+	my @cmd = ($self->{cli}, '-s', $self->{socket});
+	my $commands = '';
+	my ($out, $err);
+
+	push @cmd, '-a', $self->{password}, '--no-auth-warning'
+	  if defined $self->{password};
+	for my $dc (0 .. 63)
+	{
+		my $base = "{snowid:dc:$dc}";
+		$commands .= "FCALL snowid_2_new_datacenter 3 $base:owners "
+		  . "$base:leases $base:fences admin\n";
+	}
+	# and the command counts (command_calls) start after it
+	$commands .= "CONFIG RESETSTAT\n";
+	IPC::Run::run(\@cmd, '<', \$commands, '>', \$out, '2>', \$err)
+	  or die "redis-cli failed marking datacenters new: $err";
+	return;
+}
+
+# Redis' data as it is now, saved (SAVE) to the file it loads at its next
+# start; restore_backup restarts it from that file, as a Redis that crashed
+# and came back from its last snapshot (the harness starts it with no save
+# points, so a stop saves nothing).
+sub backup
+{
+	my $self = shift;
+
+	$self->cli('SAVE');
+	return;
+}
+
+sub restore_backup
+{
+	my $self = shift;
+
+	$self->stop;
+	$self->start;
 	return;
 }
 
@@ -339,13 +392,16 @@ sub run_cli
 	return $out;
 }
 
-# HGETALL of a datacenter's claims: { worker id => identity }.
+# HGETALL of a datacenter's claims: { worker id => identity }, without the
+# field "state" (the record of who wrote them, see snowid.lua's forgetting
+# rule).
 sub owners
 {
 	my ($self, $dc, $prefix) = @_;
-	my @flat = split /\n/, $self->cli('HGETALL', owners_key($dc, $prefix));
+	my %owners = split /\n/, $self->cli('HGETALL', owners_key($dc, $prefix));
 
-	return {@flat};
+	delete $owners{state};
+	return \%owners;
 }
 
 sub owners_key

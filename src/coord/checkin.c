@@ -1,0 +1,253 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkin.c
+ *	  The forgetting rule, the holder's side (coord/store.h): the background
+ *	  worker that re-asserts a permanent claim every snowid.checkin_interval, so
+ *	  that a store that forgot it (its data lost, restored from an older
+ *	  copy, failed over to a replica that missed the claim) has it back
+ *	  before its quiet period ends, and the report of a claim refused during
+ *	  a quiet period, the same for every store.
+ *
+ * A check-in is the claim of the worker id the generator holds, as the
+ * explicit id and re-asserted: nothing is written when the store has it
+ * already.  If the store gave the id to another server meanwhile (it is
+ * held by another, or fenced past this server's clock), the id is dropped
+ * at once: no id is issued with it from then on, the cache file no longer
+ * names it, and the next caller claims another, as after a lost lease.  A
+ * store that cannot be reached is asked again a second later; ids are
+ * issued meanwhile, as snowid_next() never waits on the store.
+ *
+ * Leases need none of this: the lease renewer (lease.c) renews every third
+ * of a lease, and a renewal re-asserts the lease in a quiet period.
+ *
+ * No lock of its own: the generator's state is read and changed only
+ * through core/generator_worker.h, under its mutex.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "coord/checkin.h"
+#include "coord/request.h"
+#include "coord/worker.h"
+#include "core/config.h"
+#include "core/generator.h"
+#include "core/generator_worker.h"
+#include "core/layout.h"
+#include "core/clock.h"
+#include "core/wait_events.h"
+
+/* A failed check-in is tried again after this long */
+#define SNOWID_CHECKIN_RETRY_MS		1000
+
+/*
+ * The longest a claim waits for a store's quiet period to end, in all;
+ * past it the claim fails with the time it can succeed
+ */
+#define SNOWID_QUIET_WAIT_MS		60000
+
+PGDLLEXPORT void snowid_checkin_main(Datum arg);
+
+static bool snowid_checkin(const SnowidLeaseState *state);
+
+/*
+ * snowid_checkin_register
+ *		Registers the check-in worker; called from _PG_init while
+ *		preloading, with a coordinator and no lease.  It starts once
+ *		recovery has ended and comes back a second after it exits.
+ */
+void
+snowid_checkin_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "snowid_checkin_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowid check-in", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowid check-in", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * snowid_checkin_main
+ *		Checks in the generator's worker id every snowid.checkin_interval (a
+ *		second after a failure).  Claims nothing itself: a server that has
+ *		issued no id since it started holds none yet.  Errors are logged,
+ *		never fatal, so that it does not die in a loop.
+ */
+void
+snowid_checkin_main(Datum arg)
+{
+	MemoryContext tick_context;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	snowid_require_shmem();
+
+	tick_context = AllocSetContextCreate(TopMemoryContext, "snowid check-in",
+										 ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		SnowidLeaseState state;
+		long		sleep_ms = snowid_checkin_interval_ms;
+
+		MemoryContextReset(tick_context);
+		MemoryContextSwitchTo(tick_context);
+
+		if (ShutdownRequestPending)
+			proc_exit(0);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		snowid_lease_state(&state);
+		if (state.worker_id >= 0 && !state.claiming && !state.releasing &&
+			!state.released && snowid_store != NULL &&
+			!snowid_checkin(&state))
+			sleep_ms = SNOWID_CHECKIN_RETRY_MS;
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms, snowid_wait_event(SNOWID_WAIT_LEASE));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * snowid_checkin
+ *		Re-asserts the worker id of state once.  True if the store has it
+ *		for this server (or refused it, and it was dropped); false if the
+ *		store did not answer as it should (logged at the first of a row).
+ */
+static bool
+snowid_checkin(const SnowidLeaseState *state)
+{
+	static bool failing = false;
+	char		identity[SNOWID_IDENTITY_LEN];
+	SnowidStoreRequest request;
+	SnowidStoreResult result;
+	int			worker_id;
+	int64		final_ms;
+
+	snowid_coord_request(&request, identity, sizeof(identity));
+	request.explicit_worker_id = state->worker_id;
+	request.reassert = true;
+	request.checkin = true;
+	/* refused if a fence lies past the ids this server issued: another
+	 * server issued with the id there meanwhile */
+	request.usable_ms = request.client_ms;
+	snowid_store->claim(snowid_store_target, &request, &result);
+
+	switch (result.status)
+	{
+		case SNOWID_STORE_OK:
+			if (failing)
+				ereport(LOG,
+						(errmsg("snowid checked in worker id %d of datacenter %d with %s again",
+								state->worker_id, request.datacenter_id,
+								result.where)));
+			failing = false;
+			return true;
+
+		case SNOWID_STORE_REFUSED:
+			failing = false;
+			/* the cache no longer names it, so no restart re-asserts it */
+			snowid_worker_forget_cached(state->worker_id);
+			if (snowid_lease_drop(state->gen, SNOWID_DROP_LOST, &worker_id,
+								  &final_ms))
+				ereport(WARNING,
+						(errcode(ERRCODE_OBJECT_IN_USE),
+						 errmsg("snowid stopped issuing ids with worker id %d of datacenter %d",
+								worker_id, request.datacenter_id),
+						 errdetail("%s refused this server's claim on it (%s): it forgot the claim and gave the id to another server meanwhile.",
+								   snowid_store->title,
+								   result.message[0] != '\0' ? result.message :
+								   "held by another server"),
+						 errhint("This server claims another worker id at its next id; its ids so far lie below %s.",
+								 snowid_unix_ms_text(final_ms + snowid_layout.epoch_ms))));
+			return true;
+
+		default:
+			if (!failing)
+				ereport(WARNING,
+						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
+								state->worker_id, request.datacenter_id,
+								result.where),
+						 errdetail("%s", result.message[0] != '\0' ?
+								   result.message : "The store did not answer."),
+						 errhint("This server goes on issuing ids; it checks in again every second until the store answers.")));
+			failing = true;
+			return false;
+	}
+}
+
+/*
+ * snowid_quiet_wait
+ *		After a claim refused in a quiet period: waits until the store's
+ *		quiet period should have ended (by this server's clock, which may
+ *		differ from the store's by a little: the caller asks again), if
+ *		that is no further than SNOWID_QUIET_WAIT_MS from the first refusal,
+ *		*waited_ms counting the waits so far.  True if it waited, and the
+ *		caller claims again; false if the caller is to report the refusal.
+ *		Wakes for a cancel or a shutdown (the latch, CHECK_FOR_INTERRUPTS).
+ */
+bool
+snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
+{
+	int64		wait_ms = result->retry_ms - snowid_unix_ms();
+
+	/* at least a little, so that a store whose clock runs ahead is asked
+	 * again a few times before the caller gives up */
+	wait_ms = Max(wait_ms, SNOWID_CHECKIN_RETRY_MS / 4);
+	if (*waited_ms + wait_ms > SNOWID_QUIET_WAIT_MS)
+		return false;
+
+	ereport(LOG_SERVER_ONLY,
+			(errmsg("snowid waits until %s to claim a worker id from %s",
+					snowid_unix_ms_text(result->retry_ms), result->where),
+			 errdetail("%s may have forgotten claims, and grants none until every server that held a worker id has had time to re-assert it.",
+					   snowid_store->title)));
+	*waited_ms += wait_ms;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 (long) wait_ms,
+					 snowid_wait_event(SNOWID_WAIT_COORDINATOR));
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
+ * snowid_report_quiet
+ *		Reports at elevel (ERROR: does not return) a claim the store refused
+ *		in a quiet period: it may have forgotten claims, and grants no new
+ *		worker id until every holder has had time to re-assert its own.
+ */
+void
+snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
+					const SnowidStoreResult *result)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("snowid cannot claim a worker id of datacenter %d until %s",
+					request->datacenter_id,
+					snowid_unix_ms_text(result->retry_ms)),
+			 errdetail("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), so it grants no worker id until every server that held one has had time to re-assert it.",
+					   snowid_store->title),
+			 errhint("Call again after that time.  Servers already issuing ids go on.")));
+}

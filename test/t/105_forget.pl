@@ -1,0 +1,138 @@
+# A coordinator that forgets causes a wait, never a duplicate (the
+# forgetting rule, doc/internals.md).  Server A claims a worker id and
+# issues ids; the coordinator then forgets the claim: its data gone (Redis:
+# FLUSHALL; a coordination database: its tables emptied), or back from an
+# older backup (Redis restarted from an older snapshot; the coordination
+# database restored from an older pg_dump).  Server B, new, in the same
+# datacenter, claims: it waits until A has re-asserted its id, and gets
+# another.  For a permanent claim of an idle server, a lease of a busy one,
+# and a re-assertion refused because the id was given away meanwhile, which
+# stops the holder at once.  Against Redis, or a coordination database
+# (SnowidCoord).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidCoord;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+
+SnowidCoord::need_store();
+
+# No datacenter marked brand new: the first claim of each waits for a quiet
+# period too, as after a loss.
+my $coord = SnowidCoord->new(mark_new => 0);
+my $source = $coord->source;
+my $ids = SnowidTest::Ledger->new;
+
+# A call may take up to 5 s on a loaded machine; a quiet period lasts a
+# check-in (5 s) or a lease, plus that, plus the drift budget and a margin.
+my %common = ('snowid.coordinator_timeout_ms' => 5000);
+
+# A started server of datacenter dc with snowid and more settings
+sub server
+{
+	my ($name, $dc, %settings) = @_;
+	my $node = $coord->new_node($name,
+		{ %common, 'snowid.datacenter_id' => $dc, %settings });
+
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	return $node;
+}
+
+# A server's worker id, or '' without one
+sub worker_id
+{
+	my ($node) = @_;
+	my ($id) = split /\|/, SnowidRedis::worker($node);
+
+	return $id // '';
+}
+
+# 1. A permanent claim, the holder idle; the coordinator loses everything.
+my $dc = 5;
+my $a = server('a', $dc);
+$ids->collect($a, 100);
+my $held = worker_id($a);
+is(SnowidRedis::worker($a), "$held|$source", 'permanent: A claimed a worker id');
+
+$coord->wipe;
+my $b = server('b', $dc);
+$ids->collect($b, 100);
+isnt(worker_id($b), $held,
+	'permanent, store emptied: B does not get the worker id of idle A');
+is(worker_id($a), $held, 'permanent, store emptied: A keeps its worker id');
+is($coord->owners($dc)->{$held}, SnowidRedis::identity($a, $dc),
+	'permanent, store emptied: A re-asserted its claim in the store');
+$ids->collect($a, 100);
+$ids->collect($b, 100);
+
+# 2. A lease, the holder busy; the coordinator loses everything.
+my $dc2 = 6;
+my %lease = ('snowid.worker_lease' => '6s');
+my $a2 = server('a2', $dc2, %lease);
+$ids->collect($a2, 100);
+my $leased = worker_id($a2);
+is(SnowidRedis::worker($a2), "$leased|lease", 'lease: A took a worker id');
+
+$coord->wipe;
+my $b2 = server('b2', $dc2, %lease);
+my $busy = SnowidTest::start_psql($a2,
+	'SELECT count(*) FROM (SELECT snowid_next() FROM generate_series(1, 2000000)) s');
+$ids->collect($b2, 100);
+isnt(worker_id($b2), $leased,
+	'lease, store emptied: B does not get the worker id of busy A');
+is(worker_id($a2), $leased, 'lease, store emptied: A keeps its lease');
+$busy->finish;
+$ids->collect($a2, 100);
+
+# 3. A permanent claim; the coordinator comes back from a backup taken
+# before it (and after an earlier server's claim).
+my $dc3 = 7;
+my $c3 = server('c3', $dc3);
+$ids->collect($c3, 10);
+$coord->backup;
+my $a3 = server('a3', $dc3);
+$ids->collect($a3, 100);
+my $held3 = worker_id($a3);
+isnt($held3, worker_id($c3), 'backup: A and C hold two worker ids');
+
+$coord->restore_backup;
+my $b3 = server('b3', $dc3);
+$ids->collect($b3, 100);
+my %taken = map { worker_id($_) => 1 } ($a3, $c3);
+ok(!$taken{ worker_id($b3) },
+	'store restored from a backup: B gets neither A\'s nor C\'s worker id');
+is(worker_id($a3), $held3, 'store restored from a backup: A keeps its worker id');
+$ids->collect($a3, 100);
+
+# 4. A re-assertion refused: after the loss, the id was given to another
+# server before A checked in.  A stops issuing with it at once, and its next
+# id carries another worker id.
+my $dc4 = 8;
+my $a4 = server('a4', $dc4);
+$ids->collect($a4, 100);
+my $held4 = worker_id($a4);
+my $offset = -s $a4->logfile;
+
+$coord->wipe;
+$coord->add_holder($dc4, $held4, 'dc=8 host=elsewhere port=1 sysid=1');
+ok( $a4->wait_for_log(
+		qr/WARNING:  snowid stopped issuing ids with worker id $held4 of datacenter $dc4/,
+		$offset),
+	'refused re-assertion: A stops issuing with the id given away');
+is(worker_id($a4), '', 'refused re-assertion: A holds no worker id');
+$ids->collect($a4, 100);
+my $moved = worker_id($a4);
+ok($moved ne '' && $moved ne $held4,
+	'refused re-assertion: A\'s next ids carry another worker id');
+
+$ids->no_duplicates;
+$_->stop for ($a, $b, $a2, $b2, $c3, $a3, $b3, $a4);
+done_testing();
