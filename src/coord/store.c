@@ -86,8 +86,8 @@ snowid_store_lease_fits(const SnowidLeaseRequest *request,
  *		renewed, the lease asked for, and a fence past the floor and at
  *		least the one asked for.  A fence past the one asked for, which no
  *		holder of this claim wrote, is not taken: grant->refused_fence_ms
- *		keeps it for the caller to report, and the grant the fence asked for,
- *		which the store holds at least.
+ *		keeps it for the caller to report, and the grant keeps the fence
+ *		asked for, which the store holds at least.
  */
 bool
 snowid_store_renewal_fits(const SnowidLeaseRequest *request,
