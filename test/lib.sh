@@ -49,6 +49,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
 # client of test/protocol-search (test/t/084_protocol_search.pl).
+# liblz4-dev and libzstd-dev build Citus (test/tools/pgbuild citus, for
+# test/t/114_citus.pl), which is configured without libcurl.
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
 # (test/tools/pgbuild --partman builds it into the other versions).  flex,
 # bison and libkrb5-dev build pg_tle (test/tools/pgbuild --pg_tle) for
@@ -72,7 +74,7 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
-	prometheus-postgres-exporter prometheus
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
@@ -409,6 +411,33 @@ snowid_client_builds()
 	export SNOWID_CLIENT_BUILDS=$dir
 }
 
+# Citus for test/t/114_citus.pl: test/tools/pgbuild citus builds it once
+# for the PostgreSQL of PG_CONFIG into a staging directory of the cache;
+# its files are then copied into that PostgreSQL (as root where need be),
+# as make install puts snowid there, on every run (a PostgreSQL rebuilt
+# into the cache gets them back).  Nothing where no Citus release supports
+# the version (the test skips, naming why).  Returns non-zero if the build
+# or the copy fails (the test then fails: Citus is missing).
+snowid_citus()
+{
+	local stage dir run=()
+
+	stage=$("$SNOWID_TOP/test/tools/pgbuild" citus "$PG_CONFIG") || return 1
+	[[ -n $stage ]] || return 0
+	if [[ ! -w $("$PG_CONFIG" --pkglibdir) ]]; then
+		run=(as_root)
+	fi
+	"${run[@]}" rm -f "$("$PG_CONFIG" --sharedir)/.snowid-citus" || return 1
+	# cp, not tar, leaves the modes of the directories there alone: tar
+	# restricts them while it extracts, and a test of another version
+	# running meanwhile could not read its own PostgreSQL
+	for dir in "$("$PG_CONFIG" --pkglibdir)" "$("$PG_CONFIG" --sharedir)"; do
+		if [[ -d $stage$dir ]]; then
+			"${run[@]}" cp -R "$stage$dir/." "$dir/" || return 1
+		fi
+	done
+}
+
 # Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
 # suite with test/run --redis valkey): test/tools/pgbuild fetches it once into
 # the cache; SNOWID_VALKEY_BIN is the directory holding valkey-server and
@@ -536,6 +565,42 @@ snowid_bench_quiet()
 	else
 		echo "quiet: processors ${busy}% busy"
 	fi
+}
+
+# What a benchmark records beside its figures, for the line under each
+# chart and table (test/bench/plot): the machine (CPU model, cores and
+# memory), the kernel's clock source (on which the cost of reading the
+# clock depends: doc/performance.md) and the command that made them, each
+# without commas (a CSV field).
+snowid_bench_machine()
+{
+	local model
+
+	model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
+	echo "${model:-unknown CPU} $(nproc) cores $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)" |
+		tr -s ',"' ' '
+}
+
+snowid_bench_clock()
+{
+	cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown
+}
+
+# snowid_bench_command COMMAND ARG...: COMMAND and its arguments as one
+# line, but --csv and its file (a path of the machine's).
+snowid_bench_command()
+{
+	local line=$1
+
+	shift
+	while [[ $# -gt 0 ]]; do
+		case $1 in
+			--csv) shift ;;
+			*) line+=" $1" ;;
+		esac
+		shift || true
+	done
+	echo "${line//,/;}"
 }
 
 # The benchmarks' throwaway server (test/bench/run, test/bench/workload).

@@ -65,7 +65,7 @@ like($out, qr/DEFAULT snowid_next\(\) against the others/,
 my @columns = qw(pg version kind commit clients step run memory_bytes orders
   rows pk_bytes pk_bytes_per_row seconds transactions tps latency_p50_ms
   latency_p99_ms wal_bytes_per_tx fpi_per_tx blks_read_per_tx load machine
-  date quiet);
+  date quiet clock command);
 my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
 is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
 
@@ -84,7 +84,7 @@ for my $line (@lines)
 		last;
 	}
 	@r{@columns} = @f;
-	for my $c (grep { !/^(version|kind|commit|machine|date|quiet)$/ } @columns)
+	for my $c (grep { !/^(version|kind|commit|machine|date|quiet|clock|command)$/ } @columns)
 	{
 		$bad = "$c is not a number: $line" unless $r{$c} =~ /^\d+(\.\d+)?$/;
 	}
@@ -98,6 +98,9 @@ for my $line (@lines)
 	$bad = "not a date: $line" unless $r{date} =~ /^\d{4}-\d\d-\d\d$/;
 	$bad = "no check of a quiet machine: $line"
 	  unless $r{quiet} =~ /^(quiet|busy): processors \d+% busy/;
+	$bad = "no clock source: $line" unless $r{clock} =~ /^[\w-]+$/;
+	$bad = "not the command that made it: $line"
+	  unless $r{command} eq 'test/bench/run --workload --quick --installed';
 	$bad = "no transactions: $line"
 	  unless $r{transactions} > 0 && $r{tps} > 0 && $r{wal_bytes_per_tx} > 0;
 	$bad = "a median above the 99th percentile: $line"
@@ -126,6 +129,10 @@ cmp_ok($pk{uuid_v4} // 0, '>', $pk{bigserial} // 0,
 	'a uuid primary key takes more bytes a row than a bigint one');
 like($out, qr/blocks read\/tx.*\n(?:.*\n)*.*synchronous_commit = off/,
 	'the tables show blocks read and both commit modes');
+like(
+	$out,
+	qr/^<sub>PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`, the machine quiet before \d+ of \d+ runs; .*\d+ cores.*, clock source [\w-]+\.<\/sub>$/m,
+	'under the tables: the command, the quiet checks, the machine, its clock source, the version and the date');
 
 # The charts
 ($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
@@ -140,6 +147,8 @@ for my $name (@charts)
 	like($text, qr/<svg.*PostgreSQL $major\.[^<]*\d{4}-\d\d-\d\d.*<\/svg>/s,
 		"workload-$name.svg is a chart of PostgreSQL $major, dated");
 	like($text, qr/\d+ cores/, "workload-$name.svg names the machine");
+	like($out, qr/^workload-$name: PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `test\/bench\/run --workload --quick --installed`, the machine quiet before \d+ of \d+ runs; .*clock source [\w-]+\./m,
+		"the line under workload-$name.svg names the command, the machine and its clock source");
 }
 ok(!-e "$dir/svg/workload-uuidv7.svg", 'no uuidv7() chart before PostgreSQL 18')
   if $major < 18;

@@ -1,0 +1,339 @@
+# The SQL edition claims its worker id from a coordination database through
+# dblink (doc/managed.md, "A worker id from a coordination database"), in
+# servers with no snowid library, installed by a database owner who is no
+# superuser:
+#
+# - bad configuration (no dblink, a conninfo that is not one, a wrong or
+#   missing password, the coordination server down, a wrong holder
+#   secret, a superuser's first call) is a clear error at the first call,
+#   and no id is issued;
+# - the claim at the first call of another role, once; the connection and
+#   the holder secret readable by the owner alone, the secret in no log;
+# - a second server gets another worker id; a C-edition server claiming
+#   from the same coordination database gets a third, and the ids of the
+#   three never collide;
+# - the fence rule across a re-claim: a worker id freed with a fence ahead
+#   of the clock is claimed again above it, and a re-claim passes a fence
+#   below the generator's high-water mark;
+# - a promoted standby keeps its primary's claim and issues above it; a
+#   copy run beside it claims another once its owner made it a new holder.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidTest;
+use Test::More;
+
+# contrib's dblink, in the PostgreSQL tested (test/tools/pgbuild installs it)
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+
+# The coordination server: the fleet's role for the SQL edition logs in
+# with a password over the unix socket (dblink lets a role that is no
+# superuser connect only with one); it logs every statement, as every
+# server of the tests does.
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
+open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+print $fh "local coord sql_fleet scram-sha-256\n$hba";
+close($fh);
+$cnode->reload;
+# where the coordination server's log goes on past the statement above
+my $log_from = -s $cnode->logfile;
+
+# psql as a role on a connection string: (exit code, stdout, stderr)
+sub psql_as
+{
+	my ($connstr, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $rc = IPC::Run::run(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
+			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
+	chomp $out;
+	return ($rc, $out, $err);
+}
+
+# A server with no snowid library and a database appdb owned by app, where
+# app installed snowid_sql; clerk takes ids.  Returns the node and the
+# connection strings of app and clerk.
+sub sql_server
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(allows_streaming => $opt{allows_streaming} ? 1 : 0);
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink')
+	  unless $opt{no_dblink};
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql as app: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# The conninfo of the coordination database for the SQL edition
+my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+	$cnode->host, $cnode->port);
+
+# Runs sql as a role that must fail; returns its error, or dies
+sub fails
+{
+	my ($connstr, $sql) = @_;
+	my ($rc, $out, $err) = psql_as($connstr, $sql);
+
+	die "\"$sql\" did not fail: $out" if $rc == 0;
+	return $err;
+}
+
+# ---------------------------------------------------------------------------
+# Bad configuration: an error at the first call, no id
+# ---------------------------------------------------------------------------
+
+my ($sql1, $app1, $clerk1) =
+  sql_server('sql1', allows_streaming => 1, no_dblink => 1);
+my ($rc, $out, $err);
+psql_as($app1, q{UPDATE snowid_config SET datacenter_id = 1, claim_worker_id = true});
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/55000: snowid_sql claims its worker id through dblink, which is not installed in this database\n.*\nHINT:  A superuser .* runs CREATE EXTENSION dblink/s,
+	'without dblink, the first call says that it is missing');
+$sql1->safe_psql('appdb', 'CREATE EXTENSION dblink');
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/55000: snowid_sql has no coordination database to claim a worker id from/,
+	'without a coordination database, the first call says so');
+
+like(
+	fails($app1,
+		q{INSERT INTO snowid_coordination (conninfo) VALUES ('postgresql://sql_fleet:secret@db/coord')}),
+	qr/22023: invalid coordination database in snowid_coordination\nDETAIL:  conninfo is a URI/,
+	'a URI is refused');
+like(
+	fails($app1,
+		qq{INSERT INTO snowid_coordination (conninfo) VALUES ('$conninfo password=x')}),
+	qr/DETAIL:  conninfo names a password; give it in the column password/,
+	'a password in the conninfo is refused');
+like(
+	fails($app1,
+		qq{INSERT INTO snowid_coordination (conninfo) VALUES ('$conninfo dbname=''coord')}),
+	qr/DETAIL:  conninfo is not a list of libpq's keywords and values/,
+	'a conninfo that is not one is refused');
+
+psql_as($app1,
+	qq{INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', 'wrong')});
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/08001: snowid_sql could not connect to the coordination database\nDETAIL:  dblink: .*password authentication failed for user "sql_fleet"/,
+	'a wrong password: the first call says that the coordination server refused it');
+psql_as($app1, q{UPDATE snowid_coordination SET password = NULL});
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/2F003: snowid_sql could not connect to the coordination database\n.*\nHINT:  dblink connects a role that is no superuser only with a password/s,
+	'no password: the first call says that dblink needs one');
+psql_as($app1, qq{UPDATE snowid_coordination SET password = '$password'});
+
+$coord->stop;
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/08001: snowid_sql could not connect to the coordination database\nDETAIL:  dblink: could not establish connection/,
+	'the coordination server down: the first call says that it cannot connect');
+$coord->start;
+
+like(
+	fails($sql1->connstr('appdb'), 'SELECT snowid_next()'),
+	qr/42501: snowid_sql does not claim its worker id in a superuser's session\n.*\nHINT:  Have the owner of the extension run SELECT snowid_claim\(\) once/s,
+	'a superuser\'s first call does not run the owner\'s claim');
+
+# another holder registered a secret under this database's name
+($rc, my $name1) = psql_as($app1, 'SELECT name FROM snowid_holder');
+$name1 = "dc=1 $name1";
+$coord->db->call("claim(1, '$name1', -1, 31, -1, 0)", 'coord_fleet',
+	q{'} . ('ab' x 32) . q{'});
+like(
+	fails($clerk1, 'SELECT snowid_next()'),
+	qr/42501: the coordination database refused this database's holder secret\nDETAIL:  The coordination database answered: wrong holder secret for identity '\Q$name1\E'/,
+	'a wrong holder secret: the first call says so');
+$coord->db->call("free(1, 0, 0)", 'coord_admin');
+$coord->db->sql('coord_admin',
+	"SELECT snowid_coordinator.reset_secret(1, '$name1')");
+
+is($sql1->safe_psql('appdb',
+		q{SELECT s.is_called AND s.last_value > 0 FROM snowid_position s}),
+	'f', 'no id was issued by the failed first calls');
+
+# ---------------------------------------------------------------------------
+# The claim
+# ---------------------------------------------------------------------------
+
+($rc, $out, $err) = psql_as($clerk1,
+	'SELECT (snowid_decode(snowid_next())).worker_id, (snowid_status()).worker_source');
+is($rc, 0, 'the first call of a role that is no superuser claims a worker id')
+  or diag($err);
+my ($w1, $source) = split /\|/, $out;
+is($source, 'coordinator', 'snowid_status() says where the worker id came from');
+is($coord->db->row(1, $w1)->{holder}, $name1,
+	'the coordination database names this database as its holder');
+
+my $calls = $coord->command_calls->{fcall};
+psql_as($clerk1, 'SELECT snowid_next() FROM generate_series(1, 50)');
+psql_as($clerk1, 'SELECT snowid_next_batch(50)');
+psql_as($clerk1, q{SELECT snowid_serial('S')});
+is($coord->command_calls->{fcall}, $calls, 'later calls claim nothing');
+
+for my $object ('snowid_coordination', 'snowid_holder')
+{
+	like(fails($clerk1, "SELECT * FROM $object"),
+		qr/42501: permission denied/, "another role does not read $object");
+}
+like(fails($clerk1, 'SELECT snowid_claim()'),
+	qr/42501: permission denied/, 'another role does not claim again');
+like(fails($clerk1, 'SELECT snowid_sql_connstr()'),
+	qr/42501: permission denied/,
+	'another role does not read the connection string');
+
+my $secret1 = $sql1->safe_psql('appdb', 'SELECT secret FROM snowid_holder');
+unlike(slurp_file($cnode->logfile), qr/$secret1/,
+	'the holder secret is in no statement the coordination server logs');
+like(slurp_file($cnode->logfile), qr/CALL snowid_coordinator\.claim\(1, /,
+	'(the coordination server logs the claims)');
+unlike(slurp_file($sql1->logfile), qr/$secret1/,
+	'nor in the log of the server that claimed');
+unlike(substr(slurp_file($cnode->logfile), $log_from), qr/\Q$password\E/,
+	'the coordination server logs no password');
+
+# ---------------------------------------------------------------------------
+# A second SQL-edition server and a C-edition server: other worker ids,
+# no id in common
+# ---------------------------------------------------------------------------
+
+my ($sql2, $app2, $clerk2) = sql_server('sql2');
+psql_as($app2, qq{
+	UPDATE snowid_config SET datacenter_id = 1, claim_worker_id = true;
+	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+});
+($rc, $out, $err) = psql_as($app2, 'SELECT worker_id FROM snowid_claim()');
+is($rc, 0, 'the owner claims with snowid_claim()') or diag($err);
+my $w2 = $out;
+isnt($w2, $w1, 'a second server gets another worker id');
+
+my $cserver = $coord->new_node('cedition', { 'snowid.datacenter_id' => 1 });
+$cserver->start;
+$cserver->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $w3 = $cserver->safe_psql('postgres',
+	'SELECT (snowid_decode(snowid_next())).worker_id');
+ok($w3 ne $w1 && $w3 ne $w2,
+	'a C-edition server claiming from the same database gets a third');
+
+my %seen;
+my $dups = 0;
+for my $ids (
+	[ $sql1, 'appdb' ], [ $sql2, 'appdb' ], [ $cserver, 'postgres' ])
+{
+	for my $id (split /\n/,
+		$ids->[0]->safe_psql($ids->[1], 'SELECT snowid_next_batch(3000)'))
+	{
+		$dups++ if $seen{$id}++;
+	}
+}
+is($dups, 0, 'the ids of the three servers never collide');
+is( $sql2->safe_psql('appdb',
+		'SELECT count(DISTINCT (snowid_decode(id)).worker_id) FROM unnest(\'{'
+		  . join(',', keys %seen) . '}\'::bigint[]) id'),
+	3, '(their ids carry three worker ids)');
+
+# ---------------------------------------------------------------------------
+# The fence rule across a re-claim
+# ---------------------------------------------------------------------------
+
+# An administrator frees the worker id of sql1 with a fence 30 s ahead of
+# the clock; its re-claim (max_drift_ms 60 s lets it start there) takes it
+# again, and every id after lies at or above the fence.
+psql_as($app1, 'UPDATE snowid_config SET max_drift_ms = 60000');
+my $fence =
+  $coord->db->call("free(1, $w1, 30000)", 'coord_admin')->{fence_ms};
+($rc, $out, $err) = psql_as($app1,
+	q{SELECT worker_id, floor(extract(epoch FROM floor_time) * 1000)::bigint FROM snowid_claim()});
+is($rc, 0, 'the re-claim of a freed worker id succeeds') or diag($err);
+my ($again, $floor) = split /\|/, $out;
+is($again, $w1, 'it takes the worker id it held before');
+is($floor, $fence, 'its floor is the fence');
+is( $sql1->safe_psql('appdb',
+		"SELECT bool_and(snowid_time(id) >= to_timestamp($fence / 1000.0)) FROM snowid_next_batch(100) id"
+	),
+	't',
+	'every id after the re-claim lies at or above the fence');
+
+# The same id freed again: its fence stays 30 s ahead (a fence never
+# falls).  With max_drift_ms 1 s, only the generator's high-water mark,
+# which lies above that fence, lets the re-claim keep the id.
+psql_as($app1, 'UPDATE snowid_config SET max_drift_ms = 1000');
+$coord->db->call("free(1, $w1, 1000)", 'coord_admin');
+is($coord->db->row(1, $w1)->{fence_ms}, $fence, '(the fence stayed)');
+($rc, $out, $err) = psql_as($app1, 'SELECT worker_id FROM snowid_claim()');
+is($rc, 0, 'a re-claim below the high-water mark succeeds') or diag($err);
+is($out, $w1,
+	'it keeps its worker id: the claim passed the high-water mark as usable');
+psql_as($app1, 'UPDATE snowid_config SET max_drift_ms = 60000');
+
+# ---------------------------------------------------------------------------
+# A promoted standby keeps the claim
+# ---------------------------------------------------------------------------
+
+my $last = $sql1->safe_psql('appdb',
+	'CREATE TABLE t AS SELECT snowid_next() AS id FROM generate_series(1, 100); SELECT max(id) FROM t'
+);
+$sql1->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('sql1_standby');
+$standby->init_from_backup($sql1, 'backup', has_streaming => 1);
+$standby->start;
+$sql1->wait_for_catchup($standby);
+$sql1->stop('immediate');
+SnowidTest::promote($standby);
+$calls = $coord->command_calls->{fcall};
+is( $standby->safe_psql('appdb',
+		"SELECT (snowid_decode(id)).worker_id = $w1 AND id > $last FROM snowid_next() id"
+	),
+	't',
+	'a promoted standby issues with its primary\'s worker id, above its stored ids'
+);
+is($coord->command_calls->{fcall}, $calls, '(without claiming again)');
+
+# A copy of the same files run beside it (a snapshot restored as a second
+# primary) is the same holder until its owner makes it another
+my $clone = PostgreSQL::Test::Cluster->new('sql1_clone');
+$clone->init_from_backup($sql1, 'backup');
+$clone->start;
+my $app_clone = $clone->connstr('appdb') . ' user=app';
+($rc, $out, $err) = psql_as($app_clone, 'SELECT snowid_new_holder()');
+is($rc, 0, 'the owner of a copy makes it another holder') or diag($err);
+isnt("dc=1 $out", $name1, "(under another name)");
+($rc, $out, $err) = psql_as($clone->connstr('appdb') . ' user=clerk',
+	'SELECT (snowid_decode(snowid_next())).worker_id');
+ok($rc == 0 && $out ne $w1 && $out ne $w2 && $out ne $w3,
+	'the copy claims a worker id of its own at its next call')
+  or diag("worker id $out: $err");
+
+done_testing();
