@@ -220,8 +220,11 @@ sub wipe
 {
 	my ($self) = @_;
 
-	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
-		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters');
+	# the datacenters first, as every call locks them: no deadlock with a
+	# call (a check-in) under way
+	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters; '
+		  . 'TRUNCATE snowid_coordinator.worker_ids, '
+		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters; COMMIT');
 	return;
 }
 
