@@ -67,3 +67,46 @@ COMMENT ON FUNCTION snowid_time(bigint) IS
 'the time a snowid was made: the ts of snowid_decode()';
 
 -- end of time ranges (1.3)
+
+-- snowid_status() gains what this server knows of its coordinator's
+-- forgetting (doc/coordinator.md, "When the coordinator forgets"): the
+-- state record it saw last, when the coordinator last answered it, when it
+-- last found the coordinator had forgotten and re-asserted its worker id,
+-- how often, and until when a quiet period refused it a claim.  Dropped
+-- and created again, as in 1.2: a view built on the 1.2 function makes this
+-- update fail until the view is dropped.
+DROP FUNCTION snowid_status();
+
+CREATE FUNCTION snowid_status(
+	OUT datacenter_id integer,
+	OUT worker_id integer,
+	OUT worker_source text,
+	OUT last_time timestamptz,
+	OUT drift_ms bigint,
+	OUT ids_issued bigint,
+	OUT waits bigint,
+	OUT clock_steps bigint,
+	OUT clock_errors bigint,
+	OUT high_water_time timestamptz,
+	OUT layout text,
+	OUT epoch timestamptz,
+	OUT ceiling_ids_per_s bigint,
+	OUT exhausted_at timestamptz,
+	OUT time_left interval,
+	OUT js_safe_until timestamptz,
+	OUT lease_expires_at timestamptz,
+	OUT fence_time timestamptz,
+	OUT renewals bigint,
+	OUT failed_renewals bigint,
+	OUT coordinator_generation bigint,
+	OUT coordinator_counter bigint,
+	OUT coordinator_answered_at timestamptz,
+	OUT coordinator_forgot_at timestamptz,
+	OUT coordinator_reassertions bigint,
+	OUT coordinator_quiet_until timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowid_status_1_3'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowid_status() IS
+'the state of this server''s snowid generator';

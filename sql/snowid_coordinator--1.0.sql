@@ -22,9 +22,9 @@
  *	 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
  *		 TO snowid_fleet;
  *	 GRANT EXECUTE ON FUNCTION
- *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
- *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
- *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
+ *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint),
+ *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint),
+ *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint),
  *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
  *		 TO snowid_fleet;
  *
@@ -196,13 +196,18 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --				   no id is granted but to a server re-asserting its own
 --				   until fence_ms
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
+-- generation and counter are the datacenter's state record after the call
+-- of a holder (see recall()), which the holder remembers and sends with
+-- its next call; NULL for a call that gives no quiet_ms.
 CREATE TYPE snowid_coordinator.outcome AS (
 	outcome text,
 	worker_id integer,
 	floor_ms bigint,
 	fence_ms bigint,
 	lease_ms bigint,
-	holder text
+	holder text,
+	generation bigint,
+	counter bigint
 );
 
 -- Administrators' view: who holds what, until when, and each id's fence
@@ -559,9 +564,14 @@ $$;
 -- last transactions.  Each datacenter's row records the server it was
 -- last written under (written_under: this install of the extension, made
 -- by CREATE EXTENSION and never dumped, the cluster's system identifier
--- and its timeline).  recall() finds that the database may have forgotten
--- when a datacenter has no such record or one of another server, and then
--- starts a quiet period: until every server that may still hold an id has
+-- and its timeline), a generation (the time it was made, in ms, later than
+-- every generation before it) and a counter that every call of a holder
+-- moves up.  Each holder remembers the generation and counter it saw last
+-- and sends them with every call.  recall() finds that the database may
+-- have forgotten when a datacenter has no such record or one of another
+-- server, or when a holder has seen a later generation, or a higher counter
+-- of the same one (the database went back to an older state of itself: a
+-- copy of its files restored), and then starts a quiet period: until every server that may still hold an id has
 -- had time to re-assert it, no worker id is granted but to the server that
 -- re-asserts it.  new_datacenter(), an administrator's step, records a
 -- brand-new datacenter without a quiet period.
@@ -583,7 +593,11 @@ COMMENT ON TABLE snowid_coordinator.install IS
 ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN written_under text,
 	ADD COLUMN quiet_from_ms bigint,
-	ADD COLUMN quiet_until_ms bigint;
+	ADD COLUMN quiet_until_ms bigint,
+	ADD COLUMN generation bigint NOT NULL DEFAULT 0
+		CHECK (generation >= 0),
+	ADD COLUMN counter bigint NOT NULL DEFAULT 0
+		CHECK (counter >= 0);
 
 -- The server this call runs on: the install, the cluster's system
 -- identifier, and the timeline (a point-in-time recovery or a promotion
@@ -600,12 +614,17 @@ $$;
 
 -- Whether the database may have forgotten the claims of datacenter dc,
 -- whose lock the caller holds, at now_ms: starts or extends the quiet
--- period by quiet_ms.  Returns the end of the quiet period, or NULL
--- outside one.  A caller that does not say how long its quiet period is
--- (quiet_ms NULL: a call by hand) keeps the rules of before.
+-- period by quiet_ms, and moves the counter up.  seen_generation and
+-- seen_counter are what the caller saw last (NULL: nothing yet).  Returns
+-- the datacenter's row as it is now (its quiet period lasts while
+-- quiet_until_ms > now_ms), or NULL for a caller that does not say how
+-- long its quiet period is (quiet_ms NULL: a call by hand), which keeps
+-- the rules of before.
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
-										  quiet_ms bigint)
-RETURNS bigint
+										  quiet_ms bigint,
+										  seen_generation bigint,
+										  seen_counter bigint)
+RETURNS snowid_coordinator.datacenters
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -617,25 +636,34 @@ BEGIN
 		RETURN NULL;
 	END IF;
 	PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0);
+	PERFORM snowid_coordinator.check_ms('seen_generation',
+										coalesce(seen_generation, 0), 0);
+	PERFORM snowid_coordinator.check_ms('seen_counter',
+										coalesce(seen_counter, 0), 0);
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
-	IF d.written_under IS DISTINCT FROM here THEN
-		UPDATE snowid_coordinator.datacenters x
-		SET written_under = here, quiet_from_ms = now_ms,
-			quiet_until_ms = now_ms + quiet_ms
-		WHERE x.datacenter = dc;
-		RETURN now_ms + quiet_ms;
-	END IF;
-	IF d.quiet_until_ms > now_ms AND d.quiet_from_ms + quiet_ms > d.quiet_until_ms THEN
-		UPDATE snowid_coordinator.datacenters x
-		SET quiet_until_ms = d.quiet_from_ms + quiet_ms
-		WHERE x.datacenter = dc;
+	IF d.written_under IS DISTINCT FROM here OR
+		seen_generation > d.generation OR
+		(seen_generation = d.generation AND seen_counter > d.counter) THEN
+		-- may have forgotten: a new generation, later than any the
+		-- caller saw, and a quiet period from now
+		d.written_under := here;
+		d.generation := greatest(now_ms, d.generation + 1,
+								 coalesce(seen_generation, 0) + 1);
+		d.counter := 0;
+		d.quiet_from_ms := now_ms;
+		d.quiet_until_ms := now_ms + quiet_ms;
+	ELSIF d.quiet_until_ms > now_ms AND
+		d.quiet_from_ms + quiet_ms > d.quiet_until_ms THEN
 		d.quiet_until_ms := d.quiet_from_ms + quiet_ms;
 	END IF;
-	IF d.quiet_until_ms > now_ms THEN
-		RETURN d.quiet_until_ms;
-	END IF;
-	RETURN NULL;
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = d.written_under, generation = d.generation,
+		counter = d.counter + 1, quiet_from_ms = d.quiet_from_ms,
+		quiet_until_ms = d.quiet_until_ms
+	WHERE x.datacenter = dc
+	RETURNING * INTO d;
+	RETURN d;
 END
 $$;
 
@@ -666,6 +694,7 @@ BEGIN
 	END IF;
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
+		generation = greatest(now_ms, x.generation + 1), counter = 0,
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
@@ -731,7 +760,9 @@ CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 want integer, max integer,
 											 prefer integer, usable_ms bigint,
 											 quiet_ms bigint DEFAULT NULL,
-											 reassert boolean DEFAULT false)
+											 reassert boolean DEFAULT false,
+											 seen_generation bigint DEFAULT NULL,
+											 seen_counter bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -745,6 +776,7 @@ DECLARE
 	usable		bigint := usable_ms;
 	now_ms		bigint;
 	quiet_until bigint;
+	st			snowid_coordinator.datacenters;
 	keep		integer;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
@@ -766,7 +798,13 @@ BEGIN
 	PERFORM snowid_coordinator.check_given('reassert', reassert);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
+	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
+									seen_counter);
+	IF st.quiet_until_ms > now_ms THEN
+		quiet_until := st.quiet_until_ms;
+	END IF;
+	o.generation := st.generation;
+	o.counter := st.counter;
 
 	-- the id this identity holds for good in 0..max: want if it is one,
 	-- else the lowest
@@ -882,7 +920,9 @@ CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 											   usable_ms bigint,
 											   prefer integer,
 											   wait_ms bigint, token text,
-											   quiet_ms bigint DEFAULT NULL)
+											   quiet_ms bigint DEFAULT NULL,
+											   seen_generation bigint DEFAULT NULL,
+											   seen_counter bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -899,6 +939,7 @@ DECLARE
 	tok			text := token;
 	now_ms		bigint;
 	quiet_until bigint;
+	st			snowid_coordinator.datacenters;
 	keep		integer;
 	f			bigint;
 	new_fence	bigint;
@@ -917,7 +958,13 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
+	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
+									seen_counter);
+	IF st.quiet_until_ms > now_ms THEN
+		quiet_until := st.quiet_until_ms;
+	END IF;
+	o.generation := st.generation;
+	o.counter := st.counter;
 
 	-- a lease of this identity (run out or not) it can start above within
 	-- its wait
@@ -1014,7 +1061,9 @@ CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
 											   lease_ms bigint,
 											   want_ms bigint, token text,
 											   quiet_ms bigint DEFAULT NULL,
-											   client_ms bigint DEFAULT NULL)
+											   client_ms bigint DEFAULT NULL,
+											   seen_generation bigint DEFAULT NULL,
+											   seen_counter bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -1030,6 +1079,7 @@ DECLARE
 	tok			text := token;
 	now_ms		bigint;
 	quiet_until bigint;
+	st			snowid_coordinator.datacenters;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
 BEGIN
@@ -1045,7 +1095,13 @@ BEGIN
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_holder(dc, me, secret);
 	END IF;
-	quiet_until := snowid_coordinator.recall(dc, now_ms, quiet_ms);
+	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
+									seen_counter);
+	IF st.quiet_until_ms > now_ms THEN
+		quiet_until := st.quiet_until_ms;
+	END IF;
+	o.generation := st.generation;
+	o.counter := st.counter;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
@@ -1221,12 +1277,15 @@ CREATE PROCEDURE snowid_coordinator.claim(
 	datacenter integer, identity text, secret text,
 	want integer, max integer, prefer integer, usable_ms bigint,
 	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
 	INOUT fence_ms bigint DEFAULT NULL,
 	INOUT lease_ms bigint DEFAULT NULL,
-	INOUT holder text DEFAULT NULL)
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1234,7 +1293,7 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
-		prefer, usable_ms, quiet_ms, reassert);
+		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1242,6 +1301,8 @@ BEGIN
 	fence_ms := o.fence_ms;
 	lease_ms := o.lease_ms;
 	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
 END
 $$;
 
@@ -1249,12 +1310,15 @@ CREATE PROCEDURE snowid_coordinator.lease_claim(
 	datacenter integer, identity text, secret text,
 	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
 	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
 	INOUT fence_ms bigint DEFAULT NULL,
 	INOUT lease_ms bigint DEFAULT NULL,
-	INOUT holder text DEFAULT NULL)
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1262,7 +1326,8 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
-		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms);
+		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
+		seen_generation, seen_counter);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1270,6 +1335,8 @@ BEGIN
 	fence_ms := o.fence_ms;
 	lease_ms := o.lease_ms;
 	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
 END
 $$;
 
@@ -1277,12 +1344,15 @@ CREATE PROCEDURE snowid_coordinator.lease_renew(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
 	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
 	INOUT fence_ms bigint DEFAULT NULL,
 	INOUT lease_ms bigint DEFAULT NULL,
-	INOUT holder text DEFAULT NULL)
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1290,7 +1360,8 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
-		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms);
+		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
+		seen_generation, seen_counter);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1298,6 +1369,8 @@ BEGIN
 	fence_ms := o.fence_ms;
 	lease_ms := o.lease_ms;
 	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
 END
 $$;
 
@@ -1309,7 +1382,9 @@ CREATE PROCEDURE snowid_coordinator.lease_release(
 	INOUT floor_ms bigint DEFAULT NULL,
 	INOUT fence_ms bigint DEFAULT NULL,
 	INOUT lease_ms bigint DEFAULT NULL,
-	INOUT holder text DEFAULT NULL)
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
 LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1325,6 +1400,8 @@ BEGIN
 	fence_ms := o.fence_ms;
 	lease_ms := o.lease_ms;
 	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
 END
 $$;
 
@@ -1373,14 +1450,14 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_holder(integer, text, text),
 	snowid_coordinator.register_holder(integer, text, text),
 	snowid_coordinator.check_called_by(text),
-	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
-	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
-	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
+	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint),
+	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint),
+	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
 	snowid_coordinator.free(integer, integer, bigint),
 	snowid_coordinator.reset_secret(integer, text),
 	snowid_coordinator.server_now(),
-	snowid_coordinator.recall(integer, bigint, bigint),
+	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),
 	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;

@@ -17,6 +17,7 @@
 
 #include "coord/checkin.h"
 #include "coord/lease.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/clock.h"
@@ -65,8 +66,8 @@ _PG_init(void)
 
 /*
  * snowid_shmem_request
- *		Reserves the shared memory and LWLocks of the generator and of the
- *		public ids' keys.
+ *		Reserves the shared memory and LWLocks of the generator, of the
+ *		public ids' keys and of what this server remembers of its store.
  */
 static void
 snowid_shmem_request(void)
@@ -77,6 +78,7 @@ snowid_shmem_request(void)
 	RequestNamedLWLockTranche("snowid", 1);
 	RequestAddinShmemSpace(snowid_public_shmem_size());
 	RequestNamedLWLockTranche("snowid public keys", 1);
+	snowid_recall_shmem_request();
 }
 
 /*
@@ -94,6 +96,7 @@ snowid_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	snowid_shmem_init();
 	snowid_public_shmem_init();
+	snowid_recall_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!IsUnderPostmaster)

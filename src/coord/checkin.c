@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 
 #include "coord/checkin.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/config.h"
@@ -153,6 +154,7 @@ snowid_checkin(const SnowidLeaseState *state)
 	 * server issued with the id there meanwhile */
 	request.usable_ms = request.client_ms;
 	snowid_store->claim(snowid_store_target, &request, &result);
+	snowid_recall_note(&result);
 
 	switch (result.status)
 	{

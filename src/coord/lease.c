@@ -44,6 +44,7 @@
 #include "utils/wait_event.h"
 
 #include "coord/checkin.h"
+#include "coord/recall.h"
 #include "coord/lease.h"
 #include "coord/request.h"
 #include "core/clock.h"
@@ -122,6 +123,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	{
 		snowid_store->lease_claim(snowid_store_target, &request, &grant,
 								  &result);
+		snowid_recall_note(&result);
 		if (result.status != SNOWID_STORE_QUIET ||
 			!snowid_quiet_wait(&result, &waited_ms))
 			break;
@@ -411,6 +413,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	request.fence_ms = state->next_ms + request.lease_ms + epoch_ms;
 	outcome = snowid_store->lease_renew(snowid_store_target, &request, &grant,
 										&result);
+	if (outcome == SNOWID_LEASE_OK)
+		snowid_recall_note(&result);
 	switch (outcome)
 	{
 		case SNOWID_LEASE_OK:

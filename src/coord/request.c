@@ -20,6 +20,7 @@
 #include "utils/acl.h"
 
 #include "coord/holder_secret.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "core/clock.h"
 #include "core/config.h"
@@ -109,7 +110,7 @@ snowid_identity_text(char *identity, size_t len, const char *host,
  *		What this server asks of the store, with its identity in the given
  *		buffer and its holder secret: no explicit or preferred worker id (a
  *		claim for good sets them), the generator's position and what it can
- *		start above now.
+ *		start above now, and the state record of the store it saw last.
  */
 void
 snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
@@ -128,6 +129,7 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	request->free_margin_ms = SNOWID_FREE_CLOCKS_MS +
 		(int64) snowid_max_drift_ms + 1;
 	request->quiet_ms = snowid_quiet_ms();
+	snowid_recall_seen(&request->seen);
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
 	request->client_sees_store = snowid_client_sees_store();
 }

@@ -35,11 +35,24 @@
  * that missed writes), and then no worker id it grants may be one a live
  * server still issues with.
  *
- *	 * The store records, with each datacenter's claims, the server they
- *	   were written under (Redis: its run id, and a generation in each of
- *	   the datacenter's hashes; a coordination database: the install of
- *	   snowid_coordinator, the system identifier and the timeline).  No
- *	   record, or one of another server, means it may have forgotten.
+ *	 * The store keeps, with each datacenter's claims, a state record: the
+ *	   server the claims were written under (Redis: its run id, and the
+ *	   generation in each of the datacenter's hashes; a coordination
+ *	   database: the install of snowid_coordinator, the system identifier
+ *	   and the timeline), a generation (the store's clock when the record
+ *	   was made, later than every generation before it) and a counter that
+ *	   every call of a holder moves up.
+ *	 * Every holder remembers the generation and counter it saw last (in
+ *	   shared memory and in a file of its data directory, coord/recall.c)
+ *	   and sends them with every claim, renewal and check-in (request.seen);
+ *	   the store answers with the record after the call (result.state).
+ *	 * The store may have forgotten when it has no record, one of another
+ *	   server, or one older than a holder has seen: the holder saw a later
+ *	   generation, or a higher counter of the same one (the store went back
+ *	   to an older state of itself under the same server: a copy of a
+ *	   database's files restored, an older RDB of a Redis whose run id its
+ *	   user may not read).  It then makes a new generation, later than any
+ *	   it was told of.
  *	 * It then starts a quiet period of the request's quiet_ms (each call
  *	   during it may lengthen it to its own quiet_ms from the start): no
  *	   worker id is granted but to the server that holds it or re-asserts
@@ -88,6 +101,23 @@
  */
 #define SNOWID_QUIET_MAX_MS		(24 * 3600 * 1000)
 
+/*
+ * The largest generation or counter of a state record: every integer up to
+ * it is exact in the Redis library's numbers (2^53 - 1)
+ */
+#define SNOWID_STATE_MAX		INT64CONST(9007199254740991)
+
+/*
+ * A datacenter's state record as a holder saw it (the forgetting rule); a
+ * generation of 0 for none
+ */
+typedef struct SnowidStoreSeen
+{
+	int64		generation;		/* when the record was made, the store's
+								 * clock in Unix ms */
+	int64		counter;		/* how many calls of holders it has seen */
+} SnowidStoreSeen;
+
 /* A sentence saying why a call failed, in the store's own words */
 #define SNOWID_STORE_MESSAGE_LEN	256
 
@@ -129,6 +159,7 @@ typedef struct SnowidStoreRequest
 								 * store may answer OK from reads alone
 								 * when it holds the id for this server and
 								 * has not forgotten */
+	SnowidStoreSeen seen;		/* the state record this server saw last */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the
@@ -185,6 +216,9 @@ typedef struct SnowidStoreResult
 								 * below; 0 if it had none */
 	int64		retry_ms;		/* QUIET: when the quiet period ends, Unix
 								 * ms by the store's clock */
+	SnowidStoreSeen state;		/* OK: the state record after the call, if
+								 * the store said (generation 0: it did
+								 * not), each within 0..SNOWID_STATE_MAX */
 	double		elapsed_ms;		/* how long the call took */
 	char		where[SNOWID_STORE_WHERE_LEN];	/* the store's server last
 												 * talked to, for messages:

@@ -49,6 +49,7 @@
 
 #include "coord/checkin.h"
 #include "coord/lease.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
@@ -218,6 +219,7 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	{
 		snowid_coord_request_times(&request);
 		snowid_store->claim(snowid_store_target, &request, &result);
+		snowid_recall_note(&result);
 	} while (result.status == SNOWID_STORE_QUIET &&
 			 snowid_quiet_wait(&result, &waited_ms));
 

@@ -20,6 +20,7 @@
 #include "utils/timestamp.h"
 
 #include "coord/lease.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
@@ -34,6 +35,7 @@ PG_FUNCTION_INFO_V1(snowid_from_time);
 PG_FUNCTION_INFO_V1(snowid_status);
 PG_FUNCTION_INFO_V1(snowid_status_1_1);
 PG_FUNCTION_INFO_V1(snowid_status_1_2);
+PG_FUNCTION_INFO_V1(snowid_status_1_3);
 PG_FUNCTION_INFO_V1(snowid_release_worker);
 
 /*
@@ -47,13 +49,15 @@ typedef enum SnowidStatusVersion
 {
 	SNOWID_STATUS_V1_0,
 	SNOWID_STATUS_V1_1,
-	SNOWID_STATUS_V1_2
+	SNOWID_STATUS_V1_2,
+	SNOWID_STATUS_V1_3
 } SnowidStatusVersion;
 
 #define SNOWID_STATUS_COLS_V1_0		10
 #define SNOWID_STATUS_COLS_V1_1		15
 #define SNOWID_STATUS_COLS_V1_2		20
-#define SNOWID_STATUS_COLS			20	/* the most of any version */
+#define SNOWID_STATUS_COLS_V1_3		26
+#define SNOWID_STATUS_COLS			26	/* the most of any version */
 
 /* JavaScript's Number holds integers exactly up to 2^53 - 1 */
 #define SNOWID_JS_SAFE_BITS			53
@@ -230,6 +234,35 @@ snowid_js_safe_until(int64 clock_ms, bool *isnull)
 }
 
 /*
+ * snowid_status_coordinator
+ *		The six columns of version 1.3 on the coordinator's forgetting
+ *		(coord/recall.h), NULL where there is nothing to show.
+ */
+static void
+snowid_status_coordinator(Datum *values, bool *nulls)
+{
+	SnowidRecallStatus rs;
+	int64		times[3];
+
+	snowid_recall_status(&rs);
+	values[0] = Int64GetDatum(rs.seen.generation);
+	values[1] = Int64GetDatum(rs.seen.counter);
+	nulls[0] = nulls[1] = (rs.seen.generation <= 0);
+	/* answered at, forgot at, and (after the count) quiet until */
+	times[0] = rs.answered_ms;
+	times[1] = rs.forgot_ms;
+	times[2] = rs.quiet_until_ms;
+	for (int i = 0; i < 3; i++)
+	{
+		int			col = i < 2 ? 2 + i : 5;
+
+		values[col] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(times[i]));
+		nulls[col] = (times[i] <= 0);
+	}
+	values[4] = Int64GetDatum(rs.reassertions);
+}
+
+/*
  * snowid_status_internal
  *		One row describing this server's generator, with the columns of the
  *		given version of snowid_status().
@@ -257,8 +290,11 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 		case SNOWID_STATUS_V1_1:
 			ncols = SNOWID_STATUS_COLS_V1_1;
 			break;
-		default:
+		case SNOWID_STATUS_V1_2:
 			ncols = SNOWID_STATUS_COLS_V1_2;
+			break;
+		default:
+			ncols = SNOWID_STATUS_COLS_V1_3;
 			break;
 	}
 	if (tupdesc->natts != ncols)
@@ -310,6 +346,9 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 		values[19] = Int64GetDatum((int64) st.renewal_failures);
 	}
 
+	if (version >= SNOWID_STATUS_V1_3)
+		snowid_status_coordinator(&values[20], &nulls[20]);
+
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -342,6 +381,17 @@ Datum
 snowid_status_1_2(PG_FUNCTION_ARGS)
 {
 	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_2);
+}
+
+/*
+ * snowid_status_1_3
+ *		snowid_status() of version 1.3: adds what this server knows of its
+ *		coordinator's forgetting.
+ */
+Datum
+snowid_status_1_3(PG_FUNCTION_ARGS)
+{
+	return snowid_status_internal(fcinfo, SNOWID_STATUS_V1_3);
 }
 
 /*

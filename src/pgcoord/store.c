@@ -62,6 +62,8 @@ typedef struct SnowidPgRow
 	int64		fence_ms;
 	int64		lease_ms;
 	char		holder[SNOWID_HOLDER_LEN];
+	SnowidStoreSeen state;		/* the state record after the call; 0 for
+								 * none */
 } SnowidPgRow;
 
 /* The store's own account of a call, for its report */
@@ -85,15 +87,15 @@ typedef struct SnowidPgDetail
 static const char *const snowid_pg_claim_sql =
 "CALL snowid_coordinator.claim("
 "$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
-"$8::bigint, $9::boolean)";
+"$8::bigint, $9::boolean, $10::bigint, $11::bigint)";
 static const char *const snowid_pg_lease_claim_sql =
 "CALL snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
-"$8::int, $9::bigint, $10::text, $11::bigint)";
+"$8::int, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint)";
 static const char *const snowid_pg_lease_renew_sql =
 "CALL snowid_coordinator.lease_renew("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::text, "
-"$8::bigint, $9::bigint)";
+"$8::bigint, $9::bigint, $10::bigint, $11::bigint)";
 static const char *const snowid_pg_lease_release_sql =
 "CALL snowid_coordinator.lease_release("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::boolean, $7::text)";
@@ -158,14 +160,15 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
 /*
  * snowid_pg_claim
  *		The claim for good: claim(datacenter, identity, secret, want, max,
- *		prefer, usable_ms, quiet_ms, reassert).
+ *		prefer, usable_ms, quiet_ms, reassert, seen_generation,
+ *		seen_counter).
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
-	char		numbers[6][24];
-	const char *values[9];
+	char		numbers[8][24];
+	const char *values[11];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", request->datacenter_id);
@@ -174,6 +177,8 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snprintf(numbers[3], 24, "%d", request->preferred_worker_id);
 	snprintf(numbers[4], 24, INT64_FORMAT, request->usable_ms);
 	snprintf(numbers[5], 24, INT64_FORMAT, request->quiet_ms);
+	snprintf(numbers[6], 24, INT64_FORMAT, request->seen.generation);
+	snprintf(numbers[7], 24, INT64_FORMAT, request->seen.counter);
 	values[0] = numbers[0];
 	values[1] = request->identity;
 	values[2] = request->secret;
@@ -183,8 +188,10 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	values[6] = numbers[4];
 	values[7] = numbers[5];
 	values[8] = request->reassert ? "true" : "false";
+	values[9] = numbers[6];
+	values[10] = numbers[7];
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 9, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 11, values, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -201,14 +208,15 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	result->status = SNOWID_STORE_OK;
 	result->worker_id = (int) row.worker_id;
 	result->floor_ms = row.floor_ms;
+	result->state = row.state;
 	snowid_pg_detail(result)->outcome = SNOWID_PG_OK;
 }
 
 /*
  * snowid_pg_lease_claim
  *		A lease claim: lease_claim(datacenter, identity, secret, max,
- *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms).
- *		The grant must start at or above its floor, within what the request can wait
+ *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
+ *		seen_generation, seen_counter).  The grant must start at or above its floor, within what the request can wait
  *		for, and reach no further than a lease past it or the generator.
  */
 static void
@@ -216,8 +224,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[8][24];
-	const char *values[11];
+	char		numbers[10][24];
+	const char *values[13];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -228,6 +236,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[5], 24, "%d", claim->preferred_worker_id);
 	snprintf(numbers[6], 24, INT64_FORMAT, request->wait_ms);
 	snprintf(numbers[7], 24, INT64_FORMAT, claim->quiet_ms);
+	snprintf(numbers[8], 24, INT64_FORMAT, claim->seen.generation);
+	snprintf(numbers[9], 24, INT64_FORMAT, claim->seen.counter);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -239,9 +249,11 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	values[8] = numbers[6];
 	values[9] = request->token;
 	values[10] = numbers[7];
+	values[11] = numbers[8];
+	values[12] = numbers[9];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 11, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 13, values,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -257,6 +269,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 		snowid_pg_bad_reply(result, "The lease claim granted a lease that was not asked for.");
 		return;
 	}
+	result->state = row.state;
 	result->status = SNOWID_STORE_OK;
 	result->worker_id = grant->worker_id;
 	result->floor_ms = grant->floor_ms;
@@ -266,7 +279,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 /*
  * snowid_pg_lease_renew
  *		A renewal: lease_renew(datacenter, identity, secret, worker_id,
- *		lease_ms, want_ms, token, quiet_ms, client_ms).  A fence past the one asked for, which no
+ *		lease_ms, want_ms, token, quiet_ms, client_ms, seen_generation,
+ *		seen_counter).  A fence past the one asked for, which no
  *		holder of this claim wrote, is not taken: grant->refused_fence_ms
  *		keeps it for the caller to report.
  */
@@ -275,8 +289,8 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[6][24];
-	const char *values[9];
+	char		numbers[8][24];
+	const char *values[11];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -286,6 +300,8 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	/* what re-asserts the lease in a quiet period */
 	snprintf(numbers[4], 24, INT64_FORMAT, claim->quiet_ms);
 	snprintf(numbers[5], 24, INT64_FORMAT, claim->client_ms);
+	snprintf(numbers[6], 24, INT64_FORMAT, claim->seen.generation);
+	snprintf(numbers[7], 24, INT64_FORMAT, claim->seen.counter);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -295,9 +311,11 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	values[6] = request->token;
 	values[7] = numbers[4];
 	values[8] = numbers[5];
+	values[9] = numbers[6];
+	values[10] = numbers[7];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 9, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 11, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -314,6 +332,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 		snowid_pg_bad_reply(result, "The renewal answered with a lease that was not asked for.");
 		return SNOWID_LEASE_FAILED;
 	}
+	result->state = row.state;
 	result->status = SNOWID_STORE_OK;
 	snowid_pg_detail(result)->outcome = SNOWID_PG_OK;
 	return SNOWID_LEASE_OK;
@@ -444,7 +463,7 @@ snowid_pg_read_row(const PGresult *res, SnowidPgRow *row)
 	int			i;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 ||
-		PQnfields(res) != 6 || PQgetisnull(res, 0, 0))
+		PQnfields(res) != 8 || PQgetisnull(res, 0, 0))
 		return false;
 	outcome = PQgetvalue(res, 0, 0);
 	row->outcome = SNOWID_PG_BAD_REPLY;
@@ -457,8 +476,16 @@ snowid_pg_read_row(const PGresult *res, SnowidPgRow *row)
 		!snowid_pg_number(res, 1, &row->worker_id) ||
 		!snowid_pg_number(res, 2, &row->floor_ms) ||
 		!snowid_pg_number(res, 3, &row->fence_ms) ||
-		!snowid_pg_number(res, 4, &row->lease_ms))
+		!snowid_pg_number(res, 4, &row->lease_ms) ||
+		!snowid_pg_number(res, 6, &row->state.generation) ||
+		!snowid_pg_number(res, 7, &row->state.counter))
 		return false;
+	/* a state record in range, or none (NULL: no quiet_ms was sent) */
+	if (row->state.generation > SNOWID_STATE_MAX ||
+		row->state.counter > SNOWID_STATE_MAX)
+		return false;
+	if (row->state.generation <= 0 || row->state.counter < 0)
+		memset(&row->state, 0, sizeof(row->state));
 	if (!PQgetisnull(res, 0, 5))
 	{
 		const char *holder = PQgetvalue(res, 0, 5);

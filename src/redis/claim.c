@@ -37,14 +37,47 @@
  * highest worker id, the preferred worker id or -1, 1 to write the claim
  * even if it is held already (so that a WAIT for replicas covers it) or 0,
  * and the latest fence the claiming server can start above now (its clock
- * plus its drift budget, Unix ms).  Replies {worker id, its fence or 0}, or
- * refuses with SNOWID_ALL_HELD, SNOWID_FENCED, SNOWID_CONFLICT,
+ * plus its drift budget, Unix ms); then (the forgetting rule) how long a
+ * quiet period lasts, 1 if the id is this server's own to re-assert, and
+ * the generation and counter of the state record this server saw last.
+ * Replies {worker id, its fence or 0, generation, counter}, or refuses with
+ * SNOWID_ALL_HELD, SNOWID_FENCED, SNOWID_QUIET, SNOWID_CONFLICT,
  * SNOWID_HOLDS_OTHER or SNOWID_RANGE.
  */
 
 /*
- * Read a {worker id, fence} reply of the claim script into result; false
- * if it has another shape or a value out of range.
+ * Read the state record that a grant's reply ends with, elements first and
+ * first + 1, into result; false if they are not a generation and a counter
+ * in range.  A reply without them (a library of before the counter, still
+ * loaded in Redis) leaves the state unknown.
+ */
+bool
+snowid_redis_read_state(const redisReply *reply, size_t first,
+						SnowidRedisResult *result)
+{
+	const redisReply *generation;
+	const redisReply *counter;
+
+	memset(&result->state, 0, sizeof(result->state));
+	if (reply->elements == first)
+		return true;
+	if (reply->elements != first + 2)
+		return false;
+	generation = reply->element[first];
+	counter = reply->element[first + 1];
+	if (generation->type != REDIS_REPLY_INTEGER ||
+		counter->type != REDIS_REPLY_INTEGER ||
+		generation->integer <= 0 || generation->integer > SNOWID_STATE_MAX ||
+		counter->integer < 0 || counter->integer > SNOWID_STATE_MAX)
+		return false;
+	result->state.generation = generation->integer;
+	result->state.counter = counter->integer;
+	return true;
+}
+
+/*
+ * Read a {worker id, fence, generation, counter} reply of the claim script
+ * into result; false if it has another shape or a value out of range.
  */
 static bool
 snowid_read_claim_grant(const redisReply *reply,
@@ -54,9 +87,10 @@ snowid_read_claim_grant(const redisReply *reply,
 	const redisReply *id;
 	const redisReply *fence;
 
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
 		reply->element[0]->type != REDIS_REPLY_INTEGER ||
-		reply->element[1]->type != REDIS_REPLY_INTEGER)
+		reply->element[1]->type != REDIS_REPLY_INTEGER ||
+		!snowid_redis_read_state(reply, 2, result))
 	{
 		snowid_redis_fail(result, SNOWID_REDIS_PROTOCOL_ERROR,
 						  "The claim script returned a reply of unexpected shape.");
@@ -219,13 +253,15 @@ snowid_check_eviction(SnowidRedisConn *conn, const SnowidRedisTarget *target,
 /*
  * A check-in answered from reads alone: the owners hash names this server
  * as the holder of the explicit id, and its state record (snowid.lua's
- * forgetting rule) was written under this run of Redis, so there is
- * nothing to re-assert and nothing is written.  False if anything else
- * holds or a read fails (a redirection, a user without INFO): the caller
- * then calls the claim function, which re-asserts.
+ * forgetting rule) was written under this run of Redis and is no older
+ * than the one this server saw last, so there is nothing to re-assert and
+ * nothing is written; result->state is that record.  False if anything
+ * else holds or a read fails (a redirection, a user without INFO): the
+ * caller then calls the claim function, which re-asserts.
  */
 static bool
-snowid_checkin_unchanged(SnowidRedisSession *session)
+snowid_checkin_unchanged(SnowidRedisSession *session,
+						 SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
 	SnowidRedisKeys keys;
@@ -236,6 +272,8 @@ snowid_checkin_unchanged(SnowidRedisSession *session)
 	const char *info[] = {"INFO", "server"};
 	redisReply *reply;
 	char		run[64] = "";
+	long long	generation = 0;
+	long long	counter = 0;
 	const char *line;
 	size_t		len;
 	bool		same;
@@ -255,11 +293,18 @@ snowid_checkin_unchanged(SnowidRedisSession *session)
 	reply = snowid_conn_command(&session->conn, 3, state, &scratch);
 	if (reply == NULL)
 		return false;
-	if (reply->type == REDIS_REPLY_STRING)
-		(void) sscanf(reply->str, "%*x %63s", run);
+	if (reply->type == REDIS_REPLY_STRING &&
+		sscanf(reply->str, "%llx %63s %*d %*d %lld", &generation, run,
+			   &counter) != 3)
+		run[0] = '\0';
 	freeReplyObject(reply);
 	len = strlen(run);
-	if (len == 0 || strcmp(run, "unknown") == 0)
+	if (len == 0 || strcmp(run, "unknown") == 0 ||
+		generation <= 0 || generation > SNOWID_STATE_MAX ||
+		counter < 0 || counter > SNOWID_STATE_MAX ||
+		request->seen.generation > generation ||
+		(request->seen.generation == generation &&
+		 request->seen.counter > counter))
 		return false;
 
 	reply = snowid_conn_command(&session->conn, 2, info, &scratch);
@@ -270,6 +315,11 @@ snowid_checkin_unchanged(SnowidRedisSession *session)
 	same = line != NULL && strncmp(line + 7, run, len) == 0 &&
 		(line[7 + len] == '\r' || line[7 + len] == '\n');
 	freeReplyObject(reply);
+	if (same)
+	{
+		result->state.generation = generation;
+		result->state.counter = counter;
+	}
 	return same;
 }
 
@@ -285,7 +335,7 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
 
-	if (request->checkin && snowid_checkin_unchanged(session))
+	if (request->checkin && snowid_checkin_unchanged(session, result))
 	{
 		result->status = SNOWID_REDIS_OK;
 		result->worker_id = request->explicit_worker_id;
@@ -294,10 +344,11 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 	}
 
 	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT " "
-			 INT64_FORMAT " %d",
+			 INT64_FORMAT " %d " INT64_FORMAT " " INT64_FORMAT,
 			 request->explicit_worker_id, request->max_worker_id,
 			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
-			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0);
+			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0,
+			 request->seen.generation, request->seen.counter);
 	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;

@@ -44,5 +44,7 @@ extern bool snowid_redis_read_quiet(const char *err,
 extern bool snowid_redis_read_fenced(const char *err,
 									 const SnowidRedisRequest *request,
 									 SnowidRedisResult *result);
+extern bool snowid_redis_read_state(const struct redisReply *reply,
+									size_t first, SnowidRedisResult *result);
 
 #endif							/* SNOWID_REDIS_CLAIM_H */

@@ -79,10 +79,12 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 	/* a renewal: with what re-asserts the lease in a quiet period */
 	if (with_lease)
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT
-				 " " INT64_FORMAT " " INT64_FORMAT,
+				 " " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " "
+				 INT64_FORMAT,
 				 request->lease->worker_id, request->lease->lease_ms,
 				 request->lease->fence_ms, request->claim->quiet_ms,
-				 request->claim->client_ms);
+				 request->claim->client_ms, request->claim->seen.generation,
+				 request->claim->seen.counter);
 	else
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT "%s",
 				 request->lease->worker_id, request->lease->fence_ms,
@@ -104,18 +106,20 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 }
 
 /*
- * Read a {worker id, floor, fence, lease} reply into grant; false if it has
- * another shape or a value no script of ours returns.  The caller checks
- * the grant against its request (coord/store.c).
+ * Read a {worker id, floor, fence, lease, generation, counter} reply into
+ * grant and result's state; false if it has another shape or a value no
+ * script of ours returns.  The caller checks the grant against its request
+ * (coord/store.c).
  */
 static bool
 snowid_lease_read_grant(const redisReply *reply,
 						const SnowidRedisLeaseRequest *request,
-						SnowidLeaseGrant *grant)
+						SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
 	size_t		i;
 
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4)
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 4 ||
+		!snowid_redis_read_state(reply, 4, result))
 		return false;
 	for (i = 0; i < 4; i++)
 	{
@@ -152,7 +156,7 @@ snowid_lease_read_renewal(const redisReply *reply,
 		return SNOWID_LEASE_LOST;
 	}
 	if (reply->type == REDIS_REPLY_ERROR ||
-		!snowid_lease_read_grant(reply, request, grant) ||
+		!snowid_lease_read_grant(reply, request, grant, result) ||
 		!snowid_store_renewal_fits(request->lease, grant))
 		return SNOWID_LEASE_FAILED;
 	return SNOWID_LEASE_OK;
@@ -189,11 +193,12 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 
 	snprintf(numbers, sizeof(numbers),
 			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d "
-			 INT64_FORMAT " " INT64_FORMAT,
+			 INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
 			 request->claim->max_worker_id, request->lease->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms,
 			 request->claim->preferred_worker_id, request->lease->wait_ms,
-			 request->claim->quiet_ms);
+			 request->claim->quiet_ms, request->claim->seen.generation,
+			 request->claim->seen.counter);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;
@@ -217,7 +222,7 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 		else
 			snowid_redis_error_reply(target, reply->str, result);
 	}
-	else if (snowid_lease_read_grant(reply, request, grant) &&
+	else if (snowid_lease_read_grant(reply, request, grant, result) &&
 			 snowid_store_lease_fits(request->lease, grant))
 	{
 		result->status = SNOWID_REDIS_OK;

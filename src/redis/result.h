@@ -11,6 +11,7 @@
 #ifndef SNOWID_REDIS_RESULT_H
 #define SNOWID_REDIS_RESULT_H
 
+#include "coord/store.h"
 #include "redis/url.h"
 
 /* How a call to Redis ended; see snowid_redis_report() for the SQLSTATE of each */
@@ -90,6 +91,8 @@ typedef struct SnowidRedisResult
 								 * policy, which may drop the claim */
 	SnowidScriptPath script_path;	/* how the function was called */
 	int			replicas;		/* FEW_REPLICAS: how many acknowledged */
+	SnowidStoreSeen state;		/* OK: the state record after the call, if
+								 * the function said (generation 0: not) */
 	int64		floor_ms;		/* OK: the fence worker_id had, Unix ms:
 								 * every id issued with it so far lies
 								 * below, so this server's must start at

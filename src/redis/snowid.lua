@@ -248,17 +248,26 @@ end
 -- Redis may lose what it was told: FLUSHALL, eviction, a restart from an
 -- older RDB or AOF, a failover to a replica that missed writes.  A
 -- datacenter's state record, the field "state" of its owners hash,
--- "<generation> <run id> <quiet from> <quiet until>", says who wrote the
--- claims; the leases and fences hashes carry its generation in a field
--- "generation".  recall() finds that Redis may have forgotten when there is
--- no record, when it was written under another run of Redis (run_id of
--- INFO: every restart and every failover changes it), or when a hash lacks
--- the generation (evicted).  It then starts a quiet period: until every
--- server that may still hold an id has had time to re-assert it (the
--- caller's quiet_ms, raised by every caller during the quiet), no worker
--- id is granted but to the server that re-asserts it.  An administrator's
--- new_datacenter() writes the record of a brand-new datacenter without a
--- quiet period.
+-- "<generation> <run id> <quiet from> <quiet until> <counter>", says who
+-- wrote the claims; the generation (hexadecimal) is Redis' clock when the
+-- record was made, later than every generation before it, and the counter
+-- goes up at every call of a holder.  The leases and fences hashes carry
+-- the generation in a field "generation".  Every holder remembers the
+-- generation and counter it saw last, and sends them with its calls.
+-- recall() finds that Redis may have forgotten when there is no record,
+-- when it was written under another run of Redis (run_id of INFO: every
+-- restart and every failover changes it), when a hash lacks the generation
+-- (evicted), or when the caller has seen a later generation, or a higher
+-- counter of this one (Redis went back to an older state of itself).  It
+-- then starts a quiet period: until every server that may still hold an
+-- id has had time to re-assert it (the caller's quiet_ms, raised by every
+-- caller during the quiet), no worker id is granted but to the server that
+-- re-asserts it.  An administrator's new_datacenter() writes the record of
+-- a brand-new datacenter without a quiet period.
+
+-- The largest generation or counter a caller may send: every integer up to
+-- it is exact in Lua's numbers
+local SEEN_MAX = 9007199254740991
 
 -- The run of Redis this function runs in
 local function run_id()
@@ -267,40 +276,75 @@ local function run_id()
   return id or 'unknown'
 end
 
--- Write the state record (and the generation into the other two hashes)
-local function write_state(st, gen, run, from, til)
-  redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) .. ' ' .. ms(til))
-  redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
-  redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
-  st.empty[st.leases], st.empty[st.fences] = false, false
+-- Write the state record, and with all the generation into the other two
+-- hashes
+local function write_state(st, gen, run, from, til, counter, all)
+  redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) ..
+             ' ' .. ms(til) .. ' ' .. ms(counter))
+  if all then
+    redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
+    redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
+    st.empty[st.leases], st.empty[st.fences] = false, false
+  end
+end
+
+-- What a caller saw last of the state record, from two strings of digits
+-- (both empty: it sends nothing, and gets nothing back); nil and a refusal
+-- if they are not two numbers up to SEEN_MAX
+local function seen_of(gen, counter)
+  if (gen or '') == '' and (counter or '') == '' then return false end
+  gen, counter = tonumber(gen), tonumber(counter)
+  if not gen or not counter or gen > SEEN_MAX or counter > SEEN_MAX then
+    return nil, redis.error_reply('SNOWID_USAGE a generation and a counter up to ' ..
+                                  ms(SEEN_MAX))
+  end
+  return {generation = gen, counter = counter}
 end
 
 -- Whether Redis may have forgotten this datacenter's claims, after load():
--- starts or extends the quiet period by quiet_ms.  Returns the end of the
--- quiet period (Redis' clock), or nil outside one.  A caller that does not
--- say how long its quiet period is (a server of release 1.2, a test that
--- calls a function by hand) keeps the rules of before.
-local function recall(st, quiet_ms)
-  local gen, run, from, til = string.match(st.state or '',
-                                           '^(%x+) (%S+) (%d+) (%d+)$')
+-- starts or extends the quiet period by quiet_ms, and moves the counter
+-- up; seen is what the caller saw last (false: nothing).  Returns the end
+-- of the quiet period (Redis' clock), or nil outside one, and leaves the
+-- record's generation and counter in st.generation and st.counter.  A
+-- caller that does not say how long its quiet period is (a server of
+-- release 1.2, a test that calls a function by hand) keeps the rules of
+-- before.
+local function recall(st, quiet_ms, seen)
+  local gen, run, from, til, counter = string.match(st.state or '',
+    '^(%x+) (%S+) (%d+) (%d+) ?(%d*)$')
   if quiet_ms == nil then return nil end
+  local g = tonumber(gen or '0', 16) or 0
+  counter = tonumber(counter) or 0
   -- a user that may not INFO runs under 'unknown': only lost keys count
   local now_run = run_id()
   local forgot = gen == nil or
     (run ~= now_run and run ~= 'unknown' and now_run ~= 'unknown') or
     redis.call('HGET', st.leases, 'generation') ~= gen or
-    redis.call('HGET', st.fences, 'generation') ~= gen
+    redis.call('HGET', st.fences, 'generation') ~= gen or
+    (seen and (seen.generation > g or
+               (seen.generation == g and seen.counter > counter)))
   if forgot then
-    gen, from, til = string.format('%x', st.now), st.now, st.now + quiet_ms
-    write_state(st, gen, now_run, from, til)
+    g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
+    gen, run, from, til, counter = string.format('%x', g), now_run, st.now,
+      st.now + quiet_ms, 0
   else
     from, til = tonumber(from), tonumber(til)
-    if til > st.now and from + quiet_ms > til then
-      til = from + quiet_ms
-      write_state(st, gen, run, from, til)
-    end
+    if til > st.now and from + quiet_ms > til then til = from + quiet_ms end
   end
+  counter = counter + 1
+  write_state(st, gen, run, from, til, counter, forgot)
+  st.generation, st.counter = g, counter
   if til > st.now then return til end
+end
+
+-- A grant's reply, with the state record after it when the caller sent
+-- what it saw
+local function granted(st, seen, reply)
+  if seen and st.generation then
+    reply[#reply + 1] = st.generation
+    reply[#reply + 1] = st.counter
+  end
+  return reply
 end
 
 -- The refusal of a grant during a quiet period
@@ -316,7 +360,7 @@ local function new_datacenter(keys, args)
   if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil then
     return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or a state record already')
   end
-  write_state(st, string.format('%x', st.now), run_id(), st.now, st.now)
+  write_state(st, string.format('%x', st.now), run_id(), st.now, st.now, 0, true)
   return 1
 end
 
@@ -326,8 +370,9 @@ end
 -- for the log (unused).  Replies 1.
 local function end_quiet(keys, args)
   local st = load(keys, 0)
-  local gen = string.match(st.state or '', '^(%x+) ') or string.format('%x', st.now)
-  write_state(st, gen, run_id(), st.now, st.now)
+  local gen, counter = string.match(st.state or '', '^(%x+) %S+ %d+ %d+ ?(%d*)$')
+  write_state(st, gen or string.format('%x', st.now), run_id(), st.now, st.now,
+              tonumber(counter) or 0, true)
   return 1
 end
 
@@ -428,8 +473,9 @@ end
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
 local function claim(keys, args)
   local me = args[1]
-  local want, max, prefer, write, usable, quiet_ms, reassert =
-    string.match(args[2], '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?)$')
+  local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc =
+    string.match(args[2],
+                 '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*)$')
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
@@ -437,7 +483,9 @@ local function claim(keys, args)
   local st = load(keys, max)
   local refused = check_secret(st, me, args[3])
   if refused then return refused end
-  local til = recall(st, tonumber(quiet_ms))
+  local seen, bad = seen_of(sg, sc)
+  if bad then return bad end
+  local til = recall(st, tonumber(quiet_ms), seen)
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -475,7 +523,7 @@ local function claim(keys, args)
     ensure(st)
   end
   register_secret(st, me, args[3])
-  return {keep, st.fence(keep)}
+  return granted(st, seen, {keep, st.fence(keep)})
 end
 
 -- The lease of worker id k, if it is me's and was granted with token tok:
@@ -510,15 +558,18 @@ end
 -- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
 -- every free id is fenced too far ahead.
 local function lease_claim(keys, args)
-  local max, lease, client, usable, prefer, wait, quiet_ms =
-    string.match(args[2], '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*)$')
+  local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc =
+    string.match(args[2],
+                 '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local til = recall(st, tonumber(quiet_ms))
+  local seen, bad = seen_of(sg, sc)
+  if bad then return bad end
+  local til = recall(st, tonumber(quiet_ms), seen)
   local me = 'lease ' .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
@@ -553,7 +604,7 @@ local function lease_claim(keys, args)
   raise_fence(st, k, new)
   ensure(st)
   register_secret(st, args[1], secret)
-  return {keep, floor, new, lease}
+  return granted(st, seen, {keep, floor, new, lease})
 end
 
 -- The renewal.  args: identity; the worker id, the lease (ms) and the fence
@@ -563,14 +614,16 @@ end
 -- the one wanted, never down.  Replies {worker id, floor, fence, lease} or
 -- SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local k, lease, want, quiet_ms, client =
-    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*)$')
+  local k, lease, want, quiet_ms, client, sg, sc =
+    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local til = recall(st, tonumber(quiet_ms))
+  local seen, bad = seen_of(sg, sc)
+  if bad then return bad end
+  local til = recall(st, tonumber(quiet_ms), seen)
   local me = 'lease ' .. args[1]
   local b = lease_floor(st, me, k, token)
   if not b and til and tonumber(client) and
@@ -590,7 +643,7 @@ local function lease_renew(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(b) .. ' ' .. token)
   raise_fence(st, k, want)
   register_secret(st, args[1], secret)
-  return {tonumber(k), b, st.fence(k), lease}
+  return granted(st, seen, {tonumber(k), b, st.fence(k), lease})
 end
 
 -- The release.  args: identity; the worker id, the final fence (just past

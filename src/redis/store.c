@@ -244,6 +244,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->quiet_ms = in->quiet_ms;
 	out->reassert = in->reassert;
 	out->checkin = in->checkin;
+	out->seen = in->seen;
 	out->wait_event_info = in->wait_event_info;
 	out->client_sees_redis = in->client_sees_store;
 }
@@ -297,6 +298,7 @@ snowid_redis_outcome(SnowidRedisResult *redis, SnowidStoreResult *result)
 	}
 	result->worker_id = redis->worker_id;
 	result->floor_ms = redis->floor_ms;
+	result->state = redis->state;
 	if (redis->status == SNOWID_REDIS_QUIET)
 		result->retry_ms = redis->floor_ms;
 	result->elapsed_ms = redis->elapsed_ms;

@@ -81,6 +81,7 @@ typedef struct SnowidRedisRequest
 								 * forgetting rule, coord/store.h) */
 	bool		reassert;
 	bool		checkin;		/* a check-in: reads first (claim.c) */
+	SnowidStoreSeen seen;		/* the state record this server saw last */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 	bool		client_sees_redis;	/* whether a client that sees this
 									 * process's messages may learn Redis'

@@ -195,7 +195,8 @@ $before = $db->state;
 $o = $db->call("claim(1, 'e', -1, 3, -1, $far)");
 is_deeply($o,
 	{ outcome => 'all_held', worker_id => undef, floor_ms => undef,
-	  fence_ms => undef, lease_ms => undef, holder => undef },
+	  fence_ms => undef, lease_ms => undef, holder => undef,
+	  generation => undef, counter => undef },
 	'with every id held: all_held, and nothing else');
 is($db->state, $before, 'and nothing is written');
 like($db->sql_error('coord_fleet',
@@ -619,7 +620,8 @@ BEGIN
 		tok := substr(md5(random()::text), 1, 16);
 		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
 			outcome => o.outcome, worker_id => o.worker_id, floor_ms => o.floor_ms,
-			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder);
+			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder,
+			generation => o.generation, counter => o.counter);
 		IF o.outcome = 'ok' THEN
 			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
 			grants := grants + 1;
@@ -632,7 +634,8 @@ BEGIN
 		CONTINUE WHEN o.outcome <> 'ok';
 		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
 			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder);
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
+			generation => r.generation, counter => r.counter);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
 		END IF;
@@ -640,7 +643,8 @@ BEGIN
 		COMMIT;
 		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
 			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder);
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
+			generation => r.generation, counter => r.counter);
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
 		END IF;

@@ -352,6 +352,18 @@ cmp_ok(value($m, 'snowid_fence_seconds_left'), '>', 0,
 	'on lease: the fence lies ahead of the clock');
 cmp_ok(value($m, 'snowid_lease_renewals_total'), '>=', 1,
 	'on lease: renewals counted');
+# what the server knows of its coordinator's forgetting (snowid_status()
+# of 1.3): answered by the renewals, never found to have forgotten
+my $answered = value($m, 'snowid_coordinator_answered_timestamp_seconds');
+my ($answered_before, $now) = split /\|/, $leased->safe_psql('postgres', q{
+	SELECT extract(epoch FROM coordinator_answered_at),
+		extract(epoch FROM clock_timestamp()) FROM snowid_status()});
+ok($answered > 0 && $answered <= $now && $answered >= $answered_before - 10,
+	'on lease: snowid_coordinator_answered_timestamp_seconds is a renewal\'s answer')
+  or diag "got $answered, status $answered_before, now $now";
+is(join(' ', map { value($m, $_) } qw(snowid_coordinator_reassertions_total
+	  snowid_coordinator_quiet_seconds_left)), '0 0',
+	'on lease: the coordinator forgot nothing, and no quiet period refused a claim');
 
 # the coordination database goes away: renewals fail
 $coord->stop;

@@ -3,7 +3,9 @@
 # issues ids; the coordinator then forgets the claim: its data gone (Redis:
 # FLUSHALL; a coordination database: its tables emptied), or back from an
 # older backup (Redis restarted from an older snapshot; the coordination
-# database restored from an older pg_dump).  Server B, new, in the same
+# database restored from an older pg_dump), or back to an older copy of
+# itself that its identity cannot tell (the holders remember a later
+# counter of its state record).  Server B, new, in the same
 # datacenter, claims: it waits until A has re-asserted its id, and gets
 # another.  For a permanent claim of an idle server, a lease of a busy one,
 # and a re-assertion refused because the id was given away meanwhile, which
@@ -21,6 +23,7 @@ use SnowidCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
+use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
@@ -62,14 +65,33 @@ $ids->collect($a, 100);
 my $held = worker_id($a);
 is(SnowidRedis::worker($a), "$held|$source", 'permanent: A claimed a worker id');
 
+# How long A takes to re-assert, and B's first claim to wait, are printed:
+# doc/coordinator.md and doc/redis.md quote them.
+my $identity = SnowidRedis::identity($a, $dc);
+my $wiped = time;
 $coord->wipe;
+my $deadline = time + 60;
+sleep 0.1
+  until ($coord->owners($dc)->{$held} // '') eq $identity || time > $deadline;
+my $reasserted = time - $wiped;
+is($coord->owners($dc)->{$held}, $identity,
+	'permanent, store emptied: A re-asserted its claim in the store');
 my $b = server('b', $dc);
-$ids->collect($b, 100);
+my $claiming = time;
+$ids->collect($b, 1);
+my $waited = time - $claiming;
+$ids->collect($b, 99);
+diag(sprintf('%s emptied: the idle holder re-asserted after %.1f s (check-in every 5 s); '
+	  . 'a new server\'s first id then took %.1f s (the quiet period: %s)',
+	$source, $reasserted, $waited,
+	$a->safe_psql('postgres', q{SELECT 'check-in ' || current_setting('snowid.checkin_interval')
+		|| ' + timeout ' || current_setting('snowid.coordinator_timeout_ms')
+		|| ' + drift budget ' || current_setting('snowid.max_drift_ms') || ' + 1 s'})));
 isnt(worker_id($b), $held,
 	'permanent, store emptied: B does not get the worker id of idle A');
 is(worker_id($a), $held, 'permanent, store emptied: A keeps its worker id');
-is($coord->owners($dc)->{$held}, SnowidRedis::identity($a, $dc),
-	'permanent, store emptied: A re-asserted its claim in the store');
+is($a->safe_psql('postgres', 'SELECT coordinator_reassertions FROM snowid_status()'),
+	'1', 'permanent, store emptied: snowid_status() of A counts one re-assertion');
 $ids->collect($a, 100);
 $ids->collect($b, 100);
 
@@ -133,6 +155,64 @@ my $moved = worker_id($a4);
 ok($moved ne '' && $moved ne $held4,
 	'refused re-assertion: A\'s next ids carry another worker id');
 
+# 5. The coordinator goes back to an older copy of itself under the same
+# identity, which its state record cannot tell: the files of a
+# coordination database restored (crash recovery, the same install,
+# system identifier and timeline), or a Redis restarted from an older
+# snapshot for servers whose user may not read its run id (no INFO).  The
+# holders have seen a later counter of the state record: the first to call
+# after the restore starts the quiet period, so B gets neither A's id nor
+# that of C, which claimed after the copy.
+my $dc5 = 9;
+my %user;
+sub fleet_user
+{
+	# a Redis user that may not INFO (ACL users are not kept in snapshots)
+	$coord->cli('ACL', 'SETUSER', 'fleet', 'reset', 'on', '>fleet-secret',
+		"~{snowid:dc:$dc5}:*", '+fcall', '+hgetall', '+hget', '+hset',
+		'+hdel', '+time', '+role');
+	return;
+}
+if ($source eq 'redis')
+{
+	fleet_user();
+	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
+}
+my %fast = (%user, 'snowid.checkin_interval' => '1s');
+my $a5 = server('a5', $dc5, %fast);
+$ids->collect($a5, 100);
+$coord->copy_files;
+my $c5 = server('c5', $dc5, %fast);
+$ids->collect($c5, 100);
+my $held5 = worker_id($a5);
+my $held5c = worker_id($c5);
+isnt($held5c, $held5, 'older copy: A and C hold two worker ids');
+# both have checked in since C's claim (a check-in a second)
+sleep 3;
+
+$coord->restore_files;
+fleet_user() if $source eq 'redis';
+$deadline = time + 60;
+sleep 0.2 until $coord->in_quiet($dc5) || time > $deadline;
+ok($coord->in_quiet($dc5),
+	'older copy: a holder that saw later state starts a quiet period');
+my $shown = q{SELECT coordinator_reassertions > 0 AND coordinator_forgot_at IS NOT NULL
+	AND coordinator_answered_at >= coordinator_forgot_at
+	AND coordinator_generation > 0 FROM snowid_status()};
+$deadline = time + 60;
+sleep 0.2 until $a5->safe_psql('postgres', $shown) eq 't' || time > $deadline;
+is($a5->safe_psql('postgres', $shown), 't',
+	'older copy: snowid_status() of A shows the coordinator forgot, and A re-asserted');
+my $b5 = server('b5', $dc5, %fast);
+$ids->collect($b5, 100);
+my $got5 = worker_id($b5);
+ok($got5 ne '' && $got5 ne $held5 && $got5 ne $held5c,
+	'older copy: B gets neither A\'s nor C\'s worker id');
+is(worker_id($a5), $held5, 'older copy: A keeps its worker id');
+is(worker_id($c5), $held5c, 'older copy: C keeps its worker id');
+$ids->collect($a5, 100);
+$ids->collect($c5, 100);
+
 $ids->no_duplicates;
-$_->stop for ($a, $b, $a2, $b2, $c3, $a3, $b3, $a4);
+$_->stop for ($a, $b, $a2, $b2, $c3, $a3, $b3, $a4, $a5, $b5, $c5);
 done_testing();

@@ -16,7 +16,8 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 
 # The columns of snowid_coordinator.outcome, in order
-my @outcome_columns = qw(outcome worker_id floor_ms fence_ms lease_ms holder);
+my @outcome_columns = qw(outcome worker_id floor_ms fence_ms lease_ms holder generation
+  counter);
 
 # Starts the server (under a SnowidTest::Clock if clock gives one; with
 # allows_streaming => 1 for a standby), creates the roles and the database,
@@ -60,9 +61,9 @@ sub grant
 		GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
 			TO coord_fleet;
 		GRANT EXECUTE ON FUNCTION
-			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean),
-			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint),
-			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint),
+			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint),
+			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint),
+			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;

@@ -220,8 +220,11 @@ sub wipe
 {
 	my ($self) = @_;
 
-	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
-		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters');
+	# the datacenters first, as every call locks them: no deadlock with a
+	# call (a check-in) under way
+	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters; '
+		  . 'TRUNCATE snowid_coordinator.worker_ids, '
+		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters; COMMIT');
 	return;
 }
 
@@ -251,6 +254,51 @@ sub restore_backup
 	PostgreSQL::Test::Utils::system_or_bail('pg_restore', '-d',
 		$node->connstr('coord'), $self->{dump});
 	return;
+}
+
+# A copy of the coordination server's files (copy_files: the server
+# stopped at once, its data directory copied, started again);
+# restore_files puts the copy back in place of its data directory and
+# starts it, as an administrator restoring a file-level backup does: crash
+# recovery, the same install, system identifier and timeline, an older
+# state.
+sub copy_files
+{
+	my ($self) = @_;
+	my $node = $self->node;
+
+	$self->{files} = $node->basedir . '/coord_files';
+	$node->stop('immediate');
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $self->{files});
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $node->data_dir,
+		$self->{files});
+	$node->start;
+	return;
+}
+
+sub restore_files
+{
+	my ($self) = @_;
+	my $node = $self->node;
+
+	$node->stop('immediate');
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $node->data_dir);
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $self->{files},
+		$node->data_dir);
+	$node->start;
+	return;
+}
+
+# Whether datacenter dc is in a quiet period (the forgetting rule) by the
+# coordination server's clock
+sub in_quiet
+{
+	my ($self, $dc) = @_;
+
+	return $self->{db}->sql(undef, qq{
+		SELECT coalesce(bool_or(quiet_until_ms >
+			floor(extract(epoch FROM clock_timestamp()) * 1000)), false)
+		FROM snowid_coordinator.datacenters WHERE datacenter = $dc}) eq 't';
 }
 
 # A hung database: every process of its server stopped (SIGSTOP), so that

@@ -339,6 +339,23 @@ sub restore_backup
 	return;
 }
 
+# Redis' files copied and put back: for Redis, backup and restore_backup
+# (a restart from the snapshot, as SnowidPgCoord's copy of its files).
+sub copy_files    { return $_[0]->backup; }
+sub restore_files { return $_[0]->restore_backup; }
+
+# Whether datacenter dc is in a quiet period (the forgetting rule) by
+# Redis' clock: the end its state record names lies ahead
+sub in_quiet
+{
+	my ($self, $dc) = @_;
+	my $state = $self->cli('HGET', "{snowid:dc:$dc}:owners", 'state');
+	my ($until) = $state =~ /^\S+ \S+ \d+ (\d+)/;
+	my ($s, $us) = split /\n/, $self->cli('TIME');
+
+	return defined $until && $until > $s * 1000 + int($us / 1000);
+}
+
 # Runs redis-cli with the given arguments and returns its output, chomped;
 # dies if redis-cli fails: the server cannot be reached, or it answers with
 # an error (redis-cli -e), so that no check reads a failed command as an

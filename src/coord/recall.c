@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * recall.c
+ *	  The forgetting rule, what this server remembers of its store
+ *	  (coord/store.h): the generation and counter of its datacenter's state
+ *	  record that the store answered last, which every claim, renewal and
+ *	  check-in sends, so that a store gone back to an older state of itself
+ *	  (under the same server: a copy of a coordination database's files
+ *	  restored, an older RDB loaded into a Redis whose run id its user may
+ *	  not read) finds out and waits, as after any other loss.  And what
+ *	  snowid_status() shows of it: when the store last answered, when this
+ *	  server last found it had forgotten and re-asserted its id, and until
+ *	  when a quiet period refused a claim.
+ *
+ * What was seen is kept in shared memory and in a file of the data
+ * directory, one line:
+ *
+ *		snowid_store_state 1 store=redis datacenter_id=3 generation=... counter=...
+ *
+ * written (atomically and durably) whenever the store answers a later
+ * state, and read at the first call after a start.  A file of another store
+ * or datacenter is ignored: nothing was seen of this one.
+ *
+ * Locking: lock (an LWLock) protects every field of SnowidRecallShared and
+ * the file; it is held across the file's read and write, never across a
+ * call to the store.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+
+#include "coord/recall.h"
+#include "coord/request.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/mark.h"
+
+#define SNOWID_RECALL_FILE		"snowid_store_state"
+#define SNOWID_RECALL_FORMAT \
+	"snowid_store_state 1 store=%15[a-z] datacenter_id=%d generation=%lld counter=%lld\n"
+#define SNOWID_RECALL_TRANCHE	"snowid store state"
+
+typedef struct SnowidRecallShared
+{
+	/* set once while shared memory is initialised: */
+	LWLock	   *lock;
+
+	/* protected by lock: */
+	bool		loaded;			/* the file was read since the start */
+	SnowidRecallStatus status;
+} SnowidRecallShared;
+
+static SnowidRecallShared *snowid_recall = NULL;
+
+static void snowid_recall_load(void);
+static void snowid_recall_save(const SnowidStoreSeen *seen);
+static bool snowid_seen_later(const SnowidStoreSeen *a,
+							  const SnowidStoreSeen *b);
+
+/*
+ * snowid_recall_shmem_request
+ *		Asks for this file's shared memory and LWLock; called from the shmem
+ *		request hook.
+ */
+void
+snowid_recall_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowidRecallShared)));
+	RequestNamedLWLockTranche(SNOWID_RECALL_TRANCHE, 1);
+}
+
+/*
+ * snowid_recall_shmem_init
+ *		Creates or attaches to the shared state; called with
+ *		AddinShmemInitLock held.
+ */
+void
+snowid_recall_shmem_init(void)
+{
+	bool		found;
+
+	snowid_recall = ShmemInitStruct("snowid store state",
+									sizeof(SnowidRecallShared), &found);
+	if (!found)
+	{
+		memset(snowid_recall, 0, sizeof(*snowid_recall));
+		snowid_recall->lock = &(GetNamedLWLockTranche(SNOWID_RECALL_TRANCHE))->lock;
+	}
+}
+
+/*
+ * snowid_recall_seen
+ *		The state record this server saw last, to send with a call; nothing
+ *		(generation 0) before the first answer, or without shared memory.
+ */
+void
+snowid_recall_seen(SnowidStoreSeen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	if (snowid_recall == NULL)
+		return;
+	LWLockAcquire(snowid_recall->lock, LW_EXCLUSIVE);
+	if (!snowid_recall->loaded)
+		snowid_recall_load();
+	*seen = snowid_recall->status.seen;
+	LWLockRelease(snowid_recall->lock);
+}
+
+/*
+ * snowid_recall_note
+ *		Remembers how a call of this server ended: the store's state record
+ *		after an answered call (kept, and written to the file, if later than
+ *		the one seen; a new generation means the store had forgotten, and
+ *		this call re-asserted into it), or the end of a quiet period that
+ *		refused a claim.
+ */
+void
+snowid_recall_note(const SnowidStoreResult *result)
+{
+	SnowidRecallStatus *st;
+	int64		now_ms = snowid_unix_ms();
+
+	if (snowid_recall == NULL ||
+		(result->status != SNOWID_STORE_OK &&
+		 result->status != SNOWID_STORE_QUIET))
+		return;
+
+	LWLockAcquire(snowid_recall->lock, LW_EXCLUSIVE);
+	if (!snowid_recall->loaded)
+		snowid_recall_load();
+	st = &snowid_recall->status;
+	if (result->status == SNOWID_STORE_QUIET)
+		st->quiet_until_ms = result->retry_ms;
+	else
+	{
+		st->answered_ms = now_ms;
+		if (result->state.generation > 0 &&
+			snowid_seen_later(&result->state, &st->seen))
+		{
+			if (st->seen.generation != 0 &&
+				result->state.generation != st->seen.generation)
+			{
+				st->forgot_ms = now_ms;
+				st->reassertions++;
+			}
+			st->seen = result->state;
+			snowid_recall_save(&st->seen);
+		}
+	}
+	LWLockRelease(snowid_recall->lock);
+}
+
+/*
+ * snowid_recall_status
+ *		What snowid_status() shows of the store's forgetting.
+ */
+void
+snowid_recall_status(SnowidRecallStatus *status)
+{
+	memset(status, 0, sizeof(*status));
+	if (snowid_recall == NULL)
+		return;
+	LWLockAcquire(snowid_recall->lock, LW_SHARED);
+	*status = snowid_recall->status;
+	LWLockRelease(snowid_recall->lock);
+}
+
+/*
+ * snowid_seen_later
+ *		Whether a is a later state record than b: a later generation, or a
+ *		higher counter of the same one.
+ */
+static bool
+snowid_seen_later(const SnowidStoreSeen *a, const SnowidStoreSeen *b)
+{
+	return a->generation > b->generation ||
+		(a->generation == b->generation && a->counter > b->counter);
+}
+
+/*
+ * snowid_recall_load
+ *		Reads the file into shared memory, with the lock held exclusively.
+ *		A missing file, one of another store or datacenter, or one that
+ *		cannot be read leaves nothing seen (a corrupt one with a WARNING).
+ */
+static void
+snowid_recall_load(void)
+{
+	FILE	   *file;
+	char		line[256];
+	char		store[16];
+	int			datacenter_id;
+	long long	generation;
+	long long	counter;
+	bool		ok;
+
+	snowid_recall->loaded = true;
+	file = AllocateFile(SNOWID_RECALL_FILE, "r");
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m",
+							SNOWID_RECALL_FILE)));
+		return;
+	}
+	ok = fgets(line, sizeof(line), file) != NULL &&
+		sscanf(line, SNOWID_RECALL_FORMAT, store, &datacenter_id,
+			   &generation, &counter) == 4 &&
+		generation > 0 && generation <= SNOWID_STATE_MAX &&
+		counter >= 0 && counter <= SNOWID_STATE_MAX;
+	FreeFile(file);
+	if (!ok)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowid store state file \"%s\" is corrupt",
+						SNOWID_RECALL_FILE),
+				 errdetail("This server remembers nothing of the state of its coordinator until it answers again.")));
+		return;
+	}
+	if (snowid_store != NULL && strcmp(store, snowid_store->name) == 0 &&
+		datacenter_id == snowid_datacenter_id)
+	{
+		snowid_recall->status.seen.generation = generation;
+		snowid_recall->status.seen.counter = counter;
+	}
+}
+
+/*
+ * snowid_recall_save
+ *		Durably replaces the file with what was seen, with the lock held
+ *		exclusively.  A failure is logged: the server then remembers less
+ *		after its next start, no more.
+ */
+static void
+snowid_recall_save(const SnowidStoreSeen *seen)
+{
+	char		line[256];
+
+	if (snowid_store == NULL)
+		return;
+	snprintf(line, sizeof(line),
+			 "snowid_store_state 1 store=%s datacenter_id=%d generation=" INT64_FORMAT " counter=" INT64_FORMAT "\n",
+			 snowid_store->name, snowid_datacenter_id, seen->generation,
+			 seen->counter);
+	(void) snowid_write_line_file(SNOWID_RECALL_FILE, line, LOG);
+}
