@@ -26,7 +26,7 @@ SnowidRedis::need_redis();
 my $dc = 7;
 
 # Markers that must never show up anywhere but in postgresql.conf
-my $password = 'pw-Marker-4f1c';
+my $password = 'pw-Marker-4k1q';
 my $wrong = 'pw-Wrong-9b2e';
 
 my $redis = SnowidRedis->new(password => $password, tcp => 1);
