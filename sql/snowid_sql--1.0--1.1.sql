@@ -193,7 +193,7 @@ BEGIN
 		EXECUTE format('SELECT %I.%I(%L, @extschema@.snowid_sql_connstr())', dblink_schema,
 					   CASE WHEN by_u THEN 'dblink_connect_u' ELSE 'dblink_connect' END, 'snowid_sql_claim');
 		step := 'call';
-		EXECUTE format('SELECT t.outcome, t.worker_id, t.floor_ms, t.fence_ms, t.holder, t.generation, t.counter FROM %I.dblink(%L, %L) AS t(outcome text, worker_id integer, floor_ms bigint, fence_ms bigint, lease_ms bigint, holder text, generation bigint, counter bigint)',
+		EXECUTE format('SELECT t.outcome, t.worker_id, t.floor_ms, t.fence_ms, t.lease_ms, t.holder, t.generation, t.counter FROM %I.dblink(%L, %L) AS t(outcome text, worker_id integer, floor_ms bigint, fence_ms bigint, lease_ms bigint, holder text, generation bigint, counter bigint)',
 					   dblink_schema, 'snowid_sql_claim', call) INTO r;
 		step := 'disconnect';
 		EXECUTE format('SELECT %I.dblink_disconnect(%L)', dblink_schema, 'snowid_sql_claim');
@@ -236,27 +236,28 @@ BEGIN
 		END IF;
 	END;
 
-	-- the answer, checked before anything of it is used: each outcome with
-	-- what only it names, a quiet period no longer than any lasts past the
-	-- latest time a snowid server can have written (a day ahead of this
-	-- clock, plus the longest drift budget and lease, plus a day), the
-	-- state record in the range of the C edition's
+	-- the answer, checked before anything of it is used: no number
+	-- negative, a holder fit for a message, each outcome with what only it
+	-- names, a quiet period no longer than any lasts past the latest time a
+	-- snowid server can have written (a day ahead of this clock, plus the
+	-- longest drift budget and lease, plus a day), the state record in the
+	-- range of the C edition's
 	now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp());
 	IF r.outcome IS NULL OR r.outcome NOT IN ('ok', 'all_held', 'fenced', 'conflict', 'holds_other', 'quiet')
+		OR coalesce(least(r.worker_id, r.floor_ms, r.fence_ms, r.lease_ms, r.generation, r.counter) < 0, false)
+		OR coalesce(greatest(r.generation, r.counter) > 9007199254740991, false)
+		OR coalesce(octet_length(r.holder) > 518 OR r.holder ~ '[\x01-\x1f\x7f]', false)
 		OR (r.outcome = 'ok' AND (r.worker_id IS NULL OR r.worker_id NOT BETWEEN 0 AND hi
 								  OR (want >= 0 AND r.worker_id <> want)
 								  OR r.floor_ms IS NULL OR r.floor_ms NOT BETWEEN 0 AND usable))
 		OR (r.outcome = 'fenced' AND (r.worker_id IS NULL OR r.worker_id NOT BETWEEN 0 AND hi
 									  OR r.fence_ms IS NULL OR r.fence_ms <= usable))
 		OR (r.outcome = 'conflict' AND (want < 0 OR r.worker_id IS DISTINCT FROM want
-										OR r.holder IS NULL OR octet_length(r.holder) > 518
-										OR r.holder ~ '[\x01-\x1f\x7f]'))
+										OR r.holder IS NULL))
 		OR (r.outcome = 'holds_other' AND (want < 0 OR r.worker_id IS NULL
 										   OR r.worker_id NOT BETWEEN 0 AND 16777215
 										   OR r.worker_id = want))
-		OR (r.outcome = 'quiet' AND (r.fence_ms IS NULL OR r.fence_ms NOT BETWEEN 1 AND now_ms + 262800000))
-		OR coalesce(r.generation NOT BETWEEN 0 AND 9007199254740991, false)
-		OR coalesce(r.counter NOT BETWEEN 0 AND 9007199254740991, false) THEN
+		OR (r.outcome = 'quiet' AND (r.fence_ms IS NULL OR r.fence_ms NOT BETWEEN 1 AND now_ms + 262800000)) THEN
 		RAISE EXCEPTION 'the coordination database gave an answer snowid_sql cannot use'
 			USING ERRCODE = 'protocol_violation',
 				  DETAIL = format('It answered outcome %s, worker id %s, floor %s, fence %s, generation %s and counter %s to a claim of %s in 0..%s starting at most at %s.',
