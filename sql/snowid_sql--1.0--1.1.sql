@@ -43,18 +43,6 @@ CREATE TABLE @extschema@.snowid_coordinator_state (
 COMMENT ON TABLE @extschema@.snowid_coordinator_state IS
 'the state record of the datacenter that the coordination database answered last (the forgetting rule); only the owner reads it';
 
--- The owner's, as the functions that claim are (the role that installed
--- the extension, whoever runs this update)
-REVOKE ALL ON @extschema@.snowid_coordinator_state FROM PUBLIC;
-DO $$
-BEGIN
-	EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s',
-		'@extschema@.snowid_coordinator_state',
-		(SELECT p.proowner::pg_catalog.regrole FROM pg_catalog.pg_proc p
-		 WHERE p.oid = '@extschema@.snowid_sql_claim_now()'::pg_catalog.regprocedure));
-END
-$$;
-
 -- The problem with a coordination row, as a sentence, or NULL
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_coordination_problem(r @extschema@.snowid_coordination)
 RETURNS text
@@ -179,7 +167,8 @@ BEGIN
 	-- of the forgetting rule by name
 	call := format('CALL snowid_coordinator.claim(%s, %L, pg_catalog.current_setting(%L), %s, %s, %s, %s, quiet_ms => %s, reassert => %s, seen_generation => %s, seen_counter => %s)',
 				   c.datacenter_id, name, 'snowid_holder.secret', want, hi, prefer, usable,
-				   quiet_ms, held IS NOT NULL, seen_generation, seen_counter);
+				   quiet_ms, CASE WHEN held IS NOT NULL THEN 'true' ELSE 'false' END,
+				   seen_generation, seen_counter);
 	by_u := has_function_privilege(format('%I.dblink_connect_u(text, text)', dblink_schema), 'EXECUTE');
 
 	BEGIN
@@ -436,3 +425,19 @@ $$;
 
 COMMENT ON FUNCTION @extschema@.snowid_status() IS
 'the state of this database''s snowid generator (SQL edition)';
+
+-- The new objects belong to the owner of the others (the role that
+-- created the extension or ran the plain script), whoever runs this
+-- update, as after a fresh install; only that owner reads the new table
+REVOKE ALL ON @extschema@.snowid_coordinator_state FROM PUBLIC;
+DO $$
+DECLARE
+	owner regrole := (SELECT c.relowner::pg_catalog.regrole FROM pg_catalog.pg_class c
+					  WHERE c.oid = '@extschema@.snowid_config'::pg_catalog.regclass);
+BEGIN
+	EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %s', '@extschema@.snowid_coordinator_state', owner);
+	EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %s', '@extschema@.snowid_status()', owner);
+	EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO %s',
+							  '@extschema@.snowid_coordinator_state', owner);
+END
+$$;
