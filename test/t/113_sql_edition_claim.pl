@@ -434,9 +434,9 @@ $coord->restore_backup;
 my ($sqlb, $appb, $clerkb) = sql_server('sqlb');
 psql_as($appb, qq{
 	UPDATE snowid_config SET datacenter_id = 2, claim_worker_id = true;
-	INSERT INTO snowid_coordination (conninfo, password, checkin_interval_ms)
-	VALUES ('$conninfo', '$password', 1000);
+	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 });
+psql_as($appb, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000');
 like(
 	error_of($clerkb, 'SELECT snowid_next()'),
 	qr/55006: snowid_sql cannot claim a worker id of datacenter 2 until (\S+ \S+)\nDETAIL:  The coordination database may have forgotten its claims .*, and grants worker ids only to servers re-asserting theirs until \1\.\nHINT:  Try again then; no id was issued\./s,
