@@ -881,15 +881,17 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- read and checked (snowid_sql_config_problem(), inlined), the shared lock
 -- tried without waiting, one position taken with nextval() and the lock let
 -- go, and the position kept if it lies in the clock's millisecond or up to
--- 100 ms ahead (and no more than max_drift_ms).  The block with a handler
--- (a subtransaction) encloses only what runs while the lock is held.
--- Anything else takes the path of snowid_sql_config() and
--- snowid_sql_take(), with the position taken here if any: a configuration
--- with something wrong or missing (said there), a standby, the end of the
--- layout's time, the exclusive lock held or wanted by another session
--- (waited for there, at most lock_timeout), a position behind the clock
--- (the first call of each millisecond moves the sequence forward) or one
--- far ahead of it (counted, and waited for).
+-- 100 ms ahead (and no more than max_drift_ms).  A position behind the
+-- clock (the first call of each millisecond, below 4096 ids a millisecond)
+-- moves the sequence to the clock's millisecond under the lock taken
+-- exclusively, also without waiting.  The block with a handler (a
+-- subtransaction) encloses what runs while a lock is held.  Anything else
+-- takes the path of snowid_sql_config() and snowid_sql_take(), with the
+-- position taken here if any: a configuration with something wrong or
+-- missing (said there), a standby, the end of the layout's time, the lock
+-- held or wanted by another session (waited for there, at most
+-- lock_timeout), or a position far ahead of the clock (counted, and waited
+-- for).
 CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -901,6 +903,7 @@ DECLARE
 	now_ms bigint;
 	v bigint;
 	locked boolean := false;
+	exclusive boolean := false;
 BEGIN
 	SELECT * INTO c FROM @extschema@.snowid_config;
 	IF FOUND AND @extschema@.snowid_sql_config_problem(c) IS NULL THEN
@@ -917,8 +920,25 @@ BEGIN
 						v := nextval('@extschema@.snowid_position');
 						locked := NOT pg_advisory_unlock_shared(1936617335, 5460300);
 					END IF;
+					IF v < (now_ms << c.sequence_bits) THEN
+						-- the first call of a millisecond: the sequence moved
+						-- up to the clock under the lock taken exclusively, as
+						-- snowid_sql_take() does, if it is free at once and
+						-- nothing lies above the clock
+						v := NULL;
+						exclusive := true;
+						locked := pg_try_advisory_lock(1936617335, 5460300);
+						IF locked THEN
+							IF pg_sequence_last_value('@extschema@.snowid_position') < (now_ms << c.sequence_bits) THEN
+								v := setval('@extschema@.snowid_position', now_ms << c.sequence_bits);
+							END IF;
+							locked := NOT pg_advisory_unlock(1936617335, 5460300);
+						END IF;
+					END IF;
 				EXCEPTION WHEN OTHERS OR query_canceled THEN
-					IF locked THEN
+					IF locked AND exclusive THEN
+						PERFORM pg_advisory_unlock(1936617335, 5460300);
+					ELSIF locked THEN
 						PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
 					END IF;
 					RAISE;
