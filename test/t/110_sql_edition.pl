@@ -442,6 +442,22 @@ like($cerr, qr/reached maximum value of sequence "snowid_position"/,
 	'a call fails while it holds the lock');
 is($cout, '0', 'and leaves no lock in its session');
 
+# While another session holds the lock exclusively (as the call that moves
+# the sequence forward does), no call takes a position: it waits.
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('SELECT pg_advisory_lock(1936617335, 5460300)');
+($crc, $cout, $cerr) = $node->psql(
+	'postgres', q{SET statement_timeout = '1s';
+	SELECT snowid_next();
+	RESET statement_timeout;
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+like($cerr, qr/canceling statement due to statement timeout/,
+	'a call waits while another session holds the lock exclusively');
+is($cout, '0', 'and, cancelled, leaves no lock in its session');
+$holder->query_safe('SELECT pg_advisory_unlock(1936617335, 5460300)');
+$holder->quit;
+
 # ---------------------------------------------------------------------------
 # kill -9 under load
 # ---------------------------------------------------------------------------
