@@ -43,15 +43,18 @@ sub new
 }
 
 # A synchronous standby of the coordination server (new(standby => 1)),
-# and the URL of both with target_session_attrs=read-write.
+# and the URL of both with target_session_attrs=read-write.  After a
+# failover, a new one may take the old primary's port (of the same socket
+# directory), which the URL of the servers made before names.
 sub add_standby
 {
-	my ($self, $name) = @_;
+	my ($self, $name, $port) = @_;
 	my $primary = $self->node;
 
-	$primary->backup('standby');
-	my $standby = PostgreSQL::Test::Cluster->new($name);
-	$standby->init_from_backup($primary, 'standby', has_streaming => 1);
+	$primary->backup($name);
+	my $standby = PostgreSQL::Test::Cluster->new($name,
+		defined $port ? (port => $port) : ());
+	$standby->init_from_backup($primary, $name, has_streaming => 1);
 	# It reconnects soon after each restart of the primary, whose commits
 	# wait for it meanwhile.
 	$standby->append_conf('postgresql.conf',
