@@ -186,7 +186,7 @@ $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 add_server('p', $p, 'permanent');
 # a second one, whose worker id a claim after the store forgot may be handed
-my $q = $coord->new_node('q', \%layout);
+my $q = $coord->new_node('q', \%layout, allows_streaming => 1);
 $q->start;
 $q->safe_psql('postgres', 'CREATE EXTENSION snowid');
 add_server('q', $q, 'permanent');
