@@ -74,7 +74,7 @@ sub protocol_search
 my ($status, $out) = protocol_search(
 	'--store', 'postgresql', '--library', $extension,
 	'--seed', '90', '--depth', '4', '--random', '600', '--length', '16',
-	'--vary-fleet', '--copy-identity', 'new',
+	'--vary-fleet', '--copy-identity', 'new', '--ops', '-lose,-rewind,-lag',
 	'--failure-file', "$dir/failure.txt");
 my ($summary) = $out =~ /^(protocol-search: seed 90,.*)$/m;
 note($summary // 'no summary');
@@ -89,6 +89,22 @@ like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
 	'it called under other holders\' names');
 like($summary // '', qr/; [1-9]\d* failovers of the store/,
 	'and failed the store over with answers not on its standby');
+
+# The store that forgets (it loses its rows, goes back to an earlier state,
+# fails over to a standby that missed its last writes), with servers that
+# keep the forgetting rule: every sequence of 3 steps (of 4 the search takes
+# minutes), then random ones.
+($status, $out) = protocol_search(
+	'--store', 'postgresql', '--library', $extension,
+	'--seed', '92', '--depth', '3', '--random', '300', '--length', '16',
+	'--vary-fleet', '--copy-identity', 'new',
+	'--failure-file', "$dir/forget.txt");
+($summary) = $out =~ /^(protocol-search: seed 92,.*)$/m;
+note($summary // 'no summary');
+is($status, 0, 'a store that forgets: the search finds no violation')
+  or diag($out);
+like($summary // '', qr/; [1-9]\d* times the store forgot/,
+	'the store forgot');
 
 SKIP:
 {
