@@ -119,11 +119,13 @@ is($status, 1, 'the script it wrote replays to a violation')
 like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the same violation, at the same step');
 
-# A client that takes an answer that may not be on the standby as granted:
+# A client that takes an answer that may not be on the standby as granted
+# (and keeps no forgetting rule, as 1.2):
 # the failover loses its claim, and the next claimer gets its id.
 ($status, $out) = protocol_search(
 	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
 	'--ops', '-impersonate,-lose,-rewind,-lag', '--warned-answer', 'granted',
+	'--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
 	'an answer not on the standby taken as granted: the search finds a violation')

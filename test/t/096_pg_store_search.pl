@@ -169,6 +169,7 @@ like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
 	'--store', 'postgresql', '--library', $extension,
 	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
 	'--ops', '-impersonate,-lose,-rewind,-lag', '--warned-answer', 'granted',
+	'--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
 	'an answer not on the standby taken as granted: the search finds a violation')
