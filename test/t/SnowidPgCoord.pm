@@ -223,8 +223,12 @@ sub wipe
 {
 	my ($self) = @_;
 
-	$self->{db}->sql(undef, 'TRUNCATE snowid_coordinator.worker_ids, '
-		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters');
+	# the datacenters table first, as every call locks it first: no
+	# deadlock with the calls of running servers
+	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters,'
+		  . ' snowid_coordinator.worker_ids, snowid_coordinator.holders'
+		  . ' IN ACCESS EXCLUSIVE MODE; TRUNCATE snowid_coordinator.worker_ids, '
+		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters; COMMIT');
 	return;
 }
 
