@@ -147,7 +147,7 @@ if ($store eq 'redis')
 	$layout{'snowid.redis_url'} = 'redis-sentinel://'
 	  . join(',', map { '127.0.0.1:' . $_->port } @sentinels) . '/mymaster';
 	$layout{'snowid.redis_redirect_hosts'} = '127.0.0.1';
-	wait_for_sentinels();
+	SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
 }
 
 # The servers by name: node, its issuer name, skew (s), state
@@ -577,7 +577,7 @@ sub redis_failover
 	my $master = $coord;
 	my ($replica) = grep { $_ != $master } @redis;
 
-	wait_for_sentinels();
+	SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
 	$replica->freeze;
 	my ($meanwhile) = writes_meanwhile(2);
 	$master->stop;
@@ -590,12 +590,12 @@ sub redis_failover
 		  if Time::HiRes::time() > $deadline;
 		Time::HiRes::sleep(0.2);
 	}
-	wait_for_master($replica->port);
+	SnowidRedis::Sentinel::wait_for_master(\@sentinels, $replica->port);
 	$coord = $replica;
 	# the old master comes back as a master and is made the new one's
 	# replica, losing what the new one missed
 	$master->start;
-	wait_for_role($master->port, qr/^slave\n(?:.*\n)*?connected\n/);
+	SnowidRedis::Sentinel::wait_for_role($master->port, qr/^slave\n(?:.*\n)*?connected\n/);
 	return 'Redis to its replica, frozen 2 s before' . $meanwhile
 	  . claim_after();
 }
@@ -618,54 +618,6 @@ sub pg_async_failover
 	$coord->add_standby('coord_standby' . ++$standbys, $primary->port);
 	return 'the coordination database to its asynchronous standby, cut off 2 s before'
 	  . $meanwhile . claim_after();
-}
-
-# Waits until every sentinel knows the master, its replica and the other
-# sentinels, so that a failover can happen.
-sub wait_for_sentinels
-{
-	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
-
-	until (!grep { ($_->try_cli('INFO', 'sentinel') // '')
-				!~ /status=ok,address=[^,]+,slaves=1,sentinels=3/ } @sentinels)
-	{
-		die 'the sentinels did not see the replica and each other'
-		  if Time::HiRes::time() > $deadline;
-		Time::HiRes::sleep(0.1);
-	}
-	return;
-}
-
-# Waits until every sentinel names the Redis on the port as master, and it
-# says it is one.
-sub wait_for_master
-{
-	my ($port) = @_;
-	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
-
-	until (!grep({ $_->master_port ne $port } @sentinels)
-		  && (SnowidRedis::Sentinel::try_cli_port($port, 'ROLE') // '') =~ /^master/)
-	{
-		die "the sentinels did not make $port the master"
-		  if Time::HiRes::time() > $deadline;
-		Time::HiRes::sleep(0.1);
-	}
-	return;
-}
-
-# Waits until the ROLE of the Redis on the port matches.
-sub wait_for_role
-{
-	my ($port, $role) = @_;
-	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
-
-	until ((SnowidRedis::Sentinel::try_cli_port($port, 'ROLE') // '') =~ $role)
-	{
-		die "the Redis on port $port did not take its role"
-		  if Time::HiRes::time() > $deadline;
-		Time::HiRes::sleep(0.1);
-	}
-	return;
 }
 
 # The master the sentinels name now (a master down longer than they wait
