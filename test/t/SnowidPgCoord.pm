@@ -43,15 +43,18 @@ sub new
 }
 
 # A synchronous standby of the coordination server (new(standby => 1)),
-# and the URL of both with target_session_attrs=read-write.
+# and the URL of both with target_session_attrs=read-write.  After a
+# failover, a new one may take the old primary's port (of the same socket
+# directory), which the URL of the servers made before names.
 sub add_standby
 {
-	my ($self, $name) = @_;
+	my ($self, $name, $port) = @_;
 	my $primary = $self->node;
 
-	$primary->backup('standby');
-	my $standby = PostgreSQL::Test::Cluster->new($name);
-	$standby->init_from_backup($primary, 'standby', has_streaming => 1);
+	$primary->backup($name);
+	my $standby = PostgreSQL::Test::Cluster->new($name,
+		defined $port ? (port => $port) : ());
+	$standby->init_from_backup($primary, $name, has_streaming => 1);
 	# It reconnects soon after each restart of the primary, whose commits
 	# wait for it meanwhile.
 	$standby->append_conf('postgresql.conf',
@@ -220,10 +223,11 @@ sub wipe
 {
 	my ($self) = @_;
 
-	# the datacenters first, as every call locks them: no deadlock with a
-	# call (a check-in) under way
-	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters; '
-		  . 'TRUNCATE snowid_coordinator.worker_ids, '
+	# the datacenters table first, as every call locks it first: no
+	# deadlock with the calls of running servers
+	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters,'
+		  . ' snowid_coordinator.worker_ids, snowid_coordinator.holders'
+		  . ' IN ACCESS EXCLUSIVE MODE; TRUNCATE snowid_coordinator.worker_ids, '
 		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters; COMMIT');
 	return;
 }

@@ -25,6 +25,7 @@ use PostgreSQL::Test::Utils;
 use SnowidProcess;
 use SnowidTest;
 use Sys::Hostname;
+use Time::HiRes ();
 
 # For the top of a test file that starts Redis servers: the server program
 # (SNOWID_REDIS_SERVER, else redis-server on PATH: Debian's redis-server)
@@ -659,6 +660,50 @@ sub port_cli
 
 	return [ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
 		$port ];
+}
+
+# Waits until every sentinel of the list knows the master, its one replica
+# and the other two sentinels, so that a failover can happen.
+sub wait_for_sentinels
+{
+	my ($sentinels) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until (!grep { ($_->try_cli('INFO', 'sentinel') // '')
+				!~ /status=ok,address=[^,]+,slaves=1,sentinels=3/ } @$sentinels)
+	{
+		die 'the sentinels did not see the replica and each other'
+		  if Time::HiRes::time() > $deadline;
+		Time::HiRes::sleep(0.1);
+	}
+	return;
+}
+
+# Waits until every sentinel of the list names the Redis on the port as
+# master, and it says it is one.
+sub wait_for_master
+{
+	my ($sentinels, $port) = @_;
+
+	wait_for_role($port, qr/^master/,
+		sub { !grep { $_->master_port ne $port } @$sentinels });
+	return;
+}
+
+# Waits until the ROLE of the Redis on the port matches (and the function
+# given, if any, returns true).
+sub wait_for_role
+{
+	my ($port, $role, $also) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until ((try_cli_port($port, 'ROLE') // '') =~ $role && (!$also || $also->()))
+	{
+		die "the Redis on port $port did not take its role"
+		  if Time::HiRes::time() > $deadline;
+		Time::HiRes::sleep(0.1);
+	}
+	return;
 }
 
 # The port of the master this sentinel names.
