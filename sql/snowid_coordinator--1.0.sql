@@ -597,7 +597,15 @@ ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN generation bigint NOT NULL DEFAULT 0
 		CHECK (generation >= 0),
 	ADD COLUMN counter bigint NOT NULL DEFAULT 0
-		CHECK (counter >= 0);
+		CHECK (counter >= 0),
+	-- every grant that is not a re-assertion starts at or above it: the
+	-- end of the last quiet period plus the fleet's clocks (see recall())
+	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
+		CHECK (forgot_floor_ms >= 0),
+	-- the longest quiet_ms any caller declared: every quiet period lasts
+	-- at least that
+	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
+		CHECK (longest_quiet_ms >= 0);
 
 -- The server this call runs on: the install, the cluster's system
 -- identifier, and the timeline (a point-in-time recovery or a promotion
@@ -612,6 +620,17 @@ AS $$
 	FROM snowid_coordinator.install i, pg_control_system() s
 $$;
 
+-- The floor the last quiet period of datacenter dc left (see recall())
+CREATE FUNCTION snowid_coordinator.forgot_floor(dc integer)
+RETURNS bigint
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce((SELECT d.forgot_floor_ms
+					 FROM snowid_coordinator.datacenters d
+					 WHERE d.datacenter = dc), 0)
+$$;
+
 -- Whether the database may have forgotten the claims of datacenter dc,
 -- whose lock the caller holds, at now_ms: starts or extends the quiet
 -- period by quiet_ms, and moves the counter up.  seen_generation and
@@ -619,7 +638,12 @@ $$;
 -- the datacenter's row as it is now (its quiet period lasts while
 -- quiet_until_ms > now_ms), or NULL for a caller that does not say how
 -- long its quiet period is (quiet_ms NULL: a call by hand), which keeps
--- the rules of before.
+-- the rules of before.  A quiet period lasts at least the longest quiet_ms
+-- any caller declared, and leaves a floor (forgot_floor_ms) for every
+-- grant that is not a re-assertion: its end plus the fleet's clocks
+-- (SNOWID_FREE_CLOCKS_MS, 60 s) plus its length (which covers the drift
+-- budgets the callers declared), as free() would fence an id whose holder
+-- may have issued up to then.
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  seen_generation bigint,
@@ -642,6 +666,7 @@ BEGIN
 										coalesce(seen_counter, 0), 0);
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
+	d.longest_quiet_ms := greatest(coalesce(d.longest_quiet_ms, 0), quiet_ms);
 	IF d.written_under IS DISTINCT FROM here OR
 		seen_generation > d.generation OR
 		(seen_generation = d.generation AND seen_counter > d.counter) THEN
@@ -652,15 +677,22 @@ BEGIN
 								 coalesce(seen_generation, 0) + 1);
 		d.counter := 0;
 		d.quiet_from_ms := now_ms;
-		d.quiet_until_ms := now_ms + quiet_ms;
+		d.quiet_until_ms := now_ms + d.longest_quiet_ms;
 	ELSIF d.quiet_until_ms > now_ms AND
-		d.quiet_from_ms + quiet_ms > d.quiet_until_ms THEN
-		d.quiet_until_ms := d.quiet_from_ms + quiet_ms;
+		d.quiet_from_ms + d.longest_quiet_ms > d.quiet_until_ms THEN
+		d.quiet_until_ms := d.quiet_from_ms + d.longest_quiet_ms;
+	END IF;
+	IF d.quiet_until_ms > now_ms THEN
+		d.forgot_floor_ms := greatest(coalesce(d.forgot_floor_ms, 0),
+									  d.quiet_until_ms + 60000 +
+									  (d.quiet_until_ms - d.quiet_from_ms));
 	END IF;
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = d.written_under, generation = d.generation,
 		counter = d.counter + 1, quiet_from_ms = d.quiet_from_ms,
-		quiet_until_ms = d.quiet_until_ms
+		quiet_until_ms = d.quiet_until_ms,
+		forgot_floor_ms = coalesce(d.forgot_floor_ms, 0),
+		longest_quiet_ms = d.longest_quiet_ms
 	WHERE x.datacenter = dc
 	RETURNING * INTO d;
 	RETURN d;
@@ -695,7 +727,7 @@ BEGIN
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		generation = greatest(now_ms, x.generation + 1), counter = 0,
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -721,7 +753,7 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -825,6 +857,16 @@ BEGIN
 			SELECT * INTO w FROM snowid_coordinator.worker_ids x
 			WHERE x.datacenter = dc AND x.worker_id = want;
 			IF w.holder IS NOT NULL AND
+				(NOT w.on_lease OR w.lease_expires_ms > now_ms) AND
+				quiet_until IS NOT NULL AND NOT reassert THEN
+				-- in a quiet period, a claim that is not a re-assertion is
+				-- refused as quiet first: what the database holds may be
+				-- what it forgot
+				o.outcome := 'quiet';
+				o.fence_ms := quiet_until;
+				RETURN o;
+			END IF;
+			IF w.holder IS NOT NULL AND
 				(NOT w.on_lease OR w.lease_expires_ms > now_ms) THEN
 				o.outcome := 'conflict';
 				o.worker_id := want;
@@ -852,6 +894,13 @@ BEGIN
 	END IF;
 
 	f := snowid_coordinator.fence_of(dc, keep);
+	-- a grant that is not a re-assertion starts past the last quiet period
+	IF NOT (reassert AND keep IN (want, prefer)) AND
+		NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+					WHERE x.datacenter = dc AND x.worker_id = keep
+					  AND x.holder = me AND NOT x.on_lease) THEN
+		f := greatest(f, coalesce(st.forgot_floor_ms, snowid_coordinator.forgot_floor(dc)));
+	END IF;
 	IF f > usable THEN
 		o.outcome := 'fenced';
 		o.worker_id := keep;
@@ -942,6 +991,7 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	keep		integer;
 	f			bigint;
+	fresh		bigint := 0;
 	new_fence	bigint;
 	o			snowid_coordinator.outcome;
 BEGIN
@@ -996,11 +1046,15 @@ BEGIN
 			o.outcome := 'all_held';
 			RETURN o;
 		END IF;
-		f := snowid_coordinator.fence_of(dc, keep);
-		IF f > usable THEN
+		-- a grant that is not a re-assertion starts past the last quiet
+		-- period
+		fresh := greatest(snowid_coordinator.fence_of(dc, keep),
+						  coalesce(st.forgot_floor_ms,
+								   snowid_coordinator.forgot_floor(dc)));
+		IF fresh > usable THEN
 			o.outcome := 'fenced';
 			o.worker_id := keep;
-			o.fence_ms := f;
+			o.fence_ms := fresh;
 			RETURN o;
 		END IF;
 	END IF;
@@ -1020,7 +1074,7 @@ BEGIN
 	  AND x.worker_id <> keep;
 
 	-- taken, from a lease run out too (whose fence stays), above its fence
-	f := snowid_coordinator.fence_of(dc, keep);
+	f := greatest(snowid_coordinator.fence_of(dc, keep), fresh);
 	new_fence := greatest(client, f) + lease;
 	INSERT INTO snowid_coordinator.worker_ids AS x
 		(datacenter, worker_id, holder, on_lease, lease_expires_ms,
@@ -1446,6 +1500,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.retire(integer, integer, bigint),
 	snowid_coordinator.pick(integer, integer, bigint, integer, text, bigint),
 	snowid_coordinator.fence_of(integer, integer),
+	snowid_coordinator.forgot_floor(integer),
 	snowid_coordinator.check_secret(text),
 	snowid_coordinator.check_holder(integer, text, text),
 	snowid_coordinator.register_holder(integer, text, text),

@@ -248,7 +248,8 @@ end
 -- Redis may lose what it was told: FLUSHALL, eviction, a restart from an
 -- older RDB or AOF, a failover to a replica that missed writes.  A
 -- datacenter's state record, the field "state" of its owners hash,
--- "<generation> <run id> <quiet from> <quiet until> <counter>", says who
+-- "<generation> <run id> <quiet from> <quiet until> <counter> <floor>
+-- <longest quiet>", says who
 -- wrote the claims; the generation (hexadecimal) is Redis' clock when the
 -- record was made, later than every generation before it, and the counter
 -- goes up at every call of a holder.  The leases and fences hashes carry
@@ -260,14 +261,23 @@ end
 -- (evicted), or when the caller has seen a later generation, or a higher
 -- counter of this one (Redis went back to an older state of itself).  It
 -- then starts a quiet period: until every server that may still hold an
--- id has had time to re-assert it (the caller's quiet_ms, raised by every
--- caller during the quiet), no worker id is granted but to the server that
--- re-asserts it.  An administrator's new_datacenter() writes the record of
--- a brand-new datacenter without a quiet period.
+-- id has had time to re-assert it (the longest quiet_ms any caller
+-- declared, raised by every caller during the quiet), no worker id is
+-- granted but to the server that re-asserts it.  Every grant that is not
+-- a re-assertion then starts at or above the record's floor: the end of
+-- the quiet period plus the fleet's clocks (FREE_CLOCKS_MS) plus the quiet
+-- period's length (which covers the declared drift budgets), as free()
+-- would fence an id whose holder may have issued up to then.  An
+-- administrator's new_datacenter() writes the record of a brand-new
+-- datacenter without a quiet period; end_quiet() clears the floor.
 
 -- The largest generation or counter a caller may send: every integer up to
 -- it is exact in Lua's numbers
 local SEEN_MAX = 9007199254740991
+
+-- How far apart the fleet's clocks may be (SNOWID_FREE_CLOCKS_MS, the
+-- margin free() is told to add), in ms
+local FREE_CLOCKS_MS = 60000
 
 -- The run of Redis this function runs in
 local function run_id()
@@ -278,9 +288,10 @@ end
 
 -- Write the state record, and with all the generation into the other two
 -- hashes
-local function write_state(st, gen, run, from, til, counter, all)
+local function write_state(st, gen, run, from, til, counter, all, floor, longest)
   redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) ..
-             ' ' .. ms(til) .. ' ' .. ms(counter))
+             ' ' .. ms(til) .. ' ' .. ms(counter) .. ' ' .. ms(floor or 0) ..
+             ' ' .. ms(longest or 0))
   if all then
     redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
     redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
@@ -310,11 +321,14 @@ end
 -- release 1.2, a test that calls a function by hand) keeps the rules of
 -- before.
 local function recall(st, quiet_ms, seen)
-  local gen, run, from, til, counter = string.match(st.state or '',
-    '^(%x+) (%S+) (%d+) (%d+) ?(%d*)$')
+  local gen, run, from, til, counter, floor, longest = string.match(st.state or '',
+    '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*)$')
+  st.forgot_floor = tonumber(floor) or 0
   if quiet_ms == nil then return nil end
   local g = tonumber(gen or '0', 16) or 0
   counter = tonumber(counter) or 0
+  floor = tonumber(floor) or 0
+  longest = math.max(tonumber(longest) or 0, quiet_ms)
   -- a user that may not INFO runs under 'unknown': only lost keys count
   local now_run = run_id()
   local forgot = gen == nil or
@@ -326,14 +340,19 @@ local function recall(st, quiet_ms, seen)
   if forgot then
     g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
     gen, run, from, til, counter = string.format('%x', g), now_run, st.now,
-      st.now + quiet_ms, 0
+      st.now + longest, 0
   else
     from, til = tonumber(from), tonumber(til)
-    if til > st.now and from + quiet_ms > til then til = from + quiet_ms end
+    if til > st.now and from + longest > til then til = from + longest end
+  end
+  -- a grant that is not a re-assertion starts past the quiet period plus
+  -- the fleet's clocks: as free() would fence the forgotten ids
+  if til > st.now then
+    floor = math.max(floor, til + FREE_CLOCKS_MS + (til - from))
   end
   counter = counter + 1
-  write_state(st, gen, run, from, til, counter, forgot)
-  st.generation, st.counter = g, counter
+  write_state(st, gen, run, from, til, counter, forgot, floor, longest)
+  st.generation, st.counter, st.forgot_floor = g, counter, floor
   if til > st.now then return til end
 end
 
@@ -370,9 +389,10 @@ end
 -- for the log (unused).  Replies 1.
 local function end_quiet(keys, args)
   local st = load(keys, 0)
-  local gen, counter = string.match(st.state or '', '^(%x+) %S+ %d+ %d+ ?(%d*)$')
+  local gen, counter, longest = string.match(st.state or '',
+    '^(%x+) %S+ %d+ %d+ ?(%d*) ?%d* ?(%d*)$')
   write_state(st, gen or string.format('%x', st.now), run_id(), st.now, st.now,
-              tonumber(counter) or 0, true)
+              tonumber(counter) or 0, true, 0, tonumber(longest) or 0)
   return 1
 end
 
@@ -399,8 +419,14 @@ local function pick(st, max, usable, first, mine)
 end
 
 -- The refusal of an id fenced past where the caller can start
-local function fenced(st, id)
-  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(st.fence(id)))
+local function fenced(st, id, f)
+  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(f or st.fence(id)))
+end
+
+-- The floor of a grant of worker id id that is not a re-assertion: its
+-- fence, or the floor the last quiet period left (recall()), if later
+local function new_floor(st, id)
+  return math.max(st.fence(id), st.forgot_floor or 0)
 end
 
 -- Give the caller's other ids up (an id beyond max after a layout change,
@@ -499,6 +525,9 @@ local function claim(keys, args)
       return redis.error_reply('SNOWID_HOLDS_OTHER ' .. keep)
     end
     if keep == nil and st.live(want) then
+      -- in a quiet period, a claim that is not a re-assertion is refused
+      -- as quiet first: what the store holds may be what it forgot
+      if til and reassert ~= '1' then return quiet(til) end
       return redis.error_reply('SNOWID_CONFLICT ' .. st.holder[tostring(want)])
     end
     keep = want
@@ -513,7 +542,11 @@ local function claim(keys, args)
   if til and not held and not (reassert == '1' and (keep == want or keep == prefer)) then
     return quiet(til)
   end
-  if st.fence(keep) > usable then return fenced(st, keep) end
+  local floor = st.fence(keep)
+  if not held and not (reassert == '1' and (keep == want or keep == prefer)) then
+    floor = new_floor(st, keep)
+  end
+  if floor > usable then return fenced(st, keep, floor) end
   give_up_others(st, me, keep, max, usable + 1)
   if st.holder[k] ~= nil and not held then
     retire(st, k, 0)
@@ -523,7 +556,7 @@ local function claim(keys, args)
     ensure(st)
   end
   register_secret(st, me, args[3])
-  return granted(st, seen, {keep, st.fence(keep)})
+  return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
 
 -- The lease of worker id k, if it is me's and was granted with token tok:
@@ -584,20 +617,22 @@ local function lease_claim(keys, args)
       keep = id
     end
   end
+  local fresh = 0
   if keep == nil then
     -- in a quiet period, only a lease this server holds
     if til then return quiet(til) end
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
-    if st.fence(keep) > usable then return fenced(st, keep) end
+    fresh = new_floor(st, keep)
+    if fresh > usable then return fenced(st, keep, fresh) end
   end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued
   give_up_others(st, args[1], keep, max, math.max(client, usable + 1))
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-  local floor = st.fence(keep)
+  local floor = math.max(st.fence(keep), fresh)
   local new = math.max(client, floor) + lease
   redis.call('HSET', st.owners, k, me)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
