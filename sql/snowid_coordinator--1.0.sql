@@ -1160,7 +1160,10 @@ BEGIN
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
 	IF quiet_until IS NOT NULL AND client_ms IS NOT NULL AND
-		(w.holder IS NOT DISTINCT FROM me AND w.lease_token IS DISTINCT FROM tok OR
+		-- not a lease of this claim, run out or not: that one is renewed
+		NOT (w.holder IS NOT DISTINCT FROM me AND w.on_lease AND
+			 w.lease_token IS NOT DISTINCT FROM tok) AND
+		(w.holder IS NOT DISTINCT FROM me AND w.on_lease OR
 		 ((w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) AND
 		  coalesce(w.fence_ms, 0) <= client_ms)) THEN
 		-- re-asserted in a quiet period: the lease made again, its floor
