@@ -1021,7 +1021,8 @@ BEGIN
 	SELECT x.worker_id INTO keep
 	FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.holder = me AND x.on_lease
-	  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+	  AND x.worker_id <= hi
+	  AND greatest(x.fence_ms, snowid_coordinator.forgot_floor(dc)) <= usable + wait_ms
 	ORDER BY x.worker_id
 	LIMIT 1;
 	-- a server moved from a claim for good onto a lease: that id is its
@@ -1030,7 +1031,8 @@ BEGIN
 		SELECT x.worker_id INTO keep
 		FROM snowid_coordinator.worker_ids x
 		WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
-		  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+		  AND x.worker_id <= hi
+		  AND greatest(x.fence_ms, snowid_coordinator.forgot_floor(dc)) <= usable + wait_ms
 		ORDER BY x.worker_id
 		LIMIT 1;
 	END IF;
@@ -1073,8 +1075,12 @@ BEGIN
 	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
 	  AND x.worker_id <> keep;
 
-	-- taken, from a lease run out too (whose fence stays), above its fence
-	f := greatest(snowid_coordinator.fence_of(dc, keep), fresh);
+	-- taken, from a lease run out too (whose fence stays), above its fence;
+	-- a lease claim is never a re-assertion (a renewal is): even its own
+	-- lease, whose row may be one the database went back to, starts past
+	-- the floor the last quiet period left
+	f := greatest(snowid_coordinator.fence_of(dc, keep),
+				  snowid_coordinator.forgot_floor(dc));
 	new_fence := greatest(client, f) + lease;
 	INSERT INTO snowid_coordinator.worker_ids AS x
 		(datacenter, worker_id, holder, on_lease, lease_expires_ms,

@@ -608,23 +608,22 @@ local function lease_claim(keys, args)
   local keep
   local held = st.known(max)
   for _, id in ipairs(held) do
-    if keep == nil and mine(id) and st.fence(id) <= usable + wait then keep = id end
+    if keep == nil and mine(id) and new_floor(st, id) <= usable + wait then keep = id end
   end
   -- a server moved from a claim for good onto a lease: that id is its lease
   for _, id in ipairs(held) do
     if keep == nil and st.holder[tostring(id)] == args[1] and
-        st.fence(id) <= usable + wait then
+        new_floor(st, id) <= usable + wait then
       keep = id
     end
   end
-  local fresh = 0
   if keep == nil then
     -- in a quiet period, only a lease this server holds
     if til then return quiet(til) end
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
-    fresh = new_floor(st, keep)
+    local fresh = new_floor(st, keep)
     if fresh > usable then return fenced(st, keep, fresh) end
   end
   local k = tostring(keep)
@@ -632,7 +631,10 @@ local function lease_claim(keys, args)
   -- its other ids held for good retired, fenced past what it issued
   give_up_others(st, args[1], keep, max, math.max(client, usable + 1))
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-  local floor = math.max(st.fence(keep), fresh)
+  -- a lease claim is never a re-assertion (a renewal is): even its own
+  -- lease, whose record may be one the store went back to, starts past the
+  -- floor the last quiet period left
+  local floor = new_floor(st, keep)
   local new = math.max(client, floor) + lease
   redis.call('HSET', st.owners, k, me)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
