@@ -27,9 +27,10 @@ use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
-# No datacenter marked brand new: the first claim of each waits for a quiet
-# period too, as after a loss.
-my $coord = SnowidCoord->new(mark_new => 0);
+# Each datacenter marked brand new: a first claim after a loss waits for
+# the quiet period and the floor it leaves (more than a minute), which an
+# unmarked datacenter's first claim would wait for too.
+my $coord = SnowidCoord->new;
 my $source = $coord->source;
 my $ids = SnowidTest::Ledger->new;
 
@@ -47,6 +48,24 @@ sub server
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	return $node;
+}
+
+# Takes n ids from a server whose claim comes after the store forgot: the
+# claim waits for the quiet period and the floor it leaves (more than a
+# minute); one that would wait longer fails with 55006 saying when, and is
+# tried again, for at most 4 minutes in all.
+sub collect_after_loss
+{
+	my ($node, $n) = @_;
+	my $deadline = time + 240;
+
+	while (1)
+	{
+		my $ok = eval { $ids->collect($node, $n); 1 };
+		return if $ok;
+		die $@ unless $@ =~ /cannot claim a worker id/ && time < $deadline;
+		sleep 1;
+	}
 }
 
 # A server's worker id, or '' without one
@@ -78,11 +97,11 @@ is($coord->owners($dc)->{$held}, $identity,
 	'permanent, store emptied: A re-asserted its claim in the store');
 my $b = server('b', $dc);
 my $claiming = time;
-$ids->collect($b, 1);
+collect_after_loss($b, 1);
 my $waited = time - $claiming;
 $ids->collect($b, 99);
 diag(sprintf('%s emptied: the idle holder re-asserted after %.1f s (check-in every 5 s); '
-	  . 'a new server\'s first id then took %.1f s (the quiet period: %s)',
+	  . 'a new server\'s first id then took %.1f s (the quiet period: %s, then its floor)',
 	$source, $reasserted, $waited,
 	$a->safe_psql('postgres', q{SELECT 'check-in ' || current_setting('snowid.checkin_interval')
 		|| ' + timeout ' || current_setting('snowid.coordinator_timeout_ms')
@@ -107,7 +126,7 @@ $coord->wipe;
 my $b2 = server('b2', $dc2, %lease);
 my $busy = SnowidTest::start_psql($a2,
 	'SELECT count(*) FROM (SELECT snowid_next() FROM generate_series(1, 2000000)) s');
-$ids->collect($b2, 100);
+collect_after_loss($b2, 100);
 isnt(worker_id($b2), $leased,
 	'lease, store emptied: B does not get the worker id of busy A');
 is(worker_id($a2), $leased, 'lease, store emptied: A keeps its lease');
@@ -127,7 +146,7 @@ isnt($held3, worker_id($c3), 'backup: A and C hold two worker ids');
 
 $coord->restore_backup;
 my $b3 = server('b3', $dc3);
-$ids->collect($b3, 100);
+collect_after_loss($b3, 100);
 my %taken = map { worker_id($_) => 1 } ($a3, $c3);
 ok(!$taken{ worker_id($b3) },
 	'store restored from a backup: B gets neither A\'s nor C\'s worker id');
@@ -150,7 +169,7 @@ ok( $a4->wait_for_log(
 		$offset),
 	'refused re-assertion: A stops issuing with the id given away');
 is(worker_id($a4), '', 'refused re-assertion: A holds no worker id');
-$ids->collect($a4, 100);
+collect_after_loss($a4, 100);
 my $moved = worker_id($a4);
 ok($moved ne '' && $moved ne $held4,
 	'refused re-assertion: A\'s next ids carry another worker id');
@@ -204,7 +223,7 @@ sleep 0.2 until $a5->safe_psql('postgres', $shown) eq 't' || time > $deadline;
 is($a5->safe_psql('postgres', $shown), 't',
 	'older copy: snowid_status() of A shows the coordinator forgot, and A re-asserted');
 my $b5 = server('b5', $dc5, %fast);
-$ids->collect($b5, 100);
+collect_after_loss($b5, 100);
 my $got5 = worker_id($b5);
 ok($got5 ne '' && $got5 ne $held5 && $got5 ne $held5c,
 	'older copy: B gets neither A\'s nor C\'s worker id');
