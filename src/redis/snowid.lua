@@ -263,20 +263,16 @@ end
 -- then starts a quiet period: until every server that may still hold an
 -- id has had time to re-assert it (the longest quiet_ms any caller
 -- declared, raised by every caller during the quiet), no worker id is
--- granted but to the server that re-asserts it.  Every grant that is not
--- a re-assertion then starts at or above the record's floor: the end of
--- the quiet period plus the fleet's clocks (FREE_CLOCKS_MS) plus the quiet
--- period's length (which covers the declared drift budgets), as free()
--- would fence an id whose holder may have issued up to then.  An
--- administrator's new_datacenter() writes the record of a brand-new
+-- granted but to the server that re-asserts it, and every grant that is
+-- not a re-assertion starts at or above the floor it leaves (recall()).
+-- An administrator's new_datacenter() writes the record of a brand-new
 -- datacenter without a quiet period; end_quiet() clears the floor.
 
 -- The largest generation or counter a caller may send: every integer up to
 -- it is exact in Lua's numbers
 local SEEN_MAX = 9007199254740991
 
--- How far apart the fleet's clocks may be (SNOWID_FREE_CLOCKS_MS, the
--- margin free() is told to add), in ms
+-- How far apart the fleet's clocks may be, ms (SNOWID_FREE_CLOCKS_MS)
 local FREE_CLOCKS_MS = 60000
 
 -- The run of Redis this function runs in
@@ -345,8 +341,9 @@ local function recall(st, quiet_ms, seen)
     from, til = tonumber(from), tonumber(til)
     if til > st.now and from + longest > til then til = from + longest end
   end
-  -- a grant that is not a re-assertion starts past the quiet period plus
-  -- the fleet's clocks: as free() would fence the forgotten ids
+  -- a grant that is not a re-assertion starts past the quiet period, the
+  -- fleet's clocks and the quiet's length (it covers the drift budgets), as
+  -- free() would fence an id whose holder may have issued until then
   if til > st.now then
     floor = math.max(floor, til + FREE_CLOCKS_MS + (til - from))
   end
@@ -423,8 +420,7 @@ local function fenced(st, id, f)
   return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(f or st.fence(id)))
 end
 
--- The floor of a grant of worker id id that is not a re-assertion: its
--- fence, or the floor the last quiet period left (recall()), if later
+-- The floor of a grant of id that is not a re-assertion (see recall())
 local function new_floor(st, id)
   return math.max(st.fence(id), st.forgot_floor or 0)
 end
@@ -525,8 +521,7 @@ local function claim(keys, args)
       return redis.error_reply('SNOWID_HOLDS_OTHER ' .. keep)
     end
     if keep == nil and st.live(want) then
-      -- in a quiet period, a claim that is not a re-assertion is refused
-      -- as quiet first: what the store holds may be what it forgot
+      -- quiet first: what the store holds may be what it forgot
       if til and reassert ~= '1' then return quiet(til) end
       return redis.error_reply('SNOWID_CONFLICT ' .. st.holder[tostring(want)])
     end
@@ -538,14 +533,10 @@ local function claim(keys, args)
   end
   local k = tostring(keep)
   local held = st.holder[k] == me
+  local reasserts = held or (reassert == '1' and (keep == want or keep == prefer))
   -- in a quiet period, only the id this server holds, or re-asserts
-  if til and not held and not (reassert == '1' and (keep == want or keep == prefer)) then
-    return quiet(til)
-  end
-  local floor = st.fence(keep)
-  if not held and not (reassert == '1' and (keep == want or keep == prefer)) then
-    floor = new_floor(st, keep)
-  end
+  if til and not reasserts then return quiet(til) end
+  local floor = reasserts and st.fence(keep) or new_floor(st, keep)
   if floor > usable then return fenced(st, keep, floor) end
   give_up_others(st, me, keep, max, usable + 1)
   if st.holder[k] ~= nil and not held then
@@ -631,9 +622,8 @@ local function lease_claim(keys, args)
   -- its other ids held for good retired, fenced past what it issued
   give_up_others(st, args[1], keep, max, math.max(client, usable + 1))
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-  -- a lease claim is never a re-assertion (a renewal is): even its own
-  -- lease, whose record may be one the store went back to, starts past the
-  -- floor the last quiet period left
+  -- never a re-assertion (a renewal is): even its own lease, whose record
+  -- may be one the store went back to, starts past the quiet's floor
   local floor = new_floor(st, keep)
   local new = math.max(client, floor) + lease
   redis.call('HSET', st.owners, k, me)
