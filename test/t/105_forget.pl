@@ -63,7 +63,8 @@ sub collect_after_loss
 	{
 		my $ok = eval { $ids->collect($node, $n); 1 };
 		return if $ok;
-		die $@ unless $@ =~ /cannot claim a worker id/ && time < $deadline;
+		die $@
+		  unless $@ =~ /cannot claim a worker id|can be taken until/ && time < $deadline;
 		sleep 1;
 	}
 }
