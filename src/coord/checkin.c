@@ -5,8 +5,7 @@
  *	  worker that re-asserts a permanent claim every snowid.checkin_interval, so
  *	  that a store that forgot it (its data lost, restored from an older
  *	  copy, failed over to a replica that missed the claim) has it back
- *	  before its quiet period ends, and the report of a claim refused during
- *	  a quiet period, the same for every store.
+ *	  before its quiet period ends.
  *
  * A check-in is the claim of the worker id the generator holds, as the
  * explicit id and re-asserted: nothing is written when the store has it
@@ -48,12 +47,6 @@
 
 /* A failed check-in is tried again after this long */
 #define SNOWID_CHECKIN_RETRY_MS		1000
-
-/*
- * The longest a claim waits for a store's quiet period to end, in all;
- * past it the claim fails with the time it can succeed
- */
-#define SNOWID_QUIET_WAIT_MS		60000
 
 PGDLLEXPORT void snowid_checkin_main(Datum arg);
 
@@ -197,59 +190,4 @@ snowid_checkin(const SnowidLeaseState *state)
 			failing = true;
 			return false;
 	}
-}
-
-/*
- * snowid_quiet_wait
- *		After a claim refused in a quiet period: waits until the store's
- *		quiet period should have ended (by this server's clock, which may
- *		differ from the store's by a little: the caller asks again), if
- *		that is no further than SNOWID_QUIET_WAIT_MS from the first refusal,
- *		*waited_ms counting the waits so far.  True if it waited, and the
- *		caller claims again; false if the caller is to report the refusal.
- *		Wakes for a cancel or a shutdown (the latch, CHECK_FOR_INTERRUPTS).
- */
-bool
-snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
-{
-	int64		wait_ms = result->retry_ms - snowid_unix_ms();
-
-	/* at least a little, so that a store whose clock runs ahead is asked
-	 * again a few times before the caller gives up */
-	wait_ms = Max(wait_ms, SNOWID_CHECKIN_RETRY_MS / 4);
-	if (*waited_ms + wait_ms > SNOWID_QUIET_WAIT_MS)
-		return false;
-
-	ereport(LOG_SERVER_ONLY,
-			(errmsg("snowid waits until %s to claim a worker id from %s",
-					snowid_unix_ms_text(result->retry_ms), result->where),
-			 errdetail("%s may have forgotten claims, and grants none until every server that held a worker id has had time to re-assert it.",
-					   snowid_store->title)));
-	*waited_ms += wait_ms;
-	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 (long) wait_ms,
-					 snowid_wait_event(SNOWID_WAIT_COORDINATOR));
-	ResetLatch(MyLatch);
-	CHECK_FOR_INTERRUPTS();
-	return true;
-}
-
-/*
- * snowid_report_quiet
- *		Reports at elevel (ERROR: does not return) a claim the store refused
- *		in a quiet period: it may have forgotten claims, and grants no new
- *		worker id until every holder has had time to re-assert its own.
- */
-void
-snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
-					const SnowidStoreResult *result)
-{
-	ereport(elevel,
-			(errcode(ERRCODE_OBJECT_IN_USE),
-			 errmsg("snowid cannot claim a worker id of datacenter %d until %s",
-					request->datacenter_id,
-					snowid_unix_ms_text(result->retry_ms)),
-			 errdetail("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), so it grants no worker id until every server that held one has had time to re-assert it.",
-					   snowid_store->title),
-			 errhint("Call again after that time.  Servers already issuing ids go on.")));
 }

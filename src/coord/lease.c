@@ -43,9 +43,9 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "coord/checkin.h"
-#include "coord/recall.h"
 #include "coord/lease.h"
+#include "coord/quiet.h"
+#include "coord/recall.h"
 #include "coord/request.h"
 #include "core/clock.h"
 #include "core/generator.h"

@@ -47,8 +47,8 @@
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
-#include "coord/checkin.h"
 #include "coord/lease.h"
+#include "coord/quiet.h"
 #include "coord/recall.h"
 #include "coord/request.h"
 #include "coord/worker.h"
