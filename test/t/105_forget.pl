@@ -27,9 +27,10 @@ use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
-# Each datacenter marked brand new: a first claim after a loss waits for
-# the quiet period and the floor it leaves (more than a minute), which an
-# unmarked datacenter's first claim would wait for too.
+# Each datacenter marked brand new before its first claim (after the loss
+# of the scenario before, which lost every datacenter's record): a claim
+# after a loss waits for the quiet period and the floor it leaves (more
+# than a minute), which an unmarked datacenter's first claim would too.
 my $coord = SnowidCoord->new;
 my $source = $coord->source;
 my $ids = SnowidTest::Ledger->new;
@@ -118,6 +119,7 @@ $ids->collect($b, 100);
 # 2. A lease, the holder busy; the coordinator loses everything.
 my $dc2 = 6;
 my %lease = ('snowid.worker_lease' => '6s');
+$coord->mark_dc_new($dc2);
 my $a2 = server('a2', $dc2, %lease);
 $ids->collect($a2, 100);
 my $leased = worker_id($a2);
@@ -137,6 +139,7 @@ $ids->collect($a2, 100);
 # 3. A permanent claim; the coordinator comes back from a backup taken
 # before it (and after an earlier server's claim).
 my $dc3 = 7;
+$coord->mark_dc_new($dc3);
 my $c3 = server('c3', $dc3);
 $ids->collect($c3, 10);
 $coord->backup;
@@ -158,6 +161,7 @@ $ids->collect($a3, 100);
 # server before A checked in.  A stops issuing with it at once, and its next
 # id carries another worker id.
 my $dc4 = 8;
+$coord->mark_dc_new($dc4);
 my $a4 = server('a4', $dc4);
 $ids->collect($a4, 100);
 my $held4 = worker_id($a4);
@@ -199,6 +203,7 @@ if ($source eq 'redis')
 	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
 }
 my %fast = (%user, 'snowid.checkin_interval' => '1s');
+$coord->mark_dc_new($dc5);
 my $a5 = server('a5', $dc5, %fast);
 $ids->collect($a5, 100);
 $coord->copy_files;

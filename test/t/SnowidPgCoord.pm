@@ -217,6 +217,19 @@ sub add_holder
 	return;
 }
 
+# Marks datacenter dc brand new (new_datacenter()), as an administrator
+# does before its first claim; refused, which is ignored, if it has a
+# record already
+sub mark_dc_new
+{
+	my ($self, $dc) = @_;
+
+	$self->{db}->sql('coord_admin',
+		"DO \$\$BEGIN PERFORM snowid_coordinator.new_datacenter($dc); "
+		  . 'EXCEPTION WHEN object_not_in_prerequisite_state THEN NULL; END\$\$');
+	return;
+}
+
 # The database loses every claim, fence and holder's secret, as one
 # restored from a dump taken before any claim, or failed over to a standby that had none.
 sub wipe

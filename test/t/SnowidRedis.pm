@@ -293,6 +293,19 @@ sub load_library
 	return;
 }
 
+# Marks datacenter dc brand new (snowid_2_new_datacenter), as an
+# administrator does before its first claim; refused, which is ignored, if
+# it has a record already (marked at a restart, see mark_new)
+sub mark_dc_new
+{
+	my ($self, $dc) = @_;
+	my $base = "{snowid:dc:$dc}";
+
+	$self->try_cli('FCALL', 'snowid_2_new_datacenter', 3, "$base:owners",
+		"$base:leases", "$base:fences", 'admin');
+	return;
+}
+
 # Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
 # redis-cli; one that has claims or a record already refuses, which is
 # ignored (a server restarted with its data).  Then resets the command
