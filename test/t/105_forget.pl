@@ -53,7 +53,8 @@ sub server
 
 # Takes n ids from a server whose claim comes after the store forgot: the
 # claim waits for the quiet period and the floor it leaves (more than a
-# minute); one that would wait longer fails with 55006 saying when, and is
+# minute); one that would wait longer fails (55006 saying when, or, on a
+# lease, "has no worker id" with the reason in the log), and is
 # tried again, for at most 4 minutes in all.
 sub collect_after_loss
 {
@@ -65,7 +66,7 @@ sub collect_after_loss
 		my $ok = eval { $ids->collect($node, $n); 1 };
 		return if $ok;
 		die $@
-		  unless $@ =~ /cannot claim a worker id|can be taken until/ && time < $deadline;
+		  unless $@ =~ /cannot claim a worker id|can be taken until|has no worker id/ && time < $deadline;
 		sleep 1;
 	}
 }
