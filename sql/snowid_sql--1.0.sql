@@ -514,7 +514,7 @@ BEGIN
 		EXECUTE format('SELECT %I.%I(%L, @extschema@.snowid_sql_connstr())', dblink_schema,
 					   CASE WHEN by_u THEN 'dblink_connect_u' ELSE 'dblink_connect' END, 'snowid_sql_claim');
 		step := 'call';
-		EXECUTE format('SELECT t.outcome, t.worker_id, t.floor_ms, t.fence_ms, t.holder FROM %I.dblink(%L, %L) AS t(outcome text, worker_id integer, floor_ms bigint, fence_ms bigint, lease_ms bigint, holder text)',
+		EXECUTE format('SELECT t.outcome, t.worker_id, t.floor_ms, t.fence_ms, t.holder FROM %I.dblink(%L, %L) AS t(outcome text, worker_id integer, floor_ms bigint, fence_ms bigint, lease_ms bigint, holder text, generation bigint, counter bigint)',
 					   dblink_schema, 'snowid_sql_claim', call) INTO r;
 		step := 'disconnect';
 		EXECUTE format('SELECT %I.dblink_disconnect(%L)', dblink_schema, 'snowid_sql_claim');

@@ -31,8 +31,8 @@ use Test::More;
 SnowidRedis::need_redis();
 
 # Markers that must never show up in a log or an error
-my $admin_password = 'pw-Admin-5c0e';
-my $password = 'pw-Clm-83d1';
+my $admin_password = 'pw-Admin-5k0q';
+my $password = 'pw-Clm-8q3w';
 
 my $cluster = SnowidRedisCluster->new(password => $admin_password);
 my @masters = $cluster->masters;

@@ -249,7 +249,7 @@ for my $case ([ 'snowid.redis_tls_ca_file', ca => $fifo ],
 # Sentinels over TLS (rediss-sentinel://): the sentinel and the master it
 # names are each checked (CA and host name) before anything is sent, the
 # password included.  A master with a password, read from a file.
-my $password = 'pw-Marker-8e20';
+my $password = 'pw-Marker-8k2w';
 my $pwfile = secret_file('redis.pw', "$password\n");
 my $redis_pw = SnowidRedis->new(tls => $good, password => $password);
 my $sentinel = SnowidRedis::Sentinel->new(master_port => $redis_pw->tls_port,

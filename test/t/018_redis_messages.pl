@@ -23,7 +23,7 @@ use Test::More;
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidRedis::need_redis();
 
-my $password = 'pw-Secret-4f1c2e9a7b3d';    # 22 characters
+my $password = 'pw-Secret-4g1k2q9s7w3z';    # 22 characters
 my $user = 'snowid-' . ('u' x 103);         # 110 characters
 
 # Every run of four characters of the password, as a pattern.

@@ -193,7 +193,7 @@ like($err, qr/ERROR:  08006: redis server at 127\.0\.0\.1:@{[$master->port]}, na
 
 # A sentinel with a password of its own: given as sentinel_password, the
 # claim goes through; missing or wrong, the error says so without it.
-my $sentinel_password = 'spw-Sentinel-77ab';
+my $sentinel_password = 'spw-Sentinel-7k7w';
 my $guarded = SnowidRedis::Sentinel->new(master_port => $replica->port,
 	name => 'guarded', quorum => 1, password => $sentinel_password);
 my $guarded_url = 'redis-sentinel://127.0.0.1:' . $guarded->port . '/guarded';

@@ -33,8 +33,8 @@ SnowidTest::missing_tool('needs valkey-server and valkey-cli (Debian package'
 my $dc = 9;
 my $key = SnowidRedis::owners_key($dc);
 # Markers that must never show up in a log or an error
-my $admin_password = 'pw-Valkey-Admin-2b7f';
-my $password = 'pw-Valkey-Clm-91e4';
+my $admin_password = 'pw-Valkey-Admin-2w7k';
+my $password = 'pw-Valkey-Clm-9k1w';
 my $wrong = 'pw-Valkey-Wrong-6d05';
 
 my $valkey = SnowidRedis->new(%valkey, password => $admin_password);

@@ -43,8 +43,8 @@ my $lease_ms = 2000;
 # a call to Redis may take up to 4 s before it counts as failed.
 my $narrow_lease_ms = 4000;
 # Markers that must never show up in a log or an error
-my $admin_password = 'pw-Acl-Admin-4d1c';
-my $password = 'pw-Acl-Narrow-7e2a';
+my $admin_password = 'pw-Acl-Admin-4q1k';
+my $password = 'pw-Acl-Narrow-7w2k';
 my $library = SnowidRedis::library_file();
 my $not_loaded = qr/snowid's function library is not loaded in redis/;
 

@@ -148,15 +148,19 @@ sub start_claim
 {
 	my ($sql) = @_;
 	my $session = SnowidTest::start_psql($node, $sql // 'SELECT snowid_next()');
-	my $pid;
+	my $pid = '';
 
-	$node->poll_query_until('postgres', q{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()})
-	  or die 'the claim did not start';
-	$pid = $node->safe_psql('postgres', q{
-		SELECT pid FROM pg_stat_activity
-		WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()});
+	# exactly one such session: the one just started (the sessions of an
+	# earlier step may still be ending)
+	foreach my $try (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		$pid = $node->safe_psql('postgres', q{
+			SELECT pid FROM pg_stat_activity
+			WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()});
+		last if $pid =~ /^\d+$/;
+		usleep(100_000);
+	}
+	die 'the claim did not start' unless $pid =~ /^\d+$/;
 	return ($session, $pid);
 }
 

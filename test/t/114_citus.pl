@@ -636,6 +636,11 @@ $ccluster[1] = $cstandby;
 # finds the clone among its primary's senders by the host it is given, as
 # application_name.)
 my $clone = add_standby($ccluster[2], 'db_worker2_clone', $ccluster[2]->host);
+# Citus adds a clone only while every metadata node is in sync, which it
+# brings about in the background after the node update above
+$ccluster[0]->poll_query_until('postgres',
+	'SELECT bool_and(metadatasynced) FROM pg_dist_node WHERE hasmetadata')
+  or die 'the metadata did not reach every node';
 my $clone_node = $ccluster[0]->safe_psql('postgres',
 	    "SELECT citus_add_clone_node('"
 	  . $clone->host . "', " . $clone->port . ", '"
