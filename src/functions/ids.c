@@ -234,6 +234,18 @@ snowid_js_safe_until(int64 clock_ms, bool *isnull)
 }
 
 /*
+ * snowid_status_time
+ *		A time of the Unix clock (ms) as a timestamptz column, NULL for none
+ *		(zero or less).
+ */
+static void
+snowid_status_time(int64 unix_ms, Datum *value, bool *isnull)
+{
+	*value = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(unix_ms));
+	*isnull = (unix_ms <= 0);
+}
+
+/*
  * snowid_status_coordinator
  *		The six columns of version 1.3 on the coordinator's forgetting
  *		(coord/recall.h), NULL where there is nothing to show.
@@ -242,24 +254,15 @@ static void
 snowid_status_coordinator(Datum *values, bool *nulls)
 {
 	SnowidRecallStatus rs;
-	int64		times[3];
 
 	snowid_recall_status(&rs);
 	values[0] = Int64GetDatum(rs.seen.generation);
 	values[1] = Int64GetDatum(rs.seen.counter);
 	nulls[0] = nulls[1] = (rs.seen.generation <= 0);
-	/* answered at, forgot at, and (after the count) quiet until */
-	times[0] = rs.answered_ms;
-	times[1] = rs.forgot_ms;
-	times[2] = rs.quiet_until_ms;
-	for (int i = 0; i < 3; i++)
-	{
-		int			col = i < 2 ? 2 + i : 5;
-
-		values[col] = TimestampTzGetDatum(snowid_unix_ms_to_timestamptz(times[i]));
-		nulls[col] = (times[i] <= 0);
-	}
+	snowid_status_time(rs.answered_ms, &values[2], &nulls[2]);
+	snowid_status_time(rs.forgot_ms, &values[3], &nulls[3]);
 	values[4] = Int64GetDatum(rs.reassertions);
+	snowid_status_time(rs.quiet_until_ms, &values[5], &nulls[5]);
 }
 
 /*

@@ -15,24 +15,12 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
 my %versions = SnowidTest::versions();
-my $pg_config;
-for my $dir (split /:/, $ENV{PATH})
-{
-	if (-x "$dir/pg_config")
-	{
-		$pg_config = "$dir/pg_config";
-		last;
-	}
-}
-die 'pg_config is not in PATH' unless defined $pg_config;
-my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
-  or die "$pg_config --version said nothing of a version";
+my (undef, $major) = SnowidTest::pg_config_in_path();
 plan skip_all =>
   "the workload benchmark runs in CI on PostgreSQL $versions{SNOWID_PG_DEBIAN} and 18 only"
   if $major != $versions{SNOWID_PG_DEBIAN} && $major != 18;
@@ -40,22 +28,11 @@ plan skip_all =>
 # package where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidTest::need_program('gnuplot', 'gnuplot-nox');
 
-my $bench = "$FindBin::RealBin/../bench/run";
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my $csv = "$dir/workload.csv";
-local $ENV{PG_CONFIG} = $pg_config;
-local $ENV{SNOWID_SKIP_APT} = 1;
 
-# Runs test/bench/run with the arguments; returns its exit code and output.
-sub bench
-{
-	my $out = '';
-
-	IPC::Run::run([ 'bash', $bench, @_ ], '<', \undef, '>&', \$out);
-	return ($? >> 8, $out);
-}
-
-my ($rc, $out) = bench('--workload', '--quick', '--installed', '--csv', $csv);
+my ($rc, $out) =
+  SnowidTest::run_bench('--workload', '--quick', '--installed', '--csv', $csv);
 is($rc, 0, 'test/bench/run --workload --quick runs through')
   or diag($out);
 like($out, qr/DEFAULT snowid_next\(\) against the others/,
@@ -135,7 +112,8 @@ like(
 	'under the tables: the command, the quiet checks, the machine, its clock source, the version and the date');
 
 # The charts
-($rc, $out) = bench('--plot', '--csv', $csv, '--out', "$dir/svg");
+($rc, $out) =
+  SnowidTest::run_bench('--plot', '--csv', $csv, '--out', "$dir/svg");
 is($rc, 0, 'test/bench/run --plot runs through') or diag($out);
 my @charts = qw(keys wal memory reads latency fpi clients);
 push @charts, 'uuidv7' if $major >= 18;

@@ -14,43 +14,20 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
-my $pg_config;
-for my $dir (split /:/, $ENV{PATH})
-{
-	if (-x "$dir/pg_config")
-	{
-		$pg_config = "$dir/pg_config";
-		last;
-	}
-}
-die 'pg_config is not in PATH' unless defined $pg_config;
-my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
-  or die "$pg_config --version said nothing of a version";
+my ($pg_config, $major) = SnowidTest::pg_config_in_path();
 plan skip_all => 'the peers benchmark runs in CI on PostgreSQL 18 only'
   if $major != 18;
 
-my $bench = "$FindBin::RealBin/../bench/run";
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my $csv = "$dir/peers.csv";
-local $ENV{PG_CONFIG} = $pg_config;
-local $ENV{SNOWID_SKIP_APT} = 1;
-
-# Runs test/bench/run with the arguments; returns its exit code and output.
-sub bench
-{
-	my $out = '';
-
-	IPC::Run::run([ 'bash', $bench, @_ ], '<', \undef, '>&', \$out);
-	return ($? >> 8, $out);
-}
 
 my $command = 'test/bench/run --peers --quick --installed';
-my ($rc, $out) = bench('--peers', '--quick', '--installed', '--csv', $csv);
+my ($rc, $out) =
+  SnowidTest::run_bench('--peers', '--quick', '--installed', '--csv', $csv);
 is($rc, 0, "$command runs through") or diag($out);
 
 # The CSV
@@ -124,7 +101,10 @@ for my $peer (grep { !$peer_built{$_} } keys %peer_built)
 my $footer =
   qr/^<sub>PostgreSQL $major\.\S+ on \d{4}-\d\d-\d\d, by `\Q$command\E`; .*\d+ cores.*, clock source [\w-]+; .*<\/sub>$/m;
 for my $run ([ 'after the run', $out ],
-	[ 'with --table', (bench('--peers', '--table', '--csv', $csv))[1] ])
+	[
+		'with --table',
+		(SnowidTest::run_bench('--peers', '--table', '--csv', $csv))[1]
+	])
 {
 	my ($when, $text) = @$run;
 

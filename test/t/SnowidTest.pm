@@ -232,6 +232,32 @@ sub versions
 	return %v;
 }
 
+# The pg_config first in PATH (the PostgreSQL under test) and its major
+# version: (path, major).
+sub pg_config_in_path
+{
+	my ($pg_config) = grep { -x $_ } map { "$_/pg_config" } split /:/, $ENV{PATH};
+
+	die 'pg_config is not in PATH' unless defined $pg_config;
+	my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
+	  or die "$pg_config --version said nothing of a version";
+	return ($pg_config, $major);
+}
+
+# Runs test/bench/run with the arguments, without apt, against the
+# PostgreSQL of pg_config_in_path(); returns its exit code and output.
+sub run_bench
+{
+	my ($pg_config) = pg_config_in_path();
+	my $out = '';
+
+	local $ENV{PG_CONFIG} = $pg_config;
+	local $ENV{SNOWID_SKIP_APT} = 1;
+	IPC::Run::run([ 'bash', "$FindBin::RealBin/../bench/run", @_ ],
+		'<', \undef, '>&', \$out);
+	return ($? >> 8, $out);
+}
+
 # Appends settings to postgresql.conf; later lines override earlier ones.
 sub set_conf
 {
