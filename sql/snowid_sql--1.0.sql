@@ -558,7 +558,7 @@ BEGIN
 	END;
 
 	-- the answer, checked before anything of it is used
-	IF r.outcome IS NULL OR r.outcome NOT IN ('ok', 'all_held', 'fenced', 'conflict', 'holds_other', 'quiet')
+	IF r.outcome IS NULL OR r.outcome NOT IN ('ok', 'all_held', 'fenced', 'conflict', 'holds_other')
 		OR (r.outcome = 'ok' AND (r.worker_id IS NULL OR r.worker_id NOT BETWEEN 0 AND hi
 								  OR (want >= 0 AND r.worker_id <> want)
 								  OR r.floor_ms IS NULL OR r.floor_ms NOT BETWEEN 0 AND usable)) THEN
@@ -579,12 +579,9 @@ BEGIN
 					WHEN 'fenced' THEN format('Worker id %s is fenced until %s, past this server''s clock plus max_drift_ms.',
 											 r.worker_id, @extschema@.snowid_sql_timestamptz(r.fence_ms))
 					WHEN 'conflict' THEN format('Worker id %s is held by %s.', r.worker_id, r.holder)
-					WHEN 'quiet' THEN format('The coordination database may have forgotten its claims, and grants worker ids only to the servers that re-assert theirs until %s.',
-											 @extschema@.snowid_sql_timestamptz(r.fence_ms))
 					ELSE format('This holder (%s) holds worker id %s, not the configured %s.', name, r.worker_id, want) END,
 				  HINT = CASE r.outcome
 					WHEN 'fenced' THEN 'Wait until then, or raise max_drift_ms.'
-					WHEN 'quiet' THEN 'Try again then; no id is issued until a claim succeeds.'
 					WHEN 'holds_other' THEN 'Set worker_id of snowid_config to it, or NULL; or have an administrator free it (doc/coordinator.md).'
 					ELSE 'Have an administrator free the worker id of a server that is gone (doc/coordinator.md), or widen worker_bits before the first id.' END;
 	END IF;
