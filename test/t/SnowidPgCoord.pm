@@ -204,13 +204,16 @@ sub free_command
 }
 
 # A claim for good of another server: worker id of datacenter dc held by
-# identity, made with claim() as that server would have made it.
+# identity, made with claim() as that server would have made it when it
+# re-asserts its id, declaring no quiet period and no clock margin of its
+# own (as Redis' HSET of the owners field writes no state record).
 sub add_holder
 {
 	my ($self, $dc, $worker_id, $identity) = @_;
 	my $now = $self->{db}->now_ms;
 	my $o = $self->{db}->call(
-		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now)");
+		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now, "
+		  . 'quiet_ms => 0, reassert => true, clock_margin_ms => 0)');
 
 	die "claim() of worker id $worker_id for $identity: $o->{outcome}"
 	  unless $o->{outcome} eq 'ok';
@@ -304,6 +307,24 @@ sub restore_files
 		$node->data_dir);
 	$node->start;
 	return;
+}
+
+# The state record of datacenter dc as far as quiet periods go (the
+# forgetting rule): { from, until (the last quiet period, Unix ms), floor
+# (every grant that is not a re-assertion starts at or above it), longest
+# (quiet_ms), widest (clock margin declared) }; zeros if none
+sub quiet_record
+{
+	my ($self, $dc) = @_;
+	my %q;
+
+	@q{qw(from until floor longest widest)} = split /\|/,
+	  $self->{db}->sql(undef, qq{
+		SELECT coalesce(quiet_from_ms, 0), coalesce(quiet_until_ms, 0),
+			forgot_floor_ms, longest_quiet_ms, widest_margin_ms
+		FROM snowid_coordinator.datacenters WHERE datacenter = $dc});
+	$q{$_} //= 0 for qw(from until floor longest widest);
+	return \%q;
 }
 
 # Whether datacenter dc is in a quiet period (the forgetting rule) by the

@@ -358,6 +358,22 @@ sub restore_backup
 sub copy_files    { return $_[0]->backup; }
 sub restore_files { return $_[0]->restore_backup; }
 
+# The state record of datacenter dc as far as quiet periods go (the
+# forgetting rule), as SnowidPgCoord::quiet_record: { from, until, floor,
+# longest, widest } from "<generation> <run id> <from> <until> <counter>
+# <floor> <longest> <widest>"; zeros if none
+sub quiet_record
+{
+	my ($self, $dc) = @_;
+	my $state = $self->cli('HGET', "{snowid:dc:$dc}:owners", 'state');
+	my %q;
+
+	@q{qw(from until floor longest widest)} =
+	  $state =~ /^\S+ \S+ (\d+) (\d+) \d+ (\d+) (\d+) (\d+)$/;
+	$q{$_} //= 0 for qw(from until floor longest widest);
+	return \%q;
+}
+
 # Whether datacenter dc is in a quiet period (the forgetting rule) by
 # Redis' clock: the end its state record names lies ahead
 sub in_quiet
