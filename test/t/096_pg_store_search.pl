@@ -164,12 +164,14 @@ like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
 	'and its calls are printed as a psql script');
 
 # A claim whose answer warned that it may not be on the standby, taken as
-# granted: the failover loses it, and the next claimer gets the same id.
+# granted: the failover loses it, and the next claimer gets the same id,
+# once the quiet period the store holds the calls to (they declare none)
+# and its floor have passed.
 ($status, $out) = protocol_search(
 	'--store', 'postgresql', '--library', $extension,
-	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
-	'--ops', '-impersonate,-lose,-rewind,-lag', '--warned-answer', 'granted',
-	'--reassert', 'no',
+	'--seed', '5', '--depth', '0', '--random', '400', '--length', '10',
+	'--max-copies', '0', '--ops', 'start,claim,issue,wait,desync,failover',
+	'--warned-answer', 'granted', '--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
 	'an answer not on the standby taken as granted: the search finds a violation')
@@ -183,16 +185,16 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 # Servers that do not re-assert their ids (--reassert no, as 1.2) and a
 # store that forgets: it loses all its rows, goes back to an earlier
 # state (a restore from an older backup), or fails over to an asynchronous
-# standby that missed its last writes.  Each of them alone, the search finds a
-# worker id granted while its holder still issues with it.
+# standby that missed its last writes.  Each of them alone, the search
+# finds a worker id granted while its holder still issues with it, once
+# the quiet period the store holds the calls to (they declare none) and its
+# floor have passed.
 for my $fault (qw(lose rewind lag))
 {
-	my $others = join ',', map { "-$_" } grep { $_ ne $fault }
-	  qw(lose rewind lag impersonate copy);
 	my ($status, $out) = protocol_search(
 		'--store', 'postgresql', '--library', $extension,
-		'--seed', '90', '--depth', '4', '--random', '0', '--ops', $others,
-		'--reassert', 'no',
+		'--seed', '90', '--depth', '0', '--random', '400', '--length', '10',
+		'--ops', "start,claim,issue,wait,$fault", '--reassert', 'no',
 		'--failure-file', "$dir/$fault.txt");
 
 	is($status, 1, "the store forgets ($fault): the search finds a violation")
