@@ -123,10 +123,10 @@ like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 # (and keeps no forgetting rule, as 1.2): the failover loses its claim, and
 # the next claimer gets its id, once the quiet period the store holds its
 # calls to (they declare none) and its floor have passed: a claim refused,
-# a wait, the claim again.
+# a wait, the claim again (every sequence of 6 steps of the kinds it takes).
 ($status, $out) = protocol_search(
-	'--seed', '5', '--depth', '0', '--random', '400', '--length', '10',
-	'--max-copies', '0', '--ops', 'start,claim,issue,wait,desync,failover',
+	'--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
+	'--ops', 'start,claim,wait,desync,failover',
 	'--warned-answer', 'granted', '--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
@@ -147,12 +147,13 @@ like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 # them alone, the search finds a worker id granted while its holder still
 # issues with it: once the quiet period the store holds the servers' calls
 # to (they declare none) and its floor have passed, so after a claim
-# refused, a wait and the claim again.
+# refused, a wait and the claim again (every sequence of 5 steps of the
+# kinds it takes).
 for my $fault (qw(lose rewind lag))
 {
 	my ($status, $out) = protocol_search(
-		'--seed', '84', '--depth', '0', '--random', '400', '--length', '10',
-		'--ops', "start,claim,issue,wait,$fault", '--reassert', 'no',
+		'--seed', '84', '--depth', '5', '--random', '0',
+		'--ops', "start,claim,wait,$fault", '--reassert', 'no',
 		'--failure-file', "$dir/$fault.txt");
 
 	is($status, 1, "the store forgets ($fault): the search finds a violation")
