@@ -229,7 +229,7 @@ sub mark_dc_new
 
 	$self->{db}->sql('coord_admin',
 		"DO \$\$BEGIN PERFORM snowid_coordinator.new_datacenter($dc); "
-		  . 'EXCEPTION WHEN object_not_in_prerequisite_state THEN NULL; END\$\$');
+		  . 'EXCEPTION WHEN object_not_in_prerequisite_state THEN NULL; END$$');
 	return;
 }
 
