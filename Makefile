@@ -119,7 +119,7 @@ PROVE_TESTS = test/t/*.pl
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out \
 	src/redis/snowid_lua.body src/redis/snowid_lua.h \
-	snowid_sql.sql snowid_sql-pg_tle.sql
+	snowid_sql.sql snowid_sql-update.sql snowid_sql-pg_tle.sql
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -178,17 +178,26 @@ dist:
 #   make snowid_sql.sql         a plain script for psql, into the schema
 #                               SNOWID_SQL_SCHEMA (public), owned and
 #                               configured by the role that runs it
+#   make snowid_sql-update.sql  the update of such a script from version
+#                               SNOWID_SQL_FROM (1.0) to the newest, run by
+#                               its owner
 #   make snowid_sql-pg_tle.sql  pgtle.install_extension() of every version
 #                               and pgtle.install_update_path() of every
 #                               update script, for pg_tle (RDS, Aurora,
 #                               Supabase's database.dev)
 SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowid_sql.control)
 SNOWID_SQL_SCHEMA ?= public
+SNOWID_SQL_FROM ?= 1.0
 .PHONY: sql-edition
-sql-edition: snowid_sql.sql snowid_sql-pg_tle.sql
+sql-edition: snowid_sql.sql snowid_sql-update.sql snowid_sql-pg_tle.sql
 
 snowid_sql.sql: $(srcdir)/sql/snowid_sql--1.0.sql $(wildcard $(srcdir)/sql/snowid_sql--*--*.sql)
 	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) > $@.tmp && mv $@.tmp $@
+
+# no file of its own to depend on: SNOWID_SQL_FROM or the schema may change
+.PHONY: snowid_sql-update.sql
+snowid_sql-update.sql:
+	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) $(SNOWID_SQL_FROM) > $@.tmp && mv $@.tmp $@
 
 snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(wildcard $(srcdir)/sql/snowid_sql--*.sql)
 	$(srcdir)/test/tools/sql-edition pg_tle $(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@

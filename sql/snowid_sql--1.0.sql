@@ -91,42 +91,42 @@ RETURN ((timestamp '1970-01-01'
 		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
 		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
 
--- The problem with a configuration row, as a sentence, or NULL
+-- The problem with a configuration row, as a sentence, or NULL.  One SQL
+-- expression, which the planner inlines where it is called: the functions
+-- that issue ids check the row at every call for the cost of a few
+-- comparisons, so that a row that reached the table past the trigger (a
+-- replica's apply, session_replication_role) is still an error.  The epoch
+-- lies from 1970 to before the year 10000 (Unix milliseconds from 0 to
+-- 253402300799999), infinities excluded, and on a whole millisecond.
 CREATE FUNCTION @extschema@.snowid_sql_config_problem(c @extschema@.snowid_config)
 RETURNS text
-LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-DECLARE
-	epoch_ms bigint := @extschema@.snowid_sql_unix_ms(c.epoch);
-BEGIN
-	IF c.datacenter_bits NOT BETWEEN 0 AND 24 THEN
-		RETURN format('datacenter_bits is %s; it runs from 0 to 24.', c.datacenter_bits);
-	ELSIF c.worker_bits NOT BETWEEN 0 AND 24 THEN
-		RETURN format('worker_bits is %s; it runs from 0 to 24.', c.worker_bits);
-	ELSIF c.sequence_bits NOT BETWEEN 0 AND 24 THEN
-		RETURN format('sequence_bits is %s; it runs from 0 to 24.', c.sequence_bits);
-	ELSIF c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN
-		RETURN format('datacenter_bits, worker_bits and sequence_bits add up to %s, leaving the timestamp %s bits; it needs at least 39.',
-					  c.datacenter_bits + c.worker_bits + c.sequence_bits,
-					  63 - c.datacenter_bits - c.worker_bits - c.sequence_bits);
-	ELSIF c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN
-		RETURN format('datacenter_id is %s; with datacenter_bits = %s, datacenter ids run from 0 to %s.',
-					  c.datacenter_id, c.datacenter_bits, (1 << c.datacenter_bits) - 1);
-	ELSIF c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN
-		RETURN format('worker_id is %s; with worker_bits = %s, worker ids run from 0 to %s.',
-					  c.worker_id, c.worker_bits, (1 << c.worker_bits) - 1);
-	ELSIF epoch_ms IS NULL OR epoch_ms < 0 OR epoch_ms >= 253402300800000 THEN
-		RETURN 'epoch must lie from 1970-01-01 00:00:00 UTC to before the year 10000.';
-	ELSIF EXTRACT(epoch FROM c.epoch) * 1000 <> epoch_ms THEN
-		RETURN 'epoch must be a whole number of milliseconds.';
-	ELSIF c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN
-		RETURN format('max_drift_ms is %s; it runs from 0 to 3600000.', c.max_drift_ms);
-	ELSIF c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN
-		RETURN format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms);
-	END IF;
-	RETURN NULL;
-END
-$$;
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE
+	WHEN c.datacenter_bits NOT BETWEEN 0 AND 24 THEN
+		pg_catalog.format('datacenter_bits is %s; it runs from 0 to 24.', c.datacenter_bits)
+	WHEN c.worker_bits NOT BETWEEN 0 AND 24 THEN
+		pg_catalog.format('worker_bits is %s; it runs from 0 to 24.', c.worker_bits)
+	WHEN c.sequence_bits NOT BETWEEN 0 AND 24 THEN
+		pg_catalog.format('sequence_bits is %s; it runs from 0 to 24.', c.sequence_bits)
+	WHEN c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN
+		pg_catalog.format('datacenter_bits, worker_bits and sequence_bits add up to %s, leaving the timestamp %s bits; it needs at least 39.',
+			   c.datacenter_bits + c.worker_bits + c.sequence_bits,
+			   63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)
+	WHEN c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN
+		pg_catalog.format('datacenter_id is %s; with datacenter_bits = %s, datacenter ids run from 0 to %s.',
+			   c.datacenter_id, c.datacenter_bits, (1 << c.datacenter_bits) - 1)
+	WHEN c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN
+		pg_catalog.format('worker_id is %s; with worker_bits = %s, worker ids run from 0 to %s.',
+			   c.worker_id, c.worker_bits, (1 << c.worker_bits) - 1)
+	WHEN NOT (c.epoch >= pg_catalog.to_timestamp(0) AND c.epoch < pg_catalog.to_timestamp(253402300800)) THEN
+		'epoch must lie from 1970-01-01 00:00:00 UTC to before the year 10000.'
+	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN
+		'epoch must be a whole number of milliseconds.'
+	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN
+		pg_catalog.format('max_drift_ms is %s; it runs from 0 to 3600000.', c.max_drift_ms)
+	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN
+		pg_catalog.format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms)
+	END;
 
 -- The configuration, checked: a bad one is an error naming what is wrong.
 -- This and the function above have no search_path of their own: they name
@@ -722,9 +722,17 @@ $$;
 -- Takes up to n consecutive positions (at least one), all at or after the
 -- clock's millisecond and at most max_drift_ms ahead of it; first is the
 -- first of them, got how many.  Waits at most max_wait_ms in all for the
--- clock when the positions run that far ahead.
+-- clock when the positions run that far ahead.  given is a position the
+-- caller took with nextval() under the shared lock and could not use at
+-- once (snowid_sql_next()), or NULL: it is kept if the clock allows it, as
+-- a position taken here would be.
+--
+-- A lock and the flag that says it is held are set in one expression
+-- (pg_advisory_lock() returns void, which IS NOT NULL): PL/pgSQL checks for
+-- a cancel between statements, and one between the two would leave the
+-- lock held with the handler not knowing it.
 CREATE FUNCTION @extschema@.snowid_sql_take(n integer, c @extschema@.snowid_config,
-	OUT first bigint, OUT got integer)
+	given bigint, OUT first bigint, OUT got integer)
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -761,20 +769,18 @@ BEGIN
 		-- the last position the drift bound allows
 		allowed := ((now_ms + c.max_drift_ms + 1) << s) - 1;
 		BEGIN
-			v := NULL;
-			IF n = 1 THEN
-				PERFORM pg_advisory_lock_shared(1936617335, 5460300);
-				locked := true;
+			v := given;
+			given := NULL;
+			IF v IS NULL AND n = 1 THEN
+				locked := pg_advisory_lock_shared(1936617335, 5460300) IS NOT NULL;
 				v := nextval('@extschema@.snowid_position');
-				PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
-				locked := false;
+				locked := NOT pg_advisory_unlock_shared(1936617335, 5460300);
 			END IF;
 			IF v IS NULL OR v < (now_ms << s) THEN
 				-- the clock has moved past the sequence: move it forward
 				v := NULL;
-				PERFORM pg_advisory_lock(1936617335, 5460300);
-				locked := true;
 				exclusive := true;
+				locked := pg_advisory_lock(1936617335, 5460300) IS NOT NULL;
 				SELECT last_value, is_called INTO last, called
 				FROM @extschema@.snowid_position;
 				IF NOT called THEN
@@ -788,8 +794,7 @@ BEGIN
 				IF got >= 1 THEN
 					PERFORM setval('@extschema@.snowid_position', first + got - 1);
 				END IF;
-				PERFORM pg_advisory_unlock(1936617335, 5460300);
-				locked := false;
+				locked := NOT pg_advisory_unlock(1936617335, 5460300);
 				exclusive := false;
 			ELSE
 				first := v;
@@ -858,7 +863,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION @extschema@.snowid_sql_take(integer, @extschema@.snowid_config) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_take(integer, @extschema@.snowid_config, bigint) FROM PUBLIC;
 
 -- The id at a position, for the node of the configuration
 CREATE FUNCTION @extschema@.snowid_sql_compose(c @extschema@.snowid_config, pos bigint)
@@ -870,7 +875,23 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 	| (pos & ((1::bigint << c.sequence_bits) - 1));
 
 -- One id, as snowid_next(); NULL instead if the worker id is to be claimed
--- and is not, unless claimed says a claim was just made
+-- and is not, unless claimed says a claim was just made.
+--
+-- The common path is this one function and one query: the configuration
+-- read and checked (snowid_sql_config_problem(), inlined), the shared lock
+-- tried without waiting, one position taken with nextval() and the lock let
+-- go, and the position kept if it lies in the clock's millisecond or up to
+-- 100 ms ahead (and no more than max_drift_ms).  A position behind the
+-- clock (the first call of each millisecond, below 4096 ids a millisecond)
+-- moves the sequence to the clock's millisecond under the lock taken
+-- exclusively, also without waiting.  The block with a handler (a
+-- subtransaction) encloses what runs while a lock is held.  Anything else
+-- takes the path of snowid_sql_config() and snowid_sql_take(), with the
+-- position taken here if any: a configuration with something wrong or
+-- missing (said there), a standby, the end of the layout's time, the lock
+-- held or wanted by another session (waited for there, at most
+-- lock_timeout), or a position far ahead of the clock (counted, and waited
+-- for).
 CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -878,15 +899,65 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+	c @extschema@.snowid_config;
+	now_ms bigint;
+	v bigint;
+	locked boolean := false;
+	exclusive boolean := false;
 BEGIN
+	SELECT * INTO c FROM @extschema@.snowid_config;
+	IF FOUND AND @extschema@.snowid_sql_config_problem(c) IS NULL THEN
+		IF c.claim_worker_id THEN
+			c.worker_id := @extschema@.snowid_sql_claimed(c);
+		END IF;
+		IF c.worker_id IS NOT NULL AND NOT pg_is_in_recovery() THEN
+			now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp())
+				- @extschema@.snowid_sql_unix_ms(c.epoch);
+			IF now_ms <= @extschema@.snowid_sql_max_ms(c) THEN
+				BEGIN
+					locked := pg_try_advisory_lock_shared(1936617335, 5460300);
+					IF locked THEN
+						v := nextval('@extschema@.snowid_position');
+						locked := NOT pg_advisory_unlock_shared(1936617335, 5460300);
+					END IF;
+					IF v < (now_ms << c.sequence_bits) THEN
+						-- the first call of a millisecond: the sequence moved
+						-- up to the clock under the lock taken exclusively, as
+						-- snowid_sql_take() does, if it is free at once and
+						-- nothing lies above the clock
+						v := NULL;
+						exclusive := true;
+						locked := pg_try_advisory_lock(1936617335, 5460300);
+						IF locked THEN
+							IF pg_sequence_last_value('@extschema@.snowid_position') < (now_ms << c.sequence_bits) THEN
+								v := setval('@extschema@.snowid_position', now_ms << c.sequence_bits);
+							END IF;
+							locked := NOT pg_advisory_unlock(1936617335, 5460300);
+						END IF;
+					END IF;
+				EXCEPTION WHEN OTHERS OR query_canceled THEN
+					IF locked AND exclusive THEN
+						PERFORM pg_advisory_unlock(1936617335, 5460300);
+					ELSIF locked THEN
+						PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
+					END IF;
+					RAISE;
+				END;
+				IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
+					RETURN @extschema@.snowid_sql_compose(c, v);
+				END IF;
+			END IF;
+		END IF;
+	END IF;
+
+	c := @extschema@.snowid_sql_config(false);
 	IF c.worker_id IS NULL THEN
 		IF c.claim_worker_id AND NOT claimed THEN
 			RETURN NULL;
 		END IF;
 		c := @extschema@.snowid_sql_config(true);
 	END IF;
-	RETURN @extschema@.snowid_sql_compose(c, (@extschema@.snowid_sql_take(1, c)).first);
+	RETURN @extschema@.snowid_sql_compose(c, (@extschema@.snowid_sql_take(1, c, v)).first);
 END
 $$;
 
@@ -920,7 +991,7 @@ BEGIN
 	END IF;
 	c := @extschema@.snowid_sql_config(true);
 	WHILE taken < n LOOP
-		t := @extschema@.snowid_sql_take(n - taken, c);
+		t := @extschema@.snowid_sql_take(n - taken, c, NULL);
 		RETURN QUERY SELECT @extschema@.snowid_sql_compose(c, t.first + g)
 			FROM generate_series(0::bigint, t.got - 1) g;
 		taken := taken + t.got;

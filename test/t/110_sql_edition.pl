@@ -13,7 +13,9 @@
 # - concurrency: four sessions at once, no duplicate, each increasing;
 # - kill -9 under load, then restart: no id repeats, new ones lie above;
 # - a promoted standby repeats none of its primary's stored ids;
-# - the update path across the edition's own versions.
+# - the update from 1.0 to the newest version, of the extension (by its
+#   owner and by a superuser) and of the plain script: the configuration,
+#   the keys and the generator kept, and the objects of a fresh install.
 use strict;
 use warnings;
 
@@ -23,6 +25,7 @@ use lib $FindBin::RealBin;
 use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
 
@@ -439,6 +442,22 @@ like($cerr, qr/reached maximum value of sequence "snowid_position"/,
 	'a call fails while it holds the lock');
 is($cout, '0', 'and leaves no lock in its session');
 
+# While another session holds the lock exclusively (as the call that moves
+# the sequence forward does), no call takes a position: it waits.
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('SELECT pg_advisory_lock(1936617335, 5460300)');
+($crc, $cout, $cerr) = $node->psql(
+	'postgres', q{SET statement_timeout = '1s';
+	SELECT snowid_next();
+	RESET statement_timeout;
+	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
+	on_error_stop => 0);
+like($cerr, qr/canceling statement due to statement timeout/,
+	'a call waits while another session holds the lock exclusively');
+is($cout, '0', 'and, cancelled, leaves no lock in its session');
+$holder->query_safe('SELECT pg_advisory_unlock(1936617335, 5460300)');
+$holder->quit;
+
 # ---------------------------------------------------------------------------
 # kill -9 under load
 # ---------------------------------------------------------------------------
@@ -506,39 +525,119 @@ is( $standby->safe_psql(
 $standby->stop;
 
 # ---------------------------------------------------------------------------
-# The update path across the edition's own versions
+# The update from 1.0, by each way of installing
 # ---------------------------------------------------------------------------
 
 my @versions = sort map { m{/snowid_sql--([0-9.]+)\.sql$} ? $1 : () }
   glob("$src/sql/snowid_sql--*.sql");
-is($versions[0], '1.0', 'the first version of snowid_sql is 1.0');
+is_deeply(\@versions, ['1.0'],
+	'snowid_sql has one install script, of 1.0; later versions are update scripts');
+my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 $node->start;
 $node->safe_psql(
 	'postgres', q{
-	CREATE DATABASE fresh;
-	CREATE DATABASE updated;
+	CREATE DATABASE fresh OWNER app;
+	CREATE DATABASE updated OWNER app;
+	CREATE DATABASE updated_su OWNER app;
+	CREATE DATABASE plainfresh OWNER app;
 });
-$node->safe_psql('fresh', 'CREATE EXTENSION snowid_sql');
-$node->safe_psql(
-	'updated', qq{
-	CREATE EXTENSION snowid_sql VERSION '$versions[0]';
-	UPDATE snowid_config SET worker_id = 4;
-	CREATE TABLE before AS SELECT snowid_next() AS id FROM generate_series(1, 100);
-	ALTER EXTENSION snowid_sql UPDATE;
-});
-my $objects = q{
-	SELECT string_agg(pg_describe_object(classid, objid, objsubid), E'\n'
-		ORDER BY pg_describe_object(classid, objid, objsubid))
-	FROM pg_depend WHERE refobjid = (SELECT oid FROM pg_extension
-		WHERE extname = 'snowid_sql') AND deptype = 'e'};
-is($node->safe_psql('updated', $objects),
-	$node->safe_psql('fresh', $objects),
-	'an updated installation has the objects of a fresh one');
-is( $node->safe_psql(
-		'updated', q{
-	SELECT (SELECT worker_id FROM snowid_config) = 4
-		AND snowid_next() > (SELECT max(id) FROM before)}),
-	't', 'it keeps its configuration and goes on above its earlier ids');
+($rc, $out, $err) = psql_as($node->connstr('fresh') . ' user=app', 'CREATE EXTENSION snowid_sql');
+is($rc, 0, "the owner creates snowid_sql $version") or diag($err);
+
+# What an installation of 1.0 issued before the update, and the update
+# kept: the configuration, a key, the generator above every earlier id.
+my %ids;
+sub take_ids
+{
+	my ($connstr, $n) = @_;
+	my ($rc, $out, $err) = psql_as($connstr,
+		"SELECT snowid_next() FROM generate_series(1, $n)");
+	my @got = split /\n/, $out;
+	diag($err) if $rc;
+	return @got;
+}
+
+sub check_updated
+{
+	my ($db, $how) = @_;
+	my $other = $node->connstr($db) . ' user=clerk';
+	my @before = @{ $ids{$db} };
+	my @after = take_ids($other, 1000);
+
+	is(scalar(@after), 1000, "$how: another role takes ids after the update");
+	ok( (sort { $a <=> $b } @after)[0] > (sort { $b <=> $a } @before)[0],
+		"$how: every new id lies above every id of 1.0");
+	my %seen;
+	is(scalar(grep { $seen{$_}++ } @before, @after), 0, "$how: no id twice");
+	($rc, $out, $err) = psql_as($other, q{
+		SELECT worker_id, snowid_public(0), coordinator_reassertions
+		FROM snowid_status()});
+	is($out, '4|K1-5Q6Z9T1XF7HTM3|0',
+		"$how: the configuration and the key are kept, and snowid_status() has the columns of $version")
+	  or diag($err);
+	return;
+}
+
+for my $db ('updated', 'updated_su', 'plaindb')
+{
+	my $owner = $node->connstr($db) . ' user=app';
+	($rc, $out, $err) = psql_as($owner,
+		($db eq 'plaindb' ? '' : q{CREATE EXTENSION snowid_sql VERSION '1.0';})
+		  . q{UPDATE snowid_config SET worker_id = 4;
+		DELETE FROM snowid_public_keys;
+		INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)});
+	is($rc, 0, "$db: the owner installs 1.0 and configures it") or diag($err);
+	$ids{$db} = [ take_ids($node->connstr($db) . ' user=clerk', 100) ];
+}
+
+# CREATE EXTENSION: ALTER EXTENSION as the owner, and as a superuser (the
+# new objects are the owner's to use all the same)
+($rc, $out, $err) = psql_as($node->connstr('updated') . ' user=app',
+	"ALTER EXTENSION snowid_sql UPDATE TO '$version'");
+is($rc, 0, "the owner updates snowid_sql from 1.0 to $version") or diag($err);
+$node->safe_psql('updated_su', "ALTER EXTENSION snowid_sql UPDATE TO '$version'");
+for my $db ('updated', 'updated_su')
+{
+	($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', '\dx snowid_sql');
+	like($out, qr/^snowid_sql\|\Q$version\E\|/, "$db: \\dx shows $version")
+	  or diag($err);
+	check_updated($db, $db);
+	is(SnowidSqlEdition::objects($node, $db),
+		SnowidSqlEdition::objects($node, 'fresh'),
+		"$db: its objects, owners and privileges are those of a fresh $version");
+}
+
+# The plain script: the update file made by make snowid_sql-update.sql, run
+# by the owner, against the plain script of the same version
+system("$src/test/tools/sql-edition plain $src $version public 1.0 > $dir/plain-update.sql") == 0
+  or die 'could not make the plain update script';
+system("$src/test/tools/sql-edition plain $src $version public > $dir/plain-$version.sql") == 0
+  or die 'could not make the plain script';
+sub run_file
+{
+	my ($db, $file) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[ 'psql', '-Xq', '-v', 'VERBOSITY=verbose', '-d', $node->connstr($db) . ' user=app', '-f', $file ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return ($ok ? 0 : 1, $err);
+}
+($rc, $err) = run_file('plainfresh', "$dir/plain-$version.sql");
+is($rc, 0, "the plain script of $version runs") or diag($err);
+($rc, $err) = run_file('fresh', "$dir/plain-update.sql");
+like($err, qr/55000: snowid_sql is installed as an extension in this database/,
+	'the plain update refuses a database where snowid_sql is an extension');
+($rc, $err) = run_file('plaindb', "$dir/plain-update.sql");
+is($rc, 0, "the plain update file updates the plain script of 1.0 to $version")
+  or diag($err);
+check_updated('plaindb', 'plain script');
+is(SnowidSqlEdition::objects($node, 'plaindb'),
+	SnowidSqlEdition::objects($node, 'plainfresh'),
+	"plain script: its objects, owners and privileges are those of the plain script of $version");
+($rc, $err) = run_file('plaindb', "$dir/plain-update.sql");
+isnt($rc, 0, 'the plain update run twice fails, and changes nothing');
+is(SnowidSqlEdition::objects($node, 'plaindb'),
+	SnowidSqlEdition::objects($node, 'plainfresh'), '(nothing changed)');
 
 $node->stop;
 done_testing();

@@ -16,7 +16,17 @@
 #   of the clock is claimed again above it, and a re-claim passes a fence
 #   below the generator's high-water mark;
 # - a promoted standby keeps its primary's claim and issues above it; a
-#   copy run beside it claims another once its owner made it a new holder.
+#   copy run beside it claims another once its owner made it a new holder;
+# - an installation of 1.0 that claimed, updated: its claim and generator
+#   kept;
+# - the forgetting rule (doc/internals.md, "A coordinator that forgets"):
+#   the coordination database restored from a dump taken before the claim
+#   of a holder of the SQL edition: a new server's claim fails with 55006
+#   saying until when, the holder's snowid_claim() re-asserts and keeps its
+#   id, and the new server then claims another; the database's files
+#   restored from an older copy: the holder notices the older state and
+#   starts a quiet period; a re-assertion refused (the id given to another
+#   server meanwhile) stops the holder issuing with that id.
 use strict;
 use warnings;
 
@@ -29,6 +39,7 @@ use PostgreSQL::Test::Utils;
 use SnowidPgCoord;
 use SnowidTest;
 use Test::More;
+use Time::HiRes qw(time sleep);
 
 # contrib's dblink, in the PostgreSQL tested (test/tools/pgbuild installs it)
 my $sharedir = `pg_config --sharedir`;
@@ -71,7 +82,8 @@ sub psql_as
 }
 
 # A server with no snowid library and a database appdb owned by app, where
-# app installed snowid_sql; clerk takes ids.  Returns the node and the
+# app installed snowid_sql (version => '1.0': that version); clerk takes
+# ids.  Returns the node and the
 # connection strings of app and clerk.
 sub sql_server
 {
@@ -89,7 +101,8 @@ sub sql_server
 	  unless $opt{no_dblink};
 	my $app = $node->connstr('appdb') . ' user=app';
 	my $clerk = $node->connstr('appdb') . ' user=clerk';
-	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql'
+		  . ($opt{version} ? " VERSION '$opt{version}'" : ''));
 	die "CREATE EXTENSION snowid_sql as app: $err" if $rc;
 	return ($node, $app, $clerk);
 }
@@ -106,6 +119,27 @@ sub fails
 
 	die "\"$sql\" did not fail: $out" if $rc == 0;
 	return $err;
+}
+
+# Runs sql in appdb of a node (coord on the coordination server) as the
+# superuser; returns what it printed, or its error
+sub query
+{
+	my ($node, $sql) = @_;
+	my ($rc, $out, $err) =
+	  $node->psql($node == $cnode ? 'coord' : 'appdb', $sql);
+
+	return $rc ? "error: $err" : $out;
+}
+
+# Runs sql as a role; returns its error, or what it printed if it did not
+# fail
+sub error_of
+{
+	my ($connstr, $sql) = @_;
+	my ($rc, $out, $err) = psql_as($connstr, $sql);
+
+	return $rc ? $err : "no error: $out";
 }
 
 # ---------------------------------------------------------------------------
@@ -335,5 +369,156 @@ isnt("dc=1 $out", $name1, "(under another name)");
 ok($rc == 0 && $out ne $w1 && $out ne $w2 && $out ne $w3,
 	'the copy claims a worker id of its own at its next call')
   or diag("worker id $out: $err");
+
+# ---------------------------------------------------------------------------
+# An installation of 1.0 that claimed, updated
+# ---------------------------------------------------------------------------
+
+# The coordination database as it is before the claims below: restored
+# later, it has forgotten them.
+$coord->backup;
+my ($sqla, $appa, $clerka) = sql_server('sqla', version => '1.0');
+psql_as($appa, qq{
+	UPDATE snowid_config SET datacenter_id = 2, claim_worker_id = true;
+	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+});
+my $ids = SnowidTest::Ledger->new;
+# n ids taken by a role (none if it fails, which is shown)
+sub take_ids
+{
+	my ($connstr, $n) = @_;
+	my ($rc, $out, $err) = psql_as($connstr,
+		"SELECT snowid_next() FROM generate_series(1, $n)");
+
+	diag("could not take ids: $err") if $rc;
+	return $rc ? () : split /\n/, $out;
+}
+$ids->add(take_ids($clerka, 100));
+my $wa = query($sqla, 'SELECT worker_id FROM snowid_status()');
+like($wa, qr/^\d+$/, '1.0 claimed a worker id');
+my ($version) = slurp_file("$FindBin::RealBin/../../snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+($rc, $out, $err) = psql_as($appa, "ALTER EXTENSION snowid_sql UPDATE TO '$version'; SELECT extversion FROM pg_extension WHERE extname = 'snowid_sql'");
+is($out, $version, "the owner updates it to $version") or diag($err);
+$calls = $coord->command_calls->{fcall};
+is( query($sqla,
+		"SELECT worker_id = $wa AND worker_source = 'coordinator' FROM snowid_status()"),
+	't', 'the update keeps the claim');
+$ids->add(take_ids($clerka, 100));
+is($coord->command_calls->{fcall}, $calls, '(ids are issued without claiming again)');
+
+# snowid_claim() re-asserts every second (pg_cron's schedule, doc/managed.md):
+# a quiet period lasts 1 s + timeout_ms 2 s + max_drift_ms 1 s + 1 s.
+psql_as($appa, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000');
+($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'snowid_claim() re-asserts the worker id held') or diag($err);
+is( query($sqla, q{
+		SELECT coordinator_generation > 0 AND coordinator_counter > 0
+			AND coordinator_answered_at IS NOT NULL
+			AND coordinator_forgot_at IS NULL AND coordinator_reassertions = 0
+		FROM snowid_status()}),
+	't', 'snowid_status() shows the state record the coordination database answered');
+is( query($sqla, 'SELECT count(*) FROM snowid_coordinator_state'),
+	'1', '(kept in snowid_coordinator_state)');
+like(error_of($clerka, 'SELECT * FROM snowid_coordinator_state'),
+	qr/42501: permission denied/, 'which another role does not read');
+
+# ---------------------------------------------------------------------------
+# The forgetting rule: the coordination database restored from a dump
+# taken before the holder's claim
+# ---------------------------------------------------------------------------
+
+$cserver->stop;
+$coord->restore_backup;
+
+# a new server of the same datacenter, whose first id claims
+my ($sqlb, $appb, $clerkb) = sql_server('sqlb');
+psql_as($appb, qq{
+	UPDATE snowid_config SET datacenter_id = 2, claim_worker_id = true;
+	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+});
+psql_as($appb, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000');
+like(
+	error_of($clerkb, 'SELECT snowid_next()'),
+	qr/55006: snowid_sql cannot claim a worker id of datacenter 2 until (\S+ \S+)\nDETAIL:  The coordination database may have forgotten its claims .*, and grants worker ids only to servers re-asserting theirs until \1\.\nHINT:  Try again then; no id was issued\./s,
+	'restored: a new server\'s claim fails with 55006 saying until when');
+is(query($sqlb, 'SELECT is_called FROM snowid_position'),
+	'f', '(and issues no id)');
+
+($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'restored: the holder\'s snowid_claim() re-asserts and keeps its worker id')
+  or diag($err);
+is($coord->db->row(2, $wa)->{holder}, "dc=2 " . query($sqla, 'SELECT name FROM snowid_holder'),
+	'(the coordination database has it again)');
+is( query($sqla,
+		'SELECT coordinator_forgot_at IS NOT NULL AND coordinator_reassertions = 1 FROM snowid_status()'),
+	't', 'restored: snowid_status() of the holder shows that the database forgot');
+$ids->add(take_ids($clerka, 100));
+
+# The new server claims once the quiet period is over: another worker id.
+# Returns its worker id, or '' if no claim succeeded within 60 s (each
+# failure but 55006 is shown).
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 60;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+my $wb = claim_when_quiet_ends($clerkb);
+ok($wb ne '' && $wb ne $wa,
+	'restored: after the quiet period the new server claims another worker id')
+  or diag("worker id '$wb'");
+$ids->add(take_ids($clerkb, 100));
+
+# ---------------------------------------------------------------------------
+# The coordination database's files back from an older copy: the same
+# server, its state record older than the holder saw
+# ---------------------------------------------------------------------------
+
+$coord->copy_files;
+($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'the holder re-asserts after the copy') or diag($err);
+my $generation = query($sqla, 'SELECT coordinator_generation FROM snowid_status()');
+$coord->restore_files;
+my $restored_at = $coord->db->now_ms;
+($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'older copy: the holder re-asserts and keeps its worker id') or diag($err);
+is( query($cnode, qq{
+		SELECT quiet_from_ms >= $restored_at AND quiet_until_ms > quiet_from_ms
+			AND generation > $generation
+		FROM snowid_coordinator.datacenters WHERE datacenter = 2}),
+	't',
+	'older copy: the holder\'s state record, later than the database\'s, made it start a quiet period and a new generation');
+is( query($sqla,
+		"SELECT coordinator_generation > $generation AND coordinator_reassertions = 2 FROM snowid_status()"),
+	't', 'older copy: snowid_status() of the holder shows the new generation');
+$ids->add(take_ids($clerka, 100));
+
+# ---------------------------------------------------------------------------
+# A re-assertion refused: the database emptied, the id given to another
+# server before the holder re-asserted
+# ---------------------------------------------------------------------------
+
+$coord->wipe;
+$coord->add_holder(2, $wa, 'dc=2 host=elsewhere port=1 sysid=1');
+like(
+	error_of($appa, 'SELECT snowid_claim()'),
+	qr/55006: snowid_sql stopped issuing ids with worker id $wa of datacenter 2\nDETAIL:  The coordination database refused this database's claim on it: Worker id $wa is held by dc=2 host=elsewhere port=1 sysid=1\.  .*\nHINT:  The next call claims another worker id; the ids issued so far lie below /s,
+	'refused: the holder\'s re-assertion fails with a clear error');
+is( query($sqla, 'SELECT worker_id IS NULL FROM snowid_status()'),
+	't', 'refused: the holder no longer issues with that worker id');
+my $moved = claim_when_quiet_ends($clerka);
+ok($moved ne '' && $moved ne $wa, 'refused: its next id claims another worker id')
+  or diag("worker id '$moved'");
+$ids->add(take_ids($clerka, 100));
+$ids->no_duplicates;
 
 done_testing();
