@@ -759,8 +759,12 @@ sub run_scenario
 	# 3. a failover back to the rewound node while its clock runs 5 s
 	# behind the primary's: its patroni restarts under libfaketime, and the
 	# other standby stops, so that it is the synchronous standby and the
-	# only candidate.  SIGKILL to the primary's postmaster alone this time:
-	# its children exit once they notice.
+	# only candidate.  SIGKILL to the primary's postmaster and every child
+	# at once, as in 2: killed alone, its children exit one by one, and
+	# Patroni's own session may still read pg_stat_replication with the
+	# WAL senders gone; it then takes the synchronous standby away and,
+	# with none left, restarts the old primary instead of failing over
+	# (seen once in CI, on 18).
 	my ($other) = grep { $_ != $second && $_ != $third } @nodes;
 	$second->stop;
 	$second->start(faketime => '-5s', libfaketime => $opts{libfaketime});
@@ -785,9 +789,9 @@ sub run_scenario
 		$second->name, $clock, $clock - $after, $clock - $before));
 	$other->stop;
 	wait_sync($third, \@nodes, [$second]);
-	my $victim = $third->postmaster_pid;
+	my @victims = ($third->postmaster_pid, $third->child_pids(qr/./));
 	$t0 = time;
-	kill 'KILL', $victim or die "could not kill the postmaster: $!";
+	kill 'KILL', @victims or die "could not kill the server: $!";
 	wait_primary($second->name . ' to take over, 5 s behind', [$second],
 		\@nodes);
 	wait_ids(\@clients, $second, $t0);
