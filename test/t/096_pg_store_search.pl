@@ -189,20 +189,7 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 # finds a worker id granted while its holder still issues with it, once
 # the quiet period the store holds the calls to (they declare none) and its
 # floor have passed (every sequence of 5 steps of the kinds it takes).
-for my $fault (qw(lose rewind lag))
-{
-	my ($status, $out) = protocol_search(
-		'--store', 'postgresql', '--library', $extension,
-		'--seed', '90', '--depth', '5', '--random', '0',
-		'--ops', "start,claim,wait,$fault", '--reassert', 'no',
-		'--failure-file', "$dir/$fault.txt");
-
-	is($status, 1, "the store forgets ($fault): the search finds a violation")
-	  or diag($out);
-	my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
-	like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
-		'a grant of an id its holder still holds');
-	like(slurp_file("$dir/$fault.txt"), qr/^$fault\b/m, "after the step $fault");
-}
+SnowidTest::search_finds_forgetting(\&protocol_search, $dir,
+	'--store', 'postgresql', '--library', $extension, '--seed', '90');
 
 done_testing();
