@@ -22,9 +22,9 @@
  *	 GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
  *		 TO snowid_fleet;
  *	 GRANT EXECUTE ON FUNCTION
- *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint),
- *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint),
- *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint),
+ *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint),
+ *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
+ *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
  *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
  *		 TO snowid_fleet;
  *
@@ -194,7 +194,8 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --				   claim's lease: holder holds it now, or no one (NULL)
 --	 quiet		   the database may have forgotten claims (see recall()):
 --				   no id is granted but to a server re-asserting its own
---				   until fence_ms
+--				   until fence_ms (the end of the quiet period, or the
+--				   floor it left for the id the claim would take)
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 -- generation and counter are the datacenter's state record after the call
 -- of a holder (see recall()), which the holder remembers and sends with
@@ -571,10 +572,12 @@ $$;
 -- have forgotten when a datacenter has no such record or one of another
 -- server, or when a holder has seen a later generation, or a higher counter
 -- of the same one (the database went back to an older state of itself: a
--- copy of its files restored), and then starts a quiet period: until every server that may still hold an id has
--- had time to re-assert it, no worker id is granted but to the server that
--- re-asserts it.  new_datacenter(), an administrator's step, records a
--- brand-new datacenter without a quiet period.
+-- copy of its files restored), and then starts a quiet period: until every
+-- server that may still hold an id has had time to re-assert it, no worker
+-- id is granted but to the server that re-asserts it, and every other
+-- grant starts at or above the floor it leaves.  new_datacenter(), an
+-- administrator's step, records a brand-new datacenter without a quiet
+-- period; end_quiet() ends one.
 -- -----------------------------------------------------------------------
 
 -- This install of the extension: one row, made by CREATE EXTENSION and not
@@ -597,7 +600,20 @@ ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN generation bigint NOT NULL DEFAULT 0
 		CHECK (generation >= 0),
 	ADD COLUMN counter bigint NOT NULL DEFAULT 0
-		CHECK (counter >= 0);
+		CHECK (counter >= 0),
+	-- every grant that is not a re-assertion starts at or above it: the
+	-- end of the last quiet period plus the fleet's clocks (see recall())
+	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
+		CHECK (forgot_floor_ms >= 0),
+	-- the longest quiet_ms any caller declared: every quiet period lasts
+	-- at least that
+	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
+		CHECK (longest_quiet_ms >= 0),
+	-- the widest clock_margin_ms any caller declared (how far apart the
+	-- fleet's clocks, and this server's, may lie): the floor lies past the
+	-- end of a quiet period by at least that
+	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
+		CHECK (widest_margin_ms >= 0);
 
 -- The server this call runs on: the install, the cluster's system
 -- identifier, and the timeline (a point-in-time recovery or a promotion
@@ -612,16 +628,46 @@ AS $$
 	FROM snowid_coordinator.install i, pg_control_system() s
 $$;
 
+-- Refuses a quiet period or a clock margin a caller declares (ms; NULL:
+-- none) out of bounds: a quiet period as check_ms(), a margin up to an hour
+CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
+												  clock_margin_ms bigint)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF quiet_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0);
+	END IF;
+	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
+		RAISE EXCEPTION 'clock_margin_ms is out of range: %', clock_margin_ms
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'clock_margin_ms must lie between 0 and 3600000 ms (an hour).';
+	END IF;
+END
+$$;
+
 -- Whether the database may have forgotten the claims of datacenter dc,
--- whose lock the caller holds, at now_ms: starts or extends the quiet
--- period by quiet_ms, and moves the counter up.  seen_generation and
+-- whose lock the caller holds, at now_ms: starts or lengthens the quiet
+-- period, raises the floor it leaves and, for a call that declares its
+-- quiet period (quiet_ms), moves the counter up.  seen_generation and
 -- seen_counter are what the caller saw last (NULL: nothing yet).  Returns
 -- the datacenter's row as it is now (its quiet period lasts while
--- quiet_until_ms > now_ms), or NULL for a caller that does not say how
--- long its quiet period is (quiet_ms NULL: a call by hand), which keeps
--- the rules of before.
+-- quiet_until_ms > now_ms).  A quiet period lasts the longest quiet_ms
+-- declared, and leaves a floor (forgot_floor_ms) for every grant that is
+-- not a re-assertion: its end plus the widest clock_margin_ms declared
+-- (how far apart the fleet's clocks may lie) plus its length (which covers
+-- the drift budgets the callers declared), as free() would fence an id
+-- whose holder may have issued up to then.  What a call does not declare
+-- (a call by hand, a caller of another release) counts as a server of the
+-- default settings for that call only, which the row does not keep: a
+-- quiet period of 9 s (check-in 5 s, timeout 2 s, drift budget 1 s, 1 s)
+-- and clocks a minute apart; such a call writes the row only if it
+-- changes.  The same rule as snowid.lua's recall().
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
+										  clock_margin_ms bigint,
 										  seen_generation bigint,
 										  seen_counter bigint)
 RETURNS snowid_coordinator.datacenters
@@ -630,18 +676,21 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	d			snowid_coordinator.datacenters;
+	was			snowid_coordinator.datacenters;
 	here		text := snowid_coordinator.server_now();
+	len			bigint;
 BEGIN
-	IF quiet_ms IS NULL THEN
-		RETURN NULL;
-	END IF;
-	PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0);
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 										coalesce(seen_generation, 0), 0);
 	PERFORM snowid_coordinator.check_ms('seen_counter',
 										coalesce(seen_counter, 0), 0);
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
+	was := d;
+	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
+	d.widest_margin_ms := greatest(d.widest_margin_ms,
+								   coalesce(clock_margin_ms, 0));
+	len := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 9000));
 	IF d.written_under IS DISTINCT FROM here OR
 		seen_generation > d.generation OR
 		(seen_generation = d.generation AND seen_counter > d.counter) THEN
@@ -652,17 +701,31 @@ BEGIN
 								 coalesce(seen_generation, 0) + 1);
 		d.counter := 0;
 		d.quiet_from_ms := now_ms;
-		d.quiet_until_ms := now_ms + quiet_ms;
+		d.quiet_until_ms := now_ms + len;
 	ELSIF d.quiet_until_ms > now_ms AND
-		d.quiet_from_ms + quiet_ms > d.quiet_until_ms THEN
-		d.quiet_until_ms := d.quiet_from_ms + quiet_ms;
+		d.quiet_from_ms + len > d.quiet_until_ms THEN
+		d.quiet_until_ms := d.quiet_from_ms + len;
 	END IF;
-	UPDATE snowid_coordinator.datacenters x
-	SET written_under = d.written_under, generation = d.generation,
-		counter = d.counter + 1, quiet_from_ms = d.quiet_from_ms,
-		quiet_until_ms = d.quiet_until_ms
-	WHERE x.datacenter = dc
-	RETURNING * INTO d;
+	IF d.quiet_until_ms > now_ms THEN
+		d.forgot_floor_ms := greatest(d.forgot_floor_ms,
+									  d.quiet_until_ms +
+									  greatest(d.widest_margin_ms,
+											   coalesce(clock_margin_ms, 60000)) +
+									  (d.quiet_until_ms - d.quiet_from_ms));
+	END IF;
+	IF quiet_ms IS NOT NULL THEN
+		d.counter := d.counter + 1;
+	END IF;
+	IF quiet_ms IS NOT NULL OR d IS DISTINCT FROM was THEN
+		UPDATE snowid_coordinator.datacenters x
+		SET written_under = d.written_under, generation = d.generation,
+			counter = d.counter, quiet_from_ms = d.quiet_from_ms,
+			quiet_until_ms = d.quiet_until_ms,
+			forgot_floor_ms = d.forgot_floor_ms,
+			longest_quiet_ms = d.longest_quiet_ms,
+			widest_margin_ms = d.widest_margin_ms
+		WHERE x.datacenter = dc;
+	END IF;
 	RETURN d;
 END
 $$;
@@ -695,7 +758,7 @@ BEGIN
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		generation = greatest(now_ms, x.generation + 1), counter = 0,
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -721,7 +784,7 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -751,10 +814,17 @@ $$;
 -- included (snowid servers send the later of their clock plus drift budget
 -- and their generator, which after a restart may lie ahead of both).
 --
+-- For the forgetting rule (see recall()), optionally: quiet_ms, how long a
+-- quiet period must last for the caller's fleet; reassert, whether want or
+-- prefer is the id the caller holds or its cache names; the generation and
+-- counter it saw last; and clock_margin_ms, how far apart the fleet's
+-- clocks may lie (snowid.clock_margin).
+--
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
--- start at or above it.  Refusals: all_held, fenced, conflict (holder holds
--- the configured id, worker_id), holds_other (worker_id is this identity's).
--- A configured id past max is an error (a caller's mistake).
+-- start at or above it.  Refusals: all_held, fenced, quiet (until
+-- fence_ms), conflict (holder holds the configured id, worker_id),
+-- holds_other (worker_id is this identity's).  A configured id past max is
+-- an error (a caller's mistake).
 CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 identity text, secret text,
 											 want integer, max integer,
@@ -762,7 +832,8 @@ CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 quiet_ms bigint DEFAULT NULL,
 											 reassert boolean DEFAULT false,
 											 seen_generation bigint DEFAULT NULL,
-											 seen_counter bigint DEFAULT NULL)
+											 seen_counter bigint DEFAULT NULL,
+											 clock_margin_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -796,15 +867,18 @@ BEGIN
 				  DETAIL = 'The configured worker id must lie between 0 and max.';
 	END IF;
 	PERFORM snowid_coordinator.check_given('reassert', reassert);
+	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
-									seen_counter);
+	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
+									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
 		quiet_until := st.quiet_until_ms;
 	END IF;
-	o.generation := st.generation;
-	o.counter := st.counter;
+	IF quiet_ms IS NOT NULL THEN
+		o.generation := st.generation;
+		o.counter := st.counter;
+	END IF;
 
 	-- the id this identity holds for good in 0..max: want if it is one,
 	-- else the lowest
@@ -824,6 +898,16 @@ BEGIN
 		IF keep IS NULL THEN
 			SELECT * INTO w FROM snowid_coordinator.worker_ids x
 			WHERE x.datacenter = dc AND x.worker_id = want;
+			IF w.holder IS NOT NULL AND
+				(NOT w.on_lease OR w.lease_expires_ms > now_ms) AND
+				quiet_until IS NOT NULL AND NOT reassert THEN
+				-- in a quiet period, a claim that is not a re-assertion is
+				-- refused as quiet first: what the database holds may be
+				-- what it forgot
+				o.outcome := 'quiet';
+				o.fence_ms := quiet_until;
+				RETURN o;
+			END IF;
 			IF w.holder IS NOT NULL AND
 				(NOT w.on_lease OR w.lease_expires_ms > now_ms) THEN
 				o.outcome := 'conflict';
@@ -852,9 +936,19 @@ BEGIN
 	END IF;
 
 	f := snowid_coordinator.fence_of(dc, keep);
+	-- a grant that is not a re-assertion starts past the last quiet period
+	IF NOT (reassert AND keep IN (want, prefer)) AND
+		NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+					WHERE x.datacenter = dc AND x.worker_id = keep
+					  AND x.holder = me AND NOT x.on_lease) THEN
+		f := greatest(f, st.forgot_floor_ms);
+	END IF;
 	IF f > usable THEN
-		o.outcome := 'fenced';
-		o.worker_id := keep;
+		-- fenced, or held back by the floor of a quiet period: refused as
+		-- quiet until then
+		o.outcome := CASE WHEN f > snowid_coordinator.fence_of(dc, keep)
+						  THEN 'quiet' ELSE 'fenced' END;
+		o.worker_id := CASE WHEN o.outcome = 'fenced' THEN keep END;
 		o.fence_ms := f;
 		RETURN o;
 	END IF;
@@ -895,7 +989,8 @@ $$;
 -- none), wait_ms how far past usable_ms its own lease's fence may lie and
 -- still be kept (its callers wait for the clock that long), token a new
 -- token (16 lower-case hex digits) that the renewals and the release of
--- this lease name.
+-- this lease name; and quiet_ms, the generation and counter seen and
+-- clock_margin_ms as run_claim() takes them.
 --
 -- The floor of a claim is always the id's fence as it is now: every id any
 -- holder issued with it lies below.  A server that still holds a lease
@@ -911,7 +1006,7 @@ $$;
 -- lease past the floor or client_ms, whichever is later.
 --
 -- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
--- lease_ms.  Refusals: all_held, fenced.
+-- lease_ms.  Refusals: all_held, fenced, quiet.
 CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 												   identity text,
 												   secret text, max integer,
@@ -922,7 +1017,8 @@ CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 											   wait_ms bigint, token text,
 											   quiet_ms bigint DEFAULT NULL,
 											   seen_generation bigint DEFAULT NULL,
-											   seen_counter bigint DEFAULT NULL)
+											   seen_counter bigint DEFAULT NULL,
+											   clock_margin_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -942,6 +1038,7 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	keep		integer;
 	f			bigint;
+	fresh		bigint := 0;
 	new_fence	bigint;
 	o			snowid_coordinator.outcome;
 BEGIN
@@ -956,22 +1053,26 @@ BEGIN
 	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
 	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0);
 	PERFORM snowid_coordinator.check_token(tok);
+	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
-									seen_counter);
+	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
+									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
 		quiet_until := st.quiet_until_ms;
 	END IF;
-	o.generation := st.generation;
-	o.counter := st.counter;
+	IF quiet_ms IS NOT NULL THEN
+		o.generation := st.generation;
+		o.counter := st.counter;
+	END IF;
 
 	-- a lease of this identity (run out or not) it can start above within
 	-- its wait
 	SELECT x.worker_id INTO keep
 	FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.holder = me AND x.on_lease
-	  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+	  AND x.worker_id <= hi
+	  AND greatest(x.fence_ms, st.forgot_floor_ms) <= usable + wait_ms
 	ORDER BY x.worker_id
 	LIMIT 1;
 	-- a server moved from a claim for good onto a lease: that id is its
@@ -980,7 +1081,8 @@ BEGIN
 		SELECT x.worker_id INTO keep
 		FROM snowid_coordinator.worker_ids x
 		WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
-		  AND x.worker_id <= hi AND x.fence_ms <= usable + wait_ms
+		  AND x.worker_id <= hi
+		  AND greatest(x.fence_ms, st.forgot_floor_ms) <= usable + wait_ms
 		ORDER BY x.worker_id
 		LIMIT 1;
 	END IF;
@@ -996,11 +1098,17 @@ BEGIN
 			o.outcome := 'all_held';
 			RETURN o;
 		END IF;
-		f := snowid_coordinator.fence_of(dc, keep);
-		IF f > usable THEN
-			o.outcome := 'fenced';
-			o.worker_id := keep;
-			o.fence_ms := f;
+		-- a grant that is not a re-assertion starts past the last quiet
+		-- period
+		fresh := greatest(snowid_coordinator.fence_of(dc, keep),
+						  st.forgot_floor_ms);
+		IF fresh > usable THEN
+			-- fenced, or held back by the floor of a quiet period: refused
+			-- as quiet until then
+			o.outcome := CASE WHEN fresh > snowid_coordinator.fence_of(dc, keep)
+							  THEN 'quiet' ELSE 'fenced' END;
+			o.worker_id := CASE WHEN o.outcome = 'fenced' THEN keep END;
+			o.fence_ms := fresh;
 			RETURN o;
 		END IF;
 	END IF;
@@ -1019,8 +1127,11 @@ BEGIN
 	WHERE x.datacenter = dc AND x.holder = me AND NOT x.on_lease
 	  AND x.worker_id <> keep;
 
-	-- taken, from a lease run out too (whose fence stays), above its fence
-	f := snowid_coordinator.fence_of(dc, keep);
+	-- taken, from a lease run out too (whose fence stays), above its fence;
+	-- a lease claim is never a re-assertion (a renewal is): even its own
+	-- lease, whose row may be one the database went back to, starts past
+	-- the floor the last quiet period left
+	f := greatest(snowid_coordinator.fence_of(dc, keep), st.forgot_floor_ms);
 	new_fence := greatest(client, f) + lease;
 	INSERT INTO snowid_coordinator.worker_ids AS x
 		(datacenter, worker_id, holder, on_lease, lease_expires_ms,
@@ -1049,7 +1160,9 @@ $$;
 -- Succeeds only while worker_id is identity's lease of the claim token
 -- names (a lease that ran out and that nobody took since still is): the
 -- lease then runs lease_ms from now, and the fence moves up to want_ms,
--- never down.
+-- never down.  quiet_ms, client_ms (the generator: what makes the lease
+-- again in a quiet period), the generation and counter seen and
+-- clock_margin_ms: see run_claim().
 --
 -- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
 -- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
@@ -1063,7 +1176,8 @@ CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
 											   quiet_ms bigint DEFAULT NULL,
 											   client_ms bigint DEFAULT NULL,
 											   seen_generation bigint DEFAULT NULL,
-											   seen_counter bigint DEFAULT NULL)
+											   seen_counter bigint DEFAULT NULL,
+											   clock_margin_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -1091,22 +1205,29 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
 	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
 	PERFORM snowid_coordinator.check_token(tok);
+	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
+	-- (by hand, in a datacenter without a row: lost, nothing written)
 	now_ms := snowid_coordinator.lock_datacenter(dc, quiet_ms IS NOT NULL);
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
+										seen_generation, seen_counter);
 	END IF;
-	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, seen_generation,
-									seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
 		quiet_until := st.quiet_until_ms;
 	END IF;
-	o.generation := st.generation;
-	o.counter := st.counter;
+	IF quiet_ms IS NOT NULL THEN
+		o.generation := st.generation;
+		o.counter := st.counter;
+	END IF;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
 	IF quiet_until IS NOT NULL AND client_ms IS NOT NULL AND
-		(w.holder IS NOT DISTINCT FROM me AND w.lease_token IS DISTINCT FROM tok OR
+		-- not a lease of this claim, run out or not: that one is renewed
+		NOT (w.holder IS NOT DISTINCT FROM me AND w.on_lease AND
+			 w.lease_token IS NOT DISTINCT FROM tok) AND
+		(w.holder IS NOT DISTINCT FROM me AND w.on_lease OR
 		 ((w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) AND
 		  coalesce(w.fence_ms, 0) <= client_ms)) THEN
 		-- re-asserted in a quiet period: the lease made again, its floor
@@ -1278,6 +1399,7 @@ CREATE PROCEDURE snowid_coordinator.claim(
 	want integer, max integer, prefer integer, usable_ms bigint,
 	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
 	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1293,7 +1415,8 @@ DECLARE
 BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
-		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter);
+		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
+		clock_margin_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1311,6 +1434,7 @@ CREATE PROCEDURE snowid_coordinator.lease_claim(
 	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
 	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
 	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1327,7 +1451,7 @@ BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
 		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
-		seen_generation, seen_counter);
+		seen_generation, seen_counter, clock_margin_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1345,6 +1469,7 @@ CREATE PROCEDURE snowid_coordinator.lease_renew(
 	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
 	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
 	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -1361,7 +1486,7 @@ BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
 		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
-		seen_generation, seen_counter);
+		seen_generation, seen_counter, clock_margin_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;
@@ -1450,14 +1575,15 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_holder(integer, text, text),
 	snowid_coordinator.register_holder(integer, text, text),
 	snowid_coordinator.check_called_by(text),
-	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint),
-	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint),
-	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint),
+	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint),
+	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
+	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
 	snowid_coordinator.free(integer, integer, bigint),
 	snowid_coordinator.reset_secret(integer, text),
 	snowid_coordinator.server_now(),
-	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint),
+	snowid_coordinator.check_declared(bigint, bigint),
+	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),
 	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;

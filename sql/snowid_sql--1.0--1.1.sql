@@ -10,7 +10,8 @@
 -- re-assertion is the owner's scheduled snowid_claim(), whose interval
 -- (checkin_interval_ms of snowid_coordination) its claims declare, as the
 -- C edition's servers declare snowid.checkin_interval.  Its claim says
--- how long a quiet period must last for it, re-asserts the worker id it
+-- how long a quiet period must last for it and how far apart the clocks
+-- may lie (clock_margin_ms, as snowid.clock_margin), re-asserts the worker id it
 -- holds, and sends the generation and counter of the datacenter's state
 -- record it saw last, which it keeps in snowid_coordinator_state: a
 -- coordination database gone back to an older state of itself is noticed.
@@ -26,6 +27,15 @@ ALTER TABLE @extschema@.snowid_coordination
 
 COMMENT ON COLUMN @extschema@.snowid_coordination.checkin_interval_ms IS
 'how often snowid_claim() runs (its schedule), in ms: a coordination database that forgot its claims grants no worker id until then, plus timeout_ms, max_drift_ms and 1 s';
+
+-- How far apart the clocks of the servers sharing the coordination
+-- database may lie, as snowid.clock_margin of the C edition: a worker id
+-- held back by a quiet period is granted only that far past its end
+ALTER TABLE @extschema@.snowid_coordination
+	ADD COLUMN clock_margin_ms integer NOT NULL DEFAULT 60000;
+
+COMMENT ON COLUMN @extschema@.snowid_coordination.clock_margin_ms IS
+'how far apart the clocks of the servers sharing the coordination database may lie, in ms (snowid.clock_margin of the C edition): after a quiet period, a worker id is granted only that far past its end';
 
 -- The datacenter's state record as the coordination database answered it
 -- last: only the owner reads it.  Not dumped: a database restored from a
@@ -66,6 +76,8 @@ BEGIN
 		RETURN format('timeout_ms is %s; it runs from 100 to 60000.', r.timeout_ms);
 	ELSIF r.checkin_interval_ms NOT BETWEEN 1000 AND 3600000 THEN
 		RETURN format('checkin_interval_ms is %s; it runs from 1000 to 3600000.', r.checkin_interval_ms);
+	ELSIF r.clock_margin_ms NOT BETWEEN 0 AND 3600000 THEN
+		RETURN format('clock_margin_ms is %s; it runs from 0 to 3600000.', r.clock_margin_ms);
 	END IF;
 	RETURN NULL;
 END
@@ -165,10 +177,10 @@ BEGIN
 	-- the secret is read by the coordination server from its session's
 	-- options (snowid_sql_connstr()), never written here; the arguments
 	-- of the forgetting rule by name
-	call := format('CALL snowid_coordinator.claim(%s, %L, pg_catalog.current_setting(%L), %s, %s, %s, %s, quiet_ms => %s, reassert => %s, seen_generation => %s, seen_counter => %s)',
+	call := format('CALL snowid_coordinator.claim(%s, %L, pg_catalog.current_setting(%L), %s, %s, %s, %s, quiet_ms => %s, reassert => %s, seen_generation => %s, seen_counter => %s, clock_margin_ms => %s)',
 				   c.datacenter_id, name, 'snowid_holder.secret', want, hi, prefer, usable,
 				   quiet_ms, CASE WHEN held IS NOT NULL THEN 'true' ELSE 'false' END,
-				   seen_generation, seen_counter);
+				   seen_generation, seen_counter, coord.clock_margin_ms);
 	by_u := has_function_privilege(format('%I.dblink_connect_u(text, text)', dblink_schema), 'EXECUTE');
 
 	BEGIN

@@ -53,7 +53,7 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 	ereport(LOG_SERVER_ONLY,
 			(errmsg("snowid waits until %s to claim a worker id from %s",
 					snowid_unix_ms_text(result->retry_ms), result->where),
-			 errdetail("%s may have forgotten claims, and grants none until every server that held a worker id has had time to re-assert it.",
+			 errdetail("%s may have forgotten claims: it grants none until every server that held a worker id has had time to re-assert it, and then none below the ids such a server may have issued.",
 					   snowid_store->title)));
 	*waited_ms += wait_ms;
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -79,7 +79,7 @@ snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
 			 errmsg("snowid cannot claim a worker id of datacenter %d until %s",
 					request->datacenter_id,
 					snowid_unix_ms_text(result->retry_ms)),
-			 errdetail("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), so it grants no worker id until every server that held one has had time to re-assert it.",
+			 errdetail("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), so it grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.",
 					   snowid_store->title),
 			 errhint("Call again after that time.  Servers already issuing ids go on.")));
 }

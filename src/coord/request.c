@@ -32,6 +32,7 @@ int			snowid_worker_id = -1;
 int			snowid_coordinator_timeout_ms = 2000;
 int			snowid_worker_lease_ms = 0;
 int			snowid_checkin_interval_ms = 5000;
+int			snowid_clock_margin_ms = 60000;
 bool		snowid_release_on_shutdown = false;
 const SnowidStore *snowid_store = NULL;
 const void *snowid_store_target = NULL;
@@ -126,9 +127,10 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	request->secret = snowid_secret;
 	request->timeout_ms = snowid_coordinator_timeout_ms;
 	snowid_coord_request_times(request);
-	request->free_margin_ms = SNOWID_FREE_CLOCKS_MS +
-		(int64) snowid_max_drift_ms + 1;
+	request->free_margin_ms = (int64) snowid_clock_margin_ms +
+		snowid_max_drift_ms + 1;
 	request->quiet_ms = snowid_quiet_ms();
+	request->clock_margin_ms = snowid_clock_margin_ms;
 	snowid_recall_seen(&request->seen);
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
 	request->client_sees_store = snowid_client_sees_store();

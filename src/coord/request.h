@@ -15,8 +15,15 @@
 /* The margin a quiet period adds (the forgetting rule, coord/store.h) */
 #define SNOWID_QUIET_MARGIN_MS		1000
 
+/*
+ * The most snowid.clock_margin may be, ms: the stores refuse a wider one
+ * (snowid.lua, snowid_coordinator)
+ */
+#define SNOWID_CLOCK_MARGIN_MAX_MS	3600000
+
 extern int	snowid_worker_id;
 extern int	snowid_checkin_interval_ms;
+extern int	snowid_clock_margin_ms;
 extern int	snowid_coordinator_timeout_ms;
 extern int	snowid_worker_lease_ms;
 extern bool snowid_release_on_shutdown;

@@ -53,11 +53,18 @@
  *	   database's files restored, an older RDB of a Redis whose run id its
  *	   user may not read).  It then makes a new generation, later than any
  *	   it was told of.
- *	 * It then starts a quiet period of the request's quiet_ms (each call
- *	   during it may lengthen it to its own quiet_ms from the start): no
- *	   worker id is granted but to the server that holds it or re-asserts
- *	   it (request.reassert: an id this server holds, or its cache names),
- *	   and every other claim is refused until its end (SNOWID_STORE_QUIET).
+ *	 * It then starts a quiet period of the longest quiet_ms any request
+ *	   declared (each call during it may lengthen it to its own from the
+ *	   start): no worker id is granted but to the server that holds it or
+ *	   re-asserts it (request.reassert: an id this server holds, or its
+ *	   cache names), and every other claim is refused until its end
+ *	   (SNOWID_STORE_QUIET).  It leaves a floor: its end, plus the widest
+ *	   clock_margin_ms any request declared, plus its length.  Every grant
+ *	   that is not a re-assertion starts at or above it, and is refused as
+ *	   quiet until then if the caller cannot start there yet.  A call that
+ *	   declares neither (release 1.2, a call by hand) counts as a server of
+ *	   the default settings (9 s of quiet, clocks a minute apart), for
+ *	   that call only.
  *	 * Every holder re-asserts within quiet_ms: a permanent holder checks
  *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
  *	   and a renewal whose lease is gone makes it again in a quiet period.
@@ -91,9 +98,6 @@
 
 /* Where a store was reached, for messages: "redis at host:port" */
 #define SNOWID_STORE_WHERE_LEN	320
-
-/* How far apart a fleet's clocks may lie, for the margin of a hint's free() */
-#define SNOWID_FREE_CLOCKS_MS	60000
 
 /*
  * The longest a quiet period may last past the plausible (the forgetting
@@ -145,9 +149,9 @@ typedef struct SnowidStoreRequest
 	int64		plausible_ms;	/* the latest fence any snowid server can
 								 * have written by now, Unix ms: a later one
 								 * is refused as corrupt */
-	int64		free_margin_ms; /* the margin a hint's free() names: clocks
-								 * a minute apart, plus snowid.max_drift_ms,
-								 * plus 1 */
+	int64		free_margin_ms; /* the margin a hint's free() names:
+								 * snowid.clock_margin, plus
+								 * snowid.max_drift_ms, plus 1 */
 	int64		quiet_ms;		/* how long a quiet period must last for
 								 * every holder like this server to
 								 * re-assert its id (the forgetting rule) */
@@ -155,6 +159,11 @@ typedef struct SnowidStoreRequest
 								 * one this server holds or its cache
 								 * names: the store may grant it in a
 								 * quiet period */
+	int64		clock_margin_ms;	/* how far apart the fleet's clocks (and
+									 * the store's) may lie
+									 * (snowid.clock_margin): the floor a
+									 * quiet period leaves lies that far
+									 * past its end, and more */
 	bool		checkin;		/* a check-in (explicit, reassert): the
 								 * store may answer OK from reads alone
 								 * when it holds the id for this server and

@@ -58,15 +58,16 @@ typedef struct SnowidPgRow
 static const char *const snowid_pg_claim_sql =
 "CALL snowid_coordinator.claim("
 "$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
-"$8::bigint, $9::boolean, $10::bigint, $11::bigint)";
+"$8::bigint, $9::boolean, $10::bigint, $11::bigint, $12::bigint)";
 static const char *const snowid_pg_lease_claim_sql =
 "CALL snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
-"$8::int, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint)";
+"$8::int, $9::bigint, $10::text, $11::bigint, $12::bigint, $13::bigint, "
+"$14::bigint)";
 static const char *const snowid_pg_lease_renew_sql =
 "CALL snowid_coordinator.lease_renew("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::text, "
-"$8::bigint, $9::bigint, $10::bigint, $11::bigint)";
+"$8::bigint, $9::bigint, $10::bigint, $11::bigint, $12::bigint)";
 static const char *const snowid_pg_lease_release_sql =
 "CALL snowid_coordinator.lease_release("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::boolean, $7::text)";
@@ -127,14 +128,14 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
  * snowid_pg_claim
  *		The claim for good: claim(datacenter, identity, secret, want, max,
  *		prefer, usable_ms, quiet_ms, reassert, seen_generation,
- *		seen_counter).
+ *		seen_counter, clock_margin_ms).
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
-	char		numbers[8][24];
-	const char *values[11];
+	char		numbers[9][24];
+	const char *values[12];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", request->datacenter_id);
@@ -145,6 +146,7 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snprintf(numbers[5], 24, INT64_FORMAT, request->quiet_ms);
 	snprintf(numbers[6], 24, INT64_FORMAT, request->seen.generation);
 	snprintf(numbers[7], 24, INT64_FORMAT, request->seen.counter);
+	snprintf(numbers[8], 24, INT64_FORMAT, request->clock_margin_ms);
 	values[0] = numbers[0];
 	values[1] = request->identity;
 	values[2] = request->secret;
@@ -156,8 +158,9 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	values[8] = request->reassert ? "true" : "false";
 	values[9] = numbers[6];
 	values[10] = numbers[7];
+	values[11] = numbers[8];
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 11, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 12, values, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -182,16 +185,17 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
  * snowid_pg_lease_claim
  *		A lease claim: lease_claim(datacenter, identity, secret, max,
  *		lease_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
- *		seen_generation, seen_counter).  The grant must start at or above its floor, within what the request can wait
- *		for, and reach no further than a lease past it or the generator.
+ *		seen_generation, seen_counter, clock_margin_ms).  The grant must
+ *		start at or above its floor, within what the request can wait for,
+ *		and reach no further than a lease past it or the generator.
  */
 static void
 snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[10][24];
-	const char *values[13];
+	char		numbers[11][24];
+	const char *values[14];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -204,6 +208,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[7], 24, INT64_FORMAT, claim->quiet_ms);
 	snprintf(numbers[8], 24, INT64_FORMAT, claim->seen.generation);
 	snprintf(numbers[9], 24, INT64_FORMAT, claim->seen.counter);
+	snprintf(numbers[10], 24, INT64_FORMAT, claim->clock_margin_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -217,9 +222,10 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	values[10] = numbers[7];
 	values[11] = numbers[8];
 	values[12] = numbers[9];
+	values[13] = numbers[10];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 13, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 14, values,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -246,17 +252,17 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
  * snowid_pg_lease_renew
  *		A renewal: lease_renew(datacenter, identity, secret, worker_id,
  *		lease_ms, want_ms, token, quiet_ms, client_ms, seen_generation,
- *		seen_counter).  A fence past the one asked for, which no
- *		holder of this claim wrote, is not taken: grant->refused_fence_ms
- *		keeps it for the caller to report.
+ *		seen_counter, clock_margin_ms).  A fence past the one asked for,
+ *		which no holder of this claim wrote, is not taken:
+ *		grant->refused_fence_ms keeps it for the caller to report.
  */
 static SnowidLeaseOutcome
 snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[8][24];
-	const char *values[11];
+	char		numbers[9][24];
+	const char *values[12];
 	SnowidPgRow row;
 
 	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
@@ -268,6 +274,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	snprintf(numbers[5], 24, INT64_FORMAT, claim->client_ms);
 	snprintf(numbers[6], 24, INT64_FORMAT, claim->seen.generation);
 	snprintf(numbers[7], 24, INT64_FORMAT, claim->seen.counter);
+	snprintf(numbers[8], 24, INT64_FORMAT, claim->clock_margin_ms);
 	values[0] = numbers[0];
 	values[1] = claim->identity;
 	values[2] = claim->secret;
@@ -279,9 +286,10 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	values[8] = numbers[5];
 	values[9] = numbers[6];
 	values[10] = numbers[7];
+	values[11] = numbers[8];
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 11, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 12, values,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)

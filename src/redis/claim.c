@@ -38,8 +38,9 @@
  * even if it is held already (so that a WAIT for replicas covers it) or 0,
  * and the latest fence the claiming server can start above now (its clock
  * plus its drift budget, Unix ms); then (the forgetting rule) how long a
- * quiet period lasts, 1 if the id is this server's own to re-assert, and
- * the generation and counter of the state record this server saw last.
+ * quiet period lasts, 1 if the id is this server's own to re-assert, the
+ * generation and counter of the state record this server saw last, and
+ * how far apart the fleet's clocks may lie (snowid.clock_margin).
  * Replies {worker id, its fence or 0, generation, counter}, or refuses with
  * SNOWID_ALL_HELD, SNOWID_FENCED, SNOWID_QUIET, SNOWID_CONFLICT,
  * SNOWID_HOLDS_OTHER or SNOWID_RANGE.
@@ -331,7 +332,7 @@ static void
 snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
-	char		numbers[128];
+	char		numbers[192];
 	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
 
@@ -344,11 +345,12 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 	}
 
 	snprintf(numbers, sizeof(numbers), "%d %d %d %d " INT64_FORMAT " "
-			 INT64_FORMAT " %d " INT64_FORMAT " " INT64_FORMAT,
+			 INT64_FORMAT " %d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
 			 request->explicit_worker_id, request->max_worker_id,
 			 request->preferred_worker_id, request->min_replicas > 0 ? 1 : 0,
 			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0,
-			 request->seen.generation, request->seen.counter);
+			 request->seen.generation, request->seen.counter,
+			 request->clock_margin_ms);
 	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;

@@ -35,13 +35,18 @@
  *	snowid_2_lease_claim	numbers: the highest worker id, the lease (ms),
  *							where the claiming server's generator is (Unix
  *							ms), the latest fence it can start above now,
- *							the worker id it held last or -1, and how far
- *							past that its own lease's fence may lie;
- *							replies {worker id, floor, fence, lease}, or
- *							refuses with SNOWID_ALL_HELD or SNOWID_FENCED
+ *							the worker id it held last or -1, how far
+ *							past that its own lease's fence may lie, and
+ *							for the forgetting rule the quiet period, the
+ *							generation and counter seen and the clock
+ *							margin; replies {worker id, floor, fence,
+ *							lease}, or refuses with SNOWID_ALL_HELD,
+ *							SNOWID_FENCED or SNOWID_QUIET
  *	snowid_2_lease_renew	numbers: the worker id, the lease (ms), the fence
- *							wanted; replies {worker id, floor, fence, lease}
- *							or SNOWID_LOST <holder>
+ *							wanted, the quiet period, the generator, the
+ *							generation and counter seen and the clock
+ *							margin; replies {worker id, floor, fence,
+ *							lease} or SNOWID_LOST <holder>
  *	snowid_2_lease_release	numbers: the worker id, the final fence and
  *							1 to park the lease (keep it, its fence
  *							lowered); replies 1, or 0 if the id was not
@@ -71,7 +76,7 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 				   SnowidLeaseReader read, const char *what,
 				   SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		numbers[128];
+	char		numbers[192];
 	SnowidScriptCall call = {function, numbers, request->lease->token};
 	redisReply *reply;
 	SnowidLeaseOutcome outcome;
@@ -80,11 +85,12 @@ snowid_lease_on_id(const SnowidRedisTarget *target,
 	if (with_lease)
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT " " INT64_FORMAT
 				 " " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " "
-				 INT64_FORMAT,
+				 INT64_FORMAT " " INT64_FORMAT,
 				 request->lease->worker_id, request->lease->lease_ms,
 				 request->lease->fence_ms, request->claim->quiet_ms,
 				 request->claim->client_ms, request->claim->seen.generation,
-				 request->claim->seen.counter);
+				 request->claim->seen.counter,
+				 request->claim->clock_margin_ms);
 	else
 		snprintf(numbers, sizeof(numbers), "%d " INT64_FORMAT "%s",
 				 request->lease->worker_id, request->lease->fence_ms,
@@ -186,19 +192,20 @@ snowid_redis_lease_claim(const SnowidRedisTarget *target,
 						 const SnowidRedisLeaseRequest *request,
 						 SnowidLeaseGrant *grant, SnowidRedisResult *result)
 {
-	char		numbers[128];
+	char		numbers[192];
 	SnowidScriptCall call = {SNOWID_SCRIPT_LEASE_CLAIM, numbers,
 	request->lease->token};
 	redisReply *reply;
 
 	snprintf(numbers, sizeof(numbers),
 			 "%d " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " %d "
-			 INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT,
+			 INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT " " INT64_FORMAT
+			 " " INT64_FORMAT,
 			 request->claim->max_worker_id, request->lease->lease_ms,
 			 request->claim->client_ms, request->claim->usable_ms,
 			 request->claim->preferred_worker_id, request->lease->wait_ms,
 			 request->claim->quiet_ms, request->claim->seen.generation,
-			 request->claim->seen.counter);
+			 request->claim->seen.counter, request->claim->clock_margin_ms);
 	reply = snowid_script_run(target, request->claim, &call, result);
 	if (reply == NULL)
 		return;

@@ -85,7 +85,7 @@ snowid_redis_report(int elevel, const SnowidRedisRequest *request,
 /*
  * The command that frees worker id (or "<worker id>" for -1) of the
  * request's datacenter: the library's function that fences it first, at
- * Redis' clock plus the request's margin (a minute for clocks apart, plus
+ * Redis' clock plus the request's margin (snowid.clock_margin, plus
  * snowid.max_drift_ms, plus 1: the margin the documentation explains).
  */
 static char *

@@ -12,19 +12,15 @@
 --   redis-cli -x FUNCTION LOAD REPLACE < "$(pg_config --sharedir)/extension/snowid.lua"
 --
 -- The server then only calls FCALL.  The names carry the version of their
--- arguments and replies (snowid_2_...), so that a server never calls a
--- library of another release: a release that changes them names its
--- functions snowid_3_..., and keeps the older ones here for as long as
--- servers of an earlier release may call them (FUNCTION LOAD REPLACE swaps
--- the whole library).  The snowid_1_... functions that release 1.2
--- calls are here, and follow the same fence rule: snowid_1_claim named
--- the owners key alone, and finds the other two by their names (they share
--- its hash tag, so its Redis Cluster slot).
---
--- Without the library (Redis 6, or not loaded) the server runs this same
--- file with EVALSHA, or EVAL, without its first line and its comment lines,
--- the function's name as the first argument: the end of the file
--- dispatches on it.
+-- arguments and replies (snowid_2_...): a release that changes them names
+-- its functions snowid_3_..., and keeps the older ones here while servers
+-- of an earlier release may call them (FUNCTION LOAD REPLACE swaps the
+-- whole library).  The snowid_1_... functions of release 1.2 follow the
+-- same rules: snowid_1_claim named the owners key alone, and finds the
+-- other two by their names (its hash tag, so its Redis Cluster slot).
+-- Without the library (Redis 6, or not loaded) the server runs this file
+-- with EVALSHA, or EVAL, without its first line and its comment lines, the
+-- function's name as the first argument: the end of the file dispatches.
 --
 -- Every function takes the datacenter's three keys (owners, leases,
 -- fences), the identity of the calling server, then its numbers separated
@@ -32,7 +28,8 @@
 -- the token of the claim and a space, in the same argument.  (Redis
 -- refuses a command of more than ten words before AUTH, which would hide
 -- why a call without a password fails.)  Refusals are error replies whose
--- first word says which, and they write nothing.
+-- first word says which; they write nothing but the state record of the
+-- forgetting rule.
 --
 -- THE HOLDER'S SECRET.  Every server sends a secret of its own (64
 -- lower-case hex digits, kept in its data directory).  Its hash
@@ -60,14 +57,14 @@ local prefix = 'snowid_2_'
 --     parks it, having stopped issuing (never below the floor it took the
 --     id with).
 --   * load() reads every fence (and the "fence:<worker id>" fields of the
---     owners hash that release 1.2 wrote there), and every
---     claim, of any kind, starts at or above the fence it finds, or refuses.
+--     owners hash that release 1.2 wrote there), and every claim, of any
+--     kind, starts at or above the fence it finds, or refuses.
 --   * retire() is the only way a worker id leaves its holder: a release, a
 --     lease claim that moves to another id, an expired lease taken over, an
 --     id beyond the layout, an administrator's free().  It raises the fence
 --     to what the holder may have issued, mirrors it into the owners hash
---     (where servers of release 1.2, running the library as a
---     script, read it), and only then removes the holder.
+--     (where servers of release 1.2, running the library as a script, read
+--     it), and only then removes the holder.
 --
 -- A permanent holder has no fence while it holds: it may issue for as long
 -- as it runs.  Only free(), which an administrator calls once that server
@@ -248,26 +245,34 @@ end
 -- Redis may lose what it was told: FLUSHALL, eviction, a restart from an
 -- older RDB or AOF, a failover to a replica that missed writes.  A
 -- datacenter's state record, the field "state" of its owners hash,
--- "<generation> <run id> <quiet from> <quiet until> <counter>", says who
--- wrote the claims; the generation (hexadecimal) is Redis' clock when the
--- record was made, later than every generation before it, and the counter
--- goes up at every call of a holder.  The leases and fences hashes carry
--- the generation in a field "generation".  Every holder remembers the
--- generation and counter it saw last, and sends them with its calls.
+-- "<generation> <run id> <quiet from> <quiet until> <counter> <floor>
+-- <longest quiet> <widest clock margin>", says who wrote the claims; the
+-- generation (hexadecimal) is Redis' clock when the record was made, later
+-- than every generation before it, and the counter goes up at every call
+-- of a holder.  The leases and fences hashes carry the generation in a
+-- field "generation".  Holders send the generation and counter they saw.
 -- recall() finds that Redis may have forgotten when there is no record,
 -- when it was written under another run of Redis (run_id of INFO: every
 -- restart and every failover changes it), when a hash lacks the generation
 -- (evicted), or when the caller has seen a later generation, or a higher
 -- counter of this one (Redis went back to an older state of itself).  It
 -- then starts a quiet period: until every server that may still hold an
--- id has had time to re-assert it (the caller's quiet_ms, raised by every
--- caller during the quiet), no worker id is granted but to the server that
--- re-asserts it.  An administrator's new_datacenter() writes the record of
--- a brand-new datacenter without a quiet period.
+-- id has had time to re-assert it, no worker id is granted but to the
+-- server that re-asserts it, and every other grant starts at or above the
+-- floor it leaves.  An administrator's new_datacenter() writes the record
+-- of a brand-new datacenter without a quiet period; end_quiet() ends one.
 
 -- The largest generation or counter a caller may send: every integer up to
 -- it is exact in Lua's numbers
 local SEEN_MAX = 9007199254740991
+
+-- The most a call may declare of a quiet period and of how far apart the
+-- fleet's clocks (and Redis') may lie (snowid.clock_margin), ms; and what
+-- a call that declares none is taken to: a server of release 1.2 or a call
+-- by hand, as a server of the default settings (5 s check-in, 2 s timeout,
+-- 1 s drift budget, 1 s) with clocks a minute apart
+local QUIET_MAX, MARGIN_MAX = 253402300800000, 3600000
+local QUIET_DEFAULT, MARGIN_DEFAULT = 9000, 60000
 
 -- The run of Redis this function runs in
 local function run_id()
@@ -278,9 +283,10 @@ end
 
 -- Write the state record, and with all the generation into the other two
 -- hashes
-local function write_state(st, gen, run, from, til, counter, all)
+local function write_state(st, gen, run, from, til, counter, all, floor, longest, widest)
   redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) ..
-             ' ' .. ms(til) .. ' ' .. ms(counter))
+             ' ' .. ms(til) .. ' ' .. ms(counter) .. ' ' .. ms(floor or 0) ..
+             ' ' .. ms(longest or 0) .. ' ' .. ms(widest or 0))
   if all then
     redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
     redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
@@ -288,33 +294,44 @@ local function write_state(st, gen, run, from, til, counter, all)
   end
 end
 
--- What a caller saw last of the state record, from two strings of digits
--- (both empty: it sends nothing, and gets nothing back); nil and a refusal
--- if they are not two numbers up to SEEN_MAX
-local function seen_of(gen, counter)
-  if (gen or '') == '' and (counter or '') == '' then return false end
-  gen, counter = tonumber(gen), tonumber(counter)
-  if not gen or not counter or gen > SEEN_MAX or counter > SEEN_MAX then
-    return nil, redis.error_reply('SNOWID_USAGE a generation and a counter up to ' ..
-                                  ms(SEEN_MAX))
+-- What a call says of the forgetting rule, from its trailing numbers
+-- (strings of digits, empty for none): what it saw last of the state record
+-- (false: nothing), the quiet period and clock margin it declares (nil:
+-- none); or a refusal of numbers out of bounds
+local function told(gen, counter, quiet_ms, margin)
+  local seen = ((gen or '') ~= '' or (counter or '') ~= '') and
+    {generation = tonumber(gen) or -1, counter = tonumber(counter) or -1}
+  quiet_ms, margin = tonumber(quiet_ms), tonumber(margin)
+  if seen and (seen.generation < 0 or seen.counter < 0 or seen.generation > SEEN_MAX or
+               seen.counter > SEEN_MAX) then
+    return nil, nil, nil, redis.error_reply('SNOWID_USAGE a generation and a counter up to ' .. ms(SEEN_MAX))
+  elseif (quiet_ms or 0) > QUIET_MAX or (margin or 0) > MARGIN_MAX then
+    return nil, nil, nil, redis.error_reply('SNOWID_USAGE a quiet period up to ' ..
+      ms(QUIET_MAX) .. ' ms and a clock margin up to ' .. ms(MARGIN_MAX) .. ' ms')
   end
-  return {generation = gen, counter = counter}
+  return seen, quiet_ms, margin
 end
 
 -- Whether Redis may have forgotten this datacenter's claims, after load():
--- starts or extends the quiet period by quiet_ms, and moves the counter
--- up; seen is what the caller saw last (false: nothing).  Returns the end
--- of the quiet period (Redis' clock), or nil outside one, and leaves the
--- record's generation and counter in st.generation and st.counter.  A
--- caller that does not say how long its quiet period is (a server of
--- release 1.2, a test that calls a function by hand) keeps the rules of
--- before.
-local function recall(st, quiet_ms, seen)
-  local gen, run, from, til, counter = string.match(st.state or '',
-    '^(%x+) (%S+) (%d+) (%d+) ?(%d*)$')
-  if quiet_ms == nil then return nil end
+-- starts or lengthens the quiet period, raises the floor it leaves, and,
+-- for a call that declares its quiet period, moves the counter up; seen is
+-- what the caller saw last (false: nothing).  Returns the end of the quiet
+-- period (Redis' clock), or nil outside one, and leaves the record's
+-- generation and counter in st.generation and st.counter.  A quiet period
+-- lasts the longest quiet_ms declared; its floor lies past its end by the
+-- widest margin declared for the fleet's clocks, and by its length (which
+-- covers the drift budgets), as free() fences an id whose holder may have
+-- issued until then.  What a call does not declare counts as the defaults
+-- for that call only, which the record does not keep; such a call writes
+-- the record only if it changes.
+local function recall(st, quiet_ms, margin, seen)
+  local gen, run, from, til, counter, floor, longest, widest = string.match(st.state or '',
+    '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   local g = tonumber(gen or '0', 16) or 0
-  counter = tonumber(counter) or 0
+  local was = {tonumber(til), tonumber(floor) or 0, tonumber(longest) or 0, tonumber(widest) or 0}
+  counter, floor = tonumber(counter) or 0, was[2]
+  longest, widest = math.max(was[3], quiet_ms or 0), math.max(was[4], margin or 0)
+  local len = math.max(longest, quiet_ms or QUIET_DEFAULT)
   -- a user that may not INFO runs under 'unknown': only lost keys count
   local now_run = run_id()
   local forgot = gen == nil or
@@ -326,14 +343,20 @@ local function recall(st, quiet_ms, seen)
   if forgot then
     g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
     gen, run, from, til, counter = string.format('%x', g), now_run, st.now,
-      st.now + quiet_ms, 0
+      st.now + len, 0
   else
     from, til = tonumber(from), tonumber(til)
-    if til > st.now and from + quiet_ms > til then til = from + quiet_ms end
+    if til > st.now and from + len > til then til = from + len end
   end
-  counter = counter + 1
-  write_state(st, gen, run, from, til, counter, forgot)
-  st.generation, st.counter = g, counter
+  if til > st.now then
+    floor = math.max(floor, til + math.max(widest, margin or MARGIN_DEFAULT) + (til - from))
+  end
+  if quiet_ms then counter = counter + 1 end
+  if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
+     widest ~= was[4] then
+    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
+  end
+  st.generation, st.counter, st.forgot_floor = g, counter, floor
   if til > st.now then return til end
 end
 
@@ -370,16 +393,17 @@ end
 -- for the log (unused).  Replies 1.
 local function end_quiet(keys, args)
   local st = load(keys, 0)
-  local gen, counter = string.match(st.state or '', '^(%x+) %S+ %d+ %d+ ?(%d*)$')
+  local gen, counter, longest, widest = string.match(st.state or '',
+    '^(%x+) %S+ %d+ %d+ ?(%d*) ?%d* ?(%d*) ?(%d*)$')
   write_state(st, gen or string.format('%x', st.now), run_id(), st.now, st.now,
-              tonumber(counter) or 0, true)
+              tonumber(counter) or 0, true, 0, tonumber(longest), tonumber(widest))
   return 1
 end
 
 -- The id a server without one takes: first if it is free (not live, and
 -- fenced no later than usable), else the lowest free id in 0..max, else the
 -- one fenced least far of those not live, which the caller refuses with
--- fenced(); or nil and SNOWID_ALL_HELD when every id is held.  mine(id)
+-- too_far(); or nil and SNOWID_ALL_HELD when every id is held.  mine(id)
 -- says whether the caller holds id itself (it may take that one too).
 local function pick(st, max, usable, first, mine)
   local function open(id) return mine(id) or not st.live(id) end
@@ -398,9 +422,17 @@ local function pick(st, max, usable, first, mine)
   return least
 end
 
--- The refusal of an id fenced past where the caller can start
-local function fenced(st, id)
-  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(st.fence(id)))
+-- The refusal of a grant of id whose floor f lies past where the caller
+-- can start: fenced by the id's fence, or held back by the floor of a quiet
+-- period (see recall()), which is refused as quiet until then
+local function too_far(st, id, f)
+  if f > st.fence(id) then return quiet(f) end
+  return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(f))
+end
+
+-- The floor of a grant of id that is not a re-assertion (see recall())
+local function new_floor(st, id)
+  return math.max(st.fence(id), st.forgot_floor or 0)
 end
 
 -- Give the caller's other ids up (an id beyond max after a layout change,
@@ -439,43 +471,44 @@ local function adopt(st, me)
   return adopted
 end
 
--- The claim, for good.
---
--- args[1] is the claiming identity; args[2] holds five numbers: the
--- configured worker id or -1, the highest worker id, the preferred worker id
--- or -1, 1 to write the claim even if it is held already (so that a WAIT for
--- replicas covers it) or 0, and the latest fence the claiming server can
--- start above now (its clock plus its drift budget, Unix ms).
+-- The claim, for good.  args[1] is the claiming identity; args[2] holds
+-- five numbers: the configured worker id or -1, the highest worker id, the
+-- preferred worker id or -1, 1 to write the claim even if it is held
+-- already (so that a WAIT for replicas covers it) or 0, and the latest
+-- fence the claiming server can start above now (its clock plus its drift
+-- budget, Unix ms); then, for the forgetting rule, optionally: its quiet
+-- period (ms), 1 to re-assert the configured or preferred id, the
+-- generation and counter it saw last, and its clock margin (ms).
 --
 -- An identity keeps the id it holds (or that it held under the name of an
--- older release, see adopt()).  Without one it takes the configured
--- id if free; with none configured, the preferred id if free, or else the
--- lowest free id in 0..max.  Free is: no holder, or a lease that has run
--- out (whose fence covers all its holder issued).  The preferred id is the
--- one the server held last: if Redis has lost the claims, the lowest free
--- id may be one that another server still uses, while the server's own last
+-- older release, see adopt()).  Without one it takes the configured id if
+-- free; with none configured, the preferred id if free, or else the lowest
+-- free id in 0..max.  Free is: no holder, or a lease that has run out
+-- (whose fence covers all its holder issued).  The preferred id is the one
+-- the server held last: if Redis has lost the claims, the lowest free id
+-- may be one that another server still uses, while the server's own last
 -- id is free unless a server claimed it since.  An id fenced past that
 -- latest time is not taken: the choice goes on to the next free id, and a
--- configured or kept id is refused until then.  A server that already holds
--- its id causes no write unless asked to write.  Its other ids are retired
+-- configured or kept id is refused until then.  Its other ids are retired
 -- just past that latest time, which covers all it issued (the servers send
 -- the later of their clock plus drift budget and their generator), as
--- free() asks: that millisecond included, plus 1.
--- Replies {worker id, its fence or 0}: the claiming server's ids must start
--- at or above that fence.  Refusals:
+-- free() asks: that millisecond included, plus 1.  Replies {worker id, its
+-- fence or 0}: the claiming server's ids must start at or above that
+-- fence.  Refusals:
 --
 --   SNOWID_ALL_HELD <count>         no id in 0..max is free
 --   SNOWID_FENCED <id> <fence>      every free id (or the configured or kept
 --                                   one) is fenced past that time; id is the
 --                                   one fenced least far
+--   SNOWID_QUIET <until>            no grant until then (see recall())
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
 local function claim(keys, args)
   local me = args[1]
-  local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc =
+  local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin =
     string.match(args[2],
-                 '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*)$')
+                 '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*) ?(%d*)$')
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
@@ -483,9 +516,9 @@ local function claim(keys, args)
   local st = load(keys, max)
   local refused = check_secret(st, me, args[3])
   if refused then return refused end
-  local seen, bad = seen_of(sg, sc)
+  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
   if bad then return bad end
-  local til = recall(st, tonumber(quiet_ms), seen)
+  local til = recall(st, q, m, seen)
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -499,6 +532,8 @@ local function claim(keys, args)
       return redis.error_reply('SNOWID_HOLDS_OTHER ' .. keep)
     end
     if keep == nil and st.live(want) then
+      -- quiet first: what the store holds may be what it forgot
+      if til and reassert ~= '1' then return quiet(til) end
       return redis.error_reply('SNOWID_CONFLICT ' .. st.holder[tostring(want)])
     end
     keep = want
@@ -509,11 +544,11 @@ local function claim(keys, args)
   end
   local k = tostring(keep)
   local held = st.holder[k] == me
+  local reasserts = held or (reassert == '1' and (keep == want or keep == prefer))
   -- in a quiet period, only the id this server holds, or re-asserts
-  if til and not held and not (reassert == '1' and (keep == want or keep == prefer)) then
-    return quiet(til)
-  end
-  if st.fence(keep) > usable then return fenced(st, keep) end
+  if til and not reasserts then return quiet(til) end
+  local floor = reasserts and st.fence(keep) or new_floor(st, keep)
+  if floor > usable then return too_far(st, keep, floor) end
   give_up_others(st, me, keep, max, usable + 1)
   if st.holder[k] ~= nil and not held then
     retire(st, k, 0)
@@ -523,7 +558,7 @@ local function claim(keys, args)
     ensure(st)
   end
   register_secret(st, me, args[3])
-  return granted(st, seen, {keep, st.fence(keep)})
+  return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
 
 -- The lease of worker id k, if it is me's and was granted with token tok:
@@ -539,48 +574,48 @@ end
 -- The lease claim.  args: identity; the highest worker id, the lease (ms),
 -- where the claiming server's generator is (Unix ms), the latest fence it
 -- can start above now (its clock plus its drift budget) and, optionally,
--- the worker id it held last (or -1) and how long its callers may wait for
--- its clock (ms); and a new token that the renewals and the release of
--- this lease name.
+-- the worker id it held last (or -1), how long its callers may wait for
+-- its clock (ms), its quiet period, the generation and counter it saw last
+-- and its clock margin (see claim()); and a new token that the renewals
+-- and the release of this lease name.
 --
--- The floor of a claim is always the id's fence as it is now: every id any
--- holder issued with it lies below.  A server that still holds a lease
--- (even one run out, as long as nobody took the id since; a clean stop
--- parks it, its fence lowered to its last id) keeps it if it can start
--- above that fence, or within the wait; otherwise it takes the id it held
--- last if that is free (no holder, or a lease that ran out) and it can
--- start above its fence now, else the lowest such id.  A permanent claim is
--- never free, but to its own holder: a server moved from a claim for good
--- onto a lease takes that id on lease (as its own lease, within the wait),
--- and its other ids held for good are retired, fenced past its generator
--- and its clock plus its drift budget.  The new fence is a lease past the floor or the caller's
--- generator, whichever is later.  Replies {worker id, floor, fence, lease},
--- or refuses: SNOWID_ALL_HELD <count>, or SNOWID_FENCED <id> <fence> when
--- every free id is fenced too far ahead.
+-- The floor of a claim is the id's fence as it is now: every id any holder
+-- issued with it lies below.  A server that still holds a lease (even one
+-- run out, as long as nobody took the id since; a clean stop parks it, its
+-- fence lowered to its last id) keeps it if it can start above that fence,
+-- or within the wait; otherwise it takes the id it held last if that is
+-- free (no holder, or a lease that ran out) and it can start above its
+-- fence now, else the lowest such id.  A permanent claim is never free, but
+-- to its own holder: a server moved from a claim for good onto a lease
+-- takes that id on lease (as its own lease, within the wait), and its
+-- other ids held for good are retired, fenced past its generator and its
+-- clock plus its drift budget.  The new fence is a lease past the floor or
+-- the caller's generator, whichever is later.  Replies {worker id, floor,
+-- fence, lease}, or refuses as claim() does.
 local function lease_claim(keys, args)
-  local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc =
+  local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc, margin =
     string.match(args[2],
-                 '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+                 '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local seen, bad = seen_of(sg, sc)
+  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
   if bad then return bad end
-  local til = recall(st, tonumber(quiet_ms), seen)
+  local til = recall(st, q, m, seen)
   local me = 'lease ' .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
   local held = st.known(max)
   for _, id in ipairs(held) do
-    if keep == nil and mine(id) and st.fence(id) <= usable + wait then keep = id end
+    if keep == nil and mine(id) and new_floor(st, id) <= usable + wait then keep = id end
   end
   -- a server moved from a claim for good onto a lease: that id is its lease
   for _, id in ipairs(held) do
     if keep == nil and st.holder[tostring(id)] == args[1] and
-        st.fence(id) <= usable + wait then
+        new_floor(st, id) <= usable + wait then
       keep = id
     end
   end
@@ -590,14 +625,17 @@ local function lease_claim(keys, args)
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
-    if st.fence(keep) > usable then return fenced(st, keep) end
+    local fresh = new_floor(st, keep)
+    if fresh > usable then return too_far(st, keep, fresh) end
   end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued
   give_up_others(st, args[1], keep, max, math.max(client, usable + 1))
   if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-  local floor = st.fence(keep)
+  -- never a re-assertion (a renewal is): even its own lease, whose record
+  -- may be one the store went back to, starts past the quiet's floor
+  local floor = new_floor(st, keep)
   local new = math.max(client, floor) + lease
   redis.call('HSET', st.owners, k, me)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
@@ -607,23 +645,24 @@ local function lease_claim(keys, args)
   return granted(st, seen, {keep, floor, new, lease})
 end
 
--- The renewal.  args: identity; the worker id, the lease (ms) and the fence
--- wanted; the token of the claim.  Succeeds only while the id is this
--- server's lease of that claim (a lease that ran out and that nobody took
--- since still is); moves the lease to a lease from now and the fence up to
--- the one wanted, never down.  Replies {worker id, floor, fence, lease} or
--- SNOWID_LOST <holder>.
+-- The renewal.  args: identity; the worker id, the lease (ms), the fence
+-- wanted and, optionally, the quiet period, the generator, the generation
+-- and counter seen and the clock margin (see claim()); the token of the
+-- claim.  Succeeds only while the id is this server's lease of that claim
+-- (a lease that ran out and that nobody took since still is); moves the
+-- lease to a lease from now and the fence up to the one wanted, never
+-- down.  Replies {worker id, floor, fence, lease} or SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local k, lease, want, quiet_ms, client, sg, sc =
-    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+  local k, lease, want, quiet_ms, client, sg, sc, margin =
+    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local seen, bad = seen_of(sg, sc)
+  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
   if bad then return bad end
-  local til = recall(st, tonumber(quiet_ms), seen)
+  local til = recall(st, q, m, seen)
   local me = 'lease ' .. args[1]
   local b = lease_floor(st, me, k, token)
   if not b and til and tonumber(client) and
@@ -665,11 +704,8 @@ local function lease_release(keys, args)
   local b = lease_floor(st, 'lease ' .. args[1], k, token)
   if not b then return 0 end
   st.fence_of[k] = nil
-  if park == '1' then
-    raise_fence(st, k, math.max(tonumber(final), b))
-  else
-    retire(st, k, math.max(tonumber(final), b))
-  end
+  if park == '1' then raise_fence(st, k, math.max(tonumber(final), b))
+  else retire(st, k, math.max(tonumber(final), b)) end
   register_secret(st, args[1], secret)
   return 1
 end
@@ -707,19 +743,11 @@ local function reset_secret(keys, args)
 end
 
 -- snowid_1_claim of release 1.2 named the owners key alone
-local function sibling_keys(keys)
-  if keys[2] then return keys end
-  local base = string.match(keys[1], '^(.*):owners$')
-  if not base then
-    return nil
-  end
-  return {keys[1], base .. ':leases', base .. ':fences'}
-end
-
 local function claim_1(keys, args)
-  local all = sibling_keys(keys)
-  if not all then return redis.error_reply('SNOWID_USAGE an owners key ending in :owners') end
-  return claim(all, args)
+  local base = string.match(keys[1], '^(.*):owners$')
+  if keys[2] then return claim(keys, args) end
+  if not base then return redis.error_reply('SNOWID_USAGE an owners key ending in :owners') end
+  return claim({keys[1], base .. ':leases', base .. ':fences'}, args)
 end
 
 -- A function of a server, which refuses an identity (args[1]) that the

@@ -243,6 +243,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->free_margin_ms = in->free_margin_ms;
 	out->quiet_ms = in->quiet_ms;
 	out->reassert = in->reassert;
+	out->clock_margin_ms = in->clock_margin_ms;
 	out->checkin = in->checkin;
 	out->seen = in->seen;
 	out->wait_event_info = in->wait_event_info;

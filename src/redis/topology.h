@@ -76,10 +76,12 @@ typedef struct SnowidRedisRequest
 								 * have written by now, Unix ms: a later
 								 * one is refused as corrupt */
 	int64		free_margin_ms; /* the margin a hint's free command names */
-	int64		quiet_ms;		/* a quiet period's length, and whether the
-								 * id asked for is this server's own (the
+	int64		quiet_ms;		/* a quiet period's length, whether the id
+								 * asked for is this server's own, and how
+								 * far apart the fleet's clocks may lie (the
 								 * forgetting rule, coord/store.h) */
 	bool		reassert;
+	int64		clock_margin_ms;
 	bool		checkin;		/* a check-in: reads first (claim.c) */
 	SnowidStoreSeen seen;		/* the state record this server saw last */
 	uint32		wait_event_info;	/* shown while waiting on Redis */

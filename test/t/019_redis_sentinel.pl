@@ -91,10 +91,12 @@ sub claiming_node
 {
 	my (%settings) = @_;
 	# the masters listen on other ports of the sentinels' host: listed, as
-	# a host's other ports are followed only where the setting says
+	# a host's other ports are followed only where the setting says; the
+	# servers share one machine and its clock (a clock margin of a second:
+	# a claim after a failover waits for a quiet period and its floor)
 	my $node = SnowidTest::new_node('sentinel' . $n++,
 		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $url,
-		  'snowid.redis_timeout_ms' => 3000,
+		  'snowid.redis_timeout_ms' => 3000, 'snowid.clock_margin' => '1s',
 		  'snowid.redis_redirect_hosts' => '127.0.0.1', %settings });
 
 	$node->start;

@@ -57,9 +57,11 @@ sub url
 }
 
 my $ids = SnowidTest::Ledger->new;
-# (the cluster's masters listen on other ports of 127.0.0.1: listed)
+# (the cluster's masters listen on other ports of 127.0.0.1: listed; the
+# servers share one machine and its clock, a clock margin of a second: a
+# claim after a restart of the store waits for a quiet period and its floor)
 my %settings = ('snowid.datacenter_id' => $dc, 'snowid.redis_url' => url($valkey),
-	'snowid.redis_redirect_hosts' => '127.0.0.1');
+	'snowid.redis_redirect_hosts' => '127.0.0.1', 'snowid.clock_margin' => '1s');
 my @nodes = map { SnowidTest::new_node("valkey_$_", \%settings) } qw(a b c);
 my ($a_node, $b_node, $c_node) = @nodes;
 for my $node (@nodes)

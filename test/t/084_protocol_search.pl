@@ -105,7 +105,7 @@ like($summary // '', qr/; [1-9]\d* failovers of the store/,
 ($status, $out) = protocol_search(
 	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
 	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
-	'--free-margin', '0', '--max-copies', '0',
+	'--free-margin', '0', '--max-copies', '0', '--ops', '-lose,-rewind,-lag',
 	'--failure-file', "$dir/free.txt");
 is($status, 1,
 	'snowid_2_free with a margin of 0 ms: the search finds a violation')
@@ -119,11 +119,15 @@ is($status, 1, 'the script it wrote replays to a violation')
 like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the same violation, at the same step');
 
-# A client that takes an answer that may not be on the standby as granted:
-# the failover loses its claim, and the next claimer gets its id.
+# A client that takes an answer that may not be on the standby as granted
+# (and keeps no forgetting rule, as 1.2): the failover loses its claim, and
+# the next claimer gets its id, once the quiet period the store holds its
+# calls to (they declare none) and its floor have passed: a claim refused,
+# a wait, the claim again (every sequence of 6 steps of the kinds it takes).
 ($status, $out) = protocol_search(
-	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
-	'--ops', '-impersonate', '--warned-answer', 'granted',
+	'--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
+	'--ops', 'start,claim,wait,desync,failover',
+	'--warned-answer', 'granted', '--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
 	'an answer not on the standby taken as granted: the search finds a violation')
@@ -136,5 +140,15 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 ($status, $out) = protocol_search('--replay', "$dir/warned.txt");
 like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the script replays to the same violation');
+
+# Servers that do not re-assert their ids (--reassert no, as 1.2) and a
+# store that forgets: it loses all its data, goes back to an earlier
+# state, or fails over to a replica that missed its last writes.  Each of
+# them alone, the search finds a worker id granted while its holder still
+# issues with it: once the quiet period the store holds the servers' calls
+# to (they declare none) and its floor have passed, so after a claim
+# refused, a wait and the claim again (every sequence of 5 steps of the
+# kinds it takes).
+SnowidTest::search_finds_forgetting(\&protocol_search, $dir, '--seed', '84');
 
 done_testing();

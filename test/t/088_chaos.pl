@@ -5,11 +5,12 @@
 # that each issuer's ids rise.  An issuer is one data directory: a server
 # across its restarts, a copy of it, a promoted standby.
 #
-# Five servers share eight worker ids of datacenter 1 (worker_bits = 3):
-# three on a 3 s lease, one claiming for good (with a streaming standby),
-# and the copies and standbys the run makes (up to nine issuers).  Each
-# round all running servers take a batch of 2,000 ids at once (so that two
-# that share a worker id issue in the same milliseconds) and the batches'
+# Six servers share eight worker ids of datacenter 1 (worker_bits = 3):
+# three on a 3 s lease, two claiming for good (one with a streaming
+# standby), and the copies and standbys the run makes (up to ten issuers).  Each
+# round all running servers take a batch of 2,000 ids at once, 32 ids a
+# millisecond (sequence_bits = 5), so that each batch spans some 60 ms and
+# two servers that share a worker id issue in the same milliseconds; the batches'
 # ranges are logged; then, with some chance, one fault from the
 # guarantee's list:
 #
@@ -19,6 +20,8 @@
 #   freeze     SIGSTOP for longer than a lease, then SIGCONT
 #   store      the store restarted with its data kept (Redis: appendonly,
 #              fsync always; the coordination database keeps it anyway)
+#   flush, store_backup, store_restore, store_lag
+#              the store forgets (below)
 #   remove_holder  a lease holder crashed, and its holder removed by hand
 #              (an HDEL of its owners entry, or an UPDATE of its row)
 #   copy       a pg_basebackup of a running server started beside it, on
@@ -57,18 +60,35 @@
 #              it by the URL's second host; the lease servers restart and
 #              another permanent server moves
 #
-# Every run takes standby_copy, impersonate and (with a coordination
-# database) store_failover once at a time drawn from the seed, besides
-# the faults drawn each round, so that a one-minute run has them all.
+# and the store forgetting what it was told (issue 43), each followed by a
+# claim under a new holder name (a permanent server moved):
 #
-# (A failover of Redis, through Sentinel, is test/t/019_redis_sentinel.pl's.)
+#   flush      Redis' FLUSHALL, or the coordination database's tables
+#              emptied
+#   store_backup, store_restore
+#              the store put back to an earlier backup: Redis restarted
+#              from an older RDB file or older append-only files, the
+#              coordination database restored from an older pg_dump
+#   store_lag  a failover to a replica that missed the last writes: Redis'
+#              replica frozen while servers claim, then its master stopped
+#              and SENTINEL FAILOVER; the coordination database's standby
+#              made asynchronous and cut off while servers claim, then its
+#              primary killed and the standby promoted
+#
+# Redis runs here as a master, a replica and three sentinels, through
+# which the servers find the master.
+#
+# Every run takes standby_copy, impersonate, flush, store_restore (after a
+# store_backup early on), store_lag and (with a coordination database)
+# store_failover once at a time drawn from the seed, besides the faults
+# drawn each round, so that a one-minute run has them all.
 #
 # The seed and the length come from SNOWID_CHAOS_SEED (default 88) and
 # SNOWID_CHAOS_SECONDS (default 60, the quick mode CI runs); test/chaos
 # runs it for longer.  Faults the guarantee does not cover run apart, with
-# SNOWID_CHAOS_UNCOVERED=1 (test/chaos --uncovered): the store losing its
-# data (FLUSHALL, or its tables emptied), and a restart with the clock 30 s
-# back, beyond the drift budget; then overlaps are counted, not failed.
+# SNOWID_CHAOS_UNCOVERED=1 (test/chaos --uncovered): a restart with the
+# clock 30 s back, beyond the drift budget; then overlaps are counted, not
+# failed.
 use strict;
 use warnings;
 
@@ -76,6 +96,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use Digest::SHA ();
+use File::Copy ();
+use File::Path ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
@@ -98,15 +120,35 @@ note("chaos run: seed $seed, $seconds s, against $store"
 	  . ($uncovered ? ', with faults the guarantee does not cover' : ''));
 
 my $dc = 1;
+my $sequence_bits = 5;
 my %layout = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 3,
-	'snowid.sequence_bits' => 15);
+	'snowid.sequence_bits' => $sequence_bits);
 # A store that keeps its data across its restarts: Redis with every write
-# on disk, or a coordination database with a synchronous standby.
+# on disk, or a coordination database with a synchronous standby.  Redis
+# has a replica and three sentinels, through which the servers find its
+# master; the two swap roles at each failover, and $coord is the master of
+# now.  A store restored or restarted here is never marked brand new again
+# (SnowidRedis marks its datacenters at every start): an administrator
+# does that once, before the first claim.
+my @aof = ('--appendonly', 'yes', '--appendfsync', 'always');
 my $coord = SnowidCoord->new($store eq 'redis'
-	? (args => [ '--appendonly', 'yes', '--appendfsync', 'always' ])
+	? (tcp => 1, args => [@aof])
 	: (standby => 1));
+my (@redis, @sentinels);
+if ($store eq 'redis')
+{
+	@redis = ($coord, SnowidRedis->new(tcp => 1, library => 0, args => [@aof]));
+	$_->{mark_new} = 0 for @redis;
+	$redis[1]->cli('REPLICAOF', '127.0.0.1', $coord->port);
+	@sentinels = map { SnowidRedis::Sentinel->new(master_port => $coord->port) }
+	  1 .. 3;
+	$layout{'snowid.redis_url'} = 'redis-sentinel://'
+	  . join(',', map { '127.0.0.1:' . $_->port } @sentinels) . '/mymaster';
+	$layout{'snowid.redis_redirect_hosts'} = '127.0.0.1';
+	SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
+}
 
 # The servers by name: node, its issuer name, skew (s), state
 # (running, frozen, down, dead), and when a frozen one thaws.
@@ -143,6 +185,11 @@ my $p = $coord->new_node('p', \%layout, allows_streaming => 1);
 $p->start;
 $p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 add_server('p', $p, 'permanent');
+# a second one, whose worker id a claim after the store forgot may be handed
+my $q = $coord->new_node('q', \%layout, allows_streaming => 1);
+$q->start;
+$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
+add_server('q', $q, 'permanent');
 $p->backup('standby');
 my $standby = PostgreSQL::Test::Cluster->new('p_standby');
 $standby->init_from_backup($p, 'standby', has_streaming => 1);
@@ -151,7 +198,7 @@ $standby->start;
 # Every batch: [issuer, worker id, first id, last id].
 my @batches;
 my (%faults, $errors, $copies, $failed_over, $store_failed_over,
-	$standby_copies);
+	$standby_copies, $backup, $standbys);
 
 # Every running server takes a batch at the same time, so that two servers
 # that share a worker id issue in the same milliseconds.
@@ -173,7 +220,7 @@ sub take_batches
 			$errors++;
 			next;
 		}
-		push @batches, [ $name, ($1 >> 15) & 7, $1, $2 ];
+		push @batches, [ $name, ($1 >> $sequence_bits) & 7, $1, $2 ];
 	}
 	return;
 }
@@ -348,21 +395,7 @@ if ($store eq 'postgresql')
 				END LOOP;
 			END
 			$$});
-		# a permanent server claims under a new name, a lease server again
-		my $moved = pick(['running'], 'permanent', 'promoted');
-		$fault{move}->() if defined $moved;
-		my $name = pick(['running'], 'lease');
-		if (defined $name)
-		{
-			$server{$name}{node}->stop('immediate');
-			start_server($server{$name});
-		}
-		my $until = Time::HiRes::time() + 6;
-		while (Time::HiRes::time() < $until)
-		{
-			take_batches();
-			Time::HiRes::sleep(0.3);
-		}
+		my ($meanwhile, $moved) = writes_meanwhile(6);
 		$primary->stop('immediate');
 		$cancels->{handle}->kill_kill;
 		$standby->start;
@@ -381,18 +414,101 @@ if ($store eq 'postgresql')
 			  && $_ ne ($moved // '')
 		} sort keys %server;
 		$fault{move}->($others[0]) if @others;
+		$coord->add_standby('coord_standby' . ++$standbys, $primary->port);
 		return 'the coordination database to its standby, stopped 6 s before, '
-		  . 'calls waiting for it cancelled'
-		  . (defined $moved ? ", $moved moved" : '')
-		  . (defined $name ? ", $name restarted meanwhile" : '');
+		  . "calls waiting for it cancelled$meanwhile";
 	};
 }
+
+# The faults by which the store forgets what it was told (issue 43), each
+# followed by a new claim (a permanent server moved to a new holder name)
+# while the servers that claimed before go on issuing:
+#
+#   flush          Redis' FLUSHALL, or the coordination database's tables
+#                  emptied
+#   store_backup   a backup, for store_restore: Redis' RDB file (SAVE) or
+#                  its append-only files, or a pg_dump of the coordination
+#                  database
+#   store_restore  the store put back to its last backup: Redis restarted
+#                  from it (an RDB file loaded with the append-only file
+#                  off, then turned on again), the database dropped and
+#                  restored with pg_restore
+#   store_lag      a failover to a replica that missed the last writes:
+#                  Redis' replica frozen (SIGSTOP) while servers claim, the
+#                  master stopped, the replica thawed and promoted by
+#                  SENTINEL FAILOVER, the old master back as its replica;
+#                  the coordination database's synchronous standby made
+#                  asynchronous and cut off while servers claim, the primary
+#                  killed, the standby promoted
+#
+# After a failover of the coordination database, a new synchronous
+# standby takes the old primary's port, which the servers' URL names.
+$fault{flush} = sub {
+	$coord->wipe;
+	return "$store lost its data" . claim_after();
+};
+$fault{store_backup} = sub {
+	if ($store eq 'postgresql')
+	{
+		$coord->backup;
+		$backup = 'a pg_dump';
+		return $backup;
+	}
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	if (rand() < 0.5)
+	{
+		$coord->cli('SAVE');
+		File::Copy::copy("$coord->{dir}/dump.rdb", "$dir/dump.rdb")
+		  or die "cannot copy Redis' RDB file: $!";
+		$backup = { rdb => "$dir/dump.rdb" };
+	}
+	else
+	{
+		# the append-only files, no write between
+		$coord->cli('CLIENT', 'PAUSE', '10000', 'WRITE');
+		PostgreSQL::Test::Utils::system_or_bail('cp', '-a',
+			"$coord->{dir}/appendonlydir", $dir);
+		$coord->cli('CLIENT', 'UNPAUSE');
+		$backup = { aof => "$dir/appendonlydir" };
+	}
+	return $backup->{rdb} ? 'an RDB file' : 'the append-only files';
+};
+$fault{store_restore} = sub {
+	return unless $backup;
+	if ($store eq 'postgresql')
+	{
+		$coord->restore_backup;
+		return 'the coordination database restored from its last pg_dump'
+		  . claim_after();
+	}
+	my $dir = $coord->{dir};
+	$coord->stop;
+	File::Path::rmtree("$dir/appendonlydir");
+	unlink "$dir/dump.rdb";
+	if ($backup->{aof})
+	{
+		PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $backup->{aof},
+			$dir);
+		$coord->start;
+	}
+	else
+	{
+		File::Copy::copy($backup->{rdb}, "$dir/dump.rdb")
+		  or die "cannot copy Redis' RDB file: $!";
+		# (without its append-only file, Redis loads the RDB file)
+		local $coord->{args} = [];
+		$coord->start;
+		$coord->cli('CONFIG', 'SET', 'appendonly', 'yes');
+		$coord->cli('CONFIG', 'SET', 'appendfsync', 'always');
+	}
+	return 'Redis restarted from its last ' . ($backup->{aof}
+		? 'append-only files' : 'RDB file') . claim_after();
+};
+$fault{store_lag} = sub {
+	return $store eq 'redis' ? redis_failover() : pg_async_failover();
+};
 if ($uncovered)
 {
-	$fault{flush} = sub {
-		$coord->wipe;
-		return "$store lost its data";
-	};
 	$fault{clock_back} = sub {
 		my $name = pick(['running']) // return;
 		my $s = $server{$name};
@@ -403,6 +519,117 @@ if ($uncovered)
 	};
 }
 my @kinds = sort keys %fault;
+
+# A permanent server moves to a new holder name (its old id freed), a
+# lease server is killed and started again, and all take batches for the
+# seconds given; returns what it did, and the server moved.
+sub writes_meanwhile
+{
+	my ($seconds) = @_;
+	my $moved = pick(['running'], 'permanent', 'promoted');
+	my $name = pick(['running'], 'lease');
+
+	$fault{move}->($moved) if defined $moved;
+	if (defined $name)
+	{
+		$server{$name}{node}->stop('immediate');
+		start_server($server{$name});
+	}
+	my $until = Time::HiRes::time() + $seconds;
+	while (Time::HiRes::time() < $until)
+	{
+		take_batches();
+		Time::HiRes::sleep(0.3);
+	}
+	return ((defined $moved ? ", $moved moved" : '')
+		  . (defined $name ? ", $name restarted meanwhile" : ''), $moved);
+}
+
+# After the store forgot: a new holder name claims, while the others issue
+# as before: the permanent server with the highest worker id moves, so
+# that the lowest the store sees free may be another's.
+sub claim_after
+{
+	my ($top, $top_id);
+
+	for my $name (sort keys %server)
+	{
+		my $s = $server{$name};
+		next unless $s->{state} eq 'running' && $s->{kind} =~ /^(permanent|promoted)$/;
+		my $w = $s->{node}->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()');
+		($top, $top_id) = ($name, $w) if $w ne '' && (!defined $top_id || $w > $top_id);
+	}
+	return '' unless defined $top;
+	my $moved = $fault{move}->($top);
+	# its claim, at once
+	$server{$top}{node}->psql('postgres', 'SELECT snowid_next()');
+	my $ids = join ', ', map {
+		my ($ret, $w) = $server{$_}{node}->psql('postgres',
+			'SELECT worker_id FROM snowid_status()');
+		"$_ " . ($ret == 0 && $w ne '' ? $w : '-')
+	} grep { $server{$_}{state} eq 'running' } sort keys %server;
+	return "; then $moved; worker ids now: $ids";
+}
+
+# Redis' failover to a replica that missed the last writes (store_lag).
+sub redis_failover
+{
+	my $master = $coord;
+	my ($replica) = grep { $_ != $master } @redis;
+
+	SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
+	$replica->freeze;
+	my ($meanwhile) = writes_meanwhile(2);
+	$master->stop;
+	$replica->thaw;
+	# forced: no waiting for the sentinels to find the master down
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+	until (($sentinels[0]->try_cli('SENTINEL', 'FAILOVER', 'mymaster') // '') eq 'OK')
+	{
+		die 'the sentinels did not fail over to the replica'
+		  if Time::HiRes::time() > $deadline;
+		Time::HiRes::sleep(0.2);
+	}
+	SnowidRedis::Sentinel::wait_for_master(\@sentinels, $replica->port);
+	$coord = $replica;
+	# the old master comes back as a master and is made the new one's
+	# replica, losing what the new one missed
+	$master->start;
+	SnowidRedis::Sentinel::wait_for_role($master->port, qr/^slave\n(?:.*\n)*?connected\n/);
+	return 'Redis to its replica, frozen 2 s before' . $meanwhile
+	  . claim_after();
+}
+
+# The coordination database's failover to an asynchronous standby that
+# missed the last writes (store_lag).
+sub pg_async_failover
+{
+	my $primary = $coord->node;
+	my $standby = $coord->{standby} or return;
+
+	$primary->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
+	$primary->reload;
+	SnowidTest::cut_off($standby);
+	my ($meanwhile) = writes_meanwhile(2);
+	$primary->stop('immediate');
+	SnowidTest::promote($standby);
+	$coord->{db}{node} = $standby;
+	delete $coord->{standby};
+	$coord->add_standby('coord_standby' . ++$standbys, $primary->port);
+	return 'the coordination database to its asynchronous standby, cut off 2 s before'
+	  . $meanwhile . claim_after();
+}
+
+# The master the sentinels name now (a master down longer than they wait
+# is failed over by them too).
+sub follow_master
+{
+	my $port = $sentinels[0]->master_port;
+	my ($master) = grep { $_->port eq $port } @redis;
+
+	$coord = $master if $master;
+	return;
+}
 
 # A member of the fleet's role calls as the holder name: a claim with max
 # below worker id w (its other ids then retired), or a lease claim; with a
@@ -462,10 +689,13 @@ sub impersonate
 	return $answer;
 }
 
-# The faults of issue 42 each run once, at a time drawn from the seed (the
-# permanent server's failover waits for the backup of a standby)
-my %once = map { $_ => Time::HiRes::time() + $seconds * (0.15 + rand(0.6)) }
-  grep { $fault{$_} } qw(standby_copy impersonate store_failover);
+# The faults of issues 42 and 43 each run once, at a time drawn from the
+# seed (the permanent server's failover waits for the backup of a standby,
+# a restore for a backup, taken early)
+my %once = map { $_ => Time::HiRes::time() + $seconds * (0.15 + rand(0.5)) }
+  grep { $fault{$_} }
+  qw(standby_copy impersonate store_failover flush store_restore store_lag);
+$once{store_backup} = Time::HiRes::time() + $seconds * 0.1;
 
 # A test that dies leaves no server frozen, which could not be stopped.
 END
@@ -484,6 +714,7 @@ while (Time::HiRes::time() < $end)
 		SnowidLease::thaw($s->{pids});
 		$s->{state} = 'running';
 	}
+	follow_master() if $store eq 'redis';
 	my ($kind) = grep { $once{$_} <= Time::HiRes::time() } sort keys %once;
 	my $forced = defined $kind;
 	if ($forced)
@@ -504,6 +735,15 @@ while (Time::HiRes::time() < $end)
 	note("fault: $kind, $what");
 }
 SnowidLease::thaw($_->{pids}) for grep { $_->{state} eq 'frozen' } values %server;
+# the faults of issues 42 and 43 that did not come in time come now
+for my $kind (sort { $once{$a} <=> $once{$b} } keys %once)
+{
+	follow_master() if $store eq 'redis';
+	my $what = $fault{$kind}->() // next;
+	$faults{$kind}++;
+	note("fault: $kind, $what");
+	take_batches();
+}
 take_batches();
 
 # The checker.  Each issuer's ids rise; under each worker id, no range of

@@ -166,6 +166,14 @@ is($node->safe_psql('defaults', q{
 		SELECT count(*) FROM snowid_coordinator.worker_ids}, extra_params => [ '-U', 'coord_owner' ]),
 	0, 'while the owner can');
 $db->grant;
+# The datacenters the calls below claim in, marked brand new by an
+# administrator before their first claim (the forgetting rule): a call
+# that declares no quiet period, as these do, keeps the rule too, and a
+# datacenter with no record would start a quiet period at its first call.
+# (Datacenter 99 is never used.)
+$db->sql('coord_admin',
+	'SELECT count(snowid_coordinator.new_datacenter(d)) FROM '
+	  . 'unnest(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 20, 21, 30]) d');
 
 # -- claims for good --------------------------------------------------------
 
@@ -515,6 +523,11 @@ for my $case (
 	[ "claim(1, 'a', -1, 3, -1, -1)", '22023', 'usable_ms is out of range: -1' ],
 	[ "claim(1, 'a', -1, 3, -1, 253402300800001)", '22023', 'usable_ms is out of range: 253402300800001' ],
 	[ "claim(1, 'a', -1, 3, -1, NULL)", '22004', 'usable_ms must not be null' ],
+	[ "claim(1, 'a', -1, 3, -1, 0, quiet_ms => -1)", '22023', 'quiet_ms is out of range: -1' ],
+	[ "claim(1, 'a', -1, 3, -1, 0, clock_margin_ms => -1)", '22023', 'clock_margin_ms is out of range: -1' ],
+	[ "claim(1, 'a', -1, 3, -1, 0, clock_margin_ms => 3600001)", '22023', 'clock_margin_ms is out of range: 3600001' ],
+	[ "lease_claim(1, 'a', 3, 1000, 0, 0, -1, 0, $tk, clock_margin_ms => 3600001)", '22023', 'clock_margin_ms is out of range: 3600001' ],
+	[ "lease_renew(1, 'a', 0, 1000, 0, $tk, clock_margin_ms => 3600001)", '22023', 'clock_margin_ms is out of range: 3600001' ],
 	[ "lease_claim(1, 'a', 3, 0, 0, 0, -1, 0, $tk)", '22023', 'lease_ms is out of range: 0' ],
 	[ "lease_claim(1, 'a', 3, 1000, -1, 0, -1, 0, $tk)", '22023', 'client_ms is out of range: -1' ],
 	[ "lease_claim(1, 'a', 3, 1000, 0, 0, -1, -1, $tk)", '22023', 'wait_ms is out of range: -1' ],

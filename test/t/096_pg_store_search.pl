@@ -74,7 +74,7 @@ sub protocol_search
 my ($status, $out) = protocol_search(
 	'--store', 'postgresql', '--library', $extension,
 	'--seed', '90', '--depth', '4', '--random', '600', '--length', '16',
-	'--vary-fleet', '--copy-identity', 'new',
+	'--vary-fleet', '--copy-identity', 'new', '--ops', '-lose,-rewind,-lag',
 	'--failure-file', "$dir/failure.txt");
 my ($summary) = $out =~ /^(protocol-search: seed 90,.*)$/m;
 note($summary // 'no summary');
@@ -89,6 +89,22 @@ like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
 	'it called under other holders\' names');
 like($summary // '', qr/; [1-9]\d* failovers of the store/,
 	'and failed the store over with answers not on its standby');
+
+# The store that forgets (it loses its rows, goes back to an earlier state,
+# fails over to a standby that missed its last writes), with servers that
+# keep the forgetting rule: every sequence of 3 steps (of 4 the search takes
+# minutes), then random ones.
+($status, $out) = protocol_search(
+	'--store', 'postgresql', '--library', $extension,
+	'--seed', '92', '--depth', '3', '--random', '300', '--length', '16',
+	'--vary-fleet', '--copy-identity', 'new',
+	'--failure-file', "$dir/forget.txt");
+($summary) = $out =~ /^(protocol-search: seed 92,.*)$/m;
+note($summary // 'no summary');
+is($status, 0, 'a store that forgets: the search finds no violation')
+  or diag($out);
+like($summary // '', qr/; [1-9]\d* times the store forgot/,
+	'the store forgot');
 
 SKIP:
 {
@@ -129,7 +145,7 @@ SKIP:
 	'--store', 'postgresql', '--library', $extension,
 	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
 	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
-	'--free-margin', '0', '--max-copies', '0',
+	'--free-margin', '0', '--max-copies', '0', '--ops', '-lose,-rewind,-lag',
 	'--failure-file', "$dir/free.txt");
 is($status, 1, 'free() with a margin of 0 ms: the search finds a violation')
   or diag($out);
@@ -148,11 +164,14 @@ like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
 	'and its calls are printed as a psql script');
 
 # A claim whose answer warned that it may not be on the standby, taken as
-# granted: the failover loses it, and the next claimer gets the same id.
+# granted: the failover loses it, and the next claimer gets the same id,
+# once the quiet period the store holds the calls to (they declare none)
+# and its floor have passed.
 ($status, $out) = protocol_search(
 	'--store', 'postgresql', '--library', $extension,
-	'--seed', '5', '--depth', '4', '--random', '0', '--max-copies', '0',
-	'--ops', '-impersonate', '--warned-answer', 'granted',
+	'--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
+	'--ops', 'start,claim,wait,desync,failover',
+	'--warned-answer', 'granted', '--reassert', 'no',
 	'--failure-file', "$dir/warned.txt");
 is($status, 1,
 	'an answer not on the standby taken as granted: the search finds a violation')
@@ -162,5 +181,15 @@ like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it 
 	'a grant of an id its holder still holds');
 like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 	'after the failover');
+
+# Servers that do not re-assert their ids (--reassert no, as 1.2) and a
+# store that forgets: it loses all its rows, goes back to an earlier
+# state (a restore from an older backup), or fails over to an asynchronous
+# standby that missed its last writes.  Each of them alone, the search
+# finds a worker id granted while its holder still issues with it, once
+# the quiet period the store holds the calls to (they declare none) and its
+# floor have passed (every sequence of 5 steps of the kinds it takes).
+SnowidTest::search_finds_forgetting(\&protocol_search, $dir,
+	'--store', 'postgresql', '--library', $extension, '--seed', '90');
 
 done_testing();

@@ -9,8 +9,13 @@
 # datacenter, claims: it waits until A has re-asserted its id, and gets
 # another.  For a permanent claim of an idle server, a lease of a busy one,
 # and a re-assertion refused because the id was given away meanwhile, which
-# stops the holder at once.  Against Redis, or a coordination database
-# (SnowidCoord).
+# stops the holder at once.  B's claim waits for the quiet period and for
+# the floor it leaves, and succeeds without being tried again: the servers
+# here share one machine and its clock, so that they declare a clock
+# margin of a second (snowid.clock_margin).  Last, the stores refuse a
+# clock margin out of bounds, and a call that declares no quiet period (by
+# hand, or of release 1.2) is held to one too.  Against Redis, or a
+# coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -20,6 +25,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -27,15 +33,22 @@ use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
-# No datacenter marked brand new: the first claim of each waits for a quiet
-# period too, as after a loss.
-my $coord = SnowidCoord->new(mark_new => 0);
+# Each datacenter marked brand new before its first claim (after the loss
+# of the scenario before, which lost every datacenter's record): a claim
+# after a loss waits for the quiet period and the floor it leaves, which an
+# unmarked datacenter's first claim would too.
+my $coord = SnowidCoord->new;
 my $source = $coord->source;
 my $ids = SnowidTest::Ledger->new;
 
 # A call may take up to 5 s on a loaded machine; a quiet period lasts a
-# check-in (5 s) or a lease, plus that, plus the drift budget and a margin.
-my %common = ('snowid.coordinator_timeout_ms' => 5000);
+# check-in (1 s here) or a lease, plus that, plus the drift budget (1 s)
+# and a second: 8 s.  Its floor lies the clock margin (1 s: one machine,
+# one clock) and its length past its end: a claim after a loss waits about
+# 17 s in all, within the minute a claim waits.
+my %common = ('snowid.coordinator_timeout_ms' => 5000,
+	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
+my $quiet_ms = 1000 + 5000 + 1000 + 1000;
 
 # A started server of datacenter dc with snowid and more settings
 sub server
@@ -47,6 +60,22 @@ sub server
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	return $node;
+}
+
+# Takes n ids from a server whose claim comes after the store forgot (at
+# lost, Unix ms), in datacenter dc: the claim waits for the quiet period and
+# the floor it leaves, and succeeds without being tried again.  That floor
+# lies past the loss, and the first id at or above it.  Returns the ids.
+sub collect_after_loss
+{
+	my ($node, $n, $dc, $lost, $what) = @_;
+	my @got = $ids->collect($node, $n);
+	my $q = $coord->quiet_record($dc);
+
+	cmp_ok($q->{floor}, '>', $lost, "$what: the quiet period left a floor past the loss");
+	cmp_ok(SnowidLease::id_ms($node, $got[0]), '>=', $q->{floor},
+		"$what: the new claim waited for it: its first id lies at or above it");
+	return @got;
 }
 
 # A server's worker id, or '' without one
@@ -69,6 +98,7 @@ is(SnowidRedis::worker($a), "$held|$source", 'permanent: A claimed a worker id')
 # doc/coordinator.md and doc/redis.md quote them.
 my $identity = SnowidRedis::identity($a, $dc);
 my $wiped = time;
+my $lost = SnowidLease::now_ms();
 $coord->wipe;
 my $deadline = time + 60;
 sleep 0.1
@@ -78,15 +108,24 @@ is($coord->owners($dc)->{$held}, $identity,
 	'permanent, store emptied: A re-asserted its claim in the store');
 my $b = server('b', $dc);
 my $claiming = time;
-$ids->collect($b, 1);
+collect_after_loss($b, 1, $dc, $lost, 'permanent, store emptied');
 my $waited = time - $claiming;
 $ids->collect($b, 99);
-diag(sprintf('%s emptied: the idle holder re-asserted after %.1f s (check-in every 5 s); '
-	  . 'a new server\'s first id then took %.1f s (the quiet period: %s)',
+diag(sprintf('%s emptied: the idle holder re-asserted after %.1f s (check-in every 1 s); '
+	  . 'a new server\'s first id then took %.1f s (the quiet period: %s, then its floor: '
+	  . 'its end + clock margin %s + its length)',
 	$source, $reasserted, $waited,
 	$a->safe_psql('postgres', q{SELECT 'check-in ' || current_setting('snowid.checkin_interval')
 		|| ' + timeout ' || current_setting('snowid.coordinator_timeout_ms')
-		|| ' + drift budget ' || current_setting('snowid.max_drift_ms') || ' + 1 s'})));
+		|| ' + drift budget ' || current_setting('snowid.max_drift_ms') || ' + 1 s'}),
+	$a->safe_psql('postgres', q{SELECT current_setting('snowid.clock_margin')})));
+my $q = $coord->quiet_record($dc);
+is($q->{widest}, 1000,
+	'permanent, store emptied: the store keeps the clock margin the servers declare');
+is($q->{floor}, $q->{until} + 1000 + ($q->{until} - $q->{from}),
+	'permanent, store emptied: the floor lies past the quiet period by that margin and its length');
+is($q->{until} - $q->{from}, $quiet_ms,
+	'permanent, store emptied: the quiet period lasts what the servers declare');
 isnt(worker_id($b), $held,
 	'permanent, store emptied: B does not get the worker id of idle A');
 is(worker_id($a), $held, 'permanent, store emptied: A keeps its worker id');
@@ -97,17 +136,19 @@ $ids->collect($b, 100);
 
 # 2. A lease, the holder busy; the coordinator loses everything.
 my $dc2 = 6;
-my %lease = ('snowid.worker_lease' => '6s');
+my %lease = ('snowid.worker_lease' => '3s');
+$coord->mark_dc_new($dc2);
 my $a2 = server('a2', $dc2, %lease);
 $ids->collect($a2, 100);
 my $leased = worker_id($a2);
 is(SnowidRedis::worker($a2), "$leased|lease", 'lease: A took a worker id');
 
+$lost = SnowidLease::now_ms();
 $coord->wipe;
 my $b2 = server('b2', $dc2, %lease);
 my $busy = SnowidTest::start_psql($a2,
 	'SELECT count(*) FROM (SELECT snowid_next() FROM generate_series(1, 2000000)) s');
-$ids->collect($b2, 100);
+collect_after_loss($b2, 100, $dc2, $lost, 'lease, store emptied');
 isnt(worker_id($b2), $leased,
 	'lease, store emptied: B does not get the worker id of busy A');
 is(worker_id($a2), $leased, 'lease, store emptied: A keeps its lease');
@@ -117,6 +158,7 @@ $ids->collect($a2, 100);
 # 3. A permanent claim; the coordinator comes back from a backup taken
 # before it (and after an earlier server's claim).
 my $dc3 = 7;
+$coord->mark_dc_new($dc3);
 my $c3 = server('c3', $dc3);
 $ids->collect($c3, 10);
 $coord->backup;
@@ -125,9 +167,10 @@ $ids->collect($a3, 100);
 my $held3 = worker_id($a3);
 isnt($held3, worker_id($c3), 'backup: A and C hold two worker ids');
 
+$lost = SnowidLease::now_ms();
 $coord->restore_backup;
 my $b3 = server('b3', $dc3);
-$ids->collect($b3, 100);
+collect_after_loss($b3, 100, $dc3, $lost, 'store restored from a backup');
 my %taken = map { worker_id($_) => 1 } ($a3, $c3);
 ok(!$taken{ worker_id($b3) },
 	'store restored from a backup: B gets neither A\'s nor C\'s worker id');
@@ -138,6 +181,7 @@ $ids->collect($a3, 100);
 # server before A checked in.  A stops issuing with it at once, and its next
 # id carries another worker id.
 my $dc4 = 8;
+$coord->mark_dc_new($dc4);
 my $a4 = server('a4', $dc4);
 $ids->collect($a4, 100);
 my $held4 = worker_id($a4);
@@ -178,7 +222,8 @@ if ($source eq 'redis')
 	fleet_user();
 	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
 }
-my %fast = (%user, 'snowid.checkin_interval' => '1s');
+my %fast = %user;
+$coord->mark_dc_new($dc5);
 my $a5 = server('a5', $dc5, %fast);
 $ids->collect($a5, 100);
 $coord->copy_files;
@@ -190,6 +235,7 @@ isnt($held5c, $held5, 'older copy: A and C hold two worker ids');
 # both have checked in since C's claim (a check-in a second)
 sleep 3;
 
+$lost = SnowidLease::now_ms();
 $coord->restore_files;
 fleet_user() if $source eq 'redis';
 $deadline = time + 60;
@@ -204,7 +250,7 @@ sleep 0.2 until $a5->safe_psql('postgres', $shown) eq 't' || time > $deadline;
 is($a5->safe_psql('postgres', $shown), 't',
 	'older copy: snowid_status() of A shows the coordinator forgot, and A re-asserted');
 my $b5 = server('b5', $dc5, %fast);
-$ids->collect($b5, 100);
+collect_after_loss($b5, 100, $dc5, $lost, 'older copy');
 my $got5 = worker_id($b5);
 ok($got5 ne '' && $got5 ne $held5 && $got5 ne $held5c,
 	'older copy: B gets neither A\'s nor C\'s worker id');
@@ -215,4 +261,47 @@ $ids->collect($c5, 100);
 
 $ids->no_duplicates;
 $_->stop for ($a, $b, $a2, $b2, $c3, $a3, $b3, $a4, $a5, $b5, $c5);
+
+# 6. Calls by hand (as a server of release 1.2 calls: no quiet period, no
+# clock margin).  A clock margin out of bounds is refused, and writes
+# nothing.  After a loss, a call that declares no quiet period is held to
+# one as well: it starts the quiet period and is refused.
+my $dc6 = 10;
+my $far = 253402300800000;
+my $hand = "dc=$dc6 host=by-hand port=1 sysid=1";
+my $base = "{snowid:dc:$dc6}";
+# a claim by hand: the library's numbers, or the coordination database's
+# arguments after usable_ms; its refusal, or '' if granted
+sub hand_claim
+{
+	my ($numbers, $args) = @_;
+
+	if ($source eq 'redis')
+	{
+		eval {
+			$coord->cli('FCALL', 'snowid_2_claim', 3, "$base:owners",
+				"$base:leases", "$base:fences", $hand, "-1 31 -1 0 $far$numbers");
+		};
+		return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : '';
+	}
+	my $call = "claim($dc6, '$hand', -1, 31, -1, $far$args)";
+	my $err = $coord->db->sql_error('coord_fleet', $coord->db->call_sql($call));
+	return $err if defined $err;
+	my $o = $coord->db->call($call);
+	return $o->{outcome} eq 'ok' ? '' : 'SNOWID_' . uc($o->{outcome}) . ' ' . ($o->{fence_ms} // '');
+}
+my $before = $source eq 'redis'
+  ? join(',', $coord->cli('HGETALL', "$base:owners"))
+  : $coord->db->state;
+like(hand_claim(' 9000 0 0 0 3600001', ', clock_margin_ms => 3600001'),
+	$source eq 'redis'
+	? qr/^SNOWID_USAGE a quiet period up to \d+ ms and a clock margin up to 3600000 ms/
+	: qr/^22023: clock_margin_ms is out of range: 3600001$/,
+	'a clock margin past an hour is refused');
+is($source eq 'redis' ? join(',', $coord->cli('HGETALL', "$base:owners"))
+	: $coord->db->state, $before, 'and writes nothing');
+$coord->wipe;
+like(hand_claim('', ''), qr/^SNOWID_QUIET \d+/,
+	'after a loss, a claim that declares no quiet period is refused as quiet');
+ok($coord->in_quiet($dc6), 'and starts the quiet period');
 done_testing();

@@ -188,6 +188,14 @@ like(
 	qr/2F003: snowid_sql could not connect to the coordination database\n.*\nHINT:  dblink connects a role that is no superuser only with a password/s,
 	'no password: the first call says that dblink needs one');
 psql_as($app1, qq{UPDATE snowid_coordination SET password = '$password'});
+like(
+	fails($app1, 'UPDATE snowid_coordination SET clock_margin_ms = 3600001'),
+	qr/22023: invalid coordination database in snowid_coordination\nDETAIL:  clock_margin_ms is 3600001; it runs from 0 to 3600000\./,
+	'a clock margin over an hour is refused');
+like(
+	fails($app1, 'UPDATE snowid_coordination SET checkin_interval_ms = 999'),
+	qr/DETAIL:  checkin_interval_ms is 999; it runs from 1000 to 3600000\./,
+	'a check-in interval under a second is refused');
 
 $coord->stop;
 like(
@@ -410,10 +418,15 @@ $ids->add(take_ids($clerka, 100));
 is($coord->command_calls->{fcall}, $calls, '(ids are issued without claiming again)');
 
 # snowid_claim() re-asserts every second (pg_cron's schedule, doc/managed.md):
-# a quiet period lasts 1 s + timeout_ms 2 s + max_drift_ms 1 s + 1 s.
-psql_as($appa, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000');
+# a quiet period lasts 1 s + timeout_ms 2 s + max_drift_ms 1 s + 1 s; the
+# clocks lie within a second of each other (one machine's)
+psql_as($appa, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000');
 ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
 is($out, $wa, 'snowid_claim() re-asserts the worker id held') or diag($err);
+is( query($cnode, q{
+		SELECT longest_quiet_ms = 5000 AND widest_margin_ms = 1000
+		FROM snowid_coordinator.datacenters WHERE datacenter = 2}),
+	't', 'its claim declares its quiet period and its clock margin');
 is( query($sqla, q{
 		SELECT coordinator_generation > 0 AND coordinator_counter > 0
 			AND coordinator_answered_at IS NOT NULL
@@ -438,7 +451,7 @@ psql_as($appb, qq{
 	UPDATE snowid_config SET datacenter_id = 2, claim_worker_id = true;
 	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 });
-psql_as($appb, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000');
+psql_as($appb, 'UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000');
 like(
 	error_of($clerkb, 'SELECT snowid_next()'),
 	qr/55006: snowid_sql cannot claim a worker id of datacenter 2 until (\S+ \S+)\nDETAIL:  The coordination database may have forgotten its claims .*, and grants worker ids only to servers re-asserting theirs until \1\.\nHINT:  Try again then; no id was issued\./s,

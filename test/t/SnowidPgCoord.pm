@@ -43,15 +43,18 @@ sub new
 }
 
 # A synchronous standby of the coordination server (new(standby => 1)),
-# and the URL of both with target_session_attrs=read-write.
+# and the URL of both with target_session_attrs=read-write.  After a
+# failover, a new one may take the old primary's port (of the same socket
+# directory), which the URL of the servers made before names.
 sub add_standby
 {
-	my ($self, $name) = @_;
+	my ($self, $name, $port) = @_;
 	my $primary = $self->node;
 
-	$primary->backup('standby');
-	my $standby = PostgreSQL::Test::Cluster->new($name);
-	$standby->init_from_backup($primary, 'standby', has_streaming => 1);
+	$primary->backup($name);
+	my $standby = PostgreSQL::Test::Cluster->new($name,
+		defined $port ? (port => $port) : ());
+	$standby->init_from_backup($primary, $name, has_streaming => 1);
 	# It reconnects soon after each restart of the primary, whose commits
 	# wait for it meanwhile.
 	$standby->append_conf('postgresql.conf',
@@ -201,16 +204,32 @@ sub free_command
 }
 
 # A claim for good of another server: worker id of datacenter dc held by
-# identity, made with claim() as that server would have made it.
+# identity, made with claim() as that server would have made it when it
+# re-asserts its id, declaring no quiet period and no clock margin of its
+# own (as Redis' HSET of the owners field writes no state record).
 sub add_holder
 {
 	my ($self, $dc, $worker_id, $identity) = @_;
 	my $now = $self->{db}->now_ms;
 	my $o = $self->{db}->call(
-		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now)");
+		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now, "
+		  . 'quiet_ms => 0, reassert => true, clock_margin_ms => 0)');
 
 	die "claim() of worker id $worker_id for $identity: $o->{outcome}"
 	  unless $o->{outcome} eq 'ok';
+	return;
+}
+
+# Marks datacenter dc brand new (new_datacenter()), as an administrator
+# does before its first claim; refused, which is ignored, if it has a
+# record already
+sub mark_dc_new
+{
+	my ($self, $dc) = @_;
+
+	$self->{db}->sql('coord_admin',
+		"DO \$\$BEGIN PERFORM snowid_coordinator.new_datacenter($dc); "
+		  . 'EXCEPTION WHEN object_not_in_prerequisite_state THEN NULL; END$$');
 	return;
 }
 
@@ -220,10 +239,11 @@ sub wipe
 {
 	my ($self) = @_;
 
-	# the datacenters first, as every call locks them: no deadlock with a
-	# call (a check-in) under way
-	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters; '
-		  . 'TRUNCATE snowid_coordinator.worker_ids, '
+	# the datacenters table first, as every call locks it first: no
+	# deadlock with the calls of running servers
+	$self->{db}->sql(undef, 'BEGIN; LOCK TABLE snowid_coordinator.datacenters,'
+		  . ' snowid_coordinator.worker_ids, snowid_coordinator.holders'
+		  . ' IN ACCESS EXCLUSIVE MODE; TRUNCATE snowid_coordinator.worker_ids, '
 		  . 'snowid_coordinator.holders, snowid_coordinator.datacenters; COMMIT');
 	return;
 }
@@ -287,6 +307,24 @@ sub restore_files
 		$node->data_dir);
 	$node->start;
 	return;
+}
+
+# The state record of datacenter dc as far as quiet periods go (the
+# forgetting rule): { from, until (the last quiet period, Unix ms), floor
+# (every grant that is not a re-assertion starts at or above it), longest
+# (quiet_ms), widest (clock margin declared) }; zeros if none
+sub quiet_record
+{
+	my ($self, $dc) = @_;
+	my %q;
+
+	@q{qw(from until floor longest widest)} = split /\|/,
+	  $self->{db}->sql(undef, qq{
+		SELECT coalesce(quiet_from_ms, 0), coalesce(quiet_until_ms, 0),
+			forgot_floor_ms, longest_quiet_ms, widest_margin_ms
+		FROM snowid_coordinator.datacenters WHERE datacenter = $dc});
+	$q{$_} //= 0 for qw(from until floor longest widest);
+	return \%q;
 }
 
 # Whether datacenter dc is in a quiet period (the forgetting rule) by the

@@ -25,6 +25,7 @@ use PostgreSQL::Test::Utils;
 use SnowidProcess;
 use SnowidTest;
 use Sys::Hostname;
+use Time::HiRes ();
 
 # For the top of a test file that starts Redis servers: the server program
 # (SNOWID_REDIS_SERVER, else redis-server on PATH: Debian's redis-server)
@@ -292,6 +293,19 @@ sub load_library
 	return;
 }
 
+# Marks datacenter dc brand new (snowid_2_new_datacenter), as an
+# administrator does before its first claim; refused, which is ignored, if
+# it has a record already (marked at a restart, see mark_new)
+sub mark_dc_new
+{
+	my ($self, $dc) = @_;
+	my $base = "{snowid:dc:$dc}";
+
+	$self->try_cli('FCALL', 'snowid_2_new_datacenter', 3, "$base:owners",
+		"$base:leases", "$base:fences", 'admin');
+	return;
+}
+
 # Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
 # redis-cli; one that has claims or a record already refuses, which is
 # ignored (a server restarted with its data).  Then resets the command
@@ -343,6 +357,22 @@ sub restore_backup
 # (a restart from the snapshot, as SnowidPgCoord's copy of its files).
 sub copy_files    { return $_[0]->backup; }
 sub restore_files { return $_[0]->restore_backup; }
+
+# The state record of datacenter dc as far as quiet periods go (the
+# forgetting rule), as SnowidPgCoord::quiet_record: { from, until, floor,
+# longest, widest } from "<generation> <run id> <from> <until> <counter>
+# <floor> <longest> <widest>"; zeros if none
+sub quiet_record
+{
+	my ($self, $dc) = @_;
+	my $state = $self->cli('HGET', "{snowid:dc:$dc}:owners", 'state');
+	my %q;
+
+	@q{qw(from until floor longest widest)} =
+	  $state =~ /^\S+ \S+ (\d+) (\d+) \d+ (\d+) (\d+) (\d+)$/;
+	$q{$_} //= 0 for qw(from until floor longest widest);
+	return \%q;
+}
 
 # Whether datacenter dc is in a quiet period (the forgetting rule) by
 # Redis' clock: the end its state record names lies ahead
@@ -659,6 +689,50 @@ sub port_cli
 
 	return [ $ENV{SNOWID_REDIS_CLI} || 'redis-cli', '-h', '127.0.0.1', '-p',
 		$port ];
+}
+
+# Waits until every sentinel of the list knows the master, its one replica
+# and the other two sentinels, so that a failover can happen.
+sub wait_for_sentinels
+{
+	my ($sentinels) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until (!grep { ($_->try_cli('INFO', 'sentinel') // '')
+				!~ /status=ok,address=[^,]+,slaves=1,sentinels=3/ } @$sentinels)
+	{
+		die 'the sentinels did not see the replica and each other'
+		  if Time::HiRes::time() > $deadline;
+		Time::HiRes::sleep(0.1);
+	}
+	return;
+}
+
+# Waits until every sentinel of the list names the Redis on the port as
+# master, and it says it is one.
+sub wait_for_master
+{
+	my ($sentinels, $port) = @_;
+
+	wait_for_role($port, qr/^master/,
+		sub { !grep { $_->master_port ne $port } @$sentinels });
+	return;
+}
+
+# Waits until the ROLE of the Redis on the port matches (and the function
+# given, if any, returns true).
+sub wait_for_role
+{
+	my ($port, $role, $also) = @_;
+	my $deadline = Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until ((try_cli_port($port, 'ROLE') // '') =~ $role && (!$also || $also->()))
+	{
+		die "the Redis on port $port did not take its role"
+		  if Time::HiRes::time() > $deadline;
+		Time::HiRes::sleep(0.1);
+	}
+	return;
 }
 
 # The port of the master this sentinel names.

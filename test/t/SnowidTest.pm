@@ -258,6 +258,39 @@ sub run_bench
 	return ($? >> 8, $out);
 }
 
+# The protocol search of servers that do not re-assert their ids
+# (--reassert no, as 1.2) and a store that forgets: it loses all its data,
+# goes back to an earlier state, or fails over to a replica that missed its
+# last writes.  $search runs test/protocol-search with the arguments given
+# it, first those given here; it returns its exit code and output.  For
+# each fault alone, every sequence of 5 steps of the kinds the path takes
+# must hold a worker id granted while its holder still issues with it
+# (once the quiet period and its floor have passed: after a claim refused,
+# a wait and the claim again), written into $dir.
+sub search_finds_forgetting
+{
+	my ($search, $dir, @args) = @_;
+
+	for my $fault (qw(lose rewind lag))
+	{
+		my ($status, $out) = $search->(
+			@args, '--depth', '5', '--random', '0',
+			'--ops', "start,claim,wait,$fault", '--reassert', 'no',
+			'--failure-file', "$dir/$fault.txt");
+
+		Test::More::is($status, 1,
+			"the store forgets ($fault): the search finds a violation")
+		  or Test::More::diag($out);
+		my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+		Test::More::like($violation // '',
+			qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
+			'a grant of an id its holder still holds');
+		Test::More::like(slurp_file("$dir/$fault.txt"), qr/^$fault\b/m,
+			"after the step $fault");
+	}
+	return;
+}
+
 # Appends settings to postgresql.conf; later lines override earlier ones.
 sub set_conf
 {
