@@ -11,13 +11,19 @@
 -- crash or a promoted standby skips positions but repeats none that a
 -- flushed transaction used.
 --
--- Every session takes positions with nextval() under a shared advisory
--- lock, which sessions hold at once.  When the clock has moved past the
--- sequence, one session at a time moves it forward with setval() under the
--- same lock taken exclusively, so that no nextval() runs between reading
--- the sequence and setting it: the sequence never goes back, whatever the
--- clock does.  Both locks are held for a few statements and let go before
--- the function returns (never to the end of the transaction).
+-- Every session takes positions with nextval(), holding no lock.  When the
+-- clock has moved past the sequence, one call at a time moves it forward
+-- with setval() under an advisory lock taken exclusively (the writers'
+-- lock, which only calls that move it take), and within a window marked by
+-- a second sequence, snowid_generation: odd from before the writer reads
+-- the position until after it sets it.  A call reads the generation before
+-- and after its nextval() and uses the position only if it read the same
+-- even value twice: a nextval() that a writer's reading and setting may
+-- enclose (a setval() that could move the sequence back below it) is
+-- never used.  So the sequence never goes back below a position in use,
+-- whatever the clock does.  The writers' lock is held for a few statements
+-- and let go before the function returns (never to the end of the
+-- transaction).
 --
 -- Objects beside the functions: snowid_config (one row: worker id, layout,
 -- epoch, drift and wait bounds), snowid_public_keys (keys of public ids,
@@ -47,6 +53,9 @@ INSERT INTO @extschema@.snowid_config DEFAULT VALUES;
 
 CREATE SEQUENCE @extschema@.snowid_position
 	AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
+-- The writers' generation (snowid_sql_move()): odd while a call moves the
+-- position, even otherwise; not dumped (a restored database starts it over)
+CREATE SEQUENCE @extschema@.snowid_generation AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
 CREATE SEQUENCE @extschema@.snowid_waits AS bigint MINVALUE 0 START WITH 0;
 CREATE SEQUENCE @extschema@.snowid_clock_steps AS bigint MINVALUE 0 START WITH 0;
 CREATE SEQUENCE @extschema@.snowid_clock_errors AS bigint MINVALUE 0 START WITH 0;
@@ -66,7 +75,7 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowid_public_keys', '')
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowid_position', '');
 
 REVOKE ALL ON @extschema@.snowid_config, @extschema@.snowid_public_keys,
-	@extschema@.snowid_position, @extschema@.snowid_waits,
+	@extschema@.snowid_position, @extschema@.snowid_generation, @extschema@.snowid_waits,
 	@extschema@.snowid_clock_steps, @extschema@.snowid_clock_errors FROM PUBLIC;
 GRANT SELECT ON @extschema@.snowid_config TO PUBLIC;
 GRANT SELECT, UPDATE ON @extschema@.snowid_config TO @extowner@;
@@ -385,20 +394,16 @@ $$;
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_connstr() FROM PUBLIC;
 
 -- Moves the generator up so that its next position lies at or above
--- floor_ms (Unix ms), under the generator's lock taken exclusively (as
--- snowid_sql_take() does)
+-- floor_ms (Unix ms), as a writer (snowid_sql_move())
 CREATE FUNCTION @extschema@.snowid_sql_raise_floor(floor_ms bigint)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
 AS $$
 DECLARE
 	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
 	floor_rel bigint := floor_ms - @extschema@.snowid_sql_unix_ms(c.epoch);
-	last bigint;
-	called boolean;
 BEGIN
 	IF floor_rel <= 0 THEN
 		RETURN;
@@ -407,20 +412,7 @@ BEGIN
 		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, @extschema@.snowid_sql_layout(c)
 			USING ERRCODE = 'numeric_value_out_of_range';
 	END IF;
-	PERFORM pg_advisory_lock(1936617335, 5460300);
-	BEGIN
-		SELECT last_value, is_called INTO last, called FROM @extschema@.snowid_position;
-		IF NOT called THEN
-			last := last - 1;
-		END IF;
-		IF last < (floor_rel << c.sequence_bits) - 1 THEN
-			PERFORM setval('@extschema@.snowid_position', (floor_rel << c.sequence_bits) - 1);
-		END IF;
-	EXCEPTION WHEN OTHERS OR query_canceled THEN
-		PERFORM pg_advisory_unlock(1936617335, 5460300);
-		RAISE;
-	END;
-	PERFORM pg_advisory_unlock(1936617335, 5460300);
+	PERFORM @extschema@.snowid_sql_move(floor_rel << c.sequence_bits, 0, NULL);
 END
 $$;
 
@@ -719,24 +711,83 @@ $$;
 -- The generator
 -- -------------------------------------------------------------------------
 
+-- The one way snowid_position is set: positions from first to first + got
+-- - 1 made this call's, where first is the later of the position after
+-- the last one taken (last) and low, and got is n, or fewer where the
+-- positions would pass high (a NULL high: no bound), or none.  With got 0
+-- the sequence still moves up to low - 1 if it lies below.
+--
+-- A writer: under the generator's lock taken exclusively, so that writers
+-- take turns and none sets the sequence from a reading another's setting
+-- made old, and within the window, snowid_generation odd from before the
+-- reading until after the setting.  A nextval() that the window may
+-- enclose gets a position that the setval() may set the sequence back
+-- below; the call that took it sees the generation odd or changed and does
+-- not use it (snowid_sql_next()).  The lock is waited for at most
+-- lock_timeout; the writers hold it for a few statements.
+--
+-- The lock and the flag that says it is held are set in one expression
+-- (pg_advisory_lock() returns void, which IS NOT NULL): PL/pgSQL checks for
+-- a cancel between statements, and one between the two would leave the
+-- lock held with the handler not knowing it.  The handler lets the lock go
+-- on any error or cancel.  A window left open so (the generation odd)
+-- sends the calls that see it here, to wait for the lock; the next writer
+-- closes it.
+CREATE FUNCTION @extschema@.snowid_sql_move(low bigint, n bigint, high bigint,
+	OUT first bigint, OUT got bigint, OUT last bigint)
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '10s'
+AS $$
+DECLARE
+	locked boolean := false;
+BEGIN
+	BEGIN
+		locked := pg_advisory_lock(1936617335, 5460300) IS NOT NULL;
+		-- the window opens: the generation odd (a window left open by a
+		-- writer that failed is one step further)
+		IF nextval('@extschema@.snowid_generation') % 2 = 0 THEN
+			PERFORM nextval('@extschema@.snowid_generation');
+		END IF;
+		SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END
+		INTO last FROM @extschema@.snowid_position s;
+		first := greatest(last + 1, low);
+		got := greatest(least(n, high - first + 1), 0);
+		IF first + got - 1 > last THEN
+			PERFORM setval('@extschema@.snowid_position', first + got - 1);
+		END IF;
+		-- and closes: even again
+		PERFORM nextval('@extschema@.snowid_generation');
+		locked := NOT pg_advisory_unlock(1936617335, 5460300);
+	EXCEPTION WHEN OTHERS OR query_canceled THEN
+		IF locked THEN
+			PERFORM pg_advisory_unlock(1936617335, 5460300);
+		END IF;
+		IF SQLSTATE = '55P03' THEN
+			RAISE EXCEPTION 'the snowid generator''s lock was not free within lock_timeout'
+				USING ERRCODE = 'lock_not_available',
+					  DETAIL = 'Another session held the advisory lock (1936617335, 5460300) of snowid_sql for 10 s.',
+					  HINT = 'Look for that session in pg_locks; snowid_sql holds the lock only while it moves the generator.';
+		END IF;
+		RAISE;
+	END;
+END
+$$;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_move(bigint, bigint, bigint) FROM PUBLIC;
+
 -- Takes up to n consecutive positions (at least one), all at or after the
 -- clock's millisecond and at most max_drift_ms ahead of it; first is the
 -- first of them, got how many.  Waits at most max_wait_ms in all for the
--- clock when the positions run that far ahead.  given is a position the
--- caller took with nextval() under the shared lock and could not use at
--- once (snowid_sql_next()), or NULL: it is kept if the clock allows it, as
--- a position taken here would be.
---
--- A lock and the flag that says it is held are set in one expression
--- (pg_advisory_lock() returns void, which IS NOT NULL): PL/pgSQL checks for
--- a cancel between statements, and one between the two would leave the
--- lock held with the handler not knowing it.
+-- clock when the positions run that far ahead.  given is a position that
+-- snowid_sql_next() took and could not use at once, or NULL: it is kept if
+-- the clock allows it, as a position taken here would be.
 CREATE FUNCTION @extschema@.snowid_sql_take(n integer, c @extschema@.snowid_config,
 	given bigint, OUT first bigint, OUT got integer)
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
 AS $$
 DECLARE
 	s integer := c.sequence_bits;
@@ -744,10 +795,7 @@ DECLARE
 	now_ms bigint;
 	allowed bigint;
 	v bigint;
-	last bigint;
-	called boolean;
-	locked boolean := false;
-	exclusive boolean := false;
+	m record;
 	-- the time slept, counted rather than read from the wall clock, which
 	-- may step back during the wait
 	waited_ms integer := 0;
@@ -768,55 +816,23 @@ BEGIN
 		END IF;
 		-- the last position the drift bound allows
 		allowed := ((now_ms + c.max_drift_ms + 1) << s) - 1;
-		BEGIN
-			v := given;
-			given := NULL;
-			IF v IS NULL AND n = 1 THEN
-				locked := pg_advisory_lock_shared(1936617335, 5460300) IS NOT NULL;
-				v := nextval('@extschema@.snowid_position');
-				locked := NOT pg_advisory_unlock_shared(1936617335, 5460300);
+		v := given;
+		given := NULL;
+		IF v IS NULL THEN
+			-- at or after the clock, and up to the drift bound
+			m := @extschema@.snowid_sql_move(now_ms << s, n, allowed);
+			first := m.first;
+			got := m.got;
+			IF now_ms < (m.last >> s) - 100 AND waited_ms = 0 THEN
+				PERFORM nextval('@extschema@.snowid_clock_steps');
 			END IF;
-			IF v IS NULL OR v < (now_ms << s) THEN
-				-- the clock has moved past the sequence: move it forward
-				v := NULL;
-				exclusive := true;
-				locked := pg_advisory_lock(1936617335, 5460300) IS NOT NULL;
-				SELECT last_value, is_called INTO last, called
-				FROM @extschema@.snowid_position;
-				IF NOT called THEN
-					last := last - 1;
-				END IF;
-				first := greatest(last + 1, now_ms << s);
-				IF now_ms < (last >> s) - 100 AND waited_ms = 0 THEN
-					PERFORM nextval('@extschema@.snowid_clock_steps');
-				END IF;
-				got := least(n::bigint, allowed - first + 1);
-				IF got >= 1 THEN
-					PERFORM setval('@extschema@.snowid_position', first + got - 1);
-				END IF;
-				locked := NOT pg_advisory_unlock(1936617335, 5460300);
-				exclusive := false;
-			ELSE
-				first := v;
-				got := CASE WHEN v <= allowed THEN 1 ELSE 0 END;
-				IF (v >> s) > now_ms + 100 AND waited_ms = 0 THEN
-					PERFORM nextval('@extschema@.snowid_clock_steps');
-				END IF;
+		ELSE
+			first := v;
+			got := CASE WHEN v <= allowed THEN 1 ELSE 0 END;
+			IF (v >> s) > now_ms + 100 AND waited_ms = 0 THEN
+				PERFORM nextval('@extschema@.snowid_clock_steps');
 			END IF;
-		EXCEPTION WHEN OTHERS OR query_canceled THEN
-			IF locked AND exclusive THEN
-				PERFORM pg_advisory_unlock(1936617335, 5460300);
-			ELSIF locked THEN
-				PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
-			END IF;
-			IF SQLSTATE = '55P03' THEN
-				RAISE EXCEPTION 'the snowid generator''s lock was not free within lock_timeout'
-					USING ERRCODE = 'lock_not_available',
-						  DETAIL = 'Another session held the advisory lock (1936617335, 5460300) of snowid_sql for 10 s.',
-						  HINT = 'Look for that session in pg_locks; snowid_sql holds the lock only while it takes ids.';
-			END IF;
-			RAISE;
-		END;
+		END IF;
 		IF got >= 1 THEN
 			RETURN;
 		END IF;
@@ -824,7 +840,7 @@ BEGIN
 		IF waited_ms >= c.max_wait_ms THEN
 			PERFORM nextval('@extschema@.snowid_clock_errors');
 			RAISE EXCEPTION 'the system clock is % ms behind the snowid generator',
-				(coalesce(v, first) >> s) - now_ms
+				(first >> s) - now_ms
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = format('The generator may run at most %s ms (max_drift_ms) ahead of the clock, and waited %s ms (max_wait_ms) for it.',
 									  c.max_drift_ms, c.max_wait_ms),
@@ -877,21 +893,24 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- One id, as snowid_next(); NULL instead if the worker id is to be claimed
 -- and is not, unless claimed says a claim was just made.
 --
--- The common path is this one function and one query: the configuration
--- read and checked (snowid_sql_config_problem(), inlined), the shared lock
--- tried without waiting, one position taken with nextval() and the lock let
--- go, and the position kept if it lies in the clock's millisecond or up to
--- 100 ms ahead (and no more than max_drift_ms).  A position behind the
--- clock (the first call of each millisecond, below 4096 ids a millisecond)
--- moves the sequence to the clock's millisecond under the lock taken
--- exclusively, also without waiting.  The block with a handler (a
--- subtransaction) encloses what runs while a lock is held.  Anything else
--- takes the path of snowid_sql_config() and snowid_sql_take(), with the
--- position taken here if any: a configuration with something wrong or
--- missing (said there), a standby, the end of the layout's time, the lock
--- held or wanted by another session (waited for there, at most
--- lock_timeout), or a position far ahead of the clock (counted, and waited
--- for).
+-- The common path takes no lock and opens no subtransaction: one query
+-- reads the configuration and checks it (snowid_sql_config_problem(),
+-- inlined), then the generation is read, one position taken with
+-- nextval() and the generation read again.  The position is used if both
+-- readings are the same even value (no writer's window can have enclosed
+-- the nextval(), see snowid_sql_move()) and it lies in the clock's
+-- millisecond or up to 100 ms ahead (and no more than max_drift_ms).  The
+-- other positions are never used, so no position is issued twice:
+-- nextval() gives each at most once, and only a setval() in a window moves
+-- the sequence back, below the positions taken in that window alone.  A
+-- position behind the clock (the first call of each millisecond, below
+-- 4096 ids a millisecond) or one a window may have enclosed is skipped:
+-- the call becomes a writer, which moves the sequence to the clock's
+-- millisecond and takes that position.  Anything else takes the path of
+-- snowid_sql_config() and snowid_sql_take(), with the position taken here
+-- if any: a configuration with something wrong or missing (said there), a
+-- standby, the end of the layout's time, or a position far ahead of the
+-- clock (counted, and waited for).
 CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -901,9 +920,8 @@ AS $$
 DECLARE
 	c @extschema@.snowid_config;
 	now_ms bigint;
+	g bigint;
 	v bigint;
-	locked boolean := false;
-	exclusive boolean := false;
 BEGIN
 	SELECT * INTO c FROM @extschema@.snowid_config;
 	IF FOUND AND @extschema@.snowid_sql_config_problem(c) IS NULL THEN
@@ -914,35 +932,12 @@ BEGIN
 			now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp())
 				- @extschema@.snowid_sql_unix_ms(c.epoch);
 			IF now_ms <= @extschema@.snowid_sql_max_ms(c) THEN
-				BEGIN
-					locked := pg_try_advisory_lock_shared(1936617335, 5460300);
-					IF locked THEN
-						v := nextval('@extschema@.snowid_position');
-						locked := NOT pg_advisory_unlock_shared(1936617335, 5460300);
-					END IF;
-					IF v < (now_ms << c.sequence_bits) THEN
-						-- the first call of a millisecond: the sequence moved
-						-- up to the clock under the lock taken exclusively, as
-						-- snowid_sql_take() does, if it is free at once and
-						-- nothing lies above the clock
-						v := NULL;
-						exclusive := true;
-						locked := pg_try_advisory_lock(1936617335, 5460300);
-						IF locked THEN
-							IF pg_sequence_last_value('@extschema@.snowid_position') < (now_ms << c.sequence_bits) THEN
-								v := setval('@extschema@.snowid_position', now_ms << c.sequence_bits);
-							END IF;
-							locked := NOT pg_advisory_unlock(1936617335, 5460300);
-						END IF;
-					END IF;
-				EXCEPTION WHEN OTHERS OR query_canceled THEN
-					IF locked AND exclusive THEN
-						PERFORM pg_advisory_unlock(1936617335, 5460300);
-					ELSIF locked THEN
-						PERFORM pg_advisory_unlock_shared(1936617335, 5460300);
-					END IF;
-					RAISE;
-				END;
+				g := pg_sequence_last_value('@extschema@.snowid_generation');
+				v := nextval('@extschema@.snowid_position');
+				IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
+								AND v >= now_ms << c.sequence_bits, false) THEN
+					v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL)).first;
+				END IF;
 				IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
 					RETURN @extschema@.snowid_sql_compose(c, v);
 				END IF;

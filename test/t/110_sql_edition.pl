@@ -442,21 +442,75 @@ like($cerr, qr/reached maximum value of sequence "snowid_position"/,
 	'a call fails while it holds the lock');
 is($cout, '0', 'and leaves no lock in its session');
 
-# While another session holds the lock exclusively (as the call that moves
-# the sequence forward does), no call takes a position: it waits.
-my $holder = $node->background_psql('postgres');
-$holder->query_safe('SELECT pg_advisory_lock(1936617335, 5460300)');
+# Many sessions of short transactions, most of whose calls are the first
+# of their millisecond (each then moves the sequence to the clock as a
+# writer) and some batches (writers too), beside calls that take their
+# positions with no lock: no id twice.
+$node->safe_psql('postgres',
+	'CREATE UNLOGGED TABLE many (id bigint)');
+$node->pgbench(
+	'--no-vacuum --client=8 --jobs=4 --transactions=300',
+	0,
+	[qr{processed: 2400/2400}],
+	[qr{^$}],
+	'eight sessions of short transactions, ones and batches, finish',
+	{
+		'110_one@4' => "INSERT INTO many VALUES (snowid_next());\n",
+		'110_batch@1' => "INSERT INTO many SELECT snowid_next_batch(3);\n",
+	});
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) > 2400, count(*) = count(DISTINCT id) FROM many}),
+	't|t', 'eight sessions of ones and batches: no id twice');
+
+# A writer holds the lock only while it moves the sequence, and calls take
+# positions without it: while another session holds the lock outside a
+# window (the generation even) and the sequence is 3 s ahead of the clock
+# (within max_drift_ms), a call gives an id at once.  While the window is
+# open (the generation odd, as between a writer's reading and its setting
+# of the position), no call uses a position it takes: it waits for the
+# lock, and, cancelled, leaves no lock behind.  In a database of its own,
+# whose generator is left ahead.
+$node->safe_psql('postgres', 'CREATE DATABASE windows');
+$node->safe_psql('windows', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 29, max_drift_ms = 60000;
+});
+my $holder = $node->background_psql('windows');
+$holder->query_safe(q{
+	SELECT pg_advisory_lock(1936617335, 5460300);
+	SELECT setval('snowid_position',
+		(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+		 - 1288834974657 + 3000) << 12);
+	SELECT nextval('snowid_generation') FROM generate_series(1, 2);
+	SELECT nextval('snowid_generation')
+	WHERE pg_sequence_last_value('snowid_generation') % 2 = 1;
+});
 ($crc, $cout, $cerr) = $node->psql(
-	'postgres', q{SET statement_timeout = '1s';
+	'windows', q{SET statement_timeout = '20s';
+	SELECT count(snowid_next()) FROM generate_series(1, 100);},
+	on_error_stop => 0);
+is($cout, '100', 'calls take ids while another session holds the lock outside a window')
+  or diag($cerr);
+$holder->query_safe(q{SELECT nextval('snowid_generation')});
+is($node->safe_psql('windows', q{SELECT pg_sequence_last_value('snowid_generation') % 2}),
+	'1', 'the window is open');
+($crc, $cout, $cerr) = $node->psql(
+	'windows', q{SET statement_timeout = '1s';
 	SELECT snowid_next();
 	RESET statement_timeout;
 	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
 	on_error_stop => 0);
 like($cerr, qr/canceling statement due to statement timeout/,
-	'a call waits while another session holds the lock exclusively');
+	'a call waits while another session has the window open');
 is($cout, '0', 'and, cancelled, leaves no lock in its session');
 $holder->query_safe('SELECT pg_advisory_unlock(1936617335, 5460300)');
 $holder->quit;
+is( $node->safe_psql(
+		'windows', q{
+	SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) x;
+	SELECT pg_sequence_last_value('snowid_generation') % 2}),
+	"100\n0", 'after the lock is let go, the next writer closes the window and ids go on');
 
 # ---------------------------------------------------------------------------
 # kill -9 under load
