@@ -85,12 +85,17 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON @extschema@.snowid_public_keys TO @extow
 -- The configuration
 -- -------------------------------------------------------------------------
 
--- A timestamptz as Unix milliseconds, rounded down; NULL if infinite
+-- A timestamptz as Unix milliseconds, rounded down; NULL if infinite or
+-- NULL.  The seconds of an interval from 1970, not of the timestamptz
+-- itself: that EXTRACT is immutable, and the function not STRICT (the CASE
+-- is not), so the planner inlines it where it is called with anything but
+-- a volatile argument (which it would use twice), and a call runs no query
+-- of its own.
 CREATE FUNCTION @extschema@.snowid_sql_unix_ms(ts timestamptz)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN pg_catalog.isfinite(ts)
-	THEN pg_catalog.floor(EXTRACT(epoch FROM ts) * 1000)::bigint END;
+	THEN pg_catalog.floor(EXTRACT(epoch FROM ts - timestamptz '1970-01-01 00:00:00+00') * 1000)::bigint END;
 
 -- Unix milliseconds as a timestamptz, exactly (no floating point)
 CREATE FUNCTION @extschema@.snowid_sql_timestamptz(unix_ms bigint)
@@ -100,42 +105,72 @@ RETURN ((timestamp '1970-01-01'
 		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
 		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
 
--- The problem with a configuration row, as a sentence, or NULL.  One SQL
--- expression, which the planner inlines where it is called: the functions
--- that issue ids check the row at every call for the cost of a few
--- comparisons, so that a row that reached the table past the trigger (a
--- replica's apply, session_replication_role) is still an error.  The epoch
--- lies from 1970 to before the year 10000 (Unix milliseconds from 0 to
--- 253402300799999), infinities excluded, and on a whole millisecond.
+-- What is wrong with a configuration row: 0 for nothing, else the number
+-- of the first check it fails (snowid_sql_config_problem() says which).
+-- One SQL expression, which the planner inlines where it is called: the
+-- functions that issue ids check the row at every call for the cost of a
+-- few comparisons, so that a row that reached the table past the trigger
+-- (a replica's apply, session_replication_role) is still an error.  The
+-- epoch lies from 1970 to before the year 10000 (Unix milliseconds from 0
+-- to 253402300799999), infinities excluded, and on a whole millisecond.
+CREATE FUNCTION @extschema@.snowid_sql_config_fault(c @extschema@.snowid_config)
+RETURNS integer
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE
+	WHEN c.datacenter_bits NOT BETWEEN 0 AND 24 THEN 1
+	WHEN c.worker_bits NOT BETWEEN 0 AND 24 THEN 2
+	WHEN c.sequence_bits NOT BETWEEN 0 AND 24 THEN 3
+	WHEN c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN 4
+	WHEN c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN 5
+	WHEN c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN 6
+	WHEN NOT (c.epoch >= pg_catalog.to_timestamp(0) AND c.epoch < pg_catalog.to_timestamp(253402300800)) THEN 7
+	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN 8
+	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN 9
+	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN 10
+	ELSE 0 END;
+
+-- The problem with a configuration row, as a sentence, or NULL
 CREATE FUNCTION @extschema@.snowid_sql_config_problem(c @extschema@.snowid_config)
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN CASE
-	WHEN c.datacenter_bits NOT BETWEEN 0 AND 24 THEN
+RETURN CASE @extschema@.snowid_sql_config_fault(c)
+	WHEN 1 THEN
 		pg_catalog.format('datacenter_bits is %s; it runs from 0 to 24.', c.datacenter_bits)
-	WHEN c.worker_bits NOT BETWEEN 0 AND 24 THEN
+	WHEN 2 THEN
 		pg_catalog.format('worker_bits is %s; it runs from 0 to 24.', c.worker_bits)
-	WHEN c.sequence_bits NOT BETWEEN 0 AND 24 THEN
+	WHEN 3 THEN
 		pg_catalog.format('sequence_bits is %s; it runs from 0 to 24.', c.sequence_bits)
-	WHEN c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN
+	WHEN 4 THEN
 		pg_catalog.format('datacenter_bits, worker_bits and sequence_bits add up to %s, leaving the timestamp %s bits; it needs at least 39.',
 			   c.datacenter_bits + c.worker_bits + c.sequence_bits,
 			   63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)
-	WHEN c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN
+	WHEN 5 THEN
 		pg_catalog.format('datacenter_id is %s; with datacenter_bits = %s, datacenter ids run from 0 to %s.',
 			   c.datacenter_id, c.datacenter_bits, (1 << c.datacenter_bits) - 1)
-	WHEN c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN
+	WHEN 6 THEN
 		pg_catalog.format('worker_id is %s; with worker_bits = %s, worker ids run from 0 to %s.',
 			   c.worker_id, c.worker_bits, (1 << c.worker_bits) - 1)
-	WHEN NOT (c.epoch >= pg_catalog.to_timestamp(0) AND c.epoch < pg_catalog.to_timestamp(253402300800)) THEN
+	WHEN 7 THEN
 		'epoch must lie from 1970-01-01 00:00:00 UTC to before the year 10000.'
-	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN
+	WHEN 8 THEN
 		'epoch must be a whole number of milliseconds.'
-	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN
+	WHEN 9 THEN
 		pg_catalog.format('max_drift_ms is %s; it runs from 0 to 3600000.', c.max_drift_ms)
-	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN
+	WHEN 10 THEN
 		pg_catalog.format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms)
 	END;
+
+-- The milliseconds from the epoch to the clock, if the configuration lets
+-- this database issue ids now: whole, with a worker id, on a primary; NULL
+-- otherwise.  One expression, inlined where it is called (the clock read
+-- once; the epoch is on a whole millisecond, so this is the clock's Unix
+-- milliseconds less the epoch's).
+CREATE FUNCTION @extschema@.snowid_sql_clock_ms(c @extschema@.snowid_config)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+RETURN CASE WHEN @extschema@.snowid_sql_config_fault(c) = 0 AND c.worker_id IS NOT NULL
+			 AND NOT pg_catalog.pg_is_in_recovery()
+	THEN pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp() - c.epoch) * 1000)::bigint END;
 
 -- The configuration, checked: a bad one is an error naming what is wrong.
 -- This and the function above have no search_path of their own: they name
@@ -750,8 +785,10 @@ BEGIN
 		IF nextval('@extschema@.snowid_generation') % 2 = 0 THEN
 			PERFORM nextval('@extschema@.snowid_generation');
 		END IF;
-		SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END
-		INTO last FROM @extschema@.snowid_position s;
+		-- the last position, read under the sequence's buffer lock (a
+		-- nextval() may run meanwhile); before the first, the one below it
+		last := coalesce(pg_sequence_last_value('@extschema@.snowid_position'),
+						 (SELECT s.last_value - 1 FROM @extschema@.snowid_position s));
 		first := greatest(last + 1, low);
 		got := greatest(least(n, high - first + 1), 0);
 		IF first + got - 1 > last THEN
@@ -893,24 +930,32 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- One id, as snowid_next(); NULL instead if the worker id is to be claimed
 -- and is not, unless claimed says a claim was just made.
 --
--- The common path takes no lock and opens no subtransaction: one query
--- reads the configuration and checks it (snowid_sql_config_problem(),
--- inlined), then the generation is read, one position taken with
--- nextval() and the generation read again.  The position is used if both
--- readings are the same even value (no writer's window can have enclosed
--- the nextval(), see snowid_sql_move()) and it lies in the clock's
--- millisecond or up to 100 ms ahead (and no more than max_drift_ms).  The
--- other positions are never used, so no position is issued twice:
--- nextval() gives each at most once, and only a setval() in a window moves
--- the sequence back, below the positions taken in that window alone.  A
--- position behind the clock (the first call of each millisecond, below
+-- The common path takes no lock, opens no subtransaction and runs few
+-- statements (each costs PL/pgSQL a snapshot): one query reads the
+-- configuration, one expression checks it and reads the clock
+-- (snowid_sql_clock_ms(), inlined), then the generation is read, one
+-- position taken with nextval() and the generation read again.  The
+-- position is used if both readings are the same even value (no writer's
+-- window can have enclosed the nextval(), see snowid_sql_move()) and it
+-- lies in the clock's millisecond or up to 100 ms ahead (and no more than
+-- max_drift_ms).
+--
+-- Why no position is used twice: nextval() gives each position at most
+-- once, and only a setval() moves the sequence back, which only a writer
+-- does, within a window; a position that a window may have enclosed is
+-- never used, and every position taken outside the windows lies below
+-- each later setting (a writer reads the sequence after its window
+-- opens).  Writers take turns on the lock, and each uses only positions it
+-- set itself under it.
+--
+-- A position behind the clock (the first call of each millisecond, below
 -- 4096 ids a millisecond) or one a window may have enclosed is skipped:
 -- the call becomes a writer, which moves the sequence to the clock's
 -- millisecond and takes that position.  Anything else takes the path of
 -- snowid_sql_config() and snowid_sql_take(), with the position taken here
--- if any: a configuration with something wrong or missing (said there), a
--- standby, the end of the layout's time, or a position far ahead of the
--- clock (counted, and waited for).
+-- if it is this call's: a configuration with something wrong or missing
+-- (said there), a standby, the end of the layout's time, or a position far
+-- ahead of the clock (counted, and waited for).
 CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -924,24 +969,25 @@ DECLARE
 	v bigint;
 BEGIN
 	SELECT * INTO c FROM @extschema@.snowid_config;
-	IF FOUND AND @extschema@.snowid_sql_config_problem(c) IS NULL THEN
-		IF c.claim_worker_id THEN
-			c.worker_id := @extschema@.snowid_sql_claimed(c);
+	IF c.claim_worker_id THEN
+		c.worker_id := @extschema@.snowid_sql_claimed(c);
+	END IF;
+	now_ms := @extschema@.snowid_sql_clock_ms(c);
+	g := pg_sequence_last_value('@extschema@.snowid_generation');
+	v := CASE WHEN now_ms <= @extschema@.snowid_sql_max_ms(c) THEN nextval('@extschema@.snowid_position') END;
+	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
+		AND (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
+		RETURN @extschema@.snowid_sql_compose(c, v);
+	END IF;
+	IF v IS NOT NULL THEN
+		-- unless the position is this call's and far ahead of the clock
+		-- (kept for the path below), the call becomes a writer
+		IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
+						AND (v >> c.sequence_bits) > now_ms + least(100, c.max_drift_ms), false) THEN
+			v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL)).first;
 		END IF;
-		IF c.worker_id IS NOT NULL AND NOT pg_is_in_recovery() THEN
-			now_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp())
-				- @extschema@.snowid_sql_unix_ms(c.epoch);
-			IF now_ms <= @extschema@.snowid_sql_max_ms(c) THEN
-				g := pg_sequence_last_value('@extschema@.snowid_generation');
-				v := nextval('@extschema@.snowid_position');
-				IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
-								AND v >= now_ms << c.sequence_bits, false) THEN
-					v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL)).first;
-				END IF;
-				IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
-					RETURN @extschema@.snowid_sql_compose(c, v);
-				END IF;
-			END IF;
+		IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
+			RETURN @extschema@.snowid_sql_compose(c, v);
 		END IF;
 	END IF;
 
