@@ -426,21 +426,29 @@ is($cout, '0', 'calls cancelled 30 times leave no lock in their session');
 is(scalar(() = $cerr =~ /canceling statement due to statement timeout/g),
 	30, 'every one of them was cancelled');
 
-# An error while a call holds the lock (nextval() past the sequence's
-# maximum, in a database of its own) leaves the lock behind neither.
+# An error while a call holds the lock, and one while it takes a position
+# (in a database of its own, the sequence one below its maximum): the
+# first call takes the last position, far ahead of the clock, and cannot
+# tell it outside every window (no writer has set the generation yet), so
+# it becomes a writer, which fails moving the sequence past its end while
+# it holds the lock; the second fails in nextval().  Neither leaves the
+# lock behind.
 $node->safe_psql('postgres', 'CREATE DATABASE maxed');
 $node->safe_psql('maxed', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 30;
-	SELECT setval('snowid_position', 9223372036854775807);
+	SELECT setval('snowid_position', 9223372036854775806);
 });
 ($crc, $cout, $cerr) = $node->psql(
 	'maxed', q{SELECT snowid_next();
+	SELECT snowid_next();
 	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
 	on_error_stop => 0);
-like($cerr, qr/reached maximum value of sequence "snowid_position"/,
+like($cerr, qr/bigint out of range.*snowid_sql_move/s,
 	'a call fails while it holds the lock');
-is($cout, '0', 'and leaves no lock in its session');
+like($cerr, qr/reached maximum value of sequence "snowid_position"/,
+	'and the next fails taking a position');
+is($cout, '0', 'and neither leaves a lock in its session');
 
 # Many sessions of short transactions, most of whose calls are the first
 # of their millisecond (each then moves the sequence to the clock as a
