@@ -429,12 +429,14 @@ $$;
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_connstr() FROM PUBLIC;
 
 -- Moves the generator up so that its next position lies at or above
--- floor_ms (Unix ms), as a writer (snowid_sql_move())
+-- floor_ms (Unix ms), as a writer (snowid_sql_move()), waiting for the
+-- lock at most 10 s
 CREATE FUNCTION @extschema@.snowid_sql_raise_floor(floor_ms bigint)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '10s'
 AS $$
 DECLARE
 	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
@@ -447,7 +449,7 @@ BEGIN
 		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, @extschema@.snowid_sql_layout(c)
 			USING ERRCODE = 'numeric_value_out_of_range';
 	END IF;
-	PERFORM @extschema@.snowid_sql_move(floor_rel << c.sequence_bits, 0, NULL);
+	PERFORM @extschema@.snowid_sql_move(floor_rel << c.sequence_bits, 0, NULL, true);
 END
 $$;
 
@@ -758,8 +760,13 @@ $$;
 -- reading until after the setting.  A nextval() that the window may
 -- enclose gets a position that the setval() may set the sequence back
 -- below; the call that took it sees the generation odd or changed and does
--- not use it (snowid_sql_next()).  The lock is waited for at most
--- lock_timeout; the writers hold it for a few statements.
+-- not use it (snowid_sql_next()).  With wait, the lock is waited for (at
+-- most the caller's lock_timeout); without, only tried: first is NULL if
+-- another writer holds it.  The writers hold it for a few statements.
+--
+-- Called only by the functions of the generator, which run as the owner
+-- with search_path set: this one has neither of its own, which would cost
+-- every writer two settings changed and changed back.
 --
 -- The lock and the flag that says it is held are set in one expression
 -- (pg_advisory_lock() returns void, which IS NOT NULL): PL/pgSQL checks for
@@ -768,38 +775,47 @@ $$;
 -- on any error or cancel.  A window left open so (the generation odd)
 -- sends the calls that see it here, to wait for the lock; the next writer
 -- closes it.
-CREATE FUNCTION @extschema@.snowid_sql_move(low bigint, n bigint, high bigint,
+CREATE FUNCTION @extschema@.snowid_sql_move(low bigint, n bigint, high bigint, wait boolean,
 	OUT first bigint, OUT got bigint, OUT last bigint)
 LANGUAGE plpgsql VOLATILE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET lock_timeout = '10s'
 AS $$
 DECLARE
 	locked boolean := false;
+	-- what a call returns that is not used (an assignment is cheaper than
+	-- PERFORM, which runs a query)
+	done bigint;
 BEGIN
 	BEGIN
-		locked := pg_advisory_lock(1936617335, 5460300) IS NOT NULL;
-		-- the window opens: the generation odd (a window left open by a
-		-- writer that failed is one step further)
-		IF nextval('@extschema@.snowid_generation') % 2 = 0 THEN
-			PERFORM nextval('@extschema@.snowid_generation');
+		IF wait THEN
+			locked := pg_catalog.pg_advisory_lock(1936617335, 5460300) IS NOT NULL;
+		ELSE
+			locked := pg_catalog.pg_try_advisory_lock(1936617335, 5460300);
 		END IF;
-		-- the last position, read under the sequence's buffer lock (a
-		-- nextval() may run meanwhile); before the first, the one below it
-		last := coalesce(pg_sequence_last_value('@extschema@.snowid_position'),
-						 (SELECT s.last_value - 1 FROM @extschema@.snowid_position s));
-		first := greatest(last + 1, low);
-		got := greatest(least(n, high - first + 1), 0);
-		IF first + got - 1 > last THEN
-			PERFORM setval('@extschema@.snowid_position', first + got - 1);
+		IF locked THEN
+			-- the window opens: the generation odd (a window left open by
+			-- a writer that failed is one step further)
+			done := pg_catalog.nextval('@extschema@.snowid_generation');
+			IF done % 2 = 0 THEN
+				done := pg_catalog.nextval('@extschema@.snowid_generation');
+			END IF;
+			-- the last position, read under the sequence's buffer lock (a
+			-- nextval() may run meanwhile); before the first, the one below
+			last := pg_catalog.pg_sequence_last_value('@extschema@.snowid_position');
+			IF last IS NULL THEN
+				SELECT s.last_value - 1 INTO last FROM @extschema@.snowid_position s;
+			END IF;
+			first := greatest(last + 1, low);
+			got := greatest(least(n, high - first + 1), 0);
+			IF first + got - 1 > last THEN
+				done := pg_catalog.setval('@extschema@.snowid_position', first + got - 1);
+			END IF;
+			-- and closes: even again
+			done := pg_catalog.nextval('@extschema@.snowid_generation');
+			locked := NOT pg_catalog.pg_advisory_unlock(1936617335, 5460300);
 		END IF;
-		-- and closes: even again
-		PERFORM nextval('@extschema@.snowid_generation');
-		locked := NOT pg_advisory_unlock(1936617335, 5460300);
 	EXCEPTION WHEN OTHERS OR query_canceled THEN
 		IF locked THEN
-			PERFORM pg_advisory_unlock(1936617335, 5460300);
+			PERFORM pg_catalog.pg_advisory_unlock(1936617335, 5460300);
 		END IF;
 		IF SQLSTATE = '55P03' THEN
 			RAISE EXCEPTION 'the snowid generator''s lock was not free within lock_timeout'
@@ -812,19 +828,21 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION @extschema@.snowid_sql_move(bigint, bigint, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_move(bigint, bigint, bigint, boolean) FROM PUBLIC;
 
 -- Takes up to n consecutive positions (at least one), all at or after the
 -- clock's millisecond and at most max_drift_ms ahead of it; first is the
 -- first of them, got how many.  Waits at most max_wait_ms in all for the
 -- clock when the positions run that far ahead.  given is a position that
 -- snowid_sql_next() took and could not use at once, or NULL: it is kept if
--- the clock allows it, as a position taken here would be.
+-- the clock allows it, as a position taken here would be.  Otherwise takes
+-- them as a writer, waiting for the lock at most 10 s.
 CREATE FUNCTION @extschema@.snowid_sql_take(n integer, c @extschema@.snowid_config,
 	given bigint, OUT first bigint, OUT got integer)
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '10s'
 AS $$
 DECLARE
 	s integer := c.sequence_bits;
@@ -857,7 +875,7 @@ BEGIN
 		given := NULL;
 		IF v IS NULL THEN
 			-- at or after the clock, and up to the drift bound
-			m := @extschema@.snowid_sql_move(now_ms << s, n, allowed);
+			m := @extschema@.snowid_sql_move(now_ms << s, n, allowed, true);
 			first := m.first;
 			got := m.got;
 			IF now_ms < (m.last >> s) - 100 AND waited_ms = 0 THEN
@@ -984,7 +1002,7 @@ BEGIN
 		-- (kept for the path below), the call becomes a writer
 		IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 						AND (v >> c.sequence_bits) > now_ms + least(100, c.max_drift_ms), false) THEN
-			v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL)).first;
+			v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL, false)).first;
 		END IF;
 		IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
 			RETURN @extschema@.snowid_sql_compose(c, v);
