@@ -949,7 +949,7 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- and is not, unless claimed says a claim was just made.
 --
 -- The common path takes no lock, opens no subtransaction and runs few
--- statements (each costs PL/pgSQL a snapshot): one query reads the
+-- statements (PL/pgSQL's cost is mostly per statement): one query reads the
 -- configuration, one expression checks it and reads the clock
 -- (snowid_sql_clock_ms(), inlined), then the generation is read, one
 -- position taken with nextval() and the generation read again.  The
