@@ -86,16 +86,17 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON @extschema@.snowid_public_keys TO @extow
 -- -------------------------------------------------------------------------
 
 -- A timestamptz as Unix milliseconds, rounded down; NULL if infinite or
--- NULL.  The seconds of an interval from 1970, not of the timestamptz
--- itself: that EXTRACT is immutable, and the function not STRICT (the CASE
--- is not), so the planner inlines it where it is called with anything but
--- a volatile argument (which it would use twice), and a call runs no query
--- of its own.
+-- NULL.  The seconds of an interval from 2000 (PostgreSQL's own epoch, so
+-- the subtraction never overflows), not of the timestamptz itself: that
+-- EXTRACT is immutable, and the function not STRICT (the CASE is not), so
+-- the planner inlines it where it is called with anything but a volatile
+-- argument (which it would use twice), and a call runs no query of its own.
 CREATE FUNCTION @extschema@.snowid_sql_unix_ms(ts timestamptz)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN pg_catalog.isfinite(ts)
-	THEN pg_catalog.floor(EXTRACT(epoch FROM ts - timestamptz '1970-01-01 00:00:00+00') * 1000)::bigint END;
+	THEN pg_catalog.floor(EXTRACT(epoch FROM ts - timestamptz '2000-01-01 00:00:00+00') * 1000)::bigint
+		+ 946684800000 END;
 
 -- Unix milliseconds as a timestamptz, exactly (no floating point)
 CREATE FUNCTION @extschema@.snowid_sql_timestamptz(unix_ms bigint)
