@@ -473,7 +473,7 @@ is( $node->safe_psql(
 
 # A writer holds the lock only while it moves the sequence, and calls take
 # positions without it: while another session holds the lock outside a
-# window (the generation even) and the sequence is 3 s ahead of the clock
+# window (the generation even) and the sequence is 30 s ahead of the clock
 # (within max_drift_ms), a call gives an id at once.  While the window is
 # open (the generation odd, as between a writer's reading and its setting
 # of the position), no call uses a position it takes: it waits for the
@@ -489,7 +489,7 @@ $holder->query_safe(q{
 	SELECT pg_advisory_lock(1936617335, 5460300);
 	SELECT setval('snowid_position',
 		(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
-		 - 1288834974657 + 3000) << 12);
+		 - 1288834974657 + 30000) << 12);
 	SELECT nextval('snowid_generation') FROM generate_series(1, 2);
 	SELECT nextval('snowid_generation')
 	WHERE pg_sequence_last_value('snowid_generation') % 2 = 1;
