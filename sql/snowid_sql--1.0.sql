@@ -43,7 +43,20 @@ CREATE TABLE @extschema@.snowid_config (
 	sequence_bits integer NOT NULL DEFAULT 12,
 	max_drift_ms integer NOT NULL DEFAULT 1000,
 	max_wait_ms integer NOT NULL DEFAULT 2000,
-	claim_worker_id boolean NOT NULL DEFAULT false
+	claim_worker_id boolean NOT NULL DEFAULT false,
+	-- what snowid_sql_config_fault() checks, held by the table itself: the
+	-- trigger below refuses a bad row first, naming what is wrong, and this
+	-- refuses one that a path past the trigger writes (a replica's apply,
+	-- session_replication_role), so the generator need not check the row
+	CONSTRAINT snowid_config_valid CHECK (
+		datacenter_bits BETWEEN 0 AND 24 AND worker_bits BETWEEN 0 AND 24
+		AND sequence_bits BETWEEN 0 AND 24
+		AND datacenter_bits + worker_bits + sequence_bits <= 24
+		AND datacenter_id BETWEEN 0 AND (1 << datacenter_bits) - 1
+		AND worker_id BETWEEN 0 AND (1 << worker_bits) - 1
+		AND epoch >= pg_catalog.to_timestamp(0) AND epoch < pg_catalog.to_timestamp(253402300800)
+		AND date_trunc('milliseconds', epoch AT TIME ZONE 'UTC') = epoch AT TIME ZONE 'UTC'
+		AND max_drift_ms BETWEEN 0 AND 3600000 AND max_wait_ms BETWEEN 0 AND 3600000)
 );
 
 COMMENT ON TABLE @extschema@.snowid_config IS
@@ -108,11 +121,8 @@ RETURN ((timestamp '1970-01-01'
 
 -- What is wrong with a configuration row: 0 for nothing, else the number
 -- of the first check it fails (snowid_sql_config_problem() says which).
--- One SQL expression, which the planner inlines where it is called: the
--- functions that issue ids check the row at every call for the cost of a
--- few comparisons, so that a row that reached the table past the trigger
--- (a replica's apply, session_replication_role) is still an error.  The
--- epoch lies from 1970 to before the year 10000 (Unix milliseconds from 0
+-- The same checks as the constraint snowid_config_valid, one by one, for
+-- the trigger's message.  The epoch lies from 1970 to before the year 10000 (Unix milliseconds from 0
 -- to 253402300799999), infinities excluded, and on a whole millisecond.
 CREATE FUNCTION @extschema@.snowid_sql_config_fault(c @extschema@.snowid_config)
 RETURNS integer
@@ -161,16 +171,15 @@ RETURN CASE @extschema@.snowid_sql_config_fault(c)
 		pg_catalog.format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms)
 	END;
 
--- The milliseconds from the epoch to the clock, if the configuration lets
--- this database issue ids now: whole, with a worker id, on a primary; NULL
--- otherwise.  One expression, inlined where it is called (the clock read
--- once; the epoch is on a whole millisecond, so this is the clock's Unix
--- milliseconds less the epoch's).
+-- The milliseconds from the epoch to the clock, if this database may issue
+-- ids now: with a worker id, on a primary; NULL otherwise.  One
+-- expression, inlined where it is called (the clock read once; the epoch
+-- is on a whole millisecond, so this is the clock's Unix milliseconds less
+-- the epoch's).  The row is whole: the table's constraint holds it so.
 CREATE FUNCTION @extschema@.snowid_sql_clock_ms(c @extschema@.snowid_config)
 RETURNS bigint
 LANGUAGE sql VOLATILE
-RETURN CASE WHEN @extschema@.snowid_sql_config_fault(c) = 0 AND c.worker_id IS NOT NULL
-			 AND NOT pg_catalog.pg_is_in_recovery()
+RETURN CASE WHEN c.worker_id IS NOT NULL AND NOT pg_catalog.pg_is_in_recovery()
 	THEN pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp() - c.epoch) * 1000)::bigint END;
 
 -- The configuration, checked: a bad one is an error naming what is wrong.

@@ -298,17 +298,23 @@ like($err, qr/leaving the timestamp 31 bits; it needs at least 39/,
 like($err, qr/epoch must be a whole number of milliseconds/,
 	'an epoch between milliseconds is refused');
 
-# a row that got past the trigger: an error at the first call naming it
-$node->safe_psql(
+# a path past the trigger (session_replication_role, as a replica's apply
+# runs) meets the table's constraint: the row stays as it was
+($rc, $out, $err) = $node->psql(
 	'appdb', q{
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
-});
-($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like(
 	$err,
-	qr/22023: invalid snowid configuration in snowid_config\nDETAIL:  max_wait_ms is -1; it runs from 0 to 3600000\./,
-	'a bad row is an error at the first call');
+	qr/23514: new row for relation "snowid_config" violates check constraint "snowid_config_valid"/,
+	'a bad row that passes the trigger by is refused by the table');
+is( $node->safe_psql('appdb',
+		'SELECT worker_id IS NULL AND max_wait_ms = 2000 FROM snowid_config'),
+	't', 'and the row stays as it was');
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like($err, qr/55000: snowid has no worker id/,
+	'the next call still says what is missing');
 
 ($rc, $out, $err) = psql_as($app,
 	'UPDATE snowid_config SET worker_id = 5, datacenter_id = 2, max_wait_ms = 2000'
