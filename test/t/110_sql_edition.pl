@@ -328,19 +328,24 @@ is($out, '5|2', 'another role takes ids of that worker id') or diag($err);
 # triggers make anew from the row, whichever way the row changes: a session
 # that took ids takes the new worker id at its next transaction.
 my $taker = $node->background_psql('appdb', extra_params => [ '-U', 'clerk' ]);
-my $worker_of_next = q{SELECT worker_id FROM snowid_decode(snowid_next())};
-is($taker->query_safe($worker_of_next), '5', 'a session takes ids of worker id 5');
+# (the BackgroundPsql of older test libraries ends its output with a newline)
+my $worker_of_next = sub {
+	my $out = $taker->query_safe(q{SELECT worker_id FROM snowid_decode(snowid_next())});
+	chomp $out;
+	return $out;
+};
+is($worker_of_next->(), '5', 'a session takes ids of worker id 5');
 psql_as($app, 'UPDATE snowid_config SET worker_id = 6');
-is($taker->query_safe($worker_of_next), '6',
+is($worker_of_next->(), '6',
 	'the owner sets worker id 6: the session takes ids of it at its next transaction');
 psql_as($app, 'BEGIN; UPDATE snowid_config SET worker_id = 7; ROLLBACK');
-is($taker->query_safe($worker_of_next), '6', 'a change rolled back changes nothing');
+is($worker_of_next->(), '6', 'a change rolled back changes nothing');
 $node->safe_psql(
 	'appdb', q{
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 8;
 });
-is($taker->query_safe($worker_of_next), '8',
+is($worker_of_next->(), '8',
 	'a change under session_replication_role = replica reaches the session too');
 $node->safe_psql('appdb', 'DELETE FROM snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
@@ -352,7 +357,7 @@ $node->safe_psql(
 	SET session_replication_role = replica;
 	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 9);
 });
-is($taker->query_safe($worker_of_next), '9', 'and a new row is read again');
+is($worker_of_next->(), '9', 'and a new row is read again');
 $node->safe_psql('appdb', 'TRUNCATE snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
 like($err, qr/55000: snowid_sql has no configuration/,
@@ -362,7 +367,7 @@ $node->safe_psql(
 	SET session_replication_role = replica;
 	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 5);
 });
-is($taker->query_safe($worker_of_next), '5', 'and the row put back');
+is($worker_of_next->(), '5', 'and the row put back');
 $taker->quit;
 is( $node->safe_psql(
 		'appdb', q{
