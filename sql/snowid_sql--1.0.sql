@@ -55,7 +55,7 @@ CREATE TABLE @extschema@.snowid_config (
 		AND datacenter_id BETWEEN 0 AND (1 << datacenter_bits) - 1
 		AND worker_id BETWEEN 0 AND (1 << worker_bits) - 1
 		AND epoch >= pg_catalog.to_timestamp(0) AND epoch < pg_catalog.to_timestamp(253402300800)
-		AND date_trunc('milliseconds', epoch AT TIME ZONE 'UTC') = epoch AT TIME ZONE 'UTC'
+		AND pg_catalog.date_trunc('milliseconds', epoch AT TIME ZONE 'UTC') = epoch AT TIME ZONE 'UTC'
 		AND max_drift_ms BETWEEN 0 AND 3600000 AND max_wait_ms BETWEEN 0 AND 3600000)
 );
 
@@ -122,8 +122,9 @@ RETURN ((timestamp '1970-01-01'
 -- What is wrong with a configuration row: 0 for nothing, else the number
 -- of the first check it fails (snowid_sql_config_problem() says which).
 -- The same checks as the constraint snowid_config_valid, one by one, for
--- the trigger's message.  The epoch lies from 1970 to before the year 10000 (Unix milliseconds from 0
--- to 253402300799999), infinities excluded, and on a whole millisecond.
+-- the trigger's message.  The epoch lies from 1970 to before the year
+-- 10000 (Unix milliseconds from 0 to 253402300799999), infinities
+-- excluded, and on a whole millisecond.
 CREATE FUNCTION @extschema@.snowid_sql_config_fault(c @extschema@.snowid_config)
 RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE
