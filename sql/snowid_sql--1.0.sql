@@ -43,7 +43,20 @@ CREATE TABLE @extschema@.snowid_config (
 	sequence_bits integer NOT NULL DEFAULT 12,
 	max_drift_ms integer NOT NULL DEFAULT 1000,
 	max_wait_ms integer NOT NULL DEFAULT 2000,
-	claim_worker_id boolean NOT NULL DEFAULT false
+	claim_worker_id boolean NOT NULL DEFAULT false,
+	-- what snowid_sql_config_fault() checks, held by the table itself: the
+	-- trigger below refuses a bad row first, naming what is wrong, and this
+	-- refuses one that a path past the trigger writes (a replica's apply,
+	-- session_replication_role), so the generator need not check the row
+	CONSTRAINT snowid_config_valid CHECK (
+		datacenter_bits BETWEEN 0 AND 24 AND worker_bits BETWEEN 0 AND 24
+		AND sequence_bits BETWEEN 0 AND 24
+		AND datacenter_bits + worker_bits + sequence_bits <= 24
+		AND datacenter_id BETWEEN 0 AND (1 << datacenter_bits) - 1
+		AND worker_id BETWEEN 0 AND (1 << worker_bits) - 1
+		AND epoch >= pg_catalog.to_timestamp(0) AND epoch < pg_catalog.to_timestamp(253402300800)
+		AND pg_catalog.date_trunc('milliseconds', epoch AT TIME ZONE 'UTC') = epoch AT TIME ZONE 'UTC'
+		AND max_drift_ms BETWEEN 0 AND 3600000 AND max_wait_ms BETWEEN 0 AND 3600000)
 );
 
 COMMENT ON TABLE @extschema@.snowid_config IS
@@ -108,12 +121,10 @@ RETURN ((timestamp '1970-01-01'
 
 -- What is wrong with a configuration row: 0 for nothing, else the number
 -- of the first check it fails (snowid_sql_config_problem() says which).
--- One SQL expression, which the planner inlines where it is called: the
--- functions that issue ids check the row at every call for the cost of a
--- few comparisons, so that a row that reached the table past the trigger
--- (a replica's apply, session_replication_role) is still an error.  The
--- epoch lies from 1970 to before the year 10000 (Unix milliseconds from 0
--- to 253402300799999), infinities excluded, and on a whole millisecond.
+-- The same checks as the constraint snowid_config_valid, one by one, for
+-- the trigger's message.  The epoch lies from 1970 to before the year
+-- 10000 (Unix milliseconds from 0 to 253402300799999), infinities
+-- excluded, and on a whole millisecond.
 CREATE FUNCTION @extschema@.snowid_sql_config_fault(c @extschema@.snowid_config)
 RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE
@@ -161,21 +172,9 @@ RETURN CASE @extschema@.snowid_sql_config_fault(c)
 		pg_catalog.format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms)
 	END;
 
--- The milliseconds from the epoch to the clock, if the configuration lets
--- this database issue ids now: whole, with a worker id, on a primary; NULL
--- otherwise.  One expression, inlined where it is called (the clock read
--- once; the epoch is on a whole millisecond, so this is the clock's Unix
--- milliseconds less the epoch's).
-CREATE FUNCTION @extschema@.snowid_sql_clock_ms(c @extschema@.snowid_config)
-RETURNS bigint
-LANGUAGE sql VOLATILE
-RETURN CASE WHEN @extschema@.snowid_sql_config_fault(c) = 0 AND c.worker_id IS NOT NULL
-			 AND NOT pg_catalog.pg_is_in_recovery()
-	THEN pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp() - c.epoch) * 1000)::bigint END;
-
 -- The configuration, checked: a bad one is an error naming what is wrong.
--- This and the function above have no search_path of their own: they name
--- every object with its schema, and their callers set pg_catalog's.
+-- No search_path of its own: it names every object with its schema, and
+-- its callers set pg_catalog's.
 CREATE FUNCTION @extschema@.snowid_sql_config(need_worker boolean)
 RETURNS @extschema@.snowid_config
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -324,18 +323,28 @@ GRANT SELECT ON @extschema@.snowid_claimed TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON @extschema@.snowid_coordination TO @extowner@;
 GRANT SELECT, UPDATE ON @extschema@.snowid_holder, @extschema@.snowid_claimed TO @extowner@;
 
+-- The worker id that a value of snowid_claimed (NULL: none) says is
+-- claimed for a datacenter id and worker bits, and for a worker id if one
+-- is named (NULL: any), or NULL
+CREATE FUNCTION @extschema@.snowid_sql_claimed_of(claimed bigint, datacenter_id integer,
+	worker_bits integer, worker_id integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN claimed > 0
+			 AND (claimed - 1) >> 29 = datacenter_id
+			 AND ((claimed - 1) >> 24) & 31 = worker_bits
+			 AND ((claimed - 1) & 16777215) = coalesce(worker_id, (claimed - 1) & 16777215)
+	THEN ((claimed - 1) & 16777215)::integer END;
+
 -- The worker id claimed for a configuration, or NULL: one claimed for its
 -- datacenter id and worker bits, and its worker id if it names one
 CREATE FUNCTION @extschema@.snowid_sql_claimed(c @extschema@.snowid_config)
 RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
-	SELECT ((s.last_value - 1) & 16777215)::integer
-	FROM @extschema@.snowid_claimed s
-	WHERE s.is_called AND s.last_value > 0
-	  AND (s.last_value - 1) >> 29 = c.datacenter_id
-	  AND ((s.last_value - 1) >> 24) & 31 = c.worker_bits
-	  AND ((s.last_value - 1) & 16777215) = coalesce(c.worker_id, (s.last_value - 1) & 16777215);
+	SELECT @extschema@.snowid_sql_claimed_of(CASE WHEN s.is_called THEN s.last_value END,
+											 c.datacenter_id, c.worker_bits, c.worker_id)
+	FROM @extschema@.snowid_claimed s;
 END;
 
 -- The words of a connection string in libpq's keyword = value form, or
@@ -749,6 +758,91 @@ $$;
 -- The generator
 -- -------------------------------------------------------------------------
 
+-- The configuration as the common path of the generator reads it: the row
+-- of snowid_config made constants in the body of snowid_sql_fixed(), which
+-- the planner inlines and folds into the expressions that use it, so that
+-- a call reads no table.  The triggers on snowid_config make it anew from
+-- the row whenever the row changes, in the transaction that changes it,
+-- however it changes (ENABLE ALWAYS: also under session_replication_role =
+-- replica and in a replica's apply; TRUNCATE too).  Plans that inlined it
+-- are planned again once a session sees the change: a transaction that
+-- begins after the change commits reads the new row; one open before may
+-- read the old one until it ends, as one in REPEATABLE READ reads the old
+-- row of the table.  STABLE, not IMMUTABLE: the planner folds a call of
+-- an immutable function to its value without noting that the plan depends
+-- on the function, and such a plan would keep the old row for good.  Like
+-- every function of the extension, it is the owner's.
+CREATE TYPE @extschema@.snowid_sql_fixed AS (
+	claim_worker_id boolean,
+	datacenter_id integer,
+	worker_id integer,
+	datacenter_bits integer,
+	worker_bits integer,
+	sequence_bits integer,
+	-- the epoch in Unix milliseconds, and the last millisecond of the
+	-- layout since it
+	epoch_ms bigint,
+	max_ms bigint,
+	-- how far ahead of the clock a position the common path takes may lie
+	near_ms integer
+);
+
+-- As made for no row (and so before the first change): no worker id
+CREATE FUNCTION @extschema@.snowid_sql_fixed()
+RETURNS @extschema@.snowid_sql_fixed
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN ROW(false, 0, NULL, 0, 0, 0, 0, 0, 0)::@extschema@.snowid_sql_fixed;
+
+-- The id at a position, for the node of snowid_sql_fixed() and a worker id
+CREATE FUNCTION @extschema@.snowid_sql_fixed_id(worker_id integer, pos bigint)
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN ((pos >> (@extschema@.snowid_sql_fixed()).sequence_bits)
+		<< ((@extschema@.snowid_sql_fixed()).datacenter_bits + (@extschema@.snowid_sql_fixed()).worker_bits
+			+ (@extschema@.snowid_sql_fixed()).sequence_bits))
+	| ((@extschema@.snowid_sql_fixed()).datacenter_id::bigint
+	   << ((@extschema@.snowid_sql_fixed()).worker_bits + (@extschema@.snowid_sql_fixed()).sequence_bits))
+	| (worker_id::bigint << (@extschema@.snowid_sql_fixed()).sequence_bits)
+	| (pos & ((1::bigint << (@extschema@.snowid_sql_fixed()).sequence_bits) - 1));
+
+-- Makes snowid_sql_fixed() anew from the row of snowid_config, or as for
+-- none.  Its body holds only numbers and booleans of the row, which the
+-- table's constraint holds in their ranges.
+CREATE FUNCTION @extschema@.snowid_sql_fix()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config;
+BEGIN
+	SELECT * INTO c FROM @extschema@.snowid_config;
+	EXECUTE format($f$CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_fixed()
+RETURNS @extschema@.snowid_sql_fixed
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s)::@extschema@.snowid_sql_fixed$f$,
+		CASE WHEN c.claim_worker_id THEN 'true' ELSE 'false' END, coalesce(c.datacenter_id, 0),
+		coalesce(c.worker_id::text, 'NULL'), coalesce(c.datacenter_bits, 0),
+		coalesce(c.worker_bits, 0), coalesce(c.sequence_bits, 0),
+		coalesce(@extschema@.snowid_sql_unix_ms(c.epoch), 0),
+		coalesce(@extschema@.snowid_sql_max_ms(c), 0),
+		coalesce(least(100, c.max_drift_ms), 0));
+	RETURN NULL;
+END
+$$;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_fix() FROM PUBLIC;
+
+CREATE TRIGGER snowid_config_fix AFTER INSERT OR UPDATE OR DELETE
+	ON @extschema@.snowid_config
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_fix();
+CREATE TRIGGER snowid_config_fix_truncate AFTER TRUNCATE
+	ON @extschema@.snowid_config
+	FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.snowid_sql_fix();
+ALTER TABLE @extschema@.snowid_config ENABLE ALWAYS TRIGGER snowid_config_fix,
+	ENABLE ALWAYS TRIGGER snowid_config_fix_truncate;
+
 -- The one way snowid_position is set: positions from first to first + got
 -- - 1 made this call's, where first is the later of the position after
 -- the last one taken (last) and low, and got is n, or fewer where the
@@ -949,15 +1043,14 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- One id, as snowid_next(); NULL instead if the worker id is to be claimed
 -- and is not, unless claimed says a claim was just made.
 --
--- The common path takes no lock, opens no subtransaction and runs few
--- statements (PL/pgSQL's cost is mostly per statement): one query reads the
--- configuration, one expression checks it and reads the clock
--- (snowid_sql_clock_ms(), inlined), then the generation is read, one
--- position taken with nextval() and the generation read again.  The
--- position is used if both readings are the same even value (no writer's
--- window can have enclosed the nextval(), see snowid_sql_move()) and it
--- lies in the clock's millisecond or up to 100 ms ahead (and no more than
--- max_drift_ms).
+-- The common path takes no lock, opens no subtransaction, reads no table
+-- and runs few statements (PL/pgSQL's cost is mostly per statement): the
+-- worker id (snowid_sql_fixed()'s, or the claimed one), the clock, then
+-- the generation is read, one position taken with nextval() and the
+-- generation read again.  The position is used if both readings are the
+-- same even value (no writer's window can have enclosed the nextval(), see
+-- snowid_sql_move()) and it lies in the clock's millisecond or up to 100
+-- ms ahead (and no more than max_drift_ms).
 --
 -- Why no position is used twice: nextval() gives each position at most
 -- once, and only a setval() moves the sequence back, which only a writer
@@ -971,10 +1064,10 @@ RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.seque
 -- 4096 ids a millisecond) or one a window may have enclosed is skipped:
 -- the call becomes a writer, which moves the sequence to the clock's
 -- millisecond and takes that position.  Anything else takes the path of
--- snowid_sql_config() and snowid_sql_take(), with the position taken here
--- if it is this call's: a configuration with something wrong or missing
--- (said there), a standby, the end of the layout's time, or a position far
--- ahead of the clock (counted, and waited for).
+-- snowid_sql_config() and snowid_sql_take(), which read the table, with
+-- the position taken here if it is this call's: a configuration with
+-- something missing (said there), a standby, the end of the layout's time,
+-- or a position far ahead of the clock (counted, and waited for).
 CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -983,30 +1076,39 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	c @extschema@.snowid_config;
+	w integer;
 	now_ms bigint;
 	g bigint;
 	v bigint;
 BEGIN
-	SELECT * INTO c FROM @extschema@.snowid_config;
-	IF c.claim_worker_id THEN
-		c.worker_id := @extschema@.snowid_sql_claimed(c);
-	END IF;
-	now_ms := @extschema@.snowid_sql_clock_ms(c);
+	w := CASE WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
+		THEN @extschema@.snowid_sql_claimed_of(pg_sequence_last_value('@extschema@.snowid_claimed'),
+											   (@extschema@.snowid_sql_fixed()).datacenter_id,
+											   (@extschema@.snowid_sql_fixed()).worker_bits,
+											   (@extschema@.snowid_sql_fixed()).worker_id)
+		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
+	now_ms := CASE WHEN w IS NOT NULL AND NOT pg_is_in_recovery()
+		THEN floor(EXTRACT(epoch FROM clock_timestamp()) * 1000)::bigint
+			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
-	v := CASE WHEN now_ms <= @extschema@.snowid_sql_max_ms(c) THEN nextval('@extschema@.snowid_position') END;
+	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms THEN nextval('@extschema@.snowid_position') END;
 	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
-		AND (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
-		RETURN @extschema@.snowid_sql_compose(c, v);
+		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
+			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
+		RETURN @extschema@.snowid_sql_fixed_id(w, v);
 	END IF;
 	IF v IS NOT NULL THEN
 		-- unless the position is this call's and far ahead of the clock
 		-- (kept for the path below), the call becomes a writer
 		IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
-						AND (v >> c.sequence_bits) > now_ms + least(100, c.max_drift_ms), false) THEN
-			v := (@extschema@.snowid_sql_move(now_ms << c.sequence_bits, 1, NULL, false)).first;
+						AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
+							> now_ms + (@extschema@.snowid_sql_fixed()).near_ms, false) THEN
+			v := (@extschema@.snowid_sql_move(now_ms << (@extschema@.snowid_sql_fixed()).sequence_bits,
+											  1, NULL, false)).first;
 		END IF;
-		IF (v >> c.sequence_bits) BETWEEN now_ms AND now_ms + least(100, c.max_drift_ms) THEN
-			RETURN @extschema@.snowid_sql_compose(c, v);
+		IF (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
+			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
+			RETURN @extschema@.snowid_sql_fixed_id(w, v);
 		END IF;
 	END IF;
 

@@ -298,17 +298,23 @@ like($err, qr/leaving the timestamp 31 bits; it needs at least 39/,
 like($err, qr/epoch must be a whole number of milliseconds/,
 	'an epoch between milliseconds is refused');
 
-# a row that got past the trigger: an error at the first call naming it
-$node->safe_psql(
+# a path past the trigger (session_replication_role, as a replica's apply
+# runs) meets the table's constraint: the row stays as it was
+($rc, $out, $err) = $node->psql(
 	'appdb', q{
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
-});
-($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like(
 	$err,
-	qr/22023: invalid snowid configuration in snowid_config\nDETAIL:  max_wait_ms is -1; it runs from 0 to 3600000\./,
-	'a bad row is an error at the first call');
+	qr/23514: new row for relation "snowid_config" violates check constraint "snowid_config_valid"/,
+	'a bad row that passes the trigger by is refused by the table');
+is( $node->safe_psql('appdb',
+		'SELECT worker_id IS NULL AND max_wait_ms = 2000 FROM snowid_config'),
+	't', 'and the row stays as it was');
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like($err, qr/55000: snowid has no worker id/,
+	'the next call still says what is missing');
 
 ($rc, $out, $err) = psql_as($app,
 	'UPDATE snowid_config SET worker_id = 5, datacenter_id = 2, max_wait_ms = 2000'
@@ -317,6 +323,52 @@ is($rc, 0, 'the owner sets the worker id') or diag($err);
 ($rc, $out, $err) = psql_as($clerk,
 	'SELECT worker_id, datacenter_id FROM snowid_decode(snowid_next())');
 is($out, '5|2', 'another role takes ids of that worker id') or diag($err);
+
+# The common path reads snowid_sql_fixed(), which the configuration's
+# triggers make anew from the row, whichever way the row changes: a session
+# that took ids takes the new worker id at its next transaction.
+my $taker = $node->background_psql('appdb', extra_params => [ '-U', 'clerk' ]);
+# (the BackgroundPsql of older test libraries ends its output with a newline)
+my $worker_of_next = sub {
+	my $out = $taker->query_safe(q{SELECT worker_id FROM snowid_decode(snowid_next())});
+	chomp $out;
+	return $out;
+};
+is($worker_of_next->(), '5', 'a session takes ids of worker id 5');
+psql_as($app, 'UPDATE snowid_config SET worker_id = 6');
+is($worker_of_next->(), '6',
+	'the owner sets worker id 6: the session takes ids of it at its next transaction');
+psql_as($app, 'BEGIN; UPDATE snowid_config SET worker_id = 7; ROLLBACK');
+is($worker_of_next->(), '6', 'a change rolled back changes nothing');
+$node->safe_psql(
+	'appdb', q{
+	SET session_replication_role = replica;
+	UPDATE snowid_config SET worker_id = 8;
+});
+is($worker_of_next->(), '8',
+	'a change under session_replication_role = replica reaches the session too');
+$node->safe_psql('appdb', 'DELETE FROM snowid_config');
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like($err, qr/55000: snowid_sql has no configuration/,
+	'with the row deleted, a call is an error');
+# a new row once ids are issued: only past the trigger, as a replica's apply
+$node->safe_psql(
+	'appdb', q{
+	SET session_replication_role = replica;
+	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 9);
+});
+is($worker_of_next->(), '9', 'and a new row is read again');
+$node->safe_psql('appdb', 'TRUNCATE snowid_config');
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
+like($err, qr/55000: snowid_sql has no configuration/,
+	'so is TRUNCATE');
+$node->safe_psql(
+	'appdb', q{
+	SET session_replication_role = replica;
+	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 5);
+});
+is($worker_of_next->(), '5', 'and the row put back');
+$taker->quit;
 is( $node->safe_psql(
 		'appdb', q{
 	DO $$ BEGIN PERFORM snowid_next(), snowid_decode(1); END $$;

@@ -9,7 +9,8 @@ use warnings;
 # Every object of the SQL edition in schema public of a database (the names
 # that begin with snowid: a test's own tables are left out), one line each:
 # functions with their signatures, results, owners, privileges, settings,
-# bodies and comments; tables and sequences with their owners, privileges
+# bodies (but that of snowid_sql_fixed(), which the configuration's
+# triggers make from the row) and comments; tables and sequences with their owners, privileges
 # and comments; columns in order with their types, defaults, privileges and
 # comments; constraints and triggers; and whether each function or relation
 # belongs to an extension.
@@ -24,7 +25,8 @@ sub objects
 				p.oid::regprocedure, pg_get_function_result(p.oid),
 				p.proowner::regrole, p.proacl, p.prosecdef, p.proconfig,
 				p.provolatile, p.proparallel, p.proisstrict,
-				md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')),
+				CASE WHEN p.proname = 'snowid_sql_fixed' THEN 'made from the configuration'
+					 ELSE md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')) END,
 				obj_description(p.oid, 'pg_proc'),
 				EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
 						AND d.objid = p.oid AND d.deptype = 'e')) AS line
