@@ -248,6 +248,35 @@ CREATE TRIGGER snowid_config_check BEFORE INSERT OR UPDATE
 	ON @extschema@.snowid_config
 	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_check();
 
+-- An insert of the row where one is (a restore: CREATE EXTENSION made the
+-- row before the dump's COPY of it) updates that row instead, all but its
+-- worker id: a restored database is another server, whose position is the
+-- dump's, below the ids its source issued since, so it issues no id until
+-- it is given a worker id of its own or claims one.  Fires after the check
+-- above (triggers fire in the order of their names), on the row inserted.
+CREATE FUNCTION @extschema@.snowid_sql_config_restore()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	UPDATE @extschema@.snowid_config x
+	SET datacenter_id = NEW.datacenter_id, epoch = NEW.epoch,
+		datacenter_bits = NEW.datacenter_bits, worker_bits = NEW.worker_bits,
+		sequence_bits = NEW.sequence_bits, max_drift_ms = NEW.max_drift_ms,
+		max_wait_ms = NEW.max_wait_ms, claim_worker_id = NEW.claim_worker_id
+	WHERE x.singleton;
+	IF FOUND THEN
+		RETURN NULL;
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER snowid_config_restore BEFORE INSERT
+	ON @extschema@.snowid_config
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_restore();
+
 -- -------------------------------------------------------------------------
 -- The worker id claimed from a coordination database (doc/managed.md)
 -- -------------------------------------------------------------------------

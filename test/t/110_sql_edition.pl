@@ -605,6 +605,51 @@ is( $node->safe_psql(
 	't', 'after kill -9 every new id lies above every stored one');
 
 # ---------------------------------------------------------------------------
+# A dump restored
+# ---------------------------------------------------------------------------
+
+# A restored database keeps the layout, the epoch and the bounds of its
+# source, but not its worker id: it is another server, whose position is
+# the dump's.  Given one of its own, it issues above every restored id.
+$node->safe_psql('postgres', 'CREATE DATABASE dumped');
+$node->safe_psql(
+	'dumped', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 3, datacenter_id = 1, worker_bits = 7,
+		sequence_bits = 10, epoch = '2020-01-01 00:00:00+00', max_drift_ms = 5000;
+	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowid_next(), n int);
+	INSERT INTO t (n) SELECT g FROM generate_series(1, 1000) g;
+});
+my $dump = $node->basedir . '/dumped.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('dumped') ],
+	'pg_dump dumps a database of the SQL edition');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
+	'pg_restore restores it without an error');
+is( $node->safe_psql(
+		'restored', q{
+	SELECT datacenter_id, worker_id IS NULL, worker_bits, sequence_bits,
+		epoch = '2020-01-01 00:00:00+00', max_drift_ms FROM snowid_config}),
+	'1|t|7|10|t|5000',
+	'the restored row has its source\'s layout, epoch and bounds, and no worker id');
+my ($drc, $dout, $derr) = $node->psql('restored', 'INSERT INTO t (n) VALUES (0)',
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($derr, qr/55000: snowid has no worker id/,
+	'it issues no id until it is given a worker id');
+$node->safe_psql(
+	'restored', q{
+	UPDATE snowid_config SET worker_id = 4;
+	INSERT INTO t (n) SELECT g FROM generate_series(1001, 2000) g;
+});
+is( $node->safe_psql(
+		'restored', q{
+	SELECT (SELECT min(id) FROM t WHERE n > 1000) > (SELECT max(id) FROM t WHERE n <= 1000)
+		AND (SELECT bool_and(d.worker_id = 4 AND d.datacenter_id = 1)
+			 FROM t, snowid_decode(t.id) d WHERE t.n > 1000)}),
+	't', 'given one, it issues above every restored id, in the restored layout');
+
+# ---------------------------------------------------------------------------
 # A promoted standby
 # ---------------------------------------------------------------------------
 
