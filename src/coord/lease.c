@@ -300,6 +300,16 @@ snowid_lease_main(Datum arg)
 		MemoryContextReset(tick_context);
 		MemoryContextSwitchTo(tick_context);
 
+		/*
+		 * A reload first: a stop that follows a reload closely finds both
+		 * signals here, and gives the id back as the reloaded
+		 * snowid.release_on_shutdown says.
+		 */
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
 		if (got_sigterm)
 		{
 			/* give the id back, or park the lease for a restart */
@@ -312,11 +322,6 @@ snowid_lease_main(Datum arg)
 			 * a renewer again only after a non-zero exit.
 			 */
 			proc_exit(sigterm_from_postmaster ? 0 : 1);
-		}
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
 		}
 
 		snowid_lease_state(&state);

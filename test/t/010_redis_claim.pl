@@ -26,9 +26,13 @@ my $per_taker = 50_000;
 
 my $redis = SnowidRedis->new;
 
-my @nodes =
-  map { $redis->new_node("claim_$_", { 'snowid.datacenter_id' => $dc }) }
-  qw(a b c);
+# Check-ins an hour apart: a check-in is the servers' own call, on its
+# schedule (every 5 s by default), which a slow run of the ids below would
+# see as Redis hearing from them while ids were generated.
+my @nodes = map {
+	$redis->new_node("claim_$_",
+		{ 'snowid.datacenter_id' => $dc, 'snowid.checkin_interval' => '1h' })
+} qw(a b c);
 $_->start for @nodes;
 
 # Waits for background psqls; returns all their output lines.

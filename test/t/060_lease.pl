@@ -165,6 +165,23 @@ $b->start;
 is(SnowidLease::wait_lease($b), 1, 'and the next start takes it again');
 $by_worker->take($b, 1, 100, 'b after its restart');
 
+# A stop right after a reload gives the id back as reloaded: the renewer,
+# held still while both signals reach it, finds both at once.
+SnowidTest::reload_conf($b, 'snowid.release_on_shutdown' => 'off');
+my $renewer = $b->safe_psql('postgres',
+	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowid lease renewer'});
+kill 'STOP', $renewer;
+SnowidTest::reload_conf($b, 'snowid.release_on_shutdown' => 'on');
+# let go a second into the stop, once the postmaster's SIGTERM is on its
+# way (were it later, the renewer would take the reload first anyway)
+my $let_go = IPC::Run::start([ 'sh', '-c', "sleep 1; kill -CONT $renewer" ]);
+$b->stop;
+$let_go->finish;
+ok(!exists $coord->owners($dc)->{1},
+	'a stop right after a reload of release_on_shutdown gives worker id 1 back');
+$b->start;
+is(SnowidLease::wait_lease($b), 1, 'and the next start takes it again');
+
 # A permanent claim in the same datacenter: never taken on lease, never
 # expires.
 my $p = $coord->new_node('p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
