@@ -50,6 +50,21 @@ typedef struct SnowidPgRow
 								 * none */
 } SnowidPgRow;
 
+/* The most text parameters a CALL of snowid_coordinator is sent with */
+#define SNOWID_PG_PARAMS_MAX	16
+
+/*
+ * The parameters of one CALL, in order, each a text or NULL; a number is
+ * kept in its slot of numbers.  Start from {0}.
+ */
+typedef struct SnowidPgParams
+{
+	int			count;
+	bool		overflow;		/* more were added than it holds: not sent */
+	const char *values[SNOWID_PG_PARAMS_MAX];
+	char		numbers[SNOWID_PG_PARAMS_MAX][24];
+} SnowidPgParams;
+
 /*
  * The servers' entry points are procedures, which commit right after their
  * work (no session keeps the datacenter's lock past its CALL) and return
@@ -88,9 +103,13 @@ static SnowidLeaseOutcome snowid_pg_lease_renew(const void *target,
 static SnowidLeaseOutcome snowid_pg_lease_release(const void *target,
 												  const SnowidLeaseRequest *request,
 												  SnowidStoreResult *result);
+static int	snowid_pg_param_slot(SnowidPgParams *params);
+static void snowid_pg_add_int(SnowidPgParams *params, int64 value);
+static void snowid_pg_add_text(SnowidPgParams *params, const char *text);
+static void snowid_pg_add_bool(SnowidPgParams *params, bool value);
 static bool snowid_pg_call(const SnowidPgTarget *target,
 						   const SnowidStoreRequest *request, const char *sql,
-						   int nparams, const char *const *values,
+						   const SnowidPgParams *params,
 						   SnowidPgRow *row, SnowidStoreResult *result);
 static bool snowid_pg_read_row(const PGresult *res, SnowidPgRow *row);
 static bool snowid_pg_number(const PGresult *res, int column, int64 *value);
@@ -134,33 +153,23 @@ static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 				SnowidStoreResult *result)
 {
-	char		numbers[9][24];
-	const char *values[12];
+	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snprintf(numbers[0], 24, "%d", request->datacenter_id);
-	snprintf(numbers[1], 24, "%d", request->explicit_worker_id);
-	snprintf(numbers[2], 24, "%d", request->max_worker_id);
-	snprintf(numbers[3], 24, "%d", request->preferred_worker_id);
-	snprintf(numbers[4], 24, INT64_FORMAT, request->usable_ms);
-	snprintf(numbers[5], 24, INT64_FORMAT, request->quiet_ms);
-	snprintf(numbers[6], 24, INT64_FORMAT, request->seen.generation);
-	snprintf(numbers[7], 24, INT64_FORMAT, request->seen.counter);
-	snprintf(numbers[8], 24, INT64_FORMAT, request->clock_margin_ms);
-	values[0] = numbers[0];
-	values[1] = request->identity;
-	values[2] = request->secret;
-	values[3] = numbers[1];
-	values[4] = numbers[2];
-	values[5] = numbers[3];
-	values[6] = numbers[4];
-	values[7] = numbers[5];
-	values[8] = request->reassert ? "true" : "false";
-	values[9] = numbers[6];
-	values[10] = numbers[7];
-	values[11] = numbers[8];
+	snowid_pg_add_int(&params, request->datacenter_id);
+	snowid_pg_add_text(&params, request->identity);
+	snowid_pg_add_text(&params, request->secret);
+	snowid_pg_add_int(&params, request->explicit_worker_id);
+	snowid_pg_add_int(&params, request->max_worker_id);
+	snowid_pg_add_int(&params, request->preferred_worker_id);
+	snowid_pg_add_int(&params, request->usable_ms);
+	snowid_pg_add_int(&params, request->quiet_ms);
+	snowid_pg_add_bool(&params, request->reassert);
+	snowid_pg_add_int(&params, request->seen.generation);
+	snowid_pg_add_int(&params, request->seen.counter);
+	snowid_pg_add_int(&params, request->clock_margin_ms);
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, 12, values, &row,
+	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, &params, &row,
 						result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -194,38 +203,26 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[11][24];
-	const char *values[14];
+	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
-	snprintf(numbers[1], 24, "%d", claim->max_worker_id);
-	snprintf(numbers[2], 24, INT64_FORMAT, request->lease_ms);
-	snprintf(numbers[3], 24, INT64_FORMAT, claim->client_ms);
-	snprintf(numbers[4], 24, INT64_FORMAT, claim->usable_ms);
-	snprintf(numbers[5], 24, "%d", claim->preferred_worker_id);
-	snprintf(numbers[6], 24, INT64_FORMAT, request->wait_ms);
-	snprintf(numbers[7], 24, INT64_FORMAT, claim->quiet_ms);
-	snprintf(numbers[8], 24, INT64_FORMAT, claim->seen.generation);
-	snprintf(numbers[9], 24, INT64_FORMAT, claim->seen.counter);
-	snprintf(numbers[10], 24, INT64_FORMAT, claim->clock_margin_ms);
-	values[0] = numbers[0];
-	values[1] = claim->identity;
-	values[2] = claim->secret;
-	values[3] = numbers[1];
-	values[4] = numbers[2];
-	values[5] = numbers[3];
-	values[6] = numbers[4];
-	values[7] = numbers[5];
-	values[8] = numbers[6];
-	values[9] = request->token;
-	values[10] = numbers[7];
-	values[11] = numbers[8];
-	values[12] = numbers[9];
-	values[13] = numbers[10];
+	snowid_pg_add_int(&params, claim->datacenter_id);
+	snowid_pg_add_text(&params, claim->identity);
+	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_int(&params, claim->max_worker_id);
+	snowid_pg_add_int(&params, request->lease_ms);
+	snowid_pg_add_int(&params, claim->client_ms);
+	snowid_pg_add_int(&params, claim->usable_ms);
+	snowid_pg_add_int(&params, claim->preferred_worker_id);
+	snowid_pg_add_int(&params, request->wait_ms);
+	snowid_pg_add_text(&params, request->token);
+	snowid_pg_add_int(&params, claim->quiet_ms);
+	snowid_pg_add_int(&params, claim->seen.generation);
+	snowid_pg_add_int(&params, claim->seen.counter);
+	snowid_pg_add_int(&params, claim->clock_margin_ms);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, 14, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, &params,
 						&row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
@@ -261,35 +258,25 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 					  SnowidLeaseGrant *grant, SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[9][24];
-	const char *values[12];
+	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
-	snprintf(numbers[1], 24, "%d", request->worker_id);
-	snprintf(numbers[2], 24, INT64_FORMAT, request->lease_ms);
-	snprintf(numbers[3], 24, INT64_FORMAT, request->fence_ms);
+	snowid_pg_add_int(&params, claim->datacenter_id);
+	snowid_pg_add_text(&params, claim->identity);
+	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_int(&params, request->worker_id);
+	snowid_pg_add_int(&params, request->lease_ms);
+	snowid_pg_add_int(&params, request->fence_ms);
+	snowid_pg_add_text(&params, request->token);
 	/* what re-asserts the lease in a quiet period */
-	snprintf(numbers[4], 24, INT64_FORMAT, claim->quiet_ms);
-	snprintf(numbers[5], 24, INT64_FORMAT, claim->client_ms);
-	snprintf(numbers[6], 24, INT64_FORMAT, claim->seen.generation);
-	snprintf(numbers[7], 24, INT64_FORMAT, claim->seen.counter);
-	snprintf(numbers[8], 24, INT64_FORMAT, claim->clock_margin_ms);
-	values[0] = numbers[0];
-	values[1] = claim->identity;
-	values[2] = claim->secret;
-	values[3] = numbers[1];
-	values[4] = numbers[2];
-	values[5] = numbers[3];
-	values[6] = request->token;
-	values[7] = numbers[4];
-	values[8] = numbers[5];
-	values[9] = numbers[6];
-	values[10] = numbers[7];
-	values[11] = numbers[8];
+	snowid_pg_add_int(&params, claim->quiet_ms);
+	snowid_pg_add_int(&params, claim->client_ms);
+	snowid_pg_add_int(&params, claim->seen.generation);
+	snowid_pg_add_int(&params, claim->seen.counter);
+	snowid_pg_add_int(&params, claim->clock_margin_ms);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, 12, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, &params,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -322,22 +309,18 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 						SnowidStoreResult *result)
 {
 	const SnowidStoreRequest *claim = request->claim;
-	char		numbers[3][24];
-	const char *values[7];
+	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snprintf(numbers[0], 24, "%d", claim->datacenter_id);
-	snprintf(numbers[1], 24, "%d", request->worker_id);
-	snprintf(numbers[2], 24, INT64_FORMAT, request->fence_ms);
-	values[0] = numbers[0];
-	values[1] = claim->identity;
-	values[2] = claim->secret;
-	values[3] = numbers[1];
-	values[4] = numbers[2];
-	values[5] = request->park ? "true" : "false";
-	values[6] = request->token;
+	snowid_pg_add_int(&params, claim->datacenter_id);
+	snowid_pg_add_text(&params, claim->identity);
+	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_int(&params, request->worker_id);
+	snowid_pg_add_int(&params, request->fence_ms);
+	snowid_pg_add_bool(&params, request->park);
+	snowid_pg_add_text(&params, request->token);
 
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_release_sql, 7, values,
+	if (!snowid_pg_call(target, claim, snowid_pg_lease_release_sql, &params,
 						&row, result))
 		return SNOWID_LEASE_FAILED;
 	snowid_pg_detail(result)->outcome = row.outcome;
@@ -356,16 +339,73 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 }
 
 /*
+ * snowid_pg_param_slot
+ *		The index of the next parameter; -1, marking the parameters as not
+ *		to be sent, if all SNOWID_PG_PARAMS_MAX are taken.
+ */
+static int
+snowid_pg_param_slot(SnowidPgParams *params)
+{
+	Assert(params->count < SNOWID_PG_PARAMS_MAX);
+	if (params->count >= SNOWID_PG_PARAMS_MAX)
+	{
+		params->overflow = true;
+		return -1;
+	}
+	return params->count++;
+}
+
+/*
+ * snowid_pg_add_int
+ *		Appends a number (an int or a bigint of the CALL).
+ */
+static void
+snowid_pg_add_int(SnowidPgParams *params, int64 value)
+{
+	int			i = snowid_pg_param_slot(params);
+
+	if (i < 0)
+		return;
+	snprintf(params->numbers[i], sizeof(params->numbers[i]), INT64_FORMAT,
+			 value);
+	params->values[i] = params->numbers[i];
+}
+
+/*
+ * snowid_pg_add_text
+ *		Appends a text, or NULL for SQL's NULL; it must outlive the CALL.
+ */
+static void
+snowid_pg_add_text(SnowidPgParams *params, const char *text)
+{
+	int			i = snowid_pg_param_slot(params);
+
+	if (i >= 0)
+		params->values[i] = text;
+}
+
+/*
+ * snowid_pg_add_bool
+ *		Appends a boolean.
+ */
+static void
+snowid_pg_add_bool(SnowidPgParams *params, bool value)
+{
+	snowid_pg_add_text(params, value ? "true" : "false");
+}
+
+/*
  * snowid_pg_call
  *		Runs one function of snowid_coordinator in a session of its own and
  *		reads its row; false, with the result saying why, if there is none
  *		or it is of unexpected shape.  The result's detail holds the store's
- *		account for snowid_pg_report().
+ *		account for snowid_pg_report().  Parameters that overflowed are not
+ *		sent: the call fails.
  */
 static bool
 snowid_pg_call(const SnowidPgTarget *target,
 			   const SnowidStoreRequest *request, const char *sql,
-			   int nparams, const char *const *values, SnowidPgRow *row,
+			   const SnowidPgParams *params, SnowidPgRow *row,
 			   SnowidStoreResult *result)
 {
 	SnowidPgDetail *detail = palloc0(sizeof(SnowidPgDetail));
@@ -381,12 +421,21 @@ snowid_pg_call(const SnowidPgTarget *target,
 	result->worker_id = -1;
 	snprintf(result->where, sizeof(result->where), "postgresql at %s",
 			 target->describe);
+	if (params->overflow)
+	{
+		result->status = SNOWID_STORE_FAILED;
+		strlcpy(result->message,
+				"snowid built a call of the coordination database with more parameters than it can send.",
+				sizeof(result->message));
+		return false;
+	}
 
 	snowid_pg_begin(&session, request, result);
 	PG_TRY();
 	{
 		if (snowid_pg_connect(&session, target))
-			res = snowid_pg_query(&session, sql, nparams, values);
+			res = snowid_pg_query(&session, sql, params->count,
+									  params->values);
 		if (res != NULL)
 			read = snowid_pg_read_row(res, row);
 	}
