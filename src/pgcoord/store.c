@@ -107,6 +107,10 @@ static int	snowid_pg_param_slot(SnowidPgParams *params);
 static void snowid_pg_add_int(SnowidPgParams *params, int64 value);
 static void snowid_pg_add_text(SnowidPgParams *params, const char *text);
 static void snowid_pg_add_bool(SnowidPgParams *params, bool value);
+static void snowid_pg_add_holder(SnowidPgParams *params,
+								 const SnowidStoreRequest *request);
+static void snowid_pg_add_seen(SnowidPgParams *params,
+							   const SnowidStoreRequest *request);
 static bool snowid_pg_call(const SnowidPgTarget *target,
 						   const SnowidStoreRequest *request, const char *sql,
 						   const SnowidPgParams *params,
@@ -156,18 +160,14 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snowid_pg_add_int(&params, request->datacenter_id);
-	snowid_pg_add_text(&params, request->identity);
-	snowid_pg_add_text(&params, request->secret);
+	snowid_pg_add_holder(&params, request);
 	snowid_pg_add_int(&params, request->explicit_worker_id);
 	snowid_pg_add_int(&params, request->max_worker_id);
 	snowid_pg_add_int(&params, request->preferred_worker_id);
 	snowid_pg_add_int(&params, request->usable_ms);
 	snowid_pg_add_int(&params, request->quiet_ms);
 	snowid_pg_add_bool(&params, request->reassert);
-	snowid_pg_add_int(&params, request->seen.generation);
-	snowid_pg_add_int(&params, request->seen.counter);
-	snowid_pg_add_int(&params, request->clock_margin_ms);
+	snowid_pg_add_seen(&params, request);
 
 	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, &params, &row,
 						result))
@@ -206,9 +206,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snowid_pg_add_int(&params, claim->datacenter_id);
-	snowid_pg_add_text(&params, claim->identity);
-	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_holder(&params, claim);
 	snowid_pg_add_int(&params, claim->max_worker_id);
 	snowid_pg_add_int(&params, request->lease_ms);
 	snowid_pg_add_int(&params, claim->client_ms);
@@ -217,9 +215,7 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_int(&params, request->wait_ms);
 	snowid_pg_add_text(&params, request->token);
 	snowid_pg_add_int(&params, claim->quiet_ms);
-	snowid_pg_add_int(&params, claim->seen.generation);
-	snowid_pg_add_int(&params, claim->seen.counter);
-	snowid_pg_add_int(&params, claim->clock_margin_ms);
+	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
 	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, &params,
@@ -261,9 +257,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snowid_pg_add_int(&params, claim->datacenter_id);
-	snowid_pg_add_text(&params, claim->identity);
-	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_holder(&params, claim);
 	snowid_pg_add_int(&params, request->worker_id);
 	snowid_pg_add_int(&params, request->lease_ms);
 	snowid_pg_add_int(&params, request->fence_ms);
@@ -271,9 +265,7 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	/* what re-asserts the lease in a quiet period */
 	snowid_pg_add_int(&params, claim->quiet_ms);
 	snowid_pg_add_int(&params, claim->client_ms);
-	snowid_pg_add_int(&params, claim->seen.generation);
-	snowid_pg_add_int(&params, claim->seen.counter);
-	snowid_pg_add_int(&params, claim->clock_margin_ms);
+	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
 	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, &params,
@@ -312,9 +304,7 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 	SnowidPgParams params = {0};
 	SnowidPgRow row;
 
-	snowid_pg_add_int(&params, claim->datacenter_id);
-	snowid_pg_add_text(&params, claim->identity);
-	snowid_pg_add_text(&params, claim->secret);
+	snowid_pg_add_holder(&params, claim);
 	snowid_pg_add_int(&params, request->worker_id);
 	snowid_pg_add_int(&params, request->fence_ms);
 	snowid_pg_add_bool(&params, request->park);
@@ -392,6 +382,31 @@ static void
 snowid_pg_add_bool(SnowidPgParams *params, bool value)
 {
 	snowid_pg_add_text(params, value ? "true" : "false");
+}
+
+/*
+ * snowid_pg_add_holder
+ *		Appends what every call begins with: datacenter, identity, secret.
+ */
+static void
+snowid_pg_add_holder(SnowidPgParams *params, const SnowidStoreRequest *request)
+{
+	snowid_pg_add_int(params, request->datacenter_id);
+	snowid_pg_add_text(params, request->identity);
+	snowid_pg_add_text(params, request->secret);
+}
+
+/*
+ * snowid_pg_add_seen
+ *		Appends what the forgetting rule reads, which the calls that grant
+ *		end with: seen_generation, seen_counter, clock_margin_ms.
+ */
+static void
+snowid_pg_add_seen(SnowidPgParams *params, const SnowidStoreRequest *request)
+{
+	snowid_pg_add_int(params, request->seen.generation);
+	snowid_pg_add_int(params, request->seen.counter);
+	snowid_pg_add_int(params, request->clock_margin_ms);
 }
 
 /*
