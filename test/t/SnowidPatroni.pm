@@ -338,8 +338,20 @@ sub start
 sub stop
 {
 	my $self = shift;
+	my $pid;
 
 	$self->{process}->stop;
+
+	# A patroni that did not stop within the grace was killed, and may
+	# leave its PostgreSQL running: the next patroni would take that one
+	# over as it is (not under the next start's libfaketime, say).
+	$pid = $self->postmaster_pid;
+	if ($pid && kill 0, $pid)
+	{
+		diag("$self->{name}: PostgreSQL outlived its patroni; stopping it");
+		system('pg_ctl', '-D', $self->{data}, '-m', 'fast', '-w', 'stop') == 0
+		  or die "$self->{name}: pg_ctl stop failed";
+	}
 	return;
 }
 
