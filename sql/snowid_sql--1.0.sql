@@ -822,17 +822,24 @@ RETURNS @extschema@.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN ROW(false, 0, NULL, 0, 0, 0, 0, 0, 0)::@extschema@.snowid_sql_fixed;
 
+-- The id at a position, for a node and a layout: one expression, which
+-- the planner inlines where it is called
+CREATE FUNCTION @extschema@.snowid_sql_id(pos bigint, datacenter_id integer, worker_id integer,
+	datacenter_bits integer, worker_bits integer, sequence_bits integer)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ((pos >> sequence_bits) << (datacenter_bits + worker_bits + sequence_bits))
+	| (datacenter_id::bigint << (worker_bits + sequence_bits))
+	| (worker_id::bigint << sequence_bits)
+	| (pos & ((1::bigint << sequence_bits) - 1));
+
 -- The id at a position, for the node of snowid_sql_fixed() and a worker id
 CREATE FUNCTION @extschema@.snowid_sql_fixed_id(worker_id integer, pos bigint)
 RETURNS bigint
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ((pos >> (@extschema@.snowid_sql_fixed()).sequence_bits)
-		<< ((@extschema@.snowid_sql_fixed()).datacenter_bits + (@extschema@.snowid_sql_fixed()).worker_bits
-			+ (@extschema@.snowid_sql_fixed()).sequence_bits))
-	| ((@extschema@.snowid_sql_fixed()).datacenter_id::bigint
-	   << ((@extschema@.snowid_sql_fixed()).worker_bits + (@extschema@.snowid_sql_fixed()).sequence_bits))
-	| (worker_id::bigint << (@extschema@.snowid_sql_fixed()).sequence_bits)
-	| (pos & ((1::bigint << (@extschema@.snowid_sql_fixed()).sequence_bits) - 1));
+RETURN @extschema@.snowid_sql_id(pos, (@extschema@.snowid_sql_fixed()).datacenter_id, worker_id,
+	(@extschema@.snowid_sql_fixed()).datacenter_bits, (@extschema@.snowid_sql_fixed()).worker_bits,
+	(@extschema@.snowid_sql_fixed()).sequence_bits);
 
 -- Makes snowid_sql_fixed() anew from the row of snowid_config, or as for
 -- none.  Its body holds only numbers and booleans of the row, which the
@@ -1064,10 +1071,8 @@ REVOKE ALL ON FUNCTION @extschema@.snowid_sql_take(integer, @extschema@.snowid_c
 CREATE FUNCTION @extschema@.snowid_sql_compose(c @extschema@.snowid_config, pos bigint)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN ((pos >> c.sequence_bits) << (c.datacenter_bits + c.worker_bits + c.sequence_bits))
-	| (c.datacenter_id::bigint << (c.worker_bits + c.sequence_bits))
-	| (c.worker_id::bigint << c.sequence_bits)
-	| (pos & ((1::bigint << c.sequence_bits) - 1));
+RETURN @extschema@.snowid_sql_id(pos, c.datacenter_id, c.worker_id, c.datacenter_bits,
+	c.worker_bits, c.sequence_bits);
 
 -- One id, as snowid_next(); NULL instead if the worker id is to be claimed
 -- and is not, unless claimed says a claim was just made.
