@@ -112,6 +112,9 @@ sub start_node
 			'snowid.datacenter_id' => $dc,
 			'snowid.worker_bits' => 3,
 			'snowid.max_drift_ms' => 5000,
+			# the store is not marked new, so the first claim waits for a
+			# quiet period: a second's clock margin keeps it short
+			'snowid.clock_margin' => '1s',
 			'snowid.redis_url' => url($server, $user),
 			%settings
 		});

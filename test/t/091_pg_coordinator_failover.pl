@@ -50,7 +50,10 @@ my %lease = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_lease' => "${lease_ms}ms",
 	'snowid.coordinator_timeout_ms' => 1000,
-	'snowid.max_wait_ms' => 5000);
+	'snowid.max_wait_ms' => 5000,
+	# the failover starts a quiet period: a second's clock margin keeps the
+	# wait short
+	'snowid.clock_margin' => '1s');
 my @nodes;
 for my $name ('l1', 'l2')
 {
@@ -61,7 +64,8 @@ for my $name ('l1', 'l2')
 	push @nodes, $n;
 }
 my $perm = SnowidTest::new_node('perm',
-	{ 'snowid.coordinator_url' => $url, 'snowid.datacenter_id' => $dc });
+	{ 'snowid.coordinator_url' => $url, 'snowid.datacenter_id' => $dc,
+	  'snowid.clock_margin' => '1s' });
 $perm->start;
 $perm->safe_psql('postgres', 'CREATE EXTENSION snowid');
 push @nodes, $perm;

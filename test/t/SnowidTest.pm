@@ -244,6 +244,17 @@ sub pg_config_in_path
 	return ($pg_config, $major);
 }
 
+# Whether the PostgreSQL under test was built with assertions
+# (--enable-cassert).  Such a build also checks every memory context after
+# each statement, which makes a long-lived busy backend several times
+# slower (the protocol search's, 096).
+sub has_assertions
+{
+	my ($pg_config) = pg_config_in_path();
+
+	return `$pg_config --configure` =~ /'--enable-cassert'/ ? 1 : 0;
+}
+
 # Runs test/bench/run with the arguments, without apt, against the
 # PostgreSQL of pg_config_in_path(); returns its exit code and output.
 sub run_bench
