@@ -219,8 +219,13 @@ sub start_psql
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 
-	return bless { handle => $handle, out => \$out, err => \$err },
-	  'SnowidTest::Session';
+	return bless {
+		handle => $handle,
+		out => \$out,
+		err => \$err,
+		node => $self->{node},
+		db => 'coord'
+	}, 'SnowidTest::Session';
 }
 
 # Closes the gate: a session holds advisory lock 1 of the database, behind

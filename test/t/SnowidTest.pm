@@ -395,8 +395,13 @@ sub start_psql
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 
-	return bless { handle => $handle, out => \$out, err => \$err },
-	  'SnowidTest::Session';
+	return bless {
+		handle => $handle,
+		out => \$out,
+		err => \$err,
+		node => $node,
+		db => 'postgres'
+	}, 'SnowidTest::Session';
 }
 
 # Promotes a standby and waits until it is a primary.
@@ -467,13 +472,54 @@ sub crash_backend
 # A psql running in the background, from SnowidTest::start_psql.
 package SnowidTest::Session;
 
-# Waits for psql to exit; returns its exit code.
+# Waits for psql to exit; returns its exit code.  Waits at most
+# PostgreSQL::Test::Utils' timeout_default (180 s; the sessions the tests
+# finish end in seconds): past it, shows what the server's sessions are
+# doing and waiting for, kills psql, adds why to its stderr and returns 1,
+# so that a session that hangs fails its test rather than the whole run.
 sub finish
 {
 	my $self = shift;
+	my $handle = $self->{handle};
+	my $limit = $PostgreSQL::Test::Utils::timeout_default;
+	my $deadline = Time::HiRes::time() + $limit;
 
-	$self->{handle}->finish;
-	return $self->{handle}->result(0);
+	while ($handle->pumpable)
+	{
+		if (Time::HiRes::time() > $deadline)
+		{
+			Test::More::diag("a session did not end within $limit s:\n"
+				  . $self->activity);
+			$handle->kill_kill;
+			${ $self->{err} } .= "\n(the session did not end within $limit s: killed)\n";
+			return 1;
+		}
+		$handle->pump_nb;
+		Time::HiRes::sleep(0.05);
+	}
+	$handle->finish;
+	return $handle->result(0);
+}
+
+# What the server's sessions are doing and the locks they wait for, as
+# text (or why it could not be read)
+sub activity
+{
+	my $self = shift;
+	my ($node, $db) = @$self{qw(node db)};
+	my $out;
+
+	return '(no server known)' unless $node;
+	eval {
+		$out = $node->safe_psql($db, q{
+			SELECT pid, state, wait_event_type, wait_event,
+				   left(regexp_replace(query, '\s+', ' ', 'g'), 80)
+			FROM pg_stat_activity WHERE backend_type = 'client backend';
+			SELECT pid, locktype, mode, relation::regclass, transactionid
+			FROM pg_locks WHERE NOT granted});
+		1;
+	} or $out = "(pg_stat_activity could not be read: $@)";
+	return $out;
 }
 
 sub stdout { return ${ $_[0]->{out} }; }
