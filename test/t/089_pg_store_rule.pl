@@ -237,6 +237,119 @@ like($waiter->stderr, qr/ERROR:  55P03: canceling statement due to lock timeout/
 	'with lock_not_available');
 $holder->query_safe('COMMIT');
 
+# -- concurrency ------------------------------------------------------------
+
+# Before the clock is moved: libfaketime delays the server's timers by the
+# offset, the deadlock check of a lock wait among them.  A CI run hung an
+# hour in the lease churn below, which ran then with the clock 192 s ahead
+# (one of the 8 sessions never ended; what it waited for was not logged).
+# Here the sessions run on the server's own clock, and one that does not
+# end within 180 s fails the test, showing what each session waits for.
+
+# Claims for good from 12 sessions at once, on a datacenter no call used
+# yet (whose lock row they all insert): 8 ids, 8 holders.
+my $gate = $db->close_gate;
+my @sessions = map {
+	$db->start_psql('coord_fleet',
+		$db->call_sql("claim(20, 'perm $_', -1, 7, -1, $far)") . ";\n",
+		1)
+} 1 .. 12;
+$db->open_gate($gate, 12);
+my (%ids, %outcomes, $failed);
+for my $s (@sessions)
+{
+	$failed++ if $s->finish != 0;
+	diag($s->stderr) if $s->stderr ne '';
+	my ($out, $id) = split /\|/, (split /\n/, $s->stdout)[-1] // '';
+	$outcomes{ $out // 'none' }++;
+	$ids{$id}++ if ($out // '') eq 'ok';
+}
+ok(!$failed, '12 sessions claim for good at once on a new datacenter, without error');
+is_deeply(\%outcomes, { ok => 8, all_held => 4 }, '8 are granted an id, 4 find all held');
+is_deeply([ sort { $a <=> $b } keys %ids ], [ 0 .. 7 ],
+	'each of the 8 ids once');
+
+# Lease churn: 8 sessions over 4 ids, each call a transaction of its own.
+# Each grant is mirrored in the table held once granted, and removed from
+# it before it is given back; the table's primary key admits one holder
+# per id: a second grant of a held id would fail the session.  Renewals and releases of a lease
+# never find it lost (leases do not run out here).
+$db->sql(undef, q{
+	CREATE TABLE public.held (worker_id integer PRIMARY KEY, who text NOT NULL);
+	CREATE TABLE public.tally (who text, grants integer, all_held integer);
+	GRANT SELECT, INSERT, DELETE ON public.held, public.tally TO coord_fleet;
+});
+my $churn = sub {
+	my ($i) = @_;
+	return qq{
+DO \$do\$
+DECLARE
+	secret text := '@{[ SnowidCoordDb::secret_of("'churn $i'") ]}';
+	o snowid_coordinator.outcome;
+	r snowid_coordinator.outcome;
+	tok text;
+	grants integer := 0;
+	held integer := 0;
+BEGIN
+	FOR i IN 1..60 LOOP
+		tok := substr(md5(random()::text), 1, 16);
+		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
+			outcome => o.outcome, worker_id => o.worker_id, floor_ms => o.floor_ms,
+			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder,
+			generation => o.generation, counter => o.counter);
+		IF o.outcome = 'ok' THEN
+			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
+			grants := grants + 1;
+		ELSIF o.outcome = 'all_held' THEN
+			held := held + 1;
+		ELSE
+			RAISE EXCEPTION 'lease claim: %', o;
+		END IF;
+		COMMIT;
+		CONTINUE WHEN o.outcome <> 'ok';
+		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
+			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
+			generation => r.generation, counter => r.counter);
+		IF r.outcome <> 'ok' THEN
+			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
+		END IF;
+		DELETE FROM public.held WHERE worker_id = o.worker_id;
+		COMMIT;
+		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
+			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
+			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
+			generation => r.generation, counter => r.counter);
+		IF r.outcome <> 'ok' THEN
+			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
+		END IF;
+	END LOOP;
+	INSERT INTO public.tally VALUES ('churn $i', grants, held);
+END
+\$do\$;
+};
+};
+$gate = $db->close_gate;
+@sessions = map { $db->start_psql('coord_fleet', $churn->($_), 1) } 1 .. 8;
+$db->open_gate($gate, 8);
+$failed = 0;
+for my $s (@sessions)
+{
+	next if $s->finish == 0;
+	$failed++;
+	diag($s->stderr);
+}
+is($failed, 0,
+	'8 sessions churning leases over 4 ids: no id granted to two holders, no lease lost');
+my ($grants, $all_held) = split /\|/,
+  $db->sql(undef, 'SELECT sum(grants), sum(all_held) FROM public.tally');
+is($grants + $all_held, 480, 'every session made its 60 claims');
+note("$grants grants, $all_held claims found all 4 ids held");
+cmp_ok($grants, '>=', 60, 'and many were granted');
+is($db->sql(undef, q{
+	SELECT count(*) FROM snowid_coordinator.worker_ids
+	WHERE datacenter = 21 AND holder IS NOT NULL}), 0, 'every lease was given back');
+
 # The lock comes before the clock: a call that waited for the lock reads
 # the clock once it has it.
 $holder->query_safe($lock_dc30);
@@ -581,112 +694,6 @@ for my $case (
 		"the servers' role, granted the claims: $sql is denied");
 }
 is($db->state, $before, 'and nothing was written');
-
-# -- concurrency ------------------------------------------------------------
-
-# Claims for good from 12 sessions at once, on a datacenter no call used
-# yet (whose lock row they all insert): 8 ids, 8 holders.
-my $gate = $db->close_gate;
-my @sessions = map {
-	$db->start_psql('coord_fleet',
-		$db->call_sql("claim(20, 'perm $_', -1, 7, -1, $far)") . ";\n",
-		1)
-} 1 .. 12;
-$db->open_gate($gate, 12);
-my (%ids, %outcomes, $failed);
-for my $s (@sessions)
-{
-	$failed++ if $s->finish != 0;
-	diag($s->stderr) if $s->stderr ne '';
-	my ($out, $id) = split /\|/, (split /\n/, $s->stdout)[-1] // '';
-	$outcomes{ $out // 'none' }++;
-	$ids{$id}++ if ($out // '') eq 'ok';
-}
-ok(!$failed, '12 sessions claim for good at once on a new datacenter, without error');
-is_deeply(\%outcomes, { ok => 8, all_held => 4 }, '8 are granted an id, 4 find all held');
-is_deeply([ sort { $a <=> $b } keys %ids ], [ 0 .. 7 ],
-	'each of the 8 ids once');
-
-# Lease churn: 8 sessions over 4 ids, each call a transaction of its own.
-# Each grant is mirrored in the table held once granted, and removed from
-# it before it is given back; the table's primary key admits one holder
-# per id: a second grant of a held id would fail the session.  Renewals and releases of a lease
-# never find it lost (leases do not run out here).
-$db->sql(undef, q{
-	CREATE TABLE public.held (worker_id integer PRIMARY KEY, who text NOT NULL);
-	CREATE TABLE public.tally (who text, grants integer, all_held integer);
-	GRANT SELECT, INSERT, DELETE ON public.held, public.tally TO coord_fleet;
-});
-my $churn = sub {
-	my ($i) = @_;
-	return qq{
-DO \$do\$
-DECLARE
-	secret text := '@{[ SnowidCoordDb::secret_of("'churn $i'") ]}';
-	o snowid_coordinator.outcome;
-	r snowid_coordinator.outcome;
-	tok text;
-	grants integer := 0;
-	held integer := 0;
-BEGIN
-	FOR i IN 1..60 LOOP
-		tok := substr(md5(random()::text), 1, 16);
-		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
-			outcome => o.outcome, worker_id => o.worker_id, floor_ms => o.floor_ms,
-			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder,
-			generation => o.generation, counter => o.counter);
-		IF o.outcome = 'ok' THEN
-			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
-			grants := grants + 1;
-		ELSIF o.outcome = 'all_held' THEN
-			held := held + 1;
-		ELSE
-			RAISE EXCEPTION 'lease claim: %', o;
-		END IF;
-		COMMIT;
-		CONTINUE WHEN o.outcome <> 'ok';
-		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
-			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
-			generation => r.generation, counter => r.counter);
-		IF r.outcome <> 'ok' THEN
-			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
-		END IF;
-		DELETE FROM public.held WHERE worker_id = o.worker_id;
-		COMMIT;
-		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
-			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
-			generation => r.generation, counter => r.counter);
-		IF r.outcome <> 'ok' THEN
-			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
-		END IF;
-	END LOOP;
-	INSERT INTO public.tally VALUES ('churn $i', grants, held);
-END
-\$do\$;
-};
-};
-$gate = $db->close_gate;
-@sessions = map { $db->start_psql('coord_fleet', $churn->($_), 1) } 1 .. 8;
-$db->open_gate($gate, 8);
-$failed = 0;
-for my $s (@sessions)
-{
-	next if $s->finish == 0;
-	$failed++;
-	diag($s->stderr);
-}
-is($failed, 0,
-	'8 sessions churning leases over 4 ids: no id granted to two holders, no lease lost');
-my ($grants, $all_held) = split /\|/,
-  $db->sql(undef, 'SELECT sum(grants), sum(all_held) FROM public.tally');
-is($grants + $all_held, 480, 'every session made its 60 claims');
-note("$grants grants, $all_held claims found all 4 ids held");
-cmp_ok($grants, '>=', 60, 'and many were granted');
-is($db->sql(undef, q{
-	SELECT count(*) FROM snowid_coordinator.worker_ids
-	WHERE datacenter = 21 AND holder IS NOT NULL}), 0, 'every lease was given back');
 
 # -- pg_dump keeps the claims and the fences --------------------------------
 
