@@ -36,18 +36,6 @@ $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 my $named = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 
-# The wait event a session of the given application_name shows, once it
-# shows the expected one (or after the poll's timeout, whatever it shows).
-sub wait_event_of
-{
-	my ($app, $expected) = @_;
-	my $query = "SELECT wait_event_type || '/' || wait_event"
-	  . " FROM pg_stat_activity WHERE application_name = '$app'";
-
-	$node->poll_query_until('postgres', "SELECT ($query) = '$expected'");
-	return $node->safe_psql('postgres', $query);
-}
-
 # Waiting for the clock: ids were issued at the real time, then the clock
 # steps back a minute; with no drift budget the next call waits.
 my $last = $node->safe_psql('postgres', 'SELECT snowid_next()');
@@ -55,7 +43,8 @@ $clock->set('-60');
 my $session = SnowidTest::start_psql($node,
 	"SET application_name = 'clock_waiter'; SELECT snowid_next() > $last");
 my $expected = $named ? 'Extension/SnowidClock' : 'Extension/Extension';
-is(wait_event_of('clock_waiter', $expected),
+is( SnowidTest::wait_event_of(
+		$node, "application_name = 'clock_waiter'", $expected),
 	$expected, "a call waiting for the clock shows $expected");
 $clock->set('+0');
 is($session->finish, 0, 'the call goes on once the clock is back');
@@ -70,7 +59,8 @@ mkfifo($fifo, 0600) or die "mkfifo $fifo: $!";
 $session = SnowidTest::start_psql($node,
 	"SET application_name = 'mark_writer'; SELECT snowid_next()");
 $expected = $named ? 'Extension/SnowidMarkWrite' : 'Extension/Extension';
-is(wait_event_of('mark_writer', $expected),
+is( SnowidTest::wait_event_of(
+		$node, "application_name = 'mark_writer'", $expected),
 	$expected, "a call writing the mark shows $expected");
 
 # Reading the FIFO lets the write go on: the mark arrives there whole, and

@@ -169,9 +169,7 @@ sub ended_after
 }
 
 my ($session, $pid, $queued) = start_claim();
-is( $node->safe_psql(
-		'postgres',
-		"SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity WHERE pid = $pid"),
+is(SnowidTest::wait_event_of($node, "pid = $pid", "Extension/$redis_wait"),
 	"Extension/$redis_wait",
 	"pg_stat_activity shows the claim waiting on Redis ($redis_wait)");
 my $start = time;

@@ -87,9 +87,9 @@ my $pid = $node->safe_psql('postgres',
 	q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT snowid_next()'});
 if ($node->safe_psql('postgres', 'SHOW server_version_num') >= 170000)
 {
-	is($node->safe_psql('postgres',
-			"SELECT wait_event FROM pg_stat_activity WHERE pid = $pid"),
-		'SnowidWorkerClaim',
+	is(SnowidTest::wait_event_of($node, "pid = $pid",
+			'Extension/SnowidWorkerClaim'),
+		'Extension/SnowidWorkerClaim',
 		'the backend waits for the release to end, not on the store');
 }
 # give a claim that would start the time to connect

@@ -168,11 +168,7 @@ my $asked = $dns->queries;
 ($session, my $pid) = start_claim();
 $dns->wait_for_query('hang.snowid.test', $asked)
   or die 'the claim did not ask the name server';
-$node->poll_query_until('postgres',
-	"SELECT wait_event = '$redis_wait' FROM pg_stat_activity WHERE pid = $pid");
-is( $node->safe_psql(
-		'postgres',
-		"SELECT wait_event_type || '/' || wait_event FROM pg_stat_activity WHERE pid = $pid"),
+is(SnowidTest::wait_event_of($node, "pid = $pid", "Extension/$redis_wait"),
 	"Extension/$redis_wait",
 	"pg_stat_activity shows the lookup as a wait on Redis ($redis_wait)");
 $start = time;

@@ -404,6 +404,23 @@ sub start_psql
 	}, 'SnowidTest::Session';
 }
 
+# What the sessions $where selects in pg_stat_activity wait for, as
+# "type/event": $expected once one look shows it (within the poll's
+# timeout), else what they then show.  A session that waits in naps shows
+# no wait event between two of them, so a second look after the poll may
+# miss a wait the poll saw: the poll's own look is the answer.
+sub wait_event_of
+{
+	my ($node, $where, $expected) = @_;
+	my $query = "SELECT wait_event_type || '/' || wait_event"
+	  . " FROM pg_stat_activity WHERE $where";
+
+	return $expected
+	  if $node->poll_query_until('postgres',
+		"SELECT coalesce(($query) = '$expected', false)");
+	return $node->safe_psql('postgres', $query);
+}
+
 # Promotes a standby and waits until it is a primary.
 sub promote
 {
