@@ -19,11 +19,8 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
-my %versions = SnowidTest::versions();
+SnowidTest::only_on('the workload benchmark', 'debian', 18);
 my (undef, $major) = SnowidTest::pg_config_in_path();
-plan skip_all =>
-  "the workload benchmark runs in CI on PostgreSQL $versions{SNOWID_PG_DEBIAN} and 18 only"
-  if $major != $versions{SNOWID_PG_DEBIAN} && $major != 18;
 # What the benchmark needs beyond PostgreSQL: a skip naming the Debian
 # package where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidTest::need_program('gnuplot', 'gnuplot-nox');

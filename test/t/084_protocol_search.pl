@@ -50,11 +50,8 @@ use Test::More;
 
 # It starts no PostgreSQL: every version would run the same search.  CI
 # runs it once, with Debian's PostgreSQL.
-my %versions = SnowidTest::versions();
-my (undef, $major) = SnowidTest::pg_config_in_path();
-plan skip_all =>
-  "the search of the Redis library starts no PostgreSQL: CI runs it once, with PostgreSQL $versions{SNOWID_PG_DEBIAN}"
-  if $major != $versions{SNOWID_PG_DEBIAN};
+SnowidTest::only_on('the search of the Redis library starts no PostgreSQL',
+	'debian');
 SnowidTest::need_perl_module('Redis', 'libredis-perl');
 SnowidTest::need_libfaketime();
 SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',

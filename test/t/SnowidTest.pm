@@ -244,6 +244,23 @@ sub pg_config_in_path
 	return ($pg_config, $major);
 }
 
+# Skips the test file unless the PostgreSQL under test is one of the
+# majors given ('debian' is Debian's, SNOWID_PG_DEBIAN of test/versions.sh):
+# for a test whose outcome does not depend on the version, which CI then
+# runs once or twice a run rather than on every version.  $why says why.
+sub only_on
+{
+	my ($why, @majors) = @_;
+	my %versions = versions();
+	my (undef, $major) = pg_config_in_path();
+
+	@majors = map { $_ eq 'debian' ? $versions{SNOWID_PG_DEBIAN} : $_ } @majors;
+	return if grep { $_ == $major } @majors;
+	Test::More::plan(skip_all => "$why: CI runs it on PostgreSQL "
+		  . join(' and ', @majors) . ' only');
+	return;
+}
+
 # Whether the PostgreSQL under test was built with assertions
 # (--enable-cassert).  Such a build also checks every memory context after
 # each statement, which makes a long-lived busy backend several times
