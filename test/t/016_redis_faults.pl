@@ -137,16 +137,10 @@ sub start_claim
 {
 	my ($sql) = @_;
 	my $session = SnowidTest::start_psql($node, $sql // 'SELECT snowid_next()');
-	my $pid;
-
-	$node->poll_query_until('postgres', qq{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		WHERE wait_event_type = 'Extension' AND wait_event = '$redis_wait'
-		  AND query LIKE '%snowid_next%'})
-	  or die 'the claim did not start waiting on Redis';
-	$pid = $node->safe_psql('postgres', qq{
-		SELECT pid FROM pg_stat_activity
-		WHERE wait_event = '$redis_wait' AND query LIKE '%snowid_next%'});
+	my $pid = SnowidTest::pid_of(
+		$node, qq{wait_event_type = 'Extension' AND wait_event = '$redis_wait'
+		  AND query LIKE '%snowid_next%'},
+		'the claim did not start waiting on Redis');
 	my $queued = SnowidTest::start_psql($node, 'SELECT snowid_next() AS queued');
 	$node->poll_query_until('postgres', qq{
 		SELECT count(*) = 1 FROM pg_stat_activity

@@ -80,7 +80,7 @@ SnowidLease::thaw([$lease_worker]);
 $a->poll_query_until('postgres',
 	'SELECT worker_id IS NULL FROM snowid_status()')
   or die 'a never noticed it lost its id';
-ok($a->log_contains(qr/snowid lost worker id 0 of datacenter 2/),
+ok($a->wait_for_log(qr/snowid lost worker id 0 of datacenter 2/),
 	'a logs that it lost worker id 0');
 $err = SnowidTest::psql_error($a, 'SELECT snowid_next()');
 like($err, qr/(53400|55000).*worker id/s,

@@ -79,12 +79,9 @@ is($coord->clients, 1,
 	'the terminated lease renewer sends its release, which the store holds');
 
 my $session = SnowidTest::start_psql($node, 'SELECT snowid_next()');
-$node->poll_query_until('postgres', q{
-	SELECT count(*) = 1 FROM pg_stat_activity
-	WHERE query = 'SELECT snowid_next()' AND wait_event_type = 'Extension'})
-  or die 'the backend does not wait';
-my $pid = $node->safe_psql('postgres',
-	q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT snowid_next()'});
+my $pid = SnowidTest::pid_of($node,
+	q{query = 'SELECT snowid_next()' AND wait_event_type = 'Extension'},
+	'the backend does not wait');
 if ($node->safe_psql('postgres', 'SHOW server_version_num') >= 170000)
 {
 	is(SnowidTest::wait_event_of($node, "pid = $pid",

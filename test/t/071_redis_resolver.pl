@@ -148,19 +148,11 @@ sub start_claim
 {
 	my ($sql) = @_;
 	my $session = SnowidTest::start_psql($node, $sql // 'SELECT snowid_next()');
-	my $pid = '';
-
 	# exactly one such session: the one just started (the sessions of an
 	# earlier step may still be ending)
-	foreach my $try (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
-	{
-		$pid = $node->safe_psql('postgres', q{
-			SELECT pid FROM pg_stat_activity
-			WHERE query LIKE '%snowid_next%' AND pid <> pg_backend_pid()});
-		last if $pid =~ /^\d+$/;
-		usleep(100_000);
-	}
-	die 'the claim did not start' unless $pid =~ /^\d+$/;
+	my $pid = SnowidTest::pid_of($node, "query LIKE '%snowid_next%'",
+		'the claim did not start');
+
 	return ($session, $pid);
 }
 

@@ -421,6 +421,27 @@ sub start_psql
 	}, 'SnowidTest::Session';
 }
 
+# The pid of the one session $where selects in pg_stat_activity (other
+# than the asking one), from the first look that finds exactly one; dies
+# with $what after the poll's timeout.  The pid comes from that same look:
+# a second look might miss a wait the first one saw.
+sub pid_of
+{
+	my ($node, $where, $what) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+
+	while (time < $deadline)
+	{
+		my $pids = $node->safe_psql('postgres',
+			"SELECT pid FROM pg_stat_activity"
+			  . " WHERE ($where) AND pid <> pg_backend_pid()");
+
+		return $pids if $pids =~ /^\d+$/;
+		Time::HiRes::usleep(100_000);
+	}
+	die $what;
+}
+
 # What the sessions $where selects in pg_stat_activity wait for, as
 # "type/event": $expected once one look shows it (within the poll's
 # timeout), else what they then show.  A session that waits in naps shows
