@@ -272,13 +272,20 @@ is_deeply([ sort { $a <=> $b } keys %ids ], [ 0 .. 7 ],
 # Lease churn: 8 sessions over 4 ids, each call a transaction of its own.
 # Each grant is mirrored in the table held once granted, and removed from
 # it before it is given back; the table's primary key admits one holder
-# per id: a second grant of a held id would fail the session.  Renewals and releases of a lease
-# never find it lost (leases do not run out here).
+# per id: a second grant of a held id would fail the session.  Renewals
+# and releases of a lease never find it lost (leases do not run out here).
 $db->sql(undef, q{
 	CREATE TABLE public.held (worker_id integer PRIMARY KEY, who text NOT NULL);
 	CREATE TABLE public.tally (who text, grants integer, all_held integer);
 	GRANT SELECT, INSERT, DELETE ON public.held, public.tally TO coord_fleet;
 });
+# the outcome of a CALL into record v, as named arguments
+my $into = sub {
+	my ($v) = @_;
+	return join(', ',
+		map { "$_ => $v.$_" }
+		  qw(outcome worker_id floor_ms fence_ms lease_ms holder generation counter));
+};
 my $churn = sub {
 	my ($i) = @_;
 	return qq{
@@ -294,9 +301,7 @@ BEGIN
 	FOR i IN 1..60 LOOP
 		tok := substr(md5(random()::text), 1, 16);
 		CALL snowid_coordinator.lease_claim(21, 'churn $i', secret, 3, 600000, 0, $far, -1, 0, tok,
-			outcome => o.outcome, worker_id => o.worker_id, floor_ms => o.floor_ms,
-			fence_ms => o.fence_ms, lease_ms => o.lease_ms, holder => o.holder,
-			generation => o.generation, counter => o.counter);
+			@{[ $into->('o') ]});
 		IF o.outcome = 'ok' THEN
 			INSERT INTO public.held VALUES (o.worker_id, 'churn $i');
 			grants := grants + 1;
@@ -308,18 +313,14 @@ BEGIN
 		COMMIT;
 		CONTINUE WHEN o.outcome <> 'ok';
 		CALL snowid_coordinator.lease_renew(21, 'churn $i', secret, o.worker_id, 600000, 1, tok,
-			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
-			generation => r.generation, counter => r.counter);
+			@{[ $into->('r') ]});
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'renewal of worker id % lost: %', o.worker_id, r;
 		END IF;
 		DELETE FROM public.held WHERE worker_id = o.worker_id;
 		COMMIT;
 		CALL snowid_coordinator.lease_release(21, 'churn $i', secret, o.worker_id, 1, false, tok,
-			outcome => r.outcome, worker_id => r.worker_id, floor_ms => r.floor_ms,
-			fence_ms => r.fence_ms, lease_ms => r.lease_ms, holder => r.holder,
-			generation => r.generation, counter => r.counter);
+			@{[ $into->('r') ]});
 		IF r.outcome <> 'ok' THEN
 			RAISE EXCEPTION 'release of worker id % lost: %', o.worker_id, r;
 		END IF;
