@@ -50,7 +50,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
 # client of test/protocol-search (test/t/084_protocol_search.pl).
 # liblz4-dev and libzstd-dev build Citus (test/tools/pgbuild citus, for
-# test/t/114_citus.pl), which is configured without libcurl.
+# test/t/114_citus.pl), which is configured without libcurl.  curl
+# downloads a source of test/sources.txt that no mirror holds.
 # postgresql-15-partman is pg_partman for test/t/032_partman.pl
 # (test/tools/pgbuild --partman builds it into the other versions).  flex,
 # bison and libkrb5-dev build pg_tle (test/tools/pgbuild --pg_tle) for
@@ -74,7 +75,7 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
-	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
@@ -83,9 +84,16 @@ SNOWID_DEB_PACKAGES=(
 	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git
 )
 # What test/tools/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
+# (curl downloads a source of test/sources.txt that no mirror holds)
 SNOWID_BUILD_PACKAGES=(
 	bison flex libssl-dev libreadline-dev zlib1g-dev libicu-dev dpkg-dev
-	xz-utils ca-certificates
+	xz-utils ca-certificates curl
+)
+# What test/demo needs, and nothing more: Debian's PostgreSQL and what
+# builds snowid (perl picks the demo server's port)
+SNOWID_DEMO_PACKAGES=(
+	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
+	libhiredis-dev pkg-config make gcc perl
 )
 
 # Settings from the caller's environment would point psql, pg_regress and
@@ -118,10 +126,15 @@ as_root()
 
 # Run a command as the user that owns the temp dir, with the PostgreSQL
 # binaries first in PATH (PostgreSQL::Test::Cluster finds initdb there).
+# As root, it runs in the temp dir: the clone may lie where that user
+# cannot enter (root's home, mode 0700), and a program that looks at its
+# working directory (lintian) would fail there.  Every path given to it is
+# absolute.
 as_user()
 {
 	if [[ $EUID -eq 0 ]]; then
-		runuser -u "$SNOWID_USER" -- env HOME="$SNOWID_TMP" TMPDIR=/tmp LC_ALL=C.UTF-8 \
+		runuser -u "$SNOWID_USER" -- env -C "${SNOWID_TMP:-/}" \
+			HOME="$SNOWID_TMP" TMPDIR=/tmp LC_ALL=C.UTF-8 \
 			PATH="$PG_BINDIR:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
 			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
 			${SNOWID_NODE_PATH:+SNOWID_NODE_PATH="$SNOWID_NODE_PATH"} \
@@ -146,9 +159,10 @@ is_installed()
 	[[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == 'install ok installed' ]]
 }
 
-# Install what is missing, and leave nothing running that was not running
-# before: the test tools start their own servers and stop them, and change
-# nothing else on the host.
+# snowid_packages PACKAGE...: install those of the packages that are
+# missing, and leave nothing running that was not running before: the test
+# tools start their own servers and stop them, and change nothing else on
+# the host.
 #
 # Redis: Debian 12's redis-server package holds only the service (unit,
 # init script, /etc/redis) and /usr/bin/redis-server, a link to
@@ -179,11 +193,11 @@ snowid_packages()
 		return 0
 	fi
 	command -v dpkg-query >/dev/null || die "not a Debian system: no dpkg-query"
-	for pkg in "${SNOWID_PACKAGES[@]}" "$@"; do
+	for pkg in "$@"; do
 		is_installed "$pkg" || missing+=("$pkg")
 	done
 	# Debian's nodejs comes without npm (NodeSource's includes it)
-	if ! command -v npm >/dev/null && ! is_installed npm; then
+	if [[ " $* " == *' nodejs '* ]] && ! command -v npm >/dev/null && ! is_installed npm; then
 		missing+=(npm)
 	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
@@ -318,11 +332,6 @@ snowid_use_pg()
 		PG_CONFIG=$SNOWID_PG_CONFIG
 	elif [[ $version == "$SNOWID_PG_DEBIAN" ]]; then
 		PG_CONFIG=/usr/lib/postgresql/$version/bin/pg_config
-		# Debian has no pg_tle package: as root (CI), build it into
-		# Debian's PostgreSQL once, as make install puts snowid there
-		if [[ $EUID -eq 0 && -z ${SNOWID_PG_RELEASE:-} ]]; then
-			"$SNOWID_TOP/test/tools/pgbuild" pg_tle "$PG_CONFIG" || return 1
-		fi
 	else
 		# with pg_partman (test/t/032_partman.pl) and pg_tle
 		# (test/t/112_sql_edition_pg_tle.pl), but not in release builds
@@ -450,7 +459,7 @@ snowid_valkey()
 
 # Where the PostgreSQL of PG_CONFIG came from, for the log: Debian's
 # package, or what test/tools/pgbuild kept beside its build (the release source
-# of a Debian source package, or a branch point from shared/postgresql).
+# of a Debian source package, or a branch point of test/sources.txt).
 snowid_pg_origin()
 {
 	local origin
@@ -475,10 +484,11 @@ snowid_hiredis_version()
 # Everything up to the build; the caller should set its exit trap first.
 # Arguments: the temp dir's name, then the PostgreSQL versions to come
 # (default Debian's): packages to build the others are installed when
-# needed.
+# needed.  The temp dir named demo (test/demo) gets only what the demo
+# shows: SNOWID_DEMO_PACKAGES, and no Redis.
 snowid_setup()
 {
-	local name=${1:-test} first v build=()
+	local name=${1:-test} first v build=() packages=("${SNOWID_PACKAGES[@]}")
 
 	shift || true
 	first=${1:-$(snowid_default_pg)}
@@ -487,13 +497,30 @@ snowid_setup()
 			build=("${SNOWID_BUILD_PACKAGES[@]}")
 		fi
 	done
+	if [[ $name == demo ]]; then
+		packages=("${SNOWID_DEMO_PACKAGES[@]}")
+	fi
 	cd "$SNOWID_TOP" || die "cannot cd to $SNOWID_TOP"
-	snowid_packages "${build[@]}"
+	snowid_packages "${packages[@]}" "${build[@]}"
 	snowid_user
 	snowid_use_pg "$first" || die "PostgreSQL $first is not available"
 	snowid_copy "$name"
-	snowid_redis_programs
+	if [[ $name != demo ]]; then
+		snowid_redis_programs
+	fi
 	note "working in $SNOWID_SRC as $SNOWID_USER"
+}
+
+# pg_tle for test/t/112_sql_edition_pg_tle.pl in Debian's PostgreSQL,
+# which has no pg_tle package: as root, test/tools/pgbuild builds it into
+# that PostgreSQL once, as make install puts snowid there (the builds of
+# the other versions have it already).  Returns non-zero where it cannot
+# (the test then fails, or skips without the test tools).
+snowid_pg_tle()
+{
+	[[ $EUID -eq 0 && $PG_VERSION == "$SNOWID_PG_DEBIAN" && -z ${SNOWID_PG_RELEASE:-} ]] ||
+		return 0
+	"$SNOWID_TOP/test/tools/pgbuild" pg_tle "$PG_CONFIG"
 }
 
 # Build in the copy, install as root.  Returns non-zero on failure (callers

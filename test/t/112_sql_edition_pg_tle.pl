@@ -37,7 +37,7 @@ if (!-e "$libdir/pg_tle.so" && -f "$sharedir/.snowid-pg_tle")
 		  . ($why // 'see test/tools/pgbuild'));
 }
 SnowidTest::need_file("$libdir/pg_tle.so",
-	'none: test/tools/pgbuild --pg_tle builds it from ../shared/pg_tle');
+	'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt');
 
 my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 # The server under test has snowid_sql's files (make install put them

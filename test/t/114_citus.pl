@@ -62,7 +62,7 @@ if (!-e "$libdir/citus.so" && -f "$sharedir/.snowid-citus")
 	plan(skip_all => "$what: " . ($why // 'see test/tools/pgbuild'));
 }
 SnowidTest::need_file("$libdir/citus.so",
-	'none: test/tools/pgbuild citus builds it from ../shared/citus');
+	'none: test/tools/pgbuild citus builds it from test/sources.txt');
 
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('citus'));
 my $dc = 1;
