@@ -23,8 +23,9 @@
 -- - The locks of the generator and of the claim are row locks of
 --   snowid_locks, which no role but the owner may lock, not advisory
 --   locks, which any role may take.
--- - Public ids and key ids are read with ASCII folding, not upper() of the
---   database's collation (Turkish folds i to a dotted capital I).
+-- - Public ids are read with ASCII folding, not upper() of the database's
+--   collation (Turkish folds i to a dotted capital I; key ids, which have
+--   no i, fold alike either way).
 -- - Installed as an extension by a role that is no superuser, the objects
 --   belong to the superuser the script runs as (snowid_sql.control:
 --   superuser = true, trusted = true), as after a fresh install; the
@@ -661,58 +662,6 @@ BEGIN
 		RETURN;
 	END IF;
 	id := @extschema@.snowid_sql_permute(key, number, true);
-END
-$$;
-
-CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_key_check()
-RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	problem text := @extschema@.snowid_sql_key_id_problem(NEW.key_id);
-	symbols text := @extschema@.snowid_sql_symbols();
-	other text;
-	short text;
-	long text;
-	state integer;
-BEGIN
-	IF problem IS NULL AND octet_length(NEW.key) <> 16 THEN
-		problem := format('A key has 16 bytes (128 bits), not %s.', octet_length(NEW.key));
-	END IF;
-	IF problem IS NOT NULL THEN
-		RAISE EXCEPTION 'invalid key for snowid_public_keys'
-			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem;
-	END IF;
-	NEW.key_id := @extschema@.snowid_sql_ascii_upper(NEW.key_id);
-	FOR other IN SELECT k.key_id FROM @extschema@.snowid_public_keys k
-		WHERE k.key_id <> NEW.key_id AND abs(length(k.key_id) - length(NEW.key_id)) = 1
-	LOOP
-		short := CASE WHEN length(other) < length(NEW.key_id) THEN other ELSE NEW.key_id END;
-		long := CASE WHEN length(other) < length(NEW.key_id) THEN NEW.key_id ELSE other END;
-		-- long is short with one symbol added at its end, or put in where
-		-- the check does not see it (3 * state)
-		IF left(long, length(short)) = short THEN
-			problem := format('The key ids "%s" and "%s" differ by one character at the end.', short, long);
-		ELSE
-			state := 0;
-			FOR i IN 1 .. length(short) LOOP
-				IF left(long, i - 1) = left(short, i - 1)
-					AND substr(long, i + 1) = substr(short, i)
-					AND strpos(symbols, substr(long, i, 1)) - 1 =
-						(@extschema@.snowid_sql_damm(state, 0) # state) THEN
-					problem := format('The check of public ids does not tell "%s" from "%s".', short, long);
-				END IF;
-				state := @extschema@.snowid_sql_damm(state, strpos(symbols, substr(short, i, 1)) - 1);
-			END LOOP;
-		END IF;
-		IF problem IS NOT NULL THEN
-			RAISE EXCEPTION 'invalid key for snowid_public_keys'
-				USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
-					  HINT = 'Choose key ids of one length, as K1, K2 and so on.';
-		END IF;
-	END LOOP;
-	RETURN NEW;
 END
 $$;
 

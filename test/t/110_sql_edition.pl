@@ -353,8 +353,15 @@ $node->safe_psql(
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 8;
 });
-is($worker_of_next->(), '8',
-	'a change under session_replication_role = replica reaches the session too');
+is($worker_of_next->(), '6',
+	'a change under session_replication_role = replica (a replica\'s apply) changes nothing');
+$node->safe_psql(
+	'appdb', q{
+	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	UPDATE snowid_config SET worker_id = 8;
+	ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check;
+});
+is($worker_of_next->(), '8', 'a change past the check reaches the session too');
 $node->safe_psql('appdb', 'DELETE FROM snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
 like($err, qr/55000: snowid_sql has no configuration/,

@@ -28,26 +28,14 @@ use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_outside'));
 
-# psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as
-{
-	my ($connstr, $sql) = @_;
-	my ($out, $err) = ('', '');
-	my $rc = IPC::Run::run(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
-			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
-		],
-		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
-	chomp $out;
-	return ($rc, $out, $err);
-}
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my $node = PostgreSQL::Test::Cluster->new('sql_outside');
 $node->init(allows_streaming => 'logical');
@@ -223,7 +211,7 @@ $sub->safe_psql(
 });
 $sub->safe_psql('appdb', 'CREATE EXTENSION snowid_sql');
 $node->safe_psql('appdb', 'CREATE PUBLICATION everything FOR ALL TABLES');
-my $pubconn = $node->connstr('appdb');
+my $pubconn = $node->connstr . ' dbname=appdb';
 $sub->safe_psql('appdb',
 	"CREATE SUBSCRIPTION everything CONNECTION '$pubconn' PUBLICATION everything WITH (copy_data = false)"
 );
