@@ -173,6 +173,8 @@ $clock->start_node($primary);
 $primary->backup('backup');
 my $standby = PostgreSQL::Test::Cluster->new('sql_durable_standby');
 $standby->init_from_backup($primary, 'backup', has_streaming => 1);
+# promoted, it has no synchronous standby of its own to wait for
+$standby->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
 $clock->start_node($standby);
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION snowid_sql;
