@@ -455,8 +455,8 @@ BEGIN
 		THEN floor(EXTRACT(epoch FROM clock_timestamp()) * 1000)::bigint
 			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
-	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms AND pg_current_xact_id() IS NOT NULL
-		THEN nextval('@extschema@.snowid_position') END;
+	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms
+		THEN CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('@extschema@.snowid_position') END END;
 	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
 			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
