@@ -108,18 +108,17 @@ GRANT SELECT, UPDATE ON @extschema@.snowid_locks TO @extowner@;
 
 -- This server and the generator's sequences as they are: the system
 -- identifier (another for every initdb, pg_upgrade and pg_createsubscriber
--- copy), the database and the filenodes of snowid_position and
--- snowid_generation (another for a restored dump, and after any ALTER
--- SEQUENCE)
+-- copy), and the files of snowid_position and snowid_generation, which
+-- name the database (another for a restored dump, and after any ALTER
+-- SEQUENCE); no table read
 CREATE FUNCTION @extschema@.snowid_sql_here()
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
-	SELECT pg_catalog.format('sysid=%s db=%s position=%s generation=%s', s.system_identifier, d.oid,
-							 pg_catalog.pg_relation_filenode('@extschema@.snowid_position'::pg_catalog.regclass),
-							 pg_catalog.pg_relation_filenode('@extschema@.snowid_generation'::pg_catalog.regclass))
-	FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d
-	WHERE d.datname = pg_catalog.current_database();
+	SELECT pg_catalog.format('sysid=%s position=%s generation=%s', s.system_identifier,
+							 pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass),
+							 pg_catalog.pg_relation_filepath('@extschema@.snowid_generation'::pg_catalog.regclass))
+	FROM pg_catalog.pg_control_system() s;
 END;
 
 -- What is wrong with the options of the generator's sequences, as a
