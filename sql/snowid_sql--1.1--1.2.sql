@@ -74,14 +74,6 @@ BEGIN
 END
 $$;
 
--- What the installing role may do, granted anew: a change of owner gives
--- the new owner the privileges the old one had granted itself.  The
--- claim (run as that role) writes the state record too.
-GRANT SELECT, UPDATE ON @extschema@.snowid_config TO @extowner@;
-GRANT SELECT, INSERT, UPDATE, DELETE ON @extschema@.snowid_public_keys,
-	@extschema@.snowid_coordination, @extschema@.snowid_coordinator_state TO @extowner@;
-GRANT SELECT, UPDATE ON @extschema@.snowid_holder, @extschema@.snowid_claimed TO @extowner@;
-GRANT EXECUTE ON FUNCTION @extschema@.snowid_sql_raise_floor(bigint) TO @extowner@;
 
 -- -------------------------------------------------------------------------
 -- The locks
@@ -100,7 +92,6 @@ COMMENT ON TABLE @extschema@.snowid_locks IS
 
 INSERT INTO @extschema@.snowid_locks VALUES ('generator'), ('claim');
 REVOKE ALL ON @extschema@.snowid_locks FROM PUBLIC;
-GRANT SELECT, UPDATE ON @extschema@.snowid_locks TO @extowner@;
 
 -- -------------------------------------------------------------------------
 -- The server a worker id holds on
@@ -345,7 +336,6 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_refix() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION @extschema@.snowid_sql_refix() TO @extowner@;
 
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_fix()
 RETURNS trigger
@@ -569,7 +559,6 @@ BEGIN
 END
 $$;
 
-ALTER FUNCTION @extschema@.snowid_sql_holder_renew() OWNER TO @extowner@;
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_holder_renew() FROM PUBLIC;
 
 -- -------------------------------------------------------------------------
@@ -661,6 +650,36 @@ BEGIN
 		RETURN;
 	END IF;
 	id := @extschema@.snowid_sql_permute(key, number, true);
+END
+$$;
+
+-- What the role that installed the edition may do, granted anew (the
+-- owner of the extension, whoever runs this update; the role that runs the
+-- plain script): a change of owner gives the new owner the privileges the
+-- old one had granted itself.  The claim, which runs as that role, writes
+-- the state record, locks its row of snowid_locks and makes
+-- snowid_sql_fixed() anew; snowid_sql_holder_renew() is one of its
+-- functions.
+DO $$
+DECLARE
+	installer name := coalesce(
+		(SELECT e.extowner::pg_catalog.regrole::name FROM pg_catalog.pg_depend d
+		 JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+		 WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
+		CURRENT_USER);
+BEGIN
+	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %s TO %I', '@extschema@.snowid_config', installer);
+	EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s, %s, %s TO %I',
+							  '@extschema@.snowid_public_keys', '@extschema@.snowid_coordination',
+							  '@extschema@.snowid_coordinator_state', installer);
+	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %s, %s, %s TO %I', '@extschema@.snowid_holder',
+							  '@extschema@.snowid_claimed', '@extschema@.snowid_locks', installer);
+	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s, %s TO %I',
+							  '@extschema@.snowid_sql_raise_floor(bigint)', '@extschema@.snowid_sql_refix()',
+							  installer);
+	EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', '@extschema@.snowid_sql_holder_renew()',
+							  installer);
 END
 $$;
 

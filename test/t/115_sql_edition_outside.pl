@@ -252,7 +252,7 @@ my $tr = $node->connstr('trdb') . ' user=app';
 	SELECT key_id FROM snowid_public_keys});
 is($out, 'K1', 'a key id is folded to ASCII capitals') or diag($err);
 my @pairs = split /\n/, $node->safe_psql('trdb', q{
-	SELECT g * 7919 * 1000003, snowid_public(g * 7919 * 1000003)
+	SELECT g::bigint * 7919 * 1000003, snowid_public(g::bigint * 7919 * 1000003)
 	FROM generate_series(1, 200) g});
 my ($read, $tried) = (0, 0);
 for my $pair (@pairs)
