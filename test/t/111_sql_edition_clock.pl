@@ -119,9 +119,9 @@ $node->stop;
 # A call whose nextval() falls among the positions another transaction
 # logged ahead writes no WAL of its own: before 1.2, its transaction had
 # no xid, and its commit flushed nothing and waited for no standby.  Here
-# that other transaction stays open with its WAL unflushed (the WAL writer
-# asleep for 10 s), five autocommit calls take ids, and the server is
-# killed; with the clock 30 s back (inside max_drift_ms), the generator
+# that other transaction stays open with its WAL unwritten (the WAL writer
+# asleep for 10 s, WAL buffers that nothing fills), five autocommit calls
+# of one session take ids, and the server is killed; with the clock 30 s back (inside max_drift_ms), the generator
 # runs on the positions the sequence kept.  Then the same with a
 # synchronous standby, promoted.
 sub unflushed_calls
@@ -133,10 +133,11 @@ sub unflushed_calls
 	$clock->set('-30');
 	$node->safe_psql('postgres', 'CHECKPOINT');
 	my $open = $node->background_psql('postgres');
+	my $autocommit = $node->background_psql('postgres');
 	$open->query_safe('BEGIN; SELECT snowid_next()');
-	my @taken = map { $node->safe_psql('postgres', 'SELECT snowid_next()') } 1 .. 5;
+	my @taken = map { SnowidTest::query_ids($autocommit, 'SELECT snowid_next()') } 1 .. 5;
 	SnowidTest::crash_server($node);
-	eval { $open->quit };
+	eval { $_->quit } for $open, $autocommit;
 	return @taken;
 }
 
@@ -146,7 +147,8 @@ sub durable_node
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(allows_streaming => 1);
-	$node->append_conf('postgresql.conf', "wal_writer_delay = 10s\nautovacuum = off\n");
+	$node->append_conf('postgresql.conf',
+		"wal_writer_delay = 10s\nautovacuum = off\nwal_buffers = 16MB\n");
 	return $node;
 }
 
