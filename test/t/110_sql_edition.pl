@@ -253,19 +253,7 @@ my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
 
 # psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as
-{
-	my ($connstr, $sql) = @_;
-	my ($out, $err) = ('', '');
-	my $rc = IPC::Run::run(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
-			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
-		],
-		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
-	chomp $out;
-	return ($rc, $out, $err);
-}
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
 is($rc, 0, 'a database owner who is no superuser installs snowid_sql')
