@@ -120,7 +120,8 @@ $node->stop;
 # logged ahead writes no WAL of its own: before 1.2, its transaction had
 # no xid, and its commit flushed nothing and waited for no standby.  Here
 # that other transaction stays open with its WAL unwritten (the WAL writer
-# asleep for 10 s, WAL buffers that nothing fills), five autocommit calls
+# asleep for 10 s, WAL buffers that nothing fills, no background writer to
+# flush WAL before it writes the sequence's page), five autocommit calls
 # of one session take ids, and the server is killed; with the clock 30 s back (inside max_drift_ms), the generator
 # runs on the positions the sequence kept.  Then the same with a
 # synchronous standby, promoted.
@@ -148,7 +149,8 @@ sub durable_node
 
 	$node->init(allows_streaming => 1);
 	$node->append_conf('postgresql.conf',
-		"wal_writer_delay = 10s\nautovacuum = off\nwal_buffers = 16MB\n");
+		"wal_writer_delay = 10s\nautovacuum = off\nwal_buffers = 16MB\n"
+		  . "shared_buffers = 32MB\nbgwriter_lru_maxpages = 0\n");
 	return $node;
 }
 
