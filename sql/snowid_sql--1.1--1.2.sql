@@ -5,10 +5,10 @@
 -- What this version changes, each for a way the ids repeated or the
 -- generator stopped (doc/managed.md, doc/security.md):
 --
--- - Every call that takes a position makes its transaction have an xid,
---   so that its commit flushes the WAL that logged the position (which
---   another transaction may have written and not yet flushed) and waits
---   for a synchronous standby like any other commit.
+-- - Every call that takes a position makes its transaction write WAL of
+--   its own, so that its commit flushes the WAL that logged the position
+--   (which another transaction may have written and not yet flushed) and
+--   waits for a synchronous standby like any other commit.
 -- - The worker id holds only on the server, and with the sequences, it was
 --   set with: snowid_config gains worker_server, stamped by the
 --   configuration's trigger whenever the worker id is set.  A restored
@@ -415,9 +415,12 @@ $$;
 
 -- One id (see 1.0).  The common path also checks that snowid_sql_fixed()
 -- was made with this snowid_position (a restored dump has another), and
--- makes the transaction have an xid: its commit then flushes the WAL that
--- logged the position (written maybe by another transaction, not yet
--- flushed) and waits for a synchronous standby.
+-- makes a transaction that has no xid yet write WAL of its own (a
+-- transactional logical message, which also gives it an xid): its commit
+-- then flushes the WAL that logged the position (written maybe by another
+-- transaction, not yet flushed) and waits for a synchronous standby.  An
+-- xid alone would not do: a transaction that wrote no WAL of its own
+-- commits asynchronously.
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -445,7 +448,9 @@ BEGIN
 			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
 	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms
-		THEN CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('@extschema@.snowid_position') END END;
+		THEN CASE WHEN pg_current_xact_id_if_assigned() IS NOT NULL
+					   OR pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
+			THEN nextval('@extschema@.snowid_position') END END;
 	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
 			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
