@@ -13,6 +13,9 @@ DATA = sql/snowid--1.0.sql \
 DATA += sql/snowid_coordinator--1.0.sql
 # the SQL edition: every version's script and update script
 DATA += $(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql))
+# and the parameters of its versions before 1.2, which ran as the role that
+# installed them (snowid_sql.control)
+DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)

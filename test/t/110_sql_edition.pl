@@ -253,19 +253,7 @@ my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
 
 # psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as
-{
-	my ($connstr, $sql) = @_;
-	my ($out, $err) = ('', '');
-	my $rc = IPC::Run::run(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
-			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
-		],
-		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
-	chomp $out;
-	return ($rc, $out, $err);
-}
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
 is($rc, 0, 'a database owner who is no superuser installs snowid_sql')
@@ -298,17 +286,25 @@ like($err, qr/leaving the timestamp 31 bits; it needs at least 39/,
 like($err, qr/epoch must be a whole number of milliseconds/,
 	'an epoch between milliseconds is refused');
 
-# a path past the trigger (session_replication_role, as a replica's apply
-# runs) meets the table's constraint: the row stays as it was
+# a path past the trigger meets the table's constraint: the row stays as
+# it was; a replica's apply (session_replication_role = replica) changes
+# no row at all
+($rc, $out, $err) = $node->psql(
+	'appdb', q{
+	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
+}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+$node->safe_psql('appdb', 'ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check');
+like(
+	$err,
+	qr/23514: new row for relation "snowid_config" violates check constraint "snowid_config_valid"/,
+	'a bad row that passes the trigger by is refused by the table');
 ($rc, $out, $err) = $node->psql(
 	'appdb', q{
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
 }, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like(
-	$err,
-	qr/23514: new row for relation "snowid_config" violates check constraint "snowid_config_valid"/,
-	'a bad row that passes the trigger by is refused by the table');
+is($rc, 0, 'a replica\'s apply of a row is no error') or diag($err);
 is( $node->safe_psql('appdb',
 		'SELECT worker_id IS NULL AND max_wait_ms = 2000 FROM snowid_config'),
 	't', 'and the row stays as it was');
@@ -345,28 +341,36 @@ $node->safe_psql(
 	SET session_replication_role = replica;
 	UPDATE snowid_config SET worker_id = 8;
 });
-is($worker_of_next->(), '8',
-	'a change under session_replication_role = replica reaches the session too');
+is($worker_of_next->(), '6',
+	'a change under session_replication_role = replica (a replica\'s apply) changes nothing');
+$node->safe_psql(
+	'appdb', q{
+	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	UPDATE snowid_config SET worker_id = 8;
+	ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check;
+});
+is($worker_of_next->(), '8', 'a change past the check reaches the session too');
 $node->safe_psql('appdb', 'DELETE FROM snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
 like($err, qr/55000: snowid_sql has no configuration/,
 	'with the row deleted, a call is an error');
-# a new row once ids are issued: only past the trigger, as a replica's apply
-$node->safe_psql(
-	'appdb', q{
-	SET session_replication_role = replica;
-	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 9);
+# a new row once ids are issued: only past the check (a superuser's)
+my $put_back = sub {
+	my ($worker) = @_;
+	$node->safe_psql(
+		'appdb', qq{
+	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, $worker);
+	ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check;
 });
+};
+$put_back->(9);
 is($worker_of_next->(), '9', 'and a new row is read again');
 $node->safe_psql('appdb', 'TRUNCATE snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
 like($err, qr/55000: snowid_sql has no configuration/,
 	'so is TRUNCATE');
-$node->safe_psql(
-	'appdb', q{
-	SET session_replication_role = replica;
-	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, 5);
-});
+$put_back->(5);
 is($worker_of_next->(), '5', 'and the row put back');
 $taker->quit;
 is( $node->safe_psql(
@@ -538,7 +542,8 @@ $node->safe_psql('windows', q{
 });
 my $holder = $node->background_psql('windows');
 $holder->query_safe(q{
-	SELECT pg_advisory_lock(1936617335, 5460300);
+	BEGIN;
+	SELECT name FROM snowid_locks WHERE name = 'generator' FOR UPDATE;
 	SELECT setval('snowid_position',
 		(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
 		 - 1288834974657 + 30000) << 12);
@@ -564,7 +569,7 @@ is($node->safe_psql('windows', q{SELECT pg_sequence_last_value('snowid_generatio
 like($cerr, qr/canceling statement due to statement timeout/,
 	'a call waits while another session has the window open');
 is($cout, '0', 'and, cancelled, leaves no lock in its session');
-$holder->query_safe('SELECT pg_advisory_unlock(1936617335, 5460300)');
+$holder->query_safe('COMMIT');
 $holder->quit;
 is( $node->safe_psql(
 		'windows', q{

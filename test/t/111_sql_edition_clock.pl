@@ -5,7 +5,9 @@
 # the call fails saying by how much the clock is behind; once the clock is
 # right, ids go on above all earlier ones.  A step a wait can cover: the
 # call waits and succeeds.  A restart with the clock back: ids go on above.
-# Every id is kept and the whole set checked for duplicates.
+# Every id is kept and the whole set checked for duplicates.  Then kill -9
+# right after autocommit calls, and a synchronous standby promoted, the
+# clock back: no committed id comes again.
 use strict;
 use warnings;
 
@@ -112,4 +114,87 @@ $ids->take($node, 100, 'after a restart with the clock 3 s back',
 
 $ids->no_duplicates;
 $node->stop;
+
+# An id is durable once the transaction that took it commits (issue 56).
+# A call whose nextval() falls among the positions another transaction
+# logged ahead writes no WAL of its own: before 1.2, its transaction had
+# no xid, and its commit flushed nothing and waited for no standby.  Here
+# that other transaction stays open with its WAL unwritten (the WAL writer
+# asleep for 10 s, WAL buffers that nothing fills, no background writer to
+# flush WAL before it writes the sequence's page), five autocommit calls
+# of one session take ids, and the server is killed; with the clock 30 s back (inside max_drift_ms), the generator
+# runs on the positions the sequence kept.  Then the same with a
+# synchronous standby, promoted.
+sub unflushed_calls
+{
+	my ($node) = @_;
+
+	$clock->set('+0');
+	$node->safe_psql('postgres', 'SELECT count(snowid_next()) FROM generate_series(1, 100)');
+	# a call behind the clock moves the sequence to it (setval(), which
+	# logs that position, no more): the next nextval() logs ahead anew
+	Time::HiRes::usleep(20_000);
+	$node->safe_psql('postgres', 'SELECT snowid_next()');
+	$clock->set('-30');
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $open = $node->background_psql('postgres');
+	my $autocommit = $node->background_psql('postgres');
+	$open->query_safe('BEGIN; SELECT snowid_next()');
+	my @taken = map { SnowidTest::query_ids($autocommit, 'SELECT snowid_next()') } 1 .. 5;
+	SnowidTest::crash_server($node);
+	eval { $_->quit } for $open, $autocommit;
+	return @taken;
+}
+
+sub durable_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(allows_streaming => 1);
+	$node->append_conf('postgresql.conf',
+		"wal_writer_delay = 10s\nautovacuum = off\nwal_buffers = 16MB\n"
+		  . "shared_buffers = 32MB\nbgwriter_lru_maxpages = 0\n");
+	return $node;
+}
+
+my $durable = SnowidTest::Ledger->new;
+my $crashed = durable_node('sql_durable');
+$clock->set('+0');
+$clock->start_node($crashed);
+$crashed->safe_psql('postgres', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
+});
+$durable->add(unflushed_calls($crashed));
+$clock->start_node($crashed);
+$durable->take($crashed, 100, 'after kill -9, the clock 30 s back',
+	"$one FROM generate_series(1, 100)");
+$durable->no_duplicates('no autocommit id of before the crash comes again');
+$crashed->stop;
+
+my $durable_standby = SnowidTest::Ledger->new;
+my $primary = durable_node('sql_durable_primary');
+$primary->append_conf('postgresql.conf', "synchronous_standby_names = '*'\n");
+$clock->set('+0');
+$clock->start_node($primary);
+$primary->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('sql_durable_standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+# promoted, it has no synchronous standby of its own to wait for
+$standby->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
+$clock->start_node($standby);
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
+});
+$primary->wait_for_catchup($standby);
+$durable_standby->add(unflushed_calls($primary));
+$standby->promote;
+$durable_standby->take($standby, 100, 'on the synchronous standby promoted, the clock 30 s back',
+	"$one FROM generate_series(1, 100)");
+$durable_standby->no_duplicates('no autocommit id of the old primary comes again');
+$standby->stop;
+$clock->set('+0');
+
 done_testing();

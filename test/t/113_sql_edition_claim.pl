@@ -37,6 +37,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidPgCoord;
+use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
@@ -67,19 +68,7 @@ $cnode->reload;
 my $log_from = -s $cnode->logfile;
 
 # psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as
-{
-	my ($connstr, $sql) = @_;
-	my ($out, $err) = ('', '');
-	my $rc = IPC::Run::run(
-		[
-			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
-			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
-		],
-		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
-	chomp $out;
-	return ($rc, $out, $err);
-}
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 # A server with no snowid library and a database appdb owned by app, where
 # app installed snowid_sql (version => '1.0': that version); clerk takes

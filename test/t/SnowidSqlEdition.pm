@@ -1,10 +1,28 @@
-# What the tests of the SQL edition (snowid_sql, doc/managed.md) share: the
-# objects of an installation as a text, to compare an updated installation
-# with a fresh one.
+# What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
+# as a role, and the objects of an installation as a text, to compare an
+# updated installation with a fresh one.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
+
+use IPC::Run ();
+
+# psql as a role on a connection string, stopping at the first error, with
+# verbose errors: (exit code, stdout, stderr)
+sub psql_as
+{
+	my ($connstr, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $rc = IPC::Run::run(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
+			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
+	chomp $out;
+	return ($rc, $out, $err);
+}
 
 # Every object of the SQL edition in schema public of a database (the names
 # that begin with snowid: a test's own tables are left out), one line each:
