@@ -32,7 +32,8 @@ SnowidTest::need_python_module('django', 'python3-django');
 my $python = '/usr/bin/python3';
 my $driver = "$SnowidClients::drivers/check_python.py";
 my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
-	qw(snowid_keys.py orders_psycopg.py orders_sqlalchemy_keys.py shop_models.py shop.py));
+	qw(snowid_keys.py orders_psycopg.py orders_sqlalchemy_keys.py shop_models.py shop.py
+	  run-psycopg.sh run-sqlalchemy.sh));
 my $node = SnowidClients::new_framework_node('python_frameworks', 5, 23);
 
 for my $framework (qw(psycopg sqlalchemy django))
@@ -60,6 +61,14 @@ for my $framework (qw(psycopg sqlalchemy django))
 # order of three lines), run as a reader would
 SnowidClients::run_page_program($node, 'Django', [ $python, "$recipes/shop.py" ],
 	qr/^(\d+)$/m, dbname => 'django');
+{
+	# the page's lines run python3: Debian's, as above
+	local $ENV{PATH} = "/usr/bin:$ENV{PATH}";
+
+	SnowidClients::run_page_program($node, $_, "run-$_.sh", qr/^(\d+)$/m,
+		dbname => $_, dir => $recipes)
+	  for qw(psycopg sqlalchemy);
+}
 
 my $samples = SnowidClients::id_samples($node, PostgreSQL::Test::Utils::tempdir('ids'));
 SnowidClients::check_id_reader($node, 'Python',

@@ -59,7 +59,8 @@ sub create_database
 
 # Runs a client (a command and its arguments) against a node, with the
 # libpq environment pointing at it (PGAPPNAME too, where app => NAME is
-# given); returns its exit code, stdout and stderr.
+# given), in the directory dir => DIR if given; returns its exit code,
+# stdout and stderr.
 sub run
 {
 	my ($node, $cmd, %opts) = @_;
@@ -72,7 +73,9 @@ sub run
 	local $ENV{PGUSER} = $user;
 	local $ENV{NODE_PATH} = $opts{node_path} if $opts{node_path};
 	local $ENV{PGAPPNAME} = $opts{app} if $opts{app};
-	IPC::Run::run($cmd, '<', \undef, '>', \$out, '2>', \$err,
+	IPC::Run::run($cmd,
+		$opts{dir} ? (init => sub { chdir $opts{dir} or die "chdir $opts{dir}: $!" }) : (),
+		'<', \undef, '>', \$out, '2>', \$err,
 		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 	return ($? >> 8, $out, $err);
 }
@@ -106,11 +109,13 @@ sub run_order_client
 # Runs a program of the page that saves an order for alice of three lines
 # (apple, pear, plum) and prints its key, which $key_re captures; checks
 # that it succeeds and that the server has the order and its lines, after
-# it, under that key (two tests).
+# it, under that key (two tests).  A command that is a string is a shell
+# script of the page, run with sh -e in the directory dir => DIR.
 sub run_page_program
 {
 	my ($node, $name, $cmd, $key_re, %opts) = @_;
-	my ($rc, $out, $err) = run($node, $cmd, %opts);
+	my ($rc, $out, $err) =
+	  run($node, ref $cmd ? $cmd : [ 'sh', '-e', "$opts{dir}/$cmd" ], %opts);
 	my ($key) = $out =~ $key_re;
 
 	is($rc, 0, "$name: the page's program runs and ends") or diag("stdout: $out\nstderr: $err");
