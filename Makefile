@@ -122,7 +122,7 @@ PROVE_TESTS = test/t/*.pl
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out \
 	src/redis/snowid_lua.body src/redis/snowid_lua.h \
-	snowid_sql.sql snowid_sql-update.sql snowid_sql-pg_tle.sql
+	snowid_sql.sql snowid_sql.schema snowid_sql-update.sql snowid_sql-pg_tle.sql
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -194,7 +194,15 @@ SNOWID_SQL_FROM ?= 1.0
 .PHONY: sql-edition
 sql-edition: snowid_sql.sql snowid_sql-update.sql snowid_sql-pg_tle.sql
 
-snowid_sql.sql: $(srcdir)/sql/snowid_sql--1.0.sql $(wildcard $(srcdir)/sql/snowid_sql--*--*.sql)
+# The schema the plain script was last made for: rewritten (so newer than
+# the script) only when SNOWID_SQL_SCHEMA changes, so that make
+# snowid_sql.sql SNOWID_SQL_SCHEMA=other makes the script again
+snowid_sql.schema: FORCE
+	@echo '$(SNOWID_SQL_SCHEMA)' | cmp -s - $@ || echo '$(SNOWID_SQL_SCHEMA)' > $@
+.PHONY: FORCE
+FORCE:
+
+snowid_sql.sql: $(srcdir)/sql/snowid_sql--1.0.sql $(wildcard $(srcdir)/sql/snowid_sql--*--*.sql) snowid_sql.schema
 	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) > $@.tmp && mv $@.tmp $@
 
 # no file of its own to depend on: SNOWID_SQL_FROM or the schema may change

@@ -438,6 +438,12 @@ $$;
 COMMENT ON FUNCTION @extschema@.snowid_status() IS
 'the state of this database''s snowid generator (SQL edition)';
 
+-- The version this update installs (a plain script records it nowhere else)
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_version()
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$SELECT '1.1'$$;
+
 -- The new objects belong to the owner of the others (the role that
 -- created the extension or ran the plain script), whoever runs this
 -- update, as after a fresh install; only that owner reads the new table

@@ -1768,7 +1768,7 @@ BEGIN
 		RAISE EXCEPTION 'snowid_public_keys holds no key'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'Public ids are made with the keys of that table.',
-				  HINT = 'As the owner of the extension, insert a key: INSERT INTO snowid_public_keys VALUES (''K1'', gen_random_bytes(16) or 16 random bytes, 1) (doc/managed.md).';
+				  HINT = 'As the owner of the extension, insert a key of 16 random bytes, with core functions only: INSERT INTO snowid_public_keys VALUES (''K1'', substr(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())), 1, 16), 1) (doc/managed.md).';
 	END IF;
 END
 $$;
@@ -2004,3 +2004,14 @@ $$;
 CREATE TRIGGER snowid_public_keys_check BEFORE INSERT OR UPDATE
 	ON @extschema@.snowid_public_keys
 	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_key_check();
+
+-- The version of the SQL edition installed in this schema.  Every update
+-- script makes it anew with its own version: a plain script (make
+-- snowid_sql.sql) is no extension, and records its version nowhere else.
+CREATE FUNCTION @extschema@.snowid_sql_version()
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$SELECT '1.0'$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_sql_version() IS
+'the version of the SQL edition of snowid installed in this schema';

@@ -694,3 +694,9 @@ $$;
 UPDATE @extschema@.snowid_config SET worker_server = @extschema@.snowid_sql_here()
 WHERE worker_id IS NOT NULL;
 SELECT @extschema@.snowid_sql_refix();
+
+-- The version this update installs (a plain script records it nowhere else)
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_version()
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$SELECT '1.2'$$;

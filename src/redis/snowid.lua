@@ -6,10 +6,11 @@
 --   src/redis/claim.h and src/redis/lease.h, all of one datacenter.
 --
 -- Installed with the extension as $(pg_config --sharedir)/extension/snowid.lua
--- and loaded once by a Redis administrator (on every primary of a Redis
--- Cluster; replicas get it by replication):
+-- (the pg_config of the installation it went into) and loaded once by a
+-- Redis administrator (on every primary of a Redis Cluster; replicas get it
+-- by replication):
 --
---   redis-cli -x FUNCTION LOAD REPLACE < "$(pg_config --sharedir)/extension/snowid.lua"
+--   redis-cli -x FUNCTION LOAD REPLACE < "$("$PG_CONFIG" --sharedir)/extension/snowid.lua"
 --
 -- The server then only calls FCALL.  The names carry the version of their
 -- arguments and replies (snowid_2_...): a release that changes them names

@@ -4,9 +4,11 @@
 #
 # With the default layout, ids lie above 2^53: read as strings (pg's
 # default) and as BigInt they come back exact, and JSON carries them as
-# text.  With a layout that keeps ids below 2^53 (no datacenter bits, 6
-# worker bits, 6 sequence bits), they are read as Numbers and stay exact
-# through JSON.stringify and JSON.parse; snowid_status() says until when.
+# text; the BigInt program of doc/adopting.md (orders-bigint.js) runs as
+# the page shows it and ends.  With a layout that keeps ids below 2^53 (no
+# datacenter bits, 6 worker bits, 6 sequence bits), they are read as
+# Numbers and stay exact through JSON.stringify and JSON.parse;
+# snowid_status() says until when.
 #
 # node_modules comes from test/run (npm ci of test/clients/package-lock.json
 # into a cache, passed as SNOWID_NODE_PATH) or from an npm ci in
@@ -63,13 +65,19 @@ for my $mode (qw(string bigint))
 	push @orders, $summary->{order};
 }
 
+# the BigInt program of doc/adopting.md, run as the page shows it
+my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
+	'orders-bigint.js');
+SnowidClients::run_page_program($node, 'BigInt', [ 'node', "$recipes/orders-bigint.js" ],
+	qr/^\{"id":"(\d+)"\}$/m, node_path => $node_path);
+
 is( $node->safe_psql(
 		'postgres', q{
 	SELECT count(*), count(*) FILTER (WHERE id > 9007199254740991),
 		count(*) FILTER (WHERE (snowid_decode(id)).worker_id = 9)
 	FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
-	'8|8|8',
-	'default layout: 8 keys, all above 2^53, all from this server');
+	'12|12|12',
+	'default layout: 12 keys, all above 2^53, all from this server');
 is($node->safe_psql('postgres',
 		'SELECT js_safe_until IS NULL FROM snowid_status()'),
 	't', 'default layout: snowid_status() says ids do not stay below 2^53');

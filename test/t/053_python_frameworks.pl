@@ -3,7 +3,8 @@
 # python3-psycopg (psycopg 3), python3-sqlalchemy (1.4, its ORM over
 # psycopg2) and python3-django (3.2): each saves orders of 1, 3 and 5
 # lines, its keys taken first with snowid_next_batch(), through
-# test/clients/frameworks/check_python.py, which reads them back.  The
+# test/clients/frameworks/check_python.py, which reads them back (Django
+# set up by the page's shop.py, which the test also runs as a program).  The
 # server logs every statement: per order one INSERT for the order and one
 # statement for all its lines, keys in one batch for many orders (one a
 # flush for SQLAlchemy), no RETURNING.  Then the helper's decode() and
@@ -31,7 +32,8 @@ SnowidTest::need_python_module('django', 'python3-django');
 my $python = '/usr/bin/python3';
 my $driver = "$SnowidClients::drivers/check_python.py";
 my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
-	qw(snowid_keys.py orders_psycopg.py orders_sqlalchemy_keys.py shop_models.py));
+	qw(snowid_keys.py orders_psycopg.py orders_sqlalchemy_keys.py shop_models.py shop.py
+	  run-psycopg.sh run-sqlalchemy.sh));
 my $node = SnowidClients::new_framework_node('python_frameworks', 5, 23);
 
 for my $framework (qw(psycopg sqlalchemy django))
@@ -53,6 +55,19 @@ for my $framework (qw(psycopg sqlalchemy django))
 		FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
 		'12|12|12',
 		"$framework: 3 orders and 9 lines, every key unique and from this server");
+}
+
+# the page's Django program (shop.py: its settings, django.setup(), an
+# order of three lines), run as a reader would
+SnowidClients::run_page_program($node, 'Django', [ $python, "$recipes/shop.py" ],
+	qr/^(\d+)$/m, dbname => 'django');
+{
+	# the page's lines run python3: Debian's, as above
+	local $ENV{PATH} = "/usr/bin:$ENV{PATH}";
+
+	SnowidClients::run_page_program($node, $_, "run-$_.sh", qr/^(\d+)$/m,
+		dbname => $_, dir => $recipes)
+	  for qw(psycopg sqlalchemy);
 }
 
 my $samples = SnowidClients::id_samples($node, PostgreSQL::Test::Utils::tempdir('ids'));

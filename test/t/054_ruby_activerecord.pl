@@ -27,7 +27,7 @@ SnowidTest::need_ruby_library('active_record', 'ruby-activerecord');
 
 my $driver = "$SnowidClients::drivers/check_activerecord.rb";
 my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
-	qw(snowid_keys.rb orders_activerecord.rb));
+	qw(snowid_keys.rb orders_activerecord.rb run-activerecord.sh));
 my $node = SnowidClients::new_framework_node('activerecord', 6, 29);
 
 SnowidClients::create_database($node, 'activerecord');
@@ -46,6 +46,10 @@ is( $node->safe_psql(
 	FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
 	'12|12|12',
 	'ActiveRecord: 3 orders and 9 lines, every key unique and from this server');
+
+# the page's lines that run the recipe: an order of three lines
+SnowidClients::run_page_program($node, 'ActiveRecord', 'run-activerecord.sh',
+	qr/^(\d+)$/m, dbname => 'activerecord', dir => $recipes);
 
 my $samples = SnowidClients::id_samples($node, PostgreSQL::Test::Utils::tempdir('ids'));
 SnowidClients::check_id_reader($node, 'Ruby',

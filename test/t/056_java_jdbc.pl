@@ -65,6 +65,16 @@ is( $node->safe_psql(
 	'12|12|12',
 	'JDBC: 3 orders and 9 lines, every key unique and from this server');
 
+# the page's program (Main.java), compiled and run with the page's lines
+{
+	my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
+		qw(SnowidKeys.java Orders.java Main.java run-jdbc.sh));
+	local $ENV{JDBC_URL} = $url =~ s/&ApplicationName=[^&]*//r;
+
+	SnowidClients::run_page_program($node, 'JDBC', 'run-jdbc.sh', qr/^(\d+)$/m,
+		dbname => 'jdbc', dir => $recipes);
+}
+
 my $samples = SnowidClients::id_samples($node, PostgreSQL::Test::Utils::tempdir('ids'));
 SnowidClients::check_id_reader($node, 'Java', [ @client, 'ids' ], $samples);
 

@@ -31,7 +31,7 @@ SnowidTest::need_node_module($_, $node_path, 'npm ci in test/clients')
 
 my $driver = "$SnowidClients::drivers/check.js";
 my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('recipes'),
-	qw(snowid-keys.js orders-pg.js orders-knex.js orders-typeorm.js orders-drizzle.js));
+	qw(snowid-keys.js orders-pg.js orders-knex.js orders-typeorm.js orders-drizzle.js order.js));
 my $node = SnowidClients::new_framework_node('node_frameworks', 9, 2);
 
 for my $framework (qw(pg knex typeorm drizzle))
@@ -59,6 +59,14 @@ for my $framework (qw(pg knex typeorm drizzle))
 		'14|14|12|9007199254740993,9007199254740994',
 		"$framework: 3 orders and 9 lines from this server, unique; 2^53 + 1 and + 2 exact"
 	);
+}
+
+# the page's program that runs a recipe (order.js): an order of three lines
+for my $framework (qw(pg knex typeorm drizzle))
+{
+	SnowidClients::run_page_program($node, $framework,
+		[ 'node', "$recipes/order.js", "./orders-$framework" ],
+		qr/^(\d+)$/m, dbname => "node_$framework", node_path => $node_path);
 }
 
 my $samples = SnowidClients::id_samples($node, PostgreSQL::Test::Utils::tempdir('ids'));

@@ -380,6 +380,21 @@ is( $node->safe_psql(
 	WHERE m LIKE '%/snowid.so'}),
 	0, 'a session that took and decoded ids has no snowid library loaded');
 
+# no key yet: the hint's statement, with core functions only (no
+# pgcrypto), gives a key of 16 random bytes
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_public(0)');
+like($err, qr/55000: snowid_public_keys holds no key/, 'no public id without a key');
+my ($hinted) = $err =~ /HINT:  .*?: (INSERT INTO snowid_public_keys VALUES .*\)) \(doc/;
+ok($hinted && $hinted !~ /gen_random_bytes/,
+	'the hint gives a statement that needs no pgcrypto') or diag($err);
+($rc, $out, $err) = psql_as($app, ($hinted // 'SELECT') . q{;
+	SELECT length(key), key_id FROM snowid_public_keys});
+is($out, '16|K1', "the owner adds a key of 16 bytes with the hint's statement")
+  or diag($err);
+($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_from_public(snowid_public(12345))');
+is($out, '12345', 'its public ids read back') or diag($err);
+($rc, $out, $err) = psql_as($app, 'DELETE FROM snowid_public_keys');
+
 ($rc, $out, $err) = psql_as($app,
 	q{INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)}
 );
@@ -751,6 +766,8 @@ for my $db ('updated', 'updated_su', 'plaindb')
 		DELETE FROM snowid_public_keys;
 		INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)});
 	is($rc, 0, "$db: the owner installs 1.0 and configures it") or diag($err);
+	is($node->safe_psql($db, 'SELECT snowid_sql_version()'),
+		'1.0', "$db: snowid_sql_version() says 1.0");
 	$ids{$db} = [ take_ids($node->connstr($db) . ' user=clerk', 100) ];
 }
 
@@ -802,6 +819,49 @@ is(SnowidSqlEdition::objects($node, 'plaindb'),
 isnt($rc, 0, 'the plain update run twice fails, and changes nothing');
 is(SnowidSqlEdition::objects($node, 'plaindb'),
 	SnowidSqlEdition::objects($node, 'plainfresh'), '(nothing changed)');
+
+# snowid_sql_version() says the version each way (a plain script records it
+# nowhere else), the extension's as pg_extension has it
+for my $db ('fresh', 'updated', 'updated_su', 'plainfresh', 'plaindb')
+{
+	is( $node->safe_psql(
+			$db, q{
+		SELECT snowid_sql_version() || '|' || coalesce((SELECT extversion
+			FROM pg_extension WHERE extname = 'snowid_sql'), 'no extension')}),
+		"$version|" . ($db =~ /^plain/ ? 'no extension' : $version),
+		"$db: snowid_sql_version() says $version");
+}
+
+# make snowid_sql.sql makes the script again for another schema
+# (SNOWID_SQL_SCHEMA), built outside the clone (VPATH); the schema must be
+# there first
+my $build = "$dir/make";
+mkdir $build or die "could not make $build: $!";
+sub make_plain
+{
+	my @args = @_;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'make', '-s', '-f', "$src/Makefile", "VPATH=$src", @args, 'snowid_sql.sql' ],
+		'<', \undef, '>', \$out, '2>', \$err, init => sub { chdir $build })
+	  or die "make snowid_sql.sql @args failed:\n$out$err";
+	return slurp_file("$build/snowid_sql.sql");
+}
+like(make_plain(), qr/^CREATE TABLE public\.snowid_config\b/m,
+	'make snowid_sql.sql makes a script for public');
+my $other = make_plain('SNOWID_SQL_SCHEMA=other');
+ok($other =~ /^CREATE TABLE other\.snowid_config\b/m && $other !~ /\bpublic\./,
+	'make snowid_sql.sql SNOWID_SQL_SCHEMA=other after it makes one for other');
+is(make_plain('SNOWID_SQL_SCHEMA=other'), $other, 'and again the same');
+$node->safe_psql('postgres', 'CREATE DATABASE plainother OWNER app');
+($rc, $err) = run_file('plainother', "$build/snowid_sql.sql");
+like($err, qr/schema "other" does not exist/, 'the schema must exist first');
+$node->safe_psql('plainother', 'CREATE SCHEMA other AUTHORIZATION app');
+($rc, $err) = run_file('plainother', "$build/snowid_sql.sql");
+is($rc, 0, 'the script of other runs once the schema is there') or diag($err);
+is( $node->safe_psql(
+		'plainother', q{
+	SELECT other.snowid_sql_version(), to_regclass('public.snowid_config') IS NULL}),
+	"$version|t", 'it installs into other, and says its version');
 
 $node->stop;
 done_testing();

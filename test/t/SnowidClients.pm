@@ -59,7 +59,8 @@ sub create_database
 
 # Runs a client (a command and its arguments) against a node, with the
 # libpq environment pointing at it (PGAPPNAME too, where app => NAME is
-# given); returns its exit code, stdout and stderr.
+# given), in the directory dir => DIR if given; returns its exit code,
+# stdout and stderr.
 sub run
 {
 	my ($node, $cmd, %opts) = @_;
@@ -72,7 +73,9 @@ sub run
 	local $ENV{PGUSER} = $user;
 	local $ENV{NODE_PATH} = $opts{node_path} if $opts{node_path};
 	local $ENV{PGAPPNAME} = $opts{app} if $opts{app};
-	IPC::Run::run($cmd, '<', \undef, '>', \$out, '2>', \$err,
+	IPC::Run::run($cmd,
+		$opts{dir} ? (init => sub { chdir $opts{dir} or die "chdir $opts{dir}: $!" }) : (),
+		'<', \undef, '>', \$out, '2>', \$err,
 		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
 	return ($? >> 8, $out, $err);
 }
@@ -101,6 +104,29 @@ sub run_order_client
 		"$name: the server has the order and its lines under the client's keys"
 	);
 	return $summary;
+}
+
+# Runs a program of the page that saves an order for alice of three lines
+# (apple, pear, plum) and prints its key, which $key_re captures; checks
+# that it succeeds and that the server has the order and its lines, after
+# it, under that key (two tests).  A command that is a string is a shell
+# script of the page, run with sh -e in the directory dir => DIR.
+sub run_page_program
+{
+	my ($node, $name, $cmd, $key_re, %opts) = @_;
+	my ($rc, $out, $err) =
+	  run($node, ref $cmd ? $cmd : [ 'sh', '-e', "$opts{dir}/$cmd" ], %opts);
+	my ($key) = $out =~ $key_re;
+
+	is($rc, 0, "$name: the page's program runs and ends") or diag("stdout: $out\nstderr: $err");
+	is( $node->safe_psql(
+			$opts{dbname} // 'postgres', qq{
+		SELECT o.customer, string_agg(l.product, ',' ORDER BY l.id), bool_and(l.id > o.id)
+		FROM orders o JOIN order_lines l ON l.order_id = o.id
+		WHERE o.id = '@{[ $key // 0 ]}' GROUP BY o.customer}),
+		'alice|apple,pear,plum|t',
+		"$name: the server has its order and lines under the key it printed") or diag($out);
+	return;
 }
 
 # A file's text.
@@ -151,7 +177,8 @@ sub write_recipes
 
 # Builds the Go and Java recipes with their drivers into $into, each where
 # its compiler is there (go of golang-go with Debian's pgx v4, offline;
-# javac of default-jdk-headless): $into/go/check_pgx and
+# javac of default-jdk-headless): $into/go/check_pgx, the page's own Go
+# program built with the page's build line ($into/go/app/orders), and
 # $into/java/classes.  Dies if a build fails.  test/run builds them once
 # into its cache (SNOWID_CLIENT_BUILDS) for every version it tests;
 # without it, 055 and 056 build them into their own directory.
@@ -174,6 +201,11 @@ sub build
 		IPC::Run::run([ 'go', 'build', '-o', "$into/go/check_pgx", '.' ],
 			'<', \undef, '>', \$out, '2>', \$err, init => sub { chdir "$into/go/src" })
 		  or die "go build of the pgx recipe failed:\n$out$err";
+		# the page's program, built with the page's line: $into/go/app/orders
+		write_recipes("$into/go/app", 'snowid.go', 'orders_pgx.go', 'main.go', 'build-pgx.sh');
+		IPC::Run::run([ 'sh', '-e', 'build-pgx.sh' ],
+			'<', \undef, '>', \$out, '2>', \$err, init => sub { chdir "$into/go/app" })
+		  or die "the build line of the pgx recipe failed:\n$out$err";
 		remove_tree("$into/go/cache");
 	}
 	if (grep { -x "$_/javac" } File::Spec->path)

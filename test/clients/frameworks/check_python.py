@@ -14,7 +14,6 @@ with the libpq environment (PGHOST, PGPORT, PGDATABASE, PGUSER).  Exits 0,
 or prints what failed and exits 1.
 """
 import json
-import os
 import sys
 
 checks = 0
@@ -81,13 +80,8 @@ def main():
         conn.autocommit = True
         run_orders(recipe.save_order, conn.cursor)
     elif what == "django":
-        import django
-        from django.conf import settings
-        settings.configure(DATABASES={"default": {
-            "ENGINE": "django.db.backends.postgresql", "NAME": os.environ["PGDATABASE"]}},
-            USE_TZ=True)
-        django.setup()
-        import shop_models
+        import shop  # the page's settings and django.setup()
+        shop_models = shop.shop_models
         from django.db import connection
         last = run_orders(shop_models.save_order, connection.cursor)
         order = shop_models.Order.objects.get(id=last)
