@@ -59,19 +59,20 @@
 # advisory lock are the harness' own.
 #
 # Every kind of fault comes once, at a round drawn from the seed, besides
-# those drawn each round; the plan of faults is a function of the seed
-# alone, so a run can be replayed.  SNOWID_SQLCHAOS_SEED (116),
-# SNOWID_SQLCHAOS_ROUNDS (8: rounds, besides one after each fault left
-# over), SNOWID_SQLCHAOS_SECONDS (300: past it, no more faults are drawn;
-# those due once still come, each followed by a round) and
-# SNOWID_SQLCHAOS_FAULTS (a comma-separated list of kinds; all by
-# default); test/chaos-sql sets them.
+# those drawn each round; the plan of faults, and what each fault picks,
+# are drawn from the seed alone, so a run can be replayed.
+# SNOWID_SQLCHAOS_SEED (116), SNOWID_SQLCHAOS_ROUNDS (8: rounds, besides
+# one after each fault left over), SNOWID_SQLCHAOS_SECONDS (300: past it,
+# no more faults are drawn; those due once still come, each followed by a
+# round) and SNOWID_SQLCHAOS_FAULTS (a comma-separated list of kinds; all
+# by default); test/chaos-sql sets them.
 use strict;
 use warnings;
 
 use FindBin;
 use lib $FindBin::RealBin;
 
+use Digest::SHA ();
 use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
@@ -93,7 +94,6 @@ for my $kind (@kinds)
 	die "unknown fault $kind (faults: @all_kinds)"
 	  unless grep { $_ eq $kind } @all_kinds;
 }
-srand($seed);
 note("SQL edition chaos run: seed $seed, $rounds rounds, at most $seconds s, faults @kinds");
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
@@ -115,20 +115,33 @@ for my $file ("$src/doc/managed.md", glob("$src/sql/snowid_sql--*.sql"))
 my @keys = sort keys %keys;
 note('the edition\'s advisory keys: ' . join('; ', map { "($_)" } @keys));
 
+# Numbers drawn from the seed alone, in [0, 1): the plan's from one stream,
+# the faults' from another.  Not Perl's rand(), which the test libraries
+# also draw from (free ports, temporary names), differently by version.
+my %drawn;
+
+sub draw
+{
+	my ($stream) = @_;
+	my $n = $drawn{$stream}++;
+
+	return hex(substr(Digest::SHA::sha256_hex("$seed $stream $n"), 0, 12)) / 2**48;
+}
+
+# A member of a list, drawn for a fault
+sub pick { return $_[ int(draw('faults') * @_) ]; }
+
 # The plan: the fault after each round (or none), from the seed alone.
 # Each kind once at a round drawn, the others drawn each round.
-my @plan = map { rand() < 0.25 ? $kinds[ int(rand(@kinds)) ] : undef } 1 .. $rounds;
+my @plan = map { draw('plan') < 0.25 ? $kinds[ int(draw('plan') * @kinds) ] : undef } 1 .. $rounds;
 my @once = @kinds;
 for my $kind (@once)
 {
-	my $at = int(rand($rounds > 1 ? $rounds - 1 : 1));
+	my $at = int(draw('plan') * ($rounds > 1 ? $rounds - 1 : 1));
 	# (a round taken already goes to the next free one, or to the end)
 	$at++ while $at < $rounds - 1 && defined $plan[$at] && $plan[$at] ne $kind;
 	if ($at < $rounds - 1) { $plan[$at] = $kind; } else { push @plan, $kind; }
 }
-# the rand() calls of the faults themselves come from their own seed, so
-# that the plan does not depend on what they drew
-srand($seed + 1);
 
 my $clock = SnowidTest::Clock->new;
 my $offset = 0;
@@ -499,19 +512,19 @@ my ($subscribed, $cached);
 my %fault = (
 	restart => sub {
 		my @names = sort keys %server;
-		my $s = $names[ int(rand(@names)) ];
+		my $s = pick(@names);
 		$server{$s}{node}->stop;
 		$clock->start_node($server{$s}{node});
 		return $s;
 	},
 	clock => sub {
 		my @to = grep { $_ != $offset } (-30, -5, 0);
-		set_clock($to[ int(rand(@to)) ]);
+		set_clock(pick(@to));
 		return "the servers' clock to $offset s";
 	},
 	crash => sub {
 		my @names = grep { defined first_issuer($_) } sort keys %server;
-		my $s = $names[ int(rand(@names)) ];
+		my $s = pick(@names);
 		my $what = crash_after_autocommit($s);
 		$clock->start_node($server{$s}{node});
 		return $what . '; started again';
@@ -531,7 +544,7 @@ my %fault = (
 		my $what = '';
 		unless ($subscribed++)
 		{
-			my $how = rand() < 0.5 ? 'extension' : 'plain';
+			my $how = pick('extension', 'plain');
 			my $sub = new_server('sub', '');
 			install('sub', 'appdb', $how);
 			psql_as($sub, 'appdb', 'app', $orders);
@@ -558,7 +571,7 @@ my %fault = (
 		my $n = keys(%copies) + 1;
 		my $from = $sources[ ($n - 1) % @sources ];
 		my @to = grep { $_ ne $issuer{$from}{server} } sort keys %server;
-		my $to = $to[ int(rand(@to)) ];
+		my $to = pick(@to);
 		my $file = "$dir/copy$n.dump";
 		my $source = node_of($from);
 		$source->command_ok(
@@ -580,10 +593,10 @@ my %fault = (
 	},
 	cache => sub {
 		my @names = sort keys %issuer;
-		my $name = $names[ int(rand(@names)) ];
-		my $sequence = $cached++ == 0 || rand() < 0.5
-		  ? 'snowid_generation' : 'snowid_position';
-		my $cache = (3, 101)[ int(rand(2)) ];
+		my $name = pick(@names);
+		my $sequence = $cached++ == 0 ? 'snowid_generation'
+		  : pick('snowid_generation', 'snowid_position');
+		my $cache = pick(3, 101);
 		my ($rc, $out, $err) = psql_as(node_of($name), $issuer{$name}{db}, 'app',
 			"ALTER SEQUENCE $sequence CACHE $cache");
 		$issuer{$name}{altered} = 1 unless $rc;
@@ -592,7 +605,7 @@ my %fault = (
 	},
 	lock => sub {
 		my @names = grep { active($_) } sort keys %issuer;
-		my $name = $names[ int(rand(@names)) ];
+		my $name = pick(@names);
 		my $session = node_of($name)->background_psql($issuer{$name}{db},
 			extra_params => [ '-U', 'mallory' ]);
 		$session->query_safe("SELECT pg_advisory_lock_shared($_)") for @keys;
@@ -601,7 +614,7 @@ my %fault = (
 	},
 	replace => sub {
 		my @names = grep { $issuer{$_}{how} eq 'extension' } sort keys %issuer;
-		my $name = $names[ int(rand(@names)) ];
+		my $name = pick(@names);
 		my ($rc, $out, $err) = psql_as(node_of($name), $issuer{$name}{db}, 'app', q{
 			BEGIN;
 			ALTER FUNCTION snowid_next() RENAME TO snowid_next_kept;
