@@ -400,15 +400,20 @@ sub query_ids
 }
 
 # Starts psql -c sql in the background, with verbose errors, stopping at
-# the first; see SnowidTest::Session.
+# the first; see SnowidTest::Session.  In database postgres as the
+# bootstrap superuser, or as given: start_psql($node, $sql, db => 'appdb',
+# user => 'clerk').
 sub start_psql
 {
-	my ($node, $sql) = @_;
+	my ($node, $sql, %as) = @_;
 	my ($out, $err) = ('', '');
+	my $db = $as{db} // 'postgres';
 	my $handle = IPC::Run::start(
 		[
 			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
-			'VERBOSITY=verbose', '-d', $node->connstr('postgres'), '-c', $sql
+			'VERBOSITY=verbose', '-d',
+			$node->connstr($db) . (defined $as{user} ? " user=$as{user}" : ''),
+			'-c', $sql
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 
@@ -417,7 +422,7 @@ sub start_psql
 		out => \$out,
 		err => \$err,
 		node => $node,
-		db => 'postgres'
+		db => $db
 	}, 'SnowidTest::Session';
 }
 
