@@ -17,11 +17,10 @@
  *	  doc/internals.md "The protocol, model checked").
  *
  *	  Run it:
- *		spin -a src/coord/protocol.pml && cc -O2 -DSAFETY -DNOREDUCE \
- *			-DCOLLAPSE -o pan pan.c && ./pan -m100000
+ *		spin -a src/coord/protocol.pml && cc -O2 -DSAFETY -DCOLLAPSE \
+ *			-o pan pan.c && ./pan -E -m2000 -w27
  *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
- *	  is shown with spin -t -p protocol.pml, or as test/protocol-search
- *	  steps with test/tools/trail-to-search.
+ *	  is shown with spin -t protocol.pml (its lines "STEP ...").
  *
  * Time.  One clock, the store's, counts abstract milliseconds from 1 to
  * TMAX; a server's clock is the store's plus its skew (-1, 0 or +1: every
@@ -347,6 +346,12 @@ inline claim()
 				r_floor = 0;
 #else
 				if
+#ifndef NO_FIX_HELD_QUIET
+				/* proposed (found by this model): in a quiet period, a claim
+				 * the store says a restarting server holds may be one the
+				 * store went back to; only a check-in keeps its fence */
+				:: quiet && tmp && keep != c_want -> r_floor = new_floor(keep)
+#endif
 				:: tmp || (c_reassert && keep == c_want) -> r_floor = fence[keep]
 #ifdef NO_FIX_STALE_CACHE
 				:: c_reassert && keep == c_prefer -> r_floor = fence[keep]
@@ -864,9 +869,10 @@ inline clear_snapshot()
 	:: d_step { counter < CMAX -> IMP_CALL(n); lease_claim(); \
 		trail(("STEP imp_lease_claim %d -> %d %d\n", n, r, r_w)); bounds_hold() } \
 	/* a renewal with least(client, want) 0, and a release to 0 */ \
-	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 0; c_usable = 0; lease_renew(); \
-		trail(("STEP imp_renew %d 0 -> %d\n", n, r)); bounds_hold() } \
-	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 1; c_usable = 0; lease_renew(); \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 0; c_client = HUGE; c_usable = 0; \
+		lease_renew(); trail(("STEP imp_renew %d 0 -> %d\n", n, r)); bounds_hold() } \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 1; c_client = HUGE; c_usable = 0; \
+		lease_renew(); \
 		trail(("STEP imp_renew %d 1 -> %d\n", n, r)); bounds_hold() } \
 	:: d_step { IMP_CALL(n); c_w = 0; c_final = 0; lease_release(); \
 		trail(("STEP imp_release %d 0 -> %d\n", n, r)) } \
