@@ -103,10 +103,6 @@ my @paths = (
 	  [ qw(-DNO_FIX_STANDBY_INSTANCE -DNO_IMP -DNO_LEASE -DNO_CHAOS -DNO_LOSE
 		-DNO_REWIND -DNO_DESYNC -DNO_OFFLINE) ],
 	  qr/^copy 0$/m ],
-	[ 'the mark below the floor of a claim (the floor not on disk before the cache file)',
-	  [ qw(-DNO_FIX_FLOOR_ON_DISK -DTMAX=1 -DFMAX=1 -DNO_REWIND -DNO_REWIND_SAME),
-		@forget ],
-	  qr/^lose$/m ],
 	[ 'forgetting 1: the store loses everything, a holder for good idle',
 	  [ qw(-DNO_FIX_RECALL_EMPTY -DNO_LEASE -DNO_REWIND -DNO_REWIND_SAME), @forget ],
 	  qr/^lose$/m ],
