@@ -65,6 +65,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # where policy-rc.d forbids it; where it does not, their packages start
 # them on their standard ports, which the tests never use (they take
 # free ports of their own).
+# spin is the SPIN model checker of the protocol's model
+# (src/coord/protocol.pml, test/t/117_protocol_model.pl).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -75,7 +77,11 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
+<<<<<<< HEAD
 	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl
+=======
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev spin
+>>>>>>> model
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests

@@ -1,0 +1,971 @@
+/*
+ * protocol.pml
+ *	  The worker-id protocol of snowid as a model for the SPIN model checker
+ *	  (Promela): servers that claim worker ids for good or on lease, renew,
+ *	  release, check in and re-assert, stop, crash, freeze and thaw, and are
+ *	  copied; a store (the Redis library src/redis/snowid.lua, or the
+ *	  coordination database sql/snowid_coordinator--1.0.sql: both keep the
+ *	  same rules) that loses its data, rolls back to an earlier state, or
+ *	  fails over to a replica that missed writes; clocks that differ within
+ *	  the declared margin and step; and another member of the fleet that
+ *	  calls the store's entry points under any holder name with any values.
+ *
+ *	  Checked: no two servers issue with one worker id in overlapping
+ *	  milliseconds.  Each rule names the function it stands for.  Every fix
+ *	  of the past is on; each can be switched off with -DNO_FIX_... to show
+ *	  that the checker finds the path it closed (test/t/117_protocol_model.pl,
+ *	  doc/internals.md "The protocol, model checked").
+ *
+ *	  Run it:
+ *		spin -a src/coord/protocol.pml && cc -O2 -DSAFETY -DCOLLAPSE \
+ *			-o pan pan.c && ./pan -E -m2000 -w27
+ *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
+ *	  is shown with spin -t protocol.pml (its lines "STEP ...").
+ *
+ * Time.  One clock, the store's, counts abstract milliseconds from 1 to
+ * TMAX; a server's clock is the store's plus its skew (-1, 0 or +1: every
+ * clock, the store's too, within the margin M = 1 of every other).  Ids are
+ * compared by their millisecond: a server issues "at m".
+ *
+ * The invariant.  No two servers issue with one worker id in one
+ * millisecond: when a server issues with w, none of the milliseconds it may
+ * issue at now (past its generator, its floor and its clock, up to its
+ * clock plus its drift budget, and on lease below its fence) holds an id
+ * another server issued with w.  It issues at the lowest or the highest of
+ * them (with a drift budget of 1, these are all).
+ *
+ * A second assertion, for what a fleet member may declare (issue 55,
+ * finding 3): a quiet period lasts at most QLIM and its floor lies at most
+ * MLIM + QLIM past its end.
+ */
+
+/* ---- sizes and settings (override with -D) ---- */
+#define NS 3			/* server slots: two, and a third or a copy */
+#ifndef NW
+#define NW 2			/* worker ids 0 .. NW-1 */
+#endif
+#ifndef TMAX
+#define TMAX 9			/* the store's clock runs from 1 to TMAX */
+#endif
+#ifndef LEASE
+#define LEASE 2			/* snowid.worker_lease */
+#endif
+#ifndef DRIFT
+#define DRIFT 1			/* snowid.max_drift_ms */
+#endif
+#ifndef CHECKIN
+#define CHECKIN 1		/* snowid.checkin_interval */
+#endif
+#ifndef CMAX
+#define CMAX 7			/* the state record's counter is bounded here */
+#endif
+#ifndef FMAX
+#define FMAX 2			/* how often the store may forget in one run */
+#endif
+#define M 1				/* snowid.clock_margin, of every server */
+/* the quiet period a server declares: a check-in interval or a lease, plus
+ * its drift budget, plus 1 (snowid.coordinator_timeout_ms is 0 here) */
+#define QPERM (CHECKIN + DRIFT + 1)
+#define QLEASE (LEASE + DRIFT + 1)
+#define QLIM (QLEASE > QPERM -> QLEASE : QPERM)
+#define MLIM M
+#define HUGE 60			/* what a fleet member may send out of bounds */
+
+#define NONE 255		/* no worker id, no server */
+#define IMP NS			/* the other fleet member's token and secret */
+#define IMPNAME (NS + 1)	/* the holder name it makes up */
+
+/* server states */
+#define UNBORN 0		/* a slot not used yet (a copy may start in it) */
+#define NEW 1			/* made, never started (a fresh server, or a standby) */
+#define RUN 2
+#define FROZEN 3		/* SIGSTOP, a VM paused: neither renews nor issues */
+#define DOWN 4			/* stopped cleanly or crashed */
+
+/* replies of the store */
+#define OK 0
+#define REFUSED 1		/* SNOWID_FENCED, SNOWID_CONFLICT, _HOLDS_OTHER, _ALL_HELD */
+#define QUIET 2			/* SNOWID_QUIET */
+#define LOST 3			/* SNOWID_LOST (renewal) */
+#define WRONG 4			/* SNOWID_WRONG_SECRET, SNOWID_USAGE */
+
+/* ---- the store (one datacenter) ---- */
+byte now = 1;
+byte hold[NW];			/* holder name of w (0: none) */
+bit hlease[NW];			/* held on lease ("lease <name>") */
+byte lexp[NW];			/* the lease's expiry, the store's clock */
+byte lfloor[NW];		/* the floor the lease was granted with */
+byte ltok[NW];			/* the token of the claim that made the lease */
+byte fence[NW];
+byte reg[NS + 2];		/* the secret registered for a holder name (0: none) */
+bit has_rec = 1;		/* the state record (new_datacenter() made it) */
+bit rec_run = 1;		/* written under the store's run of now */
+byte gen = 1;
+byte counter;
+byte qfrom;
+byte qtil;
+byte qfloor;
+byte longest;
+byte widest;
+
+/* an earlier state of the store (a backup, a replica) */
+bit snap_ok;
+byte s_hold[NW];
+bit s_hlease[NW];
+byte s_lexp[NW];
+byte s_lfloor[NW];
+byte s_ltok[NW];
+byte s_fence[NW];
+byte s_reg[NS + 2];
+bit s_has_rec;
+bit s_rec_run;
+byte s_gen;
+byte s_counter;
+byte s_qfrom;
+byte s_qtil;
+byte s_qfloor;
+byte s_longest;
+byte s_widest;
+bit desynced;			/* the standby stopped: every answer warns */
+byte forgets;
+
+/* ---- the servers ---- */
+byte sst[NS];			/* UNBORN, NEW, RUN, FROZEN, DOWN */
+bit slease[NS];			/* claims on lease (snowid.worker_lease) */
+byte sid[NS];			/* its holder name */
+byte ssec[NS];			/* its holder secret (a copy keeps it) */
+bit sran[NS];			/* it ever ran */
+byte sw[NS];			/* the worker id it issues with, or NONE */
+byte sfloor[NS];		/* its ids start at or above this */
+byte sfence[NS];		/* a lease holder issues below this */
+byte sdead[NS];			/* its lease ends here by its own clock */
+byte spos[NS];			/* the generator: the last millisecond issued */
+byte sskew[NS];			/* clock - store clock + 1 */
+bit sck[NS];			/* it checked in since the clock last moved */
+byte scache[NS];		/* the worker id its cache file names, or NONE */
+byte sgen[NS];			/* the state record it saw last (0: none) */
+byte scnt[NS];
+
+/* ---- what was issued: bit m of issued[s * NW + w], server s issued
+ *      with w at m ---- */
+int issued[NS * NW];
+
+/* ---- a call's numbers and reply ---- */
+byte c_name;			/* holder name */
+byte c_sec;				/* secret */
+byte c_tok;				/* token of a lease call */
+byte c_max;			/* claim: the highest worker id */
+byte c_want;			/* claim: explicit worker id (check-in) or NONE */
+byte c_prefer;			/* claim: the cached worker id or NONE */
+bit c_reassert;
+byte c_usable;			/* latest fence it can start above */
+byte c_client;			/* its generator */
+byte c_q;				/* quiet period declared */
+byte c_m;				/* clock margin declared */
+byte c_sg;				/* generation and counter seen (c_sg 0: none) */
+byte c_sc;
+byte c_w;				/* renew, release: the worker id */
+byte c_final;			/* release: the final fence */
+byte r;					/* OK, REFUSED, QUIET, LOST, WRONG */
+byte r_w;
+byte r_floor;
+byte r_fence;
+bit r_warned;			/* the answer says it may not be on the standby */
+bit quiet;				/* recall(): in a quiet period */
+bit forgot;
+byte keep;
+byte tmp;
+byte i;
+byte j;
+
+#define max(a, b) ((a) > (b) -> (a) : (b))
+#define min(a, b) ((a) < (b) -> (a) : (b))
+#define clock(s) (now + sskew[s] - 1)
+#define live(w) (hold[w] != 0 && (hlease[w] == 0 || lexp[w] > now))
+
+/* retire() of snowid.lua, retire() of snowid_coordinator: the fence raised
+ * first, then the holder removed */
+inline retire(w, v)
+{
+	fence[w] = max(fence[w], v);
+	hold[w] = 0;
+	hlease[w] = 0;
+	lexp[w] = 0;
+	lfloor[w] = 0;
+	ltok[w] = 0
+}
+
+/* check_secret() and register_secret() of snowid.lua, check_holder() of
+ * snowid_coordinator: a holder name's first granted call registers its
+ * secret; a call with another is refused */
+#ifdef NO_FIX_HOLDER_SECRET
+#define secret_ok (1)
+#else
+#define secret_ok (reg[c_name] == 0 || reg[c_name] == c_sec)
+#endif
+#define register_secret reg[c_name] = (reg[c_name] == 0 -> c_sec : reg[c_name])
+
+/* told() of snowid.lua, the checks of snowid_coordinator's arguments:
+ * every number a caller declares is bounded (issue 55, finding 3) */
+#ifdef NO_FIX_BOUNDS
+#define told_ok (1)
+#else
+#define told_ok (c_q <= QLIM && c_m <= MLIM && c_sg <= now + MLIM + FMAX)
+#endif
+
+/* recall() of snowid.lua, recall() of snowid_coordinator: whether the
+ * store may have forgotten, the quiet period started or lengthened, its
+ * floor raised; the counter moved up */
+inline recall()
+{
+	longest = max(longest, c_q);
+	widest = max(widest, c_m);
+	forgot = 0;
+	if
+	:: !has_rec ->
+#ifdef NO_FIX_RECALL_EMPTY
+		/* no record taken as a brand-new datacenter */
+		has_rec = 1; rec_run = 1; gen = max(gen + 1, now); counter = 0;
+		qfrom = now; qtil = now; qfloor = 0
+#else
+		forgot = 1
+#endif
+	:: else
+	fi;
+#ifndef NO_FIX_RECALL_RUN
+	if
+	:: has_rec && !rec_run -> forgot = 1
+	:: else
+	fi;
+#endif
+	if
+	:: has_rec && c_sg > gen -> forgot = 1
+#ifndef NO_FIX_RECALL_COUNTER
+	:: has_rec && c_sg != 0 && c_sg == gen && c_sc > counter -> forgot = 1
+#endif
+	:: else
+	fi;
+	if
+	:: forgot ->
+		gen = max(max(now, gen + 1), c_sg + 1);
+		has_rec = 1; rec_run = 1;
+		qfrom = now; qtil = now + longest; counter = 0
+	:: else ->
+		if
+		:: qtil > now && qfrom + longest > qtil -> qtil = qfrom + longest
+		:: else
+		fi
+	fi;
+	if
+	:: qtil > now -> qfloor = max(qfloor, qtil + widest + (qtil - qfrom))
+	:: else
+	fi;
+	quiet = (qtil > now)
+}
+
+/* new_floor() of snowid.lua: the floor of a grant that is not a
+ * re-assertion */
+#define new_floor(w) max(fence[w], qfloor)
+
+/* the reply's state record, and whether it warns (after desync) */
+inline answer()
+{
+	r_warned = desynced
+}
+
+/* The shape of a call: refused for its secret or its numbers, else the
+ * forgetting rule first.  The bound on the counter bounds the search. */
+#define call_ok (secret_ok && told_ok)
+
+/* pick() of snowid.lua, pick() of snowid_coordinator: the preferred id if
+ * free, else the lowest free one; free is not live (or mine) and fenced no
+ * later than usable.  NONE if there is none (refused). */
+#ifdef NO_FIX_PERM_FENCE
+#define perm_free(w) (!live(w))
+#else
+#define perm_free(w) (!live(w) && fence[w] <= c_usable)
+#endif
+inline pick_perm()
+{
+	keep = NONE;
+	if
+	:: c_prefer <= c_max && perm_free(c_prefer) -> keep = c_prefer
+	:: else ->
+		for (i : 0 .. NW - 1) {
+			if
+			:: keep == NONE && i <= c_max && perm_free(i) -> keep = i
+			:: else
+			fi
+		}
+	fi
+}
+
+/* claim() of snowid.lua, claim() of snowid_coordinator: a claim for good,
+ * the check-in (c_want: the id it issues with, re-asserted) and the
+ * re-assertion of the cached id (c_prefer) */
+inline claim()
+{
+	r = OK;
+	if
+	:: !call_ok -> r = WRONG
+	:: else ->
+		recall();
+		keep = NONE;
+		for (i : 0 .. NW - 1) {
+			if
+			:: keep == NONE && i <= c_max && hold[i] == c_name && !hlease[i] -> keep = i
+			:: else
+			fi
+		};
+		if
+		:: c_want != NONE ->
+			if
+			:: keep != NONE && keep != c_want -> r = REFUSED	/* HOLDS_OTHER */
+			:: keep == NONE && live(c_want) ->
+				r = (quiet && !c_reassert -> QUIET : REFUSED)	/* CONFLICT */
+			:: else -> keep = c_want
+			fi
+		:: c_want == NONE && keep == NONE ->
+			pick_perm();
+			if
+			:: keep == NONE -> r = REFUSED	/* ALL_HELD, FENCED */
+			:: else
+			fi
+		:: else
+		fi;
+		if
+		:: r == OK ->
+			/* held: the store has this very claim; a check-in re-asserts
+			 * the id it issues with; a restart its cached id */
+			tmp = (hold[keep] == c_name && !hlease[keep]);
+			if
+			:: quiet && !tmp && !(c_reassert && (keep == c_want || keep == c_prefer)) ->
+				r = QUIET
+			:: else ->
+#ifdef NO_FIX_PERM_FENCE
+				r_floor = 0;
+#else
+				if
+#ifndef NO_FIX_HELD_QUIET
+				/* proposed (found by this model): in a quiet period, a claim
+				 * the store says a restarting server holds may be one the
+				 * store went back to; only a check-in keeps its fence */
+				:: quiet && tmp && keep != c_want -> r_floor = new_floor(keep)
+#endif
+				:: tmp || (c_reassert && keep == c_want) -> r_floor = fence[keep]
+#ifdef NO_FIX_STALE_CACHE
+				:: c_reassert && keep == c_prefer -> r_floor = fence[keep]
+#endif
+				:: else -> r_floor = new_floor(keep)
+				fi;
+#endif
+				if
+				:: r_floor > c_usable ->
+					r = (r_floor > fence[keep] -> QUIET : REFUSED)	/* too_far() */
+				:: else ->
+					/* give_up_others(): its other ids retired past usable */
+					for (i : 0 .. NW - 1) {
+						if
+						:: i != keep && hold[i] == c_name && !hlease[i] ->
+							retire(i, c_usable + 1)
+						:: else
+						fi
+					};
+					if
+					:: hold[keep] != 0 && !tmp -> retire(keep, 0)
+					:: else
+					fi;
+					if
+					:: !tmp -> counter++
+					:: else
+					fi;
+					hold[keep] = c_name;
+					hlease[keep] = 0;
+					register_secret;
+					r_w = keep;
+#ifndef NO_FIX_PERM_FENCE
+					r_floor = max(r_floor, fence[keep])
+#else
+					skip
+#endif
+				fi
+			fi
+		:: else
+		fi
+	fi;
+	answer()
+}
+
+/* lease_claim() of snowid.lua, lease_claim() of snowid_coordinator */
+inline lease_claim()
+{
+	r = OK;
+	if
+	:: !call_ok -> r = WRONG
+	:: else ->
+		recall();
+		keep = NONE;
+		/* its own lease (even one run out), if it can start above */
+		for (i : 0 .. NW - 1) {
+			if
+			:: keep == NONE && hold[i] == c_name && hlease[i] &&
+			   new_floor(i) <= c_usable -> keep = i
+			:: else
+			fi
+		};
+		/* a server moved from a claim for good onto a lease */
+		for (i : 0 .. NW - 1) {
+			if
+			:: keep == NONE && hold[i] == c_name && !hlease[i] &&
+			   new_floor(i) <= c_usable -> keep = i
+			:: else
+			fi
+		};
+		if
+		:: keep == NONE && quiet -> r = QUIET
+		:: keep == NONE && !quiet ->
+			for (i : 0 .. NW - 1) {
+				if
+				:: keep == NONE && (!live(i) || (hold[i] == c_name && hlease[i])) &&
+				   fence[i] <= c_usable -> keep = i
+				:: else
+				fi
+			};
+			if
+			:: keep == NONE -> r = REFUSED
+			:: keep != NONE && new_floor(keep) > c_usable -> r = QUIET
+			:: else
+			fi
+		:: else
+		fi;
+		if
+		:: r == OK ->
+			for (i : 0 .. NW - 1) {
+				if
+				:: i != keep && hold[i] == c_name && hlease[i] -> retire(i, 0)
+				:: i != keep && hold[i] == c_name && !hlease[i] ->
+					tmp = max(c_client, c_usable + 1);
+					retire(i, tmp)
+				:: else
+				fi
+			};
+			if
+			:: hold[keep] != 0 && !(hold[keep] == c_name && hlease[keep]) -> retire(keep, 0)
+			:: else
+			fi;
+			r_floor = new_floor(keep);
+			r_fence = max(c_client, r_floor) + LEASE;
+			hold[keep] = c_name;
+			hlease[keep] = 1;
+			lexp[keep] = now + LEASE;
+			lfloor[keep] = r_floor;
+			ltok[keep] = c_tok;
+			fence[keep] = max(fence[keep], r_fence);
+			counter++;
+			register_secret;
+			r_w = keep
+		:: else
+		fi
+	fi;
+	answer()
+}
+
+/* lease_floor() of snowid.lua: the lease of w is this claim's */
+#define mine(w) (hold[w] == c_name && hlease[w] && ltok[w] == c_tok)
+
+/* lease_renew() of snowid.lua, lease_renew() of snowid_coordinator.  A
+ * renewal of a lease the store does not hold as live is refused, in a
+ * quiet period too (issue 55, finding 1); before, a lease run out was
+ * renewed while the store still named its holder, and a forgotten one made
+ * again in a quiet period, its floor least(client, want) (finding 4) */
+inline lease_renew()
+{
+	r = OK;
+	if
+	:: !call_ok -> r = WRONG
+	:: else ->
+		recall();
+#ifdef NO_FIX_RENEW_LIVE
+		if
+		:: mine(c_w) -> r_floor = lfloor[c_w]
+		:: !mine(c_w) && quiet &&
+		   (hold[c_w] == c_name && hlease[c_w] ||
+		    !live(c_w) && fence[c_w] <= c_client) ->
+			if
+			:: hold[c_w] != 0 && !(hold[c_w] == c_name && hlease[c_w]) -> retire(c_w, 0)
+			:: else
+			fi;
+#ifdef NO_FIX_FENCE_LOWER
+			r_floor = min(c_client, c_usable);
+#else
+			r_floor = max(min(c_client, c_usable), fence[c_w]);
+#endif
+			hold[c_w] = c_name;
+			hlease[c_w] = 1
+		:: else -> r = LOST
+		fi;
+#else
+		if
+		:: mine(c_w) && lexp[c_w] > now -> r_floor = lfloor[c_w]
+		:: else -> r = LOST
+		fi;
+#endif
+		if
+		:: r == OK ->
+			lexp[c_w] = now + LEASE;
+			lfloor[c_w] = r_floor;
+			ltok[c_w] = c_tok;
+			fence[c_w] = max(fence[c_w], c_usable);	/* the fence wanted */
+			r_fence = fence[c_w];
+			counter++;
+			register_secret
+		:: else
+		fi
+	fi;
+	answer()
+}
+
+/* lease_release() of snowid.lua, lease_release() of snowid_coordinator:
+ * only that claim's holder lowers the fence, never below its floor */
+inline lease_release()
+{
+	r = OK;
+	if
+	:: !secret_ok -> r = WRONG
+	:: secret_ok && !mine(c_w) -> r = LOST
+	:: else ->
+		tmp = max(c_final, lfloor[c_w]);
+		fence[c_w] = tmp;
+		retire(c_w, tmp);
+		register_secret
+	fi;
+	answer()
+}
+
+/* ---- the invariant ---- */
+inline bounds_hold()
+{
+	assert(!(qtil > now) || (qtil - qfrom <= QLIM && qfloor <= qtil + MLIM + QLIM))
+}
+
+/* The generator (src/core/generator.c) issues with w at m, chosen in
+ * lo .. hi, all of which it may issue at now: no other server may have
+ * issued with w in any of them */
+#define range(lo, hi) ((1 << ((hi) + 1)) - (1 << (lo)))
+inline issue_at(s, lo, hi, m)
+{
+	for (i : 0 .. NS - 1) {
+		assert(i == s || (issued[i * NW + sw[s]] & range(lo, hi)) == 0)
+	};
+	issued[s * NW + sw[s]] = issued[s * NW + sw[s]] | (1 << m);
+	spos[s] = m
+}
+
+/* A server's numbers on a call (snowid_coord_request() of
+ * src/coord/request.c, snowid_lease_request() of src/coord/lease.c) */
+inline request(s)
+{
+	c_name = sid[s];
+	c_sec = ssec[s];
+	c_tok = s + 1;
+	c_q = (slease[s] -> QLEASE : QPERM);
+	c_m = M;
+	c_sg = sgen[s];
+	c_sc = scnt[s];
+	c_max = NW - 1;
+	c_usable = max(clock(s) + DRIFT, spos[s]);
+	c_client = spos[s]
+}
+
+/* snowid_recall_note() of src/coord/recall.c: the state record seen */
+#define note(s) if :: r == OK -> sgen[s] = gen; scnt[s] = counter :: else fi
+
+/* A server's answer taken as granted.  An answer that warns (the store's
+ * synchronous standby may not have it) is a failure (issue 42); before, it
+ * was taken as granted. */
+#ifdef NO_FIX_SYNC_WARN
+#define granted (r == OK)
+#else
+#define granted (r == OK && !r_warned)
+#endif
+
+/* Drops the worker id (a lost lease, a refused check-in) */
+inline drop(s)
+{
+	sw[s] = NONE;
+	sfence[s] = 0;
+	sdead[s] = 0
+}
+
+/* ---- copies of the store's state ---- */
+inline save_store()
+{
+	for (i : 0 .. NW - 1) {
+		s_hold[i] = hold[i]; s_hlease[i] = hlease[i]; s_lexp[i] = lexp[i];
+		s_lfloor[i] = lfloor[i]; s_ltok[i] = ltok[i]; s_fence[i] = fence[i]
+	};
+	for (i : 0 .. NS + 1) {
+		s_reg[i] = reg[i]
+	};
+	s_has_rec = has_rec; s_rec_run = rec_run; s_gen = gen; s_counter = counter;
+	s_qfrom = qfrom; s_qtil = qtil; s_qfloor = qfloor; s_longest = longest;
+	s_widest = widest;
+	snap_ok = 1
+}
+
+inline load_store()
+{
+	for (i : 0 .. NW - 1) {
+		hold[i] = s_hold[i]; hlease[i] = s_hlease[i]; lexp[i] = s_lexp[i];
+		lfloor[i] = s_lfloor[i]; ltok[i] = s_ltok[i]; fence[i] = s_fence[i]
+	};
+	for (i : 0 .. NS + 1) {
+		reg[i] = s_reg[i]
+	};
+	has_rec = s_has_rec; rec_run = s_rec_run; gen = s_gen; counter = s_counter;
+	qfrom = s_qfrom; qtil = s_qtil; qfloor = s_qfloor; longest = s_longest;
+	widest = s_widest
+}
+
+inline clear_snapshot()
+{
+	for (i : 0 .. NW - 1) {
+		s_hold[i] = 0; s_hlease[i] = 0; s_lexp[i] = 0;
+		s_lfloor[i] = 0; s_ltok[i] = 0; s_fence[i] = 0
+	};
+	for (i : 0 .. NS + 1) {
+		s_reg[i] = 0
+	};
+	s_has_rec = 0; s_rec_run = 0; s_gen = 0; s_counter = 0;
+	s_qfrom = 0; s_qtil = 0; s_qfloor = 0; s_longest = 0; s_widest = 0;
+	snap_ok = 0
+}
+
+/* A permanent holder checks in every CHECKIN (src/coord/checkin.c): the
+ * clock does not move past a holder for good that has not (doc/internals.md:
+ * a holder cut off longer is not covered).  A lease holder needs no such
+ * rule: its fence covers what it issues. */
+#define checked_in(s) (sw[s] == NONE || slease[s] || sck[s])
+
+/* a lease holder past its own deadline holds no lease to give back */
+#ifdef NO_FIX_OWN_DEADLINE
+#define may_release(s) (1)
+#else
+#define may_release(s) (now < sdead[s])
+#endif
+
+/* Every clock within the margin of every other */
+#define skew_ok(s, v) ((v) <= 2 && \
+	(sst[((s) + 1) % NS] == UNBORN || (v) <= sskew[((s) + 1) % NS] + 1 && sskew[((s) + 1) % NS] <= (v) + 1) && \
+	(sst[((s) + 2) % NS] == UNBORN || (v) <= sskew[((s) + 2) % NS] + 1 && sskew[((s) + 2) % NS] <= (v) + 1))
+
+/* The lowest and highest millisecond server s may issue at now (snowid_next()
+ * of src/core/generator.c): past its generator and its floor, up to its
+ * clock plus its drift budget, and on lease below its fence */
+#define issue_lo(s) max(max(spos[s] + 1, sfloor[s]), clock(s))
+#define issue_hi(s) (slease[s] && clock(s) + DRIFT >= sfence[s] -> sfence[s] - 1 : clock(s) + DRIFT)
+
+#define trail(x) printf x
+
+/* ---- one server's steps ---- */
+
+/* it starts (snowid_coord_install(), the lease renewer), for good or on
+ * lease */
+#define START(s, mode) \
+	:: d_step { (sst[s] == NEW || sst[s] == DOWN) -> \
+		slease[s] = mode; sst[s] = RUN; sran[s] = 1; drop(s); \
+		trail(("STEP start %d %d\n", s, mode)) }
+
+/* a claim for good: snowid_worker_claim() of src/coord/worker.c */
+#define CLAIM(s) \
+	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && counter < CMAX -> \
+		request(s); c_want = NONE; c_prefer = scache[s]; \
+		c_reassert = (scache[s] != NONE); \
+		claim(); note(s); \
+		trail(("STEP claim %d -> %d %d\n", s, r, r_w)); \
+		bounds_hold(); \
+		if \
+		:: granted -> sw[s] = r_w; sfloor[s] = r_floor; floor_on_disk(s); \
+			scache[s] = r_w; sck[s] = 1 \
+		:: r == REFUSED -> forget_cache(s) \
+		:: else \
+		fi }
+
+/* the store cannot be reached: the cached id, unconfirmed
+ * (snowid_worker_from_cache() of src/coord/worker.c) */
+#define OFFLINE(s) \
+	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && scache[s] != NONE -> \
+		sw[s] = scache[s]; sfloor[s] = 0; sck[s] = 1; \
+		trail(("STEP offline %d %d\n", s, sw[s])) }
+
+/* a lease claim: snowid_lease_claim() of src/coord/lease.c */
+#define LEASE_CLAIM(s) \
+	:: d_step { sst[s] == RUN && sw[s] == NONE && slease[s] && counter < CMAX -> \
+		request(s); lease_claim(); note(s); \
+		trail(("STEP lease_claim %d -> %d %d\n", s, r, r_w)); \
+		bounds_hold(); \
+		if \
+		:: granted -> sw[s] = r_w; sfloor[s] = r_floor; sfence[s] = r_fence; \
+			sdead[s] = now + LEASE; moved_to_lease(s) \
+		:: else \
+		fi }
+
+/* ids issued (snowid_next() of src/core/generator.c): at the lowest or
+ * the highest millisecond it may now */
+#define ISSUE(s) \
+	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) <= issue_hi(s) -> \
+		lo = issue_lo(s); hi = issue_hi(s); m = lo; \
+		trail(("STEP issue %d %d %d\n", s, sw[s], m)); issue_at(s, lo, hi, m) } \
+	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) < issue_hi(s) -> \
+		lo = issue_lo(s); hi = issue_hi(s); m = hi; \
+		trail(("STEP issue %d %d %d\n", s, sw[s], m)); issue_at(s, lo, hi, m) }
+
+/* a renewal: snowid_lease_renew() of src/coord/lease.c; past its own
+ * deadline it holds no lease, and claims anew (issue 55, finding 1) */
+#define RENEW(s) \
+	:: d_step { sst[s] == RUN && sw[s] != NONE && slease[s] && counter < CMAX -> \
+		if \
+		:: past_deadline(s) -> trail(("STEP lapse %d\n", s)); drop(s) \
+		:: else -> \
+			request(s); c_w = sw[s]; \
+			c_usable = max(spos[s] + 1, sfloor[s]) + LEASE; \
+			lease_renew(); note(s); \
+			trail(("STEP renew %d -> %d\n", s, r)); \
+			bounds_hold(); \
+			if \
+			:: granted -> sfence[s] = r_fence; sdead[s] = now + LEASE \
+			:: r == LOST -> drop(s) \
+			:: else \
+			fi \
+		fi }
+
+/* a check-in: snowid_checkin() of src/coord/checkin.c; refused, it stops
+ * issuing with the id at once and its cache file no longer names it */
+#define CHECK_IN(s) \
+	:: d_step { sst[s] == RUN && sw[s] != NONE && !slease[s] && counter < CMAX -> \
+		request(s); c_want = sw[s]; c_prefer = NONE; c_reassert = 1; \
+		c_usable = max(spos[s], sfloor[s]); \
+		claim(); note(s); \
+		trail(("STEP checkin %d -> %d\n", s, r)); \
+		bounds_hold(); \
+		sck[s] = 1; \
+		if \
+		:: r == REFUSED -> refused_stop(s) \
+		:: else \
+		fi }
+
+/* a clean stop: snowid_lease_give_back() of src/coord/lease.c */
+#define STOP(s) \
+	:: d_step { sst[s] == RUN -> \
+		if \
+		:: sw[s] != NONE && slease[s] && may_release(s) -> \
+			request(s); c_w = sw[s]; c_final = spos[s] + 1; lease_release() \
+		:: else \
+		fi; \
+		drop(s); sst[s] = DOWN; \
+		trail(("STEP stop %d\n", s)) }
+
+/* a crash (kill -9, power lost) of a lease holder (a holder for good that
+ * crashes is one that stops); its clock steps.  A frozen server (SIGSTOP,
+ * a VM paused, for any length) is one that takes no step: nothing makes a
+ * server act but a holder for good's check-in, which holds the clock */
+#define CRASH_FREEZE(s) \
+	:: d_step { sst[s] == RUN && sw[s] != NONE && slease[s] -> \
+		drop(s); sst[s] = DOWN; trail(("STEP crash %d\n", s)) } \
+	:: d_step { sst[s] != UNBORN && skew_ok(s, sskew[s] + 1) -> \
+		sskew[s]++; trail(("STEP clock %d +\n", s)) } \
+	:: d_step { sst[s] != UNBORN && sskew[s] > 0 && skew_ok(s, sskew[s] - 1) -> \
+		sskew[s]--; trail(("STEP clock %d -\n", s)) }
+
+/* a copy of server s's data directory starts in the last slot as a server
+ * of its own: its mark, cache file, secret and state file are s's; its
+ * holder name gets a new instance (src/core/mark.c) */
+#define COPY(s) \
+	:: d_step { sst[NS - 1] == UNBORN && sst[s] != UNBORN -> \
+		sst[NS - 1] = NEW; spos[NS - 1] = spos[s]; scache[NS - 1] = scache[s]; \
+		ssec[NS - 1] = ssec[s]; sgen[NS - 1] = sgen[s]; scnt[NS - 1] = scnt[s]; \
+		sskew[NS - 1] = sskew[s]; sid[NS - 1] = copy_name(s); \
+		trail(("STEP copy %d\n", s)) }
+
+#define SERVER(s) START_PERM(s) START_LEASE(s) CLAIM(s) OFFLINE_(s) LEASE_CLAIM(s) \
+	ISSUE(s) RENEW(s) CHECK_IN(s) STOP(s) CRASH_FREEZE_(s)
+
+/* The kinds of steps a search leaves out (-DNO_PERM: no server claims for
+ * good, -DNO_LEASE, -DNO_OFFLINE, -DNO_CHAOS: no crash, freeze or clock
+ * step, -DNO_COPY, -DNO_IMP, -DNO_LOSE, -DNO_REWIND, -DNO_DESYNC), so that
+ * a search for one path finds it in small steps */
+#ifdef NO_PERM
+#define START_PERM(s)
+#else
+#define START_PERM(s) START(s, 0)
+#endif
+#ifdef NO_LEASE
+#define START_LEASE(s)
+#else
+#define START_LEASE(s) START(s, 1)
+#endif
+#ifdef NO_OFFLINE
+#define OFFLINE_(s)
+#else
+#define OFFLINE_(s) OFFLINE(s)
+#endif
+#ifdef NO_CHAOS
+#define CRASH_FREEZE_(s)
+#else
+#define CRASH_FREEZE_(s) CRASH_FREEZE(s)
+#endif
+
+/* The fix switches of the servers' side */
+#ifdef NO_FIX_FLOOR_ON_DISK
+#define floor_on_disk(s) skip
+#else
+/* snowid_reserve_floor(): the mark past the floor before the cache file
+ * names the id (test/t/085_floor_on_disk.pl) */
+#define floor_on_disk(s) spos[s] = max(spos[s], sfloor[s] - 1)
+#endif
+#ifdef NO_FIX_OWN_DEADLINE
+#define past_deadline(s) (0)
+#else
+#define past_deadline(s) (now >= sdead[s])
+#endif
+#ifdef NO_FIX_STALE_CACHE
+#define forget_cache(s) skip
+#define moved_to_lease(s) skip
+#else
+#define forget_cache(s) scache[s] = NONE
+#define moved_to_lease(s) scache[s] = NONE
+#endif
+#ifdef NO_FIX_REFUSED_STOP
+#define refused_stop(s) skip
+#else
+#define refused_stop(s) drop(s); scache[s] = NONE
+#endif
+#if defined(NO_FIX_COPY_INSTANCE) && defined(NO_FIX_STANDBY_INSTANCE)
+#define copy_name(s) sid[s]
+#elif defined(NO_FIX_COPY_INSTANCE)
+#define copy_name(s) (sran[s] -> sid[s] : NS)
+#elif defined(NO_FIX_STANDBY_INSTANCE)
+#define copy_name(s) (sran[s] -> NS : sid[s])
+#else
+#define copy_name(s) NS
+#endif
+
+/* ---- the other member of the fleet: calls under holder name n (a
+ *      server's, or one it makes up) with its own secret and token ---- */
+#define IMP_CALL(n) \
+	c_name = n; c_sec = IMP; c_tok = IMP + 1; c_sg = 0; c_sc = 0; c_client = 0; \
+	c_q = QLIM; c_m = M; c_usable = now + M + DRIFT; c_max = NW - 1; \
+	c_want = NONE; c_prefer = NONE; c_reassert = 0
+
+#define IMP_NAMED(n) \
+	/* a claim that re-asserts w as if its cache named it */ \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_prefer = 0; c_reassert = 1; claim(); \
+		trail(("STEP imp_claim %d 0 -> %d\n", n, r)); bounds_hold() } \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_prefer = 1; c_reassert = 1; claim(); \
+		trail(("STEP imp_claim %d 1 -> %d\n", n, r)); bounds_hold() } \
+	/* a claim with max below the id n holds: retires it */ \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_max = 0; claim(); \
+		trail(("STEP imp_claim_max %d -> %d\n", n, r)); bounds_hold() } \
+	:: d_step { counter < CMAX -> IMP_CALL(n); lease_claim(); \
+		trail(("STEP imp_lease_claim %d -> %d %d\n", n, r, r_w)); bounds_hold() } \
+	/* a renewal with least(client, want) 0, and a release to 0 */ \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 0; c_client = HUGE; c_usable = 0; \
+		lease_renew(); trail(("STEP imp_renew %d 0 -> %d\n", n, r)); bounds_hold() } \
+	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 1; c_client = HUGE; c_usable = 0; \
+		lease_renew(); \
+		trail(("STEP imp_renew %d 1 -> %d\n", n, r)); bounds_hold() } \
+	:: d_step { IMP_CALL(n); c_w = 0; c_final = 0; lease_release(); \
+		trail(("STEP imp_release %d 0 -> %d\n", n, r)) } \
+	:: d_step { IMP_CALL(n); c_w = 1; c_final = 0; lease_release(); \
+		trail(("STEP imp_release %d 1 -> %d\n", n, r)) }
+
+active proctype world()
+{
+	byte m;
+	byte lo;
+	byte hi;
+
+	d_step {
+		for (i : 0 .. NS - 1) {
+			sst[i] = (i < NS - 1 -> NEW : UNBORN);
+			sid[i] = i + 1;
+			ssec[i] = i + 1;
+			sw[i] = NONE;
+			scache[i] = NONE;
+			sskew[i] = 1
+		};
+	};
+	/* the last slot: a third server, or a copy of another */
+	if
+	:: sst[NS - 1] = NEW
+	:: skip
+	fi;
+end:
+	do
+	/* ---- time: every clock moves on ---- */
+	:: d_step { now < TMAX && checked_in(0) && checked_in(1) && checked_in(2) ->
+		now++; sck[0] = 0; sck[1] = 0; sck[2] = 0; trail(("STEP wait\n")) }
+
+	SERVER(0)
+	SERVER(1)
+	SERVER(2)
+#ifndef NO_COPY
+	COPY(0)
+	COPY(1)
+#endif
+
+	/* ---- the store keeps an earlier state (a backup; a standby or replica
+	 *      that stops receiving: desync), goes back to it (a restore, a
+	 *      failover, under a new run, or as an older copy of itself under
+	 *      the same identity), or loses everything ---- */
+#ifndef NO_REWIND
+	:: d_step { forgets < FMAX && !desynced -> save_store(); trail(("STEP backup\n")) }
+#endif
+#ifndef NO_DESYNC
+	:: d_step { forgets < FMAX && !desynced -> save_store(); desynced = 1; trail(("STEP desync\n")) }
+#endif
+	:: d_step { snap_ok && forgets < FMAX ->
+		load_store(); clear_snapshot(); desynced = 0; forgets++; rec_run = 0;
+		trail(("STEP rewind\n")) }
+#ifndef NO_REWIND_SAME
+	:: d_step { snap_ok && forgets < FMAX ->
+		load_store(); clear_snapshot(); desynced = 0; forgets++;
+		trail(("STEP rewind_same\n")) }
+#endif
+#ifndef NO_LOSE
+	:: d_step { forgets < FMAX ->
+		for (i : 0 .. NW - 1) {
+			hold[i] = 0; hlease[i] = 0; lexp[i] = 0; lfloor[i] = 0; ltok[i] = 0;
+			fence[i] = 0
+		};
+		for (i : 0 .. NS + 1) {
+			reg[i] = 0
+		};
+		has_rec = 0; rec_run = 0; gen = 0; counter = 0; qfrom = 0; qtil = 0;
+		qfloor = 0; longest = 0; widest = 0;
+		clear_snapshot(); desynced = 0; forgets++;
+		trail(("STEP lose\n")) }
+#endif
+
+#ifndef NO_IMP
+	/* -DIMP_AS_0: under server 0's name alone; -DIMP_OWN: under its own */
+#ifndef IMP_OWN
+	IMP_NAMED(1)
+#ifndef IMP_AS_0
+	IMP_NAMED(2)
+	IMP_NAMED(3)
+#endif
+#endif
+#ifndef IMP_AS_0
+	IMP_NAMED(IMPNAME)
+	/* numbers out of bounds (issue 55, finding 3) */
+	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_q = HUGE; c_m = HUGE; c_sg = HUGE;
+		c_prefer = 0; c_reassert = 1; claim();
+		trail(("STEP imp_huge -> %d\n", r)); bounds_hold() }
+	/* as if it saw a later state record: a quiet period starts */
+	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_sg = gen; c_sc = counter + 1;
+		claim(); trail(("STEP imp_later -> %d\n", r)); bounds_hold() }
+#endif
+#endif
+	od
+}

@@ -1,0 +1,142 @@
+# The worker-id protocol, model checked: SPIN checks the model
+# src/coord/protocol.pml (doc/internals.md, "The protocol, model checked").
+# With each fix of the past switched off (-DNO_FIX_...), it must find the
+# path that fix closed (two servers issuing with one worker id in one
+# millisecond, or a quiet period without bound), searched
+# breadth first (so the trail it writes is a shortest one) among the kinds
+# of steps that path takes; the trail, replayed by spin, must name the step
+# the path needs (a copy, a loss of the store, a call of another member of
+# the fleet...).  The search with every fix on runs by hand (doc/internals.md
+# says why it is not here yet):
+#
+#   spin -a src/coord/protocol.pml && cc -O2 -DSAFETY -DCOLLAPSE -o pan pan.c
+#   ./pan -E -m2000 -w27
+#
+# It starts no PostgreSQL: CI runs it once, with Debian's PostgreSQL.
+# Needs spin (Debian's package spin) and a C compiler: a missing one skips
+# the test, naming its package (a failure under SNOWID_REQUIRE_TOOLS=1, as
+# test/run sets it).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use File::Copy ();
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use SnowidTest;
+use Test::More;
+
+SnowidTest::only_on('the model check starts no PostgreSQL', 'debian');
+my $spin = SnowidTest::need_program('spin', 'spin');
+my $cc = SnowidTest::need_program('gcc', 'gcc');
+
+my $model = "$FindBin::RealBin/../../src/coord/protocol.pml";
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $runs = 0;
+my ($out, $steps);
+
+# Runs a command in dir; returns its exit status and output.
+sub run_in
+{
+	my ($where, @cmd) = @_;
+	my $out = '';
+
+	IPC::Run::run([ 'sh', '-c', 'cd "$0" && exec "$@"', $where, @cmd ],
+		'<', \undef, '>&', \$out);
+	return ($? >> 8, $out);
+}
+
+# Checks the model with the given -D flags: breadth first (bfs), depth
+# first to a depth of 60 steps (dfs), or depth first through every state
+# (full); returns the search's output and the trail's steps (empty without one).
+sub check
+{
+	my ($name, $search, @flags) = @_;
+	my $where = "$dir/" . ++$runs;
+
+	mkdir $where or die "mkdir $where: $!";
+	File::Copy::copy($model, "$where/protocol.pml") or die "copy: $!";
+	my ($status, $out) = run_in($where, $spin, '-a', @flags, 'protocol.pml');
+	die "spin -a @flags failed:\n$out" if $status != 0;
+	($status, $out) = run_in($where, $cc, '-O0', '-DSAFETY', '-DCOLLAPSE',
+		$search eq 'bfs' ? ('-DBFS') : (), '-DMEMLIM=2048', '-o', 'pan', 'pan.c');
+	die "compiling pan for @flags failed:\n$out" if $status != 0;
+	($status, $out) = run_in($where, './pan', '-E', '-c1',
+		$search eq 'dfs' ? '-m60' : '-m2000', '-w22');
+	my $steps = '';
+	if (-f "$where/protocol.pml.trail")
+	{
+		my (undef, $trail) = run_in($where, $spin, '-t', @flags, 'protocol.pml');
+		$steps = join "\n", $trail =~ /^\s*STEP (.*)$/mg;
+	}
+	note("$name: " . join(', ',
+		($out =~ /(errors: \d+)/), ($out =~ /(\d+ states, stored)/),
+		($out =~ /(depth reached \d+)/), ($out =~ /([\d.]+\s+total actual memory usage)/),
+		($out =~ /(elapsed time [\d.]+ seconds)/)));
+	note("  trail: " . join('; ', split /\n/, $steps)) if $steps ne '';
+	return ($out, $steps);
+}
+
+# Each fix off, and the kinds of steps its path takes (the others left
+# out, -DNO_...), and a step its trail must take
+my @forget = qw(-DNO_IMP -DNO_CHAOS -DNO_OFFLINE -DNO_COPY -DNO_DESYNC);
+my @paths = (
+	[ 'a released lease taken for good (a claim for good that ignores fences)',
+	  [ qw(-DNO_FIX_PERM_FENCE -DNO_IMP -DNO_CHAOS -DNO_LOSE -DNO_REWIND
+		-DNO_DESYNC -DNO_OFFLINE -DNO_COPY) ],
+	  qr/^stop 1$(?s:.*)^claim 0 -> 0 0$/m ],
+	[ 'a copy on the same host name and port (no instance in the holder name)',
+	  [ qw(-DNO_FIX_COPY_INSTANCE -DNO_IMP -DNO_LEASE -DNO_CHAOS -DNO_LOSE
+		-DNO_REWIND -DNO_DESYNC -DNO_OFFLINE) ],
+	  qr/^copy 0$/m ],
+	[ 'a claim under another\'s holder name (no holder secret)',
+	  [ qw(-DNO_FIX_HOLDER_SECRET -DIMP_AS_0 -DNO_LEASE -DNO_CHAOS -DNO_LOSE
+		-DNO_REWIND -DNO_DESYNC -DNO_OFFLINE -DNO_COPY) ],
+	  qr/^imp_/m ],
+	[ 'the cancelled synchronous wait (an answer that warns taken as granted, as 1.2 without the forgetting rule)',
+	  [ qw(-DNO_FIX_SYNC_WARN -DNO_FIX_RECALL_RUN -DNO_IMP -DNO_CHAOS -DNO_LOSE
+		-DNO_REWIND -DNO_REWIND_SAME -DNO_OFFLINE -DNO_COPY -DNO_LEASE) ],
+	  qr/^desync$(?s:.*)^rewind$/m ],
+	[ 'the backup of a standby (a copy of a server never started keeps its name)',
+	  [ qw(-DNO_FIX_STANDBY_INSTANCE -DNO_IMP -DNO_LEASE -DNO_CHAOS -DNO_LOSE
+		-DNO_REWIND -DNO_DESYNC -DNO_OFFLINE) ],
+	  qr/^copy 0$/m ],
+	[ 'forgetting 1: the store loses everything, a holder for good idle',
+	  [ qw(-DNO_FIX_RECALL_EMPTY -DNO_LEASE -DNO_REWIND -DNO_REWIND_SAME), @forget ],
+	  qr/^lose$/m ],
+	[ 'forgetting 2: the store loses everything, a lease holder busy',
+	  [ qw(-DNO_FIX_RECALL_EMPTY -DNO_PERM -DNO_REWIND -DNO_REWIND_SAME), @forget ],
+	  qr/^lose$/m ],
+	[ 'forgetting 3: the store comes back from a backup',
+	  [ qw(-DNO_FIX_RECALL_RUN -DNO_LEASE -DNO_LOSE -DNO_REWIND_SAME), @forget ],
+	  qr/^backup$(?s:.*)^rewind$/m ],
+	[ 'forgetting 5: the store goes back to an older copy of itself under the same identity',
+	  [ qw(-DNO_FIX_RECALL_COUNTER -DNO_LEASE -DNO_LOSE), @forget ],
+	  qr/^rewind_same$/m ],
+	[ 'issue 55, finding 1: a holder renews a lease that ran out, after the store forgot',
+	  [ qw(-DNO_FIX_OWN_DEADLINE -DNO_FIX_RENEW_LIVE -DNO_PERM -DNO_REWIND_SAME
+		-DTMAX=4 -DFMAX=1), @forget ],
+	  qr/^(lose|rewind)$(?s:.*)^renew \d -> 0$/m ],
+	[ 'issue 55, finding 2: a stale cache file re-asserted after the store forgot',
+	  [ qw(-DNO_FIX_STALE_CACHE -DNO_REWIND -DNO_REWIND_SAME -DTMAX=5 -DFMAX=1), @forget ],
+	  qr/^lease_claim (?s:.*)^lose$(?s:.*)^claim \d -> 0 \d$/m, 'dfs' ],
+	[ 'found by the model: a claim for good that the store, gone back to a backup, still records, granted at its old fence in the quiet period',
+	  [ qw(-DNO_FIX_HELD_QUIET -DNO_LOSE -DNO_REWIND_SAME -DTMAX=13 -DFMAX=1), @forget ],
+	  qr/^backup$(?s:.*)^rewind$(?s:.*)^claim \d -> 0 \d$/m, 'dfs' ],
+	[ 'issue 55, finding 3: a fleet member declares a quiet period without bound',
+	  [ qw(-DNO_FIX_BOUNDS -DIMP_OWN -DNO_CHAOS -DNO_LOSE -DNO_REWIND -DNO_DESYNC
+		-DNO_OFFLINE -DNO_COPY -DNO_LEASE -DNO_PERM) ],
+	  qr/^imp_huge/m ],
+);
+
+for my $path (@paths)
+{
+	my ($name, $flags, $needs, $search) = @$path;
+	($out, $steps) = check($name, $search // 'bfs', @$flags);
+	like($out, qr/errors: 1\b/, "$name: the model checker finds it");
+	like($steps, $needs, "$name: its trail takes the step the path needs");
+}
+
+done_testing();
