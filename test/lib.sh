@@ -77,11 +77,7 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
-<<<<<<< HEAD
-	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl
-=======
-	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev spin
->>>>>>> model
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
