@@ -436,7 +436,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 		if (snowid_lease_drop(state->gen, SNOWID_DROP_LOST, &worker_id,
 							  &final_ms))
 			ereport(WARNING,
-					(errmsg("snowid's lease on worker id %d of datacenter %d ran out before it was renewed",
+					(errmsg("snowid lost worker id %d of datacenter %d: its lease ran out before it was renewed",
 							worker_id, claim.datacenter_id),
 					 errdetail("By this server's own clock the lease ended: the server was stopped, or could not renew it, for longer than the lease.  It stops using the id and claims a worker id anew, as a new server would.")));
 		return false;

@@ -237,7 +237,7 @@ for my $case ([ 'flushed', 11 ], [ 'restored', 12 ])
 		sub { $how eq 'flushed' ? $coord->wipe : $coord->restore_backup },
 		sub { SnowidLease::thaw($pids) });
 	ok( $l->log_contains(
-			qr/WARNING:  snowid's lease on worker id 0 of datacenter $dc ran out before it was renewed/,
+			qr/WARNING:  snowid lost worker id 0 of datacenter $dc: its lease ran out before it was renewed/,
 			$offset),
 		"$what: L renews nothing, its lease over by its own clock");
 	$_->stop for ($l, $q);
