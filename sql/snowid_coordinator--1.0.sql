@@ -1158,11 +1158,15 @@ $$;
 -- The renewal.
 --
 -- Succeeds only while worker_id is identity's lease of the claim token
--- names (a lease that ran out and that nobody took since still is): the
--- lease then runs lease_ms from now, and the fence moves up to want_ms,
--- never down.  quiet_ms, client_ms (the generator: what makes the lease
--- again in a quiet period), the generation and counter seen and
--- clock_margin_ms: see run_claim().
+-- names and the lease has not run out by this database's clock: the lease
+-- then runs lease_ms from now, and the fence moves up to want_ms, never
+-- down.  A lease that ran out, or that the database does not hold (it
+-- forgot it: in a quiet period too), is not renewed: its holder may have
+-- been stopped past it while another server took the id, which the
+-- database may have forgotten.  The holder's next call is a lease claim,
+-- held to every rule of a new grant.  quiet_ms, the generation and counter
+-- seen and clock_margin_ms: see run_claim(); client_ms (the generator) is
+-- taken from servers that send it, and unused.
 --
 -- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
 -- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
@@ -1192,7 +1196,6 @@ DECLARE
 	want		bigint := want_ms;
 	tok			text := token;
 	now_ms		bigint;
-	quiet_until bigint;
 	st			snowid_coordinator.datacenters;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
@@ -1213,9 +1216,6 @@ BEGIN
 		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 										seen_generation, seen_counter);
 	END IF;
-	IF st.quiet_until_ms > now_ms THEN
-		quiet_until := st.quiet_until_ms;
-	END IF;
 	IF quiet_ms IS NOT NULL THEN
 		o.generation := st.generation;
 		o.counter := st.counter;
@@ -1223,27 +1223,10 @@ BEGIN
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.worker_id = id;
-	IF quiet_until IS NOT NULL AND client_ms IS NOT NULL AND
-		-- not a lease of this claim, run out or not: that one is renewed
-		NOT (w.holder IS NOT DISTINCT FROM me AND w.on_lease AND
-			 w.lease_token IS NOT DISTINCT FROM tok) AND
-		(w.holder IS NOT DISTINCT FROM me AND w.on_lease OR
-		 ((w.holder IS NULL OR (w.on_lease AND w.lease_expires_ms <= now_ms)) AND
-		  coalesce(w.fence_ms, 0) <= client_ms)) THEN
-		-- re-asserted in a quiet period: the lease made again, its floor
-		-- the holder's generator (every id issued with it before lies
-		-- below); not if another holder's fence lies past the generator
-		-- (it issued there)
-		PERFORM snowid_coordinator.check_ms('client_ms', client_ms, 0);
-		PERFORM snowid_coordinator.retire(dc, id, 0);
-		UPDATE snowid_coordinator.worker_ids x
-		SET holder = me, on_lease = true, lease_expires_ms = now_ms,
-			lease_floor_ms = least(client_ms, want), lease_token = tok
-		WHERE x.datacenter = dc AND x.worker_id = id
-		RETURNING * INTO w;
-	END IF;
 	IF now_ms IS NULL OR w.holder IS DISTINCT FROM me OR NOT w.on_lease OR
-		w.lease_token IS DISTINCT FROM tok THEN
+		w.lease_token IS DISTINCT FROM tok OR
+		-- run out by this database's clock
+		w.lease_expires_ms <= now_ms THEN
 		o.outcome := 'lost';
 		o.worker_id := id;
 		o.holder := snowid_coordinator.holder_name(w.holder, w.on_lease);

@@ -17,7 +17,8 @@
  * issued meanwhile, as snowid_next() never waits on the store.
  *
  * Leases need none of this: the lease renewer (lease.c) renews every third
- * of a lease, and a renewal re-asserts the lease in a quiet period.
+ * of a lease.  A store that forgot a lease does not renew it: its holder
+ * claims again, held to the quiet period as any new claim.
  *
  * No lock of its own: the generator's state is read and changed only
  * through core/generator_worker.h, under its mutex.

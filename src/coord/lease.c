@@ -16,6 +16,15 @@
  * holds the id; a server that finds it taken stops using it at once and
  * claims another (the generator switches at a millisecond boundary).
  *
+ * A holder acts on its lease only within its own deadline: a lease past the
+ * sending of the call that granted or last renewed it, by the monotonic
+ * clock (the store's lease ran from later).  Past it (the server was
+ * stopped, or cut off, for longer than a lease) the lease is over whatever
+ * the store may say: the id is dropped without a renewal, and the next call
+ * is a new claim, held to every rule of a new grant.  A renewal sent just
+ * before the deadline that reaches the store after its lease ran out is
+ * refused there.
+ *
  * The store sees one call per server per third of a lease, from the lease
  * worker; generating ids never waits for the store.  A claim runs in whichever
  * process needs the id first (the lease renewer at start and after a loss,
@@ -113,6 +122,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	SnowidStoreResult result;
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int64		waited_ms = 0;
+	int64		sent_ms;
 	char	   *fence;
 
 	snowid_lease_new_token(claim->token);
@@ -121,6 +131,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	/* a store in a quiet period (the forgetting rule) is waited for */
 	for (;;)
 	{
+		sent_ms = snowid_monotonic_ms();
 		snowid_store->lease_claim(snowid_store_target, &request, &grant,
 								  &result);
 		snowid_recall_note(&result);
@@ -144,6 +155,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 	claim->floor_ms = Max(grant.floor_ms - epoch_ms, 0);
 	claim->fence_ms = grant.fence_ms - epoch_ms;
 	claim->lease_expires_ms = snowid_unix_ms() + grant.left_ms;
+	claim->lease_deadline_ms = sent_ms + grant.left_ms;
 
 	fence = pstrdup(snowid_unix_ms_text(grant.fence_ms));
 	if (grant.floor_ms > 0)
@@ -396,7 +408,9 @@ snowid_lease_sigterm(int signo, siginfo_t *info, void *context)
  *		Renews the lease once and moves the fence to a lease past where the
  *		generator is.  True if it was renewed; false after a failure (logged
  *		at the first of a row) or if the id was lost (then dropped, so that
- *		the caller claims another).
+ *		the caller claims another).  A lease past its deadline by this
+ *		server's monotonic clock is not renewed: it is over, and the id is
+ *		dropped as lost.
  */
 static bool
 snowid_lease_renew(const SnowidLeaseState *state)
@@ -411,9 +425,22 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	int64		epoch_ms = snowid_layout.epoch_ms;
 	int			worker_id;
 	int64		final_ms;
+	int64		sent_ms;
 
 	snowid_lease_request(&request, &claim, identity, sizeof(identity),
 						 state->token);
+	sent_ms = snowid_monotonic_ms();
+	if (sent_ms >= state->deadline_ms)
+	{
+		failing = false;
+		if (snowid_lease_drop(state->gen, SNOWID_DROP_LOST, &worker_id,
+							  &final_ms))
+			ereport(WARNING,
+					(errmsg("snowid lost worker id %d of datacenter %d: its lease ran out before it was renewed",
+							worker_id, claim.datacenter_id),
+					 errdetail("By this server's own clock the lease ended: the server was stopped, or could not renew it, for longer than the lease.  It stops using the id and claims a worker id anew, as a new server would.")));
+		return false;
+	}
 	request.worker_id = state->worker_id;
 	request.fence_ms = state->next_ms + request.lease_ms + epoch_ms;
 	outcome = snowid_store->lease_renew(snowid_store_target, &request, &grant,
@@ -425,7 +452,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 		case SNOWID_LEASE_OK:
 			snowid_lease_count(true);
 			(void) snowid_lease_extend(state->gen, grant.fence_ms - epoch_ms,
-									   snowid_unix_ms() + grant.left_ms);
+									   snowid_unix_ms() + grant.left_ms,
+									   sent_ms + grant.left_ms);
 			if (grant.refused_fence_ms != 0)
 				snowid_store->report_refused_fence(&claim, &grant);
 			if (failing)

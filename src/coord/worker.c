@@ -19,6 +19,8 @@
  *
  * With snowid.worker_lease, the id is taken on lease instead (lease.c): no
  * configured id, no cache file, and it may change while the server runs.
+ * A cache file left by claims for good is removed before the first lease
+ * claim, which takes this server's id for good over as its lease.
  *
  * The cache file is one line of text:
  *
@@ -37,6 +39,15 @@
  * a store that lost its claims gives each server back its own id rather
  * than the lowest free one, which another server may still use), and when
  * the store cannot be reached the cached id is used without confirmation.
+ *
+ * The cache file never outlives the claim it names: it is removed when the
+ * store refuses the claim, when a check-in finds the id given away
+ * (checkin.c), and when the server moves onto a lease.  Even so it is not
+ * the store's word: a claim at start asks for the cached id, but does not
+ * re-assert it (coord/store.h), so that after the store lost its claims the
+ * id is granted at or above the floor the loss left, unless the store still
+ * holds that very claim for this server.  Only a running server's check-in
+ * re-asserts the id it is issuing with.
  *
  *-------------------------------------------------------------------------
  */
@@ -92,6 +103,7 @@ static void snowid_store_report(int elevel, const SnowidStoreRequest *request,
 static void snowid_claim_context(void *arg);
 static bool snowid_cache_read(SnowidWorkerCache *cache, int elevel);
 static void snowid_cache_write(const SnowidWorkerCache *cache);
+static void snowid_cache_remove(void);
 
 /* What the generator asks of this layer (core/coordinator.h) */
 static const SnowidCoordinator snowid_store_coordinator = {
@@ -144,6 +156,8 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
 	memset(claim, 0, sizeof(*claim));
 	if (snowid_worker_lease_ms > 0)
 	{
+		/* the lease takes this server's id for good over: cached no more */
+		snowid_cache_remove();
 		snowid_lease_claim(claim);
 		return;
 	}
@@ -170,11 +184,12 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
  * snowid_worker_claim
  *		Claims a worker id from the store, or registers the configured one, and
  *		caches it.  A claim without a configured id asks for the cached id
- *		of this very server first.  A worker id that was on lease comes with
- *		its fence as the floor of this server's ids.  When the store cannot
- *		be reached, falls back to that cached id with a WARNING; every other
- *		failure is an error, so that no id is issued with a worker id that
- *		the store has never confirmed for this server.
+ *		of this very server first, as a preference, not a re-assertion.  A
+ *		worker id that was on lease comes with its fence as the floor of
+ *		this server's ids.  When the store cannot be reached, falls back to
+ *		that cached id with a WARNING; every other failure is an error, so
+ *		that no id is issued with a worker id that the store has never
+ *		confirmed for this server, and a refusal removes the cache file.
  */
 static void
 snowid_worker_claim(SnowidWorkerClaim *claim)
@@ -203,10 +218,14 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	request.preferred_worker_id =
 		(request.explicit_worker_id < 0 && have_cache &&
 		 snowid_cache_is_ours(&cached, &request)) ? cached.worker_id : -1;
-	/* this server's own last claim: re-asserted if the store forgot it */
-	request.reassert = have_cache && snowid_cache_is_ours(&cached, &request) &&
-		(request.explicit_worker_id < 0 ||
-		 cached.worker_id == request.explicit_worker_id);
+
+	/*
+	 * Not re-asserted: the cache file may name a claim the store gave to
+	 * another server since, and then forgot.  Granted in a quiet period
+	 * only if the store still holds it for this server; else at or above
+	 * the floor the loss left, as any new claim.
+	 */
+	request.reassert = false;
 
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;
@@ -240,6 +259,10 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 		snowid_report_quiet(ERROR, &request, &result);
 	else
 	{
+		/* the store refused it: no restart asks for the cached id again */
+		if (have_cache && (result.status == SNOWID_STORE_REFUSED ||
+						   result.status == SNOWID_STORE_ALL_HELD))
+			snowid_cache_remove();
 		snowid_store_report(ERROR, &request, &result);
 		elog(ERROR, "snowid worker id claim ended in status %d",
 			 (int) result.status);
@@ -475,12 +498,29 @@ snowid_cache_write(const SnowidWorkerCache *cache)
 			 "snowid_worker %d datacenter_id=%d worker_id=%d worker_bits=%d store=%s identity=%s\n",
 			 SNOWID_WORKER_VERSION, cache->datacenter_id, cache->worker_id,
 			 cache->worker_bits, cache->store, cache->identity);
-	if (!snowid_write_line_file(SNOWID_WORKER_FILE, line, WARNING) &&
-		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not remove file \"%s\": %m",
-						SNOWID_WORKER_FILE)));
+	if (!snowid_write_line_file(SNOWID_WORKER_FILE, line, WARNING))
+		snowid_cache_remove();
+}
+
+/*
+ * snowid_cache_remove
+ *		Durably removes the cache file, if there is one.  A failure is a
+ *		WARNING: the file then still names the claim, which a later claim
+ *		asks for but does not re-assert.
+ */
+static void
+snowid_cache_remove(void)
+{
+	if (access(SNOWID_WORKER_FILE, F_OK) != 0)
+	{
+		if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not access file \"%s\": %m",
+							SNOWID_WORKER_FILE)));
+		return;
+	}
+	(void) durable_unlink(SNOWID_WORKER_FILE, WARNING);
 }
 
 /*
@@ -494,12 +534,8 @@ snowid_worker_forget_cached(int worker_id)
 {
 	SnowidWorkerCache cache;
 
-	if (snowid_cache_read(&cache, LOG) && cache.worker_id == worker_id &&
-		unlink(SNOWID_WORKER_FILE) != 0 && errno != ENOENT)
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not remove file \"%s\": %m",
-						SNOWID_WORKER_FILE)));
+	if (snowid_cache_read(&cache, LOG) && cache.worker_id == worker_id)
+		snowid_cache_remove();
 }
 
 /*

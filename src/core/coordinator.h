@@ -36,6 +36,11 @@ typedef struct SnowidWorkerClaim
 	/* on lease only (source SNOWID_WORKER_LEASE): */
 	int64		fence_ms;		/* ids may be issued below this ms */
 	int64		lease_expires_ms;	/* Unix ms, by this server's clock */
+	int64		lease_deadline_ms;	/* when the lease runs out by this
+									 * server's monotonic clock: a lease
+									 * past the sending of the call that
+									 * granted it (the store's lease ran
+									 * from later) */
 	char		token[SNOWID_LEASE_TOKEN_LEN];	/* of the claim */
 } SnowidWorkerClaim;
 

@@ -159,6 +159,7 @@ snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
 	{
 		s->fence_ms = claim->fence_ms;
 		s->lease_expires_ms = claim->lease_expires_ms;
+		s->lease_deadline_ms = claim->lease_deadline_ms;
 		memcpy(s->lease_token, claim->token, sizeof(s->lease_token));
 	}
 	s->worker_id = claim->worker_id;
@@ -225,6 +226,7 @@ snowid_lease_state(SnowidLeaseState *state)
 	state->claiming = s->claiming;
 	state->releasing = s->releasing;
 	state->released = s->released;
+	state->deadline_ms = s->lease_deadline_ms;
 	memcpy(state->token, s->lease_token, sizeof(state->token));
 	SpinLockRelease(&s->mutex);
 
@@ -234,10 +236,12 @@ snowid_lease_state(SnowidLeaseState *state)
 /*
  * snowid_lease_extend
  *		After a renewal: raises the fence of the lease of generation gen, if
- *		the generator still has it, and notes when the lease runs out.
+ *		the generator still has it, and notes when the lease runs out (Unix
+ *		ms, and by the monotonic clock).
  */
 bool
-snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms)
+snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms,
+					int64 deadline_ms)
 {
 	SnowidShared *s = snowid_shared;
 	bool		current;
@@ -248,6 +252,7 @@ snowid_lease_extend(uint32 gen, int64 fence_ms, int64 expires_ms)
 	{
 		s->fence_ms = Max(s->fence_ms, fence_ms);
 		s->lease_expires_ms = expires_ms;
+		s->lease_deadline_ms = deadline_ms;
 	}
 	SpinLockRelease(&s->mutex);
 	return current;
@@ -281,6 +286,7 @@ snowid_lease_drop(uint32 gen, SnowidLeaseDrop how, int *worker_id,
 		s->worker_source = SNOWID_WORKER_NONE;
 		s->node_bits = -1;
 		s->lease_expires_ms = 0;
+		s->lease_deadline_ms = 0;
 		s->lease_gen++;
 		s->releasing = (how != SNOWID_DROP_LOST);
 		s->released = (how == SNOWID_DROP_RELEASE);

@@ -24,6 +24,8 @@ typedef struct SnowidLeaseState
 	bool		claiming;		/* a claim is under way */
 	bool		releasing;		/* a give-back is under way */
 	bool		released;		/* given back until a restart */
+	int64		deadline_ms;	/* the lease runs out then, by the
+								 * monotonic clock */
 	char		token[SNOWID_LEASE_TOKEN_LEN];	/* of the lease's claim */
 } SnowidLeaseState;
 
@@ -38,7 +40,7 @@ typedef enum SnowidLeaseDrop
 
 extern void snowid_lease_state(SnowidLeaseState *state);
 extern bool snowid_lease_extend(uint32 gen, int64 fence_ms,
-								int64 expires_ms);
+								int64 expires_ms, int64 deadline_ms);
 extern bool snowid_lease_drop(uint32 gen, SnowidLeaseDrop how,
 							  int *worker_id, int64 *final_ms);
 extern void snowid_lease_given_back(void);

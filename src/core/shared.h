@@ -108,6 +108,9 @@ typedef struct SnowidShared
 	bool		released;		/* snowid_release_worker() gave it back */
 	int64		lease_expires_ms;	/* lease: when it runs out, Unix ms by
 									 * this server's clock; 0 for none */
+	int64		lease_deadline_ms;	/* lease: when it runs out by the
+									 * monotonic clock (past it, the
+									 * renewer renews nothing) */
 	char		lease_token[SNOWID_LEASE_TOKEN_LEN];	/* lease: its claim's */
 
 	/* atomics, counted outside the mutex: */

@@ -647,14 +647,19 @@ local function lease_claim(keys, args)
 end
 
 -- The renewal.  args: identity; the worker id, the lease (ms), the fence
--- wanted and, optionally, the quiet period, the generator, the generation
--- and counter seen and the clock margin (see claim()); the token of the
--- claim.  Succeeds only while the id is this server's lease of that claim
--- (a lease that ran out and that nobody took since still is); moves the
--- lease to a lease from now and the fence up to the one wanted, never
--- down.  Replies {worker id, floor, fence, lease} or SNOWID_LOST <holder>.
+-- wanted and, optionally, the quiet period, the generator (unused: read
+-- for servers that send it), the generation and counter seen and the clock
+-- margin (see claim()); the token of the claim.  Succeeds only while the
+-- id is this server's lease of that claim and the lease has not run out by
+-- Redis' clock; moves the lease to a lease from now and the fence up to the
+-- one wanted, never down.  A lease that ran out, or that Redis does not
+-- hold (it forgot it: in a quiet period too), is not renewed: its holder
+-- may have been stopped past it while another server took the id, which
+-- Redis may have forgotten.  The holder's next call is a lease claim, held
+-- to every rule of a new grant.  Replies {worker id, floor, fence, lease}
+-- or SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local k, lease, want, quiet_ms, client, sg, sc, margin =
+  local k, lease, want, quiet_ms, _, sg, sc, margin =
     string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
@@ -663,20 +668,9 @@ local function lease_renew(keys, args)
   if refused then return refused end
   local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
   if bad then return bad end
-  local til = recall(st, q, m, seen)
-  local me = 'lease ' .. args[1]
-  local b = lease_floor(st, me, k, token)
-  if not b and til and tonumber(client) and
-     (st.holder[k] == me or
-      (not st.live(tonumber(k)) and st.fence(k) <= tonumber(client))) then
-    -- re-asserted in a quiet period: the lease made again, its floor the
-    -- holder's generator (every id issued with it before lies below); not
-    -- if another holder's fence lies past the generator (it issued there)
-    if st.holder[k] ~= nil and st.holder[k] ~= me then retire(st, k, 0) end
-    b = math.min(tonumber(client), want)
-    redis.call('HSET', st.owners, k, me)
-    st.holder[k] = me
-  end
+  recall(st, q, m, seen)
+  local b = lease_floor(st, 'lease ' .. args[1], k, token)
+  if not st.live(tonumber(k)) then b = nil end
   if not b then
     return redis.error_reply('SNOWID_LOST ' .. (st.holder[k] or ''))
   end

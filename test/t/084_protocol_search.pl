@@ -155,4 +155,8 @@ like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 # kinds it takes).
 SnowidTest::search_finds_forgetting(\&protocol_search, $dir, '--seed', '84');
 
+# Holders that come back stale after the store forgot (issue 55): a cache
+# file naming an id given away since, a lease holder frozen past its lease.
+SnowidTest::search_finds_stale_holders(\&protocol_search, $dir);
+
 done_testing();

@@ -423,14 +423,24 @@ is_deeply([ @$o{qw(outcome holder)} ], [ 'conflict', 'lease l1' ],
 # -- the fence rule -------------------------------------------------------------
 
 # A lease holder crashes (l1: no release, no renewal); once its lease has run
-# out, the next holder starts above its fence.  (l2 renews: its lease stays.)
+# out, the next holder starts above its fence.  (l2 renews, once for two
+# minutes before the clock moves: its lease stays.)  A lease that ran out is
+# not renewed, even if no one took it: its holder may have been stopped past
+# it while another took the id, which the database then forgot.
 my $fence = $db->row(2, 0)->{fence_ms};
+$o = $db->call("lease_renew(2, 'l2', 1, 120000, @{[ $t + 1 ]}, $tok_l2)");
+is($o->{outcome}, 'ok', 'a renewal may ask for a longer lease');
 advance(61);
 my $now = $db->now_ms;
 $o = $db->call("lease_renew(2, 'l2', 1, 60000, @{[ $now + 60000 ]}, $tok_l2)");
-is($o->{outcome}, 'ok', 'a lease that ran out and that no one took is renewed');
+is($o->{outcome}, 'ok', 'a lease renewed before it ran out is renewed');
 my $l2_fence = $o->{fence_ms};
 cmp_ok($now, '<', $fence, 'the lease of l1 ran out, its fence still ahead');
+$before = $db->state;
+$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $now + 60000 ]}, $tok_l1)");
+is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 0, 'lease l1' ],
+	'a lease that ran out and that no one took is not renewed: lost');
+is($db->state, $before, 'and nothing is written');
 $before = $db->state;
 $o = $db->call("lease_claim(2, 'l3', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})");
 is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],

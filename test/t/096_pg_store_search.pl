@@ -208,5 +208,7 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 # floor have passed (every sequence of 5 steps of the kinds it takes).
 SnowidTest::search_finds_forgetting(\&protocol_search, $dir,
 	'--store', 'postgresql', '--library', $extension, '--seed', '90');
+SnowidTest::search_finds_stale_holders(\&protocol_search, $dir,
+	'--store', 'postgresql', '--library', $extension);
 
 done_testing();

@@ -7,9 +7,10 @@
 # itself that its identity cannot tell (the holders remember a later
 # counter of its state record).  Server B, new, in the same
 # datacenter, claims: it waits until A has re-asserted its id, and gets
-# another.  For a permanent claim of an idle server, a lease of a busy one,
-# and a re-assertion refused because the id was given away meanwhile, which
-# stops the holder at once.  B's claim waits for the quiet period and for
+# another.  For a permanent claim of an idle server, and a re-assertion
+# refused because the id was given away meanwhile, which stops the holder at
+# once.  A lease the coordinator forgot is not renewed: its busy holder stops
+# issuing with the id at once and claims again, waiting as B does.  B's claim waits for the quiet period and for
 # the floor it leaves, and succeeds without being tried again: the servers
 # here share one machine and its clock, so that they declare a clock
 # margin of a second (snowid.clock_margin).  Last, the stores refuse a
@@ -54,12 +55,9 @@ my $quiet_ms = 1000 + 5000 + 1000 + 1000;
 sub server
 {
 	my ($name, $dc, %settings) = @_;
-	my $node = $coord->new_node($name,
-		{ %common, 'snowid.datacenter_id' => $dc, %settings });
 
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	return $node;
+	return SnowidLease::start_node($coord, $name,
+		{ %common, 'snowid.datacenter_id' => $dc, %settings });
 }
 
 # Takes n ids from a server whose claim comes after the store forgot (at
@@ -78,14 +76,7 @@ sub collect_after_loss
 	return @got;
 }
 
-# A server's worker id, or '' without one
-sub worker_id
-{
-	my ($node) = @_;
-	my ($id) = split /\|/, SnowidRedis::worker($node);
-
-	return $id // '';
-}
+sub worker_id { return SnowidLease::worker_id(@_); }
 
 # 1. A permanent claim, the holder idle; the coordinator loses everything.
 my $dc = 5;
@@ -134,7 +125,10 @@ is($a->safe_psql('postgres', 'SELECT coordinator_reassertions FROM snowid_status
 $ids->collect($a, 100);
 $ids->collect($b, 100);
 
-# 2. A lease, the holder busy; the coordinator loses everything.
+# 2. A lease, the holder busy; the coordinator loses everything.  A's next
+# renewal is refused (the store no longer holds its lease, and does not make
+# it again): A stops issuing with the id at once, and its ids come from a
+# new claim, which waits for the quiet period and its floor as B's does.
 my $dc2 = 6;
 my %lease = ('snowid.worker_lease' => '3s');
 $coord->mark_dc_new($dc2);
@@ -143,15 +137,19 @@ $ids->collect($a2, 100);
 my $leased = worker_id($a2);
 is(SnowidRedis::worker($a2), "$leased|lease", 'lease: A took a worker id');
 
+my $offset2 = -s $a2->logfile;
+my $busy = SnowidTest::start_psql($a2,
+	'SELECT count(*) FROM (SELECT snowid_next() FROM generate_series(1, 2000000)) s');
 $lost = SnowidLease::now_ms();
 $coord->wipe;
 my $b2 = server('b2', $dc2, %lease);
-my $busy = SnowidTest::start_psql($a2,
-	'SELECT count(*) FROM (SELECT snowid_next() FROM generate_series(1, 2000000)) s');
+ok( $a2->wait_for_log(
+		qr/WARNING:  snowid lost worker id $leased of datacenter $dc2/, $offset2),
+	'lease, store emptied: A\'s renewal is refused, and A stops issuing with its id');
 collect_after_loss($b2, 100, $dc2, $lost, 'lease, store emptied');
-isnt(worker_id($b2), $leased,
-	'lease, store emptied: B does not get the worker id of busy A');
-is(worker_id($a2), $leased, 'lease, store emptied: A keeps its lease');
+collect_after_loss($a2, 100, $dc2, $lost, 'lease, store emptied, A claims again');
+isnt(worker_id($b2), worker_id($a2),
+	'lease, store emptied: A and B hold two worker ids');
 $busy->finish;
 $ids->collect($a2, 100);
 

@@ -14,6 +14,27 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
+# A server of the coordinator (SnowidCoord) with the given settings,
+# started, with the extension created.
+sub start_node
+{
+	my ($coord, $name, $settings) = @_;
+	my $node = $coord->new_node($name, $settings);
+
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	return $node;
+}
+
+# A server's worker id, or '' without one
+sub worker_id
+{
+	my ($node) = @_;
+	my ($id) = split /\|/, SnowidRedis::worker($node);
+
+	return $id // '';
+}
+
 # Waits until a server holds a worker id on lease; returns it.
 sub wait_lease
 {

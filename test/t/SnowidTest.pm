@@ -319,6 +319,71 @@ sub search_finds_forgetting
 	return;
 }
 
+# The stale holders of issue 55 in test/protocol-search (search, a sub
+# that runs it with the given options and returns its exit status and
+# output; dir, where its scripts go; args, the store's options), replayed
+# with the servers' fixes switched on and off:
+#   - a stale cache file: P holds id 0 for good, moves onto a lease and
+#     stops; Q claims id 0 for good; the store forgets; P starts with
+#     claims for good.  With the lease keeping the cache file and the
+#     claim at start re-asserting what it names (as before), P is granted
+#     the id Q holds; with either fix, it is not.
+#   - a lease holder frozen past its lease renews after the store forgot:
+#     it renews nothing (its lease over by its own clock), or, with its
+#     renewal switched back on, the store refuses it.  (With both off, as
+#     the library of before did, the search finds the two issuing with one
+#     id: the store's fix cannot be switched off here.)
+sub search_finds_stale_holders
+{
+	my ($search, $dir, @args) = @_;
+	my $cache = join "\n", 'set ops start,claim,issue,stop,remode,wait,lose,checkin',
+	  'server p perm drift=1000', 'server q perm drift=1000',
+	  'start p', 'issue p 1', 'stop p', 'remode p', 'start p', 'issue p 1',
+	  'stop p', 'wait 3001', 'start q', 'issue q 1', 'lose', 'remode p',
+	  'start p', '';
+	my $frozen = join "\n", 'set ops start,claim,issue,renew,freeze,thaw,wait,lose',
+	  'server l lease=3000 drift=1000', 'server q lease=3000 drift=1000',
+	  'start l', 'issue l 1', 'freeze l', 'wait 4001', 'start q', 'issue q 1',
+	  'lose', 'thaw l', 'renew l', '';
+
+	for my $fixed (qw(no yes))
+	{
+		my $switch = $fixed eq 'yes' ? 'no' : 'yes';
+		my $file = "$dir/stale-cache-$switch.txt";
+
+		PostgreSQL::Test::Utils::append_to_file($file,
+			"set cache-reasserts $switch\nset lease-keeps-cache $switch\n$cache");
+		my ($status, $out) = $search->(@args, '--replay', $file);
+		if ($fixed eq 'yes')
+		{
+			Test::More::like($out, qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
+				'a stale cache file after the store forgot: no violation with the fixes')
+			  or Test::More::diag($out);
+		}
+		else
+		{
+			Test::More::like($out,
+				qr/^    check: VIOLATION: worker id 0 granted to p .*but q still holds it for good/m,
+				'a stale cache file after the store forgot: the search finds the id granted twice without them')
+			  or Test::More::diag($out);
+		}
+
+		$file = "$dir/frozen-lease-$switch.txt";
+		PostgreSQL::Test::Utils::append_to_file($file,
+			"set renew-past-deadline $switch\n$frozen");
+		($status, $out) = $search->(@args, '--replay', $file);
+		Test::More::like($out,
+			$fixed eq 'yes' ? qr/^    l's lease on worker id 0 ran out by its own clock/m
+			: qr/^    l lost worker id 0, and claims again/m,
+			'a lease holder frozen past its lease after the store forgot: '
+			  . ($fixed eq 'yes' ? 'it renews nothing' : 'the store refuses its renewal'))
+		  or Test::More::diag($out);
+		Test::More::like($out, qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
+			'and no violation');
+	}
+	return;
+}
+
 # Appends settings to postgresql.conf; later lines override earlier ones.
 sub set_conf
 {
