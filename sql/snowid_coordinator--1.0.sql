@@ -768,7 +768,8 @@ $$;
 -- period or its floor, and without what the fleet declared.  Also after
 -- its first claims were refused in the quiet period they started, which no
 -- grant followed.  Refused if any worker id of it has a row (a holder or a
--- fence).
+-- fence), or if its record was written under another server (a restore, a
+-- promotion): the database may have forgotten claims then.
 CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
@@ -784,10 +785,14 @@ BEGIN
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	IF EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-			   WHERE x.datacenter = dc) THEN
+			   WHERE x.datacenter = dc) OR
+		EXISTS (SELECT FROM snowid_coordinator.datacenters x
+				WHERE x.datacenter = dc AND x.written_under IS DISTINCT FROM
+					  snowid_coordinator.server_now()
+				  AND x.written_under IS NOT NULL) THEN
 		RAISE EXCEPTION 'datacenter % is not new', dc
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A server holds or held one of its worker ids: it has a holder or a fence.',
+				  DETAIL = 'A server holds or held one of its worker ids (it has a holder or a fence), or its record was written under another server (a restore or a promotion since), which may have forgotten claims.',
 				  HINT = 'Mark a datacenter new only before any server was granted one of its worker ids.';
 	END IF;
 	UPDATE snowid_coordinator.datacenters x

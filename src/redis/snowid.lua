@@ -413,13 +413,20 @@ end
 -- without a quiet period or its floor, and without what the fleet
 -- declared.  Also after its first claims were refused in the quiet period
 -- they started, which no grant followed.  Refused if any worker id of it
--- has a holder or a fence.  args: a name for the log (unused).  Replies 1.
+-- has a holder or a fence, or if it has a state record that this run of
+-- Redis did not write, or whose hashes lost their generation: Redis may
+-- have forgotten claims then (a restart from an older snapshot).  args: a
+-- name for the log (unused).  Replies 1.
 local function new_datacenter(keys, args)
   local st = load(keys, 0)
-  if next(st.fence_of) ~= nil or next(st.holder) ~= nil then
-    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or fences already')
+  local hex, run = string.match(st.state or '', '^(%x+) (%S+) ')
+  if next(st.fence_of) ~= nil or next(st.holder) ~= nil or
+     (st.state ~= nil and (run ~= run_id() or
+                           redis.call('HGET', st.leases, 'generation') ~= hex or
+                           redis.call('HGET', st.fences, 'generation') ~= hex)) then
+    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or fences, or a state record Redis may have forgotten claims since')
   end
-  local gen = tonumber(string.match(st.state or '', '^(%x+) ') or '0', 16) or 0
+  local gen = tonumber(hex or '0', 16) or 0
   write_state(st, string.format('%x', math.max(st.now, gen + 1)), run_id(), st.now,
               st.now, 0, true)
   return 1
