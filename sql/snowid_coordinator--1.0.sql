@@ -194,8 +194,8 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --				   claim's lease: holder holds it now, or no one (NULL)
 --	 quiet		   the database may have forgotten claims (see recall()):
 --				   no id is granted but to a server re-asserting its own
---				   until fence_ms (the end of the quiet period, or the
---				   floor it left for the id the claim would take)
+--				   until fence_ms, when this claim can be granted: the
+--				   end of the quiet period or, past it, the floor it left
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 -- generation and counter are the datacenter's state record after the call
 -- of a holder (see recall()), which the holder remembers and sends with
@@ -274,23 +274,48 @@ BEGIN
 END
 $$;
 
--- Refuses a time or a duration (Unix ms, or ms) outside lo up to
--- 253402300800000 (10000-01-01)
+-- Refuses a time or a duration (Unix ms, or ms) outside lo up to hi,
+-- which why explains (a phrase): by default 253402300800000, the year
+-- 10000.  The tighter bounds of what a caller sends are fixed as the
+-- servers' settings bound it: a lease of a day (snowid.worker_lease's
+-- most), a wait of an hour (snowid.max_wait_ms'), a quiet period of
+-- 90601000 ms (the longest a server declares: a lease of a day, a
+-- coordinator timeout of ten minutes, a drift budget of an hour and a
+-- second; SNOWID_QUIET_DECLARED_MAX_MS of snowid's src/coord/request.h),
+-- and a time 176400000 ms past this server's clock (two days and an hour:
+-- a drift budget and a lease at their most, and a day by which a server's
+-- clock may run ahead; the servers refuse a later fence as one no snowid
+-- server wrote).  The same bounds as snowid.lua's.
 CREATE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
-											lo bigint)
+											lo bigint,
+											hi bigint DEFAULT 253402300800000,
+											why text DEFAULT 'the year 10000')
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM snowid_coordinator.check_given(what, value);
-	IF value < lo OR value > 253402300800000 THEN
+	IF value < lo OR value > hi THEN
 		RAISE EXCEPTION '% is out of range: %', what, value
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = format('%s must lie between %s and 253402300800000 ms (the year 10000).',
-								  what, lo);
+				  DETAIL = format('%s must lie between %s and %s ms (%s).',
+								  what, lo, hi, why);
 	END IF;
 END
+$$;
+
+-- Refuses a time (Unix ms, NULL: none) further past now_ms, this server's
+-- clock, than any snowid server sends one (see check_ms())
+CREATE FUNCTION snowid_coordinator.check_ahead(what text, value bigint,
+											   now_ms bigint)
+RETURNS void
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT snowid_coordinator.check_ms(what, coalesce(value, 0), 0,
+		now_ms + 176400000,
+		'two days and an hour past the clock of the coordination server: no snowid server sends a later time')
 $$;
 
 -- Refuses an identity that is empty, longer than 512 bytes, holds a
@@ -629,7 +654,8 @@ AS $$
 $$;
 
 -- Refuses a quiet period or a clock margin a caller declares (ms; NULL:
--- none) out of bounds: a quiet period as check_ms(), a margin up to an hour
+-- none) out of bounds: a quiet period up to the longest a server declares
+-- (see check_ms()), a margin up to an hour
 CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
 												  clock_margin_ms bigint)
 RETURNS void
@@ -638,7 +664,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF quiet_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0);
+		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0, 90601000,
+			'the longest quiet period a snowid server declares: a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour, and a second');
 	END IF;
 	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
 		RAISE EXCEPTION 'clock_margin_ms is out of range: %', clock_margin_ms
@@ -686,6 +713,12 @@ BEGIN
 										coalesce(seen_counter, 0), 0);
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
+	-- a generation is this server's clock when it was made: one past the
+	-- datacenter's own and an hour (the widest clock margin) past the clock
+	-- now was never made
+	PERFORM snowid_coordinator.check_ms('seen_generation',
+		coalesce(seen_generation, 0), 0, greatest(d.generation, now_ms + 3600000),
+		'the datacenter''s generation, or an hour past the clock of the coordination server if later: no later one was made');
 	was := d;
 	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
 	d.widest_margin_ms := greatest(d.widest_margin_ms,
@@ -730,8 +763,13 @@ BEGIN
 END
 $$;
 
--- An administrator's step: datacenter dc recorded as brand new, without a
--- quiet period.  Refused if it has a record or any worker id.
+-- An administrator's step: datacenter dc, of which no server ever held a
+-- worker id, recorded as brand new: a new generation, without a quiet
+-- period or its floor, and without what the fleet declared.  Also after
+-- its first claims were refused in the quiet period they started, which no
+-- grant followed.  Refused if any worker id of it has a row (a holder or a
+-- fence), or if its record was written under another server (a restore, a
+-- promotion): the database may have forgotten claims then.
 CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
@@ -746,28 +784,34 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
-	IF EXISTS (SELECT FROM snowid_coordinator.datacenters x
-			   WHERE x.datacenter = dc AND x.written_under IS NOT NULL) OR
-		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-				WHERE x.datacenter = dc) THEN
+	IF EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+			   WHERE x.datacenter = dc) OR
+		EXISTS (SELECT FROM snowid_coordinator.datacenters x
+				WHERE x.datacenter = dc AND x.written_under IS DISTINCT FROM
+					  snowid_coordinator.server_now()
+				  AND x.written_under IS NOT NULL) THEN
 		RAISE EXCEPTION 'datacenter % is not new', dc
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'It has worker ids or a record of the server that wrote them.',
-				  HINT = 'Mark a datacenter new only before its first claim.';
+				  DETAIL = 'A server holds or held one of its worker ids (it has a holder or a fence), or its record was written under another server (a restore or a promotion since), which may have forgotten claims.',
+				  HINT = 'Mark a datacenter new only before any server was granted one of its worker ids.';
 	END IF;
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		generation = greatest(now_ms, x.generation + 1), counter = 0,
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
+		longest_quiet_ms = 0, widest_margin_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
 END
 $$;
 
--- An administrator's step: the quiet period of datacenter dc ended now,
--- and the database recorded as the writer of its claims, for a database
--- known to have lost nothing (a failover to a synchronous standby).
+-- An administrator's step: the quiet period of datacenter dc and its
+-- floor ended now, what the fleet declared (the longest quiet period, the
+-- widest clock margin) forgotten, which the servers declare again at their
+-- next call, and the database recorded as the writer of its claims, for a
+-- database known to have lost nothing (a failover to a synchronous
+-- standby).
 CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
@@ -784,7 +828,8 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
-		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
+		longest_quiet_ms = 0, widest_margin_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -870,10 +915,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
-		quiet_until := st.quiet_until_ms;
+		-- a refusal names when a grant can be made: past the floor too
+		quiet_until := greatest(st.quiet_until_ms, st.forgot_floor_ms);
 	END IF;
 	IF quiet_ms IS NOT NULL THEN
 		o.generation := st.generation;
@@ -1047,19 +1094,24 @@ BEGIN
 	PERFORM snowid_coordinator.check_identity(me);
 	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('max', hi, 0);
-	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, 86400000,
+		'a day, the longest lease of a snowid server');
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0);
 	PERFORM snowid_coordinator.check_ms('usable_ms', usable, 0);
 	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
-	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0);
+	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0, 3600000,
+		'an hour, the longest wait of a snowid server');
 	PERFORM snowid_coordinator.check_token(tok);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	PERFORM snowid_coordinator.check_ahead('client_ms', client, now_ms);
+	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
-		quiet_until := st.quiet_until_ms;
+		-- a refusal names when a grant can be made: past the floor too
+		quiet_until := greatest(st.quiet_until_ms, st.forgot_floor_ms);
 	END IF;
 	IF quiet_ms IS NOT NULL THEN
 		o.generation := st.generation;
@@ -1205,7 +1257,8 @@ BEGIN
 	PERFORM snowid_coordinator.check_identity(me);
 	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
-	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1);
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, 86400000,
+		'a day, the longest lease of a snowid server');
 	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
 	PERFORM snowid_coordinator.check_token(tok);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
@@ -1213,6 +1266,8 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, quiet_ms IS NOT NULL);
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+		PERFORM snowid_coordinator.check_ahead('want_ms', want, now_ms);
+		PERFORM snowid_coordinator.check_ahead('client_ms', client_ms, now_ms);
 		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 										seen_generation, seen_counter);
 	END IF;
@@ -1292,6 +1347,7 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+		PERFORM snowid_coordinator.check_ahead('final_ms', final, now_ms);
 	END IF;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
@@ -1350,7 +1406,8 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
-	PERFORM snowid_coordinator.check_ms('margin_ms', margin, 0);
+	PERFORM snowid_coordinator.check_ms('margin_ms', margin, 0, 176400000,
+		'two days and an hour: no snowid server issues ids further ahead');
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
@@ -1546,7 +1603,8 @@ $$;
 REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_given(text, anyelement),
 	snowid_coordinator.check_id(text, integer, integer),
-	snowid_coordinator.check_ms(text, bigint, bigint),
+	snowid_coordinator.check_ms(text, bigint, bigint, bigint, text),
+	snowid_coordinator.check_ahead(text, bigint, bigint),
 	snowid_coordinator.check_identity(text),
 	snowid_coordinator.check_token(text),
 	snowid_coordinator.lock_datacenter(integer, boolean),

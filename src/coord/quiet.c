@@ -29,6 +29,8 @@
  */
 #define SNOWID_QUIET_WAIT_MIN_MS	250
 
+static char *snowid_quiet_hint(const char *mark_new);
+
 /*
  * snowid_quiet_wait
  *		After a claim refused in a quiet period: waits until the store's
@@ -65,21 +67,47 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 }
 
 /*
+ * snowid_quiet_hint
+ *		The hint of a claim refused in a quiet period, with how an
+ *		administrator marks the datacenter brand new (a sentence).
+ */
+static char *
+snowid_quiet_hint(const char *mark_new)
+{
+	return psprintf("Call again after that time.  Servers already issuing ids go on.  If this datacenter is brand new, an administrator may mark it so instead, which ends the wait: %s  That is safe only before any server has been granted one of its worker ids, never after the store lost claims or went back to an older copy.",
+					mark_new);
+}
+
+/*
  * snowid_report_quiet
  *		Reports at elevel (ERROR: does not return) a claim the store refused
  *		in a quiet period: it may have forgotten claims, and grants no new
  *		worker id until every holder has had time to re-assert its own.
+ *		The time is the store's, whatever it is: one further off than any
+ *		quiet period lasts is said to be so.  The hint names the
+ *		administrator's mark of a brand-new datacenter, which ends the wait,
+ *		and when it is safe; its command names the store's keys, which only
+ *		a client that sees the store reads (snowid_store_emit()).
  */
 void
 snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
 					const SnowidStoreResult *result)
 {
-	ereport(elevel,
-			(errcode(ERRCODE_OBJECT_IN_USE),
-			 errmsg("snowid cannot claim a worker id of datacenter %d until %s",
-					request->datacenter_id,
-					snowid_unix_ms_text(result->retry_ms)),
-			 errdetail("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), so it grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.",
-					   snowid_store->title),
-			 errhint("Call again after that time.  Servers already issuing ids go on.")));
+	SnowidStoreReport full;
+	SnowidStoreReport brief;
+	const char *why;
+
+	why = psprintf("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), or this datacenter is new to it and no administrator marked it so; it grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.%s",
+				   snowid_store->title,
+				   snowid_store_quiet_fits(request, result->retry_ms) ? "" :
+				   "  That time lies further off than any quiet period of a snowid server lasts: a caller declared an impossible one to a store of an earlier release, or the store's clock is wrong.");
+	full.sqlstate = brief.sqlstate = ERRCODE_OBJECT_IN_USE;
+	full.message = brief.message =
+		psprintf("snowid cannot claim a worker id of datacenter %d until %s",
+				 request->datacenter_id,
+				 snowid_unix_ms_text(result->retry_ms));
+	full.detail = brief.detail = why;
+	full.hint = snowid_quiet_hint(snowid_store->mark_new_command(request));
+	brief.hint = snowid_quiet_hint("the server log names the command.");
+	snowid_store_emit(elevel, request->client_sees_store, &full, &brief);
 }

@@ -168,6 +168,12 @@ snowid_client_sees_store(void)
 		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS);
 }
 
+/* the stores hold the longest quiet period a server declares as a number */
+StaticAssertDecl(SNOWID_QUIET_DECLARED_MAX_MS == 90601000,
+				 "snowid.lua and snowid_coordinator refuse a quiet period past 90601000 ms");
+StaticAssertDecl(SNOWID_CHECKIN_INTERVAL_MAX_MS <= SNOWID_MAX_LEASE_MS,
+				 "a quiet period declared after a check-in must not outlast one after a lease");
+
 /*
  * snowid_quiet_ms
  *		How long a store that may have forgotten its claims grants no id, so

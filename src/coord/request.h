@@ -11,6 +11,7 @@
 #define SNOWID_COORD_REQUEST_H
 
 #include "coord/store.h"
+#include "core/mark.h"
 
 /* The margin a quiet period adds (the forgetting rule, coord/store.h) */
 #define SNOWID_QUIET_MARGIN_MS		1000
@@ -20,6 +21,21 @@
  * (snowid.lua, snowid_coordinator)
  */
 #define SNOWID_CLOCK_MARGIN_MAX_MS	3600000
+
+/* The most snowid.coordinator_timeout_ms and snowid.checkin_interval may be */
+#define SNOWID_COORDINATOR_TIMEOUT_MAX_MS	600000
+#define SNOWID_CHECKIN_INTERVAL_MAX_MS	3600000
+
+/*
+ * The longest quiet period a server declares (snowid_quiet_ms() with every
+ * setting at its most: a lease of a day, a coordinator timeout of ten
+ * minutes, a drift budget of an hour, and the margin): the stores refuse a
+ * longer one as a number no snowid server sends (snowid.lua's QUIET_MAX,
+ * snowid_coordinator's check_declared(), both 90601000)
+ */
+#define SNOWID_QUIET_DECLARED_MAX_MS \
+	(SNOWID_MAX_LEASE_MS + SNOWID_COORDINATOR_TIMEOUT_MAX_MS + \
+	 SNOWID_MAX_DRIFT_MS + SNOWID_QUIET_MARGIN_MS)
 
 extern int	snowid_worker_id;
 extern int	snowid_checkin_interval_ms;

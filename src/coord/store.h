@@ -320,6 +320,13 @@ typedef struct SnowidStore
 	 */
 	void		(*report_refused_fence) (const SnowidStoreRequest *request,
 										 const SnowidLeaseGrant *grant);
+
+	/*
+	 * The administrator's command that marks the request's datacenter
+	 * brand new (new_datacenter), for a hint, palloc'd: it may name the
+	 * store's keys
+	 */
+	char	   *(*mark_new_command) (const SnowidStoreRequest *request);
 } SnowidStore;
 
 /*

@@ -190,6 +190,18 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 }
 
 /*
+ * snowid_pg_mark_new_command
+ *		The administrator's command that marks the request's datacenter
+ *		brand new, for a hint.
+ */
+char *
+snowid_pg_mark_new_command(const SnowidStoreRequest *request)
+{
+	return psprintf("SELECT snowid_coordinator.new_datacenter(%d);",
+					request->datacenter_id);
+}
+
+/*
  * snowid_pg_refused_fence
  *		A renewal found a fence past the one this server asked for: no
  *		holder of this claim wrote it, so the generator does not take it.

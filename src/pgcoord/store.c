@@ -135,6 +135,7 @@ const SnowidStore snowid_pg_store = {
 	.lease_release = snowid_pg_lease_release,
 	.report = snowid_pg_report,
 	.report_refused_fence = snowid_pg_refused_fence,
+	.mark_new_command = snowid_pg_mark_new_command,
 };
 
 /*
@@ -588,9 +589,10 @@ snowid_pg_refusal(const SnowidStoreRequest *request, const SnowidPgRow *row,
 			result->status = SNOWID_STORE_ALL_HELD;
 			return true;
 		case SNOWID_PG_QUIET:
+			/* reported as it is, also if it ends impossibly far off */
 			result->status = SNOWID_STORE_QUIET;
 			result->retry_ms = row->fence_ms;
-			return snowid_store_quiet_fits(request, row->fence_ms);
+			return row->fence_ms > 0;
 		case SNOWID_PG_FENCED:
 			if (!snowid_store_fenced_fits(request, row->worker_id,
 										  row->fence_ms))

@@ -143,8 +143,9 @@ snowid_redis_read_fenced(const char *err, const SnowidRedisRequest *request,
 
 /*
  * Read "SNOWID_QUIET <until>", the refusal of a claim while Redis may have
- * forgotten claims (the forgetting rule), into result; false if malformed
- * or the quiet period ends further off than any request makes it last.
+ * forgotten claims (the forgetting rule), into result; false if malformed.
+ * A time further off than any quiet period lasts is still this refusal,
+ * reported as it is (snowid_report_quiet).
  */
 bool
 snowid_redis_read_quiet(const char *err, const SnowidRedisRequest *request,
@@ -154,7 +155,7 @@ snowid_redis_read_quiet(const char *err, const SnowidRedisRequest *request,
 	int			end = 0;
 
 	if (sscanf(err, "SNOWID_QUIET %lld%n", &until, &end) != 1 ||
-		err[end] != '\0' || !snowid_store_quiet_fits(request->store, until))
+		err[end] != '\0' || until <= 0)
 		return false;
 	result->status = SNOWID_REDIS_QUIET;
 	result->floor_ms = until;

@@ -267,13 +267,40 @@ end
 -- it is exact in Lua's numbers
 local SEEN_MAX = 9007199254740991
 
--- The most a call may declare of a quiet period and of how far apart the
--- fleet's clocks (and Redis') may lie (snowid.clock_margin), ms; and what
--- a call that declares none is taken to: a server of release 1.2 or a call
--- by hand, as a server of the default settings (5 s check-in, 2 s timeout,
--- 1 s drift budget, 1 s) with clocks a minute apart
-local QUIET_MAX, MARGIN_MAX = 253402300800000, 3600000
+-- The most a call may declare of a quiet period: the longest a server
+-- declares, with every setting at its most (a lease of a day, a
+-- coordinator timeout of ten minutes, a drift budget of an hour, and a
+-- second: SNOWID_QUIET_DECLARED_MAX_MS of src/coord/request.h); the most
+-- it may declare of how far apart the fleet's clocks (and Redis') may lie
+-- (snowid.clock_margin); and what a call that declares none is taken to:
+-- a server of release 1.2 or a call by hand, as a server of the default
+-- settings (5 s check-in, 2 s timeout, 1 s drift budget, 1 s) with clocks
+-- a minute apart
+local QUIET_MAX, MARGIN_MAX = 90601000, 3600000
 local QUIET_DEFAULT, MARGIN_DEFAULT = 9000, 60000
+
+-- The most of the other numbers a call sends: a worker id (24 bits of
+-- datacenter, worker and sequence), a lease (snowid.worker_lease's most, a
+-- day), a lease claim's wait (snowid.max_wait_ms' most, an hour), and how
+-- far past Redis' clock a time may lie (a generator, a usable time, a
+-- fence wanted or left, free()'s margin): a drift budget and a lease at
+-- their most, and a day by which a server's clock may run ahead of Redis'
+-- (SNOWID_FENCE_SLACK_MS of src/core/mark.h), past which the servers refuse
+-- a fence as one no snowid server wrote
+local ID_MAX, LEASE_MAX, WAIT_MAX, AHEAD_MAX = 16777215, 86400000, 3600000, 176400000
+
+-- The refusal of the first of checks, each {name, value, lo, hi}, whose
+-- value is missing or outside lo..hi, or nil: an impossible number is
+-- refused before the call changes anything
+local function out_of_bounds(checks)
+  for i = 1, #checks do
+    local c = checks[i]
+    if c[2] == nil or c[2] < c[3] or c[2] > c[4] then
+      return redis.error_reply('SNOWID_USAGE ' .. c[1] .. ' must lie between ' .. ms(c[3]) ..
+        ' and ' .. ms(c[4]) .. ', not ' .. (c[2] and ms(c[2]) or 'none'))
+    end
+  end
+end
 
 -- The run of Redis this function runs in
 local function run_id()
@@ -298,18 +325,21 @@ end
 -- What a call says of the forgetting rule, from its trailing numbers
 -- (strings of digits, empty for none): what it saw last of the state record
 -- (false: nothing), the quiet period and clock margin it declares (nil:
--- none); or a refusal of numbers out of bounds
-local function told(gen, counter, quiet_ms, margin)
+-- none); or a refusal of numbers out of bounds.  A generation is Redis'
+-- clock when the record was made: one past the record's own and an hour
+-- (the widest clock margin) past Redis' clock now was never made.
+local function told(st, gen, counter, quiet_ms, margin)
   local seen = ((gen or '') ~= '' or (counter or '') ~= '') and
     {generation = tonumber(gen) or -1, counter = tonumber(counter) or -1}
+  local made = tonumber(string.match(st.state or '', '^(%x+) ') or '0', 16) or 0
   quiet_ms, margin = tonumber(quiet_ms), tonumber(margin)
-  if seen and (seen.generation < 0 or seen.counter < 0 or seen.generation > SEEN_MAX or
-               seen.counter > SEEN_MAX) then
-    return nil, nil, nil, redis.error_reply('SNOWID_USAGE a generation and a counter up to ' .. ms(SEEN_MAX))
-  elseif (quiet_ms or 0) > QUIET_MAX or (margin or 0) > MARGIN_MAX then
-    return nil, nil, nil, redis.error_reply('SNOWID_USAGE a quiet period up to ' ..
-      ms(QUIET_MAX) .. ' ms and a clock margin up to ' .. ms(MARGIN_MAX) .. ' ms')
-  end
+  local bad = out_of_bounds({
+    {'quiet_ms', quiet_ms or 0, 0, QUIET_MAX},
+    {'clock_margin_ms', margin or 0, 0, MARGIN_MAX},
+    {'seen_generation', seen and seen.generation or 0, 0,
+     math.min(SEEN_MAX, math.max(made, st.now + MARGIN_MAX))},
+    {'seen_counter', seen and seen.counter or 0, 0, SEEN_MAX}})
+  if bad then return nil, nil, nil, bad end
   return seen, quiet_ms, margin
 end
 
@@ -371,33 +401,49 @@ local function granted(st, seen, reply)
   return reply
 end
 
--- The refusal of a grant during a quiet period
-local function quiet(til)
-  return redis.error_reply('SNOWID_QUIET ' .. ms(til))
+-- The refusal of a grant during a quiet period that ends at til: it names
+-- the time from which the grant can be made, past the floor the quiet
+-- period leaves too (see recall()), after which such a claim waits no
+-- more
+local function quiet(st, til)
+  return redis.error_reply('SNOWID_QUIET ' .. ms(math.max(til, st.forgot_floor or 0)))
 end
 
--- The administrator's mark of a brand-new datacenter: its state record,
--- without a quiet period.  Refused if the datacenter has a record, or any
--- holder or fence.  args: a name for the log (unused).  Replies 1.
+-- The administrator's mark of a brand-new datacenter, one no server ever
+-- held a worker id of: its state record made anew (a later generation),
+-- without a quiet period or its floor, and without what the fleet
+-- declared.  Also after its first claims were refused in the quiet period
+-- they started, which no grant followed.  Refused if any worker id of it
+-- has a holder or a fence, or if it has a state record that this run of
+-- Redis did not write, or whose hashes lost their generation: Redis may
+-- have forgotten claims then (a restart from an older snapshot).  args: a
+-- name for the log (unused).  Replies 1.
 local function new_datacenter(keys, args)
   local st = load(keys, 0)
-  if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil then
-    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or a state record already')
+  local hex, run = string.match(st.state or '', '^(%x+) (%S+) ')
+  if next(st.fence_of) ~= nil or next(st.holder) ~= nil or
+     (st.state ~= nil and (run ~= run_id() or
+                           redis.call('HGET', st.leases, 'generation') ~= hex or
+                           redis.call('HGET', st.fences, 'generation') ~= hex)) then
+    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or fences, or a state record Redis may have forgotten claims since')
   end
-  write_state(st, string.format('%x', st.now), run_id(), st.now, st.now, 0, true)
+  local gen = tonumber(hex or '0', 16) or 0
+  write_state(st, string.format('%x', math.max(st.now, gen + 1)), run_id(), st.now,
+              st.now, 0, true)
   return 1
 end
 
 -- The administrator's end of a quiet period, for a Redis known to have
 -- lost nothing (a failover to a replica that had every write): the state
--- record written under this run, its quiet period ended now.  args: a name
--- for the log (unused).  Replies 1.
+-- record written under this run, its quiet period and its floor ended now,
+-- and what the fleet declared (the longest quiet period, the widest clock
+-- margin) forgotten: the servers declare theirs again at their next call.
+-- args: a name for the log (unused).  Replies 1.
 local function end_quiet(keys, args)
   local st = load(keys, 0)
-  local gen, counter, longest, widest = string.match(st.state or '',
-    '^(%x+) %S+ %d+ %d+ ?(%d*) ?%d* ?(%d*) ?(%d*)$')
+  local gen, counter = string.match(st.state or '', '^(%x+) %S+ %d+ %d+ ?(%d*)')
   write_state(st, gen or string.format('%x', st.now), run_id(), st.now, st.now,
-              tonumber(counter) or 0, true, 0, tonumber(longest), tonumber(widest))
+              tonumber(counter) or 0, true)
   return 1
 end
 
@@ -427,7 +473,7 @@ end
 -- can start: fenced by the id's fence, or held back by the floor of a quiet
 -- period (see recall()), which is refused as quiet until then
 local function too_far(st, id, f)
-  if f > st.fence(id) then return quiet(f) end
+  if f > st.fence(id) then return quiet(st, f) end
   return redis.error_reply('SNOWID_FENCED ' .. id .. ' ' .. ms(f))
 end
 
@@ -508,16 +554,26 @@ end
 local function claim(keys, args)
   local me = args[1]
   local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin =
-    string.match(args[2],
+    string.match(args[2] or '',
                  '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*) ?(%d*)$')
+  if not want then
+    return redis.error_reply('SNOWID_USAGE claim takes "<want> <max> <prefer> <write> <usable ms>' ..
+      ' [<quiet ms> <reassert> <generation> <counter> <clock margin ms>]"')
+  end
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'want', want, -1, ID_MAX},
+                             {'prefer', prefer, -1, ID_MAX}})
+  if bad then return bad end
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
   local refused = check_secret(st, me, args[3])
   if refused then return refused end
-  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
+  bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
+  if bad then return bad end
+  local seen, q, m
+  seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
   local til = recall(st, q, m, seen)
   local adopted = adopt(st, me)
@@ -534,7 +590,7 @@ local function claim(keys, args)
     end
     if keep == nil and st.live(want) then
       -- quiet first: what the store holds may be what it forgot
-      if til and reassert ~= '1' then return quiet(til) end
+      if til and reassert ~= '1' then return quiet(st, til) end
       return redis.error_reply('SNOWID_CONFLICT ' .. st.holder[tostring(want)])
     end
     keep = want
@@ -547,7 +603,7 @@ local function claim(keys, args)
   local held = st.holder[k] == me
   local reasserts = held or (reassert == '1' and (keep == want or keep == prefer))
   -- in a quiet period, only the id this server holds, or re-asserts
-  if til and not reasserts then return quiet(til) end
+  if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)
   if floor > usable then return too_far(st, keep, floor) end
   give_up_others(st, me, keep, max, usable + 1)
@@ -595,15 +651,27 @@ end
 -- fence, lease}, or refuses as claim() does.
 local function lease_claim(keys, args)
   local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc, margin =
-    string.match(args[2],
+    string.match(args[2] or '',
                  '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+  if not max then
+    return redis.error_reply('SNOWID_USAGE lease_claim takes "<max> <lease ms> <client ms>' ..
+      ' <usable ms> [<prefer> <wait ms> <quiet ms> <generation> <counter> <clock margin ms>]"')
+  end
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}})
+  if bad then return bad end
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
+  bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
+                       {'client_ms', client, 0, st.now + AHEAD_MAX},
+                       {'usable_ms', usable, 0, st.now + AHEAD_MAX},
+                       {'prefer', prefer, -1, ID_MAX}, {'wait_ms', wait, 0, WAIT_MAX}})
+  if bad then return bad end
+  local seen, q, m
+  seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
   local til = recall(st, q, m, seen)
   local me = 'lease ' .. args[1]
@@ -622,7 +690,7 @@ local function lease_claim(keys, args)
   end
   if keep == nil then
     -- in a quiet period, only a lease this server holds
-    if til then return quiet(til) end
+    if til then return quiet(st, til) end
     local refusal
     keep, refusal = pick(st, max, usable, prefer, mine)
     if refusal then return refusal end
@@ -659,14 +727,25 @@ end
 -- to every rule of a new grant.  Replies {worker id, floor, fence, lease}
 -- or SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
-  local k, lease, want, quiet_ms, _, sg, sc, margin =
-    string.match(args[2], '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+  local k, lease, want, quiet_ms, client, sg, sc, margin =
+    string.match(args[2] or '', '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE lease_renew takes "<worker id> <lease ms> <fence ms>' ..
+      ' [<quiet ms> <client ms> <generation> <counter> <clock margin ms>]"')
+  end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX}})
+  if bad then return bad end
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
-  local seen, q, m, bad = told(sg, sc, quiet_ms, margin)
+  bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
+                       {'want_ms', want, 0, st.now + AHEAD_MAX},
+                       {'client_ms', tonumber(client) or 0, 0, st.now + AHEAD_MAX}})
+  if bad then return bad end
+  local seen, q, m
+  seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
   recall(st, q, m, seen)
   local b = lease_floor(st, 'lease ' .. args[1], k, token)
@@ -690,12 +769,19 @@ end
 -- stop parks its lease).  Replies 1, or 0 if the id was not this server's
 -- lease of that claim.
 local function lease_release(keys, args)
-  local k, final, park = string.match(args[2], '^(%d+) (%d+) ?([01]?)$')
+  local k, final, park = string.match(args[2] or '', '^(%d+) (%d+) ?([01]?)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE lease_release takes "<worker id> <fence ms> [<park>]"')
+  end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX}})
+  if bad then return bad end
   k = tostring(tonumber(k))
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
+  bad = out_of_bounds({{'final_ms', tonumber(final), 0, st.now + AHEAD_MAX}})
+  if bad then return bad end
   local b = lease_floor(st, 'lease ' .. args[1], k, token)
   if not b then return 0 end
   st.fence_of[k] = nil
@@ -718,6 +804,9 @@ local function free(keys, args)
   if not k then
     return redis.error_reply('SNOWID_USAGE free takes "<worker id> <margin ms>"')
   end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
+                             {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
+  if bad then return bad end
   local st = load(keys, tonumber(k))
   k = tostring(tonumber(k))
   retire(st, k, st.now + tonumber(margin))

@@ -16,6 +16,7 @@
 #include "redis/claim.h"
 #include "redis/lease.h"
 #include "redis/report.h"
+#include "redis/scripts.h"
 #include "redis/store.h"
 
 char	   *snowid_redis_key_prefix = NULL;
@@ -55,6 +56,7 @@ static void snowid_redis_store_report(int elevel,
 									  const SnowidStoreResult *result);
 static void snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 											 const SnowidLeaseGrant *grant);
+static char *snowid_redis_store_mark_new_command(const SnowidStoreRequest *request);
 static void snowid_redis_request(const SnowidStoreRequest *in,
 								 SnowidRedisRequest *out);
 static SnowidRedisResult *snowid_redis_result(void);
@@ -73,6 +75,7 @@ const SnowidStore snowid_redis_store = {
 	.lease_release = snowid_redis_store_lease_release,
 	.report = snowid_redis_store_report,
 	.report_refused_fence = snowid_redis_store_refused_fence,
+	.mark_new_command = snowid_redis_store_mark_new_command,
 };
 
 /*
@@ -207,6 +210,22 @@ snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 			 errhint("This server goes on with its own fence.  Find out who else writes snowid's keys, and set the field back with HSET %s %d " INT64_FORMAT ".",
 					 keys.fences, grant->worker_id, grant->fence_ms)));
 	pfree(fence);
+}
+
+/*
+ * snowid_redis_store_mark_new_command
+ *		The administrator's command that marks the request's datacenter
+ *		brand new (the library's function), for a hint.
+ */
+static char *
+snowid_redis_store_mark_new_command(const SnowidStoreRequest *request)
+{
+	SnowidRedisKeys keys;
+
+	snowid_redis_keys(&keys, snowid_redis_key_prefix, request->datacenter_id);
+	return psprintf("redis-cli FCALL %s 3 %s %s %s admin.",
+					snowid_script_name(SNOWID_SCRIPT_NEW_DATACENTER),
+					keys.owners, keys.leases, keys.fences);
 }
 
 /*

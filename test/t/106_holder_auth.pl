@@ -211,7 +211,7 @@ for my $s ($secret, (slurp_file($secret_file) =~ / ([0-9a-f]{64})/))
 if ($pg)
 {
 	my $db = $coord->db;
-	my $far = 253402300800000;
+	my $far = $coord->db->now_ms + 86400000;
 	my $secret_a = "'" . SnowidCoordDb::secret_of("'a'") . "'";
 	my $fleet = $coord->node->background_psql('coord',
 		extra_params => [ '-U', 'coord_fleet' ], on_error_stop => 0);
