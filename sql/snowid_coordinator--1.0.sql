@@ -763,13 +763,14 @@ BEGIN
 END
 $$;
 
--- An administrator's step: datacenter dc, of which no server ever held a
--- worker id, recorded as brand new: a new generation, without a quiet
--- period or its floor, and without what the fleet declared.  Also after
--- its first claims were refused in the quiet period they started, which no
--- grant followed.  Refused if any worker id of it has a row (a holder or a
--- fence), or if its record was written under another server (a restore, a
--- promotion): the database may have forgotten claims then.
+-- An administrator's step: datacenter dc, of which no server ever claimed
+-- a worker id, recorded as brand new: a new generation, without a quiet
+-- period or its floor, and without what the fleet declared.  Refused if
+-- any worker id of it has a row (a holder or a fence), or if it has a
+-- record of the server that wrote its claims (any call of a server writes
+-- one, a claim the quiet period refused too: after it the database cannot
+-- tell a new datacenter from one that lost its claims, as after a restore
+-- that the refused claim then recorded anew).
 CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
@@ -787,13 +788,11 @@ BEGIN
 	IF EXISTS (SELECT FROM snowid_coordinator.worker_ids x
 			   WHERE x.datacenter = dc) OR
 		EXISTS (SELECT FROM snowid_coordinator.datacenters x
-				WHERE x.datacenter = dc AND x.written_under IS DISTINCT FROM
-					  snowid_coordinator.server_now()
-				  AND x.written_under IS NOT NULL) THEN
+				WHERE x.datacenter = dc AND x.written_under IS NOT NULL) THEN
 		RAISE EXCEPTION 'datacenter % is not new', dc
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'A server holds or held one of its worker ids (it has a holder or a fence), or its record was written under another server (a restore or a promotion since), which may have forgotten claims.',
-				  HINT = 'Mark a datacenter new only before any server was granted one of its worker ids.';
+				  DETAIL = 'It has worker ids, or a record of the server that wrote its claims: a server called for it already.',
+				  HINT = 'Mark a datacenter new only before its first claim.';
 	END IF;
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),

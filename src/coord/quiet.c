@@ -74,7 +74,7 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 static char *
 snowid_quiet_hint(const char *mark_new)
 {
-	return psprintf("Call again after that time.  Servers already issuing ids go on.  If this datacenter is brand new, an administrator may mark it so instead, which ends the wait: %s  That is safe only before any server has been granted one of its worker ids, never after the store lost claims or went back to an older copy.",
+	return psprintf("Call again after that time.  Servers already issuing ids go on.  An administrator spares a brand-new datacenter this wait by marking it new before its first claim: %s  The store refuses that once any server called for the datacenter, and it is safe only then, never after the store lost claims or went back to an older copy.",
 					mark_new);
 }
 

@@ -410,26 +410,19 @@ local function quiet(st, til)
 end
 
 -- The administrator's mark of a brand-new datacenter, one no server ever
--- held a worker id of: its state record made anew (a later generation),
--- without a quiet period or its floor, and without what the fleet
--- declared.  Also after its first claims were refused in the quiet period
--- they started, which no grant followed.  Refused if any worker id of it
--- has a holder or a fence, or if it has a state record that this run of
--- Redis did not write, or whose hashes lost their generation: Redis may
--- have forgotten claims then (a restart from an older snapshot).  args: a
--- name for the log (unused).  Replies 1.
+-- claimed a worker id of: its state record, without a quiet period or its
+-- floor.  Refused if the datacenter has a state record (any call of a
+-- server writes one: a claim the quiet period refused too, after which
+-- Redis cannot tell a new datacenter from one that lost its claims, as
+-- after a restart from an older snapshot that the refused claim then
+-- wrote anew), or any holder or fence.  args: a name for the log
+-- (unused).  Replies 1.
 local function new_datacenter(keys, args)
   local st = load(keys, 0)
-  local hex, run = string.match(st.state or '', '^(%x+) (%S+) ')
-  if next(st.fence_of) ~= nil or next(st.holder) ~= nil or
-     (st.state ~= nil and (run ~= run_id() or
-                           redis.call('HGET', st.leases, 'generation') ~= hex or
-                           redis.call('HGET', st.fences, 'generation') ~= hex)) then
-    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or fences, or a state record Redis may have forgotten claims since')
+  if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil then
+    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or a state record already')
   end
-  local gen = tonumber(hex or '0', 16) or 0
-  write_state(st, string.format('%x', math.max(st.now, gen + 1)), run_id(), st.now,
-              st.now, 0, true)
+  write_state(st, string.format('%x', st.now), run_id(), st.now, st.now, 0, true)
   return 1
 end
 
