@@ -155,12 +155,10 @@ typedef struct SnowidStoreRequest
 	int64		quiet_ms;		/* how long a quiet period must last for
 								 * every holder like this server to
 								 * re-assert its id (the forgetting rule) */
-	bool		reassert;		/* a check-in: the explicit worker id is
-								 * the one this server is issuing with, so
-								 * the store may grant it in a quiet
-								 * period at its fence (a claim at start
-								 * never re-asserts what its cache file
-								 * names) */
+	bool		reassert;		/* the explicit or preferred worker id is
+								 * one this server holds or its cache
+								 * names: the store may grant it in a
+								 * quiet period */
 	int64		clock_margin_ms;	/* how far apart the fleet's clocks (and
 									 * the store's) may lie
 									 * (snowid.clock_margin): the floor a

@@ -42,12 +42,10 @@
  *
  * The cache file never outlives the claim it names: it is removed when the
  * store refuses the claim, when a check-in finds the id given away
- * (checkin.c), and when the server moves onto a lease.  Even so it is not
- * the store's word: a claim at start asks for the cached id, but does not
- * re-assert it (coord/store.h), so that after the store lost its claims the
- * id is granted at or above the floor the loss left, unless the store still
- * holds that very claim for this server.  Only a running server's check-in
- * re-asserts the id it is issuing with.
+ * (checkin.c), and when the server moves onto a lease, which takes its id
+ * for good over.  So a claim at start that re-asserts the cached id
+ * (coord/store.h) re-asserts a claim that no other server was granted
+ * since.
  *
  *-------------------------------------------------------------------------
  */
@@ -220,12 +218,14 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 		 snowid_cache_is_ours(&cached, &request)) ? cached.worker_id : -1;
 
 	/*
-	 * Not re-asserted: the cache file may name a claim the store gave to
-	 * another server since, and then forgot.  Granted in a quiet period
-	 * only if the store still holds it for this server; else at or above
-	 * the floor the loss left, as any new claim.
+	 * This server's own last claim: re-asserted if the store forgot it.  The
+	 * cache file never outlives that claim (it goes when the store refuses a
+	 * claim and when the server moves onto a lease), so it names no id the
+	 * store gave to another server since.
 	 */
-	request.reassert = false;
+	request.reassert = have_cache && snowid_cache_is_ours(&cached, &request) &&
+		(request.explicit_worker_id < 0 ||
+		 cached.worker_id == request.explicit_worker_id);
 
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;
@@ -506,7 +506,7 @@ snowid_cache_write(const SnowidWorkerCache *cache)
  * snowid_cache_remove
  *		Durably removes the cache file, if there is one.  A failure is a
  *		WARNING: the file then still names the claim, which a later claim
- *		asks for but does not re-assert.
+ *		re-asserts.
  */
 static void
 snowid_cache_remove(void)
