@@ -126,7 +126,10 @@ $primary->poll_query_until('postgres', q{
 wait_more('after the coordination database restarted');
 
 # The failover: the primary killed, the standby promoted.
-my %held = map { $_->name => (split /\|/, SnowidRedis::worker($_))[0] } @nodes;
+# The failover starts with each lease held (a holder whose lease ran out
+# while the coordination database restarted holds no id until it has
+# claimed again).
+SnowidLease::wait_lease($_) for @nodes[ 0 .. 1 ];
 my $t0 = time;
 $primary->stop('immediate');
 $standby->promote;
@@ -135,7 +138,7 @@ $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 wait_more('after the failover');
 for my $n (@nodes[ 0 .. 1 ])
 {
-	my $w = $held{ $n->name };
+	my $w = SnowidLease::wait_lease($n);
 	my $f0 = $standby->safe_psql('coord', qq{
 		SELECT fence_ms FROM snowid_coordinator.worker_ids
 		WHERE datacenter = $dc AND worker_id = $w});
@@ -150,7 +153,7 @@ diag(sprintf('ids flowed again on every server %.1f s after the primary was kill
 # The new primary knows every claim and a fence past every id
 for my $n (@nodes[ 0 .. 1 ])
 {
-	my ($w) = split /\|/, SnowidRedis::worker($n);
+	my $w = SnowidLease::wait_lease($n);
 	my $fence = $standby->safe_psql('coord', qq{
 		SELECT fence_ms FROM snowid_coordinator.worker_ids
 		WHERE datacenter = $dc AND worker_id = $w});
@@ -169,7 +172,8 @@ my $late = SnowidTest::new_node('late',
 $late->start;
 $late->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $lw = SnowidLease::wait_lease($late);
-ok(!grep({ $_ eq $lw } values %held), 'a new server takes an id no one holds');
+my @holding = map { SnowidLease::worker_id($_) } @nodes;
+ok(!grep({ $_ eq $lw } @holding), 'a new server takes an id no one holds');
 
 # Stop the clients; every id once
 $_->safe_psql('postgres', q{
