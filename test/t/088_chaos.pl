@@ -236,17 +236,21 @@ my @batches;
 my (%faults, $errors, $copies, $failed_over, $store_failed_over,
 	$standby_copies, $backup, $standbys, %first_shape);
 
-# Every running server takes a batch at the same time, so that two servers
-# that share a worker id issue in the same milliseconds.
+# Every running server (or those named) takes a batch at the same time,
+# so that two servers that share a worker id issue in the same
+# milliseconds.  A call that waits longer than 5 s (a claim in a quiet
+# period) is cancelled and counted as failed, so that a round ends.
 sub take_batches
 {
+	my @names = @_ ? @_ : sort keys %server;
 	my %session;
 
-	for my $name (sort keys %server)
+	for my $name (@names)
 	{
 		next unless $server{$name}{state} eq 'running';
 		$session{$name} = SnowidTest::start_psql($server{$name}{node},
-			'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
+			"SET statement_timeout = '5s'; "
+			  . 'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
 	}
 	for my $name (sort keys %session)
 	{
@@ -582,7 +586,8 @@ sub claim_after
 	return '' unless defined $top;
 	my $moved = $fault{move}->($top);
 	# its claim, at once
-	$server{$top}{node}->psql('postgres', 'SELECT snowid_next()');
+	$server{$top}{node}->psql('postgres',
+		"SET statement_timeout = '5s'; SELECT snowid_next()");
 	my $ids = join ', ', map {
 		my ($ret, $w) = $server{$_}{node}->psql('postgres',
 			'SELECT worker_id FROM snowid_status()');
@@ -591,16 +596,16 @@ sub claim_after
 	return "; then $moved; worker ids now: $ids";
 }
 
-# Takes batches for the seconds given.
+# Takes batches for the seconds given (of the servers named, or all).
 sub batches_for
 {
-	my ($seconds) = @_;
+	my ($seconds, @names) = @_;
 	my $until = Time::HiRes::time() + $seconds;
 
 	while (Time::HiRes::time() < $until)
 	{
-		take_batches();
-		Time::HiRes::sleep(0.3);
+		take_batches(@names);
+		Time::HiRes::sleep(@names ? 0.05 : 0.3);
 	}
 	return;
 }
@@ -689,7 +694,7 @@ sub pause_holder
 		return;
 	}
 	return { what => "$l (worker id $w on lease) frozen past its lease",
-		w => $w, q => $q, back => $back };
+		who => $l, w => $w, q => $q, back => $back };
 }
 
 sub stale_cache
@@ -730,7 +735,7 @@ sub stale_cache
 		what => "$p (worker id $w for good) restarted on a lease ("
 		  . ($leased eq '' ? 'none granted' : "worker id $leased")
 		  . '), then stopped',
-		w => $w, q => $q,
+		who => $p, w => $w, q => $q,
 		back => sub {
 			start_server($s);
 			return "$p started again, claiming for good";
@@ -748,7 +753,7 @@ sub take_over
 
 	$node->append_conf('postgresql.conf', "snowid.worker_id = $w");
 	my $moved = $fault{move}->($name);
-	$node->psql('postgres', 'SELECT snowid_next()');
+	$node->psql('postgres', "SET statement_timeout = '10s'; SELECT snowid_next()");
 	my $got = worker_of($name);
 	$node->append_conf('postgresql.conf', 'snowid.worker_id = -1');
 	take_batches();
@@ -761,7 +766,8 @@ sub take_over
 # 'before' the shape's set-up or 'after' it, just before the claim the
 # store is to miss; that claim is the shape's (Q takes w), or meanwhile()
 # for the plain shape; lose() makes the store forget.  Then the shape's
-# server comes back and all take batches for 3 s, and a new holder name
+# server comes back, it and Q take batches for 2 s, all for 1 s, and a
+# new holder name
 # claims (claim_after).  The first of each kind takes the shape
 # %first_shape names; later ones plain, pause or stale at random.
 sub forget
@@ -798,8 +804,10 @@ sub forget
 	push @what, $lose->();
 	if ($set)
 	{
+		# the two that may share w take batches at once, and often
 		push @what, $set->{back}->();
-		batches_for(3);
+		batches_for(2, $set->{who}, $set->{q});
+		batches_for(1);
 	}
 	return "$shape: " . join('; ', @what) . claim_after();
 }
@@ -1033,7 +1041,9 @@ take_batches();
 
 # The checker.  Each issuer's ids rise; under each worker id, no range of
 # one issuer overlaps a range of another.
-my (%last, $falls, $overlaps);
+my (%last, $falls, $overlaps, $shared_ms);
+# (an id's millisecond lies above its sequence, worker and datacenter bits)
+my $ms_shift = $sequence_bits + 3 + 5;
 for my $b (@batches)
 {
 	my ($issuer, $w, $first, $last) = @$b;
@@ -1051,6 +1061,8 @@ for my $w (sort keys %by_worker)
 		if (defined $end_id && $first <= $end_id && $issuer ne $end_issuer)
 		{
 			$overlaps++;
+			$shared_ms += (($last < $end_id ? $last : $end_id) >> $ms_shift)
+			  - ($first >> $ms_shift) + 1;
 			diag("worker id $w: $issuer issued [$first, $last], overlapping $end_issuer up to $end_id");
 		}
 		($end_issuer, $end_id) = ($issuer, $last)
@@ -1062,6 +1074,11 @@ note(sprintf('%d batches (%d ids) from %d issuers under %d worker ids; %d failed
 		scalar @batches, $ids, scalar keys %last, scalar keys %by_worker,
 		$errors // 0,
 		join(', ', map { "$_ $faults{$_}" } sort keys %faults) || 'none'));
+note(sprintf('%d overlapping ranges, %d milliseconds in which two issuers'
+		  . ' issued with one worker id (up to %d ids each, %d in all)',
+		$overlaps, $shared_ms, 2**$sequence_bits,
+		$shared_ms * 2**$sequence_bits))
+  if $overlaps;
 cmp_ok(scalar @batches, '>', 0, 'the servers issued ids');
 is($falls // 0, 0, 'every issuer\'s ids rise, across its restarts and faults');
 if ($uncovered)
