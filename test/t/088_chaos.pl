@@ -99,10 +99,11 @@
 # claim.  A shape waits (up to 40 s, taking batches) until the store
 # grants claims again after an earlier loss and a server fits.  The first
 # flush is stale, the first store_restore pause, the first store_lag
-# either (drawn from the seed); later ones plain, pause or stale at
-# random.  Before the fixes of issue 55 a run
-# found L renewing its lease and P re-asserting the id its stale cache
-# file named, both issuing with Q's worker id (doc/development.md).
+# either (drawn from the seed), unless SNOWID_CHAOS_SHAPES (test/chaos
+# --shapes) names others; later ones plain, pause or stale at random.
+# Before the fixes of issue 55 a run found L renewing its lease and P
+# re-asserting the id its stale cache file named, both issuing with Q's
+# worker id (doc/development.md).
 #
 # Redis runs here as a master, a replica and three sentinels, through
 # which the servers find the master.
@@ -144,6 +145,7 @@ my $seed = $ENV{SNOWID_CHAOS_SEED} // 88;
 my $seconds = $ENV{SNOWID_CHAOS_SECONDS} // 60;
 my $uncovered = $ENV{SNOWID_CHAOS_UNCOVERED} // 0;
 my $pause = $ENV{SNOWID_CHAOS_PAUSE} // 0;
+my $shapes = $ENV{SNOWID_CHAOS_SHAPES} // '';
 srand($seed);
 my $store = SnowidCoord::store();
 note("chaos run: seed $seed, $seconds s, against $store"
@@ -234,11 +236,11 @@ $standby->start;
 # Every batch: [issuer, worker id, first id, last id].
 my @batches;
 my (%faults, $errors, $copies, $failed_over, $store_failed_over,
-	$standby_copies, $backup, $standbys, %first_shape);
+	$standby_copies, $backup, $standbys, %first_shape, %first_when);
 
 # Every running server (or those named) takes a batch at the same time,
 # so that two servers that share a worker id issue in the same
-# milliseconds.  A call that waits longer than 5 s (a claim in a quiet
+# milliseconds.  A call that waits longer than 3 s (a claim in a quiet
 # period) is cancelled and counted as failed, so that a round ends.
 sub take_batches
 {
@@ -249,7 +251,7 @@ sub take_batches
 	{
 		next unless $server{$name}{state} eq 'running';
 		$session{$name} = SnowidTest::start_psql($server{$name}{node},
-			"SET statement_timeout = '5s'; "
+			"SET statement_timeout = '3s'; "
 			  . 'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
 	}
 	for my $name (sort keys %session)
@@ -521,6 +523,7 @@ $fault{store_restore} = sub {
 	# before their set-up (which names the paused holder's lease live, or
 	# the stale server's claim for good) or after it
 	my $when = rand() < 0.5 ? 'before' : 'after';
+	$when = delete $first_when{store_restore} // $when;
 	return forget('store_restore', sub {
 		my ($shape, $at) = @_;
 		return () if $shape eq 'plain' || $at ne $when;
@@ -587,7 +590,7 @@ sub claim_after
 	my $moved = $fault{move}->($top);
 	# its claim, at once
 	$server{$top}{node}->psql('postgres',
-		"SET statement_timeout = '5s'; SELECT snowid_next()");
+		"SET statement_timeout = '3s'; SELECT snowid_next()");
 	my $ids = join ', ', map {
 		my ($ret, $w) = $server{$_}{node}->psql('postgres',
 			'SELECT worker_id FROM snowid_status()');
@@ -662,7 +665,7 @@ sub settled
 #          loss L thaws (and its ids are taken at once)
 #   stale  a permanent server P, holding worker id w for good, restarted
 #          on a lease (which takes w over), takes a batch and stops (its
-#          lease given back); once w is free, another permanent server Q
+#          lease parked); once w is free, another permanent server Q
 #          is to take it; after the loss P starts again claiming for good
 #          (the cache file that named w for good must be gone)
 sub pause_holder
@@ -766,10 +769,9 @@ sub take_over
 # 'before' the shape's set-up or 'after' it, just before the claim the
 # store is to miss; that claim is the shape's (Q takes w), or meanwhile()
 # for the plain shape; lose() makes the store forget.  Then the shape's
-# server comes back, it and Q take batches for 2 s, all for 1 s, and a
-# new holder name
-# claims (claim_after).  The first of each kind takes the shape
-# %first_shape names; later ones plain, pause or stale at random.
+# server comes back, it and Q take batches for 2 s, all for 1 s, and a new
+# holder name claims (claim_after).  The first of each kind takes the
+# shape %first_shape names; later ones plain, pause or stale at random.
 sub forget
 {
 	my ($kind, $capture, $meanwhile, $lose) = @_;
@@ -989,6 +991,16 @@ $once{store_backup} = Time::HiRes::time() + $seconds * 0.1;
 # lease holder, store_lag either, drawn from the seed
 %first_shape = (flush => 'stale', store_restore => 'pause',
 	store_lag => (qw(pause stale))[ int(rand(2)) ]);
+# or as SNOWID_CHAOS_SHAPES says (test/chaos --shapes), e.g.
+# "store_restore=stale/before,flush=pause"
+for (split /,/, $shapes)
+{
+	my ($kind, $shape, $when) =
+	  m{^(flush|store_restore|store_lag)=(plain|pause|stale)(?:/(before|after))?$}
+	  or die "SNOWID_CHAOS_SHAPES: cannot read \"$_\"";
+	$first_shape{$kind} = $shape;
+	$first_when{$kind} = $when if defined $when;
+}
 
 # A test that dies leaves no server frozen, which could not be stopped.
 END
