@@ -11,7 +11,7 @@
 # too), marking it new is refused: the store cannot tell it from one that
 # lost its claims, as after a restart from an older snapshot.  Nor after
 # its state record and holders were lost alone (Redis: the owners hash
-# evicted; the coordination database: its row deleted), nor, in Redis,
+# evicted; the coordination database: its record cleared), nor, in Redis,
 # while its maxmemory-policy may evict any key (allkeys-*).
 # Against Redis, or a coordination database (SnowidCoord).
 use strict;
@@ -133,8 +133,9 @@ ok($coord->in_quiet($dc3), 'and its quiet period goes on');
 
 # Marking new asks the store to prove that the datacenter is new.  A
 # datacenter whose server holds an id, its owners hash (state record and
-# holders) then evicted alone (Redis), or its record deleted by hand (the
-# coordination database): refused, as the other keys (rows) remain.  And
+# holders) then evicted alone (Redis), or its record of the server that
+# wrote it cleared by hand (the coordination database): refused, as the
+# other keys (the rows of its worker ids) remain.  And
 # Redis refuses while its maxmemory-policy evicts keys without an expiry
 # (allkeys-*), which may have evicted all three.
 my $mark_new = sub {
@@ -152,7 +153,7 @@ my $mark_new = sub {
 if ($coord->source eq 'postgresql')
 {
 	$coord->db->sql(undef,
-		"DELETE FROM snowid_coordinator.datacenters WHERE datacenter = $dc2");
+		"UPDATE snowid_coordinator.datacenters SET written_under = NULL WHERE datacenter = $dc2");
 }
 else
 {
