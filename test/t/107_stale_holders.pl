@@ -165,19 +165,6 @@ sub wait_free
 	return;
 }
 
-# The pid of a server's background worker of the given name
-sub worker_pid
-{
-	my ($node, $name) = @_;
-	my ($postmaster) = SnowidLease::server_pids($node);
-
-	for (split /\n/, `ps -o pid=,args= --ppid $postmaster`)
-	{
-		return $1 if /^\s*(\d+)\s.*\Q$name\E/;
-	}
-	die $node->name . " has no $name";
-}
-
 # The two servers issue in turns, from before the loss until `late` has
 # issued ids again after it, and a lease and a second more have passed:
 # then no two servers issued with one worker id in overlapping
@@ -192,7 +179,7 @@ sub across_loss
 	my ($what, $dc, $late, $other, $notices, $forget, $before) = @_;
 
 	batch($other) for 1 .. 3;
-	my $held = worker_pid($other, $notices);
+	my $held = SnowidLease::worker_pid($other, $notices);
 	kill 'STOP', $held;
 	my $lost = SnowidLease::now_ms();
 	$forget->();
