@@ -707,6 +707,8 @@ end
 -- clock plus its drift budget.  The new fence is a lease past the floor or
 -- the caller's generator, whichever is later.  Replies {worker id, floor,
 -- fence, lease}, or refuses as claim() does.
+-- (Its head looks like claim()'s: each entry point parses and bounds its own
+-- arguments, of another format.)
 local function lease_claim(keys, args)
   local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc, margin =
     string.match(args[2] or '',
