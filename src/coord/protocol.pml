@@ -31,12 +31,14 @@
  * compared by their millisecond: a server issues "at m".
  *
  * The invariant.  No two servers issue with one worker id in one
- * millisecond, checked as the fence rule, which implies it: when a server
- * issues with w after another server did, every millisecond it may issue
- * at now (past its generator, its floor and its clock, up to its clock
- * plus its drift budget, and on lease below its fence) lies above every
- * millisecond any other server issued with w.  It issues at the lowest or
- * the highest of them (with a drift budget of 1, these are all).
+ * millisecond: when a server issues with w, none of the milliseconds it may
+ * issue at now (past its generator, its floor and its clock, up to its
+ * clock plus its drift budget, and on lease below its fence) holds an id
+ * another server issued with w.  It issues at the lowest or the highest of
+ * them (with a drift budget of 1, these are all).  (A stronger check, that
+ * each issues above every millisecond another issued with w, is wrong: a
+ * lease holder may go on below its fence after the next holder started
+ * above it.)
  *
  * A second assertion, for what a fleet member may declare (issue 55,
  * finding 3): a quiet period lasts at most QLIM and its floor lies at most
@@ -151,10 +153,9 @@ byte scache[NS];		/* the worker id its cache file names, or NONE */
 byte sgen[NS];			/* the state record it saw last (0: none) */
 byte scnt[NS];
 
-/* ---- what was issued with w: its highest millisecond, and the server
- *      that issued it last (NONE: none yet) ---- */
-byte himax[NW];
-byte hiwho[NW];
+/* ---- what was issued: bit m of issued[s * NW + w], server s issued
+ *      with w at m ---- */
+int issued[NS * NW];
 
 /* ---- a call's numbers and reply ---- */
 byte c_name;			/* holder name */
@@ -571,17 +572,15 @@ inline bounds_hold()
 }
 
 /* The generator (src/core/generator.c) issues with w at m, chosen in
- * lo .. hi, all of which it may issue at now.  The fence rule, which is
- * stronger than "no two servers issue with w in one millisecond" and
- * implies it: a server that issues with w after another did issues above
- * every millisecond any other server issued with w (a server's own ids
- * rise: spos).  So the model keeps, per worker id, only the highest
- * millisecond issued with it and who issued it. */
+ * lo .. hi, all of which it may issue at now: no other server may have
+ * issued with w in any of them */
+#define range(lo, hi) ((1 << ((hi) + 1)) - (1 << (lo)))
 inline issue_at(s, lo, hi, m)
 {
-	assert(hiwho[sw[s]] == s || hiwho[sw[s]] == NONE || himax[sw[s]] < lo);
-	himax[sw[s]] = m;
-	hiwho[sw[s]] = s;
+	for (i : 0 .. NS - 1) {
+		assert(i == s || (issued[i * NW + sw[s]] & range(lo, hi)) == 0)
+	};
+	issued[s * NW + sw[s]] = issued[s * NW + sw[s]] | (1 << m);
 	spos[s] = m
 }
 
@@ -925,9 +924,6 @@ active proctype world()
 			sw[i] = NONE;
 			scache[i] = NONE;
 			sskew[i] = 1
-		};
-		for (i : 0 .. NW - 1) {
-			hiwho[i] = NONE
 		};
 	};
 	/* the last slot: a third server, or a copy of another */
