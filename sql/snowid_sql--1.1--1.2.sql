@@ -415,12 +415,19 @@ $$;
 
 -- One id (see 1.0).  The common path also checks that snowid_sql_fixed()
 -- was made with this snowid_position (a restored dump has another), and
--- makes a transaction that has no xid yet write WAL of its own (a
--- transactional logical message, which also gives it an xid): its commit
--- then flushes the WAL that logged the position (written maybe by another
--- transaction, not yet flushed) and waits for a synchronous standby.  An
--- xid alone would not do: a transaction that wrote no WAL of its own
--- commits asynchronously.
+-- makes its transaction write WAL of its own once (a transactional
+-- logical message, which also gives it an xid): its commit then flushes
+-- the WAL that logged the position (written maybe by another transaction,
+-- not yet flushed) and waits for a synchronous standby.  An xid alone
+-- would not do: a transaction that wrote no WAL of its own commits
+-- asynchronously, also one that has an xid (pg_current_xact_id(), or
+-- writes to temporary or unlogged tables only).  SQL cannot tell whether
+-- a transaction wrote WAL, so the message's own: the setting
+-- snowid_sql.message_written, on once the transaction wrote it, is local
+-- to it (gone at its end, or with a subtransaction rolled back, where the
+-- next call writes another).  A constant is cheaper to compare at every
+-- call than the xid; a session that sets it on itself skips the message,
+-- as one that sets synchronous_commit = off skips the flush.
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -448,8 +455,9 @@ BEGIN
 			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
 	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms
-		THEN CASE WHEN pg_current_xact_id_if_assigned() IS NOT NULL
-					   OR pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
+		THEN CASE WHEN current_setting('snowid_sql.message_written', true) = 'on'
+					   OR (pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
+						   AND set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
 			THEN nextval('@extschema@.snowid_position') END END;
 	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)

@@ -6,8 +6,9 @@
 # right, ids go on above all earlier ones.  A step a wait can cover: the
 # call waits and succeeds.  A restart with the clock back: ids go on above.
 # Every id is kept and the whole set checked for duplicates.  Then kill -9
-# right after autocommit calls, and a synchronous standby promoted, the
-# clock back: no committed id comes again.
+# right after autocommit calls, and after transactions that had an xid
+# before they took an id, and a synchronous standby promoted, the clock
+# back: no committed id comes again.
 use strict;
 use warnings;
 
@@ -123,11 +124,15 @@ $node->stop;
 # asleep for 10 s, WAL buffers that nothing fills, no background writer to
 # flush WAL before it writes the sequence's page), five autocommit calls
 # of one session take ids, and the server is killed; with the clock 30 s back (inside max_drift_ms), the generator
-# runs on the positions the sequence kept.  Then the same with a
-# synchronous standby, promoted.
+# runs on the positions the sequence kept.  Then the same with five
+# transactions that have an xid before they take an id, which wrote no
+# WAL of their own either and so committed asynchronously up to 1.2's
+# first version.  Then autocommit calls with a synchronous standby,
+# promoted.  Each transaction is the query given; its last line is the
+# id.
 sub unflushed_calls
 {
-	my ($node) = @_;
+	my ($node, $query) = @_;
 
 	$clock->set('+0');
 	$node->safe_psql('postgres', 'SELECT count(snowid_next()) FROM generate_series(1, 100)');
@@ -140,7 +145,7 @@ sub unflushed_calls
 	my $open = $node->background_psql('postgres');
 	my $autocommit = $node->background_psql('postgres');
 	$open->query_safe('BEGIN; SELECT snowid_next()');
-	my @taken = map { SnowidTest::query_ids($autocommit, 'SELECT snowid_next()') } 1 .. 5;
+	my @taken = map { (SnowidTest::query_ids($autocommit, $query))[-1] } 1 .. 5;
 	SnowidTest::crash_server($node);
 	eval { $_->quit } for $open, $autocommit;
 	return @taken;
@@ -166,11 +171,17 @@ $crashed->safe_psql('postgres', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
 });
-$durable->add(unflushed_calls($crashed));
+$durable->add(unflushed_calls($crashed, $one));
 $clock->start_node($crashed);
 $durable->take($crashed, 100, 'after kill -9, the clock 30 s back',
 	"$one FROM generate_series(1, 100)");
 $durable->no_duplicates('no autocommit id of before the crash comes again');
+$durable->add(unflushed_calls($crashed,
+	'BEGIN; SELECT pg_current_xact_id(); SELECT snowid_next(); COMMIT'));
+$clock->start_node($crashed);
+$durable->take($crashed, 100, 'after kill -9 of transactions with an xid, the clock 30 s back',
+	"$one FROM generate_series(1, 100)");
+$durable->no_duplicates('no id of a transaction that had an xid before it comes again');
 $crashed->stop;
 
 my $durable_standby = SnowidTest::Ledger->new;
@@ -189,7 +200,7 @@ $primary->safe_psql('postgres', q{
 	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
 });
 $primary->wait_for_catchup($standby);
-$durable_standby->add(unflushed_calls($primary));
+$durable_standby->add(unflushed_calls($primary, $one));
 $standby->promote;
 $durable_standby->take($standby, 100, 'on the synchronous standby promoted, the clock 30 s back',
 	"$one FROM generate_series(1, 100)");

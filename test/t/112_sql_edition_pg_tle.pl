@@ -6,7 +6,13 @@
 # from 1.0: the script of the newest version run where that of 1.0 was
 # (it registers the update path), ALTER EXTENSION ... UPDATE, the
 # configuration, keys and generator kept, and the objects of a fresh
-# install of the newest version.
+# install of the newest version.  Then issue 56's findings where they
+# apply to pg_tle, whose owner owns every object: ownership, a message of
+# its own in every transaction that takes ids (also one that had an xid),
+# no change as a replica, no lock a stranger can take, a cache on the
+# generator's sequence stopping it, public ids under a Turkish collation,
+# and a dump restored elsewhere issuing nothing under its source's worker
+# id.
 use strict;
 use warnings;
 
@@ -14,6 +20,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use File::Spec;
+use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition;
@@ -53,7 +60,7 @@ for my $v ('1.0', $version)
 }
 
 my $node = PostgreSQL::Test::Cluster->new('pg_tle');
-$node->init;
+$node->init(allows_streaming => 'logical');
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'\n");
 $node->start;
 $node->safe_psql(
@@ -151,6 +158,111 @@ is($rc, 0, "the owner creates $version from pg_tle") or diag($err);
 is(SnowidSqlEdition::objects($node, 'appdb'),
 	SnowidSqlEdition::objects($node, 'freshdb'),
 	"the objects, owners and privileges of the updated installation are those of a fresh $version");
+
+# ---------------------------------------------------------------------------
+# Issue 56's findings through pg_tle, where the owner owns every object
+# ---------------------------------------------------------------------------
+
+# Ownership: pg_tle runs the script as the role that creates the
+# extension, which owns every object of it (doc/managed.md says so, and
+# what follows from it)
+is( $node->safe_psql(
+		'appdb', qq{
+	SELECT string_agg(DISTINCT o::regrole::text, ', ') FROM (
+		SELECT p.proowner AS o FROM pg_proc p JOIN pg_depend d
+			ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+		JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = '$name'
+		UNION ALL
+		SELECT c.relowner FROM pg_class c JOIN pg_depend d
+			ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+		JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = '$name') x}),
+	'app', 'through pg_tle, the role that created the extension owns every object of it');
+
+# Durability: every transaction that takes ids writes WAL of its own once
+# (a transactional logical message), also one that had an xid before,
+# so that its commit flushes and waits for a synchronous standby; as the
+# owner's function, with the owner's rights
+$node->safe_psql('appdb',
+	q{SELECT pg_create_logical_replication_slot('snowid_wal', 'test_decoding')});
+($rc, $out, $err) = psql_as('appdb', 'clerk', '-c', 'SELECT snowid_next()');
+is($rc, 0, 'an autocommit call') or diag($err);
+($rc, $out, $err) = psql_as('appdb', 'clerk', '-c',
+	'BEGIN; SELECT pg_current_xact_id(); SELECT snowid_next(); SELECT snowid_next(); COMMIT');
+is($rc, 0, 'a transaction with an xid takes two ids') or diag($err);
+is( $node->safe_psql(
+		'appdb', q{
+	SELECT count(*) FROM pg_logical_slot_get_changes('snowid_wal', NULL, NULL)
+	WHERE data LIKE 'message: transactional: 1 prefix: snowid_sql,%'}),
+	'2', 'each transaction wrote one message of its own');
+$node->safe_psql('appdb', q{SELECT pg_drop_replication_slot('snowid_wal')});
+
+# A replica's apply changes no row of snowid_config
+$node->safe_psql('appdb', q{
+	SET session_replication_role = replica;
+	UPDATE snowid_config SET worker_id = 30, max_drift_ms = 5000});
+is($node->safe_psql('appdb', 'SELECT worker_id, max_drift_ms FROM snowid_config'),
+	'12|1000', 'a change as a replica (a subscriber\'s apply) changes nothing');
+
+# The locks: none that a role with no grants can take
+$node->safe_psql('postgres', 'CREATE ROLE stranger LOGIN');
+($rc, $out, $err) = psql_as('appdb', 'stranger', '-c',
+	'BEGIN; SELECT name FROM snowid_locks FOR UPDATE');
+like($err, qr/42501: permission denied for table snowid_locks/,
+	'a role with no grants cannot lock the rows of snowid_locks');
+
+# The sequences: their owner may alter them, which stops the generator
+($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'ALTER SEQUENCE snowid_generation CACHE 3');
+is($rc, 0, 'the owner may put a cache on snowid_generation') or diag($err);
+($rc, $out, $err) = psql_as('appdb', 'clerk', '-c',
+	'SELECT count(snowid_next()) FROM generate_series(1, 100)');
+like($err, qr/55000: snowid has no worker id on this server/,
+	'then the generator stops');
+($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'UPDATE snowid_config SET worker_id = 12');
+like($err, qr/55000: the sequences of the snowid generator were altered/,
+	'and the worker id is not set again over the cache');
+($rc, $out, $err) = psql_as('appdb', 'app', '-c',
+	'ALTER SEQUENCE snowid_generation CACHE 1; UPDATE snowid_config SET worker_id = 12');
+is($rc, 0, 'with the sequence as it was, the worker id is set again') or diag($err);
+(undef, $last) = take_ids(100);
+is($dups, 0, 'ids go on, none twice');
+
+# Public ids read under a Turkish collation (the argument's: ICU tr-TR),
+# as the C edition reads them: lower-case, with i for 1
+my ($read, $tried) = split /\|/, $node->safe_psql(
+	'appdb', q{
+	SELECT count(*) FILTER (WHERE snowid_from_public(typed COLLATE "tr-TR-x-icu") = id), count(*)
+	FROM (SELECT id, split_part(lower(p), '-', 1) || '-'
+					 || translate(split_part(lower(p), '-', 2), '1', 'i') AS typed
+		  FROM (SELECT g::bigint * 7919 * 1000003 AS id, snowid_public(g::bigint * 7919 * 1000003) AS p
+				FROM generate_series(1, 200) g) x
+		  WHERE split_part(p, '-', 2) LIKE '%1%') y});
+cmp_ok($tried, '>=', 20, "$tried public ids typed in lower case, with i for 1");
+is($read, $tried, 'each reads as its id under a Turkish collation');
+
+# A dump restored into another database of a server with pg_tle and the
+# extension registered: the restore of the row of snowid_config takes the
+# source's configuration but not its worker id, and the first call says
+# so.  The dump holds pg_tle's registration too, which is there already:
+# pg_restore reports those objects as errors and goes on.
+($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'UPDATE snowid_config SET max_drift_ms = 1500');
+is($rc, 0, 'the owner changes the configuration before the dump') or diag($err);
+my $dump = "$dir/appdb.dump";
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('appdb') ],
+	'pg_dump dumps the database of a pg_tle install');
+$node->safe_psql('postgres', 'CREATE DATABASE copydb OWNER app');
+$node->safe_psql('copydb', 'CREATE EXTENSION pg_tle');
+($rc, $out, $err) = psql_as('copydb', 'tle_admin', '-f', "$dir/pg_tle-$version.sql");
+is($rc, 0, 'a member of pgtle_admin registers snowid_sql where it is restored') or diag($err);
+my ($restored, $restore_err) = ('', '');
+IPC::Run::run([ 'pg_restore', '-d', $node->connstr('copydb'), $dump ],
+	'>', \$restored, '2>', \$restore_err);
+($rc, $out, $err) = psql_as('copydb', 'app', '-c',
+	'SELECT worker_id IS NULL, max_drift_ms FROM snowid_config');
+is($out, 't|1500', 'the restore takes the source\'s configuration but not its worker id')
+  or diag("$err\n$restore_err");
+($rc, $out, $err) = psql_as('copydb', 'clerk', '-c', 'SELECT snowid_next()');
+like($err, qr/55000: snowid has no worker id\n/,
+	'the restored copy issues no id under its source\'s worker id, and says so');
 
 $node->stop;
 done_testing();

@@ -22,7 +22,9 @@
 #   crash     kill -9 right after autocommit takes: the clock stepped back
 #             30 s, a transaction left open after it took ids (so that the
 #             sequences wrote their WAL ahead within it), five autocommit
-#             calls of another session, then kill -9 of the whole server
+#             calls of another session (every second time five
+#             transactions that each have an xid before they take an id),
+#             then kill -9 of the whole server
 #             while the WAL inserted before them is not yet written out,
 #             and a start (issue 56, finding 1; crash_after_autocommit)
 #   promote   the same on server a, then a's synchronous standby promoted
@@ -427,7 +429,8 @@ sub first_issuer
 # kill -9 right after autocommit takes (finding 1): the clock 30 s back
 # (an id taken at +0 first, so that the sequence is at the clock), a
 # transaction that took ids left open, then five autocommit calls of
-# another session, whose ids are collected, and kill -9 of the whole
+# another session (every second time, five transactions that each have an
+# xid before they take an id), whose ids are collected, and kill -9 of the whole
 # server at once.  The open transaction takes ids one call at a time until
 # each sequence of the edition's schema that the calls move has written
 # its WAL ahead within it (its log_cnt rose) and has 6 values or more
@@ -442,9 +445,16 @@ sub first_issuer
 # write out).  If the WAL was written out meanwhile, the open transaction
 # is rolled back and it is tried again, up to five times, then the server
 # is killed all the same.
+my $crashes = 0;
+
 sub crash_after_autocommit
 {
 	my ($server) = @_;
+	my ($what, $take) =
+	  $crashes++ % 2
+	  ? ('5 ids of transactions that had an xid',
+		'BEGIN; SELECT pg_current_xact_id(); SELECT snowid_next(); COMMIT')
+	  : ('5 autocommit ids', 'SELECT snowid_next()');
 	my $name = first_issuer($server);
 	my $i = $issuer{$name};
 	my $node = $server{$server}{node};
@@ -495,14 +505,14 @@ sub crash_after_autocommit
 			  && !grep { !$logged{$_} || $now->{$_}[1] < 6 } keys %moved;
 		}
 		my $inserted = $sql->('admin', 'SELECT pg_current_wal_insert_lsn()');
-		collect($name, $sql->('autocommit', 'SELECT snowid_next()')) for 1 .. 5;
+		collect($name, (split /\n/, $sql->('autocommit', $take))[-1]) for 1 .. 5;
 		$written = $sql->('admin', "SELECT pg_current_wal_lsn() >= '$inserted'");
 		last if $written eq 'f' || $try == 5;
 		$sql->('open', 'ROLLBACK');
 	}
 	SnowidTest::crash_server($node);
 	eval { $_->quit; 1 } for values %session;
-	return "$server killed after 5 autocommit ids, the clock 30 s back (the open transaction took $calls; "
+	return "$server killed after $what, the clock 30 s back (the open transaction took $calls; "
 	  . ($written eq 'f' ? 'its WAL not written out)' : 'its WAL written out)');
 }
 
