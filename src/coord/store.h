@@ -271,6 +271,7 @@ typedef struct SnowidStore
 								 * snowid_status() */
 	const char *title;			/* "Redis": in details and hints, within a
 								 * sentence */
+	const char *title_start;	/* the same at the start of a sentence */
 	const char *schemes;		/* its URLs' schemes, for messages:
 								 * "redis://, unix://" */
 

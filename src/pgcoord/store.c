@@ -126,6 +126,7 @@ static void snowid_pg_grant(const SnowidPgRow *row, SnowidLeaseGrant *grant);
 const SnowidStore snowid_pg_store = {
 	.name = "postgresql",
 	.title = "the coordination database",
+	.title_start = "The coordination database",
 	.schemes = "postgresql://, postgres://",
 	.accepts = snowid_pg_url_scheme,
 	.parse = snowid_pg_parse,

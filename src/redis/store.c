@@ -66,6 +66,7 @@ static void snowid_redis_outcome(SnowidRedisResult *redis,
 const SnowidStore snowid_redis_store = {
 	.name = "redis",
 	.title = "Redis",
+	.title_start = "Redis",
 	.schemes = "redis://, rediss://, unix://, redis-sentinel://, rediss-sentinel://",
 	.accepts = snowid_redis_url_scheme,
 	.parse = snowid_redis_store_parse,
