@@ -144,8 +144,7 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 								   where);
 				if (strcmp(s, "42883") == 0 || strcmp(s, "3F000") == 0)
 					hint = "Run CREATE EXTENSION snowid_coordinator in the coordination database.";
-				else if (strcmp(s, "42501") == 0 &&
-						 strstr(result->message, "wrong holder secret") != NULL)
+				else if (result->not_holder)
 				{
 					message = psprintf("the coordination database at %s refused this server's holder secret",
 									   where);

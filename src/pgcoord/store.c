@@ -468,6 +468,9 @@ snowid_pg_call(const SnowidPgTarget *target,
 	detail->warned = session.warned;
 	detail->password_asked = session.password_asked;
 	strlcpy(detail->sqlstate, session.sqlstate, sizeof(detail->sqlstate));
+	/* check_secret()'s refusal */
+	result->not_holder = strcmp(detail->sqlstate, "42501") == 0 &&
+		strstr(result->message, "wrong holder secret") != NULL;
 	if (res == NULL)
 		return false;
 	if (!read)

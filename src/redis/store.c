@@ -325,6 +325,7 @@ snowid_redis_outcome(SnowidRedisResult *redis, SnowidStoreResult *result)
 	result->elapsed_ms = redis->elapsed_ms;
 	snprintf(result->where, sizeof(result->where), "redis at %s", redis->node);
 	strlcpy(result->holder, redis->holder, sizeof(result->holder));
+	result->not_holder = redis->status == SNOWID_REDIS_WRONG_SECRET;
 	strlcpy(result->message, redis->message, sizeof(result->message));
 	result->detail = redis;
 }

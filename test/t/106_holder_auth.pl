@@ -15,6 +15,9 @@
 # - A server that lost its secret file is refused, with a hint; an
 #   administrator's reset lets its next claim register its new secret, and
 #   it gets its id back.
+# - A server holding its id for good whose check-in is refused for its
+#   secret (another one registered for its name, as after a loss and an
+#   attacker's call under the name) stops issuing with that id (issue 55).
 # - Coordination database only: a call in a transaction left open (as a
 #   simple query, with the extended protocol, or of the functions the
 #   procedures call, directly or from a DO block) fails without keeping the
@@ -99,6 +102,25 @@ sub attack
 	return $out =~ /^(?:ERR )?(SNOWID_\w+.*)$/m ? $1 : undef;
 }
 
+# An administrator's reset of the secret registered for a holder name
+sub reset_secret
+{
+	my ($name) = @_;
+
+	if ($pg)
+	{
+		is($coord->db->sql('coord_admin',
+				"SELECT snowid_coordinator.reset_secret($dc, '$name')"),
+			't', "the administrator resets the secret of $name");
+		return;
+	}
+	my $base = "{snowid:dc:$dc}";
+	is($coord->cli('FCALL', 'snowid_2_reset_secret', '3', "$base:owners",
+			"$base:leases", "$base:fences", $name),
+		'1', "the administrator resets the secret of $name");
+	return;
+}
+
 my $refusal = $pg ? qr/^42501: wrong holder secret for identity/
   : qr/^SNOWID_WRONG_SECRET /;
 
@@ -178,23 +200,36 @@ like($err, qr/refused this server's holder secret/,
 like($err, qr/HINT:  .*reset_secret/, 'with the administrator\'s step as the hint');
 ok(-f $secret_file, 'it made a new secret');
 is($coord->owners($dc)->{1}, $v_name, 'and its id is still registered to it');
-if ($pg)
-{
-	is($coord->db->sql('coord_admin',
-			"SELECT snowid_coordinator.reset_secret($dc, '$v_name')"),
-		't', 'the administrator resets the secret of V\'s name');
-}
-else
-{
-	my $base = "{snowid:dc:$dc}";
-	is($coord->cli('FCALL', 'snowid_2_reset_secret', '3', "$base:owners",
-			"$base:leases", "$base:fences", $v_name),
-		'1', 'the administrator resets the secret of V\'s name');
-}
+reset_secret($v_name);
 $v->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidRedis::worker($v), '1|config', 'V registers worker id 1 again');
 like(attack('claim', $v_name, "-1 0 $now"), $refusal,
 	'under its new secret, which the attacker does not have either');
+
+# -- a check-in refused for its secret stops the holder (issue 55) ----------
+
+# Another secret registered for V's name (here after an administrator's
+# reset; after a store that forgot, by the first caller under the name):
+# the attacker's lease claim under V's name moves V's id onto its lease.
+# V's next check-in is refused for its secret.  The id may be another
+# server's by then (the attacker gives the lease back, and the next server
+# takes it), so V stops issuing with it, as after a lost lease, rather than
+# taking the refusal for a store that did not answer: until issue 55 it
+# went on issuing with worker id 1 for good.
+reset_secret($v_name);
+$now = int(time * 1000);
+is(attack('lease_claim', $v_name, "3 $now", 'e' x 16), undef,
+	"the attacker's lease claim under V's name is granted, with its own secret");
+my $log_at = -s $v->logfile;
+$v->wait_for_log(qr/snowid stopped issuing ids with worker id 1 of datacenter $dc/,
+	$log_at);
+like(substr(slurp_file($v->logfile), $log_at),
+	qr/DETAIL:  (The coordination database|Redis) refused this server's holder secret/,
+	'V says its check-in was refused for its secret');
+isnt(SnowidRedis::worker($v), '1|config', 'V no longer issues with worker id 1');
+like(SnowidTest::psql_error($v, 'SELECT snowid_next()'),
+	qr/refused this server's holder secret/,
+	'and takes no id under its name until an administrator resets the secret');
 
 my $log = slurp_file($v->logfile);
 my $store_log = $pg ? slurp_file($coord->node->logfile) : '';
