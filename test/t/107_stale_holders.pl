@@ -21,6 +21,11 @@
 #    stale cache file named and got it at once, both issuing with it until
 #    Q's next check-in.
 # 4. A claim the store refuses removes the cache file.
+# 5. A server whose check-in worker or lease renewer the postmaster did not
+#    register (max_worker_processes used up: a LOG line alone) takes no
+#    worker id from the store, with an error naming max_worker_processes.
+#    Before, it claimed for good and never checked in: once the store
+#    forgot, the id went to another server while it went on issuing.
 #
 # Both servers issue ids in turns throughout; no two of them may issue with
 # one worker id in overlapping milliseconds.  Against Redis, or a
@@ -329,4 +334,21 @@ my ($refused) = $p->psql('postgres', 'SELECT snowid_next()');
 isnt($refused, 0, 'refused claim: P\'s claim of the id Q holds is refused');
 ok(!-e $p->data_dir . '/snowid_worker', 'refused claim: P\'s cache file is gone');
 $_->stop for ($p, $q3);
+
+# 5. No background worker: no worker id from the store.  The same data
+# directory, for good and then on lease.
+$p->append_conf('postgresql.conf', "snowid.worker_id = -1\nmax_worker_processes = 0");
+$p->start;
+for my $kind ('snowid check-in', 'snowid lease renewer')
+{
+	my ($ret, $out, $err) = $p->psql('postgres', 'SELECT snowid_next()');
+	like($err,
+		qr/ERROR:  snowid cannot take a worker id from its coordinator without the background worker "\Q$kind\E"/,
+		"no $kind registered: no worker id");
+	like($err, qr/max_worker_processes \(0\)/, "no $kind registered: the error names max_worker_processes");
+	is(worker_id($p), '', "no $kind registered: the server holds no worker id");
+	$p->append_conf('postgresql.conf', "snowid.worker_lease = '${lease_ms}ms'");
+	$p->restart;
+}
+$p->stop;
 done_testing();
