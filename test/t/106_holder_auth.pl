@@ -22,6 +22,9 @@
 #   simple query, with the extended protocol, or of the functions the
 #   procedures call, directly or from a DO block) fails without keeping the
 #   datacenter's lock: another server's claim goes through at once.
+# - Coordination database only: an administrator's call left in an open
+#   transaction does keep the lock; a server's claim meanwhile fails with
+#   55P03, saying so, not that the database may be down (issue 55).
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql (test/run --part coord).
@@ -297,6 +300,26 @@ if ($pg)
 			"SELECT snowid_coordinator.reset_secret($dc, 'x')"),
 		qr/^42501: permission denied for function reset_secret/,
 		'not the servers\' role\'s');
+
+	# An administrator's function left in an open transaction keeps the
+	# datacenter's lock (the attack report's finding 8): a server's claim
+	# meanwhile says so (55P03), not that the database is down.
+	my $admin = $coord->node->background_psql('coord',
+		extra_params => [ '-U', 'coord_admin' ], on_error_stop => 0);
+	$admin->query('BEGIN');
+	$admin->query("SELECT snowid_coordinator.free($dc, 3, 0)");
+	my $x = start_node('x', 'snowid.coordinator_timeout_ms' => 2000);
+	my $locked = SnowidTest::psql_error($x, 'SELECT snowid_next()');
+	like($locked, qr/ERROR:  55P03: the coordination database at .* did not lock datacenter $dc in time/,
+		'a claim while an administrator\'s call holds the datacenter locked says it did not get the lock');
+	like($locked, qr/HINT:  Find that session in pg_stat_activity/,
+		'and where to find the session that holds it');
+	unlike($locked, qr/is a primary, is up/, 'not that the database may be down');
+	$admin->query('ROLLBACK');
+	$admin->quit;
+	$x->safe_psql('postgres', 'SELECT snowid_next()');
+	isnt(SnowidRedis::worker($x), '', 'once it ends, the claim is granted');
+	$x->stop;
 }
 
 done_testing();
