@@ -349,10 +349,10 @@ sub search_finds_stale_holders
 	# a member of the fleet takes a holder's name after a loss (the attack
 	# report's finding 1): re-asserts its id, moves it onto a lease and gives
 	# it back; the holder's check-in is refused for its secret
-	my $hijack = join "\n", 'set ops start,claim,issue,checkin,wait,lose,impersonate',
+	my $hijack = join "\n", 'set ops start,claim,issue,checkin,wait,lose,impersonate,hijack',
 	  'server p perm drift=1000', 'server q perm drift=1000',
-	  'start p', 'issue p 1', 'lose', 'impersonate p reassert',
-	  'impersonate p lease_claim', 'impersonate p release', 'wait 80000',
+	  'start p', 'issue p 1', 'lose', 'hijack p reassert',
+	  'hijack p lease_claim', 'impersonate p release', 'wait 80000',
 	  'start q', 'issue q 1', '';
 	my $frozen = join "\n", 'set ops start,claim,issue,renew,freeze,thaw,wait,lose',
 	  'server l lease=3000 drift=1000', 'server q lease=3000 drift=1000',
