@@ -238,6 +238,17 @@ COMMENT ON VIEW snowid_coordinator.workers IS
 -- retiring an id.  Called only by the functions below, as their owner.
 -- -----------------------------------------------------------------------
 
+-- Whether a fix of the rules below is on: always.  test/protocol-search
+-- replaces this body when it loads this script with --store-fix NAME=off,
+-- so that its search shows the path the fix closes.
+CREATE FUNCTION snowid_coordinator.fixed(fix text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT true
+$$;
+
 -- Refuses a null argument
 CREATE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
 RETURNS void
@@ -626,6 +637,9 @@ ALTER TABLE snowid_coordinator.datacenters
 		CHECK (generation >= 0),
 	ADD COLUMN counter bigint NOT NULL DEFAULT 0
 		CHECK (counter >= 0),
+	-- whether the generation was made on a caller's word alone (see
+	-- recall())
+	ADD COLUMN declared_generation boolean NOT NULL DEFAULT false,
 	-- every grant that is not a re-assertion starts at or above it: the
 	-- end of the last quiet period plus the fleet's clocks (see recall())
 	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
@@ -654,8 +668,11 @@ AS $$
 $$;
 
 -- Refuses a quiet period or a clock margin a caller declares (ms; NULL:
--- none) out of bounds: a quiet period up to the longest a server declares
--- (see check_ms()), a margin up to an hour
+-- none) out of bounds: a quiet period from the shortest a server declares
+-- (a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget, and
+-- a second: SNOWID_QUIET_DECLARED_MIN_MS of snowid's src/coord/request.h;
+-- a shorter one would let the first call after a loss end the quiet period
+-- at once) up to the longest (see check_ms()), a margin up to an hour
 CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
 												  clock_margin_ms bigint)
 RETURNS void
@@ -664,8 +681,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF quiet_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms, 0, 90601000,
-			'the longest quiet period a snowid server declares: a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour, and a second');
+		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms,
+			CASE WHEN snowid_coordinator.fixed('quiet_min') THEN 1101 ELSE 0 END,
+			90601000,
+			'from the shortest quiet period a snowid server declares, a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget and a second, to the longest, a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour and a second');
 	END IF;
 	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
 		RAISE EXCEPTION 'clock_margin_ms is out of range: %', clock_margin_ms
@@ -691,7 +710,22 @@ $$;
 -- default settings for that call only, which the row does not keep: a
 -- quiet period of 9 s (check-in 5 s, timeout 2 s, drift budget 1 s, 1 s)
 -- and clocks a minute apart; such a call writes the row only if it
--- changes.  The same rule as snowid.lua's recall().
+-- changes.
+--
+-- No call ends or shortens a quiet period that runs: a new one, started
+-- while one runs, ends no earlier.  A caller's word alone (it saw a later
+-- generation or counter, while the row shows no loss: written under this
+-- server) starts a new quiet period only once a generation: the row notes
+-- a generation made that way (declared_generation), and a caller that
+-- says it saw a later one than that changes nothing, until the row itself
+-- shows a loss or an administrator ends the quiet period.  So a fleet
+-- member calling with a counter one ahead, again and again, starts one
+-- quiet period, not a chain of them.  A generation later than an hour past
+-- this server's clock was never made, whatever the row says (one an
+-- earlier release let a caller push past it, one past the other, at every
+-- call): it is refused, and a generation made here never lies past that
+-- bound either, so every server that saw it can send it again, after a
+-- loss too.  The same rules as snowid.lua's recall().
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  clock_margin_ms bigint,
@@ -706,6 +740,8 @@ DECLARE
 	was			snowid_coordinator.datacenters;
 	here		text := snowid_coordinator.server_now();
 	len			bigint;
+	lost		boolean;
+	told_later	boolean;
 BEGIN
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 										coalesce(seen_generation, 0), 0);
@@ -717,24 +753,40 @@ BEGIN
 	-- datacenter's own and an hour (the widest clock margin) past the clock
 	-- now was never made
 	PERFORM snowid_coordinator.check_ms('seen_generation',
-		coalesce(seen_generation, 0), 0, greatest(d.generation, now_ms + 3600000),
-		'the datacenter''s generation, or an hour past the clock of the coordination server if later: no later one was made');
+		coalesce(seen_generation, 0), 0,
+		CASE WHEN snowid_coordinator.fixed('own_generation_bound')
+			 THEN now_ms + 3600000
+			 ELSE greatest(d.generation, now_ms + 3600000) END,
+		'an hour past the clock of the coordination server: no later generation was made');
 	was := d;
 	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
 	d.widest_margin_ms := greatest(d.widest_margin_ms,
 								   coalesce(clock_margin_ms, 0));
 	len := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 9000));
-	IF d.written_under IS DISTINCT FROM here OR
-		seen_generation > d.generation OR
-		(seen_generation = d.generation AND seen_counter > d.counter) THEN
+	lost := d.written_under IS DISTINCT FROM here;
+	told_later := coalesce(seen_generation > d.generation OR
+						   (seen_generation = d.generation AND
+							seen_counter > d.counter), false);
+	IF told_later AND NOT lost AND d.declared_generation AND
+		snowid_coordinator.fixed('declared_once') THEN
+		told_later := false;
+	END IF;
+	IF lost OR told_later THEN
 		-- may have forgotten: a new generation, later than any the
-		-- caller saw, and a quiet period from now
+		-- caller saw, and a quiet period from now, ending no earlier than
+		-- one that runs
 		d.written_under := here;
 		d.generation := greatest(now_ms, d.generation + 1,
 								 coalesce(seen_generation, 0) + 1);
+		IF snowid_coordinator.fixed('own_generation_bound') THEN
+			d.generation := least(d.generation, now_ms + 3600000);
+		END IF;
 		d.counter := 0;
 		d.quiet_from_ms := now_ms;
-		d.quiet_until_ms := now_ms + len;
+		d.quiet_until_ms := CASE WHEN snowid_coordinator.fixed('keep_quiet')
+			THEN greatest(now_ms + len, was.quiet_until_ms)
+			ELSE now_ms + len END;
+		d.declared_generation := NOT lost;
 	ELSIF d.quiet_until_ms > now_ms AND
 		d.quiet_from_ms + len > d.quiet_until_ms THEN
 		d.quiet_until_ms := d.quiet_from_ms + len;
@@ -756,7 +808,8 @@ BEGIN
 			quiet_until_ms = d.quiet_until_ms,
 			forgot_floor_ms = d.forgot_floor_ms,
 			longest_quiet_ms = d.longest_quiet_ms,
-			widest_margin_ms = d.widest_margin_ms
+			widest_margin_ms = d.widest_margin_ms,
+			declared_generation = d.declared_generation
 		WHERE x.datacenter = dc;
 	END IF;
 	RETURN d;
@@ -798,7 +851,7 @@ BEGIN
 	SET written_under = snowid_coordinator.server_now(),
 		generation = greatest(now_ms, x.generation + 1), counter = 0,
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
-		longest_quiet_ms = 0, widest_margin_ms = 0
+		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -828,7 +881,7 @@ BEGIN
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
-		longest_quiet_ms = 0, widest_margin_ms = 0
+		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -893,6 +946,7 @@ DECLARE
 	quiet_until bigint;
 	st			snowid_coordinator.datacenters;
 	keep		integer;
+	reasserts	boolean;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
@@ -971,11 +1025,21 @@ BEGIN
 		END IF;
 	END IF;
 
-	-- in a quiet period, only the id this identity holds, or re-asserts
-	IF quiet_until IS NOT NULL AND NOT (reassert AND keep IN (want, prefer)) AND
-		NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-					WHERE x.datacenter = dc AND x.worker_id = keep
-					  AND x.holder = me AND NOT x.on_lease) THEN
+	-- a re-assertion names its id: the check-in of the id the server
+	-- issues with, or a restart's of the id its cache file names.  An id
+	-- the database holds for the identity but that it does not name is not
+	-- one: the database may have gone back to a backup taken before the
+	-- server moved that id onto a lease and gave it back (its cache file
+	-- went then), and another server may issue with it now
+	reasserts := reassert AND keep IN (want, prefer);
+	IF NOT snowid_coordinator.fixed('held_named') AND
+		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+				WHERE x.datacenter = dc AND x.worker_id = keep
+				  AND x.holder = me AND NOT x.on_lease) THEN
+		reasserts := true;
+	END IF;
+	-- in a quiet period, only the id this identity re-asserts
+	IF quiet_until IS NOT NULL AND NOT reasserts THEN
 		o.outcome := 'quiet';
 		o.fence_ms := quiet_until;
 		RETURN o;
@@ -983,10 +1047,7 @@ BEGIN
 
 	f := snowid_coordinator.fence_of(dc, keep);
 	-- a grant that is not a re-assertion starts past the last quiet period
-	IF NOT (reassert AND keep IN (want, prefer)) AND
-		NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-					WHERE x.datacenter = dc AND x.worker_id = keep
-					  AND x.holder = me AND NOT x.on_lease) THEN
+	IF NOT reasserts THEN
 		f := greatest(f, st.forgot_floor_ms);
 	END IF;
 	IF f > usable THEN
@@ -1604,6 +1665,7 @@ $$;
 
 -- Only the owner calls anything until granted (see the top of this file)
 REVOKE ALL ON FUNCTION
+	snowid_coordinator.fixed(text),
 	snowid_coordinator.check_given(text, anyelement),
 	snowid_coordinator.check_id(text, integer, integer),
 	snowid_coordinator.check_ms(text, bigint, bigint, bigint, text),

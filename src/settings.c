@@ -80,8 +80,6 @@ static void snowid_check_lease_needs(void);
 static void snowid_check_one_coordinator(void);
 static void snowid_check_password_files(void);
 
-/* The shortest lease: a third of it must leave time for a renewal */
-#define SNOWID_MIN_LEASE_MS		100
 #define SNOWID_LEASE_RANGE_DETAIL \
 	"\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day."
 

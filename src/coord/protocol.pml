@@ -16,11 +16,14 @@
  *	  that the checker finds the path it closed (test/t/117_protocol_model.pl,
  *	  doc/internals.md "The protocol, model checked").
  *
- *	  Run it:
- *		spin -a src/coord/protocol.pml && cc -O2 -DSAFETY -DCOLLAPSE \
- *			-o pan pan.c && ./pan -E -m2000 -w27
+ *	  Run it (every fix on; the configurations and depths searched to
+ *	  their end are in doc/internals.md):
+ *		spin -a -DNO_IMP -DNO_OFFLINE -DNO_REWIND_SAME src/coord/protocol.pml
+ *		cc -O2 -DSAFETY -DCOLLAPSE -DBFS -DMEMLIM=5500 -o pan pan.c
+ *		./pan -E -m11 -w25
  *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
- *	  is shown with spin -t protocol.pml (its lines "STEP ...").
+ *	  is shown with spin -t protocol.pml (its lines "STEP ..."), which
+ *	  test/protocol-trail turns into test/protocol-search's steps.
  *
  * Time.  One clock, the store's, counts abstract milliseconds from 1 to
  * TMAX; a server's clock is the store's plus its skew (-1, 0 or +1: every
@@ -32,7 +35,10 @@
  * issue at now (past its generator, its floor and its clock, up to its
  * clock plus its drift budget, and on lease below its fence) holds an id
  * another server issued with w.  It issues at the lowest or the highest of
- * them (with a drift budget of 1, these are all).
+ * them (with a drift budget of 1, these are all).  (A stronger check, that
+ * each issues above every millisecond another issued with w, is wrong: a
+ * lease holder may go on below its fence after the next holder started
+ * above it.)
  *
  * A second assertion, for what a fleet member may declare (issue 55,
  * finding 3): a quiet period lasts at most QLIM and its floor lies at most
@@ -134,6 +140,7 @@ byte sst[NS];			/* UNBORN, NEW, RUN, FROZEN, DOWN */
 bit slease[NS];			/* claims on lease (snowid.worker_lease) */
 byte sid[NS];			/* its holder name */
 byte ssec[NS];			/* its holder secret (a copy keeps it) */
+bit third;				/* the last slot holds a third server, not a copy */
 bit sran[NS];			/* it ever ran */
 byte sw[NS];			/* the worker id it issues with, or NONE */
 byte sfloor[NS];		/* its ids start at or above this */
@@ -213,12 +220,21 @@ inline retire(w, v)
 #define told_ok (c_q <= QLIM && c_m <= MLIM && c_sg <= now + MLIM + FMAX)
 #endif
 
+/* A quiet period lasts at least the least a real server declares (a
+ * check-in interval, its drift budget and 1): a declared quiet_ms, however
+ * short, cannot end or shorten one */
+#ifdef NO_FIX_QUIET_LEAST
+#define quiet_least(q) (q)
+#else
+#define quiet_least(q) max(q, QPERM)
+#endif
+
 /* recall() of snowid.lua, recall() of snowid_coordinator: whether the
  * store may have forgotten, the quiet period started or lengthened, its
  * floor raised; the counter moved up */
 inline recall()
 {
-	longest = max(longest, c_q);
+	longest = max(longest, quiet_least(c_q));
 	widest = max(widest, c_m);
 	forgot = 0;
 	if
@@ -347,9 +363,12 @@ inline claim()
 #else
 				if
 #ifndef NO_FIX_HELD_QUIET
-				/* proposed (found by this model): in a quiet period, a claim
-				 * the store says a restarting server holds may be one the
-				 * store went back to; only a check-in keeps its fence */
+				/* claim() of both stores (found by this model; the fix
+				 * being made in the stores): during a quiet period, a claim
+				 * the store holds starts at the quiet floor, unless it is a
+				 * check-in (the holder's claim of the id it holds live and
+				 * issues with): what the store holds may be what it went
+				 * back to */
 				:: quiet && tmp && keep != c_want -> r_floor = new_floor(keep)
 #endif
 				:: tmp || (c_reassert && keep == c_want) -> r_floor = fence[keep]
@@ -500,6 +519,10 @@ inline lease_renew()
 #else
 			r_floor = max(min(c_client, c_usable), fence[c_w]);
 #endif
+			/* no call lowers a fence: a lease made again starts at or
+			 * above the id's fence, which its release goes back to
+			 * (issue 55, finding 4) */
+			assert(r_floor >= fence[c_w]);
 			hold[c_w] = c_name;
 			hlease[c_w] = 1
 		:: else -> r = LOST
@@ -672,9 +695,17 @@ inline clear_snapshot()
 /* it starts (snowid_coord_install(), the lease renewer), for good or on
  * lease */
 #define START(s, mode) \
-	:: d_step { (sst[s] == NEW || sst[s] == DOWN) -> \
+	:: d_step { (sst[s] == NEW || sst[s] == DOWN) && in_order(s) -> \
 		slease[s] = mode; sst[s] = RUN; sran[s] = 1; drop(s); \
 		trail(("STEP start %d %d\n", s, mode)) }
+
+/* Symmetry, by construction: the servers are interchangeable (the same
+ * settings, clocks and store; the other fleet member calls under each
+ * one's name alike), so a search in which server 1 starts before server 0
+ * (or the third before server 1) is one in which they swapped names.  A
+ * server starts only after the one before it first started; a copy in the
+ * last slot starts when it is made. */
+#define in_order(s) ((s) == 0 || (s) == 1 && sran[0] || (s) == 2 && (!third || sran[1]))
 
 /* a claim for good: snowid_worker_claim() of src/coord/worker.c */
 #define CLAIM(s) \
@@ -715,10 +746,10 @@ inline clear_snapshot()
 #define ISSUE(s) \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) <= issue_hi(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = lo; \
-		trail(("STEP issue %d %d %d\n", s, sw[s], m)); issue_at(s, lo, hi, m) } \
+		trail(("STEP issue %d %d %d lo\n", s, sw[s], m)); issue_at(s, lo, hi, m) } \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) < issue_hi(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = hi; \
-		trail(("STEP issue %d %d %d\n", s, sw[s], m)); issue_at(s, lo, hi, m) }
+		trail(("STEP issue %d %d %d hi\n", s, sw[s], m)); issue_at(s, lo, hi, m) }
 
 /* a renewal: snowid_lease_renew() of src/coord/lease.c; past its own
  * deadline it holds no lease, and claims anew (issue 55, finding 1) */
@@ -906,7 +937,7 @@ active proctype world()
 	};
 	/* the last slot: a third server, or a copy of another */
 	if
-	:: sst[NS - 1] = NEW
+	:: sst[NS - 1] = NEW; third = 1
 	:: skip
 	fi;
 end:
@@ -971,6 +1002,9 @@ end:
 	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_q = HUGE; c_m = HUGE; c_sg = HUGE;
 		c_prefer = 0; c_reassert = 1; claim();
 		trail(("STEP imp_huge -> %d\n", r)); bounds_hold() }
+	/* a claim declaring a quiet period of 0 (issue 55's bounds) */
+	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_q = 0; claim();
+		trail(("STEP imp_short -> %d\n", r)); bounds_hold() }
 	/* as if it saw a later state record: a quiet period starts */
 	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_sg = gen; c_sc = counter + 1;
 		claim(); trail(("STEP imp_later -> %d\n", r)); bounds_hold() }

@@ -169,6 +169,10 @@ snowid_client_sees_store(void)
 /* the stores hold the longest quiet period a server declares as a number */
 StaticAssertDecl(SNOWID_QUIET_DECLARED_MAX_MS == 90601000,
 				 "snowid.lua and snowid_coordinator refuse a quiet period past 90601000 ms");
+StaticAssertDecl(SNOWID_QUIET_DECLARED_MIN_MS == 1101,
+				 "snowid.lua and snowid_coordinator refuse a quiet period below 1101 ms");
+StaticAssertDecl(SNOWID_MIN_LEASE_MS <= 1000,
+				 "the shortest quiet period is one of the shortest lease, not check-in interval (1 s)");
 StaticAssertDecl(SNOWID_CHECKIN_INTERVAL_MAX_MS <= SNOWID_MAX_LEASE_MS,
 				 "a quiet period declared after a check-in must not outlast one after a lease");
 

@@ -37,6 +37,19 @@
 	(SNOWID_MAX_LEASE_MS + SNOWID_COORDINATOR_TIMEOUT_MAX_MS + \
 	 SNOWID_MAX_DRIFT_MS + SNOWID_QUIET_MARGIN_MS)
 
+/* The shortest lease: a third of it must leave time for a renewal */
+#define SNOWID_MIN_LEASE_MS		100
+
+/*
+ * The shortest quiet period a server declares (snowid_quiet_ms() with every
+ * setting at its least: a lease of 100 ms, a coordinator timeout of 1 ms,
+ * no drift budget, and the margin): the stores refuse a shorter one, which
+ * would let the first call after a loss end the quiet period at once
+ * (snowid.lua's QUIET_MIN, snowid_coordinator's check_declared(), both 1101)
+ */
+#define SNOWID_QUIET_DECLARED_MIN_MS \
+	(SNOWID_MIN_LEASE_MS + 1 + SNOWID_QUIET_MARGIN_MS)
+
 extern int	snowid_worker_id;
 extern int	snowid_checkin_interval_ms;
 extern int	snowid_clock_margin_ms;

@@ -123,6 +123,11 @@ static bool snowid_pg_refusal(const SnowidStoreRequest *request,
 static void snowid_pg_bad_reply(SnowidStoreResult *result, const char *what);
 static void snowid_pg_grant(const SnowidPgRow *row, SnowidLeaseGrant *grant);
 
+/*
+ * The coordination database's entries of the store interface
+ * (coord/store.h).  They look like Redis' (redis/store.c), as two
+ * implementations of one interface do: each sends its own procedure.
+ */
 const SnowidStore snowid_pg_store = {
 	.name = "postgresql",
 	.title = "the coordination database",

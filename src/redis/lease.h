@@ -43,7 +43,11 @@ typedef struct SnowidRedisLeaseRequest
 	const SnowidLeaseRequest *lease;
 } SnowidRedisLeaseRequest;
 
-/* The scripts; never palloc, ereport only for a cancel */
+/*
+ * The scripts; never palloc, ereport only for a cancel.  Their signatures
+ * are those of the store interface's lease entries (coord/store.h), with
+ * Redis' request and result.
+ */
 extern void snowid_redis_lease_claim(const SnowidRedisTarget *target,
 									 const SnowidRedisLeaseRequest *request,
 									 SnowidLeaseGrant *grant,

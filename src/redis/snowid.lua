@@ -47,6 +47,12 @@
 
 local prefix = 'snowid_2_'
 
+-- Every fix of the rules below is on.  test/protocol-search turns one off
+-- (--store-fix NAME=off rewrites this line of the library it loads), so
+-- that its search shows the path the fix closes; a library an
+-- administrator loads keeps them all.
+local FIXES = {}
+
 -- THE FENCE RULE.  For every worker id, each new holder's first id lies
 -- above every id any earlier holder could have issued.  It is kept in one
 -- place and by two helpers that every function goes through:
@@ -247,7 +253,9 @@ end
 -- older RDB or AOF, a failover to a replica that missed writes.  A
 -- datacenter's state record, the field "state" of its owners hash,
 -- "<generation> <run id> <quiet from> <quiet until> <counter> <floor>
--- <longest quiet> <widest clock margin>", says who wrote the claims; the
+-- <longest quiet> <widest clock margin> <declared>", says who wrote the
+-- claims (declared: 1 if its generation was made on a caller's word alone,
+-- see recall()); the
 -- generation (hexadecimal) is Redis' clock when the record was made, later
 -- than every generation before it, and the counter goes up at every call
 -- of a holder.  The leases and fences hashes carry the generation in a
@@ -278,6 +286,13 @@ local SEEN_MAX = 9007199254740991
 -- a minute apart
 local QUIET_MAX, MARGIN_MAX = 90601000, 3600000
 local QUIET_DEFAULT, MARGIN_DEFAULT = 9000, 60000
+
+-- The least a call may declare of a quiet period: the shortest a server
+-- declares, with every setting at its least (a lease of 100 ms, a
+-- coordinator timeout of 1 ms, no drift budget, and a second:
+-- SNOWID_QUIET_DECLARED_MIN_MS of src/coord/request.h).  A shorter one
+-- would let the first call after a loss end the quiet period at once.
+local QUIET_MIN = 1101
 
 -- The most of the other numbers a call sends: a worker id (24 bits of
 -- datacenter, worker and sequence), a lease (snowid.worker_lease's most, a
@@ -310,11 +325,14 @@ local function run_id()
 end
 
 -- Write the state record, and with all the generation into the other two
--- hashes
-local function write_state(st, gen, run, from, til, counter, all, floor, longest, widest)
+-- hashes; declared says that the generation was made on a caller's word
+-- alone (see recall())
+local function write_state(st, gen, run, from, til, counter, all, floor, longest, widest,
+                           declared)
   redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) ..
              ' ' .. ms(til) .. ' ' .. ms(counter) .. ' ' .. ms(floor or 0) ..
-             ' ' .. ms(longest or 0) .. ' ' .. ms(widest or 0))
+             ' ' .. ms(longest or 0) .. ' ' .. ms(widest or 0) ..
+             ' ' .. (declared and '1' or '0'))
   if all then
     redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
     redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
@@ -326,18 +344,24 @@ end
 -- (strings of digits, empty for none): what it saw last of the state record
 -- (false: nothing), the quiet period and clock margin it declares (nil:
 -- none); or a refusal of numbers out of bounds.  A generation is Redis'
--- clock when the record was made: one past the record's own and an hour
--- (the widest clock margin) past Redis' clock now was never made.
+-- clock when the record was made: one more than an hour (the widest clock
+-- margin) past Redis' clock now was never made, whatever the record says
+-- (a record an earlier release let a caller push past it, one past the
+-- other, at every call).  A generation Redis makes (see recall()) never
+-- lies past that bound either, so every server that saw it can send it
+-- again, after a loss too.
 local function told(st, gen, counter, quiet_ms, margin)
   local seen = ((gen or '') ~= '' or (counter or '') ~= '') and
     {generation = tonumber(gen) or -1, counter = tonumber(counter) or -1}
   local made = tonumber(string.match(st.state or '', '^(%x+) ') or '0', 16) or 0
+  local gen_max = st.now + MARGIN_MAX
+  if FIXES.own_generation_bound == false then gen_max = math.max(made, gen_max) end
   quiet_ms, margin = tonumber(quiet_ms), tonumber(margin)
+  local quiet_min = FIXES.quiet_min == false and 0 or QUIET_MIN
   local bad = out_of_bounds({
-    {'quiet_ms', quiet_ms or 0, 0, QUIET_MAX},
+    {'quiet_ms', quiet_ms or quiet_min, quiet_min, QUIET_MAX},
     {'clock_margin_ms', margin or 0, 0, MARGIN_MAX},
-    {'seen_generation', seen and seen.generation or 0, 0,
-     math.min(SEEN_MAX, math.max(made, st.now + MARGIN_MAX))},
+    {'seen_generation', seen and seen.generation or 0, 0, math.min(SEEN_MAX, gen_max)},
     {'seen_counter', seen and seen.counter or 0, 0, SEEN_MAX}})
   if bad then return nil, nil, nil, bad end
   return seen, quiet_ms, margin
@@ -355,9 +379,20 @@ end
 -- issued until then.  What a call does not declare counts as the defaults
 -- for that call only, which the record does not keep; such a call writes
 -- the record only if it changes.
+--
+-- No call ends or shortens a quiet period that runs: a new one, started
+-- while one runs, ends no earlier.  A caller's word alone (it saw a later
+-- generation or counter, while the record, its run and the other hashes
+-- show no loss) starts a new quiet period only once a generation: the
+-- record notes a generation made that way (its ninth field), and a caller
+-- that says it saw a later one than that changes nothing, until Redis
+-- itself shows a loss or an administrator ends the quiet period.  So a
+-- fleet member calling with a counter one ahead, again and again, starts
+-- one quiet period, not a chain of them.
 local function recall(st, quiet_ms, margin, seen)
-  local gen, run, from, til, counter, floor, longest, widest = string.match(st.state or '',
-    '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
+  local gen, run, from, til, counter, floor, longest, widest, declared =
+    string.match(st.state or '',
+      '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?([01]?)$')
   local g = tonumber(gen or '0', 16) or 0
   local was = {tonumber(til), tonumber(floor) or 0, tonumber(longest) or 0, tonumber(widest) or 0}
   counter, floor = tonumber(counter) or 0, was[2]
@@ -365,16 +400,24 @@ local function recall(st, quiet_ms, margin, seen)
   local len = math.max(longest, quiet_ms or QUIET_DEFAULT)
   -- a user that may not INFO runs under 'unknown': only lost keys count
   local now_run = run_id()
-  local forgot = gen == nil or
+  local lost = gen == nil or
     (run ~= now_run and run ~= 'unknown' and now_run ~= 'unknown') or
     redis.call('HGET', st.leases, 'generation') ~= gen or
-    redis.call('HGET', st.fences, 'generation') ~= gen or
-    (seen and (seen.generation > g or
-               (seen.generation == g and seen.counter > counter)))
+    redis.call('HGET', st.fences, 'generation') ~= gen
+  local told_later = seen and (seen.generation > g or
+                               (seen.generation == g and seen.counter > counter))
+  if told_later and not lost and declared == '1' and FIXES.declared_once ~= false then
+    told_later = false
+  end
+  local forgot = lost or told_later
+  declared = declared == '1'
   if forgot then
     g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
+    if FIXES.own_generation_bound ~= false then g = math.min(g, st.now + MARGIN_MAX) end
     gen, run, from, til, counter = string.format('%x', g), now_run, st.now,
       st.now + len, 0
+    if was[1] and was[1] > til and FIXES.keep_quiet ~= false then til = was[1] end
+    declared = not lost
   else
     from, til = tonumber(from), tonumber(til)
     if til > st.now and from + len > til then til = from + len end
@@ -385,7 +428,7 @@ local function recall(st, quiet_ms, margin, seen)
   if quiet_ms then counter = counter + 1 end
   if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
      widest ~= was[4] then
-    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
+    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest, declared)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
   if til > st.now then return til end
@@ -411,16 +454,31 @@ end
 
 -- The administrator's mark of a brand-new datacenter, one no server ever
 -- claimed a worker id of: its state record, without a quiet period or its
--- floor.  Refused if the datacenter has a state record (any call of a
--- server writes one: a claim the quiet period refused too, after which
--- Redis cannot tell a new datacenter from one that lost its claims, as
--- after a restart from an older snapshot that the refused claim then
--- wrote anew), or any holder or fence.  args: a name for the log
--- (unused).  Replies 1.
+-- floor.  Refused if any of the datacenter's three keys exists (any call
+-- of a server writes its state record, a claim the quiet period refused
+-- too, after which Redis cannot tell a new datacenter from one that lost
+-- its claims, as after a restart from an older snapshot that the refused
+-- claim then wrote anew; and a grant writes the other two hashes, so that
+-- an owners hash evicted alone leaves them as evidence), and while Redis'
+-- maxmemory-policy is one that evicts keys without an expiry (allkeys-*:
+-- all three may have been evicted) or cannot be read.  args: a name for
+-- the log (unused).  Replies 1.
 local function new_datacenter(keys, args)
   local st = load(keys, 0)
-  if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil then
-    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims or a state record already')
+  if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil or
+      (FIXES.new_proved ~= false and redis.call('EXISTS', keys[1], keys[2], keys[3]) > 0) then
+    return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims, fences or a state record already')
+  end
+  if FIXES.new_proved ~= false then
+    local ok, info = pcall(redis.call, 'INFO', 'memory')
+    local policy = ok and type(info) == 'string' and
+      string.match(info, 'maxmemory_policy:([%w-]+)')
+    if not policy or string.sub(policy, 1, 8) == 'allkeys-' then
+      return redis.error_reply('SNOWID_NOT_NEW Redis cannot tell that the datacenter is new: ' ..
+        'its maxmemory-policy ' .. (policy and ('is ' .. policy .. ', which evicts keys without an expiry')
+                                    or 'could not be read') ..
+        ', so its keys may have been evicted')
+    end
   end
   write_state(st, string.format('%x', st.now), run_id(), st.now, st.now, 0, true)
   return 1
@@ -594,8 +652,15 @@ local function claim(keys, args)
   end
   local k = tostring(keep)
   local held = st.holder[k] == me
-  local reasserts = held or (reassert == '1' and (keep == want or keep == prefer))
-  -- in a quiet period, only the id this server holds, or re-asserts
+  -- a re-assertion names its id: the check-in of the id the server issues
+  -- with, or a restart's of the id its cache file names.  An id Redis
+  -- holds for the server but that it does not name is not one: Redis may
+  -- have gone back to a backup taken before the server moved that id onto
+  -- a lease and gave it back (its cache file went then), and another
+  -- server may issue with it now
+  local reasserts = reassert == '1' and (keep == want or keep == prefer)
+  if held and FIXES.held_named == false then reasserts = true end
+  -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)
   if floor > usable then return too_far(st, keep, floor) end
@@ -642,6 +707,8 @@ end
 -- clock plus its drift budget.  The new fence is a lease past the floor or
 -- the caller's generator, whichever is later.  Replies {worker id, floor,
 -- fence, lease}, or refuses as claim() does.
+-- (Its head looks like claim()'s: each entry point parses and bounds its own
+-- arguments, of another format.)
 local function lease_claim(keys, args)
   local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc, margin =
     string.match(args[2] or '',

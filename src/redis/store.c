@@ -63,6 +63,12 @@ static SnowidRedisResult *snowid_redis_result(void);
 static void snowid_redis_outcome(SnowidRedisResult *redis,
 								 SnowidStoreResult *result);
 
+/*
+ * Redis' entries of the store interface (coord/store.h).  They look like
+ * the coordination database's (pgcoord/store.c), and like one another, as
+ * every implementation of one interface does: each only turns the neutral
+ * request into Redis' and calls its own script (claim.c, lease.c).
+ */
 const SnowidStore snowid_redis_store = {
 	.name = "redis",
 	.title = "Redis",

@@ -24,6 +24,10 @@
 # (as releases up to 1.2 did) shares its id with the next claimer once the
 # failover lost its claim.
 #
+# The stores' own fixes of issue 55's second reading are switched off one
+# at a time (--store-fix NAME=off): replayed, each path is found with its
+# fix off, and none with it on (SnowidTest::search_finds_store_fixes).
+#
 # Copies are searched with --copy-identity new: a copy of a data directory
 # that claims under its original's identity ("dc=... host=... port=...
 # sysid=...", the same for a copy on a host of the same name and port) is
@@ -158,5 +162,11 @@ SnowidTest::search_finds_forgetting(\&protocol_search, $dir, '--seed', '84');
 # Holders that come back stale after the store forgot (issue 55): a cache
 # file naming an id given away since, a lease holder frozen past its lease.
 SnowidTest::search_finds_stale_holders(\&protocol_search, $dir);
+
+# The paths of the stores' own that issue 55's second reading found (the
+# held claim of a backup, a quiet period declared to 0 ms, and in Redis a
+# datacenter marked new after its owners hash was evicted): found with the
+# store's fix off, none with it on.
+SnowidTest::search_finds_store_fixes(\&protocol_search, $dir, 1);
 
 done_testing();

@@ -17,7 +17,9 @@
 #   crash      kill -9 (pg_ctl stop -m immediate), then start again
 #   restart    a clean stop and start
 #   clock      a restart with the clock moved (libfaketime) by -2 s to +5 s
-#   freeze     SIGSTOP for longer than a lease, then SIGCONT
+#   freeze     a lease server's processes all stopped (SIGSTOP) for
+#              longer than its lease (4 s, up to SNOWID_CHAOS_PAUSE s
+#              more), then SIGCONT
 #   store      the store restarted with its data kept (Redis: appendonly,
 #              fsync always; the coordination database keeps it anyway)
 #   flush, store_backup, store_restore, store_lag
@@ -75,6 +77,34 @@
 #              made asynchronous and cut off while servers claim, then its
 #              primary killed and the standby promoted
 #
+# each in a shape (issue 55), the claim the store then forgets being
+# another server's of an id whose holder comes back:
+#
+#   plain      a permanent server moved, a lease server restarted
+#              meanwhile (store_lag; store_restore goes back to the last
+#              backup, flush has nothing to miss)
+#   pause      a lease holder L frozen (every process of it SIGSTOPped, as
+#              a paused VM) until its lease ran out in the store and its
+#              fence passed; a permanent server Q moves to a new holder
+#              name and takes L's worker id for good; the store forgets
+#              that claim; L thaws (SNOWID_CHAOS_PAUSE s later, 0 in CI)
+#   stale      a permanent server P restarted on a lease, which takes its
+#              worker id over, stopped after a batch; once the id is free
+#              Q takes it for good as above; the store forgets that claim;
+#              P starts again claiming for good
+#
+# A backup for store_restore in shape pause or stale is taken before the
+# set-up (L's lease live in it, or P's claim for good) or after it, just
+# before Q's claim; a replica of store_lag is cut off just before Q's
+# claim.  A shape waits (up to 40 s, taking batches) until the store
+# grants claims again after an earlier loss and a server fits.  The first
+# flush is stale, the first store_restore pause, the first store_lag
+# either (drawn from the seed), unless SNOWID_CHAOS_SHAPES (test/chaos
+# --shapes) names others; later ones plain, pause or stale at random.
+# Before the fixes of issue 55 a run found L renewing its lease and P
+# re-asserting the id its stale cache file named, both issuing with Q's
+# worker id (doc/development.md).
+#
 # Redis runs here as a master, a replica and three sentinels, through
 # which the servers find the master.
 #
@@ -114,6 +144,8 @@ SnowidTest::need_libfaketime();
 my $seed = $ENV{SNOWID_CHAOS_SEED} // 88;
 my $seconds = $ENV{SNOWID_CHAOS_SECONDS} // 60;
 my $uncovered = $ENV{SNOWID_CHAOS_UNCOVERED} // 0;
+my $pause = $ENV{SNOWID_CHAOS_PAUSE} // 0;
+my $shapes = $ENV{SNOWID_CHAOS_SHAPES} // '';
 srand($seed);
 my $store = SnowidCoord::store();
 note("chaos run: seed $seed, $seconds s, against $store"
@@ -121,10 +153,16 @@ note("chaos run: seed $seed, $seconds s, against $store"
 
 my $dc = 1;
 my $sequence_bits = 5;
+# The clocks lie within 5 s of the store's (the clock fault's steps), so
+# the servers declare a clock margin of 6 s rather than the default
+# minute: a quiet period's floor after the store forgets then lies some
+# 25 s after the loss rather than 80, and the run issues through more of
+# its faults.
 my %layout = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 3,
-	'snowid.sequence_bits' => $sequence_bits);
+	'snowid.sequence_bits' => $sequence_bits,
+	'snowid.clock_margin' => '6s');
 # A store that keeps its data across its restarts: Redis with every write
 # on disk, or a coordination database with a synchronous standby.  Redis
 # has a replica and three sentinels, through which the servers find its
@@ -198,19 +236,23 @@ $standby->start;
 # Every batch: [issuer, worker id, first id, last id].
 my @batches;
 my (%faults, $errors, $copies, $failed_over, $store_failed_over,
-	$standby_copies, $backup, $standbys);
+	$standby_copies, $backup, $standbys, %first_shape, %first_when);
 
-# Every running server takes a batch at the same time, so that two servers
-# that share a worker id issue in the same milliseconds.
+# Every running server (or those named) takes a batch at the same time,
+# so that two servers that share a worker id issue in the same
+# milliseconds.  A call that waits longer than 3 s (a claim in a quiet
+# period) is cancelled and counted as failed, so that a round ends.
 sub take_batches
 {
+	my @names = @_ ? @_ : sort keys %server;
 	my %session;
 
-	for my $name (sort keys %server)
+	for my $name (@names)
 	{
 		next unless $server{$name}{state} eq 'running';
 		$session{$name} = SnowidTest::start_psql($server{$name}{node},
-			'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
+			"SET statement_timeout = '3s'; "
+			  . 'SELECT min(i), max(i) FROM snowid_next_batch(2000) i');
 	}
 	for my $name (sort keys %session)
 	{
@@ -279,7 +321,7 @@ my %fault = (
 		my $s = $server{$name};
 		$s->{pids} = SnowidLease::freeze($s->{node});
 		$s->{state} = 'frozen';
-		$s->{thaw} = Time::HiRes::time() + 4;
+		$s->{thaw} = Time::HiRes::time() + 4 + ($pause ? rand($pause) : 0);
 		return $name;
 	},
 	store => sub {
@@ -444,8 +486,10 @@ if ($store eq 'postgresql')
 # After a failover of the coordination database, a new synchronous
 # standby takes the old primary's port, which the servers' URL names.
 $fault{flush} = sub {
-	$coord->wipe;
-	return "$store lost its data" . claim_after();
+	return forget('flush', sub { () }, undef, sub {
+		$coord->wipe;
+		return "$store lost its data";
+	});
 };
 $fault{store_backup} = sub {
 	if ($store eq 'postgresql')
@@ -475,37 +519,25 @@ $fault{store_backup} = sub {
 };
 $fault{store_restore} = sub {
 	return unless $backup;
-	if ($store eq 'postgresql')
-	{
-		$coord->restore_backup;
-		return 'the coordination database restored from its last pg_dump'
-		  . claim_after();
-	}
-	my $dir = $coord->{dir};
-	$coord->stop;
-	File::Path::rmtree("$dir/appendonlydir");
-	unlink "$dir/dump.rdb";
-	if ($backup->{aof})
-	{
-		PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $backup->{aof},
-			$dir);
-		$coord->start;
-	}
-	else
-	{
-		File::Copy::copy($backup->{rdb}, "$dir/dump.rdb")
-		  or die "cannot copy Redis' RDB file: $!";
-		# (without its append-only file, Redis loads the RDB file)
-		local $coord->{args} = [];
-		$coord->start;
-		$coord->cli('CONFIG', 'SET', 'appendonly', 'yes');
-		$coord->cli('CONFIG', 'SET', 'appendfsync', 'always');
-	}
-	return 'Redis restarted from its last ' . ($backup->{aof}
-		? 'append-only files' : 'RDB file') . claim_after();
+	# the plain shape goes back to the last backup; the others take one
+	# before their set-up (which names the paused holder's lease live, or
+	# the stale server's claim for good) or after it
+	my $when = rand() < 0.5 ? 'before' : 'after';
+	$when = delete $first_when{store_restore} // $when;
+	return forget('store_restore', sub {
+		my ($shape, $at) = @_;
+		return () if $shape eq 'plain' || $at ne $when;
+		return "a backup ($at the set-up): " . $fault{store_backup}->();
+	}, undef, \&restore);
 };
 $fault{store_lag} = sub {
-	return $store eq 'redis' ? redis_failover() : pg_async_failover();
+	return if $store eq 'postgresql' && !$coord->{standby};
+	return forget('store_lag', sub { $_[1] eq 'after' ? lag_begin() : () },
+		sub {
+			(my $meanwhile = (writes_meanwhile(2))[0]) =~ s/^, //;
+			return $meanwhile eq '' ? () : "$meanwhile while cut off";
+		},
+		\&lag_end);
 };
 if ($uncovered)
 {
@@ -535,12 +567,7 @@ sub writes_meanwhile
 		$server{$name}{node}->stop('immediate');
 		start_server($server{$name});
 	}
-	my $until = Time::HiRes::time() + $seconds;
-	while (Time::HiRes::time() < $until)
-	{
-		take_batches();
-		Time::HiRes::sleep(0.3);
-	}
+	batches_for($seconds);
 	return ((defined $moved ? ", $moved moved" : '')
 		  . (defined $name ? ", $name restarted meanwhile" : ''), $moved);
 }
@@ -562,7 +589,8 @@ sub claim_after
 	return '' unless defined $top;
 	my $moved = $fault{move}->($top);
 	# its claim, at once
-	$server{$top}{node}->psql('postgres', 'SELECT snowid_next()');
+	$server{$top}{node}->psql('postgres',
+		"SET statement_timeout = '3s'; SELECT snowid_next()");
 	my $ids = join ', ', map {
 		my ($ret, $w) = $server{$_}{node}->psql('postgres',
 			'SELECT worker_id FROM snowid_status()');
@@ -571,15 +599,293 @@ sub claim_after
 	return "; then $moved; worker ids now: $ids";
 }
 
-# Redis' failover to a replica that missed the last writes (store_lag).
-sub redis_failover
+# Takes batches for the seconds given (of the servers named, or all).
+sub batches_for
 {
-	my $master = $coord;
-	my ($replica) = grep { $_ != $master } @redis;
+	my ($seconds, @names) = @_;
+	my $until = Time::HiRes::time() + $seconds;
 
-	SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
-	$replica->freeze;
-	my ($meanwhile) = writes_meanwhile(2);
+	while (Time::HiRes::time() < $until)
+	{
+		take_batches(@names);
+		Time::HiRes::sleep(@names ? 0.05 : 0.3);
+	}
+	return;
+}
+
+# The worker id a running server holds now, or '' without one.
+sub worker_of
+{
+	my ($name) = @_;
+	my ($ret, $w) = $server{$name}{node}->psql('postgres',
+		'SELECT worker_id FROM snowid_status()');
+
+	return $ret == 0 ? $w : '';
+}
+
+# Takes batches until the store names no holder of worker id w (or a lease
+# holder whose lease ran out there) and w's fence lies behind the clock,
+# so that a claim takes w above every id its last holder could issue;
+# false if that takes longer than 20 s.
+sub wait_free
+{
+	my ($w) = @_;
+	my $deadline = Time::HiRes::time() + 20;
+
+	while (Time::HiRes::time() < $deadline)
+	{
+		my $holder = $coord->owners($dc)->{$w};
+		my ($expiry) = split ' ', $coord->field($dc, 'leases', $w) // '0';
+		my $now = SnowidLease::now_ms();
+		return 1
+		  if SnowidLease::fence($coord, $dc, $w) < $now
+		  && (!defined $holder || ($holder =~ /^lease / && $expiry < $now));
+		take_batches();
+		Time::HiRes::sleep(0.3);
+	}
+	return 0;
+}
+
+# Whether the store grants new claims: no quiet period after an earlier
+# loss, and its floor passed.
+sub settled
+{
+	my $q = $coord->quiet_record($dc);
+	my $now = SnowidLease::now_ms();
+
+	return $q->{until} < $now && $q->{floor} < $now;
+}
+
+# The shapes of the store forgetting (issue 55), each returning what to
+# undo, or nothing if no server fits:
+#
+#   pause  a lease server L, holding worker id w, frozen whole (SIGSTOP,
+#          as a paused VM) until its lease ran out in the store and w's
+#          fence passed; a permanent server Q is to take w; after the
+#          loss L thaws (and its ids are taken at once)
+#   stale  a permanent server P, holding worker id w for good, restarted
+#          on a lease (which takes w over), takes a batch and stops (its
+#          lease parked); once w is free, another permanent server Q
+#          is to take it; after the loss P starts again claiming for good
+#          (the cache file that named w for good must be gone)
+sub pause_holder
+{
+	my @held = grep { $server{$_}{state} eq 'running' && worker_of($_) ne '' }
+	  sort keys %server;
+	my @q = grep { $server{$_}{kind} =~ /^(permanent|promoted)$/ } @held;
+	@held = grep { $server{$_}{kind} eq 'lease' } @held;
+	return unless @held && @q;
+	my $q = $q[ int(rand(@q)) ];
+	my $l = $held[ int(rand(@held)) ];
+	my $s = $server{$l};
+	my $w = worker_of($l);
+	my $since = Time::HiRes::time();
+
+	$s->{pids} = SnowidLease::freeze($s->{node});
+	$s->{state} = 'frozen';
+	$s->{thaw} = 9**9**9;    # by back() below
+	my $back = sub {
+		batches_for($pause) if $pause;
+		SnowidLease::thaw($s->{pids});
+		$s->{state} = 'running';
+		return sprintf('%s thawed, frozen for %.1f s', $l,
+			Time::HiRes::time() - $since);
+	};
+	unless ($w ne '' && wait_free($w))
+	{
+		$back->();
+		return;
+	}
+	return { what => "$l (worker id $w on lease) frozen past its lease",
+		who => $l, w => $w, q => $q, back => $back };
+}
+
+sub stale_cache
+{
+	my @held = grep {
+		$server{$_}{state} eq 'running'
+		  && $server{$_}{kind} =~ /^(permanent|promoted)$/
+		  && worker_of($_) ne ''
+	} sort keys %server;
+	return if @held < 2;
+	my $p = splice @held, int(rand(@held)), 1;
+	my $q = $held[ int(rand(@held)) ];
+	my $s = $server{$p};
+	my $w = worker_of($p);
+
+	$s->{node}->stop;
+	$s->{node}->append_conf('postgresql.conf', "snowid.worker_lease = '3s'");
+	start_server($s);
+	my $deadline = Time::HiRes::time() + 20;
+	my $leased = '';
+	until ($leased ne '' || Time::HiRes::time() > $deadline)
+	{
+		Time::HiRes::sleep(0.2);
+		(undef, $leased) = $s->{node}->psql('postgres',
+			q{SELECT worker_id FROM snowid_status() WHERE worker_source = 'lease'});
+		$leased //= '';
+	}
+	take_batches();
+	$s->{node}->stop;
+	$s->{node}->append_conf('postgresql.conf', 'snowid.worker_lease = 0');
+	$s->{state} = 'down';
+	unless (wait_free($w))
+	{
+		start_server($s);
+		return;
+	}
+	return {
+		what => "$p (worker id $w for good) restarted on a lease ("
+		  . ($leased eq '' ? 'none granted' : "worker id $leased")
+		  . '), then stopped',
+		who => $p, w => $w, q => $q,
+		back => sub {
+			start_server($s);
+			return "$p started again, claiming for good";
+		} };
+}
+
+# Server name, permanent, moves to a new holder name configured with
+# worker id w, which it claims at once: as a store hands a new server the
+# lowest free id (with eight, the test names it).  Configured to claim
+# again (-1) at its next start.
+sub take_over
+{
+	my ($name, $w) = @_;
+	my $node = $server{$name}{node};
+
+	$node->append_conf('postgresql.conf', "snowid.worker_id = $w");
+	my $moved = $fault{move}->($name);
+	$node->psql('postgres', "SET statement_timeout = '10s'; SELECT snowid_next()");
+	my $got = worker_of($name);
+	$node->append_conf('postgresql.conf', 'snowid.worker_id = -1');
+	take_batches();
+	return "$moved, configured with worker id $w: "
+	  . ($got eq $w ? 'it took it' : 'it holds ' . ($got eq '' ? 'none' : $got));
+}
+
+# The store forgets (flush, store_restore, store_lag): capture(shape,
+# when) takes what the store goes back to (a backup, a replica cut off)
+# 'before' the shape's set-up or 'after' it, just before the claim the
+# store is to miss; that claim is the shape's (Q takes w), or meanwhile()
+# for the plain shape; lose() makes the store forget.  Then the shape's
+# server comes back, it and Q take batches for 2 s, all for 1 s, and a new
+# holder name claims (claim_after).  The first of each kind takes the
+# shape %first_shape names; later ones plain, pause or stale at random.
+sub forget
+{
+	my ($kind, $capture, $meanwhile, $lose) = @_;
+	my $shape = delete $first_shape{$kind}
+	  // (qw(plain pause stale))[ int(rand(3)) ];
+	my @what = $capture->($shape, 'before');
+	my $set;
+	if ($shape ne 'plain')
+	{
+		# servers hold no id while a quiet period after an earlier loss
+		# lasts: they claim again in the batches
+		my $deadline = Time::HiRes::time() + 40;
+		until ((settled() && ($set = $shape eq 'pause' ? pause_holder() : stale_cache()))
+			  || Time::HiRes::time() > $deadline)
+		{
+			batches_for(1);
+		}
+	}
+
+	if ($shape ne 'plain' && !$set)
+	{
+		my $q = $coord->quiet_record($dc);
+		push @what, sprintf('no server for the %s (the quiet period ended %.1f s'
+			  . ' ago, its floor passed %.1f s ago)', $shape,
+			(SnowidLease::now_ms() - $q->{until}) / 1000,
+			(SnowidLease::now_ms() - $q->{floor}) / 1000);
+	}
+	push @what, $set->{what} if $set;
+	push @what, $capture->($set ? $shape : 'plain', 'after');
+	push @what, $set ? take_over($set->{q}, $set->{w})
+	  : $meanwhile ? $meanwhile->() : ();
+	push @what, $lose->();
+	if ($set)
+	{
+		# the two that may share w take batches at once, and often
+		push @what, $set->{back}->();
+		batches_for(2, $set->{who}, $set->{q});
+		batches_for(1);
+	}
+	return "$shape: " . join('; ', @what) . claim_after();
+}
+
+# Redis put back to its last backup, or the coordination database
+# restored from its last pg_dump (store_restore).
+sub restore
+{
+	if ($store eq 'postgresql')
+	{
+		$coord->restore_backup;
+		return 'the coordination database restored from its last pg_dump';
+	}
+	my $dir = $coord->{dir};
+	$coord->stop;
+	File::Path::rmtree("$dir/appendonlydir");
+	unlink "$dir/dump.rdb";
+	if ($backup->{aof})
+	{
+		PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $backup->{aof},
+			$dir);
+		$coord->start;
+	}
+	else
+	{
+		File::Copy::copy($backup->{rdb}, "$dir/dump.rdb")
+		  or die "cannot copy Redis' RDB file: $!";
+		# (without its append-only file, Redis loads the RDB file)
+		local $coord->{args} = [];
+		$coord->start;
+		$coord->cli('CONFIG', 'SET', 'appendonly', 'yes');
+		$coord->cli('CONFIG', 'SET', 'appendfsync', 'always');
+	}
+	return 'Redis restarted from its last '
+	  . ($backup->{aof} ? 'append-only files' : 'RDB file');
+}
+
+# A failover to a replica that missed the last writes (store_lag):
+# lag_begin cuts the replica off (Redis' replica frozen, the coordination
+# database's standby made asynchronous and cut off), lag_end fails over
+# to it.
+my ($lag_replica, $lag_since);
+
+sub lag_begin
+{
+	$lag_since = Time::HiRes::time();
+	if ($store eq 'redis')
+	{
+		($lag_replica) = grep { $_ != $coord } @redis;
+		SnowidRedis::Sentinel::wait_for_sentinels(\@sentinels);
+		$lag_replica->freeze;
+		return "Redis' replica frozen";
+	}
+	my $primary = $coord->node;
+	$primary->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
+	$primary->reload;
+	SnowidTest::cut_off($coord->{standby});
+	return 'the coordination database\'s standby made asynchronous and cut off';
+}
+
+sub lag_end
+{
+	my $before = sprintf('%.1f s before', Time::HiRes::time() - $lag_since);
+
+	if ($store eq 'postgresql')
+	{
+		my $primary = $coord->node;
+		$primary->stop('immediate');
+		SnowidTest::promote($coord->{standby});
+		$coord->{db}{node} = $coord->{standby};
+		delete $coord->{standby};
+		$coord->add_standby('coord_standby' . ++$standbys, $primary->port);
+		return "the coordination database to its standby, cut off $before";
+	}
+	my $master = $coord;
+	my $replica = $lag_replica;
 	$master->stop;
 	$replica->thaw;
 	# forced: no waiting for the sentinels to find the master down.  They
@@ -601,28 +907,7 @@ sub redis_failover
 	# replica, losing what the new one missed
 	$master->start;
 	SnowidRedis::Sentinel::wait_for_role($master->port, qr/^slave\n(?:.*\n)*?connected\n/);
-	return 'Redis to its replica, frozen 2 s before' . $meanwhile
-	  . claim_after();
-}
-
-# The coordination database's failover to an asynchronous standby that
-# missed the last writes (store_lag).
-sub pg_async_failover
-{
-	my $primary = $coord->node;
-	my $standby = $coord->{standby} or return;
-
-	$primary->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
-	$primary->reload;
-	SnowidTest::cut_off($standby);
-	my ($meanwhile) = writes_meanwhile(2);
-	$primary->stop('immediate');
-	SnowidTest::promote($standby);
-	$coord->{db}{node} = $standby;
-	delete $coord->{standby};
-	$coord->add_standby('coord_standby' . ++$standbys, $primary->port);
-	return 'the coordination database to its asynchronous standby, cut off 2 s before'
-	  . $meanwhile . claim_after();
+	return "Redis to its replica, frozen $before";
 }
 
 # The master the sentinels name now (a master down longer than they wait
@@ -701,6 +986,21 @@ my %once = map { $_ => Time::HiRes::time() + $seconds * (0.15 + rand(0.5)) }
   grep { $fault{$_} }
   qw(standby_copy impersonate store_failover flush store_restore store_lag);
 $once{store_backup} = Time::HiRes::time() + $seconds * 0.1;
+# and the first of the store's forgetting faults of each kind takes a
+# shape of issue 55: flush a stale cache file, store_restore a paused
+# lease holder, store_lag either, drawn from the seed
+%first_shape = (flush => 'stale', store_restore => 'pause',
+	store_lag => (qw(pause stale))[ int(rand(2)) ]);
+# or as SNOWID_CHAOS_SHAPES says (test/chaos --shapes), e.g.
+# "store_restore=stale/before,flush=pause"
+for (split /,/, $shapes)
+{
+	my ($kind, $shape, $when) =
+	  m{^(flush|store_restore|store_lag)=(plain|pause|stale)(?:/(before|after))?$}
+	  or die "SNOWID_CHAOS_SHAPES: cannot read \"$_\"";
+	$first_shape{$kind} = $shape;
+	$first_when{$kind} = $when if defined $when;
+}
 
 # A test that dies leaves no server frozen, which could not be stopped.
 END
@@ -753,7 +1053,9 @@ take_batches();
 
 # The checker.  Each issuer's ids rise; under each worker id, no range of
 # one issuer overlaps a range of another.
-my (%last, $falls, $overlaps);
+my (%last, $falls, $overlaps, $shared_ms);
+# (an id's millisecond lies above its sequence, worker and datacenter bits)
+my $ms_shift = $sequence_bits + 3 + 5;
 for my $b (@batches)
 {
 	my ($issuer, $w, $first, $last) = @$b;
@@ -771,6 +1073,8 @@ for my $w (sort keys %by_worker)
 		if (defined $end_id && $first <= $end_id && $issuer ne $end_issuer)
 		{
 			$overlaps++;
+			$shared_ms += (($last < $end_id ? $last : $end_id) >> $ms_shift)
+			  - ($first >> $ms_shift) + 1;
 			diag("worker id $w: $issuer issued [$first, $last], overlapping $end_issuer up to $end_id");
 		}
 		($end_issuer, $end_id) = ($issuer, $last)
@@ -782,6 +1086,11 @@ note(sprintf('%d batches (%d ids) from %d issuers under %d worker ids; %d failed
 		scalar @batches, $ids, scalar keys %last, scalar keys %by_worker,
 		$errors // 0,
 		join(', ', map { "$_ $faults{$_}" } sort keys %faults) || 'none'));
+note(sprintf('%d overlapping ranges, %d milliseconds in which two issuers'
+		  . ' issued with one worker id (up to %d ids each, %d in all)',
+		$overlaps, $shared_ms, 2**$sequence_bits,
+		$shared_ms * 2**$sequence_bits))
+  if $overlaps;
 cmp_ok(scalar @batches, '>', 0, 'the servers issued ids');
 is($falls // 0, 0, 'every issuer\'s ids rise, across its restarts and faults');
 if ($uncovered)

@@ -24,6 +24,10 @@
 # whose answer warned that it may not be on the synchronous standby as
 # granted shares its id with the next claimer once the failover lost it.
 #
+# The stores' own fixes of issue 55's second reading are switched off one
+# at a time (--store-fix NAME=off): replayed, each path is found with its
+# fix off, and none with it on (SnowidTest::search_finds_store_fixes).
+#
 # Needs libfaketime, and for --store both Perl's Redis module (Debian's
 # libredis-perl) and redis-server (SNOWID_REDIS_SERVER, as test/lib.sh's
 # snowid_redis_programs sets it, else redis-server on PATH): without
@@ -209,6 +213,13 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 SnowidTest::search_finds_forgetting(\&protocol_search, $dir,
 	'--store', 'postgresql', '--library', $extension, '--seed', '90');
 SnowidTest::search_finds_stale_holders(\&protocol_search, $dir,
+	'--store', 'postgresql', '--library', $extension);
+
+# The paths of the stores' own that issue 55's second reading found (the
+# held claim of a backup, a quiet period declared to 0 ms, and in Redis a
+# datacenter marked new after its owners hash was evicted): found with the
+# store's fix off, none with it on.
+SnowidTest::search_finds_store_fixes(\&protocol_search, $dir, 0,
 	'--store', 'postgresql', '--library', $extension);
 
 done_testing();

@@ -185,8 +185,13 @@ $ids->collect($a4, 100);
 my $held4 = worker_id($a4);
 my $offset = -s $a4->logfile;
 
+# (A's check-in held still meanwhile: one that came between the two would
+# re-assert the id before it was given away)
+my $checkin4 = SnowidLease::worker_pid($a4, 'snowid check-in');
+kill 'STOP', $checkin4;
 $coord->wipe;
 $coord->add_holder($dc4, $held4, 'dc=8 host=elsewhere port=1 sysid=1');
+kill 'CONT', $checkin4;
 ok( $a4->wait_for_log(
 		qr/WARNING:  snowid stopped issuing ids with worker id $held4 of datacenter $dc4/,
 		$offset),

@@ -21,7 +21,15 @@
 #    stale cache file named and got it at once, both issuing with it until
 #    Q's next check-in.
 # 4. A claim the store refuses removes the cache file.
-# 5. A server whose check-in worker or lease renewer the postmaster did not
+# 5. A server P5 holds a worker id for good when the store is backed up,
+#    moves it onto a lease and gives it back; Q5 leases it; the store goes
+#    back to the backup (which says P5 holds it for good); P5 starts again
+#    with claims for good, its cache file naming nothing.  It waits for the
+#    quiet period and its floor.  Before, the store's claim counted as P5's
+#    re-assertion: P5 got the id at the backup's fence at once, and both
+#    issued with it until Q5's next renewal (found by the model,
+#    NO_FIX_HELD_QUIET).
+# 6. A server whose check-in worker or lease renewer the postmaster did not
 #    register (max_worker_processes used up: a LOG line alone) takes no
 #    worker id from the store, with an error naming max_worker_processes.
 #    Before, it claimed for good and never checked in: once the store
@@ -162,19 +170,6 @@ sub wait_free
 	return;
 }
 
-# The pid of a server's background worker of the given name
-sub worker_pid
-{
-	my ($node, $name) = @_;
-	my ($postmaster) = SnowidLease::server_pids($node);
-
-	for (split /\n/, `ps -o pid=,args= --ppid $postmaster`)
-	{
-		return $1 if /^\s*(\d+)\s.*\Q$name\E/;
-	}
-	die $node->name . " has no $name";
-}
-
 # The two servers issue in turns, from before the loss until `late` has
 # issued ids again after it, and a lease and a second more have passed:
 # then no two servers issued with one worker id in overlapping
@@ -189,7 +184,7 @@ sub across_loss
 	my ($what, $dc, $late, $other, $notices, $forget, $before) = @_;
 
 	batch($other) for 1 .. 3;
-	my $held = worker_pid($other, $notices);
+	my $held = SnowidLease::worker_pid($other, $notices);
 	kill 'STOP', $held;
 	my $lost = SnowidLease::now_ms();
 	$forget->();
@@ -335,7 +330,35 @@ isnt($refused, 0, 'refused claim: P\'s claim of the id Q holds is refused');
 ok(!-e $p->data_dir . '/snowid_worker', 'refused claim: P\'s cache file is gone');
 $_->stop for ($p, $q3);
 
-# 5. No background worker: no worker id from the store.  The same data
+# 5. A claim the store holds from a backup: P5 holds id 0 for good when the
+# store is backed up, moves onto a lease (its cache file goes) and gives it
+# back at a clean stop; Q5 takes id 0 on lease; the store goes back to the
+# backup, which says P5 holds id 0 for good; P5 starts again with claims
+# for good, its cache file naming nothing.  The store's claim is not P5's
+# re-assertion: P5 waits for the quiet period and its floor.  Before, it
+# was granted id 0 at the backup's fence at once, and P5 and Q5 both
+# issued with it until Q5's next renewal.
+my $dc5 = 15;
+%runs = ();
+$coord->mark_dc_new($dc5);
+my $p5 = server('p5', $dc5, 'snowid.release_on_shutdown' => 'on');
+batch($p5);
+is(worker_id($p5), '0', 'held claim: P5 claims worker id 0 for good');
+$coord->backup;
+$p5->append_conf('postgresql.conf', "snowid.worker_lease = '${lease_ms}ms'");
+$p5->restart;
+is(SnowidLease::wait_lease($p5), 0, 'held claim: P5 moves onto a lease of worker id 0');
+batch($p5);
+$p5->stop;
+my $q5 = server('q5', $dc5, %lease);
+is(SnowidLease::wait_lease($q5), 0,
+	'held claim: Q5 takes worker id 0 on lease, given back at P5\'s stop');
+$p5->append_conf('postgresql.conf', "snowid.worker_lease = 0");
+across_loss('held claim, store back to the backup', $dc5, $p5, $q5,
+	'snowid lease renewer', sub { $coord->restore_backup }, sub { $p5->start });
+$_->stop for ($p5, $q5);
+
+# 6. No background worker: no worker id from the store.  The same data
 # directory, for good and then on lease.
 $p->append_conf('postgresql.conf', "snowid.worker_id = -1\nmax_worker_processes = 0");
 $p->start;

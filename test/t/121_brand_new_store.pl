@@ -9,7 +9,10 @@
 # datacenter marked new (new_datacenter) grants its first claim at once;
 # once a server called for a datacenter (a claim the quiet period refused
 # too), marking it new is refused: the store cannot tell it from one that
-# lost its claims, as after a restart from an older snapshot.
+# lost its claims, as after a restart from an older snapshot.  Nor after
+# its state record and holders were lost alone (Redis: the owners hash
+# evicted; the coordination database: its record cleared), nor, in Redis,
+# while its maxmemory-policy may evict any key (allkeys-*).
 # Against Redis, or a coordination database (SnowidCoord).
 use strict;
 use warnings;
@@ -127,6 +130,48 @@ else
 like($refusal // '', qr/55000: datacenter $dc3 is not new|SNOWID_NOT_NEW/,
 	'after a claim the quiet period refused, marking the datacenter new is refused');
 ok($coord->in_quiet($dc3), 'and its quiet period goes on');
+
+# Marking new asks the store to prove that the datacenter is new.  A
+# datacenter whose server holds an id, its owners hash (state record and
+# holders) then evicted alone (Redis), or its record of the server that
+# wrote it cleared by hand (the coordination database): refused, as the
+# other keys (the rows of its worker ids) remain.  And
+# Redis refuses while its maxmemory-policy evicts keys without an expiry
+# (allkeys-*), which may have evicted all three.
+my $mark_new = sub {
+	my ($datacenter) = @_;
+	my $b = "{snowid:dc:$datacenter}";
+	return $coord->db->sql_error('coord_admin',
+		"SELECT snowid_coordinator.new_datacenter($datacenter)")
+	  if $coord->source eq 'postgresql';
+	my $answer = eval {
+		$coord->cli('FCALL', 'snowid_2_new_datacenter', 3, "$b:owners",
+			"$b:leases", "$b:fences", 'admin');
+	};
+	return $@ || "granted $answer";
+};
+if ($coord->source eq 'postgresql')
+{
+	$coord->db->sql(undef,
+		"UPDATE snowid_coordinator.datacenters SET written_under = NULL WHERE datacenter = $dc2");
+}
+else
+{
+	$coord->cli('DEL', "{snowid:dc:$dc2}:owners");
+}
+like($mark_new->($dc2) // '', qr/55000: datacenter $dc2 is not new|SNOWID_NOT_NEW/,
+	'a datacenter whose state record and holders were lost alone (an evicted owners hash): marking it new is refused');
+SKIP:
+{
+	skip 'the coordination database evicts nothing', 2
+	  if $coord->source eq 'postgresql';
+	my $dc6 = 6;
+	$coord->cli('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+	like($mark_new->($dc6), qr/SNOWID_NOT_NEW Redis cannot tell that the datacenter is new: its maxmemory-policy is allkeys-lru/,
+		'a datacenter never called for, while Redis may evict any key: marking it new is refused, naming the policy');
+	$coord->cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+	like($mark_new->($dc6), qr/^granted 1/, 'with noeviction it is granted');
+}
 
 $_->stop for ($node, $marked, $late);
 done_testing();

@@ -20,6 +20,12 @@
 # - No call lowers a fence (finding 4): an id freed 61 s ahead is re-made
 #   as the member's lease by a renewal in a quiet period it started, then
 #   given back with a final fence of 0; the fence stays.
+# - The second reading of issue 55: a quiet period shorter than any server
+#   declares (0 ms, 1100 ms) is refused; a quiet period a member's word
+#   starts while one runs ends no earlier; a member's word alone (a
+#   counter one ahead) starts one quiet period a generation, not a chain of
+#   them; a generation past the store's clock plus an hour, which the
+#   record holds, is refused when sent back, so it goes no further.
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql (test/run --part coord).
@@ -132,6 +138,22 @@ sub end_quiet
 	return;
 }
 
+# The store fails over, as its record tells one: another server (Redis'
+# run id, the coordination database's writer) wrote it
+sub failover
+{
+	if ($pg)
+	{
+		$coord->db->sql(undef,
+			"UPDATE snowid_coordinator.datacenters SET written_under = 'another server' WHERE datacenter = $dc");
+		return;
+	}
+	my $state = $coord->cli('HGET', "$base:owners", 'state');
+	$state =~ s/^(\w+) \S+ /$1 0000000000000000000000000000000000000000 /;
+	$coord->cli('HSET', "$base:owners", 'state', $state);
+	return;
+}
+
 # -- impossible numbers are refused, and change nothing ----------------------
 
 my ($gen, $counter) = record();
@@ -216,17 +238,7 @@ is($ret, 0, 'the server then claims') or diag($again);
 
 # The store's next loss (a failover, as its record tells one): the quiet
 # period lasts what the servers declare
-if ($pg)
-{
-	$coord->db->sql(undef,
-		"UPDATE snowid_coordinator.datacenters SET written_under = 'another server' WHERE datacenter = $dc");
-}
-else
-{
-	my $state = $coord->cli('HGET', "$base:owners", 'state');
-	$state =~ s/^(\w+) \S+ /$1 0000000000000000000000000000000000000000 /;
-	$coord->cli('HSET', "$base:owners", 'state', $state);
-}
+failover();
 my $refused = member_claim(quiet => $declared, margin => 1000);
 $q = $coord->quiet_record($dc);
 is($q->{until} - $q->{from}, $declared,
@@ -263,5 +275,75 @@ member_call('lease_release', "9, 0, false, '$token'", '9 0');
 cmp_ok($coord->field($dc, 'fences', 9) // 0, '>=', $fence,
 	'giving it back with a final fence of 0 leaves the fence where free() put it');
 
+# -- a quiet period no declaration shortens, nor chains ----------------------
+
+# (the server stopped: its check-ins move the counter)
 $node->stop;
+
+# The shortest quiet period a server declares is 1101 ms (a lease of
+# 100 ms, a coordinator timeout of 1 ms, no drift budget, and a second): a
+# shorter one, declared by the first call after a loss, ended the quiet
+# period at once
+$before = store_state();
+like(member_claim(quiet => 0, margin => 0), $out_of_range,
+	'a quiet period of 0 ms is refused');
+like(member_claim(quiet => 1100, margin => 0), $out_of_range,
+	'one of 1100 ms, shorter than any server declares, is refused');
+is(store_state(), $before, 'and neither changed anything');
+
+# A loss (a failover) noticed by a call that declares no quiet period (a
+# server of release 1.2, or one by hand): a quiet period of 9 s, as long as
+# the defaults, which the store keeps as no one's declaration
+end_quiet();
+failover();
+$now = store_now();
+member_call('claim', "-1, 31, -1, $now", "-1 31 -1 0 $now");
+my $running = $coord->quiet_record($dc);
+cmp_ok($running->{until}, '>', store_now(), 'a call that declares nothing starts a quiet period');
+# a member says it saw a later counter, declaring the shortest quiet period
+($gen, $counter) = record();
+member_claim(quiet => 1101, generation => $gen, counter => $counter + 1000, margin => 0);
+my ($gen_declared) = record();
+cmp_ok($gen_declared, '>', $gen, 'a member\'s word that it saw a later counter starts a new generation');
+$q = $coord->quiet_record($dc);
+cmp_ok($q->{until}, '>=', $running->{until},
+	'and a new quiet period, which ends no earlier than the one that ran');
+cmp_ok($q->{floor}, '>=', $running->{floor}, 'its floor no earlier either');
+
+# The same again, with a counter one ahead of the new record: no new quiet
+# period (a chain of them, one a call, kept a datacenter quiet for good)
+($gen, $counter) = record();
+$before = $coord->quiet_record($dc);
+member_claim(quiet => 1101, generation => $gen, counter => $counter + 1000, margin => 0);
+my ($gen_again) = record();
+is($gen_again, $gen,
+	'a member\'s word alone starts one quiet period a generation: the next changes the generation no more');
+is($coord->quiet_record($dc)->{from}, $before->{from}, 'nor starts another quiet period');
+
+# A generation past the store's clock plus an hour, which the record holds
+# (an earlier release let a member push it past, one past the other, at
+# every call): a member sending it with a counter ahead is refused, so the
+# generation goes no further, and every server can send what it saw after
+# a loss
+my $pushed = store_now() + 3600000 + 600000;
+if ($pg)
+{
+	$coord->db->sql(undef,
+		"UPDATE snowid_coordinator.datacenters SET generation = $pushed WHERE datacenter = $dc");
+}
+else
+{
+	my $state = $coord->cli('HGET', "$base:owners", 'state');
+	$state =~ s/^\w+ /sprintf('%x ', $pushed)/e;
+	$coord->cli('HSET', "$base:owners", 'state', $state);
+	$coord->cli('HSET', "$base:$_", 'generation', sprintf('%x', $pushed))
+	  for qw(leases fences);
+}
+($gen, $counter) = record();
+$before = store_state();
+like(member_claim(quiet => 9000, generation => $gen, counter => $counter + 1000, margin => 1000),
+	$out_of_range, 'a generation an hour and ten minutes past the store\'s clock, sent back to it, is refused');
+my ($gen_pushed) = record();
+is($gen_pushed, $pushed, 'and the generation is not pushed further');
+
 done_testing();

@@ -73,17 +73,26 @@ sub server_pids
 	return ($postmaster, grep { /^\d+$/ } @children);
 }
 
-# The pid of a running server's lease renewer.
-sub lease_worker_pid
+# The pid of a running server's background worker of the given name
+# ("snowid lease renewer", "snowid check-in")
+sub worker_pid
 {
-	my ($node) = @_;
+	my ($node, $name) = @_;
 	my ($postmaster) = server_pids($node);
 
 	for (split /\n/, `ps -o pid=,args= --ppid $postmaster`)
 	{
-		return $1 if /^\s*(\d+)\s.*snowid lease renewer/;
+		return $1 if /^\s*(\d+)\s.*\Q$name\E/;
 	}
-	die $node->name . ' has no lease renewer';
+	die $node->name . " has no $name";
+}
+
+# The pid of a running server's lease renewer.
+sub lease_worker_pid
+{
+	my ($node) = @_;
+
+	return worker_pid($node, 'snowid lease renewer');
 }
 
 # Freezes a whole server (SIGSTOP, children first), as a stalled VM would.

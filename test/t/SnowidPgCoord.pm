@@ -205,15 +205,17 @@ sub free_command
 
 # A claim for good of another server: worker id of datacenter dc held by
 # identity, made with claim() as that server would have made it when it
-# re-asserts its id, declaring no quiet period and no clock margin of its
-# own (as Redis' HSET of the owners field writes no state record).
+# re-asserts its id, declaring the shortest quiet period a server may
+# (1101 ms: every quiet period lasts the longest declared, so it lengthens
+# none a server declares) and no clock margin of its own (as Redis' HSET of
+# the owners field writes no state record).
 sub add_holder
 {
 	my ($self, $dc, $worker_id, $identity) = @_;
 	my $now = $self->{db}->now_ms;
 	my $o = $self->{db}->call(
 		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now, "
-		  . 'quiet_ms => 0, reassert => true, clock_margin_ms => 0)');
+		  . 'quiet_ms => 1101, reassert => true, clock_margin_ms => 0)');
 
 	die "claim() of worker id $worker_id for $identity: $o->{outcome}"
 	  unless $o->{outcome} eq 'ok';

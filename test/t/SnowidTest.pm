@@ -410,6 +410,56 @@ sub search_finds_stale_holders
 	return;
 }
 
+# test/protocol-search replays the paths of issue 55's second reading,
+# each with the store's fix turned off (--store-fix NAME=off: a violation)
+# and on (none), on the store @args name:
+#
+# - held_named: a server holding an id for good moved it onto a lease and
+#   gave it back, another server leased it, the store went back to a
+#   backup that still has the first server's claim for good, which
+#   restarts for good without a cache file naming the id;
+# - quiet_min: the store lost everything, a fleet member's first call
+#   after the loss declares a quiet period of 0 ms, a new server claims;
+# - new_proved (Redis only, where $with_redis is true): the owners hash is evicted
+#   alone, an administrator marks the datacenter new, a new server claims.
+sub search_finds_store_fixes
+{
+	my ($search, $dir, $with_redis, @args) = @_;
+	my %paths = (
+		held_named => [ 'set ops start,claim,issue,stop,remode,wait,rewind,checkin',
+			'server p perm drift=1000', 'server q lease=3000 drift=1000',
+			'start p', 'issue p 1', 'stop p', 'remode p', 'start p', 'issue p 1',
+			'stop p', 'start q', 'issue q 1', 'rewind 3', 'remode p', 'start p' ],
+		quiet_min => [ 'set ops start,claim,issue,wait,lose,member,checkin',
+			'server b perm drift=1000', 'server c perm drift=1000',
+			'start b', 'issue b 1', 'lose', 'member short', 'start c' ],
+		new_proved => [ 'set ops start,claim,issue,evict,marknew,checkin',
+			'server b perm drift=1000', 'server c perm drift=1000',
+			'start b', 'issue b 1', 'evict', 'marknew', 'start c' ]);
+
+	for my $fix (sort keys %paths)
+	{
+		next if $fix eq 'new_proved' && !$with_redis;
+		for my $state (qw(off on))
+		{
+			my $file = "$dir/store-fix-$fix-$state.txt";
+
+			PostgreSQL::Test::Utils::append_to_file($file,
+				join("\n", "set store-fix $fix=$state", @{ $paths{$fix} }, ''));
+			my ($status, $out) = $search->(@args, '--replay', $file);
+			Test::More::like($out,
+				$state eq 'off'
+				? qr/^    check: VIOLATION: worker id 0 granted to \w+ .*but \w+ still holds it /m
+				: qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
+				"store fix $fix "
+				  . ($state eq 'off' ? 'off: the search finds an id granted twice'
+					: 'on: no violation'))
+			  or Test::More::diag($out);
+		}
+	}
+	return;
+}
+
 # Appends settings to postgresql.conf; later lines override earlier ones.
 sub set_conf
 {
