@@ -1165,7 +1165,11 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	PERFORM snowid_coordinator.check_ahead('client_ms', client, now_ms);
+	-- the fence it writes, a lease past client_ms: no later than the
+	-- servers take one
+	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
+		now_ms + 176400000 - lease,
+		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);

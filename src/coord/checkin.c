@@ -10,11 +10,14 @@
  * A check-in is the claim of the worker id the generator holds, as the
  * explicit id and re-asserted: nothing is written when the store has it
  * already.  If the store gave the id to another server meanwhile (it is
- * held by another, or fenced past this server's clock), the id is dropped
- * at once: no id is issued with it from then on, the cache file no longer
- * names it, and the next caller claims another, as after a lost lease.  A
- * store that cannot be reached is asked again a second later; ids are
- * issued meanwhile, as snowid_next() never waits on the store.
+ * held by another, or fenced past this server's clock), or takes another
+ * server as the holder of this server's name (another holder secret is
+ * registered for it: the store forgot this server, and another member of
+ * the fleet claimed under its name first), the id is dropped at once: no
+ * id is issued with it from then on, the cache file no longer names it,
+ * and the next caller claims another, as after a lost lease.  A store that
+ * cannot be reached is asked again a second later; ids are issued
+ * meanwhile, as snowid_next() never waits on the store.
  *
  * Leases need none of this: the lease renewer (lease.c) renews every third
  * of a lease.  A store that forgot a lease does not renew it: its holder
@@ -53,6 +56,7 @@
 PGDLLEXPORT void snowid_checkin_main(Datum arg);
 
 static bool snowid_checkin(const SnowidLeaseState *state);
+static char *snowid_checkin_refusal(const SnowidStoreResult *result);
 
 /*
  * snowid_checkin_register
@@ -141,6 +145,9 @@ snowid_checkin(const SnowidLeaseState *state)
 	request.usable_ms = request.client_ms;
 	snowid_store->claim(snowid_store_target, &request, &result);
 	snowid_recall_note(&result);
+	/* no longer this server's, whoever claimed under its name */
+	if (result.status == SNOWID_STORE_FAILED && result.not_holder)
+		result.status = SNOWID_STORE_REFUSED;
 
 	switch (result.status)
 	{
@@ -163,10 +170,7 @@ snowid_checkin(const SnowidLeaseState *state)
 						(errcode(ERRCODE_OBJECT_IN_USE),
 						 errmsg("snowid stopped issuing ids with worker id %d of datacenter %d",
 								worker_id, request.datacenter_id),
-						 errdetail("%s refused this server's claim on it (%s): it forgot the claim and gave the id to another server meanwhile.",
-								   snowid_store->title,
-								   result.message[0] != '\0' ? result.message :
-								   "held by another server"),
+						 errdetail("%s", snowid_checkin_refusal(&result)),
 						 errhint("This server claims another worker id at its next id; its ids so far lie below %s.",
 								 snowid_unix_ms_text(final_ms + snowid_layout.epoch_ms))));
 			return true;
@@ -183,4 +187,21 @@ snowid_checkin(const SnowidLeaseState *state)
 			failing = true;
 			return false;
 	}
+}
+
+/*
+ * snowid_checkin_refusal
+ *		Why the store refused a check-in, a sentence for the DETAIL
+ *		(palloc'd).
+ */
+static char *
+snowid_checkin_refusal(const SnowidStoreResult *result)
+{
+	if (result->not_holder)
+		return psprintf("%s refused this server's holder secret: another secret is registered for this server's name, so another server claimed under it after the store forgot the claim, and the id may be that server's now.",
+						snowid_store->title_start);
+	return psprintf("%s refused this server's claim on it (%s): it forgot the claim and gave the id to another server meanwhile.",
+					snowid_store->title_start,
+					result->message[0] != '\0' ? result->message :
+					"held by another server");
 }

@@ -770,8 +770,10 @@ inline clear_snapshot()
 			fi \
 		fi }
 
-/* a check-in: snowid_checkin() of src/coord/checkin.c; refused, it stops
- * issuing with the id at once and its cache file no longer names it */
+/* a check-in: snowid_checkin() of src/coord/checkin.c; refused (the id
+ * another's, or its holder secret not the one the store has for its name),
+ * it stops issuing with the id at once and its cache file no longer names
+ * it */
 #define CHECK_IN(s) \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && !slease[s] && counter < CMAX -> \
 		request(s); c_want = sw[s]; c_prefer = NONE; c_reassert = 1; \
@@ -781,7 +783,7 @@ inline clear_snapshot()
 		bounds_hold(); \
 		sck[s] = 1; \
 		if \
-		:: r == REFUSED -> refused_stop(s) \
+		:: checkin_stops(r) -> refused_stop(s) \
 		:: else \
 		fi }
 
@@ -865,6 +867,13 @@ inline clear_snapshot()
 #else
 #define forget_cache(s) scache[s] = NONE
 #define moved_to_lease(s) scache[s] = NONE
+#endif
+/* issue 55, the attack report's finding 1: a check-in refused for its
+ * secret counted as a store that did not answer */
+#ifdef NO_FIX_WRONG_SECRET
+#define checkin_stops(r) (r == REFUSED)
+#else
+#define checkin_stops(r) (r == REFUSED || r == WRONG)
 #endif
 #ifdef NO_FIX_REFUSED_STOP
 #define refused_stop(s) skip

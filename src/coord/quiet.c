@@ -56,7 +56,7 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 			(errmsg("snowid waits until %s to claim a worker id from %s",
 					snowid_unix_ms_text(result->retry_ms), result->where),
 			 errdetail("%s may have forgotten claims: it grants none until every server that held a worker id has had time to re-assert it, and then none below the ids such a server may have issued.",
-					   snowid_store->title)));
+					   snowid_store->title_start)));
 	*waited_ms += wait_ms;
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) wait_ms,
@@ -98,7 +98,7 @@ snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
 	const char *why;
 
 	why = psprintf("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), or this datacenter is new to it and no administrator marked it so; it grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.%s",
-				   snowid_store->title,
+				   snowid_store->title_start,
 				   snowid_store_quiet_fits(request, result->retry_ms) ? "" :
 				   "  That time lies further off than any quiet period of a snowid server lasts: a caller declared an impossible one to a store of an earlier release, or the store's clock is wrong.");
 	full.sqlstate = brief.sqlstate = ERRCODE_OBJECT_IN_USE;

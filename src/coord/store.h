@@ -234,6 +234,10 @@ typedef struct SnowidStoreResult
 												 * "redis at host:port" */
 	char		holder[SNOWID_HOLDER_LEN];	/* a lease lost: who holds
 												 * the id now, or "" */
+	bool		not_holder;		/* FAILED: another holder secret is
+								 * registered for this server's name, so
+								 * the store takes another server as its
+								 * holder */
 	char		message[SNOWID_STORE_MESSAGE_LEN];	/* not OK: why, a
 													 * sentence */
 	void	   *detail;			/* the store's own account, for its report
@@ -271,6 +275,7 @@ typedef struct SnowidStore
 								 * snowid_status() */
 	const char *title;			/* "Redis": in details and hints, within a
 								 * sentence */
+	const char *title_start;	/* the same at the start of a sentence */
 	const char *schemes;		/* its URLs' schemes, for messages:
 								 * "redis://, unix://" */
 

@@ -53,6 +53,7 @@
 
 #include <unistd.h>
 
+#include "miscadmin.h"
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
@@ -64,6 +65,7 @@
 #include "core/generator.h"
 #include "core/generator_worker.h"
 #include "core/mark.h"
+#include "util/bgworker.h"
 
 /* The cache file, in the data directory: the last claim */
 #define SNOWID_WORKER_FILE		"snowid_worker"
@@ -88,6 +90,7 @@ static void snowid_worker_startup(int *worker_id,
 								  SnowidWorkerSource *source);
 static void snowid_worker_resolve(SnowidWorkerClaim *claim);
 static void snowid_worker_claim(SnowidWorkerClaim *claim);
+static void snowid_require_bgworker(void);
 static void snowid_worker_claimed(const SnowidStoreRequest *request,
 								  const SnowidStoreResult *result,
 								  const SnowidWorkerCache *cached);
@@ -152,6 +155,8 @@ static void
 snowid_worker_resolve(SnowidWorkerClaim *claim)
 {
 	memset(claim, 0, sizeof(*claim));
+	if (snowid_store != NULL)
+		snowid_require_bgworker();
 	if (snowid_worker_lease_ms > 0)
 	{
 		/* the lease takes this server's id for good over: cached no more */
@@ -176,6 +181,29 @@ snowid_worker_resolve(SnowidWorkerClaim *claim)
 			 errhint("Set snowid.worker_id in postgresql.conf to a number from 0 to %lld that no other server of datacenter %d uses, or set snowid.coordinator_url to claim one from a coordinator, and restart the server.",
 					 (long long) SNOWID_FIELD_MAX(snowid_layout.worker_bits),
 					 snowid_datacenter_id)));
+}
+
+/*
+ * snowid_require_bgworker
+ *		Refuses every worker id of the store when the postmaster did not
+ *		register the worker that checks a claim in or renews a lease (too
+ *		few max_worker_processes): without it, a claim for good would go on
+ *		issuing after the store gave its id away, and a lease would lapse.
+ */
+static void
+snowid_require_bgworker(void)
+{
+	const char *missing = snowid_bgworker_missing();
+
+	if (missing == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("snowid cannot take a worker id from its coordinator without the background worker \"%s\"",
+					missing),
+			 errdetail("The postmaster did not register the worker at start: max_worker_processes (%d) is used up by other background workers.",
+					   max_worker_processes),
+			 errhint("Raise max_worker_processes in postgresql.conf and restart the server.")));
 }
 
 /*

@@ -146,9 +146,14 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 			return false;
 	}
 
+	/*
+	 * A lock wait ends first, with its own SQLSTATE (55P03), so that a
+	 * datacenter locked by another session is told from a slow server
+	 */
 	left = Max(snowid_deadline_remaining(&session->deadline), 1);
 	snprintf(sql, sizeof(sql),
-			 "SET statement_timeout = %ld; SET lock_timeout = %ld", left, left);
+			 "SET statement_timeout = %ld; SET lock_timeout = %ld", left,
+			 Max(left - left / 4, 1));
 	res = snowid_pg_query(session, sql, 0, NULL);
 	if (res == NULL)
 		return false;

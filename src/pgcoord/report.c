@@ -144,8 +144,7 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 								   where);
 				if (strcmp(s, "42883") == 0 || strcmp(s, "3F000") == 0)
 					hint = "Run CREATE EXTENSION snowid_coordinator in the coordination database.";
-				else if (strcmp(s, "42501") == 0 &&
-						 strstr(result->message, "wrong holder secret") != NULL)
+				else if (result->not_holder)
 				{
 					message = psprintf("the coordination database at %s refused this server's holder secret",
 									   where);
@@ -153,6 +152,15 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 				}
 				else if (strcmp(s, "42501") == 0)
 					hint = "Grant the role of snowid.coordinator_url EXECUTE on the functions of snowid_coordinator (doc/coordinator.md).";
+			}
+			else if (detail->connected &&
+					 strcmp(detail->sqlstate, "55P03") == 0)
+			{
+				sqlstate = ERRCODE_LOCK_NOT_AVAILABLE;
+				message = psprintf("the coordination database at %s did not lock datacenter %d in time",
+								   where, request->datacenter_id);
+				text = "Another session of the coordination database holds the datacenter's row locked: most likely an administrator's call left in an open transaction.";
+				hint = "Find that session in pg_stat_activity of the coordination database (wait_event_type Lock) and end its transaction; snowid tries again at the next call or renewal.";
 			}
 			else if (detail->connected)
 			{

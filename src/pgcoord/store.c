@@ -131,6 +131,7 @@ static void snowid_pg_grant(const SnowidPgRow *row, SnowidLeaseGrant *grant);
 const SnowidStore snowid_pg_store = {
 	.name = "postgresql",
 	.title = "the coordination database",
+	.title_start = "The coordination database",
 	.schemes = "postgresql://, postgres://",
 	.accepts = snowid_pg_url_scheme,
 	.parse = snowid_pg_parse,
@@ -472,6 +473,9 @@ snowid_pg_call(const SnowidPgTarget *target,
 	detail->warned = session.warned;
 	detail->password_asked = session.password_asked;
 	strlcpy(detail->sqlstate, session.sqlstate, sizeof(detail->sqlstate));
+	/* check_secret()'s refusal */
+	result->not_holder = strcmp(detail->sqlstate, "42501") == 0 &&
+		strstr(result->message, "wrong holder secret") != NULL;
 	if (res == NULL)
 		return false;
 	if (!read)

@@ -725,8 +725,10 @@ local function lease_claim(keys, args)
   local token, secret = token_and_secret(args[3])
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
+  -- the fence it writes, a lease past client_ms: no later than the servers
+  -- take one
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
-                       {'client_ms', client, 0, st.now + AHEAD_MAX},
+                       {'client_ms', client, 0, st.now + AHEAD_MAX - lease},
                        {'usable_ms', usable, 0, st.now + AHEAD_MAX},
                        {'prefer', prefer, -1, ID_MAX}, {'wait_ms', wait, 0, WAIT_MAX}})
   if bad then return bad end

@@ -72,6 +72,7 @@ static void snowid_redis_outcome(SnowidRedisResult *redis,
 const SnowidStore snowid_redis_store = {
 	.name = "redis",
 	.title = "Redis",
+	.title_start = "Redis",
 	.schemes = "redis://, rediss://, unix://, redis-sentinel://, rediss-sentinel://",
 	.accepts = snowid_redis_url_scheme,
 	.parse = snowid_redis_store_parse,
@@ -330,6 +331,7 @@ snowid_redis_outcome(SnowidRedisResult *redis, SnowidStoreResult *result)
 	result->elapsed_ms = redis->elapsed_ms;
 	snprintf(result->where, sizeof(result->where), "redis at %s", redis->node);
 	strlcpy(result->holder, redis->holder, sizeof(result->holder));
+	result->not_holder = redis->status == SNOWID_REDIS_WRONG_SECRET;
 	strlcpy(result->message, redis->message, sizeof(result->message));
 	result->detail = redis;
 }

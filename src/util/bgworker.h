@@ -3,7 +3,8 @@
  * bgworker.h
  *	  The registration of snowid's background workers (bgworker.c): the
  *	  check-in and the lease renewer, each started once recovery has ended
- *	  and again a second after it exits.
+ *	  and again a second after it exits, and whether the postmaster
+ *	  registered them.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,5 +13,6 @@
 
 extern void snowid_bgworker_register(const char *function_name,
 									 const char *name, int flags);
+extern const char *snowid_bgworker_missing(void);
 
 #endif							/* SNOWID_UTIL_BGWORKER_H */

@@ -15,10 +15,16 @@
 # - A server that lost its secret file is refused, with a hint; an
 #   administrator's reset lets its next claim register its new secret, and
 #   it gets its id back.
+# - A server holding its id for good whose check-in is refused for its
+#   secret (another one registered for its name, as after a loss and an
+#   attacker's call under the name) stops issuing with that id (issue 55).
 # - Coordination database only: a call in a transaction left open (as a
 #   simple query, with the extended protocol, or of the functions the
 #   procedures call, directly or from a DO block) fails without keeping the
 #   datacenter's lock: another server's claim goes through at once.
+# - Coordination database only: an administrator's call left in an open
+#   transaction does keep the lock; a server's claim meanwhile fails with
+#   55P03, saying so, not that the database may be down (issue 55).
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql (test/run --part coord).
@@ -97,6 +103,25 @@ sub attack
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
 	return $out =~ /^(?:ERR )?(SNOWID_\w+.*)$/m ? $1 : undef;
+}
+
+# An administrator's reset of the secret registered for a holder name
+sub reset_secret
+{
+	my ($name) = @_;
+
+	if ($pg)
+	{
+		is($coord->db->sql('coord_admin',
+				"SELECT snowid_coordinator.reset_secret($dc, '$name')"),
+			't', "the administrator resets the secret of $name");
+		return;
+	}
+	my $base = "{snowid:dc:$dc}";
+	is($coord->cli('FCALL', 'snowid_2_reset_secret', '3', "$base:owners",
+			"$base:leases", "$base:fences", $name),
+		'1', "the administrator resets the secret of $name");
+	return;
 }
 
 my $refusal = $pg ? qr/^42501: wrong holder secret for identity/
@@ -178,23 +203,36 @@ like($err, qr/refused this server's holder secret/,
 like($err, qr/HINT:  .*reset_secret/, 'with the administrator\'s step as the hint');
 ok(-f $secret_file, 'it made a new secret');
 is($coord->owners($dc)->{1}, $v_name, 'and its id is still registered to it');
-if ($pg)
-{
-	is($coord->db->sql('coord_admin',
-			"SELECT snowid_coordinator.reset_secret($dc, '$v_name')"),
-		't', 'the administrator resets the secret of V\'s name');
-}
-else
-{
-	my $base = "{snowid:dc:$dc}";
-	is($coord->cli('FCALL', 'snowid_2_reset_secret', '3', "$base:owners",
-			"$base:leases", "$base:fences", $v_name),
-		'1', 'the administrator resets the secret of V\'s name');
-}
+reset_secret($v_name);
 $v->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidRedis::worker($v), '1|config', 'V registers worker id 1 again');
 like(attack('claim', $v_name, "-1 0 $now"), $refusal,
 	'under its new secret, which the attacker does not have either');
+
+# -- a check-in refused for its secret stops the holder (issue 55) ----------
+
+# Another secret registered for V's name (here after an administrator's
+# reset; after a store that forgot, by the first caller under the name):
+# the attacker's lease claim under V's name moves V's id onto its lease.
+# V's next check-in is refused for its secret.  The id may be another
+# server's by then (the attacker gives the lease back, and the next server
+# takes it), so V stops issuing with it, as after a lost lease, rather than
+# taking the refusal for a store that did not answer: until issue 55 it
+# went on issuing with worker id 1 for good.
+reset_secret($v_name);
+$now = int(time * 1000);
+is(attack('lease_claim', $v_name, "3 $now", 'e' x 16), undef,
+	"the attacker's lease claim under V's name is granted, with its own secret");
+my $log_at = -s $v->logfile;
+$v->wait_for_log(qr/snowid stopped issuing ids with worker id 1 of datacenter $dc/,
+	$log_at);
+like(substr(slurp_file($v->logfile), $log_at),
+	qr/DETAIL:  (The coordination database|Redis) refused this server's holder secret/,
+	'V says its check-in was refused for its secret');
+isnt(SnowidRedis::worker($v), '1|config', 'V no longer issues with worker id 1');
+like(SnowidTest::psql_error($v, 'SELECT snowid_next()'),
+	qr/refused this server's holder secret/,
+	'and takes no id under its name until an administrator resets the secret');
 
 my $log = slurp_file($v->logfile);
 my $store_log = $pg ? slurp_file($coord->node->logfile) : '';
@@ -262,6 +300,26 @@ if ($pg)
 			"SELECT snowid_coordinator.reset_secret($dc, 'x')"),
 		qr/^42501: permission denied for function reset_secret/,
 		'not the servers\' role\'s');
+
+	# An administrator's function left in an open transaction keeps the
+	# datacenter's lock (the attack report's finding 8): a server's claim
+	# meanwhile says so (55P03), not that the database is down.
+	my $admin = $coord->node->background_psql('coord',
+		extra_params => [ '-U', 'coord_admin' ], on_error_stop => 0);
+	$admin->query('BEGIN');
+	$admin->query("SELECT snowid_coordinator.free($dc, 3, 0)");
+	my $x = start_node('x', 'snowid.coordinator_timeout_ms' => 2000);
+	my $locked = SnowidTest::psql_error($x, 'SELECT snowid_next()');
+	like($locked, qr/ERROR:  55P03: the coordination database at .* did not lock datacenter $dc in time/,
+		'a claim while an administrator\'s call holds the datacenter locked says it did not get the lock');
+	like($locked, qr/HINT:  Find that session in pg_stat_activity/,
+		'and where to find the session that holds it');
+	unlike($locked, qr/is a primary, is up/, 'not that the database may be down');
+	$admin->query('ROLLBACK');
+	$admin->quit;
+	$x->safe_psql('postgres', 'SELECT snowid_next()');
+	isnt(SnowidRedis::worker($x), '', 'once it ends, the claim is granted');
+	$x->stop;
 }
 
 done_testing();

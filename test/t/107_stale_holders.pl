@@ -29,6 +29,11 @@
 #    re-assertion: P5 got the id at the backup's fence at once, and both
 #    issued with it until Q5's next renewal (found by the model,
 #    NO_FIX_HELD_QUIET).
+# 6. A server whose check-in worker or lease renewer the postmaster did not
+#    register (max_worker_processes used up: a LOG line alone) takes no
+#    worker id from the store, with an error naming max_worker_processes.
+#    Before, it claimed for good and never checked in: once the store
+#    forgot, the id went to another server while it went on issuing.
 #
 # Both servers issue ids in turns throughout; no two of them may issue with
 # one worker id in overlapping milliseconds.  Against Redis, or a
@@ -352,4 +357,21 @@ $p5->append_conf('postgresql.conf', "snowid.worker_lease = 0");
 across_loss('held claim, store back to the backup', $dc5, $p5, $q5,
 	'snowid lease renewer', sub { $coord->restore_backup }, sub { $p5->start });
 $_->stop for ($p5, $q5);
+
+# 6. No background worker: no worker id from the store.  The same data
+# directory, for good and then on lease.
+$p->append_conf('postgresql.conf', "snowid.worker_id = -1\nmax_worker_processes = 0");
+$p->start;
+for my $kind ('snowid check-in', 'snowid lease renewer')
+{
+	my ($ret, $out, $err) = $p->psql('postgres', 'SELECT snowid_next()');
+	like($err,
+		qr/ERROR:  snowid cannot take a worker id from its coordinator without the background worker "\Q$kind\E"/,
+		"no $kind registered: no worker id");
+	like($err, qr/max_worker_processes \(0\)/, "no $kind registered: the error names max_worker_processes");
+	is(worker_id($p), '', "no $kind registered: the server holds no worker id");
+	$p->append_conf('postgresql.conf', "snowid.worker_lease = '${lease_ms}ms'");
+	$p->restart;
+}
+$p->stop;
 done_testing();

@@ -4,7 +4,11 @@
 #
 # - Impossible numbers are refused and change nothing: a quiet period
 #   until the year 10000 (finding 3), a generation the store never made, a
-#   time days past the store's clock, a lease longer than a day.
+#   time days past the store's clock, a lease longer than a day, a lease
+#   claim whose fence (its generator plus its lease) would lie further past
+#   the store's clock than the servers take one (issue 55, the attack
+#   report's finding 9: the store wrote fences up to three days and an hour
+#   ahead, which every server then refused as impossible).
 # - A quiet period that does end impossibly far off (a store of an earlier
 #   release took such a call) is reported by a server as what it is: 55006
 #   naming that time, not a reply of unexpected shape.  An administrator's
@@ -174,6 +178,13 @@ like(member_call('lease_claim',
 		"31, 600000, " . ($now + 3 * 86400000) . ", $now, -1, 0, '$token', 9000",
 		"31 600000 " . ($now + 3 * 86400000) . " $now -1 0 9000"),
 	$out_of_range, 'a generator three days past the store\'s clock is refused');
+# the fence a lease claim writes, a lease past the generator, within what
+# the servers take (their clock plus two days and an hour): before, a
+# generator up to that far ahead was taken, its fence a day past it
+like(member_call('lease_claim',
+		"31, 86400000, " . ($now + 176400000 - 60000) . ", $now, -1, 0, '$token', 9000",
+		"31 86400000 " . ($now + 176400000 - 60000) . " $now -1 0 9000"),
+	$out_of_range, 'a lease of a day from a generator two days ahead, a fence past what servers take, is refused');
 is(store_state(), $before, 'and none of them changed anything');
 my ($gen_after) = record();
 is($gen_after, $gen, 'nor started a quiet period');

@@ -333,6 +333,11 @@ sub search_finds_forgetting
 #     renewal switched back on, the store refuses it.  (With both off, as
 #     the library of before did, the search finds the two issuing with one
 #     id: the store's fix cannot be switched off here.)
+#   - a holder's name taken after a loss: another member of the fleet
+#     re-asserts P's id under P's name (registering its own secret), moves
+#     it onto a lease and gives it back; Q takes it past the floor.  With P
+#     taking its check-in refused for its secret as a store that did not
+#     answer (as before), both issue with it; with the fix, P stops.
 sub search_finds_stale_holders
 {
 	my ($search, $dir, @args) = @_;
@@ -341,6 +346,14 @@ sub search_finds_stale_holders
 	  'start p', 'issue p 1', 'stop p', 'remode p', 'start p', 'issue p 1',
 	  'stop p', 'wait 3001', 'start q', 'issue q 1', 'lose', 'remode p',
 	  'start p', '';
+	# a member of the fleet takes a holder's name after a loss (the attack
+	# report's finding 1): re-asserts its id, moves it onto a lease and gives
+	# it back; the holder's check-in is refused for its secret
+	my $hijack = join "\n", 'set ops start,claim,issue,checkin,wait,lose,impersonate,hijack',
+	  'server p perm drift=1000', 'server q perm drift=1000',
+	  'start p', 'issue p 1', 'lose', 'hijack p reassert',
+	  'hijack p lease_claim', 'impersonate p release', 'wait 80000',
+	  'start q', 'issue q 1', '';
 	my $frozen = join "\n", 'set ops start,claim,issue,renew,freeze,thaw,wait,lose',
 	  'server l lease=3000 drift=1000', 'server q lease=3000 drift=1000',
 	  'start l', 'issue l 1', 'freeze l', 'wait 4001', 'start q', 'issue q 1',
@@ -380,6 +393,19 @@ sub search_finds_stale_holders
 		  or Test::More::diag($out);
 		Test::More::like($out, qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
 			'and no violation');
+
+		$file = "$dir/hijack-$switch.txt";
+		PostgreSQL::Test::Utils::append_to_file($file,
+			"set wrong-secret-stops $fixed\n$hijack");
+		($status, $out) = $search->(@args, '--replay', $file);
+		Test::More::like($out,
+			$fixed eq 'yes'
+			? qr/^protocol-search: replay of \d+ steps: .* 0 violations/m
+			: qr/^    check: VIOLATION: worker id 0 granted to q .*but p still holds it for good/m,
+			'a holder\'s name taken after a loss: '
+			  . ($fixed eq 'yes' ? 'the holder stops at its check-in refused for its secret, no violation'
+				: 'the search finds the id granted twice while the holder goes on'))
+		  or Test::More::diag($out);
 	}
 	return;
 }
