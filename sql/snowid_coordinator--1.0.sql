@@ -493,6 +493,18 @@ AS $$
 	SELECT CASE WHEN on_lease THEN 'lease ' || holder ELSE holder END
 $$;
 
+-- -----------------------------------------------------------------------
+-- THE FENCE RULE in SQL, as the top of this script states it and, for
+-- every claim store, snowid's src/coord/store.h in C: for every worker id,
+-- each new holder's first id lies above every id any earlier holder could
+-- have issued.  retire() is the only way a worker id leaves its holder,
+-- its fence raised first; pick() takes no id fenced past what its caller
+-- can start above; fence_of() reads the fence a claim starts at or above.
+-- The lease functions below move only their own lease's fence: up as it
+-- is renewed, down to just past its last id when given back, never below
+-- the floor it was taken with.
+-- -----------------------------------------------------------------------
+
 -- Takes worker id id of datacenter dc from its holder: its fence raised to
 -- at least v first (0: the fence as it is, which covers every lease), then
 -- the holder and its lease removed.  The fence never falls.
