@@ -10,9 +10,13 @@ DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
 	sql/snowid--1.2--1.3.sql \
 	src/redis/snowid.lua
-DATA += sql/snowid_coordinator--1.0.sql
-# the SQL edition: every version's script and update script
-DATA += $(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql))
+# The scripts kept in parts by concern (sql/EXTENSION/VERSION/PART.sql),
+# which the Makefile makes (below)
+SQL_BUILT = sql/snowid_coordinator--1.0.sql
+DATA_built = $(SQL_BUILT)
+# the SQL edition: every version's script and update script, those kept
+# whole and those made from parts
+DATA += $(filter-out $(addprefix $(srcdir)/,$(SQL_BUILT)),$(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql)))
 # and the parameters of its versions before 1.2, which ran as the role that
 # installed them (snowid_sql.control)
 DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
@@ -127,6 +131,18 @@ EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The scripts of SQL_BUILT, each made in the build directory from the
+# parts listed here, in this order (the script's: an object after those it
+# uses), each part after a comment line that names it; test/tools/sql-parts
+# refuses a part of the directory that the list leaves out
+sql/snowid_coordinator--1.0.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.0/, \
+	schema.sql tables.sql helpers.sql fence.sql quiet.sql claim.sql \
+	lease.sql free.sql procedures.sql reset_secret.sql privileges.sql)
+
+$(SQL_BUILT):
+	@mkdir -p sql
+	$(srcdir)/test/tools/sql-parts cat $(srcdir) $(patsubst $(srcdir)/%,%,$^) > $@.tmp && mv $@.tmp $@
 
 # The Redis function library is one file, src/redis/snowid.lua: installed
 # as it is (DATA, for FUNCTION LOAD), and compiled in for the EVALSHA/EVAL
