@@ -10,9 +10,16 @@ DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
 	sql/snowid--1.2--1.3.sql \
 	src/redis/snowid.lua
-DATA += sql/snowid_coordinator--1.0.sql
-# the SQL edition: every version's script and update script
-DATA += $(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql))
+# The scripts kept in parts by concern (sql/EXTENSION/VERSION/PART.sql),
+# which the Makefile makes (below)
+SQL_BUILT = sql/snowid_coordinator--1.0.sql \
+	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql
+DATA_built = $(SQL_BUILT)
+# the SQL edition: every version's script and update script, those made
+# from parts and those kept whole (any other sql/snowid_sql--*.sql)
+SNOWID_SQL_WHOLE = $(filter-out $(addprefix $(srcdir)/,$(SQL_BUILT)),$(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql)))
+SNOWID_SQL_SCRIPTS = $(filter sql/snowid_sql--%,$(SQL_BUILT)) $(SNOWID_SQL_WHOLE)
+DATA += $(SNOWID_SQL_WHOLE)
 # and the parameters of its versions before 1.2, which ran as the role that
 # installed them (snowid_sql.control)
 DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
@@ -128,6 +135,23 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# The scripts of SQL_BUILT, each made in the build directory from the
+# parts listed here, in this order (the script's: an object after those it
+# uses), each part after a comment line that names it; test/tools/sql-parts
+# refuses a part of the directory that the list leaves out
+sql/snowid_coordinator--1.0.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.0/, \
+	schema.sql tables.sql helpers.sql fence.sql quiet.sql claim.sql \
+	lease.sql free.sql procedures.sql reset_secret.sql privileges.sql)
+sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
+	objects.sql config.sql claim.sql generator.sql decode.sql serial.sql \
+	status.sql public_ids.sql version.sql)
+sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
+	quiet.sql claim.sql status.sql version.sql privileges.sql)
+
+$(SQL_BUILT):
+	@mkdir -p sql
+	$(srcdir)/test/tools/sql-parts cat $(srcdir) $(patsubst $(srcdir)/%,%,$^) > $@.tmp && mv $@.tmp $@
+
 # The Redis function library is one file, src/redis/snowid.lua: installed
 # as it is (DATA, for FUNCTION LOAD), and compiled in for the EVALSHA/EVAL
 # fallback as snowid_lua.h: the file without its #! line and its comment
@@ -177,7 +201,8 @@ dist:
 	$(srcdir)/test/tools/release archive $(REF)
 
 # The SQL edition for hosts without the extension's files (doc/managed.md),
-# made from the scripts of sql/ so that nothing is written twice:
+# made from its scripts (SNOWID_SQL_SCRIPTS: those made here from parts
+# first, then those of the source tree) so that nothing is written twice:
 #   make snowid_sql.sql         a plain script for psql, into the schema
 #                               SNOWID_SQL_SCHEMA (public), owned and
 #                               configured by the role that runs it
@@ -202,15 +227,15 @@ snowid_sql.schema: FORCE
 .PHONY: FORCE
 FORCE:
 
-snowid_sql.sql: $(srcdir)/sql/snowid_sql--1.0.sql $(wildcard $(srcdir)/sql/snowid_sql--*--*.sql) snowid_sql.schema
-	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) > $@.tmp && mv $@.tmp $@
+snowid_sql.sql: $(SNOWID_SQL_SCRIPTS) snowid_sql.schema
+	$(srcdir)/test/tools/sql-edition plain .:$(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) > $@.tmp && mv $@.tmp $@
 
-# no file of its own to depend on: SNOWID_SQL_FROM or the schema may change
+# made every time: SNOWID_SQL_FROM or the schema may change
 .PHONY: snowid_sql-update.sql
-snowid_sql-update.sql:
-	$(srcdir)/test/tools/sql-edition plain $(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) $(SNOWID_SQL_FROM) > $@.tmp && mv $@.tmp $@
+snowid_sql-update.sql: $(SNOWID_SQL_SCRIPTS)
+	$(srcdir)/test/tools/sql-edition plain .:$(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) $(SNOWID_SQL_FROM) > $@.tmp && mv $@.tmp $@
 
-snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(wildcard $(srcdir)/sql/snowid_sql--*.sql)
-	$(srcdir)/test/tools/sql-edition pg_tle $(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@
+snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(SNOWID_SQL_SCRIPTS)
+	$(srcdir)/test/tools/sql-edition pg_tle .:$(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@
 
 all: sql-edition

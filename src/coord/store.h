@@ -9,8 +9,10 @@
  * A store keeps, for every worker id of a datacenter, its holder (an
  * identity, for good or on lease), a lease's expiry, floor and token, and
  * the id's fence.  Every store keeps the one fence rule (doc/internals.md,
- * "The fence rule"): for every worker id, each new holder's first id lies
- * above every id any earlier holder could have issued.
+ * "The fence rule"; a coordination database keeps it in SQL in
+ * sql/snowid_coordinator/1.0/fence.sql): for every worker id, each new
+ * holder's first id lies above every id any earlier holder could have
+ * issued.
  *
  *	 * The fence of a worker id is a Unix time in ms below which lie all ids
  *	   any holder of it issued so far, and all a lease holder may issue

@@ -56,7 +56,7 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 # The tree's own pieces
 my $ready = 1;
 $ready &= ok(-f $extension,
-	"the extension's script is in the source tree ($extension)");
+	"the extension's script is made in the source tree ($extension)");
 $ready &= ok(-x $search, 'test/protocol-search is there and executable');
 if (!$ready)
 {

@@ -1,0 +1,150 @@
+-- -----------------------------------------------------------------------
+-- The entry points of the snowid servers: procedures, each called with
+-- CALL on its own, that commit right after their function's work, so that
+-- the lock of the datacenter never outlasts the CALL.  Inside a
+-- transaction block (or a multi-statement query string) their first COMMIT
+-- fails (SQLSTATE 2D000, invalid transaction termination) before anything
+-- is locked.  They run as their caller; their functions run_<name>() run
+-- as the owner, and refuse to be called by anything but their procedure.
+-- The outcome comes back in the INOUT parameters, which the caller leaves
+-- out: one row of (outcome, worker_id, floor_ms, fence_ms, lease_ms,
+-- holder), as described at run_<name>().  secret is the caller's holder
+-- secret (64 lower-case hex digits).
+-- -----------------------------------------------------------------------
+
+CREATE PROCEDURE snowid_coordinator.claim(
+	datacenter integer, identity text, secret text,
+	want integer, max integer, prefer integer, usable_ms bigint,
+	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
+		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
+		clock_margin_ms);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_claim(
+	datacenter integer, identity text, secret text,
+	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
+	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
+		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
+		seen_generation, seen_counter, clock_margin_ms);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_renew(
+	datacenter integer, identity text, secret text,
+	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
+	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
+	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
+		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
+		seen_generation, seen_counter, clock_margin_ms);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
+END
+$$;
+
+CREATE PROCEDURE snowid_coordinator.lease_release(
+	datacenter integer, identity text, secret text,
+	held_worker_id integer, final_ms bigint, park boolean, token text,
+	INOUT outcome text DEFAULT NULL,
+	INOUT worker_id integer DEFAULT NULL,
+	INOUT floor_ms bigint DEFAULT NULL,
+	INOUT fence_ms bigint DEFAULT NULL,
+	INOUT lease_ms bigint DEFAULT NULL,
+	INOUT holder text DEFAULT NULL,
+	INOUT generation bigint DEFAULT NULL,
+	INOUT counter bigint DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+	o			snowid_coordinator.outcome;
+BEGIN
+	COMMIT;
+	o := snowid_coordinator.run_lease_release(datacenter, identity, secret,
+		held_worker_id, final_ms, park, token);
+	COMMIT;
+	outcome := o.outcome;
+	worker_id := o.worker_id;
+	floor_ms := o.floor_ms;
+	fence_ms := o.fence_ms;
+	lease_ms := o.lease_ms;
+	holder := o.holder;
+	generation := o.generation;
+	counter := o.counter;
+END
+$$;
+

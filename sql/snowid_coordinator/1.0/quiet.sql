@@ -1,0 +1,294 @@
+-- -----------------------------------------------------------------------
+-- THE FORGETTING RULE (doc/internals.md, "A coordinator that forgets").
+-- A coordination database may go back in time: restored from a pg_dump,
+-- recovered to a point in time, failed over to a standby that missed the
+-- last transactions.  Each datacenter's row records the server it was
+-- last written under (written_under: this install of the extension, made
+-- by CREATE EXTENSION and never dumped, the cluster's system identifier
+-- and its timeline), a generation (the time it was made, in ms, later than
+-- every generation before it) and a counter that every call of a holder
+-- moves up.  Each holder remembers the generation and counter it saw last
+-- and sends them with every call.  recall() finds that the database may
+-- have forgotten when a datacenter has no such record or one of another
+-- server, or when a holder has seen a later generation, or a higher counter
+-- of the same one (the database went back to an older state of itself: a
+-- copy of its files restored), and then starts a quiet period: until every
+-- server that may still hold an id has had time to re-assert it, no worker
+-- id is granted but to the server that re-asserts it, and every other
+-- grant starts at or above the floor it leaves.  new_datacenter(), an
+-- administrator's step, records a brand-new datacenter without a quiet
+-- period; end_quiet() ends one.
+-- -----------------------------------------------------------------------
+
+-- This install of the extension: one row, made by CREATE EXTENSION and not
+-- dumped, so that a restore from a dump is another install
+CREATE TABLE snowid_coordinator.install (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	install_id text NOT NULL
+);
+
+INSERT INTO snowid_coordinator.install (install_id)
+VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
+
+COMMENT ON TABLE snowid_coordinator.install IS
+'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN written_under text,
+	ADD COLUMN quiet_from_ms bigint,
+	ADD COLUMN quiet_until_ms bigint,
+	ADD COLUMN generation bigint NOT NULL DEFAULT 0
+		CHECK (generation >= 0),
+	ADD COLUMN counter bigint NOT NULL DEFAULT 0
+		CHECK (counter >= 0),
+	-- whether the generation was made on a caller's word alone (see
+	-- recall())
+	ADD COLUMN declared_generation boolean NOT NULL DEFAULT false,
+	-- every grant that is not a re-assertion starts at or above it: the
+	-- end of the last quiet period plus the fleet's clocks (see recall())
+	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
+		CHECK (forgot_floor_ms >= 0),
+	-- the longest quiet_ms any caller declared: every quiet period lasts
+	-- at least that
+	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
+		CHECK (longest_quiet_ms >= 0),
+	-- the widest clock_margin_ms any caller declared (how far apart the
+	-- fleet's clocks, and this server's, may lie): the floor lies past the
+	-- end of a quiet period by at least that
+	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
+		CHECK (widest_margin_ms >= 0);
+
+-- The server this call runs on: the install, the cluster's system
+-- identifier, and the timeline (a point-in-time recovery or a promotion
+-- starts a new one)
+CREATE FUNCTION snowid_coordinator.server_now()
+RETURNS text
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT i.install_id || ' ' || s.system_identifier || ' ' ||
+		   substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+	FROM snowid_coordinator.install i, pg_control_system() s
+$$;
+
+-- Refuses a quiet period or a clock margin a caller declares (ms; NULL:
+-- none) out of bounds: a quiet period from the shortest a server declares
+-- (a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget, and
+-- a second: SNOWID_QUIET_DECLARED_MIN_MS of snowid's src/coord/request.h;
+-- a shorter one would let the first call after a loss end the quiet period
+-- at once) up to the longest (see check_ms()), a margin up to an hour
+CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
+												  clock_margin_ms bigint)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF quiet_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms,
+			CASE WHEN snowid_coordinator.fixed('quiet_min') THEN 1101 ELSE 0 END,
+			90601000,
+			'from the shortest quiet period a snowid server declares, a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget and a second, to the longest, a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour and a second');
+	END IF;
+	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
+		RAISE EXCEPTION 'clock_margin_ms is out of range: %', clock_margin_ms
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'clock_margin_ms must lie between 0 and 3600000 ms (an hour).';
+	END IF;
+END
+$$;
+
+-- Whether the database may have forgotten the claims of datacenter dc,
+-- whose lock the caller holds, at now_ms: starts or lengthens the quiet
+-- period, raises the floor it leaves and, for a call that declares its
+-- quiet period (quiet_ms), moves the counter up.  seen_generation and
+-- seen_counter are what the caller saw last (NULL: nothing yet).  Returns
+-- the datacenter's row as it is now (its quiet period lasts while
+-- quiet_until_ms > now_ms).  A quiet period lasts the longest quiet_ms
+-- declared, and leaves a floor (forgot_floor_ms) for every grant that is
+-- not a re-assertion: its end plus the widest clock_margin_ms declared
+-- (how far apart the fleet's clocks may lie) plus its length (which covers
+-- the drift budgets the callers declared), as free() would fence an id
+-- whose holder may have issued up to then.  What a call does not declare
+-- (a call by hand, a caller of another release) counts as a server of the
+-- default settings for that call only, which the row does not keep: a
+-- quiet period of 9 s (check-in 5 s, timeout 2 s, drift budget 1 s, 1 s)
+-- and clocks a minute apart; such a call writes the row only if it
+-- changes.
+--
+-- No call ends or shortens a quiet period that runs: a new one, started
+-- while one runs, ends no earlier.  A caller's word alone (it saw a later
+-- generation or counter, while the row shows no loss: written under this
+-- server) starts a new quiet period only once a generation: the row notes
+-- a generation made that way (declared_generation), and a caller that
+-- says it saw a later one than that changes nothing, until the row itself
+-- shows a loss or an administrator ends the quiet period.  So a fleet
+-- member calling with a counter one ahead, again and again, starts one
+-- quiet period, not a chain of them.  A generation later than an hour past
+-- this server's clock was never made, whatever the row says (one an
+-- earlier release let a caller push past it, one past the other, at every
+-- call): it is refused, and a generation made here never lies past that
+-- bound either, so every server that saw it can send it again, after a
+-- loss too.  The same rules as snowid.lua's recall().
+CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
+										  quiet_ms bigint,
+										  clock_margin_ms bigint,
+										  seen_generation bigint,
+										  seen_counter bigint)
+RETURNS snowid_coordinator.datacenters
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	d			snowid_coordinator.datacenters;
+	was			snowid_coordinator.datacenters;
+	here		text := snowid_coordinator.server_now();
+	len			bigint;
+	lost		boolean;
+	told_later	boolean;
+BEGIN
+	PERFORM snowid_coordinator.check_ms('seen_generation',
+										coalesce(seen_generation, 0), 0);
+	PERFORM snowid_coordinator.check_ms('seen_counter',
+										coalesce(seen_counter, 0), 0);
+	SELECT * INTO d FROM snowid_coordinator.datacenters x
+	WHERE x.datacenter = dc;
+	-- a generation is this server's clock when it was made: one past the
+	-- datacenter's own and an hour (the widest clock margin) past the clock
+	-- now was never made
+	PERFORM snowid_coordinator.check_ms('seen_generation',
+		coalesce(seen_generation, 0), 0,
+		CASE WHEN snowid_coordinator.fixed('own_generation_bound')
+			 THEN now_ms + 3600000
+			 ELSE greatest(d.generation, now_ms + 3600000) END,
+		'an hour past the clock of the coordination server: no later generation was made');
+	was := d;
+	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
+	d.widest_margin_ms := greatest(d.widest_margin_ms,
+								   coalesce(clock_margin_ms, 0));
+	len := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 9000));
+	lost := d.written_under IS DISTINCT FROM here;
+	told_later := coalesce(seen_generation > d.generation OR
+						   (seen_generation = d.generation AND
+							seen_counter > d.counter), false);
+	IF told_later AND NOT lost AND d.declared_generation AND
+		snowid_coordinator.fixed('declared_once') THEN
+		told_later := false;
+	END IF;
+	IF lost OR told_later THEN
+		-- may have forgotten: a new generation, later than any the
+		-- caller saw, and a quiet period from now, ending no earlier than
+		-- one that runs
+		d.written_under := here;
+		d.generation := greatest(now_ms, d.generation + 1,
+								 coalesce(seen_generation, 0) + 1);
+		IF snowid_coordinator.fixed('own_generation_bound') THEN
+			d.generation := least(d.generation, now_ms + 3600000);
+		END IF;
+		d.counter := 0;
+		d.quiet_from_ms := now_ms;
+		d.quiet_until_ms := CASE WHEN snowid_coordinator.fixed('keep_quiet')
+			THEN greatest(now_ms + len, was.quiet_until_ms)
+			ELSE now_ms + len END;
+		d.declared_generation := NOT lost;
+	ELSIF d.quiet_until_ms > now_ms AND
+		d.quiet_from_ms + len > d.quiet_until_ms THEN
+		d.quiet_until_ms := d.quiet_from_ms + len;
+	END IF;
+	IF d.quiet_until_ms > now_ms THEN
+		d.forgot_floor_ms := greatest(d.forgot_floor_ms,
+									  d.quiet_until_ms +
+									  greatest(d.widest_margin_ms,
+											   coalesce(clock_margin_ms, 60000)) +
+									  (d.quiet_until_ms - d.quiet_from_ms));
+	END IF;
+	IF quiet_ms IS NOT NULL THEN
+		d.counter := d.counter + 1;
+	END IF;
+	IF quiet_ms IS NOT NULL OR d IS DISTINCT FROM was THEN
+		UPDATE snowid_coordinator.datacenters x
+		SET written_under = d.written_under, generation = d.generation,
+			counter = d.counter, quiet_from_ms = d.quiet_from_ms,
+			quiet_until_ms = d.quiet_until_ms,
+			forgot_floor_ms = d.forgot_floor_ms,
+			longest_quiet_ms = d.longest_quiet_ms,
+			widest_margin_ms = d.widest_margin_ms,
+			declared_generation = d.declared_generation
+		WHERE x.datacenter = dc;
+	END IF;
+	RETURN d;
+END
+$$;
+
+-- An administrator's step: datacenter dc, of which no server ever claimed
+-- a worker id, recorded as brand new: a new generation, without a quiet
+-- period or its floor, and without what the fleet declared.  Refused if
+-- any worker id of it has a row (a holder or a fence), or if it has a
+-- record of the server that wrote its claims (any call of a server writes
+-- one, a claim the quiet period refused too: after it the database cannot
+-- tell a new datacenter from one that lost its claims, as after a restore
+-- that the refused claim then recorded anew).
+CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	now_ms		bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	IF EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+			   WHERE x.datacenter = dc) OR
+		EXISTS (SELECT FROM snowid_coordinator.datacenters x
+				WHERE x.datacenter = dc AND x.written_under IS NOT NULL) THEN
+		RAISE EXCEPTION 'datacenter % is not new', dc
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'It has worker ids, or a record of the server that wrote its claims: a server called for it already.',
+				  HINT = 'Mark a datacenter new only before its first claim.';
+	END IF;
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = snowid_coordinator.server_now(),
+		generation = greatest(now_ms, x.generation + 1), counter = 0,
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
+		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
+	WHERE x.datacenter = dc;
+	o.outcome := 'ok';
+	RETURN o;
+END
+$$;
+
+-- An administrator's step: the quiet period of datacenter dc and its
+-- floor ended now, what the fleet declared (the longest quiet period, the
+-- widest clock margin) forgotten, which the servers declare again at their
+-- next call, and the database recorded as the writer of its claims, for a
+-- database known to have lost nothing (a failover to a synchronous
+-- standby).
+CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
+RETURNS snowid_coordinator.outcome
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	dc			integer := datacenter;
+	now_ms		bigint;
+	o			snowid_coordinator.outcome;
+BEGIN
+	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
+	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	UPDATE snowid_coordinator.datacenters x
+	SET written_under = snowid_coordinator.server_now(),
+		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
+		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
+	WHERE x.datacenter = dc;
+	o.outcome := 'ok';
+	RETURN o;
+END
+$$;
+

@@ -1,0 +1,118 @@
+-- The lock of each datacenter: every call takes its row FOR UPDATE, having
+-- inserted it if need be.
+CREATE TABLE snowid_coordinator.datacenters (
+	datacenter integer PRIMARY KEY
+		CHECK (datacenter BETWEEN 0 AND 16777215)
+);
+
+COMMENT ON TABLE snowid_coordinator.datacenters IS
+'One row per datacenter, locked by every call on its worker ids';
+
+-- Every worker id ever held or fenced.  An id without a row is free, with
+-- no fence.  holder is the identity of its server: for good, or on lease
+-- (on_lease) until lease_expires_ms by this server's clock.  A lease names
+-- the fence it was taken above (lease_floor_ms) and the token of the claim
+-- that made it, which its renewals and its release name.
+CREATE TABLE snowid_coordinator.worker_ids (
+	datacenter integer NOT NULL
+		REFERENCES snowid_coordinator.datacenters,
+	worker_id integer NOT NULL
+		CHECK (worker_id BETWEEN 0 AND 16777215),
+	holder text
+		CHECK (octet_length(holder) BETWEEN 1 AND 512),
+	on_lease boolean NOT NULL DEFAULT false,
+	lease_expires_ms bigint,
+	lease_floor_ms bigint
+		CHECK (lease_floor_ms >= 0),
+	lease_token text
+		CHECK (lease_token ~ '^[0-9a-f]{16}$'),
+	fence_ms bigint NOT NULL DEFAULT 0
+		CHECK (fence_ms >= 0),
+	PRIMARY KEY (datacenter, worker_id),
+	CHECK (NOT on_lease OR (holder IS NOT NULL AND
+							lease_expires_ms IS NOT NULL AND
+							lease_floor_ms IS NOT NULL AND
+							lease_token IS NOT NULL))
+);
+
+COMMENT ON TABLE snowid_coordinator.worker_ids IS
+'Who holds each worker id, for good or on lease, and its fence (Unix ms): never delete a row, nor lower a fence';
+
+-- pg_dump dumps the claims and the fences with the database
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.datacenters', '');
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.worker_ids', '');
+
+-- The hash (SHA-256) of each holder's secret, per datacenter and identity:
+-- set by the identity's first call that is granted, compared by every
+-- later call, never the secret itself.  reset_secret() (an
+-- administrator's) removes one, so that a server that lost its secret file
+-- registers a new one.
+CREATE TABLE snowid_coordinator.holders (
+	datacenter integer NOT NULL
+		REFERENCES snowid_coordinator.datacenters,
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND 512),
+	secret_sha256 bytea NOT NULL
+		CHECK (octet_length(secret_sha256) = 32),
+	PRIMARY KEY (datacenter, identity)
+);
+
+COMMENT ON TABLE snowid_coordinator.holders IS
+'The SHA-256 of each holder''s secret: only a caller with that secret acts as that holder';
+
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
+
+-- What every function returns: outcome is one of
+--	 ok			   the call did what it was asked; worker_id, and for a claim
+--				   floor_ms, the id's fence when taken (0 for none): every id
+--				   issued with it must lie at or above floor_ms; for a lease
+--				   fence_ms, below which its holder issues, and lease_ms
+--	 all_held	   every worker id in 0..max is held
+--	 fenced		   every free id (or the configured or kept one) is fenced
+--				   past usable_ms: worker_id is the one fenced least far,
+--				   fence_ms its fence
+--	 conflict	   the configured id (worker_id) is held by holder
+--	 holds_other   this identity holds worker_id, not the configured id
+--	 lost		   a renewal or release of an id that is no longer this
+--				   claim's lease: holder holds it now, or no one (NULL)
+--	 quiet		   the database may have forgotten claims (see recall()):
+--				   no id is granted but to a server re-asserting its own
+--				   until fence_ms, when this claim can be granted: the
+--				   end of the quiet period or, past it, the floor it left
+-- holder names a lease holder as 'lease ' || identity, as Redis does.
+-- generation and counter are the datacenter's state record after the call
+-- of a holder (see recall()), which the holder remembers and sends with
+-- its next call; NULL for a call that gives no quiet_ms.
+CREATE TYPE snowid_coordinator.outcome AS (
+	outcome text,
+	worker_id integer,
+	floor_ms bigint,
+	fence_ms bigint,
+	lease_ms bigint,
+	holder text,
+	generation bigint,
+	counter bigint
+);
+
+-- Administrators' view: who holds what, until when, and each id's fence
+CREATE VIEW snowid_coordinator.workers AS
+SELECT w.datacenter,
+	   w.worker_id,
+	   w.holder,
+	   w.on_lease,
+	   CASE WHEN w.on_lease
+		   THEN pg_catalog.to_timestamp(w.lease_expires_ms / 1000.0) END
+		   AS lease_expires,
+	   w.holder IS NOT NULL AND
+	   (NOT w.on_lease OR
+		w.lease_expires_ms >
+		pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000))
+		   AS live,
+	   CASE WHEN w.fence_ms > 0
+		   THEN pg_catalog.to_timestamp(w.fence_ms / 1000.0) END AS fence,
+	   w.fence_ms
+FROM snowid_coordinator.worker_ids w;
+
+COMMENT ON VIEW snowid_coordinator.workers IS
+'Who holds each worker id (live: for good, or on a lease that has not run out), and its fence';
+
