@@ -45,6 +45,7 @@
 #include "core/layout.h"
 #include "core/clock.h"
 #include "core/wait_events.h"
+#include "util/bgworker.h"
 
 /* A failed check-in is tried again after this long */
 #define SNOWID_CHECKIN_RETRY_MS		1000
@@ -62,17 +63,8 @@ static bool snowid_checkin(const SnowidLeaseState *state);
 void
 snowid_checkin_register(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowid_checkin_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowid check-in", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowid check-in", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	snowid_bgworker_register("snowid_checkin_main", "snowid check-in",
+							 BGWORKER_SHMEM_ACCESS);
 }
 
 /*

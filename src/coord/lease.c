@@ -60,6 +60,7 @@
 #include "core/generator.h"
 #include "core/generator_worker.h"
 #include "core/wait_events.h"
+#include "util/bgworker.h"
 
 /* A failed renewal or claim is tried again after at most this long */
 #define SNOWID_LEASE_RETRY_MS	1000
@@ -90,18 +91,9 @@ static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
 void
 snowid_lease_register(void)
 {
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "snowid", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowid_lease_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowid lease renewer", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowid lease renewer", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	snowid_bgworker_register("snowid_lease_main", "snowid lease renewer",
+							 BGWORKER_SHMEM_ACCESS |
+							 BGWORKER_BACKEND_DATABASE_CONNECTION);
 }
 
 /*

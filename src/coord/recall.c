@@ -36,7 +36,6 @@
 #include "storage/shmem.h"
 
 #include "coord/recall.h"
-#include "coord/request.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/mark.h"

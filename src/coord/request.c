@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * request.c
- *	  The coordination layer's settings, the store in use, the identity
- *	  this server claims under, and the request every call to the store
- *	  starts from: a claim for good (worker.c) and every step of a lease
- *	  (lease.c).  No locking applies.
+ *	  The coordination layer's settings, the identity this server claims
+ *	  under, and the request every call to the store starts from: a claim
+ *	  for good (worker.c) and every step of a lease (lease.c).  No locking
+ *	  applies.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,8 +34,6 @@ int			snowid_worker_lease_ms = 0;
 int			snowid_checkin_interval_ms = 5000;
 int			snowid_clock_margin_ms = 60000;
 bool		snowid_release_on_shutdown = false;
-const SnowidStore *snowid_store = NULL;
-const void *snowid_store_target = NULL;
 
 /* This server's holder secret, read again for every request */
 static char snowid_secret[SNOWID_HOLDER_SECRET_LEN + 1];

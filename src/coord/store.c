@@ -1,17 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * store.c
- *	  What every claim store shares (coord/store.h): the checks of what a
- *	  store answered, so that a worker id, floor or fence it has no reason
- *	  to give is never taken on its word, and a report of how a call ended
- *	  sent where it may go.  Nothing here talks to a store; no locking
- *	  applies.
+ *	  What every claim store shares (coord/store.h): the store in use,
+ *	  the checks of what a store answered, so that a worker id, floor or
+ *	  fence it has no reason to give is never taken on its word, and a
+ *	  report of how a call ended sent where it may go.  Nothing here talks
+ *	  to a store; no locking applies.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "coord/store.h"
+
+/* Set by the settings (snowid.coordinator_url, snowid.redis_url) */
+const SnowidStore *snowid_store = NULL;
+const void *snowid_store_target = NULL;
 
 static void snowid_store_send(int elevel, const SnowidStoreReport *report);
 

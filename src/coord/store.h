@@ -329,7 +329,7 @@ typedef struct SnowidStore
 
 /*
  * The store snowid.coordinator_url (or snowid.redis_url) names, and its
- * parsed URL; NULL if none (request.c, set by the settings).
+ * parsed URL; NULL if none (store.c; set by the settings).
  */
 extern const SnowidStore *snowid_store;
 extern const void *snowid_store_target;

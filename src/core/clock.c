@@ -84,15 +84,22 @@ snowid_unix_ms(void)
 
 /*
  * snowid_monotonic_ms
- *		Milliseconds on a clock that never steps, to measure waits with: a
- *		wall clock stepped back during a wait would stretch it.
+ *		Milliseconds on a clock that never steps, to measure waits and
+ *		leases with: a wall clock stepped back during a wait would stretch
+ *		it.  On Linux the clock that also counts the time the host was
+ *		suspended (CLOCK_BOOTTIME; CLOCK_MONOTONIC stands still then), so
+ *		that a lease ends by its holder's clock when a sleep outlasted it.
  */
 int64
 snowid_monotonic_ms(void)
 {
 	struct timespec ts;
 
+#ifdef CLOCK_BOOTTIME
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / NS_PER_MS;
 }
 

@@ -22,6 +22,7 @@
 #include "core/wal.h"
 
 static void snowid_write_instance(SnowidShared *s);
+static inline int snowid_replayed_mark(const SnowidShared *s, SnowidMark *mark);
 static void snowid_warn_unsaved_copy(void);
 
 /*
@@ -260,6 +261,24 @@ snowid_old_ids_bound(const SnowidShared *s)
 }
 
 /*
+ * snowid_replayed_mark
+ *		The mark as replay left it, for the mark file: the generator's
+ *		high-water mark, with the drift budget of the server it came from.
+ *		The caller holds the spinlock (only plain copies happen here) and
+ *		names the owner with snowid_mark_owner() once it has released it,
+ *		with the worker id returned.
+ */
+static inline int
+snowid_replayed_mark(const SnowidShared *s, SnowidMark *mark)
+{
+	mark->layout = snowid_layout;
+	mark->high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
+	mark->max_drift_ms = s->source_drift_ms;
+	mark->takeover = s->takeover_pending;
+	return s->worker_id;
+}
+
+/*
  * snowid_save_replayed_mark
  *		Before the first id after recovery: writes a replayed mark that could
  *		not be written during replay, and refuses ids until it is written.
@@ -277,11 +296,7 @@ snowid_save_replayed_mark(SnowidShared *s)
 	if (s->replay_unsaved)
 	{
 		SpinLockAcquire(&s->mutex);
-		mark.layout = snowid_layout;
-		mark.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
-		mark.max_drift_ms = s->source_drift_ms;
-		mark.takeover = s->takeover_pending;
-		worker_id = s->worker_id;
+		worker_id = snowid_replayed_mark(s, &mark);
 		SpinLockRelease(&s->mutex);
 		snowid_mark_owner(s, mark.takeover, worker_id, &mark);
 		s->replay_unsaved = !snowid_mark_write(&mark, WARNING);
@@ -507,11 +522,7 @@ snowid_replay_mark(const SnowidMark *mark)
 		changed = true;
 	}
 	s->source_drift_ms = Max(s->source_drift_ms, mark->max_drift_ms);
-	file.layout = snowid_layout;
-	file.high_water_ms = s->high_water_ms + snowid_layout.epoch_ms;
-	file.max_drift_ms = s->source_drift_ms;
-	file.takeover = s->takeover_pending;
-	worker_id = s->worker_id;
+	worker_id = snowid_replayed_mark(s, &file);
 	SpinLockRelease(&s->mutex);
 	snowid_mark_owner(s, file.takeover, worker_id, &file);
 

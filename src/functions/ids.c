@@ -358,6 +358,10 @@ snowid_status_internal(FunctionCallInfo fcinfo, SnowidStatusVersion version)
 /*
  * snowid_status
  *		snowid_status() of version 1.0 of the SQL script.
+ *
+ * It and the three below only look alike: each version of the SQL script
+ * binds its own C name, which an installation of that version keeps calling
+ * after the library is updated; snowid_status_internal() does the work.
  */
 Datum
 snowid_status(PG_FUNCTION_ARGS)
