@@ -231,6 +231,12 @@ like(
 	'F4: the first call of a role whose privileges the owner lacks claims nothing');
 psql_as("$claimdb user=app",
 	'ALTER FUNCTION snowid_sql_private.snowid_sql_claim_once() SECURITY DEFINER');
+# A copy in claim mode has no worker id in snowid_sql_fixed() to name
+($rc, $out, $err) = psql_as($node->connstr('claimdb'),
+	'SELECT snowid_sql_private.snowid_sql_elsewhere(NULL)');
+like($err, qr/DETAIL:  The worker id of snowid_config was set on another server/,
+	'the error of a copy in claim mode names no worker id (and no double space)');
+
 # (it would hold the claim's lock to the end of its transaction)
 ($rc, $out, $err) = psql_as("$claimdb user=stranger",
 	'BEGIN; SELECT snowid_sql_private.snowid_sql_claim_once()');
@@ -419,7 +425,7 @@ is($sub->safe_psql('appdb', q{SELECT string_agg(name, ',' ORDER BY name) FROM sn
 # F5: from 19 on, a publication carries sequences, and a subscription sets
 # them to the publisher's values in place: the subscriber's generator
 # stops, repeating none of its ids, and none of the publisher's
-if ($node->pg_version >= 19)
+if ($node->pg_version->major >= 19)
 {
 	$node->safe_psql('appdb', q{
 		CREATE PUBLICATION seqs FOR ALL SEQUENCES;
