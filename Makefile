@@ -23,6 +23,12 @@ DATA += $(SNOWID_SQL_WHOLE)
 # and the parameters of its versions before 1.2, which ran as the role that
 # installed them (snowid_sql.control)
 DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
+# and the install script of its newest version, made from those scripts
+# (test/tools/sql-edition install), so that CREATE EXTENSION runs all of it
+# as the bootstrap superuser, not the scripts of 1.0 and 1.1 as the
+# installing role on the way
+SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowid_sql.control)
+DATA_built += snowid_sql--$(SNOWID_SQL_VERSION).sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -213,7 +219,6 @@ dist:
 #                               and pgtle.install_update_path() of every
 #                               update script, for pg_tle (RDS, Aurora,
 #                               Supabase's database.dev)
-SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(srcdir)/snowid_sql.control)
 SNOWID_SQL_SCHEMA ?= public
 SNOWID_SQL_FROM ?= 1.0
 .PHONY: sql-edition
@@ -234,6 +239,9 @@ snowid_sql.sql: $(SNOWID_SQL_SCRIPTS) snowid_sql.schema
 .PHONY: snowid_sql-update.sql
 snowid_sql-update.sql: $(SNOWID_SQL_SCRIPTS)
 	$(srcdir)/test/tools/sql-edition plain .:$(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) $(SNOWID_SQL_FROM) > $@.tmp && mv $@.tmp $@
+
+snowid_sql--$(SNOWID_SQL_VERSION).sql: $(srcdir)/snowid_sql.control $(SNOWID_SQL_SCRIPTS)
+	$(srcdir)/test/tools/sql-edition install .:$(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@
 
 snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(SNOWID_SQL_SCRIPTS)
 	$(srcdir)/test/tools/sql-edition pg_tle .:$(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@

@@ -27,53 +27,79 @@
 --   collation (Turkish folds i to a dotted capital I; key ids, which have
 --   no i, fold alike either way).
 -- - Installed as an extension by a role that is no superuser, the objects
---   belong to the superuser the script runs as (snowid_sql.control:
---   superuser = true, trusted = true), as after a fresh install; the
---   installing role keeps what the page says it gets.
+--   belong to the superuser the scripts run as (snowid_sql.control and
+--   the control files of 1.0 and 1.1: superuser = true, trusted = true);
+--   the installing role keeps what the page says it gets.  An earlier
+--   install that such a role owns is not updated (see below).
+-- - Everything that the functions running as the superuser read, write or
+--   call lies in the schema snowid_sql_private, which this script makes
+--   (as the superuser: the owner of the database cannot create, replace or
+--   rename in it), named with that schema alone: the owner of the
+--   extension's schema can neither shadow nor overload it.  The tables
+--   keep views of their names in the extension's schema.
+-- - The first call claims the worker id only as a role whose privileges
+--   the owner of the extension has (the claim runs the owner's functions,
+--   which the owner may alter).
+-- - The functions that hold the row of the generator or of the claim send
+--   no message to the client meanwhile (client_min_messages = error): a
+--   client that stops reading would hold the lock.
+-- - A logical replica changes no row of snowid_holder, snowid_locks,
+--   snowid_coordination or snowid_coordinator_state either, and a writer
+--   refuses to move sequences that a subscription synchronises
+--   (PostgreSQL 19: FOR ALL SEQUENCES).
 
 -- -------------------------------------------------------------------------
--- Ownership: the superuser's, as a fresh install has it
+-- An install whose objects a role that is no superuser owned
 -- -------------------------------------------------------------------------
--- Run as a superuser (a trusted extension's update runs as the bootstrap
--- superuser), the objects that an earlier install left to the role that
--- installed it pass to the role this runs as, but the functions that run
--- as that role (the claim's), which stay its own.  Run as the owner (pg_tle,
--- the plain script), nothing changes hands.
+-- Installed as an extension, 1.0 and 1.1 ran as the role that created
+-- them (since 1.2, snowid_sql--1.0.control and snowid_sql--1.1.control
+-- say otherwise): that role owned every function, table and sequence, and
+-- could have changed any of them, added a trigger, a rule, a policy, a
+-- default or an index expression to the tables, or functions and
+-- operators that the bodies would find.  This update runs as the
+-- bootstrap superuser, and nothing it does could be shown to run none of
+-- that code: it refuses, before it runs or fires anything, and the page
+-- says how to drop the extension and create it again.  Run as the owner
+-- (pg_tle, the plain script), the owner updates its own objects.
 DO $$
 DECLARE
-	old oid := (SELECT c.relowner FROM pg_catalog.pg_class c
-				WHERE c.oid = '@extschema@.snowid_config'::pg_catalog.regclass);
+	ext oid := (SELECT d.refobjid FROM pg_catalog.pg_depend d
+				WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+				  AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass
+				  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
 	o record;
 BEGIN
-	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER)
-		OR old = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
 		RETURN;
 	END IF;
-	FOR o IN
-		SELECT pg_catalog.format('ALTER %s %s OWNER TO %I',
-				CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass,
-				CURRENT_USER) AS stmt
-		FROM pg_catalog.pg_class c
-		WHERE c.relnamespace = '@extschema@'::pg_catalog.regnamespace AND c.relkind IN ('r', 'S')
-		  AND c.relname LIKE 'snowid%' AND c.relowner = old
-		UNION ALL
-		SELECT pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', p.oid::pg_catalog.regprocedure, CURRENT_USER)
-		FROM pg_catalog.pg_proc p
-		WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace AND p.proname LIKE 'snowid%'
-		  AND p.proowner = old
-		  AND p.proname NOT IN ('snowid_new_holder', 'snowid_sql_connstr', 'snowid_sql_claim_now',
-								'snowid_claim', 'snowid_sql_claim_once')
-		UNION ALL
-		SELECT pg_catalog.format('ALTER TYPE %s OWNER TO %I', t.oid::pg_catalog.regtype, CURRENT_USER)
-		FROM pg_catalog.pg_type t
-		WHERE t.typnamespace = '@extschema@'::pg_catalog.regnamespace AND t.typname = 'snowid_sql_fixed'
-		  AND t.typowner = old
-	LOOP
-		EXECUTE o.stmt;
-	END LOOP;
+	-- the claim's functions are the owner's by design (they run as it)
+	SELECT x.what, x.owner INTO o
+	FROM (SELECT c.oid::pg_catalog.regclass::text AS what, c.relowner AS owner FROM pg_catalog.pg_class c
+		  WHERE c.oid = '@extschema@.snowid_config'::pg_catalog.regclass
+		  UNION ALL
+		  SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0),
+				 coalesce(c.relowner, p.proowner, t.typowner)
+		  FROM pg_catalog.pg_depend d
+		  LEFT JOIN pg_catalog.pg_class c ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.oid = d.objid
+		  LEFT JOIN pg_catalog.pg_proc p ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.objid
+		  LEFT JOIN pg_catalog.pg_type t ON d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid = d.objid
+		  WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.refobjid = ext
+			AND d.deptype = 'e'
+			AND (p.proname IS NULL
+				 OR p.proname NOT IN ('snowid_new_holder', 'snowid_sql_connstr', 'snowid_sql_claim_now',
+									  'snowid_claim', 'snowid_sql_claim_once'))) x
+	JOIN pg_catalog.pg_roles r ON r.oid = x.owner
+	WHERE NOT r.rolsuper
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.2 where a role that is no superuser owns it'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('%s belongs to %s: the extension was created before 1.2 by that role, which may have changed its functions and tables, and the update runs as a superuser.',
+											 o.what, o.owner::pg_catalog.regrole),
+				  HINT = 'Note its configuration, drop the extension and create it again, as doc/managed.md says ("Updating from 1.0 or 1.1").';
+	END IF;
 END
 $$;
-
 
 -- -------------------------------------------------------------------------
 -- The locks
@@ -139,8 +165,50 @@ AS $$
 BEGIN
 	RAISE EXCEPTION 'snowid has no worker id on this server'
 		USING ERRCODE = 'object_not_in_prerequisite_state',
-			  DETAIL = format('The worker id %s of snowid_config was set on another server, or with other sequences: this database is a copy (a restored dump, a logical subscriber, a pg_createsubscriber copy, a pg_upgrade), or snowid_position or snowid_generation was altered.', worker_id),
+			  DETAIL = format('The worker id%s of snowid_config was set on another server, or with other sequences: this database is a copy (a restored dump, a logical subscriber, a pg_createsubscriber copy, a pg_upgrade), or snowid_position or snowid_generation was altered.',
+							  ' ' || worker_id),
 			  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter; or, claiming, SELECT snowid_claim().';
+END
+$$;
+
+-- The error of a generator whose sequences a subscription synchronises
+-- (PostgreSQL 19 lists sequences in pg_subscription_rel; earlier ones
+-- never list these)
+CREATE FUNCTION @extschema@.snowid_sql_subscribed()
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	seq text;
+BEGIN
+	SELECT c.relname INTO seq
+	FROM pg_subscription_rel r JOIN pg_class c ON c.oid = r.srrelid
+	WHERE r.srrelid IN ('@extschema@.snowid_position'::regclass, '@extschema@.snowid_generation'::regclass,
+						'@extschema@.snowid_claimed'::regclass)
+	ORDER BY c.relname
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'a subscription synchronises the sequences of the snowid generator'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('pg_subscription_rel lists the sequence %s: each synchronisation sets it to the publisher''s value, whose ids (or worker id) would come again.', seq),
+				  HINT = 'Publish no sequence of the extension (not FOR ALL SEQUENCES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION on this server.';
+	END IF;
+END
+$$;
+
+-- The error of a claim in the session of a role whose privileges the
+-- owner of the extension does not have
+CREATE FUNCTION @extschema@.snowid_sql_not_owner()
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'snowid_sql claims its worker id only as a role whose privileges the owner of the extension has'
+		USING ERRCODE = 'insufficient_privilege',
+			  DETAIL = 'The claim runs functions that the owner of the extension may alter: as another role, they would run with privileges the owner does not have.',
+			  HINT = 'Have the owner of the extension run SELECT snowid_claim() (at start and on a schedule, doc/managed.md), or grant this role to the owner.';
 END
 $$;
 
@@ -224,6 +292,27 @@ CREATE TRIGGER snowid_config_replica BEFORE INSERT OR UPDATE OR DELETE
 	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_replica();
 ALTER TABLE @extschema@.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica;
 
+-- Nor of the holder (its name, secret and server are this database's),
+-- the locks, or the claim's connection and state record: a publication
+-- carries the publisher's (also in the initial copy, whose rows the
+-- trigger drops, so that it does not fail on the subscriber's keys)
+CREATE TRIGGER snowid_holder_replica BEFORE INSERT OR UPDATE OR DELETE
+	ON @extschema@.snowid_holder
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_replica();
+ALTER TABLE @extschema@.snowid_holder ENABLE REPLICA TRIGGER snowid_holder_replica;
+CREATE TRIGGER snowid_locks_replica BEFORE INSERT OR UPDATE OR DELETE
+	ON @extschema@.snowid_locks
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_replica();
+ALTER TABLE @extschema@.snowid_locks ENABLE REPLICA TRIGGER snowid_locks_replica;
+CREATE TRIGGER snowid_coordination_replica BEFORE INSERT OR UPDATE OR DELETE
+	ON @extschema@.snowid_coordination
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_replica();
+ALTER TABLE @extschema@.snowid_coordination ENABLE REPLICA TRIGGER snowid_coordination_replica;
+CREATE TRIGGER snowid_coordinator_state_replica BEFORE INSERT OR UPDATE OR DELETE
+	ON @extschema@.snowid_coordinator_state
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_replica();
+ALTER TABLE @extschema@.snowid_coordinator_state ENABLE REPLICA TRIGGER snowid_coordinator_state_replica;
+
 -- The configuration, checked: as in 1.0, and a worker id needed is one set
 -- on this server
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_config(need_worker boolean)
@@ -301,7 +390,11 @@ END;
 -- filenode of snowid_position then: the common path compares the latter
 -- (cheap) at every call, every writer the former.  Its worker id is the
 -- row's only where the row's was set on this server.
-ALTER TYPE @extschema@.snowid_sql_fixed ADD ATTRIBUTE position_node oid, ADD ATTRIBUTE server text;
+--
+-- token is this server's mark in snowid_generation (see
+-- snowid_sql_move()): 1 to 4194304, from the server and sequences.
+ALTER TYPE @extschema@.snowid_sql_fixed ADD ATTRIBUTE position_node oid, ADD ATTRIBUTE server text,
+	ADD ATTRIBUTE token bigint;
 
 CREATE FUNCTION @extschema@.snowid_sql_refix()
 RETURNS void
@@ -323,7 +416,7 @@ BEGIN
 	EXECUTE format($f$CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_fixed()
 RETURNS @extschema@.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L)::@extschema@.snowid_sql_fixed$f$,
+RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s)::@extschema@.snowid_sql_fixed$f$,
 		CASE WHEN c.claim_worker_id THEN 'true' ELSE 'false' END, coalesce(c.datacenter_id, 0),
 		coalesce(CASE WHEN c.claim_worker_id OR c.worker_server = here THEN c.worker_id END::text, 'NULL'),
 		coalesce(c.datacenter_bits, 0),
@@ -331,7 +424,8 @@ RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L)::@extschema@.snowid_sql_f
 		coalesce(@extschema@.snowid_sql_unix_ms(c.epoch), 0),
 		coalesce(@extschema@.snowid_sql_max_ms(c), 0),
 		coalesce(least(100, c.max_drift_ms), 0),
-		pg_relation_filenode('@extschema@.snowid_position'), here);
+		pg_relation_filenode('@extschema@.snowid_position'), here,
+		1 + (hashtext(here)::bigint & 4194303));
 END
 $$;
 
@@ -359,12 +453,20 @@ $$;
 -- and the sequences keep what was set (they do not roll back).  A
 -- generator made on another server, or with other sequences, moves
 -- nothing.
+-- It sends no message to the client meanwhile (client_min_messages:
+-- xact.c's DEBUG lines at the end of the subtransaction, sent to a client
+-- that stops reading, would hold the lock until it disconnects).  A
+-- generator whose sequences a subscription synchronises (PostgreSQL 19:
+-- FOR ALL SEQUENCES, REFRESH SEQUENCES, which set them to the publisher's
+-- values in place) moves nothing either.
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_move(low bigint, n bigint, high bigint, wait boolean,
 	OUT first bigint, OUT got bigint, OUT last bigint)
 LANGUAGE plpgsql VOLATILE
+SET client_min_messages = error
 AS $$
 DECLARE
 	locked boolean;
+	g bigint;
 	-- what a call returns that is not used (an assignment is cheaper than
 	-- PERFORM, which runs a query)
 	done bigint;
@@ -381,12 +483,17 @@ BEGIN
 			IF (@extschema@.snowid_sql_fixed()).server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
 				PERFORM @extschema@.snowid_sql_elsewhere((@extschema@.snowid_sql_fixed()).worker_id);
 			END IF;
+			PERFORM @extschema@.snowid_sql_subscribed();
 			-- the window opens: the generation odd (a window left open by
-			-- a writer that failed is one step further)
-			done := pg_catalog.nextval('@extschema@.snowid_generation');
-			IF done % 2 = 0 THEN
-				done := pg_catalog.nextval('@extschema@.snowid_generation');
+			-- a writer that failed is one step further).  Its high bits
+			-- are this server's token, which the readers check: a
+			-- generation set elsewhere (the publisher's, synchronised)
+			-- sends them here, to the check above.
+			g := pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation');
+			IF g IS NULL OR g >> 40 <> (@extschema@.snowid_sql_fixed()).token THEN
+				g := (@extschema@.snowid_sql_fixed()).token << 40;
 			END IF;
+			g := pg_catalog.setval('@extschema@.snowid_generation', g + 1 + g % 2);
 			-- the last position, read under the sequence's buffer lock (a
 			-- nextval() may run meanwhile); before the first, the one below
 			last := pg_catalog.pg_sequence_last_value('@extschema@.snowid_position');
@@ -399,7 +506,7 @@ BEGIN
 				done := pg_catalog.setval('@extschema@.snowid_position', first + got - 1);
 			END IF;
 			-- and closes: even again
-			done := pg_catalog.nextval('@extschema@.snowid_generation');
+			done := pg_catalog.setval('@extschema@.snowid_generation', g + 1);
 		END IF;
 		RAISE SQLSTATE 'SN000';
 	EXCEPTION WHEN SQLSTATE 'SN000' THEN
@@ -459,7 +566,8 @@ BEGIN
 					   OR (pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
 						   AND set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
 			THEN nextval('@extschema@.snowid_position') END END;
-	IF g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
+	IF g % 2 = 0 AND g >> 40 = (@extschema@.snowid_sql_fixed()).token
+		AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
 			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
 		RETURN @extschema@.snowid_sql_fixed_id(w, v);
@@ -467,7 +575,8 @@ BEGIN
 	IF v IS NOT NULL THEN
 		-- unless the position is this call's and far ahead of the clock
 		-- (kept for the path below), the call becomes a writer
-		IF NOT coalesce(g % 2 = 0 AND pg_sequence_last_value('@extschema@.snowid_generation') = g
+		IF NOT coalesce(g % 2 = 0 AND g >> 40 = (@extschema@.snowid_sql_fixed()).token
+						AND pg_sequence_last_value('@extschema@.snowid_generation') = g
 						AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
 							> now_ms + (@extschema@.snowid_sql_fixed()).near_ms, false) THEN
 			v := (@extschema@.snowid_sql_move(now_ms << (@extschema@.snowid_sql_fixed()).sequence_bits,
@@ -526,6 +635,7 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '70s'
+SET client_min_messages = error
 AS $$
 DECLARE
 	r record;
@@ -540,19 +650,63 @@ BEGIN
 END
 $$;
 
+-- The claim of the first call takes the row 'claim' to the end of the
+-- caller's transaction: only in a session whose role the owner has the
+-- privileges of (as snowid_sql_claim_first() allows), and only while
+-- nothing is claimed
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_claim_once()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET lock_timeout = '70s'
+SET client_min_messages = error
 AS $$
 BEGIN
+	IF NOT pg_has_role(CURRENT_USER, SESSION_USER, 'USAGE') THEN
+		PERFORM @extschema@.snowid_sql_not_owner();
+	END IF;
+	IF (@extschema@.snowid_sql_config(false)).worker_id IS NOT NULL THEN
+		RETURN;
+	END IF;
 	PERFORM FROM @extschema@.snowid_locks l WHERE l.name = 'claim' FOR UPDATE;
 	PERFORM @extschema@.snowid_sql_holder_renew();
 	IF (@extschema@.snowid_sql_config(false)).worker_id IS NULL THEN
 		PERFORM @extschema@.snowid_sql_claim_now();
 	END IF;
+END
+$$;
+
+-- Called by the functions that issue ids, as their caller, before they
+-- need a worker id: claims one if the configuration wants it claimed and
+-- none is, in a session whose role the owner of the extension has the
+-- privileges of (a superuser's only where the owner is one): the claim
+-- runs functions the owner may alter (ALTER FUNCTION ... SECURITY
+-- INVOKER, SET), which would run as that role.  Returns true.
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_claim_first()
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
+BEGIN
+	IF NOT c.claim_worker_id OR c.worker_id IS NOT NULL THEN
+		RETURN true;
+	END IF;
+	IF NOT pg_has_role((SELECT p.proowner FROM pg_proc p
+						WHERE p.oid = '@extschema@.snowid_sql_claim_once()'::regprocedure),
+					   (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user), 'USAGE') THEN
+		IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
+			RAISE EXCEPTION 'snowid_sql does not claim its worker id in a superuser''s session'
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = 'The claim runs functions that the owner of the extension, who is no superuser, may change.',
+					  HINT = 'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.';
+		END IF;
+		PERFORM @extschema@.snowid_sql_not_owner();
+	END IF;
+	PERFORM @extschema@.snowid_sql_claim_once();
+	RETURN true;
 END
 $$;
 
@@ -666,45 +820,179 @@ BEGIN
 END
 $$;
 
+-- The version this update installs (a plain script records it nowhere else)
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_version()
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$SELECT '1.2'$$;
+
+-- -------------------------------------------------------------------------
+-- The private schema
+-- -------------------------------------------------------------------------
+-- The functions that run as the superuser name what they read, write and
+-- call with a schema, at every call (PL/pgSQL plans them per session):
+-- the owner of the extension's schema (public: the owner of the database)
+-- could put an overload that the call matches better there, or rename the
+-- schema and make another of its name.  So the tables, the sequences, the
+-- type and the internal functions (snowid_sql_*) move to a schema that
+-- this script makes, as the bootstrap superuser where it runs as one, and
+-- every body names them there; only the functions of the API (snowid_*,
+-- and snowid_sql_version()) stay, and the tables keep a view of their
+-- name.  Its name is fixed: the extension is not relocatable, and a schema
+-- of that name made before fails this script.  Run as the owner (pg_tle,
+-- the plain script), the schema is the owner's, as every object is.
+CREATE SCHEMA snowid_sql_private;
+
+COMMENT ON SCHEMA snowid_sql_private IS
+'the tables, sequences and internal functions of snowid_sql: not to be changed';
+
+GRANT USAGE ON SCHEMA snowid_sql_private TO PUBLIC;
+
+-- The claim reads the time of the high-water mark from snowid_status(),
+-- a function of the API: through this, which names it by oid
+CREATE FUNCTION snowid_sql_private.snowid_sql_high_water_time()
+RETURNS timestamptz
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+	SELECT (@extschema@.snowid_status()).high_water_time;
+END;
+
+DO $$
+DECLARE
+	ext oid := (SELECT d.refobjid FROM pg_catalog.pg_depend d
+				WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+				  AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass
+				  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
+	-- the schema as the scripts name it, and the names that move
+	old text := pg_catalog.regexp_replace('@extschema@', '([^[:alnum:]_])', '\\\1', 'g');
+	moved text := '(snowid_sql_[[:alnum:]_]*|snowid_(config|public_keys|coordination|coordinator_state|holder|locks|position|generation|waits|clock_steps|clock_errors|claimed)(?![[:alnum:]_]))';
+	o record;
+	def text;
+BEGIN
+	-- another function of a name of the extension's (an overload made
+	-- before the install, which a body could have found) fails it
+	SELECT p.oid::pg_catalog.regprocedure AS f INTO o FROM pg_catalog.pg_proc p
+	WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace AND p.proname LIKE 'snowid%'
+	  AND ext IS NOT NULL
+	  AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
+					  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+						AND d.refobjid = ext AND d.deptype = 'e')
+	  AND p.proname IN (SELECT q.proname FROM pg_catalog.pg_proc q JOIN pg_catalog.pg_depend d
+						ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = q.oid
+						   AND d.refobjid = ext AND d.deptype = 'e')
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'the function % is not snowid_sql''s', o.f
+			USING ERRCODE = 'duplicate_function',
+				  DETAIL = 'It has the name of a function of the extension, in its schema.',
+				  HINT = 'Drop or rename it, then install the extension again.';
+	END IF;
+	FOR o IN
+		SELECT pg_catalog.format('ALTER %s %s SET SCHEMA snowid_sql_private',
+				CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass) AS stmt
+		FROM pg_catalog.pg_class c
+		WHERE c.relnamespace = '@extschema@'::pg_catalog.regnamespace AND c.relkind IN ('r', 'S')
+		  AND c.relname ~ ('^' || moved || '$')
+		UNION ALL
+		SELECT pg_catalog.format('ALTER TYPE %s SET SCHEMA snowid_sql_private',
+								 '@extschema@.snowid_sql_fixed')
+		UNION ALL
+		SELECT pg_catalog.format('ALTER FUNCTION %s SET SCHEMA snowid_sql_private', p.oid::pg_catalog.regprocedure)
+		FROM pg_catalog.pg_proc p
+		WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace AND p.proname ~ ('^' || moved || '$')
+		  AND p.proname <> 'snowid_sql_version'
+		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
+									  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+										AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
+	LOOP
+		EXECUTE o.stmt;
+	END LOOP;
+	-- every body that names them by name (an SQL-standard body names them
+	-- by oid), named in the private schema
+	FOR o IN
+		SELECT p.oid FROM pg_catalog.pg_proc p
+		WHERE p.pronamespace IN ('@extschema@'::pg_catalog.regnamespace,
+								 'snowid_sql_private'::pg_catalog.regnamespace)
+		  AND p.proname LIKE 'snowid%' AND p.prosqlbody IS NULL
+		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
+									  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+										AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
+	LOOP
+		def := pg_catalog.pg_get_functiondef(o.oid);
+		IF def ~ ('(^|[^[:alnum:]_$"])' || old || '\.snowid_') THEN
+			def := pg_catalog.replace(def, '(@extschema@.snowid_status()).high_water_time',
+									  'snowid_sql_private.snowid_sql_high_water_time()');
+			def := pg_catalog.regexp_replace(def, '(^|[^[:alnum:]_$"])' || old || '\.' || moved,
+											 '\1snowid_sql_private.\2', 'g');
+			-- (but in the first line, CREATE FUNCTION of an API function)
+			IF pg_catalog.substr(def, pg_catalog.strpos(def, E'\n'))
+				~ ('(^|[^[:alnum:]_$"])' || old || '\.snowid_') THEN
+				RAISE EXCEPTION 'snowid_sql 1.2: % still names the extension''s schema', o.oid::pg_catalog.regprocedure;
+			END IF;
+			EXECUTE def;
+		END IF;
+	END LOOP;
+END
+$$;
+
+-- The tables under their names, for the owner's UPDATE snowid_config and
+-- the like: views of the superuser's, with the tables' privileges
+CREATE VIEW @extschema@.snowid_config AS SELECT * FROM snowid_sql_private.snowid_config;
+CREATE VIEW @extschema@.snowid_public_keys AS SELECT * FROM snowid_sql_private.snowid_public_keys;
+CREATE VIEW @extschema@.snowid_coordination AS SELECT * FROM snowid_sql_private.snowid_coordination;
+CREATE VIEW @extschema@.snowid_coordinator_state AS SELECT * FROM snowid_sql_private.snowid_coordinator_state;
+CREATE VIEW @extschema@.snowid_holder AS SELECT * FROM snowid_sql_private.snowid_holder;
+CREATE VIEW @extschema@.snowid_locks AS SELECT * FROM snowid_sql_private.snowid_locks;
+
+COMMENT ON VIEW @extschema@.snowid_config IS
+'snowid''s configuration (the table snowid_sql_private.snowid_config): the owner sets the worker id here';
+COMMENT ON VIEW @extschema@.snowid_public_keys IS
+'the keys of public ids (the table snowid_sql_private.snowid_public_keys)';
+COMMENT ON VIEW @extschema@.snowid_coordination IS
+'the coordination database of the claim (the table snowid_sql_private.snowid_coordination)';
+COMMENT ON VIEW @extschema@.snowid_coordinator_state IS
+'the claim''s state record (the table snowid_sql_private.snowid_coordinator_state)';
+COMMENT ON VIEW @extschema@.snowid_holder IS
+'this database as a holder of claims (the table snowid_sql_private.snowid_holder)';
+COMMENT ON VIEW @extschema@.snowid_locks IS
+'the locks of the generator and of the claim (the table snowid_sql_private.snowid_locks)';
+
 -- What the role that installed the edition may do, granted anew (the
 -- owner of the extension, whoever runs this update; the role that runs the
--- plain script): a change of owner gives the new owner the privileges the
--- old one had granted itself.  The claim, which runs as that role, writes
--- the state record, locks its row of snowid_locks and makes
--- snowid_sql_fixed() anew; snowid_sql_holder_renew() is one of its
+-- plain script), on the tables and on their views: the claim, which runs
+-- as that role, writes the state record, locks its row of snowid_locks and
+-- makes snowid_sql_fixed() anew; snowid_sql_holder_renew() is one of its
 -- functions.
+REVOKE ALL ON @extschema@.snowid_config, @extschema@.snowid_public_keys, @extschema@.snowid_coordination,
+	@extschema@.snowid_coordinator_state, @extschema@.snowid_holder, @extschema@.snowid_locks FROM PUBLIC;
+GRANT SELECT ON @extschema@.snowid_config TO PUBLIC;
 DO $$
 DECLARE
 	installer name := coalesce(
 		(SELECT e.extowner::pg_catalog.regrole::name FROM pg_catalog.pg_depend d
 		 JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
 		 WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-		   AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
+		   AND d.objid = 'snowid_sql_private.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
 		CURRENT_USER);
+	s text;
 BEGIN
-	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %s TO %I', '@extschema@.snowid_config', installer);
-	EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s, %s, %s TO %I',
-							  '@extschema@.snowid_public_keys', '@extschema@.snowid_coordination',
-							  '@extschema@.snowid_coordinator_state', installer);
-	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %s, %s, %s TO %I', '@extschema@.snowid_holder',
-							  '@extschema@.snowid_claimed', '@extschema@.snowid_locks', installer);
-	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s, %s TO %I',
-							  '@extschema@.snowid_sql_raise_floor(bigint)', '@extschema@.snowid_sql_refix()',
+	FOREACH s IN ARRAY ARRAY['snowid_sql_private', '@extschema@'] LOOP
+		EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %s.snowid_config TO %I', s, installer);
+		EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE, DELETE ON %1$s.snowid_public_keys, %1$s.snowid_coordination, %1$s.snowid_coordinator_state TO %2$I',
+								  s, installer);
+		EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON %1$s.snowid_holder, %1$s.snowid_locks TO %2$I',
+								  s, installer);
+	END LOOP;
+	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON snowid_sql_private.snowid_claimed TO %I', installer);
+	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION snowid_sql_private.snowid_sql_raise_floor(bigint), snowid_sql_private.snowid_sql_refix() TO %I',
 							  installer);
-	EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', '@extschema@.snowid_sql_holder_renew()',
-							  installer);
+	EXECUTE pg_catalog.format('ALTER FUNCTION snowid_sql_private.snowid_sql_holder_renew() OWNER TO %I', installer);
 END
 $$;
 
 -- snowid_sql_fixed() made anew, with this server, from the row: a worker
 -- id set before this update holds here (stamped: an installation cannot
 -- tell whether it is a copy; the page says to set it again in one)
-UPDATE @extschema@.snowid_config SET worker_server = @extschema@.snowid_sql_here()
+UPDATE snowid_sql_private.snowid_config SET worker_server = snowid_sql_private.snowid_sql_here()
 WHERE worker_id IS NOT NULL;
-SELECT @extschema@.snowid_sql_refix();
-
--- The version this update installs (a plain script records it nowhere else)
-CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_version()
-RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-AS $$SELECT '1.2'$$;
+SELECT snowid_sql_private.snowid_sql_refix();

@@ -291,10 +291,10 @@ like($err, qr/epoch must be a whole number of milliseconds/,
 # no row at all
 ($rc, $out, $err) = $node->psql(
 	'appdb', q{
-	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	ALTER TABLE snowid_sql_private.snowid_config DISABLE TRIGGER snowid_config_check;
 	UPDATE snowid_config SET worker_id = 1, max_wait_ms = -1;
 }, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-$node->safe_psql('appdb', 'ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check');
+$node->safe_psql('appdb', 'ALTER TABLE snowid_sql_private.snowid_config ENABLE TRIGGER snowid_config_check');
 like(
 	$err,
 	qr/23514: new row for relation "snowid_config" violates check constraint "snowid_config_valid"/,
@@ -345,9 +345,9 @@ is($worker_of_next->(), '6',
 	'a change under session_replication_role = replica (a replica\'s apply) changes nothing');
 $node->safe_psql(
 	'appdb', q{
-	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	ALTER TABLE snowid_sql_private.snowid_config DISABLE TRIGGER snowid_config_check;
 	UPDATE snowid_config SET worker_id = 8;
-	ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check;
+	ALTER TABLE snowid_sql_private.snowid_config ENABLE TRIGGER snowid_config_check;
 });
 is($worker_of_next->(), '8', 'a change past the check reaches the session too');
 $node->safe_psql('appdb', 'DELETE FROM snowid_config');
@@ -359,14 +359,14 @@ my $put_back = sub {
 	my ($worker) = @_;
 	$node->safe_psql(
 		'appdb', qq{
-	ALTER TABLE snowid_config DISABLE TRIGGER snowid_config_check;
+	ALTER TABLE snowid_sql_private.snowid_config DISABLE TRIGGER snowid_config_check;
 	INSERT INTO snowid_config (datacenter_id, worker_id) VALUES (2, $worker);
-	ALTER TABLE snowid_config ENABLE TRIGGER snowid_config_check;
+	ALTER TABLE snowid_sql_private.snowid_config ENABLE TRIGGER snowid_config_check;
 });
 };
 $put_back->(9);
 is($worker_of_next->(), '9', 'and a new row is read again');
-$node->safe_psql('appdb', 'TRUNCATE snowid_config');
+$node->safe_psql('appdb', 'TRUNCATE snowid_sql_private.snowid_config');
 ($rc, $out, $err) = psql_as($clerk, 'SELECT snowid_next()');
 like($err, qr/55000: snowid_sql has no configuration/,
 	'so is TRUNCATE');
@@ -408,13 +408,13 @@ like($err, qr/differ by one character at the end/,
 is($out, 'K1-5Q6Z9T1XF7HTM3', 'another role makes public ids')
   or diag($err);
 ($rc, $out, $err) = psql_as($clerk, 'SELECT * FROM snowid_public_keys');
-like($err, qr/42501: permission denied for table snowid_public_keys/,
+like($err, qr/42501: permission denied for (table|view) snowid_public_keys/,
 	'but reads no key');
 ($rc, $out, $err) =
   psql_as($clerk, 'UPDATE snowid_config SET worker_id = 6');
-like($err, qr/42501: permission denied for table snowid_config/,
+like($err, qr/42501: permission denied for (table|view) snowid_config/,
 	'nor changes the configuration');
-($rc, $out, $err) = psql_as($clerk, q{SELECT setval('snowid_position', 1)});
+($rc, $out, $err) = psql_as($clerk, q{SELECT setval('snowid_sql_private.snowid_position', 1)});
 like($err, qr/42501: permission denied for sequence snowid_position/,
 	'nor moves the generator');
 ($rc, $out, $err) = psql_as($app, 'UPDATE snowid_config SET sequence_bits = 10');
@@ -508,7 +508,7 @@ $node->safe_psql('postgres', 'CREATE DATABASE maxed');
 $node->safe_psql('maxed', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 30;
-	SELECT setval('snowid_position', 9223372036854775806);
+	SELECT setval('snowid_sql_private.snowid_position', 9223372036854775806);
 });
 ($crc, $cout, $cerr) = $node->psql(
 	'maxed', q{SELECT snowid_next();
@@ -549,7 +549,8 @@ is( $node->safe_psql(
 # open (the generation odd, as between a writer's reading and its setting
 # of the position), no call uses a position it takes: it waits for the
 # lock, and, cancelled, leaves no lock behind.  In a database of its own,
-# whose generator is left ahead.
+# whose generator is left ahead.  (The generation carries this server's
+# token in its high bits, as a writer sets it.)
 $node->safe_psql('postgres', 'CREATE DATABASE windows');
 $node->safe_psql('windows', q{
 	CREATE EXTENSION snowid_sql;
@@ -559,12 +560,11 @@ my $holder = $node->background_psql('windows');
 $holder->query_safe(q{
 	BEGIN;
 	SELECT name FROM snowid_locks WHERE name = 'generator' FOR UPDATE;
-	SELECT setval('snowid_position',
+	SELECT setval('snowid_sql_private.snowid_position',
 		(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
 		 - 1288834974657 + 30000) << 12);
-	SELECT nextval('snowid_generation') FROM generate_series(1, 2);
-	SELECT nextval('snowid_generation')
-	WHERE pg_sequence_last_value('snowid_generation') % 2 = 1;
+	SELECT setval('snowid_sql_private.snowid_generation',
+		((snowid_sql_private.snowid_sql_fixed()).token << 40) + 2);
 });
 ($crc, $cout, $cerr) = $node->psql(
 	'windows', q{SET statement_timeout = '20s';
@@ -572,8 +572,8 @@ $holder->query_safe(q{
 	on_error_stop => 0);
 is($cout, '100', 'calls take ids while another session holds the lock outside a window')
   or diag($cerr);
-$holder->query_safe(q{SELECT nextval('snowid_generation')});
-is($node->safe_psql('windows', q{SELECT pg_sequence_last_value('snowid_generation') % 2}),
+$holder->query_safe(q{SELECT nextval('snowid_sql_private.snowid_generation')});
+is($node->safe_psql('windows', q{SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') % 2}),
 	'1', 'the window is open');
 ($crc, $cout, $cerr) = $node->psql(
 	'windows', q{SET statement_timeout = '1s';
@@ -589,7 +589,7 @@ $holder->quit;
 is( $node->safe_psql(
 		'windows', q{
 	SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) x;
-	SELECT pg_sequence_last_value('snowid_generation') % 2}),
+	SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') % 2}),
 	"100\n0", 'after the lock is let go, the next writer closes the window and ids go on');
 
 # ---------------------------------------------------------------------------
@@ -718,10 +718,12 @@ $node->safe_psql(
 	CREATE DATABASE fresh OWNER app;
 	CREATE DATABASE updated OWNER app;
 	CREATE DATABASE updated_su OWNER app;
+	CREATE DATABASE fresh_su OWNER app;
 	CREATE DATABASE plainfresh OWNER app;
 });
 ($rc, $out, $err) = psql_as($node->connstr('fresh') . ' user=app', 'CREATE EXTENSION snowid_sql');
 is($rc, 0, "the owner creates snowid_sql $version") or diag($err);
+$node->safe_psql('fresh_su', 'CREATE EXTENSION snowid_sql');
 
 # What an installation of 1.0 issued before the update, and the update
 # kept: the configuration, a key, the generator above every earlier id.
@@ -757,9 +759,11 @@ sub check_updated
 	return;
 }
 
+# 1.0 installed by the owner of the database (updated, plaindb), which
+# owns its objects, and by a superuser (updated_su)
 for my $db ('updated', 'updated_su', 'plaindb')
 {
-	my $owner = $node->connstr($db) . ' user=app';
+	my $owner = $node->connstr($db) . ($db eq 'updated_su' ? '' : ' user=app');
 	($rc, $out, $err) = psql_as($owner,
 		($db eq 'plaindb' ? '' : q{CREATE EXTENSION snowid_sql VERSION '1.0';})
 		  . q{UPDATE snowid_config SET worker_id = 4;
@@ -771,12 +775,26 @@ for my $db ('updated', 'updated_su', 'plaindb')
 	$ids{$db} = [ take_ids($node->connstr($db) . ' user=clerk', 100) ];
 }
 
-# CREATE EXTENSION: ALTER EXTENSION as the owner, and as a superuser (the
-# new objects are the owner's to use all the same)
+# CREATE EXTENSION: the install of a superuser is updated; that of the
+# owner, which owned the objects and could have changed them, is not (the
+# update runs as the superuser): it is dropped and created again, as
+# managed.md says ("Updating from 1.0 or 1.1"), as the owner, keeping the
+# configuration and the keys, and issuing above every earlier id
+$node->safe_psql('updated_su', "ALTER EXTENSION snowid_sql UPDATE TO '$version'");
 ($rc, $out, $err) = psql_as($node->connstr('updated') . ' user=app',
 	"ALTER EXTENSION snowid_sql UPDATE TO '$version'");
-is($rc, 0, "the owner updates snowid_sql from 1.0 to $version") or diag($err);
-$node->safe_psql('updated_su', "ALTER EXTENSION snowid_sql UPDATE TO '$version'");
+like(
+	$err,
+	qr/55000: snowid_sql cannot be updated to 1.2 where a role that is no superuser owns it/,
+	"the owner's install of 1.0 is not updated to $version");
+my ($steps) = slurp_file("$src/doc/managed.md") =~ /^### Updating from 1\.0 or 1\.1\n.*?^```sql\n(.*?)^```$/ms;
+ok(defined $steps, 'managed.md says how to drop it and create it again');
+append_to_file("$dir/recreate.sql", $steps);
+($rc, $err) = (IPC::Run::run(
+		[ 'psql', '-Xq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('updated') . ' user=app',
+		  '-f', "$dir/recreate.sql" ],
+		'<', \undef, '>', \$out, '2>', \$err) ? 0 : 1, $err);
+is($rc, 0, 'its steps, run by the owner') or diag($err);
 for my $db ('updated', 'updated_su')
 {
 	($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', '\dx snowid_sql');
@@ -784,7 +802,7 @@ for my $db ('updated', 'updated_su')
 	  or diag($err);
 	check_updated($db, $db);
 	is(SnowidSqlEdition::objects($node, $db),
-		SnowidSqlEdition::objects($node, 'fresh'),
+		SnowidSqlEdition::objects($node, $db eq 'updated' ? 'fresh' : 'fresh_su'),
 		"$db: its objects, owners and privileges are those of a fresh $version");
 }
 

@@ -147,7 +147,7 @@ is($out, 'K1-5Q6Z9T1XF7HTM3', 'the key is kept: public ids by the specification'
   or diag($err);
 ($rc, $out, $err) =
   psql_as('appdb', 'clerk', '-c', 'SELECT key FROM snowid_public_keys');
-like($err, qr/42501: permission denied for table snowid_public_keys/,
+like($err, qr/42501: permission denied for (table|view) snowid_public_keys/,
 	'but another role reads no key');
 
 # A fresh install of the newest version, to compare
@@ -202,16 +202,35 @@ $node->safe_psql('appdb', q{
 	UPDATE snowid_config SET worker_id = 30, max_drift_ms = 5000});
 is($node->safe_psql('appdb', 'SELECT worker_id, max_drift_ms FROM snowid_config'),
 	'12|1000', 'a change as a replica (a subscriber\'s apply) changes nothing');
+my $holder = $node->safe_psql('appdb', 'SELECT name, secret FROM snowid_holder');
+$node->safe_psql('appdb', q{
+	SET session_replication_role = replica;
+	UPDATE snowid_holder SET name = 'publisher', secret = 'x';
+	DELETE FROM snowid_locks;
+	INSERT INTO snowid_coordination (conninfo) VALUES ('host=publisher')});
+is( $node->safe_psql(
+		'appdb', q{
+	SELECT (SELECT name || secret FROM snowid_holder), (SELECT count(*) FROM snowid_locks),
+		(SELECT count(*) FROM snowid_coordination)}),
+	join('', split /\|/, $holder) . '|2|0',
+	'nor of snowid_holder, snowid_locks or snowid_coordination (F8)');
+
+# A writer sends no message to its client while it holds its lock, also
+# at debug5 (F6)
+($rc, $out, $err) = psql_as('appdb', 'clerk', '-c',
+	'SELECT pg_sleep(0.01); SET client_min_messages = debug5; SELECT snowid_next() > 0');
+is($rc, 0, 'a writer\'s call at debug5') or diag($err);
+unlike($err, qr/SubTransaction/, 'sends nothing while it holds the lock (F6)');
 
 # The locks: none that a role with no grants can take
 $node->safe_psql('postgres', 'CREATE ROLE stranger LOGIN');
 ($rc, $out, $err) = psql_as('appdb', 'stranger', '-c',
 	'BEGIN; SELECT name FROM snowid_locks FOR UPDATE');
-like($err, qr/42501: permission denied for table snowid_locks/,
+like($err, qr/42501: permission denied for (table|view) snowid_locks/,
 	'a role with no grants cannot lock the rows of snowid_locks');
 
 # The sequences: their owner may alter them, which stops the generator
-($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'ALTER SEQUENCE snowid_generation CACHE 3');
+($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'ALTER SEQUENCE snowid_sql_private.snowid_generation CACHE 3');
 is($rc, 0, 'the owner may put a cache on snowid_generation') or diag($err);
 ($rc, $out, $err) = psql_as('appdb', 'clerk', '-c',
 	'SELECT count(snowid_next()) FROM generate_series(1, 100)');
@@ -221,7 +240,7 @@ like($err, qr/55000: snowid has no worker id on this server/,
 like($err, qr/55000: the sequences of the snowid generator were altered/,
 	'and the worker id is not set again over the cache');
 ($rc, $out, $err) = psql_as('appdb', 'app', '-c',
-	'ALTER SEQUENCE snowid_generation CACHE 1; UPDATE snowid_config SET worker_id = 12');
+	'ALTER SEQUENCE snowid_sql_private.snowid_generation CACHE 1; UPDATE snowid_config SET worker_id = 12');
 is($rc, 0, 'with the sequence as it was, the worker id is set again') or diag($err);
 (undef, $last) = take_ids(100);
 is($dups, 0, 'ids go on, none twice');

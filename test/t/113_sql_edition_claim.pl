@@ -71,8 +71,12 @@ my $log_from = -s $cnode->logfile;
 sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 # A server with no snowid library and a database appdb owned by app, where
-# app installed snowid_sql (version => '1.0': that version); clerk takes
-# ids.  Returns the node and the
+# app installed snowid_sql (version => '1.0': that version; by_superuser:
+# the superuser installed it, and owns it, and the first connection string
+# returned is the superuser's; an owner's install of 1.0 is not updated to
+# 1.2, 110 and 115 check that); clerk takes
+# ids, a role whose privileges app has (the first call claims only as
+# such a role, 115 checks the others).  Returns the node and the
 # connection strings of app and clerk.
 sub sql_server
 {
@@ -84,15 +88,17 @@ sub sql_server
 	$node->safe_psql('postgres', q{
 		CREATE ROLE app LOGIN;
 		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
 		CREATE DATABASE appdb OWNER app;
 	});
 	$node->safe_psql('appdb', 'CREATE EXTENSION dblink')
 	  unless $opt{no_dblink};
 	my $app = $node->connstr('appdb') . ' user=app';
 	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	$app = $node->connstr('appdb') if $opt{by_superuser};
 	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql'
 		  . ($opt{version} ? " VERSION '$opt{version}'" : ''));
-	die "CREATE EXTENSION snowid_sql as app: $err" if $rc;
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
 	return ($node, $app, $clerk);
 }
 
@@ -212,7 +218,7 @@ $coord->db->sql('coord_admin',
 	"SELECT snowid_coordinator.reset_secret(1, '$name1')");
 
 is($sql1->safe_psql('appdb',
-		q{SELECT s.is_called AND s.last_value > 0 FROM snowid_position s}),
+		q{SELECT s.is_called AND s.last_value > 0 FROM snowid_sql_private.snowid_position s}),
 	'f', 'no id was issued by the failed first calls');
 
 # ---------------------------------------------------------------------------
@@ -241,7 +247,7 @@ for my $object ('snowid_coordination', 'snowid_holder')
 }
 like(fails($clerk1, 'SELECT snowid_claim()'),
 	qr/42501: permission denied/, 'another role does not claim again');
-like(fails($clerk1, 'SELECT snowid_sql_connstr()'),
+like(fails($clerk1, 'SELECT snowid_sql_private.snowid_sql_connstr()'),
 	qr/42501: permission denied/,
 	'another role does not read the connection string');
 
@@ -377,7 +383,7 @@ ok($rc == 0 && $out ne $w1 && $out ne $w2 && $out ne $w3,
 # The coordination database as it is before the claims below: restored
 # later, it has forgotten them.
 $coord->backup;
-my ($sqla, $appa, $clerka) = sql_server('sqla', version => '1.0');
+my ($sqla, $appa, $clerka) = sql_server('sqla', version => '1.0', by_superuser => 1);
 psql_as($appa, qq{
 	UPDATE snowid_config SET datacenter_id = 2, claim_worker_id = true;
 	INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
@@ -445,7 +451,7 @@ like(
 	error_of($clerkb, 'SELECT snowid_next()'),
 	qr/55006: snowid_sql cannot claim a worker id of datacenter 2 until (\S+ \S+)\nDETAIL:  The coordination database may have forgotten its claims .*, and grants worker ids only to servers re-asserting theirs until \1\.\nHINT:  Try again then; no id was issued\./s,
 	'restored: a new server\'s claim fails with 55006 saying until when');
-is(query($sqlb, 'SELECT is_called FROM snowid_position'),
+is(query($sqlb, 'SELECT is_called FROM snowid_sql_private.snowid_position'),
 	'f', '(and issues no id)');
 
 ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');

@@ -18,6 +18,19 @@
 #   neither its worker id nor its layout;
 # - public ids read in a database whose collation is Turkish (ICU tr-TR):
 #   lower-case ones, with i for 1, as the C edition reads them.
+#
+# And what a review of 1.2 found (its findings F1 to F8):
+# - F1: the owner of the extension's schema neither overloads nor shadows
+#   (by renaming the schema) what the superuser's functions call;
+# - F2: CREATE EXTENSION gives the superuser no function of the owner's;
+# - F3: an install of 1.1 that the owner owns is not updated by the
+#   superuser (it is dropped and created again);
+# - F4: the first call claims only as a role whose privileges the owner
+#   has; F7: a role with no grants takes no claim lock;
+# - F6: a writer sends no message to its client while it holds the lock;
+# - F8, F5: a logical subscriber takes none of the publisher's holder,
+#   locks or claim state, copies the tables at the start, and (19 and
+#   later) refuses to issue from sequences a subscription synchronises.
 use strict;
 use warnings;
 
@@ -45,6 +58,7 @@ $node->safe_psql(
 	CREATE ROLE app LOGIN;
 	CREATE ROLE clerk LOGIN;
 	CREATE ROLE stranger LOGIN;
+	CREATE ROLE admin LOGIN CREATEROLE;
 	CREATE DATABASE appdb OWNER app;
 });
 my $app = $node->connstr('appdb') . ' user=app';
@@ -79,15 +93,165 @@ is( $node->safe_psql(
 	AS 'SELECT 1::bigint'});
 like($err, qr/42501: must be owner of function snowid_next/,
 	'the owner cannot replace snowid_next()');
-($rc, $out, $err) = psql_as($app, 'ALTER SEQUENCE snowid_generation CACHE 3');
+($rc, $out, $err) = psql_as($app, 'ALTER SEQUENCE snowid_sql_private.snowid_generation CACHE 3');
 like($err, qr/42501: must be owner of sequence snowid_generation/,
 	'nor alter the generator\'s sequences');
-($rc, $out, $err) = psql_as($app, 'DROP TRIGGER snowid_config_check ON snowid_config');
+($rc, $out, $err) = psql_as($app,
+	'DROP TRIGGER snowid_config_check ON snowid_sql_private.snowid_config');
 like($err, qr/42501: must be owner of (table|relation) snowid_config/,
 	'nor drop the trigger that keeps the layout');
 ($rc, $out, $err) = psql_as($app,
 	q{INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)});
 is($rc, 0, 'the owner writes the keys of public ids') or diag($err);
+
+# F1: what the superuser's functions call lies in snowid_sql_private,
+# where the owner of the database cannot create, and is named there
+($rc, $out, $err) = psql_as($app, q{
+	CREATE FUNCTION snowid_sql_private.snowid_x() RETURNS int LANGUAGE sql AS 'SELECT 1'});
+like($err, qr/42501: permission denied for schema snowid_sql_private/,
+	'the owner creates nothing in snowid_sql_private');
+is( $node->safe_psql(
+		'appdb', q{
+	SELECT string_agg(p.oid::regprocedure::text, ', ') FROM pg_proc p
+	JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+	WHERE p.prosrc ~ 'public\.snowid'}),
+	'', 'no body of the extension names an object of schema public');
+
+# An overload that a call of snowid_sql_next() matched better (an integer
+# literal for a bigint), and the schema renamed with another public made
+# in its place, holding functions and a view of the names the bodies
+# used: none runs, at the next ids or at a change of the configuration.
+($rc, $out, $err) = psql_as($app, q{
+	CREATE TABLE pwned (who text);
+	CREATE FUNCTION public.snowid_sql_move(low bigint, n integer, high bigint, wait boolean,
+		OUT first bigint, OUT got bigint, OUT last bigint)
+	LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO pwned VALUES (current_user);
+		IF current_user <> 'app' THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+	END $$;
+	SELECT pg_sleep(0.01);
+	SELECT count(snowid_next()) FROM generate_series(1, 2000);
+	ALTER SCHEMA public RENAME TO pub2;
+	CREATE SCHEMA public;
+	CREATE FUNCTION public.snowid_sql_here() RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO pub2.pwned VALUES (current_user);
+		IF current_user <> 'app' THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+		RETURN 'x';
+	END $$;
+	CREATE VIEW public.snowid_config AS SELECT * FROM pub2.snowid_config;
+	SELECT snowid_sql_private.snowid_sql_refix();
+	SELECT count(pub2.snowid_next()) FROM generate_series(1, 2000);
+	UPDATE pub2.snowid_config SET max_drift_ms = 1000;
+	DROP SCHEMA public CASCADE;
+	ALTER SCHEMA pub2 RENAME TO public;
+	SELECT count(*) FROM pwned});
+is(join(',', grep { $_ ne '' } split /\n/, $out), '2000,2000,0',
+	'F1: neither an overload nor a schema renamed and made anew runs as the superuser')
+  or diag($err);
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
+	'f', 'the owner is no superuser');
+$node->safe_psql('appdb', 'DROP TABLE pwned');
+
+# F2: a function of the installing role's, named like the extension's
+$node->safe_psql('postgres', 'CREATE DATABASE pwndb OWNER app');
+my $pwn = $node->connstr('pwndb') . ' user=app';
+($rc, $out, $err) = psql_as($pwn, q{
+	CREATE FUNCTION public.snowid_pwn() RETURNS text LANGUAGE sql SECURITY DEFINER
+		AS 'SELECT current_user::text';
+	CREATE EXTENSION snowid_sql;
+	SELECT snowid_pwn()});
+is($out, 'app', 'F2: CREATE EXTENSION leaves the installing role\'s own functions its own')
+  or diag($err);
+($rc, $out, $err) = psql_as($pwn, q{
+	DROP EXTENSION snowid_sql;
+	CREATE FUNCTION public.snowid_sql_move(low bigint, n integer, high bigint, wait boolean)
+		RETURNS void LANGUAGE sql AS '';
+	CREATE EXTENSION snowid_sql});
+like($err, qr/42723: the function snowid_sql_move\(bigint,integer,bigint,boolean\) is not snowid_sql's/,
+	'and an overload made before refuses the install');
+
+# F3: an install of 1.1 as such a role made it (every object its own),
+# with a trigger and a function of its own added
+$node->safe_psql('postgres', 'CREATE DATABASE olddb OWNER app');
+my $old = $node->connstr('olddb') . ' user=app';
+($rc, $out, $err) = psql_as($old,
+	q{CREATE EXTENSION snowid_sql VERSION '1.1'; UPDATE snowid_config SET worker_id = 3});
+is($rc, 0, 'an install of 1.1') or diag($err);
+($rc, $out, $err) = psql_as($old, q{
+	CREATE FUNCTION app_trg() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF current_user <> 'app' THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER zz BEFORE UPDATE ON snowid_holder FOR EACH ROW EXECUTE FUNCTION app_trg();
+	CREATE OR REPLACE FUNCTION snowid_sql_unix_ms(ts timestamptz) RETURNS bigint LANGUAGE plpgsql AS $$
+	BEGIN
+		IF current_user <> 'app' THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+		RETURN floor(extract(epoch FROM ts) * 1000)::bigint;
+	END $$;
+	ALTER EXTENSION snowid_sql UPDATE});
+like(
+	$err,
+	qr/55000: snowid_sql cannot be updated to 1.2 where a role that is no superuser owns it\nDETAIL:  snowid_config belongs to app/,
+	'F3: the update of an install the owner owns refuses');
+like($err, qr/HINT:  Note its configuration, drop the extension and create it again/,
+	'and says what to do');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
+	'f', 'having run none of the owner\'s code');
+($rc, $out, $err) = psql_as($old, q{
+	DROP EXTENSION snowid_sql CASCADE;
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 3;
+	SELECT snowid_sql_version(), count(snowid_next()) FROM generate_series(1, 10)});
+is($out, '1.2|10', 'dropped and created again, it is 1.2') or diag($err);
+
+# F4: in claim mode, the owner alters its claim function to run as its
+# caller; a role whose privileges the owner does not have (here one with
+# CREATEROLE, like a managed service's administrator) claims nothing
+$node->safe_psql('postgres', 'CREATE DATABASE claimdb OWNER app');
+my $claimdb = $node->connstr('claimdb');
+($rc, $out, $err) = psql_as("$claimdb user=app", q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET claim_worker_id = true});
+is($rc, 0, 'an install in claim mode') or diag($err);
+($rc, $out, $err) = psql_as("$claimdb user=app", q{
+	CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_once() RETURNS void
+	LANGUAGE plpgsql AS 'BEGIN END'});
+like($err, qr/42501: permission denied for schema snowid_sql_private/,
+	'the owner cannot replace its claim function');
+($rc, $out, $err) = psql_as("$claimdb user=app",
+	'ALTER FUNCTION snowid_sql_private.snowid_sql_claim_once() SECURITY INVOKER');
+is($rc, 0, 'but may make it run as its caller') or diag($err);
+($rc, $out, $err) = psql_as("$claimdb user=admin", 'SELECT snowid_next()');
+like(
+	$err,
+	qr/42501: snowid_sql claims its worker id only as a role whose privileges the owner of the extension has/,
+	'F4: the first call of a role whose privileges the owner lacks claims nothing');
+psql_as("$claimdb user=app",
+	'ALTER FUNCTION snowid_sql_private.snowid_sql_claim_once() SECURITY DEFINER');
+# A copy in claim mode has no worker id in snowid_sql_fixed() to name
+($rc, $out, $err) = psql_as($node->connstr('claimdb'),
+	'SELECT snowid_sql_private.snowid_sql_elsewhere(NULL)');
+like($err, qr/DETAIL:  The worker id of snowid_config was set on another server/,
+	'the error of a copy in claim mode names no worker id (and no double space)');
+
+# (it would hold the claim's lock to the end of its transaction)
+($rc, $out, $err) = psql_as("$claimdb user=stranger",
+	'BEGIN; SELECT snowid_sql_private.snowid_sql_claim_once()');
+like($err, qr/42501: snowid_sql claims its worker id only as a role whose privileges the owner/,
+	'F7: nor a role with no grants calling the claim of the first call');
+
+# F6: at debug5, xact.c says when a subtransaction ends; a writer's ends
+# while it holds the lock, and a client that stops reading would hold it
+($rc, $out, $err) = psql_as($app, q{
+	SELECT pg_sleep(0.01);
+	SET client_min_messages = debug5;
+	SELECT snowid_next() > 0});
+is($out, "\nt", 'a writer\'s call at debug5') or diag($err);
+unlike($err, qr/SubTransaction/,
+	'F6: sends no message while it holds the lock of the generator');
 
 # ---------------------------------------------------------------------------
 # The locks: none that a role with no grants can hold
@@ -109,7 +273,7 @@ is($out, '300',
 $hostile->quit;
 ($rc, $out, $err) = psql_as($stranger,
 	q{BEGIN; SELECT name FROM snowid_locks FOR UPDATE});
-like($err, qr/42501: permission denied for table snowid_locks/,
+like($err, qr/42501: permission denied for (table|view) snowid_locks/,
 	'and it cannot lock the rows of snowid_locks');
 
 # A writer lets its lock go before it returns: in a transaction that took
@@ -147,10 +311,24 @@ IPC::Run::run([ 'psql', '-Xq', '-v', 'ON_ERROR_STOP=1', '-d', $plain, '-f', "$di
 	INSERT INTO t (n) SELECT g FROM generate_series(1, 1000) g;
 	SELECT count(*) FROM t});
 is($out, '1000', 'the plain script issues ids') or diag($err);
+($rc, $out, $err) = psql_as($plain_clerk, q{
+	SELECT pg_sleep(0.01);
+	SET client_min_messages = debug5;
+	SELECT snowid_next() > 0});
+unlike($err, qr/SubTransaction/,
+	'F6: a writer of the plain script sends no message while it holds the lock');
+my $plain_holder = $node->safe_psql('plaindb', 'SELECT name, secret FROM snowid_holder');
+$node->safe_psql('plaindb', q{
+	SET session_replication_role = replica;
+	UPDATE snowid_holder SET name = 'publisher';
+	DELETE FROM snowid_locks});
+is( $node->safe_psql('plaindb', q{
+		SELECT (SELECT name || '|' || secret FROM snowid_holder), (SELECT count(*) FROM snowid_locks)}),
+	"$plain_holder|2", 'F8: nor does a replica\'s apply change its holder or locks');
 
 for my $seq ('snowid_generation', 'snowid_position')
 {
-	($rc, $out, $err) = psql_as($plain, "ALTER SEQUENCE $seq CACHE 3");
+	($rc, $out, $err) = psql_as($plain, "ALTER SEQUENCE snowid_sql_private.$seq CACHE 3");
 	is($rc, 0, "the owner of a plain script may put a cache on $seq");
 	($rc, $out, $err) = psql_as($plain_clerk, q{
 		SELECT count(snowid_next()) FROM generate_series(1, 100)});
@@ -162,7 +340,7 @@ for my $seq ('snowid_generation', 'snowid_position')
 		qr/55000: the sequences of the snowid generator were altered\nDETAIL:  The sequence $seq has INCREMENT 1, CACHE 3 and NO CYCLE/,
 		"and the worker id is not set again over the cache ($seq)");
 	($rc, $out, $err) = psql_as($plain,
-		"ALTER SEQUENCE $seq CACHE 1; UPDATE snowid_config SET worker_id = 6; SELECT count(snowid_next()) FROM generate_series(1, 10)");
+		"ALTER SEQUENCE snowid_sql_private.$seq CACHE 1; UPDATE snowid_config SET worker_id = 6; SELECT count(snowid_next()) FROM generate_series(1, 10)");
 	is($out, '10', "with the sequence as it was, the worker id is set again ($seq)")
 	  or diag($err);
 }
@@ -212,10 +390,13 @@ $sub->safe_psql(
 $sub->safe_psql('appdb', 'CREATE EXTENSION snowid_sql');
 $node->safe_psql('appdb', 'CREATE PUBLICATION everything FOR ALL TABLES');
 my $pubconn = $node->connstr . ' dbname=appdb';
+my $sub_holder = $sub->safe_psql('appdb', 'SELECT name, secret, server FROM snowid_holder');
 $sub->safe_psql('appdb',
-	"CREATE SUBSCRIPTION everything CONNECTION '$pubconn' PUBLICATION everything WITH (copy_data = false)"
-);
+	"CREATE SUBSCRIPTION everything CONNECTION '$pubconn' PUBLICATION everything");
 $sub->wait_for_subscription_sync($node, 'everything', 'appdb');
+is($sub->safe_psql('appdb', q{
+	SELECT count(*) FROM pg_subscription_rel WHERE srsubstate NOT IN ('r', 's')}),
+	'0', 'F8: the initial copy of the extension\'s tables ends (the subscriber\'s rows kept)');
 $node->safe_psql('appdb',
 	'UPDATE snowid_config SET max_drift_ms = 5000, datacenter_id = 3');
 $node->wait_for_catchup('everything');
@@ -233,6 +414,40 @@ $node->wait_for_catchup('everything');
 is( $sub->safe_psql('appdb',
 		'SELECT worker_id FROM snowid_decode(snowid_next())'),
 	'9', 'a worker id set on the publisher does not replace the subscriber\'s');
+($rc, $out, $err) = psql_as($app, 'SELECT snowid_new_holder() IS NOT NULL');
+is($out, 't', 'the publisher becomes another holder') or diag($err);
+$node->wait_for_catchup('everything');
+is($sub->safe_psql('appdb', 'SELECT name, secret, server FROM snowid_holder'),
+	$sub_holder, 'F8: the subscriber keeps its holder: the publisher\'s secret is not sent');
+is($sub->safe_psql('appdb', q{SELECT string_agg(name, ',' ORDER BY name) FROM snowid_locks}),
+	'claim,generator', 'nor are its locks taken');
+
+# F5: from 19 on, a publication carries sequences, and a subscription sets
+# them to the publisher's values in place: the subscriber's generator
+# stops, repeating none of its ids, and none of the publisher's
+if ($node->pg_version->major >= 19)
+{
+	$node->safe_psql('appdb', q{
+		CREATE PUBLICATION seqs FOR ALL SEQUENCES;
+		SELECT count(snowid_next()) FROM generate_series(1, 1000)});
+	my $token = $node->safe_psql('appdb',
+		'SELECT (snowid_sql_private.snowid_sql_fixed()).token');
+	$sub->safe_psql('appdb', 'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
+	$sub->safe_psql('appdb', "CREATE SUBSCRIPTION seqs CONNECTION '$pubconn' PUBLICATION seqs");
+	$sub->poll_query_until('appdb', qq{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40 = $token})
+	  or die 'the subscriber did not take the publisher\'s sequences';
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'), 'SELECT snowid_next()');
+	like($err,
+		qr/55000: a subscription synchronises the sequences of the snowid generator\nDETAIL:  pg_subscription_rel lists the sequence snowid_/,
+		'F5: with the publisher\'s sequences, the subscriber issues no id');
+	$sub->safe_psql('appdb', 'ALTER SUBSCRIPTION seqs REFRESH SEQUENCES');
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'),
+		'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
+	like($err, qr/55000: a subscription synchronises the sequences/,
+		'nor after REFRESH SEQUENCES');
+	$sub->safe_psql('appdb', 'DROP SUBSCRIPTION seqs');
+}
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');
 $sub->stop;
 

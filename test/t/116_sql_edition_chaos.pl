@@ -608,7 +608,7 @@ my %fault = (
 		  : pick('snowid_generation', 'snowid_position');
 		my $cache = pick(3, 101);
 		my ($rc, $out, $err) = psql_as(node_of($name), $issuer{$name}{db}, 'app',
-			"ALTER SEQUENCE $sequence CACHE $cache");
+			"ALTER SEQUENCE snowid_sql_private.$sequence CACHE $cache");
 		$issuer{$name}{altered} = 1 unless $rc;
 		return "$name: its owner's ALTER SEQUENCE $sequence CACHE $cache "
 		  . ($rc ? 'refused: ' . ($err =~ /^(ERROR:.*)$/m)[0] : 'done');

@@ -24,7 +24,8 @@ sub psql_as
 	return ($rc, $out, $err);
 }
 
-# Every object of the SQL edition in schema public of a database (the names
+# Every object of the SQL edition in schema public and snowid_sql_private
+# of a database (the names
 # that begin with snowid: a test's own tables are left out), one line each:
 # functions with their signatures, results, owners, privileges, settings,
 # bodies (but that of snowid_sql_fixed(), which the configuration's
@@ -37,7 +38,9 @@ sub objects
 	my ($node, $db) = @_;
 
 	return $node->safe_psql($db, q{
-	WITH s AS (SELECT 'public'::regnamespace AS ns)
+	WITH s AS (SELECT ns FROM unnest(ARRAY['public'::regnamespace,
+										   to_regnamespace('snowid_sql_private')]) ns
+			   WHERE ns IS NOT NULL)
 	SELECT string_agg(line, E'\n' ORDER BY line) FROM (
 		SELECT format('function %s returns %s owner %s acl %s security definer %s settings %s volatility %s parallel %s strict %s body %s comment %s member %s',
 				p.oid::regprocedure, pg_get_function_result(p.oid),
