@@ -475,9 +475,13 @@ sub crash_after_autocommit
 		chomp $out;
 		return $out;
 	};
-	# the sequences of the schema: name, last value and log_cnt each
+	# the sequences of the edition (its private schema, and the one it is
+	# installed in): name, last value and log_cnt each
 	my @sequences = split /\n/, $sql->('admin', q{SELECT c.oid::regclass FROM pg_class c
-		WHERE c.relkind = 'S' AND c.relnamespace = 'public'::regnamespace ORDER BY 1});
+		WHERE c.relkind = 'S'
+		  AND c.relnamespace::regnamespace::text IN ('public', 'snowid_sql_private')
+		ORDER BY 1});
+	die 'the edition has no sequences in public or snowid_sql_private' unless @sequences;
 	my $state_query = join(' UNION ALL ',
 		map { "SELECT '$_', last_value, log_cnt FROM $_" } @sequences);
 	my $state = sub {
