@@ -2,6 +2,15 @@
 
 \echo Use "ALTER EXTENSION snowid_sql UPDATE TO '1.2'" to load this file. \quit
 
+-- Everything below resolves its operators, functions and types in
+-- pg_catalog alone (and names the extension's objects with their schema):
+-- a role that may create in the extension's schema (the owner of the
+-- database, in public) could otherwise plant an operator or an overload
+-- that matches a call better than pg_catalog's, which this script, run as
+-- a superuser, would call, and which a body would keep.  Local: it ends
+-- with the script (CREATE EXTENSION, ALTER EXTENSION) or its transaction.
+SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
 -- What this version changes, each for a way the ids repeated or the
 -- generator stopped (doc/managed.md, doc/security.md):
 --
@@ -64,31 +73,31 @@
 DO $$
 DECLARE
 	ext oid := (SELECT d.refobjid FROM pg_catalog.pg_depend d
-				WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-				  AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass
-				  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
+				WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+				  AND d.objid OPERATOR(pg_catalog.=) '@extschema@.snowid_config'::pg_catalog.regclass
+				  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
 	o record;
 BEGIN
-	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
 		RETURN;
 	END IF;
 	-- the claim's functions are the owner's by design (they run as it)
 	SELECT x.what, x.owner INTO o
 	FROM (SELECT c.oid::pg_catalog.regclass::text AS what, c.relowner AS owner FROM pg_catalog.pg_class c
-		  WHERE c.oid = '@extschema@.snowid_config'::pg_catalog.regclass
+		  WHERE c.oid OPERATOR(pg_catalog.=) '@extschema@.snowid_config'::pg_catalog.regclass
 		  UNION ALL
 		  SELECT pg_catalog.pg_describe_object(d.classid, d.objid, 0),
 				 coalesce(c.relowner, p.proowner, t.typowner)
 		  FROM pg_catalog.pg_depend d
-		  LEFT JOIN pg_catalog.pg_class c ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND c.oid = d.objid
-		  LEFT JOIN pg_catalog.pg_proc p ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = d.objid
-		  LEFT JOIN pg_catalog.pg_type t ON d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid = d.objid
-		  WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.refobjid = ext
+		  LEFT JOIN pg_catalog.pg_class c ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass AND c.oid OPERATOR(pg_catalog.=) d.objid
+		  LEFT JOIN pg_catalog.pg_proc p ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid OPERATOR(pg_catalog.=) d.objid
+		  LEFT JOIN pg_catalog.pg_type t ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid OPERATOR(pg_catalog.=) d.objid
+		  WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.refobjid OPERATOR(pg_catalog.=) ext
 			AND d.deptype = 'e'
 			AND (p.proname IS NULL
 				 OR p.proname NOT IN ('snowid_new_holder', 'snowid_sql_connstr', 'snowid_sql_claim_now',
 									  'snowid_claim', 'snowid_sql_claim_once'))) x
-	JOIN pg_catalog.pg_roles r ON r.oid = x.owner
+	JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) x.owner
 	WHERE NOT r.rolsuper
 	LIMIT 1;
 	IF FOUND THEN
@@ -140,19 +149,39 @@ END;
 
 -- What is wrong with the options of the generator's sequences, as a
 -- sentence, or NULL: its reasoning holds for INCREMENT 1, CACHE 1 and NO
--- CYCLE alone (a cache hides a writer's window from readers)
+-- CYCLE alone (a cache hides a writer's window from readers); and with
+-- what is logged: a crash empties an UNLOGGED sequence (the generator
+-- would start again below the ids it issued) or table, which their owner
+-- (the plain script's, pg_tle's) may make so
 CREATE FUNCTION @extschema@.snowid_sql_sequences_problem()
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
-	SELECT pg_catalog.format('The sequence %s has INCREMENT %s, CACHE %s and %s; the generator needs INCREMENT 1, CACHE 1 and NO CYCLE.',
-							 c.relname, s.seqincrement, s.seqcache,
-							 CASE WHEN s.seqcycle THEN 'CYCLE' ELSE 'NO CYCLE' END)
-	FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c ON c.oid = s.seqrelid
-	WHERE s.seqrelid IN ('@extschema@.snowid_position'::pg_catalog.regclass,
-						 '@extschema@.snowid_generation'::pg_catalog.regclass)
-	  AND (s.seqincrement <> 1 OR s.seqcache <> 1 OR s.seqcycle)
-	ORDER BY c.relname
+	SELECT p.problem FROM (
+		SELECT 1 AS kind, c.relname AS name,
+			   pg_catalog.format('The sequence %s has INCREMENT %s, CACHE %s and %s; the generator needs INCREMENT 1, CACHE 1 and NO CYCLE.',
+								 c.relname, s.seqincrement, s.seqcache,
+								 CASE WHEN s.seqcycle THEN 'CYCLE' ELSE 'NO CYCLE' END) AS problem
+		FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) s.seqrelid
+		WHERE s.seqrelid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.snowid_position'::pg_catalog.regclass,
+														   '@extschema@.snowid_generation'::pg_catalog.regclass]::pg_catalog.oid[])
+		  AND (s.seqincrement OPERATOR(pg_catalog.<>) 1 OR s.seqcache OPERATOR(pg_catalog.<>) 1 OR s.seqcycle)
+		UNION ALL
+		SELECT 2, c.relname,
+			   pg_catalog.format('The %s %s is UNLOGGED; the generator needs it logged (ALTER %s %s SET LOGGED), as a crash empties it.',
+								 CASE c.relkind WHEN 'S' THEN 'sequence' ELSE 'table' END, c.relname,
+								 CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.relname)
+		FROM pg_catalog.pg_class c
+		WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.snowid_position'::pg_catalog.regclass,
+													  '@extschema@.snowid_generation'::pg_catalog.regclass,
+													  '@extschema@.snowid_claimed'::pg_catalog.regclass,
+													  '@extschema@.snowid_config'::pg_catalog.regclass,
+													  '@extschema@.snowid_holder'::pg_catalog.regclass,
+													  '@extschema@.snowid_coordinator_state'::pg_catalog.regclass,
+													  '@extschema@.snowid_locks'::pg_catalog.regclass]::pg_catalog.oid[])
+		  AND c.relpersistence OPERATOR(pg_catalog.<>) 'p'
+	) p
+	ORDER BY p.kind, p.name
 	LIMIT 1;
 END;
 
@@ -346,7 +375,8 @@ BEGIN
 					  HINT = 'The first call of snowid_next() by a role that is no superuser claims one, or the owner of the extension with SELECT snowid_claim().';
 		END IF;
 	ELSIF need_worker AND c.worker_id IS NOT NULL
-		AND c.worker_server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
+		AND (c.worker_server IS NULL
+			 OR c.worker_server OPERATOR(pg_catalog.<>) @extschema@.snowid_sql_here()) THEN
 		PERFORM @extschema@.snowid_sql_elsewhere(c.worker_id);
 	END IF;
 	IF need_worker AND c.worker_id IS NULL THEN
@@ -860,26 +890,28 @@ END;
 DO $$
 DECLARE
 	ext oid := (SELECT d.refobjid FROM pg_catalog.pg_depend d
-				WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-				  AND d.objid = '@extschema@.snowid_config'::pg_catalog.regclass
-				  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
+				WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+				  AND d.objid OPERATOR(pg_catalog.=) '@extschema@.snowid_config'::pg_catalog.regclass
+				  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e');
 	-- the schema as the scripts name it, and the names that move
 	old text := pg_catalog.regexp_replace('@extschema@', '([^[:alnum:]_])', '\\\1', 'g');
 	moved text := '(snowid_sql_[[:alnum:]_]*|snowid_(config|public_keys|coordination|coordinator_state|holder|locks|position|generation|waits|clock_steps|clock_errors|claimed)(?![[:alnum:]_]))';
 	o record;
 	def text;
+	stmts text[];
+	stmt text;
 BEGIN
 	-- another function of a name of the extension's (an overload made
 	-- before the install, which a body could have found) fails it
 	SELECT p.oid::pg_catalog.regprocedure AS f INTO o FROM pg_catalog.pg_proc p
-	WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace AND p.proname LIKE 'snowid%'
+	WHERE p.pronamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace AND p.proname LIKE 'snowid%'
 	  AND ext IS NOT NULL
 	  AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
-					  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
-						AND d.refobjid = ext AND d.deptype = 'e')
+					  WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid OPERATOR(pg_catalog.=) p.oid
+						AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e')
 	  AND p.proname IN (SELECT q.proname FROM pg_catalog.pg_proc q JOIN pg_catalog.pg_depend d
-						ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = q.oid
-						   AND d.refobjid = ext AND d.deptype = 'e')
+						ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid OPERATOR(pg_catalog.=) q.oid
+						   AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e')
 	LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'the function % is not snowid_sql''s', o.f
@@ -887,11 +919,13 @@ BEGIN
 				  DETAIL = 'It has the name of a function of the extension, in its schema.',
 				  HINT = 'Drop or rename it, then install the extension again.';
 	END IF;
-	FOR o IN
+	-- every statement made before the first runs (none depends on what
+	-- another moved, whatever order the rows come in), then run
+	SELECT pg_catalog.array_agg(m.stmt ORDER BY m.stmt) INTO stmts FROM (
 		SELECT pg_catalog.format('ALTER %s %s SET SCHEMA snowid_sql_private',
 				CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass) AS stmt
 		FROM pg_catalog.pg_class c
-		WHERE c.relnamespace = '@extschema@'::pg_catalog.regnamespace AND c.relkind IN ('r', 'S')
+		WHERE c.relnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace AND c.relkind IN ('r', 'S')
 		  AND c.relname ~ ('^' || moved || '$')
 		UNION ALL
 		SELECT pg_catalog.format('ALTER TYPE %s SET SCHEMA snowid_sql_private',
@@ -899,24 +933,25 @@ BEGIN
 		UNION ALL
 		SELECT pg_catalog.format('ALTER FUNCTION %s SET SCHEMA snowid_sql_private', p.oid::pg_catalog.regprocedure)
 		FROM pg_catalog.pg_proc p
-		WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace AND p.proname ~ ('^' || moved || '$')
+		WHERE p.pronamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace AND p.proname ~ ('^' || moved || '$')
 		  AND p.proname <> 'snowid_sql_version'
 		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
-									  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-										AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
-	LOOP
-		EXECUTE o.stmt;
+									  WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+										AND d.objid OPERATOR(pg_catalog.=) p.oid AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e'))
+	) m;
+	FOREACH stmt IN ARRAY stmts LOOP
+		EXECUTE stmt;
 	END LOOP;
 	-- every body that names them by name (an SQL-standard body names them
 	-- by oid), named in the private schema
 	FOR o IN
 		SELECT p.oid FROM pg_catalog.pg_proc p
-		WHERE p.pronamespace IN ('@extschema@'::pg_catalog.regnamespace,
-								 'snowid_sql_private'::pg_catalog.regnamespace)
+		WHERE p.pronamespace OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@'::pg_catalog.regnamespace::pg_catalog.oid,
+															   'snowid_sql_private'::pg_catalog.regnamespace::pg_catalog.oid])
 		  AND p.proname LIKE 'snowid%' AND p.prosqlbody IS NULL
 		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
-									  WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-										AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
+									  WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+										AND d.objid OPERATOR(pg_catalog.=) p.oid AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e'))
 	LOOP
 		def := pg_catalog.pg_get_functiondef(o.oid);
 		IF def ~ ('(^|[^[:alnum:]_$"])' || old || '\.snowid_') THEN
@@ -970,9 +1005,9 @@ DO $$
 DECLARE
 	installer name := coalesce(
 		(SELECT e.extowner::pg_catalog.regrole::name FROM pg_catalog.pg_depend d
-		 JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
-		 WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-		   AND d.objid = 'snowid_sql_private.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
+		 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+		 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND d.objid OPERATOR(pg_catalog.=) 'snowid_sql_private.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
 		CURRENT_USER);
 	s text;
 BEGIN

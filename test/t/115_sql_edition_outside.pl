@@ -10,7 +10,8 @@
 # - sequences: in a plain-script install, whose owner may ALTER SEQUENCE,
 #   a cache on snowid_generation or snowid_position stops the generator
 #   with a clear error, and the worker id is not set again until they are
-#   back;
+#   back; nor over an UNLOGGED sequence or table (finding D), across a
+#   kill -9;
 # - a dump of a plain-script install restored into another database issues
 #   no id under its source's worker id, and says so;
 # - a logical subscriber of a FOR ALL TABLES publication keeps its own
@@ -169,7 +170,7 @@ is($out, 'app', 'F2: CREATE EXTENSION leaves the installing role\'s own function
 	CREATE FUNCTION public.snowid_sql_move(low bigint, n integer, high bigint, wait boolean)
 		RETURNS void LANGUAGE sql AS '';
 	CREATE EXTENSION snowid_sql});
-like($err, qr/42723: the function snowid_sql_move\(bigint,integer,bigint,boolean\) is not snowid_sql's/,
+like($err, qr/42723: the function public.snowid_sql_move\(bigint,integer,bigint,boolean\) is not snowid_sql's/,
 	'and an overload made before refuses the install');
 
 # F3: an install of 1.1 as such a role made it (every object its own),
@@ -194,7 +195,7 @@ is($rc, 0, 'an install of 1.1') or diag($err);
 	ALTER EXTENSION snowid_sql UPDATE});
 like(
 	$err,
-	qr/55000: snowid_sql cannot be updated to 1.2 where a role that is no superuser owns it\nDETAIL:  snowid_config belongs to app/,
+	qr/55000: snowid_sql cannot be updated to 1.2 where a role that is no superuser owns it\nDETAIL:  public.snowid_config belongs to app/,
 	'F3: the update of an install the owner owns refuses');
 like($err, qr/HINT:  Note its configuration, drop the extension and create it again/,
 	'and says what to do');
@@ -344,6 +345,38 @@ for my $seq ('snowid_generation', 'snowid_position')
 	is($out, '10', "with the sequence as it was, the worker id is set again ($seq)")
 	  or diag($err);
 }
+
+# D: the owner of a plain script may make the generator's sequences (or
+# its tables) UNLOGGED, which a crash empties: the generator would start
+# again below the ids it issued.  The worker id is not set over one, and
+# across a real crash (kill -9) the generator stays stopped and repeats
+# nothing.
+$node->safe_psql('plaindb', 'CREATE TABLE public.d_ids (id bigint); GRANT ALL ON public.d_ids TO app');
+my $d_take = 'INSERT INTO public.d_ids SELECT snowid_next() FROM generate_series(1, 2000)';
+for my $rel ('SEQUENCE snowid_position', 'SEQUENCE snowid_generation', 'TABLE snowid_config')
+{
+	my ($kind, $name) = split / /, $rel;
+	($rc, $out, $err) = psql_as($plain, $d_take);
+	is($rc, 0, "D: the generator issues before $name is made UNLOGGED") or diag($err);
+	($rc, $out, $err) = psql_as($plain, "ALTER $kind snowid_sql_private.$name SET UNLOGGED");
+	is($rc, 0, "D: the owner of a plain script may make $name UNLOGGED") or diag($err);
+	($rc, $out, $err) = psql_as($plain, 'UPDATE snowid_config SET worker_id = 6');
+	like(
+		$err,
+		qr/55000: the sequences of the snowid generator were altered\nDETAIL:  The \L$kind\E $name is UNLOGGED/,
+		"D: and the worker id is not set again over the UNLOGGED $name");
+	psql_as($plain, $d_take);
+	SnowidTest::crash_server($node);
+	$node->start;
+	psql_as($plain, $d_take);
+	is( $node->safe_psql('plaindb',
+			'SELECT count(*) - count(DISTINCT id) FROM public.d_ids'),
+		'0', "D: after a crash with $name UNLOGGED, no id repeats");
+	($rc, $out, $err) = psql_as($plain,
+		"ALTER $kind snowid_sql_private.$name SET LOGGED; UPDATE snowid_config SET worker_id = 6");
+	is($rc, 0, "D: with $name logged again, the worker id is set again") or diag($err);
+}
+$node->safe_psql('plaindb', 'DROP TABLE public.d_ids');
 
 # ---------------------------------------------------------------------------
 # A dump of a plain-script install, restored

@@ -5,7 +5,7 @@ REVOKE ALL ON @extschema@.snowid_coordinator_state FROM PUBLIC;
 DO $$
 DECLARE
 	owner regrole := (SELECT c.relowner::pg_catalog.regrole FROM pg_catalog.pg_class c
-					  WHERE c.oid = '@extschema@.snowid_config'::pg_catalog.regclass);
+					  WHERE c.oid OPERATOR(pg_catalog.=) '@extschema@.snowid_config'::pg_catalog.regclass);
 BEGIN
 	EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %s', '@extschema@.snowid_coordinator_state', owner);
 	EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %s', '@extschema@.snowid_status()', owner);

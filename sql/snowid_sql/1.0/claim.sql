@@ -51,12 +51,12 @@ COMMENT ON TABLE @extschema@.snowid_holder IS
 CREATE FUNCTION @extschema@.snowid_sql_new_holder(OUT name text, OUT secret text)
 LANGUAGE sql VOLATILE
 BEGIN ATOMIC
-	SELECT format('sql sysid=%s db=%s instance=%s',
+	SELECT pg_catalog.format('sql sysid=%s db=%s instance=%s',
 				  (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c),
-				  (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()),
+				  (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()),
 				  pg_catalog.left(pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), 16)),
 		   pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
-				pg_catalog.gen_random_uuid()::text || pg_catalog.gen_random_uuid()::text, 'UTF8')), 'hex');
+				pg_catalog.gen_random_uuid()::text OPERATOR(pg_catalog.||) pg_catalog.gen_random_uuid()::text, 'UTF8')), 'hex');
 END;
 
 INSERT INTO @extschema@.snowid_holder (name, secret)
@@ -80,11 +80,13 @@ CREATE FUNCTION @extschema@.snowid_sql_claimed_of(claimed bigint, datacenter_id 
 	worker_bits integer, worker_id integer)
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN claimed > 0
-			 AND (claimed - 1) >> 29 = datacenter_id
-			 AND ((claimed - 1) >> 24) & 31 = worker_bits
-			 AND ((claimed - 1) & 16777215) = coalesce(worker_id, (claimed - 1) & 16777215)
-	THEN ((claimed - 1) & 16777215)::integer END;
+RETURN CASE WHEN claimed OPERATOR(pg_catalog.>) 0
+			 AND (claimed OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>) 29 OPERATOR(pg_catalog.=) datacenter_id
+			 AND ((claimed OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>) 24) OPERATOR(pg_catalog.&) 31
+				 OPERATOR(pg_catalog.=) worker_bits
+			 AND ((claimed OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)
+				 OPERATOR(pg_catalog.=) coalesce(worker_id, (claimed OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)
+	THEN ((claimed OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)::integer END;
 
 -- The worker id claimed for a configuration, or NULL: one claimed for its
 -- datacenter id and worker bits, and its worker id if it names one

@@ -9,20 +9,22 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN least((1::bigint << (63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)) - 1,
 			 253402300800000 - 1 - @extschema@.snowid_sql_unix_ms(c.epoch));
 
--- The milliseconds field of an id a user gave, checked
+-- The milliseconds field of an id a user gave, checked (no search_path
+-- of its own: its operators are pg_catalog's by name)
 CREATE FUNCTION @extschema@.snowid_sql_ms(c @extschema@.snowid_config, id bigint)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
 DECLARE
-	ms bigint := id >> (c.datacenter_bits + c.worker_bits + c.sequence_bits);
+	ms bigint := id OPERATOR(pg_catalog.>>)
+		(c.datacenter_bits OPERATOR(pg_catalog.+) c.worker_bits OPERATOR(pg_catalog.+) c.sequence_bits);
 BEGIN
-	IF id < 0 THEN
+	IF id OPERATOR(pg_catalog.<) 0 THEN
 		RAISE EXCEPTION 'invalid snowid %', id
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'A snowid is never negative: its sign bit is always 0.';
 	END IF;
-	IF ms > @extschema@.snowid_sql_max_ms(c) THEN
+	IF ms OPERATOR(pg_catalog.>) @extschema@.snowid_sql_max_ms(c) THEN
 		RAISE EXCEPTION 'invalid snowid %', id
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'Its timestamp field lies after 9999-12-31 23:59:59.999 UTC, the last time snowids can hold.';

@@ -2,6 +2,15 @@
 
 \echo Use "CREATE EXTENSION snowid_sql" to load this file. \quit
 
+-- Everything below resolves its operators, functions and types in
+-- pg_catalog alone (and names the extension's objects with their schema):
+-- a role that may create in the extension's schema (the owner of the
+-- database, in public) could otherwise plant an operator or an overload
+-- that matches a call better than pg_catalog's, which this script, run as
+-- a superuser, would call, and which a body would keep.  Local: it ends
+-- with the script (CREATE EXTENSION, ALTER EXTENSION) or its transaction.
+SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
 -- The same ids, decodes, serials, time bounds and public ids as the C
 -- edition (doc/reference.md), in SQL and PL/pgSQL only, for servers that
 -- load no C extension.  The generator's state is one sequence,
