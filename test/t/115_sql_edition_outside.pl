@@ -365,13 +365,16 @@ for my $rel ('SEQUENCE snowid_position', 'SEQUENCE snowid_generation', 'TABLE sn
 		$err,
 		qr/55000: the sequences of the snowid generator were altered\nDETAIL:  The \L$kind\E $name is UNLOGGED/,
 		"D: and the worker id is not set again over the UNLOGGED $name");
-	psql_as($plain, $d_take);
-	SnowidTest::crash_server($node);
-	$node->start;
-	psql_as($plain, $d_take);
-	is( $node->safe_psql('plaindb',
-			'SELECT count(*) - count(DISTINCT id) FROM public.d_ids'),
-		'0', "D: after a crash with $name UNLOGGED, no id repeats");
+	if ($kind eq 'SEQUENCE')
+	{
+		psql_as($plain, $d_take);
+		SnowidTest::crash_server($node);
+		$node->start;
+		psql_as($plain, $d_take);
+		is( $node->safe_psql('plaindb',
+				'SELECT count(*) - count(DISTINCT id) FROM public.d_ids'),
+			'0', "D: after a crash with $name UNLOGGED, no id repeats");
+	}
 	($rc, $out, $err) = psql_as($plain,
 		"ALTER $kind snowid_sql_private.$name SET LOGGED; UPDATE snowid_config SET worker_id = 6");
 	is($rc, 0, "D: with $name logged again, the worker id is set again") or diag($err);
