@@ -948,7 +948,7 @@ BEGIN
 		SELECT p.oid FROM pg_catalog.pg_proc p
 		WHERE p.pronamespace OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@'::pg_catalog.regnamespace::pg_catalog.oid,
 															   'snowid_sql_private'::pg_catalog.regnamespace::pg_catalog.oid])
-		  AND p.proname LIKE 'snowid%' AND p.prosqlbody IS NULL
+		  AND p.proname LIKE 'snowid%' AND p.prosqlbody IS NULL AND p.proname <> 'snowid_sql_version'
 		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
 									  WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
 										AND d.objid OPERATOR(pg_catalog.=) p.oid AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e'))
@@ -1022,6 +1022,41 @@ BEGIN
 	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION snowid_sql_private.snowid_sql_raise_floor(bigint), snowid_sql_private.snowid_sql_refix() TO %I',
 							  installer);
 	EXECUTE pg_catalog.format('ALTER FUNCTION snowid_sql_private.snowid_sql_holder_renew() OWNER TO %I', installer);
+END
+$$;
+
+-- Dumped and restored by the owner of the database, as pgcrypto's or
+-- pg_cron's (finding C): pg_dump reads the tables whose rows it dumps,
+-- and a restore writes them, as the role that runs it.  The row of
+-- snowid_config is restored by an INSERT, which the restore's trigger
+-- makes an update of the layout, the epoch and the bounds (not the worker
+-- id): the installing role may insert.  The position is no longer dumped:
+-- only a superuser may set it (a position moved back repeats ids), and a
+-- restored database, which is another server, issues no id until it is
+-- given a worker id and then starts from its clock; a dump's position,
+-- older than the ids its source issued since, never kept it from
+-- repeating them.  (ALTER EXTENSION ... DROP takes a sequence out of what
+-- pg_dump dumps; ADD makes it a member again.)
+DO $$
+DECLARE
+	installer name := coalesce(
+		(SELECT e.extowner::pg_catalog.regrole::name FROM pg_catalog.pg_depend d
+		 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+		 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND d.objid OPERATOR(pg_catalog.=) 'snowid_sql_private.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
+		CURRENT_USER);
+	ext name := (SELECT e.extname FROM pg_catalog.pg_depend d
+				 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+				 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+				   AND d.objid OPERATOR(pg_catalog.=) 'snowid_sql_private.snowid_position'::pg_catalog.regclass
+				   AND d.deptype = 'e'
+				   AND d.objid OPERATOR(pg_catalog.=) ANY (e.extconfig));
+BEGIN
+	EXECUTE pg_catalog.format('GRANT INSERT ON snowid_sql_private.snowid_config TO %I', installer);
+	IF ext IS NOT NULL THEN
+		EXECUTE pg_catalog.format('ALTER EXTENSION %I DROP SEQUENCE snowid_sql_private.snowid_position', ext);
+		EXECUTE pg_catalog.format('ALTER EXTENSION %I ADD SEQUENCE snowid_sql_private.snowid_position', ext);
+	END IF;
 END
 $$;
 

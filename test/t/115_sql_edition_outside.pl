@@ -105,6 +105,56 @@ like($err, qr/42501: must be owner of (table|relation) snowid_config/,
 	q{INSERT INTO snowid_public_keys VALUES ('K1', '\x000102030405060708090a0b0c0d0e0f', 1)});
 is($rc, 0, 'the owner writes the keys of public ids') or diag($err);
 
+# E: a role with no grants calls the API, but no function of
+# snowid_sql_private that the API does not call as it
+($rc, $out, $err) = psql_as($clerk, q{
+	SELECT snowid_sql_version(), (snowid_decode(snowid_from_time(now()))).worker_id,
+		snowid_from_public(snowid_public(42)), snowid_from_serial(snowid_serial('X', 42))});
+is($rc, 0, 'E: a role with no grants calls the API') or diag($err);
+for my $call ('snowid_sql_fixed()', 'snowid_sql_sequences_problem()',
+	'snowid_sql_read_public(\'x\')', 'snowid_sql_compose(NULL, 0)', 'snowid_sql_first_key()',
+	'snowid_sql_take(1, NULL, 0)', 'snowid_sql_refix()')
+{
+	($rc, $out, $err) = psql_as($clerk, "SELECT snowid_sql_private.$call");
+	like($err, qr/42501: permission denied for function/,
+		"E: nor snowid_sql_private.$call");
+}
+is( $node->safe_psql(
+		'appdb', q{
+	SELECT string_agg(p.oid::regprocedure::text, ', ' ORDER BY p.proname) FROM pg_proc p
+	WHERE p.pronamespace = 'snowid_sql_private'::regnamespace AND p.prosecdef
+	  AND has_function_privilege('public', p.oid, 'EXECUTE')}),
+	'snowid_sql_private.snowid_sql_claim_once(), snowid_sql_private.snowid_sql_holder_here(), '
+	  . 'snowid_sql_private.snowid_sql_next(boolean), snowid_sql_private.snowid_sql_next_batch(integer,boolean)',
+	'E: PUBLIC calls only the SECURITY DEFINER functions that the API calls as it');
+
+# C: the owner of the database dumps it and restores it, as a database of
+# pgcrypto or pg_cron: the copy keeps the configuration (not the worker
+# id) and the keys of public ids; and restores a superuser's dump alike
+$node->safe_psql('appdb', 'UPDATE snowid_config SET max_wait_ms = 1500');
+for my $by ('app', 'a superuser')
+{
+	my $copy = $by eq 'app' ? 'ownercopy' : 'ownercopy_su';
+	my $file = "$dir/$copy.dump";
+	IPC::Run::run(
+		[ 'pg_dump', '-Fc', '-f', $file, '-d', $by eq 'app' ? $app : $node->connstr('appdb') ],
+		'>', \$out, '2>', \$err);
+	is($? >> 8, 0, "C: $by dumps the database") or diag($err);
+	$node->safe_psql('postgres', "CREATE DATABASE $copy OWNER app");
+	IPC::Run::run(
+		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($copy) . ' user=app', $file ],
+		'>', \$out, '2>', \$err);
+	is($? >> 8, 0, "C: the owner restores the dump $by made") or diag($err);
+	is( $node->safe_psql(
+			$copy, q{
+		SELECT worker_id IS NULL, max_wait_ms, (SELECT string_agg(key_id, ',') FROM snowid_public_keys)
+		FROM snowid_config}),
+		't|1500|K1', "C: the copy keeps the configuration and the keys, not the worker id ($by)");
+	($rc, $out, $err) = psql_as($node->connstr($copy) . ' user=app', q{
+		UPDATE snowid_config SET worker_id = 9; SELECT count(DISTINCT snowid_next()) FROM generate_series(1, 100)});
+	is($out, '100', "C: given a worker id of its own, the copy issues ids ($by)") or diag($err);
+}
+
 # F1: what the superuser's functions call lies in snowid_sql_private,
 # where the owner of the database cannot create, and is named there
 ($rc, $out, $err) = psql_as($app, q{
