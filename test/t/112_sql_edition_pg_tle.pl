@@ -283,5 +283,28 @@ is($out, 't|1500', 'the restore takes the source\'s configuration but not its wo
 like($err, qr/55000: snowid has no worker id\n/,
 	'the restored copy issues no id under its source\'s worker id, and says so');
 
+# Operators and functions planted in public (finding A, as
+# 119_sql_edition_planted.pl): pg_tle runs the scripts as the owner, who
+# plants them here; none runs, as it or as anyone, when it creates the
+# extension, and no function depends on one.  A superuser's calls run none.
+$node->safe_psql('postgres', 'CREATE DATABASE planteddb OWNER app');
+$node->safe_psql('planteddb', 'CREATE EXTENSION pg_tle');
+($rc, $out, $err) = psql_as('planteddb', 'app', '-c',
+	SnowidSqlEdition::plant_sql($node->config_data('--sharedir')));
+is($rc, 0, 'the owner plants operators and functions in public') or diag($err);
+($rc, $out, $err) = psql_as('planteddb', 'tle_admin', '-f', "$dir/pg_tle-$version.sql");
+is($rc, 0, 'a member of pgtle_admin registers snowid_sql among them') or diag($err);
+($rc, $out, $err) = psql_as('planteddb', 'app', '-c',
+	"CREATE EXTENSION $name; UPDATE snowid_config SET worker_id = 3");
+is($rc, 0, 'the owner creates it from pg_tle among them') or diag($err);
+is(SnowidSqlEdition::planted_runs($node, 'planteddb'), '0|0|f',
+	'no planted operator or function ran');
+is(SnowidSqlEdition::bound_to_planted($node, 'planteddb'), '',
+	'and no function of the extension depends on one');
+$node->safe_psql('planteddb', 'SET search_path = "$user", public; '
+	  . 'SELECT snowid_next(), snowid_decode(snowid_next()), snowid_serial(\'X\')');
+like(SnowidSqlEdition::planted_runs($node, 'planteddb'), qr/^\d+\|0\|f$/,
+	'a superuser\'s calls ran none as it');
+
 $node->stop;
 done_testing();

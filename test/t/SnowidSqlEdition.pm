@@ -1,12 +1,14 @@
 # What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
-# as a role, and the objects of an installation as a text, to compare an
-# updated installation with a fresh one.
+# as a role, the objects of an installation as a text, to compare an
+# updated installation with a fresh one, and operators and functions
+# planted in public, with what tells whether they ran.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
 
 use IPC::Run ();
+use PostgreSQL::Test::Utils ();
 
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
@@ -78,6 +80,161 @@ sub objects
 		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid, s
 		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND NOT t.tgisinternal
 	) x});
+}
+
+# What the owner of a database (app) plants in public (test/t/119): for
+# every operator and function that the installed scripts of the edition
+# (SHAREDIR/extension/snowid_sql--*.sql, comments left out) name, each
+# operator and overload that a call matches better than pg_catalog's own
+# (what pg_catalog has not, it leaves out).  A planted function does what
+# pg_catalog's would, notes each run, and each run as a superuser, in
+# sequences (which no rollback undoes), and as a superuser makes app one.
+# Run as app, it says how many it planted (NOTICE planted N operators,
+# planted N functions).
+sub plant_sql
+{
+	my ($sharedir) = @_;
+	my (%ops, %fns);
+	for my $f (glob("$sharedir/extension/snowid_sql--*.sql"))
+	{
+		my $sql = PostgreSQL::Test::Utils::slurp_file($f);
+		$sql =~ s/--[^\n]*//g;
+		$ops{$1} = 1 while $sql =~ /(?<![-+*\/<>=~!@#%^&|`?])([-+*\/<>=~!@#%^&|`?]+)(?![-+*\/<>=~!@#%^&|`?])/g;
+		$fns{ lc $1 } = 1 while $sql =~ /(?<![\w.\$"])([A-Za-z_]\w*)\s*\(/g;
+	}
+	my $ops = join(',', map { s/'/''/gr } sort keys %ops);
+	my $fns = join(',', sort keys %fns);
+
+	my $plant = qq{
+	SET search_path = pg_catalog;
+	CREATE SEQUENCE public.planted_runs;
+	CREATE SEQUENCE public.planted_super;
+	GRANT ALL ON SEQUENCE public.planted_runs, public.planted_super TO PUBLIC;
+	CREATE FUNCTION public.planted_note() RETURNS void LANGUAGE plpgsql
+	SET search_path = pg_catalog AS \$b\$
+	BEGIN
+		PERFORM nextval('public.planted_runs');
+		IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+			PERFORM nextval('public.planted_super');
+			ALTER ROLE app SUPERUSER;
+		END IF;
+	END
+	\$b\$;
+	GRANT EXECUTE ON FUNCTION public.planted_note() TO PUBLIC;
+	DO \$plant\$
+	DECLARE
+		ops text[] := string_to_array('$ops', ',');
+		fns text[] := string_to_array('$fns', ',');
+		types text[] := ARRAY['smallint', 'integer', 'bigint', 'numeric', 'double precision', 'oid',
+							  'regclass', 'regnamespace', 'regproc', 'regprocedure', 'regrole', 'regtype',
+							  'text', 'name', 'character varying', '"char"', 'boolean', 'bytea',
+							  'timestamp with time zone', 'timestamp without time zone', 'date',
+							  'interval', 'pg_lsn', 'xid8'];
+		ftypes text[] := ARRAY['integer', 'bigint', 'numeric', 'oid', 'regclass', 'text', 'name',
+							   'boolean', 'bytea', 'timestamp with time zone'];
+		op text;
+		l text;
+		r text;
+		f text;
+		sig text[];
+		rt text;
+		n integer := 0;
+		made integer := 0;
+	BEGIN
+		-- binary operators, then prefix ones (l NULL)
+		FOREACH op IN ARRAY ops LOOP
+			CONTINUE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_operator o
+									  WHERE o.oprname = op AND o.oprnamespace = 'pg_catalog'::regnamespace);
+			FOR l, r IN SELECT a, b FROM unnest(types || ARRAY[NULL]) a, unnest(types) b LOOP
+				CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_operator o
+									  WHERE o.oprname = op AND o.oprnamespace = 'pg_catalog'::regnamespace
+										AND o.oprleft = coalesce(l::regtype, 0) AND o.oprright = r::regtype);
+				BEGIN
+					EXECUTE format('SELECT format_type(pg_typeof(%s OPERATOR(pg_catalog.%s) NULL::%s), NULL)',
+								   coalesce('NULL::' || l, ''), op, r) INTO rt;
+					n := n + 1;
+					EXECUTE format('CREATE FUNCTION public.planted_op_%s(%s) RETURNS %s LANGUAGE plpgsql
+									SET search_path = pg_catalog
+									AS \$f\$BEGIN PERFORM public.planted_note(); RETURN %s OPERATOR(pg_catalog.%s) %s; END\$f\$',
+								   n, concat_ws(', ', 'a ' || l, 'b ' || r), rt, CASE WHEN l IS NOT NULL THEN 'a' END,
+								   op, 'b');
+					EXECUTE format('CREATE OPERATOR public.%s (%s RIGHTARG = %s, FUNCTION = public.planted_op_%s)',
+								   op, 'LEFTARG = ' || l || ',', r, n);
+					made := made + 1;
+				EXCEPTION WHEN OTHERS THEN
+					NULL;
+				END;
+			END LOOP;
+		END LOOP;
+		RAISE NOTICE 'planted % operators', made;
+		made := 0;
+		-- functions of one and two arguments, and of three and four with a
+		-- text first (format, concat_ws: variadic)
+		FOREACH f IN ARRAY fns LOOP
+			CONTINUE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_proc p
+									  WHERE p.proname = f AND p.pronamespace = 'pg_catalog'::regnamespace
+										AND p.prokind = 'f' AND NOT p.proretset);
+			FOR sig IN
+				SELECT ARRAY[a] FROM unnest(ftypes) a
+				UNION ALL SELECT ARRAY[a, b] FROM unnest(ftypes) a, unnest(ftypes) b
+				UNION ALL SELECT ARRAY['text', a, b] FROM unnest(ftypes) a, unnest(ftypes) b
+				WHERE EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.proname = f AND p.provariadic <> 0)
+				UNION ALL SELECT ARRAY['text', a, b, c] FROM unnest(ftypes) a, unnest(ftypes) b, unnest(ftypes) c
+				WHERE EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.proname = f AND p.provariadic <> 0)
+			LOOP
+				CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_proc p
+									  WHERE p.proname = f AND p.pronamespace = 'pg_catalog'::regnamespace
+										AND p.proargtypes::oid[] = sig::regtype[]::oid[]);
+				BEGIN
+					EXECUTE format('SELECT format_type(pg_typeof(pg_catalog.%I(%s)), NULL)', f,
+								   (SELECT string_agg('NULL::' || t, ', ') FROM unnest(sig) t)) INTO rt;
+					n := n + 1;
+					EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql
+									SET search_path = pg_catalog
+									AS \$f\$BEGIN PERFORM public.planted_note(); RETURN pg_catalog.%I(%s); END\$f\$',
+								   f, array_to_string(sig, ', '), rt, f,
+								   (SELECT string_agg('\$' || i, ', ') FROM generate_series(1, cardinality(sig)) i));
+					made := made + 1;
+				EXCEPTION WHEN OTHERS THEN
+					NULL;
+				END;
+			END LOOP;
+		END LOOP;
+		RAISE NOTICE 'planted % functions', made;
+	END
+	\$plant\$;
+	SELECT setval('public.planted_runs', 1, false), setval('public.planted_super', 1, false);
+	};
+	return $plant;
+}
+
+# (runs, runs as a superuser) of the planted code in a database, and
+# whether app is a superuser
+sub planted_runs
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db, q{
+	SET search_path = pg_catalog;
+	SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.planted_runs),
+		   (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.planted_super),
+		   (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = 'app')});
+}
+
+# The functions of the edition that depend on an operator or a function
+# in public that is not the edition's
+sub bound_to_planted
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db, q{
+	SET search_path = pg_catalog;
+	SELECT string_agg(DISTINCT f.oid::regprocedure::text || ' -> '
+					  || pg_describe_object(d.refclassid, d.refobjid, 0), '; ')
+	FROM pg_proc f JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = f.oid
+	LEFT JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+	LEFT JOIN pg_operator o ON d.refclassid = 'pg_operator'::regclass AND o.oid = d.refobjid
+	WHERE f.proname LIKE 'snowid%'
+	  AND coalesce(p.pronamespace, o.oprnamespace) IN (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+	  AND coalesce(p.proname NOT LIKE 'snowid%', true)});
 }
 
 1;
