@@ -102,6 +102,9 @@ sub plant_sql
 		$ops{$1} = 1 while $sql =~ /(?<![-+*\/<>=~!@#%^&|`?])([-+*\/<>=~!@#%^&|`?]+)(?![-+*\/<>=~!@#%^&|`?])/g;
 		$fns{ lc $1 } = 1 while $sql =~ /(?<![\w.\$"])([A-Za-z_]\w*)\s*\(/g;
 	}
+	# and those that words stand for: LIKE, ILIKE (IN, BETWEEN, IS DISTINCT
+	# FROM and ANY stand for operators written as such too)
+	$ops{$_} = 1 for ('~~', '!~~', '~~*', '!~~*');
 	my $ops = join(',', map { s/'/''/gr } sort keys %ops);
 	my $fns = join(',', sort keys %fns);
 
