@@ -446,7 +446,35 @@ if ($node->pg_version->major >= 19)
 		'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
 	like($err, qr/55000: a subscription synchronises the sequences/,
 		'nor after REFRESH SEQUENCES');
+	my $before = $sub->safe_psql('appdb',
+		q{SELECT pg_sequence_last_value('snowid_sql_private.snowid_position')});
 	$sub->safe_psql('appdb', 'DROP SUBSCRIPTION seqs');
+	# finding B: the subscription gone, the sequences keep the publisher's
+	# values (its position may lie below ids the subscriber issued): the
+	# worker id set before does not hold, until set again
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'),
+		'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
+	like($err,
+		qr/55000: the sequences of the snowid generator hold another server's values\nDETAIL:  snowid_generation carries another server's mark.*\nHINT:  As the owner of the extension: UPDATE snowid_config SET worker_id = N/s,
+		'B: after the subscription, the subscriber issues no id with the publisher\'s sequences');
+	is($sub->safe_psql('appdb', q{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_position')}),
+		$before, 'and takes no position');
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET max_drift_ms = 900');
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'), 'SELECT snowid_next()');
+	like($err, qr/55000: the sequences of the snowid generator hold another server's values/,
+		'nor after another change of its configuration');
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET worker_id = 10, max_drift_ms = 1000');
+	is( $sub->safe_psql('appdb', q{
+		SELECT count(*), count(DISTINCT id), min(w), max(w)
+		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
+			  FROM (SELECT snowid_next() AS id FROM generate_series(1, 1000)) s) t}),
+		'1000|1000|10|10', 'the worker id set again, it issues ids with it');
+	is($sub->safe_psql('appdb', qq{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
+			= (snowid_sql_private.snowid_sql_fixed()).token
+			AND (snowid_sql_private.snowid_sql_fixed()).token <> $token}),
+		't', 'under its own mark');
 }
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');
 $sub->stop;
