@@ -525,7 +525,10 @@ BEGIN
 			IF (@extschema@.snowid_sql_fixed()).server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
 				PERFORM @extschema@.snowid_sql_elsewhere((@extschema@.snowid_sql_fixed()).worker_id);
 			END IF;
-			PERFORM @extschema@.snowid_sql_subscribed();
+			-- (before 19, no subscription synchronises a sequence)
+			IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 >= 190000 THEN
+				PERFORM @extschema@.snowid_sql_subscribed();
+			END IF;
 			-- the window opens: the generation odd (a window left open by
 			-- a writer that failed is one step further).  Its high bits
 			-- are this server's token, which the readers check: a
@@ -627,7 +630,7 @@ BEGIN
 											   (@extschema@.snowid_sql_fixed()).worker_id)
 		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
 	now_ms := CASE WHEN w IS NOT NULL AND NOT pg_is_in_recovery()
-		THEN floor(EXTRACT(epoch FROM clock_timestamp()) * 1000)::bigint
+		THEN floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
 			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
 	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms
