@@ -474,6 +474,52 @@ if ($node->pg_version->major >= 19)
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');
 $sub->stop;
 
+# Finding B in claim mode, on every version: the claim and the generation
+# set to another server's values (as a synchronisation sets them, here by
+# setval() as the superuser): the claim is dropped, the call claims anew
+# (snowid_sql_next(false) gives NULL), and the generation is this server's
+$node->safe_psql('postgres', 'CREATE DATABASE claimcopy');
+$node->safe_psql('claimcopy', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET claim_worker_id = true;
+	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
+		| (c.worker_bits::bigint << 24) | 3), true)
+	FROM snowid_config c});
+is($node->safe_psql('claimcopy',
+		'SELECT (snowid_decode(snowid_sql_private.snowid_sql_next(false))).worker_id'),
+	'3', 'B: a claimed worker id issues ids');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_generation',
+		((((snowid_sql_private.snowid_sql_fixed()).token % 4194304) + 1) << 40) + 10)});
+is( $node->safe_psql('claimcopy', q{
+		SELECT snowid_sql_private.snowid_sql_next(false) IS NULL,
+			pg_sequence_last_value('snowid_sql_private.snowid_claimed'),
+			pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
+				= (snowid_sql_private.snowid_sql_fixed()).token}),
+	't|0|t',
+	'B: with another server\'s generation, the call drops the claim and claims anew');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
+		| (c.worker_bits::bigint << 24) | 4), true)
+	FROM snowid_config c});
+is( $node->safe_psql('claimcopy', q{
+		SELECT count(*), count(DISTINCT id), min(w), max(w)
+		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
+			  FROM (SELECT snowid_sql_private.snowid_sql_next(true) AS id
+					FROM generate_series(1, 1000)) s) t}),
+	'1000|1000|4|4', 'and issues ids with the worker id claimed anew');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_generation',
+		((((snowid_sql_private.snowid_sql_fixed()).token % 4194304) + 1) << 40) + 30)});
+($rc, $out, $err) = $node->psql('claimcopy', q{
+	SELECT * FROM snowid_sql_private.snowid_sql_take(5,
+		(SELECT c FROM snowid_sql_private.snowid_config c), NULL)});
+like($err, qr/ERROR:  snowid_sql dropped the worker id it had claimed/,
+	'B: a writer that waits (several ids) refuses, dropping the claim');
+is($node->safe_psql('claimcopy',
+		q{SELECT pg_sequence_last_value('snowid_sql_private.snowid_claimed')}),
+	'0', 'which is gone');
+
 # ---------------------------------------------------------------------------
 # Public ids under a Turkish collation
 # ---------------------------------------------------------------------------
