@@ -423,8 +423,33 @@ END;
 --
 -- token is this server's mark in snowid_generation (see
 -- snowid_sql_move()): 1 to 4194304, from the server and sequences.
+--
+-- adopted is a value of snowid_generation carrying another token that the
+-- generator takes as this server's (snowid_sql_move()), or NULL: the value
+-- it held when the worker id was set again, or when snowid_sql_fixed() was
+-- made on another server or with other sequences (a copy whose worker id
+-- is set, or claimed, anew).
 ALTER TYPE @extschema@.snowid_sql_fixed ADD ATTRIBUTE position_node oid, ADD ATTRIBUTE server text,
-	ADD ATTRIBUTE token bigint;
+	ADD ATTRIBUTE token bigint, ADD ATTRIBUTE adopted bigint;
+
+-- A worker id set (an INSERT or UPDATE that names it) says so to
+-- snowid_sql_refix() for the rest of the transaction: the generation then
+-- held is adopted
+CREATE FUNCTION @extschema@.snowid_sql_config_worker_set()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM set_config('snowid_sql.worker_set', 'on', true);
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER snowid_config_worker_set BEFORE INSERT OR UPDATE OF worker_id
+	ON @extschema@.snowid_config
+	FOR EACH ROW WHEN (NEW.worker_id IS NOT NULL)
+	EXECUTE FUNCTION @extschema@.snowid_sql_config_worker_set();
 
 CREATE FUNCTION @extschema@.snowid_sql_refix()
 RETURNS void
@@ -436,6 +461,8 @@ DECLARE
 	c @extschema@.snowid_config;
 	here text := @extschema@.snowid_sql_here();
 	problem text := @extschema@.snowid_sql_sequences_problem();
+	before @extschema@.snowid_sql_fixed;
+	adopted bigint;
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences of the snowid generator were altered'
@@ -443,10 +470,25 @@ BEGIN
 				  HINT = 'ALTER SEQUENCE them back to INCREMENT 1, CACHE 1 and NO CYCLE (a superuser, where the extension''s objects are the superuser''s), then set the worker id again.';
 	END IF;
 	SELECT * INTO c FROM @extschema@.snowid_config;
+	-- the one made before (none, or one of fewer attributes, before the
+	-- update to 1.2 ends)
+	BEGIN
+		before := @extschema@.snowid_sql_fixed();
+	EXCEPTION WHEN OTHERS THEN
+		before := NULL;
+	END;
+	-- the generation as it is now is this server's where the worker id was
+	-- set in this transaction, or this is another server (or other
+	-- sequences): a copy's, which sets its worker id (or claims) anew;
+	-- otherwise the one adopted before stays
+	adopted := CASE WHEN current_setting('snowid_sql.worker_set', true) = 'on'
+						 OR before.server IS DISTINCT FROM here
+					THEN pg_sequence_last_value('@extschema@.snowid_generation')
+					ELSE before.adopted END;
 	EXECUTE format($f$CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_fixed()
 RETURNS @extschema@.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s)::@extschema@.snowid_sql_fixed$f$,
+RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s, %s)::@extschema@.snowid_sql_fixed$f$,
 		CASE WHEN c.claim_worker_id THEN 'true' ELSE 'false' END, coalesce(c.datacenter_id, 0),
 		coalesce(CASE WHEN c.claim_worker_id OR c.worker_server = here THEN c.worker_id END::text, 'NULL'),
 		coalesce(c.datacenter_bits, 0),
@@ -455,7 +497,7 @@ RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s)::@extschema@.snowid_s
 		coalesce(@extschema@.snowid_sql_max_ms(c), 0),
 		coalesce(least(100, c.max_drift_ms), 0),
 		pg_relation_filenode('@extschema@.snowid_position'), here,
-		1 + (hashtext(here)::bigint & 4194303));
+		1 + (hashtext(here)::bigint & 4194303), coalesce(adopted::text, 'NULL'));
 END
 $$;
 
@@ -513,13 +555,43 @@ BEGIN
 			IF (@extschema@.snowid_sql_fixed()).server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
 				PERFORM @extschema@.snowid_sql_elsewhere((@extschema@.snowid_sql_fixed()).worker_id);
 			END IF;
-			PERFORM @extschema@.snowid_sql_subscribed();
+			-- (before 19, no subscription synchronises a sequence)
+			IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 >= 190000 THEN
+				PERFORM @extschema@.snowid_sql_subscribed();
+			END IF;
 			-- the window opens: the generation odd (a window left open by
 			-- a writer that failed is one step further).  Its high bits
 			-- are this server's token, which the readers check: a
 			-- generation set elsewhere (the publisher's, synchronised)
 			-- sends them here, to the check above.
 			g := pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation');
+			-- another server's token (none before 1.2): the sequences hold
+			-- that server's values, synchronised (PostgreSQL 19: FOR ALL
+			-- SEQUENCES) or copied, and the position may lie below ids
+			-- this server issued.  Unless adopted (the worker id set, or
+			-- claimed, anew since), the worker id does not hold: a claim
+			-- is dropped (the next call claims anew, the generation taken
+			-- as this server's), a worker id set must be set again.
+			IF g >> 40 <> 0 AND g >> 40 <> (@extschema@.snowid_sql_fixed()).token
+				AND g IS DISTINCT FROM (@extschema@.snowid_sql_fixed()).adopted THEN
+				IF NOT (@extschema@.snowid_sql_fixed()).claim_worker_id THEN
+					RAISE EXCEPTION 'the sequences of the snowid generator hold another server''s values'
+						USING ERRCODE = 'object_not_in_prerequisite_state',
+							  DETAIL = 'snowid_generation carries another server''s mark: a subscription (FOR ALL SEQUENCES) or a copy set the generator''s sequences to that server''s values, with which ids could come again.',
+							  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter and not used by this server before (its ids may lie above the position the sequences hold now).';
+				END IF;
+				done := pg_catalog.setval('@extschema@.snowid_claimed', 0, true);
+				done := pg_catalog.setval('@extschema@.snowid_generation',
+										  (@extschema@.snowid_sql_fixed()).token << 40);
+				IF wait THEN
+					RAISE EXCEPTION 'snowid_sql dropped the worker id it had claimed'
+						USING ERRCODE = 'object_not_in_prerequisite_state',
+							  DETAIL = 'snowid_generation carried another server''s mark: a subscription (FOR ALL SEQUENCES) or a copy had set the generator''s sequences, and the claim, to that server''s values.',
+							  HINT = 'The next call claims another worker id; no id was issued.';
+				END IF;
+				-- no position: the caller finds no claim, and claims
+				RAISE SQLSTATE 'SN000';
+			END IF;
 			IF g IS NULL OR g >> 40 <> (@extschema@.snowid_sql_fixed()).token THEN
 				g := (@extschema@.snowid_sql_fixed()).token << 40;
 			END IF;
@@ -588,7 +660,7 @@ BEGIN
 											   (@extschema@.snowid_sql_fixed()).worker_id)
 		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
 	now_ms := CASE WHEN w IS NOT NULL AND NOT pg_is_in_recovery()
-		THEN floor(EXTRACT(epoch FROM clock_timestamp()) * 1000)::bigint
+		THEN floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
 			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
 	g := pg_sequence_last_value('@extschema@.snowid_generation');
 	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms

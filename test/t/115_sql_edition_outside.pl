@@ -533,9 +533,78 @@ if ($node->pg_version->major >= 19)
 	like($err, qr/55000: a subscription synchronises the sequences/,
 		'nor after REFRESH SEQUENCES');
 	$sub->safe_psql('appdb', 'DROP SUBSCRIPTION seqs');
+	# finding B: the subscription gone, the sequences keep the publisher's
+	# values (its position may lie below ids the subscriber issued): the
+	# worker id set before does not hold, until set again
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'),
+		'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
+	like($err,
+		qr/55000: the sequences of the snowid generator hold another server's values\nDETAIL:  snowid_generation carries another server's mark.*\nHINT:  As the owner of the extension: UPDATE snowid_config SET worker_id = N/s,
+		'B: after the subscription, the subscriber issues no id with the publisher\'s sequences');
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET max_drift_ms = 900');
+	($rc, $out, $err) = psql_as($sub->connstr('appdb'), 'SELECT snowid_next()');
+	like($err, qr/55000: the sequences of the snowid generator hold another server's values/,
+		'nor after another change of its configuration');
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET worker_id = 10, max_drift_ms = 1000');
+	is( $sub->safe_psql('appdb', q{
+		SELECT count(*), count(DISTINCT id), min(w), max(w)
+		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
+			  FROM (SELECT snowid_next() AS id FROM generate_series(1, 1000)) s) t}),
+		'1000|1000|10|10', 'the worker id set again, it issues ids with it');
+	is($sub->safe_psql('appdb', qq{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
+			= (snowid_sql_private.snowid_sql_fixed()).token
+			AND (snowid_sql_private.snowid_sql_fixed()).token <> $token}),
+		't', 'under its own mark');
 }
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');
 $sub->stop;
+
+# Finding B in claim mode, on every version: the claim and the generation
+# set to another server's values (as a synchronisation sets them, here by
+# setval() as the superuser): the claim is dropped, the call claims anew
+# (snowid_sql_next(false) gives NULL), and the generation is this server's
+$node->safe_psql('postgres', 'CREATE DATABASE claimcopy');
+$node->safe_psql('claimcopy', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET claim_worker_id = true;
+	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
+		| (c.worker_bits::bigint << 24) | 3), true)
+	FROM snowid_config c});
+is($node->safe_psql('claimcopy',
+		'SELECT (snowid_decode(snowid_sql_private.snowid_sql_next(false))).worker_id'),
+	'3', 'B: a claimed worker id issues ids');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_generation',
+		((((snowid_sql_private.snowid_sql_fixed()).token % 4194304) + 1) << 40) + 10)});
+is( $node->safe_psql('claimcopy', q{
+		SELECT snowid_sql_private.snowid_sql_next(false) IS NULL,
+			pg_sequence_last_value('snowid_sql_private.snowid_claimed'),
+			pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
+				= (snowid_sql_private.snowid_sql_fixed()).token}),
+	't|0|t',
+	'B: with another server\'s generation, the call drops the claim and claims anew');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
+		| (c.worker_bits::bigint << 24) | 4), true)
+	FROM snowid_config c});
+is( $node->safe_psql('claimcopy', q{
+		SELECT count(*), count(DISTINCT id), min(w), max(w)
+		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
+			  FROM (SELECT snowid_sql_private.snowid_sql_next(true) AS id
+					FROM generate_series(1, 1000)) s) t}),
+	'1000|1000|4|4', 'and issues ids with the worker id claimed anew');
+$node->safe_psql('claimcopy', q{
+	SELECT setval('snowid_sql_private.snowid_generation',
+		((((snowid_sql_private.snowid_sql_fixed()).token % 4194304) + 1) << 40) + 30)});
+($rc, $out, $err) = $node->psql('claimcopy', q{
+	SELECT * FROM snowid_sql_private.snowid_sql_take(5,
+		(SELECT c FROM snowid_sql_private.snowid_config c), NULL)});
+like($err, qr/ERROR:  snowid_sql dropped the worker id it had claimed/,
+	'B: a writer that waits (several ids) refuses, dropping the claim');
+is($node->safe_psql('claimcopy',
+		q{SELECT pg_sequence_last_value('snowid_sql_private.snowid_claimed')}),
+	'0', 'which is gone');
 
 # ---------------------------------------------------------------------------
 # Public ids under a Turkish collation
