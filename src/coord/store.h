@@ -71,6 +71,12 @@
  *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
  *	   and a renewal whose lease is gone makes it again in a quiet period.
  *	   A holder whose re-assertion is refused stops issuing at once.
+ *	 * A restart re-asserts its cache file's id with request.confirmed_ms,
+ *	   when it sent its last granted call (kept by coord/recall.c).  After
+ *	   a loss, a re-assertion whose confirmed_ms lies before the quiet
+ *	   period's start, less its length, plus the widest clock margin, is
+ *	   a new claim: its server may have stopped before its id went to
+ *	   another, a grant the store forgot (doc/internals.md).
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
  *	   its first claims wait for nothing.
  *
@@ -171,6 +177,14 @@ typedef struct SnowidStoreRequest
 								 * when it holds the id for this server and
 								 * has not forgotten */
 	SnowidStoreSeen seen;		/* the state record this server saw last */
+	int64		sent_ms;		/* Unix ms by this server's clock when the
+								 * call was sent: a granted call's is kept
+								 * (coord/recall.c) */
+	int64		confirmed_ms;	/* a restart's re-assertion only: sent_ms of
+								 * this server's last granted call (0: it
+								 * does not know), which the store weighs
+								 * against its last loss (the confirmed
+								 * re-assertion rule); -1: none sent */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the
