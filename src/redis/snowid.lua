@@ -444,21 +444,27 @@ end
 -- notes, a quiet period from "from" to "til".  Every server that held an
 -- id when Redis forgot had a call granted within the quiet period's length
 -- before it (its check-in interval, its timeout, its drift budget and a
--- second: what quiet_ms declares), by Redis' clock; its own clock lies at
--- most the widest margin past Redis'.  So a holder with
+-- second: what its quiet_ms declares, and the quiet period lasts at least
+-- that), by Redis' clock; its own clock lies at most the widest margin
+-- past Redis'.  So a holder with
 --
---   confirmed >= from - (til - from) + widest margin
+--   confirmed >= from - min(til - from, its quiet_ms) + widest margin
 --
 -- may still have held its id when Redis forgot; one before that stopped
 -- earlier, and its id may have gone to another server since, a grant that
 -- Redis forgot.  Its re-assertion is then a new claim: refused in the
--- quiet period, granted at or above its floor.  Outside any loss (no quiet
--- period noted, or one an administrator ended) it changes nothing.
-local function stale(st, confirmed)
+-- quiet period, granted at or above its floor.  The shorter of the two
+-- lengths: the record's may have grown since an earlier loss (a longer
+-- quiet period declared after it), which would otherwise let a server
+-- stopped before that earlier loss pass at the later one.  Outside any
+-- loss (no quiet period noted, or one an administrator ended) it changes
+-- nothing.
+local function stale(st, confirmed, quiet_ms)
   if confirmed == nil or FIXES.confirmed_reassert == false then return false end
   local from, til = st.quiet_from, st.quiet_until
   if from == nil or til == nil or til <= from then return false end
-  return confirmed < from - (til - from) + st.widest
+  local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
+  return confirmed < from - len + st.widest
 end
 
 -- A grant's reply, with the state record after it when the caller sent
@@ -702,7 +708,7 @@ local function claim(keys, args)
   -- a restart whose last granted call lies before the last loss, by more
   -- than a live holder's: a new claim, even of an id Redis holds for it
   -- (Redis may have gone back to a state before that id went to another)
-  if reasserts and stale(st, confirmed) then reasserts = false end
+  if reasserts and stale(st, confirmed, q) then reasserts = false end
   -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)

@@ -164,7 +164,7 @@ BEGIN
 	-- than a live holder's: a new claim, even of an id the database holds
 	-- for it (it may have gone back to a state before that id went to
 	-- another)
-	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms,
+	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
 											  clock_margin_ms) THEN
 		reasserts := false;
 	END IF;

@@ -25,7 +25,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.server_now(),
 	snowid_coordinator.check_declared(bigint, bigint),
 	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint, bigint),
-	snowid_coordinator.stale(snowid_coordinator.datacenters, bigint, bigint),
+	snowid_coordinator.stale(snowid_coordinator.datacenters, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),
 	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;
