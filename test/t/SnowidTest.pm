@@ -433,6 +433,15 @@ sub search_finds_store_fixes
 		quiet_min => [ 'set ops start,claim,issue,wait,lose,member,checkin',
 			'server b perm drift=1000', 'server c perm drift=1000',
 			'start b', 'issue b 1', 'lose', 'member short', 'start c' ],
+		# a restarts after two losses: the first let c take its id, the
+		# store went back to before that claim; a's last granted call lies
+		# before the first loss (the confirmed re-assertion rule)
+		confirmed_reassert => [ 'set copy-identity new', 'set max-worker-id 2',
+			'set ops start,claim,issue,stop,wait,lose,copy,rewind,checkin',
+			'server a perm drift=1000', 'server b perm drift=1000',
+			'server c perm drift=1000',
+			'start a', 'issue a 1', 'stop a', 'start b', 'issue b 1', 'lose',
+			'copy b', 'wait 70000', 'start c', 'issue c 1', 'rewind 2', 'start a' ],
 		new_proved => [ 'set ops start,claim,issue,evict,marknew,checkin',
 			'server b perm drift=1000', 'server c perm drift=1000',
 			'start b', 'issue b 1', 'evict', 'marknew', 'start c' ]);
