@@ -73,10 +73,11 @@
  *	   A holder whose re-assertion is refused stops issuing at once.
  *	 * A restart re-asserts its cache file's id with request.confirmed_ms,
  *	   when it sent its last granted call (kept by coord/recall.c).  After
- *	   a loss, a re-assertion whose confirmed_ms lies before the quiet
- *	   period's start, less its length, plus the widest clock margin, is
- *	   a new claim: its server may have stopped before its id went to
- *	   another, a grant the store forgot (doc/internals.md).
+ *	   a loss, a re-assertion counts as the server's own only if
+ *	   confirmed_ms >= from - min(until - from, quiet_ms) + widest margin
+ *	   (the quiet period the state record notes, the call's quiet_ms);
+ *	   otherwise it is a new claim: its server may have stopped before its
+ *	   id went to another, a grant the store forgot (doc/internals.md).
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
  *	   its first claims wait for nothing.
  *
