@@ -144,7 +144,7 @@ snowid_checkin(const SnowidLeaseState *state)
 	 * server issued with the id there meanwhile */
 	request.usable_ms = request.client_ms;
 	snowid_store->claim(snowid_store_target, &request, &result);
-	snowid_recall_note(&result);
+	snowid_recall_note(&request, &result);
 	/* no longer this server's, whoever claimed under its name */
 	if (result.status == SNOWID_STORE_FAILED && result.not_holder)
 		result.status = SNOWID_STORE_REFUSED;

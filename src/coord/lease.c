@@ -126,7 +126,7 @@ snowid_lease_claim(SnowidWorkerClaim *claim)
 		sent_ms = snowid_monotonic_ms();
 		snowid_store->lease_claim(snowid_store_target, &request, &grant,
 								  &result);
-		snowid_recall_note(&result);
+		snowid_recall_note(&claim_request, &result);
 		if (result.status != SNOWID_STORE_QUIET ||
 			!snowid_quiet_wait(&result, &waited_ms))
 			break;
@@ -438,7 +438,7 @@ snowid_lease_renew(const SnowidLeaseState *state)
 	outcome = snowid_store->lease_renew(snowid_store_target, &request, &grant,
 										&result);
 	if (outcome == SNOWID_LEASE_OK)
-		snowid_recall_note(&result);
+		snowid_recall_note(&claim, &result);
 	switch (outcome)
 	{
 		case SNOWID_LEASE_OK:

@@ -15,11 +15,19 @@
  * What was seen is kept in shared memory and in a file of the data
  * directory, one line:
  *
- *		snowid_store_state 1 store=redis datacenter_id=3 generation=... counter=...
+ *		snowid_store_state 1 store=redis datacenter_id=3 generation=... counter=... confirmed_ms=...
  *
  * written (atomically and durably) whenever the store answers a later
- * state, and read at the first call after a start.  A file of another store
- * or datacenter is ignored: nothing was seen of this one.
+ * state, or a granted call was sent SNOWID_CONFIRMED_STEP_MS or more after
+ * the one the file names, and read at the first call after a start.  A file
+ * of another store or datacenter is ignored: nothing was seen of this one.
+ * confirmed_ms is when this server sent its last call the store granted,
+ * by its own clock: a restart sends it with the worker id it re-asserts,
+ * and after a loss the store takes the re-assertion as a new claim if it
+ * lies too far back (the confirmed re-assertion rule, coord/store.h).  A
+ * file written before it, without it, counts as 0: unknown, as far back
+ * as can be.  The file lags the last granted call by less than the step,
+ * which only makes a restart's word older than it is, never newer.
  *
  * Locking: lock (an LWLock) protects every field of SnowidRecallShared and
  * the file; it is held across the file's read and write, never across a
@@ -42,7 +50,15 @@
 
 #define SNOWID_RECALL_FILE		"snowid_store_state"
 #define SNOWID_RECALL_FORMAT \
-	"snowid_store_state 1 store=%15[a-z] datacenter_id=%d generation=%lld counter=%lld\n"
+	"snowid_store_state 1 store=%15[a-z] datacenter_id=%d generation=%lld counter=%lld confirmed_ms=%lld\n"
+
+/*
+ * How far a granted call must lie past the one the file names for the file
+ * to be written for it alone: a check-in answered from reads alone leaves
+ * the state record as it was, and writing the file at each would be I/O
+ * for a second's worth of precision the rule does not need
+ */
+#define SNOWID_CONFIRMED_STEP_MS	1000
 #define SNOWID_RECALL_TRANCHE	"snowid store state"
 
 typedef struct SnowidRecallShared
@@ -52,13 +68,14 @@ typedef struct SnowidRecallShared
 
 	/* protected by lock: */
 	bool		loaded;			/* the file was read since the start */
+	int64		saved_confirmed_ms; /* the confirmed_ms the file names */
 	SnowidRecallStatus status;
 } SnowidRecallShared;
 
 static SnowidRecallShared *snowid_recall = NULL;
 
 static void snowid_recall_load(void);
-static void snowid_recall_save(const SnowidStoreSeen *seen);
+static void snowid_recall_save(void);
 static bool snowid_seen_later(const SnowidStoreSeen *a,
 							  const SnowidStoreSeen *b);
 
@@ -112,18 +129,40 @@ snowid_recall_seen(SnowidStoreSeen *seen)
 }
 
 /*
+ * snowid_recall_confirmed
+ *		When this server sent its last call the store granted, Unix ms by
+ *		its clock (0: unknown), to send with a restart's re-assertion.
+ */
+int64
+snowid_recall_confirmed(void)
+{
+	int64		confirmed_ms;
+
+	if (snowid_recall == NULL)
+		return 0;
+	LWLockAcquire(snowid_recall->lock, LW_EXCLUSIVE);
+	if (!snowid_recall->loaded)
+		snowid_recall_load();
+	confirmed_ms = snowid_recall->status.confirmed_ms;
+	LWLockRelease(snowid_recall->lock);
+	return confirmed_ms;
+}
+
+/*
  * snowid_recall_note
- *		Remembers how a call of this server ended: the store's state record
- *		after an answered call (kept, and written to the file, if later than
- *		the one seen; a new generation means the store had forgotten, and
- *		this call re-asserted into it), or the end of a quiet period that
- *		refused a claim.
+ *		Remembers how a call of this server (request) ended: the store's
+ *		state record after an answered call (kept, and written to the file,
+ *		if later than the one seen; a new generation means the store had
+ *		forgotten, and this call re-asserted into it) and when it was sent,
+ *		or the end of a quiet period that refused a claim.
  */
 void
-snowid_recall_note(const SnowidStoreResult *result)
+snowid_recall_note(const SnowidStoreRequest *request,
+				   const SnowidStoreResult *result)
 {
 	SnowidRecallStatus *st;
 	int64		now_ms = snowid_unix_ms();
+	bool		save = false;
 
 	if (snowid_recall == NULL ||
 		(result->status != SNOWID_STORE_OK &&
@@ -149,8 +188,17 @@ snowid_recall_note(const SnowidStoreResult *result)
 				st->reassertions++;
 			}
 			st->seen = result->state;
-			snowid_recall_save(&st->seen);
+			save = true;
 		}
+		if (request->sent_ms > st->confirmed_ms)
+		{
+			st->confirmed_ms = request->sent_ms;
+			if (st->confirmed_ms >= snowid_recall->saved_confirmed_ms +
+				SNOWID_CONFIRMED_STEP_MS)
+				save = true;
+		}
+		if (save)
+			snowid_recall_save();
 	}
 	LWLockRelease(snowid_recall->lock);
 }
@@ -197,6 +245,8 @@ snowid_recall_load(void)
 	int			datacenter_id;
 	long long	generation;
 	long long	counter;
+	long long	confirmed = 0;
+	int			fields;
 	bool		ok;
 
 	snowid_recall->loaded = true;
@@ -210,11 +260,14 @@ snowid_recall_load(void)
 							SNOWID_RECALL_FILE)));
 		return;
 	}
+	/* a file of before confirmed_ms has four fields */
 	ok = fgets(line, sizeof(line), file) != NULL &&
-		sscanf(line, SNOWID_RECALL_FORMAT, store, &datacenter_id,
-			   &generation, &counter) == 4 &&
+		((fields = sscanf(line, SNOWID_RECALL_FORMAT, store, &datacenter_id,
+						  &generation, &counter, &confirmed)) == 4 ||
+		 fields == 5) &&
 		generation > 0 && generation <= SNOWID_STATE_MAX &&
-		counter >= 0 && counter <= SNOWID_STATE_MAX;
+		counter >= 0 && counter <= SNOWID_STATE_MAX &&
+		confirmed >= 0 && confirmed <= SNOWID_STATE_MAX;
 	FreeFile(file);
 	if (!ok)
 	{
@@ -230,25 +283,30 @@ snowid_recall_load(void)
 	{
 		snowid_recall->status.seen.generation = generation;
 		snowid_recall->status.seen.counter = counter;
+		snowid_recall->status.confirmed_ms = confirmed;
+		snowid_recall->saved_confirmed_ms = confirmed;
 	}
 }
 
 /*
  * snowid_recall_save
- *		Durably replaces the file with what was seen, with the lock held
- *		exclusively.  A failure is logged: the server then remembers less
- *		after its next start, no more.
+ *		Durably replaces the file with what was seen and when the last
+ *		granted call was sent, with the lock held exclusively.  A failure is
+ *		logged: the server then remembers less after its next start, no
+ *		more.
  */
 static void
-snowid_recall_save(const SnowidStoreSeen *seen)
+snowid_recall_save(void)
 {
+	const SnowidRecallStatus *st = &snowid_recall->status;
 	char		line[256];
 
 	if (snowid_store == NULL)
 		return;
 	snprintf(line, sizeof(line),
-			 "snowid_store_state 1 store=%s datacenter_id=%d generation=" INT64_FORMAT " counter=" INT64_FORMAT "\n",
-			 snowid_store->name, snowid_datacenter_id, seen->generation,
-			 seen->counter);
+			 "snowid_store_state 1 store=%s datacenter_id=%d generation=" INT64_FORMAT " counter=" INT64_FORMAT " confirmed_ms=" INT64_FORMAT "\n",
+			 snowid_store->name, snowid_datacenter_id, st->seen.generation,
+			 st->seen.counter, st->confirmed_ms);
 	(void) snowid_write_line_file(SNOWID_RECALL_FILE, line, LOG);
+	snowid_recall->saved_confirmed_ms = st->confirmed_ms;
 }

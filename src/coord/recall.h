@@ -28,12 +28,18 @@ typedef struct SnowidRecallStatus
 	int64		quiet_until_ms; /* Unix ms: the end of the last quiet period
 								 * that refused a claim of this server; 0
 								 * for none */
+	int64		confirmed_ms;	/* Unix ms by this server's clock: when it
+								 * sent its last call the store granted
+								 * (claim, check-in, renewal), kept across
+								 * restarts; 0 for unknown */
 } SnowidRecallStatus;
 
 extern void snowid_recall_shmem_request(void);
 extern void snowid_recall_shmem_init(void);
 extern void snowid_recall_seen(SnowidStoreSeen *seen);
-extern void snowid_recall_note(const SnowidStoreResult *result);
+extern void snowid_recall_note(const SnowidStoreRequest *request,
+							   const SnowidStoreResult *result);
+extern int64 snowid_recall_confirmed(void);
 extern void snowid_recall_status(SnowidRecallStatus *status);
 
 #endif							/* SNOWID_COORD_RECALL_H */

@@ -130,6 +130,7 @@ snowid_coord_request(SnowidStoreRequest *request, char *identity, size_t len)
 	request->quiet_ms = snowid_quiet_ms();
 	request->clock_margin_ms = snowid_clock_margin_ms;
 	snowid_recall_seen(&request->seen);
+	request->confirmed_ms = -1;
 	request->wait_event_info = snowid_wait_event(SNOWID_WAIT_COORDINATOR);
 	request->client_sees_store = snowid_client_sees_store();
 }
@@ -146,6 +147,7 @@ snowid_coord_request_times(SnowidStoreRequest *request)
 	request->client_ms = snowid_generator_ms() + snowid_layout.epoch_ms;
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
+	request->sent_ms = snowid_unix_ms();
 }
 
 /*

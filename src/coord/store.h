@@ -71,6 +71,13 @@
  *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
  *	   and a renewal whose lease is gone makes it again in a quiet period.
  *	   A holder whose re-assertion is refused stops issuing at once.
+ *	 * A restart re-asserts its cache file's id with request.confirmed_ms,
+ *	   when it sent its last granted call (kept by coord/recall.c).  After
+ *	   a loss, a re-assertion counts as the server's own only if
+ *	   confirmed_ms >= from - min(until - from, quiet_ms) + widest margin
+ *	   (the quiet period the state record notes, the call's quiet_ms);
+ *	   otherwise it is a new claim: its server may have stopped before its
+ *	   id went to another, a grant the store forgot (doc/internals.md).
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
  *	   its first claims wait for nothing.
  *
@@ -171,6 +178,14 @@ typedef struct SnowidStoreRequest
 								 * when it holds the id for this server and
 								 * has not forgotten */
 	SnowidStoreSeen seen;		/* the state record this server saw last */
+	int64		sent_ms;		/* Unix ms by this server's clock when the
+								 * call was sent: a granted call's is kept
+								 * (coord/recall.c) */
+	int64		confirmed_ms;	/* a restart's re-assertion only: sent_ms of
+								 * this server's last granted call (0: it
+								 * does not know), which the store weighs
+								 * against its last loss (the confirmed
+								 * re-assertion rule); -1: none sent */
 	uint32		wait_event_info;	/* shown while waiting on the store */
 	bool		client_sees_store;	/* whether the client that sees this
 									 * process's messages may learn the

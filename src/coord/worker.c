@@ -255,6 +255,15 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 		(request.explicit_worker_id < 0 ||
 		 cached.worker_id == request.explicit_worker_id);
 
+	/*
+	 * And when this server sent its last call the store granted: after a
+	 * loss, one sent too long before it is no re-assertion (the confirmed
+	 * re-assertion rule, coord/store.h), as this server may have stopped
+	 * before its id went to another server, a grant the store forgot.
+	 */
+	if (request.reassert)
+		request.confirmed_ms = snowid_recall_confirmed();
+
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;
 	errcallback.arg = &request;
@@ -266,7 +275,7 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 	{
 		snowid_coord_request_times(&request);
 		snowid_store->claim(snowid_store_target, &request, &result);
-		snowid_recall_note(&result);
+		snowid_recall_note(&request, &result);
 	} while (result.status == SNOWID_STORE_QUIET &&
 			 snowid_quiet_wait(&result, &waited_ms));
 

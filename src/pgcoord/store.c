@@ -74,6 +74,12 @@ static const char *const snowid_pg_claim_sql =
 "CALL snowid_coordinator.claim("
 "$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
 "$8::bigint, $9::boolean, $10::bigint, $11::bigint, $12::bigint)";
+/* a restart's re-assertion, which names when its last granted call was sent */
+static const char *const snowid_pg_reassert_sql =
+"CALL snowid_coordinator.claim("
+"$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
+"$8::bigint, $9::boolean, $10::bigint, $11::bigint, $12::bigint, "
+"confirmed_ms => $13::bigint)";
 static const char *const snowid_pg_lease_claim_sql =
 "CALL snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
@@ -158,7 +164,9 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
  * snowid_pg_claim
  *		The claim for good: claim(datacenter, identity, secret, want, max,
  *		prefer, usable_ms, quiet_ms, reassert, seen_generation,
- *		seen_counter, clock_margin_ms).
+ *		seen_counter, clock_margin_ms[, confirmed_ms]): confirmed_ms for a
+ *		restart's re-assertion only, so that a check-in works with a
+ *		coordinator installed before it took one.
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
@@ -175,9 +183,12 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snowid_pg_add_int(&params, request->quiet_ms);
 	snowid_pg_add_bool(&params, request->reassert);
 	snowid_pg_add_seen(&params, request);
+	if (request->confirmed_ms >= 0)
+		snowid_pg_add_int(&params, request->confirmed_ms);
 
-	if (!snowid_pg_call(target, request, snowid_pg_claim_sql, &params, &row,
-						result))
+	if (!snowid_pg_call(target, request,
+						request->confirmed_ms >= 0 ? snowid_pg_reassert_sql :
+						snowid_pg_claim_sql, &params, &row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
 	{

@@ -40,7 +40,11 @@
  * plus its drift budget, Unix ms); then (the forgetting rule) how long a
  * quiet period lasts, 1 if the id is this server's own to re-assert, the
  * generation and counter of the state record this server saw last, and
- * how far apart the fleet's clocks may lie (snowid.clock_margin).
+ * how far apart the fleet's clocks may lie (snowid.clock_margin); and, for
+ * a restart's re-assertion only, an eleventh: when this server sent its
+ * last granted call (the confirmed re-assertion rule).  A library of an
+ * older release takes ten numbers and refuses eleven as SNOWID_USAGE,
+ * which is reported as a library to load again.
  * Replies {worker id, its fence or 0, generation, counter}, or refuses with
  * SNOWID_ALL_HELD, SNOWID_FENCED, SNOWID_QUIET, SNOWID_CONFLICT,
  * SNOWID_HOLDS_OTHER or SNOWID_RANGE.
@@ -333,9 +337,10 @@ static void
 snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 {
 	const SnowidRedisRequest *request = session->request;
-	char		numbers[192];
+	char		numbers[256];
 	SnowidScriptCall call = {SNOWID_SCRIPT_CLAIM, numbers, NULL};
 	redisReply *reply;
+	size_t		len;
 
 	if (request->checkin && snowid_checkin_unchanged(session, result))
 	{
@@ -352,11 +357,22 @@ snowid_claim_on(SnowidRedisSession *session, SnowidRedisResult *result)
 			 request->usable_ms, request->quiet_ms, request->reassert ? 1 : 0,
 			 request->seen.generation, request->seen.counter,
 			 request->clock_margin_ms);
+	len = strlen(numbers);
+	if (request->confirmed_ms >= 0)
+		snprintf(numbers + len, sizeof(numbers) - len, " " INT64_FORMAT,
+				 request->confirmed_ms);
 	reply = snowid_script_call(session, &call, result);
 	if (reply == NULL)
 		return;
 	snowid_read_claim_reply(reply, session->target, request, result);
 	freeReplyObject(reply);
+
+	/* a library of an older release, which takes no eleventh number */
+	if (result->status == SNOWID_REDIS_ERROR && request->confirmed_ms >= 0 &&
+		strstr(result->message, "SNOWID_USAGE claim takes") != NULL &&
+		strstr(result->message, "<confirmed ms>") == NULL)
+		snowid_redis_fail(result, SNOWID_REDIS_ERROR,
+						  "The snowid library loaded in Redis is of an older release: it does not take the time of this server's last granted call, which a restart sends with the worker id it re-asserts.  Load the library of this release again (doc/redis.md).");
 
 	if (result->status != SNOWID_REDIS_OK)
 		return;

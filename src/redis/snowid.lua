@@ -431,7 +431,40 @@ local function recall(st, quiet_ms, margin, seen)
     write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest, declared)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
+  st.quiet_from, st.quiet_until = tonumber(from), tonumber(til)
+  st.widest = math.max(widest, margin or MARGIN_DEFAULT)
   if til > st.now then return til end
+end
+
+-- THE CONFIRMED RE-ASSERTION RULE (doc/internals.md, "A re-assertion after
+-- a loss").  Whether a restart's re-assertion of its cache file's id is
+-- stale: made by a server whose last granted call (confirmed, Unix ms by
+-- its own clock when it sent that call; nil: a check-in, or a caller that
+-- does not say) lies too long before the last loss the state record
+-- notes, a quiet period from "from" to "til".  Every server that held an
+-- id when Redis forgot had a call granted within the quiet period's length
+-- before it (its check-in interval, its timeout, its drift budget and a
+-- second: what its quiet_ms declares, and the quiet period lasts at least
+-- that), by Redis' clock; its own clock lies at most the widest margin
+-- past Redis'.  So a holder with
+--
+--   confirmed >= from - min(til - from, its quiet_ms) + widest margin
+--
+-- may still have held its id when Redis forgot; one before that stopped
+-- earlier, and its id may have gone to another server since, a grant that
+-- Redis forgot.  Its re-assertion is then a new claim: refused in the
+-- quiet period, granted at or above its floor.  The shorter of the two
+-- lengths: the record's may have grown since an earlier loss (a longer
+-- quiet period declared after it), which would otherwise let a server
+-- stopped before that earlier loss pass at the later one.  Outside any
+-- loss (no quiet period noted, or one an administrator ended) it changes
+-- nothing.
+local function stale(st, confirmed, quiet_ms)
+  if confirmed == nil or FIXES.confirmed_reassert == false then return false end
+  local from, til = st.quiet_from, st.quiet_until
+  if from == nil or til == nil or til <= from then return false end
+  local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
+  return confirmed < from - len + st.widest
 end
 
 -- A grant's reply, with the state record after it when the caller sent
@@ -576,7 +609,12 @@ end
 -- fence the claiming server can start above now (its clock plus its drift
 -- budget, Unix ms); then, for the forgetting rule, optionally: its quiet
 -- period (ms), 1 to re-assert the configured or preferred id, the
--- generation and counter it saw last, and its clock margin (ms).
+-- generation and counter it saw last, and its clock margin (ms); and, for
+-- a restart's re-assertion only (a check-in sends none), when its last
+-- granted call was sent, Unix ms by its clock (0: it does not know; see
+-- stale()).  A library of an older release, which takes ten numbers,
+-- refuses eleven with SNOWID_USAGE: the servers then ask for this library
+-- to be loaded.
 --
 -- An identity keeps the id it holds (or that it held under the name of an
 -- older release, see adopt()).  Without one it takes the configured id if
@@ -604,13 +642,14 @@ end
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
 local function claim(keys, args)
   local me = args[1]
-  local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin =
+  local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin, confirmed =
     string.match(args[2] or '',
-                 '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*) ?(%d*)$')
+                 '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   if not want then
     return redis.error_reply('SNOWID_USAGE claim takes "<want> <max> <prefer> <write> <usable ms>' ..
-      ' [<quiet ms> <reassert> <generation> <counter> <clock margin ms>]"')
+      ' [<quiet ms> <reassert> <generation> <counter> <clock margin ms> [<confirmed ms>]]"')
   end
+  confirmed = tonumber(confirmed)
   want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'want', want, -1, ID_MAX},
                              {'prefer', prefer, -1, ID_MAX}})
@@ -626,6 +665,12 @@ local function claim(keys, args)
   local seen, q, m
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
+  -- a restart's last granted call, by its clock: no later than Redis' clock
+  -- and the margin it declares
+  if confirmed then
+    bad = out_of_bounds({{'confirmed_ms', confirmed, 0, st.now + (m or MARGIN_DEFAULT)}})
+    if bad then return bad end
+  end
   local til = recall(st, q, m, seen)
   local adopted = adopt(st, me)
   local keep
@@ -660,6 +705,10 @@ local function claim(keys, args)
   -- server may issue with it now
   local reasserts = reassert == '1' and (keep == want or keep == prefer)
   if held and FIXES.held_named == false then reasserts = true end
+  -- a restart whose last granted call lies before the last loss, by more
+  -- than a live holder's: a new claim, even of an id Redis holds for it
+  -- (Redis may have gone back to a state before that id went to another)
+  if reasserts and stale(st, confirmed, q) then reasserts = false end
   -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)

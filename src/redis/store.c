@@ -272,6 +272,7 @@ snowid_redis_request(const SnowidStoreRequest *in, SnowidRedisRequest *out)
 	out->clock_margin_ms = in->clock_margin_ms;
 	out->checkin = in->checkin;
 	out->seen = in->seen;
+	out->confirmed_ms = in->confirmed_ms;
 	out->wait_event_info = in->wait_event_info;
 	out->client_sees_redis = in->client_sees_store;
 }

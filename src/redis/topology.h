@@ -84,6 +84,8 @@ typedef struct SnowidRedisRequest
 	int64		clock_margin_ms;
 	bool		checkin;		/* a check-in: reads first (claim.c) */
 	SnowidStoreSeen seen;		/* the state record this server saw last */
+	int64		confirmed_ms;	/* a restart's re-assertion: when its last
+								 * granted call was sent; -1: none sent */
 	uint32		wait_event_info;	/* shown while waiting on Redis */
 	bool		client_sees_redis;	/* whether a client that sees this
 									 * process's messages may learn Redis'

@@ -56,8 +56,14 @@ sub set_url
 	close $fh;
 }
 
+# One machine, one clock: a clock margin of a second, so that a restart's
+# re-assertion in a quiet period (see below) counts as recent if its last
+# granted call was, and waits about 20 s if not, within a claim's minute
+# (with the default minute of margin, every restart after a loss waits
+# about 80 s)
 my $node = $redis->new_node('auth',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $redis->url($wrong) }
+	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $redis->url($wrong),
+	  'snowid.clock_margin' => '1s' }
 );
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');

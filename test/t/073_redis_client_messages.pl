@@ -144,5 +144,32 @@ like(
 	qr/LOG:  snowid's function library is not loaded in redis, so snowid runs it with EVAL\n(?:.*\n)*?.*HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \S+snowid\.lua /,
 	'no library: the server log has the warning and its hint');
 
+# -- a library of an older release: a restart says to load it again ----------
+
+# The installed library as a release before the confirmed re-assertion
+# rule had it: its claim takes ten numbers, and refuses the eleventh that a
+# restart's re-assertion sends.  Check-ins send ten: they go on.
+my $older = slurp_file(SnowidRedis::library_file());
+for my $change (
+	[ q{?([01]?) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$'}, q{?([01]?) ?(%d*) ?(%d*) ?(%d*)$'} ],
+	[ q{ [<confirmed ms>]]"}, q{]"} ])
+{
+	my ($from, $to) = @$change;
+	my $at = index($older, $from);
+	die "'$from' was not found in the library" if $at < 0;
+	substr($older, $at, length $from) = $to;
+}
+$redis->cli('FUNCTION', 'LOAD', 'REPLACE', $older);
+$node->restart;
+$log_at = -s $node->logfile;
+($ret, undef, $err) = $node->psql('postgres', 'SELECT snowid_next()');
+isnt($ret, 0, 'older library: the restart\'s re-assertion is refused');
+like(slurp_file($node->logfile, $log_at),
+	qr/The snowid library loaded in Redis is of an older release: it does not take the time of this server's last granted call, which a restart sends with the worker id it re-asserts\.  Load the library of this release again/,
+	'older library: the server log says to load the library of this release');
+$redis->load_library;
+ok($node->poll_query_until('postgres', 'SELECT snowid_next() IS NOT NULL'),
+	'older library: once it is loaded again, the server takes ids');
+
 $node->stop;
 done_testing();

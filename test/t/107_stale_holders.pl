@@ -34,6 +34,14 @@
 #    worker id from the store, with an error naming max_worker_processes.
 #    Before, it claimed for good and never checked in: once the store
 #    forgot, the id went to another server while it went on issuing.
+# 7. A server P7 holds a worker id for good and stops; its cache file names
+#    the id, rightly.  The store forgets; Q7 claims the id for good once the
+#    quiet period and its floor passed; the store forgets again; P7 starts.
+#    Its last granted call lies before the first loss, by more than a live
+#    holder's could: its re-assertion is a new claim, which waits for the
+#    quiet period and its floor (the confirmed re-assertion rule).  Before,
+#    P7 re-asserted the id at once, at the store's fence, and P7 and Q7 both
+#    issued with it until Q7's next check-in.
 #
 # Both servers issue ids in turns throughout; no two of them may issue with
 # one worker id in overlapping milliseconds.  Against Redis, or a
@@ -374,4 +382,28 @@ for my $kind ('snowid check-in', 'snowid lease renewer')
 	$p->restart;
 }
 $p->stop;
+
+# 7. Two losses: P7 stops holding id 0 for good; the store forgets; Q7
+# claims id 0 (waiting for the quiet period and its floor); the store
+# forgets again; P7 starts, its cache file naming id 0.
+my $dc7 = 17;
+%runs = ();
+$coord->mark_dc_new($dc7);
+my $p7 = server('p7', $dc7);
+batch($p7);
+is(worker_id($p7), '0', 'two losses: P7 claims worker id 0 for good');
+$p7->stop;
+ok(-e $p7->data_dir . '/snowid_worker', 'two losses: P7\'s cache file names it');
+$coord->wipe;
+my $q7 = server('q7', $dc7);
+# its claim waits for the quiet period the loss started, and its floor
+my ($q7_ret) = $q7->psql('postgres', 'SELECT snowid_next()');
+is($q7_ret, 0, 'two losses: Q7\'s claim is granted after the quiet period');
+batch($q7);
+is(worker_id($q7), '0', 'two losses: Q7 claims worker id 0 for good, which the store forgot was P7\'s');
+across_loss('two losses, store flushed again', $dc7, $p7, $q7, 'snowid check-in',
+	sub { $coord->wipe }, sub { $p7->start });
+is(worker_id($q7), '0', 'two losses: Q7 keeps worker id 0');
+isnt(worker_id($p7), '0', 'two losses: P7 gets another');
+$_->stop for ($p7, $q7);
 done_testing();

@@ -61,7 +61,7 @@ sub grant
 		GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator
 			TO coord_fleet;
 		GRANT EXECUTE ON FUNCTION
-			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint),
+			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)

@@ -326,8 +326,10 @@ sub search_finds_forgetting
 #   - a stale cache file: P holds id 0 for good, moves onto a lease and
 #     stops; Q claims id 0 for good; the store forgets; P starts with
 #     claims for good.  With the lease keeping the cache file and the
-#     claim at start re-asserting what it names (as before), P is granted
-#     the id Q holds; with either fix, it is not.
+#     claim at start re-asserting what it names (as before), and the
+#     stores' confirmed re-assertion rule off (which holds P's re-assertion,
+#     its last granted call older than the loss, to a new claim's rules
+#     too), P is granted the id Q holds; with either fix, it is not.
 #   - a lease holder frozen past its lease renews after the store forgot:
 #     it renews nothing (its lease over by its own clock), or, with its
 #     renewal switched back on, the store refuses it.  (With both off, as
@@ -365,7 +367,8 @@ sub search_finds_stale_holders
 		my $file = "$dir/stale-cache-$switch.txt";
 
 		PostgreSQL::Test::Utils::append_to_file($file,
-			"set cache-reasserts $switch\nset lease-keeps-cache $switch\n$cache");
+			"set cache-reasserts $switch\nset lease-keeps-cache $switch\n"
+			  . ($fixed eq 'no' ? "set store-fix confirmed_reassert=off\n" : '') . $cache);
 		my ($status, $out) = $search->(@args, '--replay', $file);
 		if ($fixed eq 'yes')
 		{
@@ -433,6 +436,15 @@ sub search_finds_store_fixes
 		quiet_min => [ 'set ops start,claim,issue,wait,lose,member,checkin',
 			'server b perm drift=1000', 'server c perm drift=1000',
 			'start b', 'issue b 1', 'lose', 'member short', 'start c' ],
+		# a restarts after two losses: the first let c take its id, the
+		# store went back to before that claim; a's last granted call lies
+		# before the first loss (the confirmed re-assertion rule)
+		confirmed_reassert => [ 'set copy-identity new', 'set max-worker-id 2',
+			'set ops start,claim,issue,stop,wait,lose,copy,rewind,checkin',
+			'server a perm drift=1000', 'server b perm drift=1000',
+			'server c perm drift=1000',
+			'start a', 'issue a 1', 'stop a', 'start b', 'issue b 1', 'lose',
+			'copy b', 'wait 70000', 'start c', 'issue c 1', 'rewind 2', 'start a' ],
 		new_proved => [ 'set ops start,claim,issue,evict,marknew,checkin',
 			'server b perm drift=1000', 'server c perm drift=1000',
 			'start b', 'issue b 1', 'evict', 'marknew', 'start c' ]);

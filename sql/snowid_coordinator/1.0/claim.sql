@@ -24,8 +24,12 @@
 -- For the forgetting rule (see recall()), optionally: quiet_ms, how long a
 -- quiet period must last for the caller's fleet; reassert, whether want or
 -- prefer is the id the caller holds or its cache names; the generation and
--- counter it saw last; and clock_margin_ms, how far apart the fleet's
--- clocks may lie (snowid.clock_margin).
+-- counter it saw last; clock_margin_ms, how far apart the fleet's
+-- clocks may lie (snowid.clock_margin); and, for a restart's re-assertion
+-- only (a check-in sends none), confirmed_ms: when the caller sent its last
+-- granted call, Unix ms by its clock (0: it does not know).  A restart
+-- whose last granted call lies too long before the last loss is no
+-- re-assertion (see stale()).
 --
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
 -- start at or above it.  Refusals: all_held, fenced, quiet (until
@@ -40,7 +44,8 @@ CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 reassert boolean DEFAULT false,
 											 seen_generation bigint DEFAULT NULL,
 											 seen_counter bigint DEFAULT NULL,
-											 clock_margin_ms bigint DEFAULT NULL)
+											 clock_margin_ms bigint DEFAULT NULL,
+											 confirmed_ms bigint DEFAULT NULL)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -79,6 +84,13 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
+	-- a restart's last granted call, by its clock: no later than this
+	-- server's clock and the margin it declares
+	IF confirmed_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_ms('confirmed_ms', confirmed_ms, 0,
+			now_ms + coalesce(clock_margin_ms, 60000),
+			'the clock of the coordination server and the clock margin declared');
+	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
@@ -147,6 +159,14 @@ BEGIN
 				WHERE x.datacenter = dc AND x.worker_id = keep
 				  AND x.holder = me AND NOT x.on_lease) THEN
 		reasserts := true;
+	END IF;
+	-- a restart whose last granted call lies before the last loss, by more
+	-- than a live holder's: a new claim, even of an id the database holds
+	-- for it (it may have gone back to a state before that id went to
+	-- another)
+	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
+											  clock_margin_ms) THEN
+		reasserts := false;
 	END IF;
 	-- in a quiet period, only the id this identity re-asserts
 	IF quiet_until IS NOT NULL AND NOT reasserts THEN

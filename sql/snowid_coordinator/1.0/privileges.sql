@@ -16,7 +16,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_holder(integer, text, text),
 	snowid_coordinator.register_holder(integer, text, text),
 	snowid_coordinator.check_called_by(text),
-	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint),
+	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
@@ -25,6 +25,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.server_now(),
 	snowid_coordinator.check_declared(bigint, bigint),
 	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint, bigint),
+	snowid_coordinator.stale(snowid_coordinator.datacenters, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),
 	snowid_coordinator.end_quiet(integer)
 FROM PUBLIC;

@@ -17,7 +17,7 @@ CREATE PROCEDURE snowid_coordinator.claim(
 	want integer, max integer, prefer integer, usable_ms bigint,
 	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
 	seen_generation bigint DEFAULT NULL, seen_counter bigint DEFAULT NULL,
-	clock_margin_ms bigint DEFAULT NULL,
+	clock_margin_ms bigint DEFAULT NULL, confirmed_ms bigint DEFAULT NULL,
 	INOUT outcome text DEFAULT NULL,
 	INOUT worker_id integer DEFAULT NULL,
 	INOUT floor_ms bigint DEFAULT NULL,
@@ -34,7 +34,7 @@ BEGIN
 	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
 		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
-		clock_margin_ms);
+		clock_margin_ms, confirmed_ms);
 	COMMIT;
 	outcome := o.outcome;
 	worker_id := o.worker_id;

@@ -220,6 +220,48 @@ BEGIN
 END
 $$;
 
+-- Whether a restart's re-assertion is stale (the confirmed re-assertion
+-- rule, doc/internals.md, "A re-assertion after a loss"): made by a server
+-- whose last granted call (confirmed_ms, Unix ms by its own clock when it
+-- sent that call; NULL: a check-in, or a caller that does not say) lies
+-- too long before the last loss that d, the datacenter's row after
+-- recall(), notes: a quiet period from quiet_from_ms to quiet_until_ms.
+-- Every server that held an id when the database forgot had a call
+-- granted within the quiet period's length before it (what quiet_ms
+-- declares: its check-in interval, its timeout, its drift budget and a
+-- second; the quiet period lasts at least that), by the database's clock;
+-- its own clock lies at most the widest margin past that.  So a holder
+-- with
+--
+--   confirmed_ms >= quiet_from_ms
+--                   - least(quiet_until_ms - quiet_from_ms, its quiet_ms)
+--                   + widest margin
+--
+-- may still have held its id when the database forgot; one before that
+-- stopped earlier, and its id may have gone to another server since, a
+-- grant the database forgot.  Its re-assertion is then a new claim:
+-- refused in the quiet period, granted at or above its floor.  The
+-- shorter of the two lengths: the row's may have grown since an earlier
+-- loss (a longer quiet period declared after it), which would otherwise
+-- let a server stopped before that earlier loss pass at the later one.
+-- Outside any loss (no quiet period noted, or one an administrator ended)
+-- it changes nothing.  The same rule as snowid.lua's stale().
+CREATE FUNCTION snowid_coordinator.stale(d snowid_coordinator.datacenters,
+										 confirmed_ms bigint,
+										 quiet_ms bigint,
+										 clock_margin_ms bigint)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT confirmed_ms IS NOT NULL
+		AND snowid_coordinator.fixed('confirmed_reassert')
+		AND coalesce(d.quiet_until_ms > d.quiet_from_ms, false)
+		AND confirmed_ms < d.quiet_from_ms
+			- least(d.quiet_until_ms - d.quiet_from_ms, coalesce(quiet_ms, 9000))
+			+ greatest(d.widest_margin_ms, coalesce(clock_margin_ms, 60000))
+$$;
+
 -- An administrator's step: datacenter dc, of which no server ever claimed
 -- a worker id, recorded as brand new: a new generation, without a quiet
 -- period or its floor, and without what the fleet declared.  Refused if
