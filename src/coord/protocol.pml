@@ -153,8 +153,8 @@ bit sck[NS];			/* it checked in since the clock last moved */
 byte scache[NS];		/* the worker id its cache file names, or NONE */
 byte sgen[NS];			/* the state record it saw last (0: none) */
 byte scnt[NS];
-byte sconf[NS];		/* confirmed_ms: the store's clock at its last granted
-				 * call, kept with its cache file */
+byte sconf[NS];		/* confirmed_ms: its clock when it sent its last
+				 * granted call, kept with its cache file */
 
 /* ---- what was issued: bit m of issued[s * NW + w], server s issued
  *      with w at m ---- */
@@ -298,19 +298,21 @@ inline pick_perm()
  * issues with), a restart its cache file's id (prefer, with reassert) */
 #define named (keep == c_want || c_reassert && keep == c_prefer)
 
-/* claim() of both stores, the confirmed re-assertion (branch confirm): a
- * restart's re-assertion sends confirmed_ms, the store's clock at the
- * holder's last granted call; after a loss (the record's quiet period
- * from qfrom to qtil) it is the holder's own only if confirmed_ms >=
- * qfrom - (qtil - qfrom) + widest, else a new claim (refused as quiet in
- * the quiet period, above the floor after it).  A check-in is confirmed:
- * its holder is live.  Before, a cache file's id the store held (after it
- * went back to a backup) was the holder's own however long ago the holder
+/* stale() of snowid.lua and of snowid_coordinator, the confirmed
+ * re-assertion: a restart's re-assertion sends confirmed_ms, its own clock
+ * when it sent its last granted call (a check-in sends none).  After a
+ * loss (the record's quiet period from qfrom to qtil, qtil > qfrom) it is
+ * the holder's own only if
+ *	confirmed_ms >= qfrom - min(qtil - qfrom, its quiet_ms) + widest
+ * else a new claim: refused as quiet in the quiet period, above the floor
+ * after it.  Before, a cache file's id the store held (gone back to a
+ * backup) was the holder's own however long before the loss the holder
  * stopped, while another that took the id since issued with it */
 #ifdef NO_FIX_CONFIRMED_REASSERT
 #define confirmed (1)
 #else
-#define confirmed (keep == c_want || c_conf >= qfrom - (qtil - qfrom) + widest)
+#define confirmed (c_want != NONE || qtil <= qfrom || \
+	c_conf >= qfrom - min(qtil - qfrom, c_q) + widest)
 #endif
 
 /* claim() of snowid.lua, claim() of snowid_coordinator: a claim for good,
@@ -613,8 +615,8 @@ inline request(s)
 #define granted (r == OK && !r_warned)
 #endif
 
-/* confirmed_ms kept: the store's clock at a granted call (branch confirm) */
-#define confirm(s) if :: granted -> sconf[s] = now :: else fi
+/* confirmed_ms kept: its own clock when it sent a call that was granted */
+#define confirm(s) if :: granted -> sconf[s] = clock(s) :: else fi
 
 /* Drops the worker id (a lost lease, a refused check-in) */
 inline drop(s)
@@ -1005,7 +1007,8 @@ inline step_done()
 	c_name = n; c_sec = IMP; c_tok = IMP; c_sg = 0; c_sc = 0; c_client = 0; \
 	c_q = QLIM; c_m = M; c_usable = now + M + DRIFT; c_max = NW - 1; \
 	c_want = NONE; c_prefer = NONE; c_reassert = 0; \
-	/* any confirmed_ms: now + M passes the store's check as any later */ \
+	/* any confirmed_ms: the stores refuse one past their clock and the \
+	 * margin, and now + M passes stale() as any later would */ \
 	c_conf = now + M
 
 #define IMP_NAMED(n) \
@@ -1062,8 +1065,8 @@ active proctype world()
 	byte c_sc;
 	byte c_w;				/* renew, release: the worker id */
 	byte c_final;			/* release: the final fence */
-	byte c_conf;			/* claim: confirmed_ms, the store's clock at its
-							 * last granted call (0: none) */
+	byte c_conf;			/* claim: confirmed_ms, its clock when it sent
+							 * its last granted call */
 	byte r;					/* OK, REFUSED, QUIET, LOST, WRONG */
 	byte r_w;
 	byte r_floor;
