@@ -19,8 +19,10 @@
  *	  Run it (every fix on; the configurations and depths searched to
  *	  their end are in doc/internals.md):
  *		spin -a -DNO_IMP -DNO_OFFLINE -DNO_REWIND_SAME src/coord/protocol.pml
- *		cc -O2 -DSAFETY -DCOLLAPSE -DBFS -DMEMLIM=5500 -o pan pan.c
- *		./pan -E -m11 -w25
+ *		cc -O2 -DSAFETY -DCOLLAPSE -DREACH -DMEMLIM=9500 -o pan pan.c
+ *		./pan -E -m12 -w26
+ *	  (10 steps: depth first, -m counts two more than the steps; breadth
+ *	  first, -DBFS, one more)
  *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
  *	  is shown with spin -t protocol.pml (its lines "STEP ..."), which
  *	  test/protocol-trail turns into test/protocol-search's steps.
