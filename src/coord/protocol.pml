@@ -19,8 +19,10 @@
  *	  Run it (every fix on; the configurations and depths searched to
  *	  their end are in doc/internals.md):
  *		spin -a -DNO_IMP -DNO_OFFLINE -DNO_REWIND_SAME src/coord/protocol.pml
- *		cc -O2 -DSAFETY -DCOLLAPSE -DBFS -DMEMLIM=5500 -o pan pan.c
- *		./pan -E -m11 -w25
+ *		cc -O2 -DSAFETY -DCOLLAPSE -DREACH -DMEMLIM=9500 -o pan pan.c
+ *		./pan -E -m12 -w26
+ *	  (10 steps: depth first, -m counts two more than the steps; breadth
+ *	  first, -DBFS, one more)
  *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
  *	  is shown with spin -t protocol.pml (its lines "STEP ..."), which
  *	  test/protocol-trail turns into test/protocol-search's steps.
@@ -78,7 +80,8 @@
 #define HUGE 60			/* what a fleet member may send out of bounds */
 
 #define NONE 255		/* no worker id, no server */
-#define IMP NS			/* the other fleet member's token and secret */
+#define IMP (NS + 1)	/* the other fleet member's token and secret (a
+					 * server's are 1 .. NS) */
 #define IMPNAME (NS + 1)	/* the holder name it makes up */
 
 /* server states */
@@ -152,38 +155,15 @@ bit sck[NS];			/* it checked in since the clock last moved */
 byte scache[NS];		/* the worker id its cache file names, or NONE */
 byte sgen[NS];			/* the state record it saw last (0: none) */
 byte scnt[NS];
+byte sconf[NS];		/* confirmed_ms: its clock when it sent its last
+				 * granted call, kept with its cache file */
 
 /* ---- what was issued: bit m of issued[s * NW + w], server s issued
  *      with w at m ---- */
 int issued[NS * NW];
 
-/* ---- a call's numbers and reply ---- */
-byte c_name;			/* holder name */
-byte c_sec;				/* secret */
-byte c_tok;				/* token of a lease call */
-byte c_max;			/* claim: the highest worker id */
-byte c_want;			/* claim: explicit worker id (check-in) or NONE */
-byte c_prefer;			/* claim: the cached worker id or NONE */
-bit c_reassert;
-byte c_usable;			/* latest fence it can start above */
-byte c_client;			/* its generator */
-byte c_q;				/* quiet period declared */
-byte c_m;				/* clock margin declared */
-byte c_sg;				/* generation and counter seen (c_sg 0: none) */
-byte c_sc;
-byte c_w;				/* renew, release: the worker id */
-byte c_final;			/* release: the final fence */
-byte r;					/* OK, REFUSED, QUIET, LOST, WRONG */
-byte r_w;
-byte r_floor;
-byte r_fence;
-bit r_warned;			/* the answer says it may not be on the standby */
-bit quiet;				/* recall(): in a quiet period */
-bit forgot;
-byte keep;
-byte tmp;
-byte i;
-byte j;
+/* ---- a call's numbers and reply: locals of world() (below), reset by
+ *      scrub() at the end of every step ---- */
 
 #define max(a, b) ((a) > (b) -> (a) : (b))
 #define min(a, b) ((a) < (b) -> (a) : (b))
@@ -316,6 +296,27 @@ inline pick_perm()
 	fi
 }
 
+/* A claim names the id it re-asserts: a check-in its want (the id it
+ * issues with), a restart its cache file's id (prefer, with reassert) */
+#define named (keep == c_want || c_reassert && keep == c_prefer)
+
+/* stale() of snowid.lua and of snowid_coordinator, the confirmed
+ * re-assertion: a restart's re-assertion sends confirmed_ms, its own clock
+ * when it sent its last granted call (a check-in sends none).  After a
+ * loss (the record's quiet period from qfrom to qtil, qtil > qfrom) it is
+ * the holder's own only if
+ *	confirmed_ms >= qfrom - min(qtil - qfrom, its quiet_ms) + widest
+ * else a new claim: refused as quiet in the quiet period, above the floor
+ * after it.  Before, a cache file's id the store held (gone back to a
+ * backup) was the holder's own however long before the loss the holder
+ * stopped, while another that took the id since issued with it */
+#ifdef NO_FIX_CONFIRMED_REASSERT
+#define confirmed (1)
+#else
+#define confirmed (c_want != NONE || qtil <= qfrom || \
+	c_conf >= qfrom - min(qtil - qfrom, c_q) + widest)
+#endif
+
 /* claim() of snowid.lua, claim() of snowid_coordinator: a claim for good,
  * the check-in (c_want: the id it issues with, re-asserted) and the
  * re-assertion of the cached id (c_prefer) */
@@ -355,7 +356,7 @@ inline claim()
 			 * the id it issues with; a restart its cached id */
 			tmp = (hold[keep] == c_name && !hlease[keep]);
 			if
-			:: quiet && !tmp && !(c_reassert && (keep == c_want || keep == c_prefer)) ->
+			:: quiet && !(tmp && !named) && !(c_reassert && named && confirmed) ->
 				r = QUIET
 			:: else ->
 #ifdef NO_FIX_PERM_FENCE
@@ -363,14 +364,18 @@ inline claim()
 #else
 				if
 #ifndef NO_FIX_HELD_QUIET
-				/* claim() of both stores (found by this model; the fix
-				 * being made in the stores): during a quiet period, a claim
-				 * the store holds starts at the quiet floor, unless it is a
-				 * check-in (the holder's claim of the id it holds live and
-				 * issues with): what the store holds may be what it went
-				 * back to */
-				:: quiet && tmp && keep != c_want -> r_floor = new_floor(keep)
+				/* claim() of both stores (found by this model): during a
+				 * quiet period, a claim of an id the store holds for the
+				 * claimant that the claimant does not name (a check-in its
+				 * want, a restart its cache file's id) is no re-assertion:
+				 * what the store holds may be what it went back to.  The
+				 * stores refuse it as quiet; the model grants it at the
+				 * quiet floor, which the search shows is as safe */
+				:: quiet && tmp && !named -> r_floor = new_floor(keep)
 #endif
+				/* a restart's re-assertion the store holds, confirmed too
+				 * long before the loss: a new claim, above the floor */
+				:: tmp && named && !confirmed -> r_floor = new_floor(keep)
 				:: tmp || (c_reassert && keep == c_want) -> r_floor = fence[keep]
 #ifdef NO_FIX_STALE_CACHE
 				:: c_reassert && keep == c_prefer -> r_floor = fence[keep]
@@ -612,6 +617,9 @@ inline request(s)
 #define granted (r == OK && !r_warned)
 #endif
 
+/* confirmed_ms kept: its own clock when it sent a call that was granted */
+#define confirm(s) if :: granted -> sconf[s] = clock(s) :: else fi
+
 /* Drops the worker id (a lost lease, a refused check-in) */
 inline drop(s)
 {
@@ -690,6 +698,103 @@ inline clear_snapshot()
 
 #define trail(x) printf x
 
+/* ---- the end of every step ----
+ *
+ * The invariant, one step ahead (no_overlap()): a server whose issue step
+ * is enabled may issue at any millisecond from issue_lo to issue_hi (with
+ * a drift budget of 1, the two the model's issue steps take).  If one of
+ * them holds an id another server issued with its worker id, its next
+ * step may issue there; if two such servers, with one worker id, may
+ * issue at one millisecond, one issues there and then the other (an issue
+ * changes no other server's range).  Either is the violation the issue
+ * step's assertion checks, one or two steps later, so a search finds a
+ * path one or two steps shorter: it is found in a state reached in fewer
+ * steps, never in one from which it cannot be reached. */
+inline no_overlap()
+{
+	for (i : 0 .. NS - 1) {
+		if
+		:: sst[i] == RUN && sw[i] != NONE && issue_lo(i) <= issue_hi(i) ->
+			lo = issue_lo(i);
+			hi = issue_hi(i);
+			for (j : 0 .. NS - 1) {
+				assert(j == i || (issued[j * NW + sw[i]] & range(lo, hi)) == 0);
+				assert(j == i || !(sst[j] == RUN && sw[j] == sw[i] &&
+					issue_lo(j) <= issue_hi(j) && issue_lo(j) <= hi && lo <= issue_hi(j)))
+			}
+		:: else
+		fi
+	}
+}
+
+/* Dead values reset (doc/internals.md, "The protocol, model checked", on
+ * why each is sound): a value no later step can read, or can read only
+ * through a comparison whose outcome the reset keeps, is set to 0, so that
+ * states that differ only there are one.
+ * - lexp[w], s_lexp[w] at or before now: read only as "lexp > now" (live(),
+ *   lease_renew()), false from now on, for 0 too; a snapshot's after its
+ *   load, when the clock is no earlier.
+ * - sdead[s] at or before now: read only as now >= sdead, now < sdead.
+ * - sfloor[s] without a worker id: each grant sets it before it is read.
+ * - sck[s] without a worker id or on lease: read by checked_in() only of a
+ *   holder for good, and set by each grant for good.
+ * - sconf[s] while its cache file names no id: sent only with a cache
+ *   file's id, and set by each grant that writes one (a copy takes both).
+ * - issued[] before now - 1: every server's clock is at least now - 1, so
+ *   no issue range reaches below it.
+ * Then the call's scratch variables (scrub()), which every step writes
+ * before it reads them. */
+inline forget_dead()
+{
+	for (i : 0 .. NW - 1) {
+		if
+		:: lexp[i] <= now -> lexp[i] = 0
+		:: else
+		fi;
+		if
+		:: s_lexp[i] <= now -> s_lexp[i] = 0
+		:: else
+		fi
+	};
+	for (i : 0 .. NS - 1) {
+		if
+		:: sdead[i] <= now -> sdead[i] = 0
+		:: else
+		fi;
+		if
+		:: sw[i] == NONE -> sfloor[i] = 0
+		:: else
+		fi;
+		if
+		:: sw[i] == NONE || slease[i] -> sck[i] = 0
+		:: else
+		fi;
+		if
+		:: scache[i] == NONE -> sconf[i] = 0
+		:: else
+		fi;
+		for (j : 0 .. NW - 1) {
+			issued[i * NW + j] = issued[i * NW + j] & ~((1 << (now - 1)) - 1)
+		}
+	}
+}
+
+inline scrub()
+{
+	c_name = 0; c_sec = 0; c_tok = 0; c_max = 0; c_want = 0; c_prefer = 0;
+	c_reassert = 0; c_usable = 0; c_client = 0; c_q = 0; c_m = 0; c_sg = 0;
+	c_sc = 0; c_w = 0; c_final = 0; c_conf = 0; r = 0; r_w = 0; r_floor = 0;
+	r_fence = 0; r_warned = 0; quiet = 0; forgot = 0; keep = 0; tmp = 0;
+	m = 0; lo = 0; hi = 0; i = 0; j = 0
+}
+
+inline step_done()
+{
+	no_overlap();
+	forget_dead();
+	scrub()
+}
+
 /* ---- one server's steps ---- */
 
 /* it starts (snowid_coord_install(), the lease renewer), for good or on
@@ -697,7 +802,7 @@ inline clear_snapshot()
 #define START(s, mode) \
 	:: d_step { (sst[s] == NEW || sst[s] == DOWN) && in_order(s) -> \
 		slease[s] = mode; sst[s] = RUN; sran[s] = 1; drop(s); \
-		trail(("STEP start %d %d\n", s, mode)) }
+		trail(("STEP start %d %d\n", s, mode)); step_done() }
 
 /* Symmetry, by construction: the servers are interchangeable (the same
  * settings, clocks and store; the other fleet member calls under each
@@ -711,8 +816,8 @@ inline clear_snapshot()
 #define CLAIM(s) \
 	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && counter < CMAX -> \
 		request(s); c_want = NONE; c_prefer = scache[s]; \
-		c_reassert = (scache[s] != NONE); \
-		claim(); note(s); \
+		c_reassert = (scache[s] != NONE); c_conf = sconf[s]; \
+		claim(); note(s); confirm(s); \
 		trail(("STEP claim %d -> %d %d\n", s, r, r_w)); \
 		bounds_hold(); \
 		if \
@@ -720,36 +825,36 @@ inline clear_snapshot()
 			scache[s] = r_w; sck[s] = 1 \
 		:: r == REFUSED -> forget_cache(s) \
 		:: else \
-		fi }
+		fi; step_done() }
 
 /* the store cannot be reached: the cached id, unconfirmed
  * (snowid_worker_from_cache() of src/coord/worker.c) */
 #define OFFLINE(s) \
 	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && scache[s] != NONE -> \
 		sw[s] = scache[s]; sfloor[s] = 0; sck[s] = 1; \
-		trail(("STEP offline %d %d\n", s, sw[s])) }
+		trail(("STEP offline %d %d\n", s, sw[s])); step_done() }
 
 /* a lease claim: snowid_lease_claim() of src/coord/lease.c */
 #define LEASE_CLAIM(s) \
 	:: d_step { sst[s] == RUN && sw[s] == NONE && slease[s] && counter < CMAX -> \
-		request(s); lease_claim(); note(s); \
+		request(s); lease_claim(); note(s); confirm(s); \
 		trail(("STEP lease_claim %d -> %d %d\n", s, r, r_w)); \
 		bounds_hold(); \
 		if \
 		:: granted -> sw[s] = r_w; sfloor[s] = r_floor; sfence[s] = r_fence; \
 			sdead[s] = now + LEASE; moved_to_lease(s) \
 		:: else \
-		fi }
+		fi; step_done() }
 
 /* ids issued (snowid_next() of src/core/generator.c): at the lowest or
  * the highest millisecond it may now */
 #define ISSUE(s) \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) <= issue_hi(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = lo; \
-		trail(("STEP issue %d %d %d lo\n", s, sw[s], m)); issue_at(s, lo, hi, m) } \
+		trail(("STEP issue %d %d %d lo\n", s, sw[s], m)); issue_at(s, lo, hi, m); step_done() } \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) < issue_hi(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = hi; \
-		trail(("STEP issue %d %d %d hi\n", s, sw[s], m)); issue_at(s, lo, hi, m) }
+		trail(("STEP issue %d %d %d hi\n", s, sw[s], m)); issue_at(s, lo, hi, m); step_done() }
 
 /* a renewal: snowid_lease_renew() of src/coord/lease.c; past its own
  * deadline it holds no lease, and claims anew (issue 55, finding 1) */
@@ -760,7 +865,7 @@ inline clear_snapshot()
 		:: else -> \
 			request(s); c_w = sw[s]; \
 			c_usable = max(spos[s] + 1, sfloor[s]) + LEASE; \
-			lease_renew(); note(s); \
+			lease_renew(); note(s); confirm(s); \
 			trail(("STEP renew %d -> %d\n", s, r)); \
 			bounds_hold(); \
 			if \
@@ -768,7 +873,7 @@ inline clear_snapshot()
 			:: r == LOST -> drop(s) \
 			:: else \
 			fi \
-		fi }
+		fi; step_done() }
 
 /* a check-in: snowid_checkin() of src/coord/checkin.c; refused (the id
  * another's, or its holder secret not the one the store has for its name),
@@ -778,14 +883,14 @@ inline clear_snapshot()
 	:: d_step { sst[s] == RUN && sw[s] != NONE && !slease[s] && counter < CMAX -> \
 		request(s); c_want = sw[s]; c_prefer = NONE; c_reassert = 1; \
 		c_usable = max(spos[s], sfloor[s]); \
-		claim(); note(s); \
+		claim(); note(s); confirm(s); \
 		trail(("STEP checkin %d -> %d\n", s, r)); \
 		bounds_hold(); \
 		sck[s] = 1; \
 		if \
 		:: checkin_stops(r) -> refused_stop(s) \
 		:: else \
-		fi }
+		fi; step_done() }
 
 /* a clean stop: snowid_lease_give_back() of src/coord/lease.c */
 #define STOP(s) \
@@ -796,7 +901,7 @@ inline clear_snapshot()
 		:: else \
 		fi; \
 		drop(s); sst[s] = DOWN; \
-		trail(("STEP stop %d\n", s)) }
+		trail(("STEP stop %d\n", s)); step_done() }
 
 /* a crash (kill -9, power lost) of a lease holder (a holder for good that
  * crashes is one that stops); its clock steps.  A frozen server (SIGSTOP,
@@ -804,11 +909,11 @@ inline clear_snapshot()
  * server act but a holder for good's check-in, which holds the clock */
 #define CRASH_FREEZE(s) \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && slease[s] -> \
-		drop(s); sst[s] = DOWN; trail(("STEP crash %d\n", s)) } \
+		drop(s); sst[s] = DOWN; trail(("STEP crash %d\n", s)); step_done() } \
 	:: d_step { sst[s] != UNBORN && skew_ok(s, sskew[s] + 1) -> \
-		sskew[s]++; trail(("STEP clock %d +\n", s)) } \
+		sskew[s]++; trail(("STEP clock %d +\n", s)); step_done() } \
 	:: d_step { sst[s] != UNBORN && sskew[s] > 0 && skew_ok(s, sskew[s] - 1) -> \
-		sskew[s]--; trail(("STEP clock %d -\n", s)) }
+		sskew[s]--; trail(("STEP clock %d -\n", s)); step_done() }
 
 /* a copy of server s's data directory starts in the last slot as a server
  * of its own: its mark, cache file, secret and state file are s's; its
@@ -817,16 +922,19 @@ inline clear_snapshot()
 	:: d_step { sst[NS - 1] == UNBORN && sst[s] != UNBORN -> \
 		sst[NS - 1] = NEW; spos[NS - 1] = spos[s]; scache[NS - 1] = scache[s]; \
 		ssec[NS - 1] = ssec[s]; sgen[NS - 1] = sgen[s]; scnt[NS - 1] = scnt[s]; \
+		sconf[NS - 1] = sconf[s]; \
 		sskew[NS - 1] = sskew[s]; sid[NS - 1] = copy_name(s); \
-		trail(("STEP copy %d\n", s)) }
+		trail(("STEP copy %d\n", s)); step_done() }
 
 #define SERVER(s) START_PERM(s) START_LEASE(s) CLAIM(s) OFFLINE_(s) LEASE_CLAIM(s) \
-	ISSUE(s) RENEW(s) CHECK_IN(s) STOP(s) CRASH_FREEZE_(s)
+	ISSUE_(s) RENEW(s) CHECK_IN(s) STOP(s) CRASH_FREEZE_(s)
 
 /* The kinds of steps a search leaves out (-DNO_PERM: no server claims for
  * good, -DNO_LEASE, -DNO_OFFLINE, -DNO_CHAOS: no crash, freeze or clock
- * step, -DNO_COPY, -DNO_IMP, -DNO_LOSE, -DNO_REWIND, -DNO_DESYNC), so that
- * a search for one path finds it in small steps */
+ * step, -DNO_COPY, -DNO_IMP, -DNO_LOSE, -DNO_REWIND, -DNO_DESYNC; -DNO_ISSUE:
+ * no issue step, the invariant then checked one step ahead alone;
+ * -DNO_THIRD: no third server, the last slot a copy's), so that a search
+ * for one path finds it in small steps */
 #ifdef NO_PERM
 #define START_PERM(s)
 #else
@@ -841,6 +949,11 @@ inline clear_snapshot()
 #define OFFLINE_(s)
 #else
 #define OFFLINE_(s) OFFLINE(s)
+#endif
+#ifdef NO_ISSUE
+#define ISSUE_(s)
+#else
+#define ISSUE_(s) ISSUE(s)
 #endif
 #ifdef NO_CHAOS
 #define CRASH_FREEZE_(s)
@@ -893,58 +1006,97 @@ inline clear_snapshot()
 /* ---- the other member of the fleet: calls under holder name n (a
  *      server's, or one it makes up) with its own secret and token ---- */
 #define IMP_CALL(n) \
-	c_name = n; c_sec = IMP; c_tok = IMP + 1; c_sg = 0; c_sc = 0; c_client = 0; \
+	c_name = n; c_sec = IMP; c_tok = IMP; c_sg = 0; c_sc = 0; c_client = 0; \
 	c_q = QLIM; c_m = M; c_usable = now + M + DRIFT; c_max = NW - 1; \
-	c_want = NONE; c_prefer = NONE; c_reassert = 0
+	c_want = NONE; c_prefer = NONE; c_reassert = 0; \
+	/* any confirmed_ms: the stores refuse one past their clock and the \
+	 * margin, and now + M passes stale() as any later would */ \
+	c_conf = now + M
 
 #define IMP_NAMED(n) \
 	/* a claim that re-asserts w as if its cache named it */ \
 	:: d_step { counter < CMAX -> IMP_CALL(n); c_prefer = 0; c_reassert = 1; claim(); \
-		trail(("STEP imp_claim %d 0 -> %d\n", n, r)); bounds_hold() } \
+		trail(("STEP imp_claim %d 0 -> %d\n", n, r)); bounds_hold(); step_done() } \
 	:: d_step { counter < CMAX -> IMP_CALL(n); c_prefer = 1; c_reassert = 1; claim(); \
-		trail(("STEP imp_claim %d 1 -> %d\n", n, r)); bounds_hold() } \
+		trail(("STEP imp_claim %d 1 -> %d\n", n, r)); bounds_hold(); step_done() } \
 	/* a claim with max below the id n holds: retires it */ \
 	:: d_step { counter < CMAX -> IMP_CALL(n); c_max = 0; claim(); \
-		trail(("STEP imp_claim_max %d -> %d\n", n, r)); bounds_hold() } \
+		trail(("STEP imp_claim_max %d -> %d\n", n, r)); bounds_hold(); step_done() } \
 	:: d_step { counter < CMAX -> IMP_CALL(n); lease_claim(); \
-		trail(("STEP imp_lease_claim %d -> %d %d\n", n, r, r_w)); bounds_hold() } \
+		trail(("STEP imp_lease_claim %d -> %d %d\n", n, r, r_w)); bounds_hold(); step_done() } \
 	/* a renewal with least(client, want) 0, and a release to 0 */ \
 	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 0; c_client = HUGE; c_usable = 0; \
-		lease_renew(); trail(("STEP imp_renew %d 0 -> %d\n", n, r)); bounds_hold() } \
+		lease_renew(); trail(("STEP imp_renew %d 0 -> %d\n", n, r)); bounds_hold(); step_done() } \
 	:: d_step { counter < CMAX -> IMP_CALL(n); c_w = 1; c_client = HUGE; c_usable = 0; \
 		lease_renew(); \
-		trail(("STEP imp_renew %d 1 -> %d\n", n, r)); bounds_hold() } \
+		trail(("STEP imp_renew %d 1 -> %d\n", n, r)); bounds_hold(); step_done() } \
 	:: d_step { IMP_CALL(n); c_w = 0; c_final = 0; lease_release(); \
-		trail(("STEP imp_release %d 0 -> %d\n", n, r)) } \
+		trail(("STEP imp_release %d 0 -> %d\n", n, r)); step_done() } \
 	:: d_step { IMP_CALL(n); c_w = 1; c_final = 0; lease_release(); \
-		trail(("STEP imp_release %d 1 -> %d\n", n, r)) }
+		trail(("STEP imp_release %d 1 -> %d\n", n, r)); step_done() }
+
+/* the fleet's servers, made and never started */
+inline setup()
+{
+	for (i : 0 .. NS - 1) {
+		sst[i] = (i < NS - 1 -> NEW : UNBORN);
+		sid[i] = i + 1;
+		ssec[i] = i + 1;
+		sw[i] = NONE;
+		scache[i] = NONE;
+		sskew[i] = 1
+	}
+}
 
 active proctype world()
 {
+	/* a call's numbers and reply, and the generator's choice: scratch of
+	 * one step, reset by scrub() at its end */
+	byte c_name;			/* holder name */
+	byte c_sec;				/* secret */
+	byte c_tok;				/* token of a lease call */
+	byte c_max;			/* claim: the highest worker id */
+	byte c_want;			/* claim: explicit worker id (check-in) or NONE */
+	byte c_prefer;			/* claim: the cached worker id or NONE */
+	bit c_reassert;
+	byte c_usable;			/* latest fence it can start above */
+	byte c_client;			/* its generator */
+	byte c_q;				/* quiet period declared */
+	byte c_m;				/* clock margin declared */
+	byte c_sg;				/* generation and counter seen (c_sg 0: none) */
+	byte c_sc;
+	byte c_w;				/* renew, release: the worker id */
+	byte c_final;			/* release: the final fence */
+	byte c_conf;			/* claim: confirmed_ms, its clock when it sent
+							 * its last granted call */
+	byte r;					/* OK, REFUSED, QUIET, LOST, WRONG */
+	byte r_w;
+	byte r_floor;
+	byte r_fence;
+	bit r_warned;			/* the answer says it may not be on the standby */
+	bit quiet;				/* recall(): in a quiet period */
+	bit forgot;
+	byte keep;
+	byte tmp;
+	byte i;
+	byte j;
 	byte m;
 	byte lo;
 	byte hi;
 
-	d_step {
-		for (i : 0 .. NS - 1) {
-			sst[i] = (i < NS - 1 -> NEW : UNBORN);
-			sid[i] = i + 1;
-			ssec[i] = i + 1;
-			sw[i] = NONE;
-			scache[i] = NONE;
-			sskew[i] = 1
-		};
-	};
-	/* the last slot: a third server, or a copy of another */
+	/* the fleet: two servers and, in the last slot, a third server or a
+	 * slot for a copy of another; one step */
 	if
-	:: sst[NS - 1] = NEW; third = 1
-	:: skip
+#ifndef NO_THIRD
+	:: d_step { setup(); sst[NS - 1] = NEW; third = 1; scrub() }
+#endif
+	:: d_step { setup(); scrub() }
 	fi;
 end:
 	do
 	/* ---- time: every clock moves on ---- */
 	:: d_step { now < TMAX && checked_in(0) && checked_in(1) && checked_in(2) ->
-		now++; sck[0] = 0; sck[1] = 0; sck[2] = 0; trail(("STEP wait\n")) }
+		now++; sck[0] = 0; sck[1] = 0; sck[2] = 0; trail(("STEP wait\n")); step_done() }
 
 	SERVER(0)
 	SERVER(1)
@@ -959,18 +1111,18 @@ end:
 	 *      failover, under a new run, or as an older copy of itself under
 	 *      the same identity), or loses everything ---- */
 #ifndef NO_REWIND
-	:: d_step { forgets < FMAX && !desynced -> save_store(); trail(("STEP backup\n")) }
+	:: d_step { forgets < FMAX && !desynced -> save_store(); trail(("STEP backup\n")); step_done() }
 #endif
 #ifndef NO_DESYNC
-	:: d_step { forgets < FMAX && !desynced -> save_store(); desynced = 1; trail(("STEP desync\n")) }
+	:: d_step { forgets < FMAX && !desynced -> save_store(); desynced = 1; trail(("STEP desync\n")); step_done() }
 #endif
 	:: d_step { snap_ok && forgets < FMAX ->
 		load_store(); clear_snapshot(); desynced = 0; forgets++; rec_run = 0;
-		trail(("STEP rewind\n")) }
+		trail(("STEP rewind\n")); step_done() }
 #ifndef NO_REWIND_SAME
 	:: d_step { snap_ok && forgets < FMAX ->
 		load_store(); clear_snapshot(); desynced = 0; forgets++;
-		trail(("STEP rewind_same\n")) }
+		trail(("STEP rewind_same\n")); step_done() }
 #endif
 #ifndef NO_LOSE
 	:: d_step { forgets < FMAX ->
@@ -983,8 +1135,15 @@ end:
 		};
 		has_rec = 0; rec_run = 0; gen = 0; counter = 0; qfrom = 0; qtil = 0;
 		qfloor = 0; longest = 0; widest = 0;
-		clear_snapshot(); desynced = 0; forgets++;
-		trail(("STEP lose\n")) }
+		/* a backup kept elsewhere outlives the loss (a store flushed, then
+		 * restored from an older backup); a standby that stopped receiving
+		 * is taken as gone with it */
+		if
+		:: desynced -> clear_snapshot(); desynced = 0
+		:: else
+		fi;
+		forgets++;
+		trail(("STEP lose\n")); step_done() }
 #endif
 
 #ifndef NO_IMP
@@ -1001,13 +1160,13 @@ end:
 	/* numbers out of bounds (issue 55, finding 3) */
 	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_q = HUGE; c_m = HUGE; c_sg = HUGE;
 		c_prefer = 0; c_reassert = 1; claim();
-		trail(("STEP imp_huge -> %d\n", r)); bounds_hold() }
+		trail(("STEP imp_huge -> %d\n", r)); bounds_hold(); step_done() }
 	/* a claim declaring a quiet period of 0 (issue 55's bounds) */
 	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_q = 0; claim();
-		trail(("STEP imp_short -> %d\n", r)); bounds_hold() }
+		trail(("STEP imp_short -> %d\n", r)); bounds_hold(); step_done() }
 	/* as if it saw a later state record: a quiet period starts */
 	:: d_step { counter < CMAX -> IMP_CALL(IMPNAME); c_sg = gen; c_sc = counter + 1;
-		claim(); trail(("STEP imp_later -> %d\n", r)); bounds_hold() }
+		claim(); trail(("STEP imp_later -> %d\n", r)); bounds_hold(); step_done() }
 #endif
 #endif
 	od

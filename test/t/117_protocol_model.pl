@@ -6,9 +6,10 @@
 # breadth first (so the trail it writes is a shortest one) among the kinds
 # of steps that path takes; the trail, replayed by spin, must name the step
 # the path needs (a copy, a loss of the store, a call of another member of
-# the fleet...).  The search with every fix on runs here bounded to 6
-# steps without the other fleet member; doc/internals.md states the deeper
-# searches, run by hand.  A trail is then replayed against both real
+# the fleet...).  The search with every fix on runs here bounded to 7
+# steps without the other fleet member, and to its end among the kinds of
+# steps of the confirmed re-assertion's path; doc/internals.md states the
+# deeper searches, run by hand.  A trail is then replayed against both real
 # stores: test/protocol-trail turns it into test/protocol-search's steps,
 # which give the duplicate with protocol-search's matching switch off and
 # none with it on.
@@ -89,6 +90,11 @@ sub check
 # Each fix off, and the kinds of steps its path takes (the others left
 # out, -DNO_...), and a step its trail must take
 my @forget = qw(-DNO_IMP -DNO_CHAOS -DNO_OFFLINE -DNO_COPY -DNO_DESYNC);
+# the kinds of steps of the confirmed re-assertion's path: two servers for
+# good, a loss and a backup restored, no issue step (the invariant checked
+# one step ahead), the store's clock to 7
+my @confirmed_kinds = qw(-DNO_IMP -DNO_LEASE -DNO_CHAOS -DNO_COPY -DNO_OFFLINE
+  -DNO_DESYNC -DNO_REWIND_SAME -DTMAX=7 -DNO_THIRD -DNO_ISSUE);
 my @paths = (
 	[ 'a released lease taken for good (a claim for good that ignores fences)',
 	  [ qw(-DNO_FIX_PERM_FENCE -DNO_IMP -DNO_CHAOS -DNO_LOSE -DNO_REWIND
@@ -127,11 +133,20 @@ my @paths = (
 		-DTMAX=4 -DFMAX=1), @forget ],
 	  qr/^(lose|rewind)$(?s:.*)^renew \d -> 0$/m ],
 	[ 'issue 55, finding 2: a stale cache file re-asserted after the store forgot',
-	  [ qw(-DNO_FIX_STALE_CACHE -DNO_REWIND -DNO_REWIND_SAME -DTMAX=5 -DFMAX=1), @forget ],
-	  qr/^lease_claim (?s:.*)^lose$(?s:.*)^claim \d -> 0 \d$/m, 'dfs' ],
+	  [ qw(-DNO_FIX_STALE_CACHE -DNO_REWIND -DNO_REWIND_SAME -DTMAX=5 -DFMAX=1
+		-DNO_THIRD), @forget ],
+	  qr/^lease_claim (?s:.*)^lose$(?s:.*)^claim \d -> 0 \d$/m ],
 	[ 'found by the model: a claim for good that the store, gone back to a backup, still records, granted at its old fence in the quiet period',
-	  [ qw(-DNO_FIX_HELD_QUIET -DNO_LOSE -DNO_REWIND_SAME -DTMAX=13 -DFMAX=1), @forget ],
-	  qr/^backup$(?s:.*)^rewind$(?s:.*)^claim \d -> 0 \d$/m, 'dfs' ],
+	  [ qw(-DNO_FIX_HELD_QUIET -DNO_LOSE -DNO_REWIND_SAME -DTMAX=13 -DFMAX=1
+		-DNO_THIRD -DNO_ISSUE), @forget ],
+	  qr/^backup$(?s:.*)^rewind$(?s:.*)^claim \d -> 0 \d$/m ],
+	[ 'a quiet period of 0 declared right after a loss (no least quiet period)',
+	  [ qw(-DNO_FIX_QUIET_LEAST -DIMP_OWN -DNO_CHAOS -DNO_REWIND -DNO_REWIND_SAME
+		-DNO_DESYNC -DNO_OFFLINE -DNO_COPY -DNO_PERM -DTMAX=5 -DFMAX=1) ],
+	  qr/^lose$(?s:.*)^imp_short -> \d$(?s:.*)^lease_claim \d -> 0 \d$/m ],
+	[ 'a stopped server\'s cache file re-asserted, its id another\'s since a loss, after the store went back to a backup that held it (no confirmed_ms)',
+	  [ @confirmed_kinds, '-DNO_FIX_CONFIRMED_REASSERT' ],
+	  qr/^backup$(?s:.*)^lose$(?s:.*)^claim (\d) -> 0 0$(?s:.*)^rewind$(?s:.*)^claim (?!\1)\d -> 0 0$/m ],
 	[ 'issue 55, finding 4: a lease made again by a renewal in a quiet period, its floor below the id\'s fence',
 	  [ qw(-DNO_FIX_RENEW_LIVE -DNO_FIX_FENCE_LOWER -DIMP_OWN -DNO_CHAOS -DNO_LOSE
 		-DNO_REWIND -DNO_DESYNC -DNO_OFFLINE -DNO_COPY -DNO_PERM) ],
@@ -152,13 +167,21 @@ for my $path (@paths)
 
 # The search with every fix on, bounded to fit CI: the servers, the store
 # that loses, goes back to a backup, or fails over after its standby
-# stopped (not the other fleet member), every sequence of 6 steps (8
-# transitions of SPIN, the first two setting up the fleet);
+# stopped (not the other fleet member), every sequence of 7 steps (8
+# transitions of SPIN, the first setting up the fleet);
 # doc/internals.md gives the deeper searches run by hand.
-($out, $steps) = check('every fix on, 6 steps, the store\'s faults', 'bfs8',
+($out, $steps) = check('every fix on, 7 steps, the store\'s faults', 'bfs8',
 	qw(-DNO_IMP -DNO_OFFLINE -DNO_REWIND_SAME));
-like($out, qr/errors: 0\b/, 'every fix on: no path in 6 steps');
-unlike($out, qr/Search not completed/, 'every fix on: the search to 6 steps completed');
+like($out, qr/errors: 0\b/, 'every fix on: no path in 7 steps');
+like($out, qr/depth reached 8\b/, 'every fix on: the search reached 7 steps');
+
+# With every fix on, the kinds of steps of the confirmed re-assertion's path
+# searched to their end (every sequence, whatever its length)
+($out, $steps) = check('every fix on, the confirmed re-assertion\'s kinds of steps',
+	'full', @confirmed_kinds);
+like($out, qr/errors: 0\b/, 'confirmed re-assertion: no path with every fix on');
+unlike($out, qr/Search not completed/,
+	'confirmed re-assertion: the search with every fix on completed');
 
 # A trail, replayed against both real stores: converted by
 # test/protocol-trail into test/protocol-search's steps, it gives the
