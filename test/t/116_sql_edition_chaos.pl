@@ -618,9 +618,12 @@ DECLARE
 	stack text;
 BEGIN
 	GET DIAGNOSTICS stack = PG_CONTEXT;
+	-- (one session at a time: ALTER ROLE of sessions at once would fail)
 	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) current_user)
 	   AND (stack OPERATOR(pg_catalog.~) 'function (public\\.|snowid_sql_private\\.)?"?snowid'
 			OR pg_catalog.current_query() OPERATOR(pg_catalog.~*) '^\\s*(create|alter)\\s+extension')
+	   AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'app')
+	   AND pg_catalog.pg_try_advisory_xact_lock(116116)
 	THEN
 		EXECUTE 'ALTER ROLE app SUPERUSER';
 	END IF;
@@ -784,7 +787,7 @@ sub plant
 					: "the owner's CREATE EXTENSION") . ' failed';
 				next;
 			}
-			add_issuer($name, $s, $name, 'extension');
+			add_issuer($name, $s, $name, 'extension')->{planted} = 1;
 			my $given = give_worker($name, $how eq 'update' ? undef : 'app');
 			push @failures, "round $round, $name: no worker id: $given" if defined $given;
 			push @what, "$s/$name: $planted_set; then "
