@@ -534,7 +534,7 @@ my $unlogged = 0;
 
 sub unlog
 {
-	my @names = grep { $issuer{$_}{how} eq 'plain' && active($_) } sort keys %issuer;
+	my @names = grep { $issuer{$_}{how} eq 'plain' && defined $issuer{$_}{worker} } sort keys %issuer;
 	my $name = pick(@names);
 	my $i = $issuer{$name};
 	my $tables = $unlogged++ ? pick(0, 1) : 0;
@@ -551,10 +551,26 @@ sub unlog
 		my ($arc) = psql_as(node_of($name), $i->{db}, 'app', "ALTER $relation SET UNLOGGED");
 		push @done, $relation =~ s/^\S+ //r unless $arc;
 	}
-	$i->{altered} = 1 if @done;
 	my $what = "$name: its owner made " . (@done ? join(', ', @done) : 'nothing')
-	  . ' UNLOGGED (' . ($tables ? 'sequences and tables' : 'sequences') . ' tried); '
-	  . crash_after_autocommit($i->{server});
+	  . ' UNLOGGED (' . ($tables ? 'sequences and tables' : 'sequences') . ' tried)';
+	if (@done)
+	{
+		# (which leaves it without a worker id, as any ALTER SEQUENCE of
+		# the generator: the owner sets its own again, as the hint says)
+		$i->{altered} = 1;
+		($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
+			"UPDATE snowid_config SET worker_id = $i->{worker}");
+		$what .= $rc ? ', and could not set its worker id again: ' . ($err =~ /^(ERROR:.*)$/m)[0]
+		  : ', and set its worker id again';
+		my ($brc, $bout, $berr) = psql_as(node_of($name), $i->{db}, 'clerk', 'SELECT snowid_next()');
+		if ($brc)
+		{
+			push @refusals, "round $round, $name: " . ($berr =~ /^(ERROR:.*)$/m)[0];
+			return "$what; its next call failed: " . ($berr =~ /^(ERROR:.*)$/m)[0];
+		}
+		collect($name, $bout);
+	}
+	$what .= '; ' . crash_after_autocommit($i->{server});
 	$clock->start_node($server{ $i->{server} }{node});
 	return "$what; started again";
 }
@@ -813,11 +829,13 @@ sub plant
 
 # seqsync (finding B, PostgreSQL 19 on): the first time, a new server
 # (seqsub, the edition by CREATE EXTENSION, a worker id of its own) takes
-# part in the rounds; each time, it takes ids for a while, subscribes to
-# c's FOR ALL SEQUENCES publication until its sequences hold c's values,
-# then the subscription stops covering them (dropped; or first set to a
-# publication of nothing, refreshing it, drawn), and the clock goes 30 s
-# back
+# part in the rounds; each time, at +0 s, it takes 20,000 ids, then
+# subscribes to c's FOR ALL SEQUENCES publication until its sequences
+# hold c's values (those of c's last round, before seqsub's ids), then
+# the subscription stops covering them (dropped; or first set to a
+# publication of nothing and so refreshed, drawn), and the clock goes
+# back to when seqsub began (inside max_drift_ms), where seqsub takes
+# 20,000 ids again
 my $seqsyncs = 0;
 
 sub seqsync
@@ -838,10 +856,20 @@ sub seqsync
 	}
 	my $sub = $server{seqsub}{node};
 	my $n = ++$seqsyncs;
+	my $take = sub {
+		my ($rc, $out, $err) = psql_as($sub, 'appdb', 'clerk',
+			'SELECT snowid_next() FROM generate_series(1, 20000)');
+		if ($rc)
+		{
+			push @refusals, "round $round, seqsub: " . ($err =~ /^(ERROR:.*)$/m)[0];
+			return 'failed: ' . ($err =~ /^(ERROR:.*)$/m)[0];
+		}
+		collect('seqsub', grep { /^\d+$/ } split /\n/, $out);
+		return 'took 20,000 ids';
+	};
 	set_clock(0);
-	my ($rc, $out, $err) = psql_as($sub, 'appdb', 'clerk',
-		'SELECT snowid_next() FROM generate_series(1, 5000)');
-	collect('seqsub', grep { /^\d+$/ } split /\n/, $out) unless $rc;
+	my $began = Time::HiRes::time();
+	$what .= 'seqsub ' . $take->();
 	my $token = $c->safe_psql('appdb', 'SELECT (snowid_sql_private.snowid_sql_fixed()).token');
 	$c->safe_psql('appdb', "CREATE PUBLICATION seqs$n FOR ALL SEQUENCES");
 	(my $publisher = $c->connstr('appdb')) =~ s/'/''/g;
@@ -862,19 +890,28 @@ sub seqsync
 	}
 	$sub->safe_psql('appdb', "DROP SUBSCRIPTION seqs$n");
 	$c->safe_psql('appdb', "DROP PUBLICATION IF EXISTS seqs$n, nothing$n");
-	set_clock(-30);
-	return "${what}seqsub took 5,000 ids, then c's sequences by a subscription to its FOR ALL "
-	  . "SEQUENCES publication, which was then $how; the servers' clock to -30 s";
+	my $back = int(Time::HiRes::time() - $began) + 1;
+	$back = 55 if $back > 55;
+	set_clock(-$back);
+	return "${what}, then c's sequences by a subscription to its FOR ALL SEQUENCES "
+	  . "publication, which was then $how; the servers' clock to -$back s, where seqsub "
+	  . $take->();
 }
 
 # ownerdump (finding C): the owner (no superuser) dumps its own database
 # (pg_dump -Fc) and restores it as itself into a new database of its own
 # on another server; then as the dump fault.  A dump or restore that
-# fails is the owner's failure, counted apart from the calls.
+# fails is the owner's failure, counted apart from the calls.  The
+# databases made by CREATE EXTENSION first, then the plain script's, in
+# turn.
+my $ownerdumps = 0;
+
 sub ownerdump
 {
 	my @sources = grep { active($_) && $issuer{$_}{server} !~ /sub/ } sort keys %issuer;
-	my $from = pick(@sources);
+	@sources = ((grep { $issuer{$_}{how} eq 'extension' } @sources),
+		(grep { $issuer{$_}{how} eq 'plain' } @sources));
+	my $from = $sources[ $ownerdumps++ % @sources ];
 	my $n = keys(%copies) + 1;
 	my @to = grep { $_ ne $issuer{$from}{server} } sort keys %server;
 	my $to = pick(@to);
