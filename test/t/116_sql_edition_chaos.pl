@@ -6,8 +6,9 @@
 # every id a client received is collected from all servers into one file,
 # and at the end none may repeat.  Also every call of the rounds must
 # succeed, a copy (a restored dump, a new logical subscriber) must issue no
-# id before it is given a worker id of its own, and the owner must never
-# become superuser.
+# id before it is given a worker id of its own, the owner must be able to
+# dump its database and restore it, and the owner must never become
+# superuser.
 #
 # The fleet: server a (CREATE EXTENSION, with a synchronous standby), b
 # (the plain script), c (CREATE EXTENSION, wal_level logical, a FOR ALL
@@ -52,6 +53,32 @@
 #             takes ids every round), the owner renames snowid_next() and
 #             puts a function of its own in its place that makes it
 #             superuser when a superuser calls it (finding 6)
+#   unlogged  where the owner owns the sequences (a plain script's
+#             database), it makes them UNLOGGED (later, drawn, the tables
+#             too), sets its worker id again (an ALTER SEQUENCE leaves it
+#             without one), and the server is killed as in crash (the
+#             second attack, finding D).  Refused, or a call failing
+#             afterwards, is an answer (the owner then undoes it); an id
+#             repeated is not
+#   plant     the owner plants in public operators and function overloads
+#             that the edition's scripts and bodies would resolve there
+#             (derived: each operator and function the scripts name, of
+#             the types of the edition's functions and tables, where
+#             pg_catalog's needs a cast), each making it superuser when a
+#             superuser runs the edition's code; the first time before
+#             its own CREATE EXTENSION in a new database, and before a
+#             superuser's ALTER EXTENSION UPDATE from 1.1 in another;
+#             later in a database of the edition (finding A)
+#   seqsync   on 19, a server of its own (seqsub) takes ids, takes c's
+#             sequences by a subscription to a FOR ALL SEQUENCES
+#             publication, which then stops covering them (dropped, or
+#             refreshed onto a publication of nothing), and takes ids
+#             with the clock back to when it began (finding B); before
+#             19 it is skipped, saying so
+#   ownerdump the owner dumps its own database (CREATE EXTENSION's first)
+#             and restores it as itself into a new database of its own on
+#             another server; as dump after that.  A dump or restore that
+#             fails is counted apart (finding C)
 #
 # A copy (a restored dump, a subscriber) whose first call issues an id is
 # used as it is, as a user who saw it work would.  A superuser calls no
@@ -527,9 +554,12 @@ my ($subscribed, $cached);
 
 # unlogged (finding D): where the owner owns the edition's sequences (the
 # plain script's databases), it makes them UNLOGGED (the first time the
-# sequences alone, later drawn: the tables too), then the server crashes
-# as in the crash fault, emptying what is unlogged.  Refused, or a call
-# failing afterwards, is an answer; an id repeated is not.
+# sequences alone, later drawn: the tables too), and sets its worker id
+# again; at +0 s the database takes 20,000 ids, then the server crashes as
+# in the crash fault, emptying what is unlogged, and after its start the
+# database takes 20,000 ids with the clock back to when it began the
+# first.  Refused, or a call failing afterwards, is an answer; an id
+# repeated is not.
 my $unlogged = 0;
 
 sub unlog
@@ -549,30 +579,53 @@ sub unlog
 	{
 		next if $relation =~ /^TABLE/ && !$tables;
 		my ($arc) = psql_as(node_of($name), $i->{db}, 'app', "ALTER $relation SET UNLOGGED");
-		push @done, $relation =~ s/^\S+ //r unless $arc;
+		push @done, $relation unless $arc;
 	}
-	my $what = "$name: its owner made " . (@done ? join(', ', @done) : 'nothing')
+	my $what = "$name: its owner made "
+	  . (@done ? join(', ', map { s/^\S+ //r } @done) : 'nothing')
 	  . ' UNLOGGED (' . ($tables ? 'sequences and tables' : 'sequences') . ' tried)';
-	if (@done)
-	{
-		# (which leaves it without a worker id, as any ALTER SEQUENCE of
-		# the generator: the owner sets its own again, as the hint says)
-		$i->{altered} = 1;
-		($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
+	return $what unless @done;
+	$i->{altered} = 1;
+	# The owner sets its worker id again (an ALTER SEQUENCE of the
+	# generator leaves it without one), and a call follows: failing, it is
+	# an answer; the owner then undoes it all, or the database leaves the
+	# rounds
+	my $worker_again = sub {
+		my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
 			"UPDATE snowid_config SET worker_id = $i->{worker}");
-		$what .= $rc ? ', and could not set its worker id again: ' . ($err =~ /^(ERROR:.*)$/m)[0]
+		return $rc ? ', and could not set its worker id again: ' . ($err =~ /^(ERROR:.*)$/m)[0]
 		  : ', and set its worker id again';
-		my ($brc, $bout, $berr) = psql_as(node_of($name), $i->{db}, 'clerk', 'SELECT snowid_next()');
-		if ($brc)
+	};
+	my $call = sub {
+		my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'clerk',
+			'SELECT snowid_next() FROM generate_series(1, 20000)');
+		return collect($name, grep { /^\d+$/ } split /\n/, $out) unless $rc;
+		my ($error) = $err =~ /^(ERROR:.*)$/m;
+		push @refusals, "round $round, $name: $error";
+		psql_as(node_of($name), $i->{db}, 'app', "ALTER $_ SET LOGGED") for @done;
+		$worker_again->();
+		($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'clerk', 'SELECT snowid_next()');
+		if ($rc)
 		{
-			push @refusals, "round $round, $name: " . ($berr =~ /^(ERROR:.*)$/m)[0];
-			return "$what; its next call failed: " . ($berr =~ /^(ERROR:.*)$/m)[0];
+			delete $i->{worker};
+			return "; a call failed ($error), and again after the owner undid it: "
+			  . 'it leaves the rounds';
 		}
-		collect($name, $bout);
-	}
-	$what .= '; ' . crash_after_autocommit($i->{server});
+		collect($name, $out);
+		return "; a call failed ($error), and the owner undid it";
+	};
+	$what .= $worker_again->();
+	set_clock(0);
+	my $began = Time::HiRes::time();
+	my $failed = $call->();
+	return $what . $failed if $failed;
+	$what .= '; it took 20,000 ids; ' . crash_after_autocommit($i->{server});
 	$clock->start_node($server{ $i->{server} }{node});
-	return "$what; started again";
+	my $back = int(Time::HiRes::time() - $began);
+	$back = 55 if $back > 55;
+	set_clock(-$back);
+	return "$what; started again, the clock to -$back s (when it began taking them)"
+	  . ($call->() // '; it took 20,000 ids');
 }
 
 # plant (finding A): the owner plants in public, of a database, an
@@ -1127,6 +1180,8 @@ my @superusers = superusers();
 close $ids_fh;
 undef $ids_fh;
 
+note('refused where the owner changed the sequences: ' . join('; ', @refusals[ 0 .. ($#refusals < 4 ? $#refusals : 4) ]))
+  if @refusals;
 note(sprintf('%d rounds in %.0f s%s; %d ids from %d issuers (%s); faults: %s',
 		$round, Time::HiRes::time() - $started,
 		defined $stopped ? ' (stopped by the time bound)' : '',
