@@ -1191,7 +1191,8 @@ note(sprintf('%d rounds in %.0f s%s; %d ids from %d issuers (%s); faults: %s',
 		$round, Time::HiRes::time() - $started,
 		defined $stopped ? ' (stopped by the time bound)' : '',
 		$ids // 0, scalar keys %issuer,
-		join(', ', map { "$_ " . ($issuer{$_}{worker} // 'as is') } sort keys %issuer),
+		join(', ', map { "$_ " . ($issuer{$_}{worker} // ($issuer{$_}{as_is} ? 'as is' : 'left'))
+		} sort keys %issuer),
 		join(', ', map { "$_ $faults{$_}" } sort keys %faults) || 'none'));
 note("figures: " . ($duplicates // 0) . " of " . ($ids // 0) . " ids repeated; "
 	  . scalar(@failures) . ' failed sessions; ' . scalar(@refusals)
