@@ -951,9 +951,22 @@ sub seqsync
 	my $back = int(Time::HiRes::time() - $began) + 1;
 	$back = 55 if $back > 55;
 	set_clock(-$back);
-	return "${what}, then c's sequences by a subscription to its FOR ALL SEQUENCES "
-	  . "publication, which was then $how; the servers' clock to -$back s, where seqsub "
-	  . $take->();
+	$what .= ", then c's sequences by a subscription to its FOR ALL SEQUENCES publication, "
+	  . "which was then $how; the servers' clock to -$back s, where seqsub " . $take->();
+	return $what if $what =~ /took 3,000 ids$/;
+	# refused: the owner sets its worker id again, as an error of a copy
+	# says, or seqsub leaves the rounds
+	my $w = $issuer{seqsub}{worker};
+	my ($rc, $out, $err) = psql_as($sub, 'appdb', 'app',
+		"UPDATE snowid_config SET worker_id = $w; SELECT snowid_next()");
+	unless ($rc)
+	{
+		collect('seqsub', grep { /^\d+$/ } split /\n/, $out);
+		return "$what; its owner set worker id $w again";
+	}
+	delete $issuer{seqsub}{worker};
+	return "$what; with worker id $w set again: " . ($err =~ /^(ERROR:.*)$/m)[0]
+	  . '; seqsub leaves the rounds';
 }
 
 # ownerdump (finding C): the owner (no superuser) dumps its own database
