@@ -906,7 +906,9 @@ sub seqsync
 	my $what = '';
 	unless ($server{seqsub})
 	{
-		new_server('seqsub', '');
+		# (a server of its own: its own initdb, not a copy of the test
+		# libraries' template, whose servers share a system identifier)
+		new_server('seqsub', '', force_initdb => 1);
 		install('seqsub', 'appdb', 'extension');
 		add_issuer('seqsub', 'seqsub', 'appdb', 'extension');
 		my $err = give_worker('seqsub');
