@@ -594,8 +594,8 @@ sub unlog
 	$i->{altered} = 1;
 	# The owner sets its worker id again (an ALTER SEQUENCE of the
 	# generator leaves it without one), and a call follows: failing, it is
-	# an answer; the owner then undoes it all, or the database leaves the
-	# rounds
+	# an answer; the owner then undoes it all and gives it a new worker
+	# id, or the database leaves the rounds
 	my $worker_again = sub {
 		my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
 			"UPDATE snowid_config SET worker_id = $i->{worker}");
@@ -607,8 +607,10 @@ sub unlog
 		return collect($name, grep { /^\d+$/ } split /\n/, $out) unless $rc;
 		my ($error) = $err =~ /^(ERROR:.*)$/m;
 		push @refusals, "round $round, $name: $error";
+		# (a worker id it never used: after the crash the sequences may
+		# lie below ids it issued)
 		psql_as(node_of($name), $i->{db}, 'app', "ALTER $_ SET LOGGED") for @done;
-		$worker_again->();
+		give_worker($name);
 		($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'clerk', 'SELECT snowid_next()');
 		if ($rc)
 		{
@@ -617,7 +619,7 @@ sub unlog
 			  . 'it leaves the rounds';
 		}
 		collect($name, $out);
-		return "; a call failed ($error), and the owner undid it";
+		return "; a call failed ($error), and the owner undid it, giving it worker id $i->{worker}";
 	};
 	$what .= $worker_again->();
 	set_clock(0);
@@ -956,18 +958,18 @@ sub seqsync
 	$what .= ", then c's sequences by a subscription to its FOR ALL SEQUENCES publication, "
 	  . "which was then $how; the servers' clock to -$back s, where seqsub " . $take->();
 	return $what if $what =~ /took 3,000 ids$/;
-	# refused: the owner sets its worker id again, as an error of a copy
-	# says, or seqsub leaves the rounds
-	my $w = $issuer{seqsub}{worker};
-	my ($rc, $out, $err) = psql_as($sub, 'appdb', 'app',
-		"UPDATE snowid_config SET worker_id = $w; SELECT snowid_next()");
+	# refused: the owner gives seqsub a worker id it never used, as the
+	# error of a copy says, or seqsub leaves the rounds
+	my $given = give_worker('seqsub');
+	my ($rc, $out, $err) = defined $given ? (1, '', $given)
+	  : psql_as($sub, 'appdb', 'clerk', 'SELECT snowid_next()');
 	unless ($rc)
 	{
-		collect('seqsub', grep { /^\d+$/ } split /\n/, $out);
-		return "$what; its owner set worker id $w again";
+		collect('seqsub', $out);
+		return "$what; its owner gave it worker id $issuer{seqsub}{worker}";
 	}
 	delete $issuer{seqsub}{worker};
-	return "$what; with worker id $w set again: " . ($err =~ /^(ERROR:.*)$/m)[0]
+	return "$what; with a new worker id: " . ($err =~ /^(ERROR:.*)$/m)[0]
 	  . '; seqsub leaves the rounds';
 }
 
