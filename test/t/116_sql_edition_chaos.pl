@@ -6,8 +6,9 @@
 # every id a client received is collected from all servers into one file,
 # and at the end none may repeat.  Also every call of the rounds must
 # succeed, a copy (a restored dump, a new logical subscriber) must issue no
-# id before it is given a worker id of its own, and the owner must never
-# become superuser.
+# id before it is given a worker id of its own, the owner must be able to
+# dump its database and restore it, and the owner must never become
+# superuser.
 #
 # The fleet: server a (CREATE EXTENSION, with a synchronous standby), b
 # (the plain script), c (CREATE EXTENSION, wal_level logical, a FOR ALL
@@ -52,6 +53,32 @@
 #             takes ids every round), the owner renames snowid_next() and
 #             puts a function of its own in its place that makes it
 #             superuser when a superuser calls it (finding 6)
+#   unlogged  where the owner owns the sequences (a plain script's
+#             database), it makes them UNLOGGED (later, drawn, the tables
+#             too), sets its worker id again (an ALTER SEQUENCE leaves it
+#             without one), and the server is killed as in crash (the
+#             second attack, finding D).  Refused, or a call failing
+#             afterwards, is an answer (the owner then undoes it); an id
+#             repeated is not
+#   plant     the owner plants in public operators and function overloads
+#             that the edition's scripts and bodies would resolve there
+#             (derived: each operator and function the scripts name, of
+#             the types of the edition's functions and tables, where
+#             pg_catalog's needs a cast), each making it superuser when a
+#             superuser runs the edition's code; the first time before
+#             its own CREATE EXTENSION in a new database, and before a
+#             superuser's ALTER EXTENSION UPDATE from 1.1 in another;
+#             later in a database of the edition (finding A)
+#   seqsync   on 19, a server of its own (seqsub) takes ids, takes c's
+#             sequences by a subscription to a FOR ALL SEQUENCES
+#             publication, which then stops covering them (dropped, or
+#             refreshed onto a publication of nothing), and takes ids
+#             with the clock back to when it began (finding B); before
+#             19 it is skipped, saying so
+#   ownerdump the owner dumps its own database (CREATE EXTENSION's first)
+#             and restores it as itself into a new database of its own on
+#             another server; as dump after that.  A dump or restore that
+#             fails is counted apart (finding C)
 #
 # A copy (a restored dump, a subscriber) whose first call issues an id is
 # used as it is, as a user who saw it work would.  A superuser calls no
@@ -88,7 +115,8 @@ SnowidTest::need_libfaketime();
 my $seed = $ENV{SNOWID_SQLCHAOS_SEED} // 116;
 my $rounds = $ENV{SNOWID_SQLCHAOS_ROUNDS} // 8;
 my $seconds = $ENV{SNOWID_SQLCHAOS_SECONDS} // 300;
-my @all_kinds = qw(restart clock crash promote logical dump cache lock replace);
+my @all_kinds = qw(restart clock crash promote logical dump cache lock replace
+  unlogged plant seqsync ownerdump);
 my @kinds = $ENV{SNOWID_SQLCHAOS_FAULTS}
   ? split(/,/, $ENV{SNOWID_SQLCHAOS_FAULTS}) : @all_kinds;
 for my $kind (@kinds)
@@ -233,15 +261,15 @@ sub install
 	return;
 }
 
-# The owner gives an issuer a worker id of its own; returns psql's stderr
-# on failure
+# The owner (or the role given, the bootstrap superuser if undef) gives an
+# issuer a worker id of its own; returns psql's stderr on failure
 sub give_worker
 {
-	my ($name) = @_;
+	my ($name, @user) = @_;
 	my $i = $issuer{$name};
 	my $w = $next_worker++;
 	die 'out of worker ids' if $w > 31;
-	my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
+	my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, @user ? $user[0] : 'app',
 		"UPDATE snowid_config SET datacenter_id = 0, worker_id = $w, max_drift_ms = 60000");
 	return $err if $rc;
 	$i->{worker} = $w;
@@ -298,7 +326,8 @@ add_standby($a);
 # Every id a client received: the file of them all, and who issued each
 my $ids_file = "$dir/ids";
 open(my $ids_fh, '>', $ids_file) or die "could not write $ids_file: $!";
-my (%seen, $ids, $duplicates, %duplicates_by, @failures, @refusals, @first_calls);
+my (%seen, $ids, $duplicates, %duplicates_by, @failures, @refusals, @first_calls,
+	@owner_dumps);
 my $round = 0;
 
 sub collect
@@ -523,6 +552,472 @@ sub crash_after_autocommit
 my %copies;
 my ($subscribed, $cached);
 
+# unlogged (finding D): where the owner owns the edition's sequences (the
+# plain script's databases), it makes them UNLOGGED (the first time the
+# sequences alone, later drawn: the tables too), and sets its worker id
+# again; at +0 s the database takes 3,000 ids over 3 s or more, then the
+# server crashes as in the crash fault, emptying what is unlogged, and
+# after its start the database takes as many with the clock back to when
+# it began the first.  Refused, or a call failing afterwards, is an answer; an id
+# repeated is not.
+my $unlogged = 0;
+
+# 3,000 ids a millisecond or more apart: over the seconds a clock stepped
+# back to their start will cover again (ids taken as fast as they come
+# run ahead of the clock, 4,096 to the millisecond)
+my $spread = 'SELECT (SELECT snowid_next() FROM pg_sleep(0.001 + g * 0)) '
+  . 'FROM generate_series(1, 3000) g';
+
+sub unlog
+{
+	my @names = grep { $issuer{$_}{how} eq 'plain' && defined $issuer{$_}{worker} } sort keys %issuer;
+	my $name = pick(@names);
+	my $i = $issuer{$name};
+	my $tables = $unlogged++ ? pick(0, 1) : 0;
+	my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app', q{
+		SELECT string_agg(format('%s %s', CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END,
+				c.oid::regclass), ',' ORDER BY c.relkind, c.relname)
+		FROM pg_catalog.pg_class c
+		WHERE c.relkind IN ('S', 'r') AND c.relname LIKE 'snowid%'
+		  AND c.relnamespace::regnamespace::text IN ('public', 'snowid_sql_private')});
+	my @done;
+	for my $relation (split /,/, $out)
+	{
+		next if $relation =~ /^TABLE/ && !$tables;
+		my ($arc) = psql_as(node_of($name), $i->{db}, 'app', "ALTER $relation SET UNLOGGED");
+		push @done, $relation unless $arc;
+	}
+	my $what = "$name: its owner made "
+	  . (@done ? join(', ', map { s/^\S+ //r } @done) : 'nothing')
+	  . ' UNLOGGED (' . ($tables ? 'sequences and tables' : 'sequences') . ' tried)';
+	return $what unless @done;
+	$i->{altered} = 1;
+	# The owner sets its worker id again (an ALTER SEQUENCE of the
+	# generator leaves it without one), and a call follows: failing, it is
+	# an answer; the owner then undoes it all and gives it a new worker
+	# id, or the database leaves the rounds
+	my $worker_again = sub {
+		my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'app',
+			"UPDATE snowid_config SET worker_id = $i->{worker}");
+		return $rc ? ', and could not set its worker id again: ' . ($err =~ /^(ERROR:.*)$/m)[0]
+		  : ', and set its worker id again';
+	};
+	my $call = sub {
+		my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'clerk', $spread);
+		return collect($name, grep { /^\d+$/ } split /\n/, $out) unless $rc;
+		my ($error) = $err =~ /^(ERROR:.*)$/m;
+		push @refusals, "round $round, $name: $error";
+		# (a worker id it never used: after the crash the sequences may
+		# lie below ids it issued)
+		psql_as(node_of($name), $i->{db}, 'app', "ALTER $_ SET LOGGED") for @done;
+		give_worker($name);
+		($rc, $out, $err) = psql_as(node_of($name), $i->{db}, 'clerk', 'SELECT snowid_next()');
+		if ($rc)
+		{
+			delete $i->{worker};
+			return "; a call failed ($error), and again after the owner undid it: "
+			  . 'it leaves the rounds';
+		}
+		collect($name, $out);
+		return "; a call failed ($error), and the owner undid it, giving it worker id $i->{worker}";
+	};
+	$what .= $worker_again->();
+	set_clock(0);
+	my $began = Time::HiRes::time();
+	my $failed = $call->();
+	return $what . $failed if $failed;
+	$what .= '; it took 3,000 ids; ' . crash_after_autocommit($i->{server});
+	$clock->start_node($server{ $i->{server} }{node});
+	my $back = int(Time::HiRes::time() - $began);
+	$back = 55 if $back > 55;
+	set_clock(-$back);
+	return "$what; started again, the clock to -$back s (when it began taking them)"
+	  . ($call->() // '; it took 3,000 ids');
+}
+
+# plant (finding A): the owner plants in public, of a database, an
+# operator for each pair of types that pg_catalog's operator of that name
+# takes only with casts, and an overload of each function the edition's
+# scripts call that pg_catalog's takes only with casts (of variadic "any"
+# ones, up to three arguments of a few types), for the operators and
+# functions named in the scripts and the types of the edition's functions
+# and tables.  Each gives pg_catalog's answer, but first makes the owner
+# superuser when a superuser runs it from the edition's code (a function
+# of the edition on the stack, or CREATE or ALTER EXTENSION).  The first
+# time, in two new databases: one then made by the owner's CREATE
+# EXTENSION, one made by a superuser's CREATE EXTENSION of 1.1 then
+# updated by ALTER EXTENSION UPDATE; later, in a database of the edition
+# where a superuser takes ids.
+my ($planted, $plant_names) = (0);
+
+sub plant_sql
+{
+	my ($node, $db) = @_;
+
+	unless ($plant_names)
+	{
+		my $text = join("\n", map { slurp_file($_) } "$dir/plain.sql",
+			glob("$src/sql/snowid_sql--*.sql"), glob("$src/sql/snowid_sql/*/*.sql"));
+		my %words = map { lc($_) => 1 } $text =~ /\b([a-z_][a-z0-9_]*)\s*\(/gi;
+		my $opchars = '-+*/<>=~!@#%^&|`?';
+		my @ops = grep { $text =~ /(?<![\Q$opchars\E])\Q$_\E(?![\Q$opchars\E])/ }
+		  split /\n/, $node->safe_psql($db, q{
+			SELECT DISTINCT oprname FROM pg_operator
+			WHERE oprnamespace = 'pg_catalog'::regnamespace AND oprkind = 'b'});
+		my @functions = grep { $words{$_} } split /\n/, $node->safe_psql($db, q{
+			SELECT DISTINCT proname FROM pg_proc
+			WHERE pronamespace = 'pg_catalog'::regnamespace AND prokind = 'f'
+			  AND NOT proretset});
+		# the types of the edition's functions and tables, and some others
+		my @types = split /\n/, $server{a}{node}->safe_psql('appdb', q{
+			SELECT DISTINCT t.oid::regtype FROM pg_type t
+			WHERE t.typtype IN ('b', 'd', 'e') AND t.typcategory <> 'A'
+			  AND (t.oid IN (SELECT unnest(p.proargtypes::oid[] || p.prorettype) FROM pg_proc p
+							 WHERE p.proname LIKE 'snowid%')
+				   OR t.oid IN (SELECT a.atttypid FROM pg_attribute a
+								JOIN pg_class c ON c.oid = a.attrelid
+								WHERE c.relname LIKE 'snowid%' AND a.attnum > 0)
+				   OR t.oid = ANY ('{oid, regclass, regnamespace, regproc, regprocedure, regrole,
+						regtype, name, text, bigint, integer, smallint, numeric, "double precision",
+						boolean, timestamptz, interval, bytea, "\\"char\\""}'::regtype[]))});
+		$plant_names = [ \@ops, \@functions, \@types ];
+	}
+	my ($ops, $functions, $types) = @$plant_names;
+	my $array = sub { 'ARRAY[' . join(', ', map { "'$_'" } @_) . ']::text[]' };
+	my $opa = $array->(map { s/'/''/gr } @$ops);
+	my $fna = $array->(@$functions);
+	my $typa = $array->(map { s/'/''/gr } @$types) =~ s/text\[\]$/regtype[]/r;
+
+	return <<"SQL";
+CREATE FUNCTION public.planted_escalate() RETURNS void LANGUAGE plpgsql AS \$p\$
+DECLARE
+	stack text;
+BEGIN
+	GET DIAGNOSTICS stack = PG_CONTEXT;
+	-- (one session at a time: ALTER ROLE of sessions at once would fail)
+	IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) current_user)
+	   AND (stack OPERATOR(pg_catalog.~) 'function (public\\.|snowid_sql_private\\.)?"?snowid'
+			OR pg_catalog.current_query() OPERATOR(pg_catalog.~*) '^\\s*(create|alter)\\s+extension')
+	   AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'app')
+	   AND pg_catalog.pg_try_advisory_xact_lock(116116)
+	THEN
+		EXECUTE 'ALTER ROLE app SUPERUSER';
+	END IF;
+END \$p\$;
+DO \$d\$
+DECLARE
+	types regtype[];
+	t1 regtype;
+	t2 regtype;
+	t3 regtype;
+	op text;
+	fn text;
+	p record;
+	args regtype[];
+	few regtype[] := ARRAY['text', 'bigint', 'integer', 'oid', 'name', 'regclass'];
+	i integer;
+
+BEGIN
+	types := $typa;
+	FOREACH op IN ARRAY $opa LOOP
+		FOREACH t1 IN ARRAY types LOOP
+			FOREACH t2 IN ARRAY types LOOP
+				PERFORM public.planted_make(op, ARRAY[t1, t2],
+					'\$1 OPERATOR(pg_catalog.' || op || ') \$2', op);
+			END LOOP;
+		END LOOP;
+	END LOOP;
+	FOREACH fn IN ARRAY $fna LOOP
+		FOR p IN SELECT pg_catalog.string_to_array(pr.proargtypes::text, ' ')::oid[]::regtype[] AS a,
+					pr.provariadic
+				 FROM pg_proc pr
+				 WHERE pr.proname = fn AND pr.pronamespace = 'pg_catalog'::regnamespace
+				   AND pr.prokind = 'f' AND NOT pr.proretset LOOP
+			IF p.provariadic = '"any"'::regtype THEN
+				FOREACH t1 IN ARRAY few LOOP
+					PERFORM public.planted_call(fn, p.a[1:cardinality(p.a) - 1] || t1);
+					FOREACH t2 IN ARRAY few LOOP
+						PERFORM public.planted_call(fn, p.a[1:cardinality(p.a) - 1] || t1 || t2);
+						FOREACH t3 IN ARRAY few LOOP
+							PERFORM public.planted_call(fn, p.a[1:cardinality(p.a) - 1] || t1 || t2 || t3);
+						END LOOP;
+					END LOOP;
+				END LOOP;
+			ELSIF p.provariadic = 0 AND cardinality(p.a) BETWEEN 1 AND 4 THEN
+				FOR i IN 1 .. cardinality(p.a) LOOP
+					FOREACH t1 IN ARRAY types LOOP
+						CONTINUE WHEN t1 = p.a[i] OR NOT EXISTS (SELECT FROM pg_cast
+							WHERE castsource = t1 AND casttarget = p.a[i] AND castcontext = 'i');
+						args := p.a;
+						args[i] := t1;
+						PERFORM public.planted_call(fn, args);
+					END LOOP;
+				END LOOP;
+			END IF;
+		END LOOP;
+	END LOOP;
+END \$d\$;
+SELECT (SELECT count(*) FROM pg_operator WHERE oprnamespace = 'public'::regnamespace)
+	|| ' operators, '
+	|| (SELECT count(*) FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+		AND proname NOT LIKE 'planted%' AND proname NOT LIKE 'snowid%')
+	|| ' function overloads';
+SQL
+}
+
+# What the owner runs first, in public, to plant: an operator, or a
+# function overload, of types that pg_catalog's takes only with casts and
+# no operator or function has already, that gives pg_catalog's answer
+# after planted_escalate()
+my $plant_helpers = <<'SQL';
+CREATE FUNCTION public.planted_make(name text, args regtype[], call text, op text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $p$
+DECLARE
+	result text;
+	fname text := coalesce(pg_catalog.textcat('planted_', pg_catalog.md5(op || args::text)), name);
+	params text;
+	probe text;
+	i integer;
+BEGIN
+	IF op IS NULL AND EXISTS (SELECT FROM pg_catalog.pg_proc p
+			WHERE p.proname OPERATOR(pg_catalog.=) name
+			  AND p.proargtypes::pg_catalog.text OPERATOR(pg_catalog.=)
+				  pg_catalog.array_to_string(args::pg_catalog.oid[], ' '))
+	   OR op IS NOT NULL AND EXISTS (SELECT FROM pg_catalog.pg_operator o
+			WHERE o.oprname OPERATOR(pg_catalog.=) op
+			  AND o.oprleft OPERATOR(pg_catalog.=) args[1]
+			  AND o.oprright OPERATOR(pg_catalog.=) args[2]) THEN
+		RETURN;
+	END IF;
+	probe := call;
+	FOR i IN REVERSE pg_catalog.cardinality(args) .. 1 LOOP
+		probe := pg_catalog.replace(probe, '$' || i, 'NULL::' || args[i]::text);
+	END LOOP;
+	BEGIN
+		EXECUTE 'SELECT pg_catalog.pg_typeof(CASE WHEN false THEN ' || probe || ' END)::text'
+		  INTO result;
+	EXCEPTION WHEN OTHERS THEN
+		RETURN;
+	END;
+	IF result OPERATOR(pg_catalog.=) ANY (ARRAY['record', 'unknown']) THEN
+		RETURN;
+	END IF;
+	SELECT pg_catalog.string_agg(pg_catalog.format('p%s %s', a.n, a.t), ', ' ORDER BY a.n)
+	  INTO params FROM unnest(args::text[]) WITH ORDINALITY a(t, n);
+	EXECUTE pg_catalog.format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql AS %L',
+		fname, params, result,
+		'BEGIN PERFORM public.planted_escalate(); '
+		  || CASE result WHEN 'void' THEN 'PERFORM ' || call || '; END'
+			 ELSE 'RETURN ' || call || '; END' END);
+	IF op IS NOT NULL THEN
+		EXECUTE pg_catalog.format('CREATE OPERATOR public.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = public.%I)',
+			op, args[1], args[2], fname);
+	END IF;
+END $p$;
+CREATE FUNCTION public.planted_call(name text, args regtype[]) RETURNS void
+LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $p$
+	SELECT public.planted_make(name, args, pg_catalog.format('pg_catalog.%I(%s)', name,
+		(SELECT pg_catalog.string_agg('$' || n, ', ' ORDER BY n)
+		 FROM pg_catalog.generate_series(1, pg_catalog.cardinality(args)) n)), NULL)
+$p$;
+SQL
+
+# The owner plants in public of a database; returns what it planted, or
+# why not
+sub plant_in
+{
+	my ($node, $db) = @_;
+	my ($rc, $out, $err) = psql_as($node, $db, 'app',
+		"SET search_path = pg_catalog, pg_temp;\n" . $plant_helpers . plant_sql($node, $db));
+
+	return $rc ? 'planting failed: ' . ($err =~ /^(ERROR:.*)$/m)[0] : ($out =~ /(\d+ operators.*)/)[0];
+}
+
+sub plant
+{
+	my @what;
+
+	if (!$planted++)
+	{
+		my @servers = grep { $_ ne 'sub' && $_ ne 'seqsub' } sort keys %server;
+		for my $how ('extension', 'update')
+		{
+			my $s = pick(@servers);
+			my $node = $server{$s}{node};
+			my $name = "plant_$how";
+			$node->safe_psql('postgres', "CREATE DATABASE $name OWNER app");
+			my $sql;
+			if ($how eq 'update')
+			{
+				$node->safe_psql($name, q{CREATE EXTENSION snowid_sql VERSION '1.1'});
+				$sql = 'ALTER EXTENSION snowid_sql UPDATE';
+			}
+			my $planted_set = plant_in($node, $name);
+			my ($rc, $out, $err) = $how eq 'update'
+			  ? psql_as($node, $name, undef, $sql)
+			  : psql_as($node, $name, 'app', 'CREATE EXTENSION snowid_sql');
+			if ($rc)
+			{
+				push @failures, "round $round, $name: " . ($err =~ /^(ERROR:.*)$/m)[0];
+				push @what, "$s/$name: $planted_set; " . ($how eq 'update' ? 'ALTER EXTENSION UPDATE from 1.1'
+					: "the owner's CREATE EXTENSION") . ' failed';
+				next;
+			}
+			add_issuer($name, $s, $name, 'extension')->{planted} = 1;
+			my $given = give_worker($name, $how eq 'update' ? undef : 'app');
+			push @failures, "round $round, $name: no worker id: $given" if defined $given;
+			push @what, "$s/$name: $planted_set; then "
+			  . ($how eq 'update' ? 'a superuser\'s ALTER EXTENSION UPDATE from 1.1'
+				: 'the owner\'s CREATE EXTENSION');
+		}
+	}
+	else
+	{
+		my @names = grep { $issuer{$_}{how} eq 'extension' && active($_) } sort keys %issuer;
+		my $name = pick(@names);
+		if ($issuer{$name}{planted}++)
+		{
+			push @what, "$name: planted already";
+		}
+		else
+		{
+			push @what, "$name: " . plant_in(node_of($name), $issuer{$name}{db});
+		}
+	}
+	return 'the owner planted operators and functions in public: ' . join('; ', @what);
+}
+
+# seqsync (finding B, PostgreSQL 19 on): the first time, a new server
+# (seqsub, the edition by CREATE EXTENSION, a worker id of its own) takes
+# part in the rounds; each time, at +0 s, it takes 3,000 ids over 3 s or
+# more, then
+# subscribes to c's FOR ALL SEQUENCES publication until its sequences
+# hold c's values (those of c's last round, before seqsub's ids), then
+# the subscription stops covering them (dropped; or first set to a
+# publication of nothing and so refreshed, drawn), and the clock goes
+# back to when seqsub began (inside max_drift_ms), where seqsub takes as
+# many again
+my $seqsyncs = 0;
+
+sub seqsync
+{
+	my $c = $server{c}{node};
+
+	return 'skipped: FOR ALL SEQUENCES publications come with PostgreSQL 19'
+	  if $c->pg_version->major < 19;
+	my $what = '';
+	unless ($server{seqsub})
+	{
+		# (a server of its own: its own initdb, not a copy of the test
+		# libraries' template, whose servers share a system identifier)
+		new_server('seqsub', '', force_initdb => 1);
+		install('seqsub', 'appdb', 'extension');
+		add_issuer('seqsub', 'seqsub', 'appdb', 'extension');
+		my $err = give_worker('seqsub');
+		die "seqsub: $err" if defined $err;
+		$what = "a new server, seqsub, worker id $issuer{seqsub}{worker}; ";
+	}
+	my $sub = $server{seqsub}{node};
+	my $n = ++$seqsyncs;
+	my $take = sub {
+		my ($rc, $out, $err) = psql_as($sub, 'appdb', 'clerk', $spread);
+		if ($rc)
+		{
+			push @refusals, "round $round, seqsub: " . ($err =~ /^(ERROR:.*)$/m)[0];
+			return 'failed: ' . ($err =~ /^(ERROR:.*)$/m)[0];
+		}
+		collect('seqsub', grep { /^\d+$/ } split /\n/, $out);
+		return 'took 3,000 ids';
+	};
+	set_clock(0);
+	my $began = Time::HiRes::time();
+	$what .= 'seqsub ' . $take->();
+	my $token = $c->safe_psql('appdb', 'SELECT (snowid_sql_private.snowid_sql_fixed()).token');
+	$c->safe_psql('appdb', "CREATE PUBLICATION seqs$n FOR ALL SEQUENCES");
+	(my $publisher = $c->connstr('appdb')) =~ s/'/''/g;
+	$sub->safe_psql('appdb',
+		"CREATE SUBSCRIPTION seqs$n CONNECTION '$publisher' PUBLICATION seqs$n");
+	$sub->poll_query_until('appdb', qq{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40 = $token})
+	  or die 'seqsub did not take c\'s sequences';
+	my $how = pick('dropped', 'refreshed');
+	if ($how eq 'refreshed')
+	{
+		# (set to a publication of nothing, and refreshed: it covers no
+		# sequence, and is dropped with its publications)
+		$c->safe_psql('appdb', "CREATE PUBLICATION nothing$n");
+		$sub->safe_psql('appdb', "ALTER SUBSCRIPTION seqs$n SET PUBLICATION nothing$n");
+		$sub->poll_query_until('appdb', 'SELECT count(*) = 0 FROM pg_subscription_rel')
+		  or die 'the refreshed subscription still covers sequences';
+	}
+	$sub->safe_psql('appdb', "DROP SUBSCRIPTION seqs$n");
+	$c->safe_psql('appdb', "DROP PUBLICATION IF EXISTS seqs$n, nothing$n");
+	my $back = int(Time::HiRes::time() - $began) + 1;
+	$back = 55 if $back > 55;
+	set_clock(-$back);
+	$what .= ", then c's sequences by a subscription to its FOR ALL SEQUENCES publication, "
+	  . "which was then $how; the servers' clock to -$back s, where seqsub " . $take->();
+	return $what if $what =~ /took 3,000 ids$/;
+	# refused: the owner gives seqsub a worker id it never used, as the
+	# error of a copy says, or seqsub leaves the rounds
+	my $given = give_worker('seqsub');
+	my ($rc, $out, $err) = defined $given ? (1, '', $given)
+	  : psql_as($sub, 'appdb', 'clerk', 'SELECT snowid_next()');
+	unless ($rc)
+	{
+		collect('seqsub', $out);
+		return "$what; its owner gave it worker id $issuer{seqsub}{worker}";
+	}
+	delete $issuer{seqsub}{worker};
+	return "$what; with a new worker id: " . ($err =~ /^(ERROR:.*)$/m)[0]
+	  . '; seqsub leaves the rounds';
+}
+
+# ownerdump (finding C): the owner (no superuser) dumps its own database
+# (pg_dump -Fc) and restores it as itself into a new database of its own
+# on another server; then as the dump fault.  A dump or restore that
+# fails is the owner's failure, counted apart from the calls.  The
+# databases made by CREATE EXTENSION first, then the plain script's, in
+# turn.
+my $ownerdumps = 0;
+
+sub ownerdump
+{
+	my @sources = grep { active($_) && $issuer{$_}{server} !~ /sub/ } sort keys %issuer;
+	@sources = ((grep { $issuer{$_}{how} eq 'extension' } @sources),
+		(grep { $issuer{$_}{how} eq 'plain' } @sources));
+	my $from = $sources[ $ownerdumps++ % @sources ];
+	my $n = keys(%copies) + 1;
+	my @to = grep { $_ ne $issuer{$from}{server} } sort keys %server;
+	my $to = pick(@to);
+	my $file = "$dir/copy$n.dump";
+	my $source = node_of($from);
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'pg_dump', '-Fc', '-f', $file, '-d',
+			$source->connstr($issuer{$from}{db}) . ' user=app' ],
+		'<', \undef, '>', \$out, '2>', \$err)
+	  or do
+	{
+		my $why = "round $round: the owner's pg_dump of $from failed: " . ($err =~ /^(.*)$/m)[0];
+		push @owner_dumps, $why;
+		return $why;
+	};
+	my $node = $server{$to}{node};
+	my $copy = "copy$n";
+	$node->safe_psql('postgres', "CREATE DATABASE $copy OWNER app");
+	IPC::Run::run([ 'pg_restore', '-d', $node->connstr($copy) . ' user=app', $file ],
+		'<', \undef, '>', \$out, '2>', \$err)
+	  or push @owner_dumps, "round $round: the owner's pg_restore of $from into $to/$copy failed: "
+	  . ($err =~ /^(.*)$/m)[0];
+	add_issuer($copy, $to, $copy, $issuer{$from}{how});
+	$issuer{$copy}{altered} = $issuer{$from}{altered};
+	$copies{$copy} = $from;
+	return "$from ($issuer{$from}{how}) dumped and restored by its owner as $copy on $to"
+	  . ($err =~ /\S/ ? " (pg_restore said: " . ($err =~ /^(.*)$/m)[0] . ')' : '')
+	  . first_call($copy);
+}
+
+
 my %fault = (
 	restart => sub {
 		my @names = sort keys %server;
@@ -643,6 +1138,10 @@ my %fault = (
 		return "$name: its owner's snowid_next() of its own "
 		  . ($rc ? 'refused: ' . ($err =~ /^(ERROR:.*)$/m)[0] : 'in place');
 	},
+	unlogged => \&unlog,
+	plant => \&plant,
+	seqsync => \&seqsync,
+	ownerdump => \&ownerdump,
 );
 
 # A copy's first call, before it is given a worker id: it must fail.  If
@@ -703,16 +1202,20 @@ my @superusers = superusers();
 close $ids_fh;
 undef $ids_fh;
 
+note('refused where the owner changed the sequences: ' . join('; ', @refusals[ 0 .. ($#refusals < 4 ? $#refusals : 4) ]))
+  if @refusals;
 note(sprintf('%d rounds in %.0f s%s; %d ids from %d issuers (%s); faults: %s',
 		$round, Time::HiRes::time() - $started,
 		defined $stopped ? ' (stopped by the time bound)' : '',
 		$ids // 0, scalar keys %issuer,
-		join(', ', map { "$_ " . ($issuer{$_}{worker} // 'as is') } sort keys %issuer),
+		join(', ', map { "$_ " . ($issuer{$_}{worker} // ($issuer{$_}{as_is} ? 'as is' : 'left'))
+		} sort keys %issuer),
 		join(', ', map { "$_ $faults{$_}" } sort keys %faults) || 'none'));
 note("figures: " . ($duplicates // 0) . " of " . ($ids // 0) . " ids repeated; "
 	  . scalar(@failures) . ' failed sessions; ' . scalar(@refusals)
 	  . ' sessions refused where the owner changed the sequences; ' . scalar(@first_calls)
-	  . ' copies issued at their first call; the owner superuser on: '
+	  . ' copies issued at their first call; ' . scalar(@owner_dumps)
+	  . ' dumps or restores of the owner failed; the owner superuser on: '
 	  . (join(', ', @superusers) || 'none'));
 cmp_ok($ids // 0, '>', 0, 'the servers issued ids');
 is(scalar(@failures), 0, 'every call of the rounds succeeded')
@@ -720,6 +1223,8 @@ is(scalar(@failures), 0, 'every call of the rounds succeeded')
 is(scalar(@first_calls), 0,
 	'a restored dump and a new subscriber issue no id before they are given a worker id')
   or diag(join("\n", @first_calls));
+is(scalar(@owner_dumps), 0, 'the owner dumps its own database and restores it as itself')
+  or diag(join("\n", @owner_dumps));
 is($duplicates // 0, 0, "no id issued twice, among all " . ($ids // 0))
   or diag(join("\n", map { "$duplicates_by{$_} ids of $_" } sort keys %duplicates_by));
 is(scalar(@superusers), 0, 'the database owner never becomes superuser')
