@@ -465,9 +465,9 @@ DECLARE
 	adopted bigint;
 BEGIN
 	IF problem IS NOT NULL THEN
-		RAISE EXCEPTION 'the sequences of the snowid generator were altered'
+		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
 			USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = problem,
-				  HINT = 'ALTER SEQUENCE them back to INCREMENT 1, CACHE 1 and NO CYCLE (a superuser, where the extension''s objects are the superuser''s), then set the worker id again.';
+				  HINT = 'Put them back as the detail says (a superuser, where the extension''s objects are the superuser''s), then set the worker id again.';
 	END IF;
 	SELECT * INTO c FROM @extschema@.snowid_config;
 	-- the one made before (none, or one of fewer attributes, before the
@@ -1091,6 +1091,8 @@ BEGIN
 								  s, installer);
 	END LOOP;
 	EXECUTE pg_catalog.format('GRANT SELECT, UPDATE ON snowid_sql_private.snowid_claimed TO %I', installer);
+	-- the restore of a dump (below) inserts the row of snowid_config
+	EXECUTE pg_catalog.format('GRANT INSERT ON snowid_sql_private.snowid_config TO %I', installer);
 	EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION snowid_sql_private.snowid_sql_raise_floor(bigint), snowid_sql_private.snowid_sql_refix() TO %I',
 							  installer);
 	EXECUTE pg_catalog.format('ALTER FUNCTION snowid_sql_private.snowid_sql_holder_renew() OWNER TO %I', installer);
@@ -1102,7 +1104,7 @@ $$;
 -- and a restore writes them, as the role that runs it.  The row of
 -- snowid_config is restored by an INSERT, which the restore's trigger
 -- makes an update of the layout, the epoch and the bounds (not the worker
--- id): the installing role may insert.  The position is no longer dumped:
+-- id): the installing role may insert (granted above).  The position is no longer dumped:
 -- only a superuser may set it (a position moved back repeats ids), and a
 -- restored database, which is another server, issues no id until it is
 -- given a worker id and then starts from its clock; a dump's position,
@@ -1111,12 +1113,6 @@ $$;
 -- pg_dump dumps; ADD makes it a member again.)
 DO $$
 DECLARE
-	installer name := coalesce(
-		(SELECT e.extowner::pg_catalog.regrole::name FROM pg_catalog.pg_depend d
-		 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
-		 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-		   AND d.objid OPERATOR(pg_catalog.=) 'snowid_sql_private.snowid_config'::pg_catalog.regclass AND d.deptype = 'e'),
-		CURRENT_USER);
 	ext name := (SELECT e.extname FROM pg_catalog.pg_depend d
 				 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
 				 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -1124,7 +1120,6 @@ DECLARE
 				   AND d.deptype = 'e'
 				   AND d.objid OPERATOR(pg_catalog.=) ANY (e.extconfig));
 BEGIN
-	EXECUTE pg_catalog.format('GRANT INSERT ON snowid_sql_private.snowid_config TO %I', installer);
 	IF ext IS NOT NULL THEN
 		EXECUTE pg_catalog.format('ALTER EXTENSION %I DROP SEQUENCE snowid_sql_private.snowid_position', ext);
 		EXECUTE pg_catalog.format('ALTER EXTENSION %I ADD SEQUENCE snowid_sql_private.snowid_position', ext);

@@ -237,7 +237,7 @@ is($rc, 0, 'the owner may put a cache on snowid_generation') or diag($err);
 like($err, qr/55000: snowid has no worker id on this server/,
 	'then the generator stops');
 ($rc, $out, $err) = psql_as('appdb', 'app', '-c', 'UPDATE snowid_config SET worker_id = 12');
-like($err, qr/55000: the sequences of the snowid generator were altered/,
+like($err, qr/55000: the sequences or tables of the snowid generator were altered/,
 	'and the worker id is not set again over the cache');
 ($rc, $out, $err) = psql_as('appdb', 'app', '-c',
 	'ALTER SEQUENCE snowid_sql_private.snowid_generation CACHE 1; UPDATE snowid_config SET worker_id = 12');

@@ -388,7 +388,7 @@ for my $seq ('snowid_generation', 'snowid_position')
 	($rc, $out, $err) = psql_as($plain, 'UPDATE snowid_config SET worker_id = 6');
 	like(
 		$err,
-		qr/55000: the sequences of the snowid generator were altered\nDETAIL:  The sequence $seq has INCREMENT 1, CACHE 3 and NO CYCLE/,
+		qr/55000: the sequences or tables of the snowid generator were altered\nDETAIL:  The sequence $seq has INCREMENT 1, CACHE 3 and NO CYCLE/,
 		"and the worker id is not set again over the cache ($seq)");
 	($rc, $out, $err) = psql_as($plain,
 		"ALTER SEQUENCE snowid_sql_private.$seq CACHE 1; UPDATE snowid_config SET worker_id = 6; SELECT count(snowid_next()) FROM generate_series(1, 10)");
@@ -413,7 +413,7 @@ for my $rel ('SEQUENCE snowid_position', 'SEQUENCE snowid_generation', 'TABLE sn
 	($rc, $out, $err) = psql_as($plain, 'UPDATE snowid_config SET worker_id = 6');
 	like(
 		$err,
-		qr/55000: the sequences of the snowid generator were altered\nDETAIL:  The \L$kind\E $name is UNLOGGED/,
+		qr/55000: the sequences or tables of the snowid generator were altered\nDETAIL:  The \L$kind\E $name is UNLOGGED/,
 		"D: and the worker id is not set again over the UNLOGGED $name");
 	if ($kind eq 'SEQUENCE')
 	{
