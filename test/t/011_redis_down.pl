@@ -151,6 +151,7 @@ for my $call (@calls)
 	  if $call->stderr =~ /ERROR:  55000: snowid has no worker id\nDETAIL:  Another session failed to get one while this session waited for it/;
 }
 $coord->thaw;
+my $thawed = $known->safe_psql('postgres', 'SELECT now()');
 is($timed_out, 1, 'hung coordinator: one session timed out claiming');
 is($gave_up, 3, 'hung coordinator: the sessions queued behind it fail at once');
 $ids->collect($hung, 1000);
@@ -161,7 +162,15 @@ is($hung->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
 # without persistence; a coordination database: a restore or a failover
 # that lost them).  The restarting server asks for the id in its cache and
 # gets it back, not the lowest free id (0), which a server still running
-# may use.
+# may use.  Its re-assertion counts as its own only if its last call the
+# coordinator granted lies within a quiet period of the loss (a server
+# stopped longer ago may have lost its id to another, a grant the
+# coordinator forgot: internals.md, "A re-assertion after a loss must be
+# recent").  The known server's check-ins failed while the coordinator was
+# frozen, so the loss waits for its first check-in since.
+$known->poll_query_until('postgres',
+	"SELECT coordinator_answered_at > '$thawed' FROM snowid_status()")
+  or die 'the known server did not check in after the coordinator answered again';
 $coord->wipe;
 $known->restart;
 $ids->collect($known, 1000);
