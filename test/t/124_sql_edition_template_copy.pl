@@ -1,4 +1,4 @@
-# Attack (issue 56, item 2: the worker id is never copied into another
+# Issue 56's attack (item 2: the worker id is never copied into another
 # database): CREATE DATABASE copydb TEMPLATE appdb copies appdb's files,
 # its relfilenodes included, into a database of the same server.  The
 # worker id's stamp (worker_server) names another database there, and a
