@@ -416,9 +416,12 @@ END;
 -- -------------------------------------------------------------------------
 -- snowid_sql_fixed(), with the server it was made on
 -- -------------------------------------------------------------------------
--- server is snowid_sql_here() where it was made, and position_node the
--- filenode of snowid_position then: the common path compares the latter
--- (cheap) at every call, every writer the former.  Its worker id is the
+-- server is snowid_sql_here() where it was made, and position_path the
+-- file of snowid_position then, which names the database: the common path
+-- compares the latter (cheap) at every call, every writer the former.  A
+-- restored dump has another file, a copy made by CREATE DATABASE ...
+-- TEMPLATE the same one in another database (its readers took the
+-- source's window, and issued ids the source issued).  Its worker id is the
 -- row's only where the row's was set on this server.
 --
 -- token is this server's mark in snowid_generation (see
@@ -429,7 +432,7 @@ END;
 -- it held when the worker id was set again, or when snowid_sql_fixed() was
 -- made on another server or with other sequences (a copy whose worker id
 -- is set, or claimed, anew).
-ALTER TYPE @extschema@.snowid_sql_fixed ADD ATTRIBUTE position_node oid, ADD ATTRIBUTE server text,
+ALTER TYPE @extschema@.snowid_sql_fixed ADD ATTRIBUTE position_path text, ADD ATTRIBUTE server text,
 	ADD ATTRIBUTE token bigint, ADD ATTRIBUTE adopted bigint;
 
 -- A worker id set (an INSERT or UPDATE that names it) says so to
@@ -488,7 +491,7 @@ BEGIN
 	EXECUTE format($f$CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_fixed()
 RETURNS @extschema@.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s, %s)::@extschema@.snowid_sql_fixed$f$,
+RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::@extschema@.snowid_sql_fixed$f$,
 		CASE WHEN c.claim_worker_id THEN 'true' ELSE 'false' END, coalesce(c.datacenter_id, 0),
 		coalesce(CASE WHEN c.claim_worker_id OR c.worker_server = here THEN c.worker_id END::text, 'NULL'),
 		coalesce(c.datacenter_bits, 0),
@@ -496,7 +499,7 @@ RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %L, %s, %s)::@extschema@.snow
 		coalesce(@extschema@.snowid_sql_unix_ms(c.epoch), 0),
 		coalesce(@extschema@.snowid_sql_max_ms(c), 0),
 		coalesce(least(100, c.max_drift_ms), 0),
-		pg_relation_filenode('@extschema@.snowid_position'), here,
+		pg_relation_filepath('@extschema@.snowid_position'), here,
 		1 + (hashtext(here)::bigint & 4194303), coalesce(adopted::text, 'NULL'));
 END
 $$;
@@ -623,7 +626,8 @@ END
 $$;
 
 -- One id (see 1.0).  The common path also checks that snowid_sql_fixed()
--- was made with this snowid_position (a restored dump has another), and
+-- was made with this snowid_position, in this database (a restored dump
+-- has another, a copy made from it as a template is in another), and
 -- makes its transaction write WAL of its own once (a transactional
 -- logical message, which also gives it an xid): its commit then flushes
 -- the WAL that logged the position (written maybe by another transaction,
@@ -650,8 +654,8 @@ DECLARE
 	g bigint;
 	v bigint;
 BEGIN
-	w := CASE WHEN pg_relation_filenode('@extschema@.snowid_position')
-			IS DISTINCT FROM (@extschema@.snowid_sql_fixed()).position_node
+	w := CASE WHEN pg_relation_filepath('@extschema@.snowid_position')
+			IS DISTINCT FROM (@extschema@.snowid_sql_fixed()).position_path
 		THEN NULL
 		WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
 		THEN @extschema@.snowid_sql_claimed_of(pg_sequence_last_value('@extschema@.snowid_claimed'),
@@ -728,9 +732,41 @@ BEGIN
 END
 $$;
 
+-- Whether the session's role may claim: one whose privileges the owner of
+-- the extension has (the claim runs functions of the owner's, which the
+-- owner may alter: ALTER FUNCTION ... SECURITY INVOKER, SET, or a body
+-- replaced, and which would then run as that role), and so a superuser
+-- only where the owner is one.  Raises with the hint given otherwise.
+-- The extension's own: it runs none of the owner's code.
+CREATE FUNCTION @extschema@.snowid_sql_claim_caller(hint text)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF NOT pg_has_role((SELECT p.proowner FROM pg_proc p
+						WHERE p.oid = '@extschema@.snowid_sql_claim_once()'::regprocedure),
+					   (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user), 'USAGE') THEN
+		IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
+			RAISE EXCEPTION 'snowid_sql does not claim its worker id in a superuser''s session'
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = 'The claim runs functions that the owner of the extension, who is no superuser, may change.',
+					  HINT = hint;
+		END IF;
+		PERFORM @extschema@.snowid_sql_not_owner();
+	END IF;
+END
+$$;
+
+-- snowid_claim() of 1.0 and 1.1 was the owner's, which may replace it:
+-- a superuser's call then ran the owner's code as the superuser.  It
+-- goes on as the owner's snowid_sql_claim_owned(), and snowid_claim() is
+-- the extension's, calling it for a role that may claim.
+ALTER FUNCTION @extschema@.snowid_claim() RENAME TO snowid_sql_claim_owned;
+
 -- One claim at a time in a database: the row 'claim' of snowid_locks,
 -- held to the end of the transaction
-CREATE OR REPLACE FUNCTION @extschema@.snowid_claim(
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_claim_owned(
 	OUT datacenter_id integer, OUT worker_id integer,
 	OUT floor_time timestamptz, OUT holder text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -751,6 +787,31 @@ BEGIN
 	holder := r.holder;
 END
 $$;
+
+CREATE FUNCTION @extschema@.snowid_claim(
+	OUT datacenter_id integer, OUT worker_id integer,
+	OUT floor_time timestamptz, OUT holder text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r record;
+BEGIN
+	PERFORM @extschema@.snowid_sql_claim_caller(
+		'Run SELECT snowid_claim() as the owner of the extension (SET ROLE to it), as its schedule does.');
+	r := @extschema@.snowid_sql_claim_owned();
+	datacenter_id := r.datacenter_id;
+	worker_id := r.worker_id;
+	floor_time := r.floor_time;
+	holder := r.holder;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowid_claim() IS
+'claims the worker id from the coordination database, or re-asserts the one held, as the owner of the extension';
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_claim() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.snowid_claim() TO @extowner@;
 
 -- The claim of the first call takes the row 'claim' to the end of the
 -- caller's transaction: only in a session whose role the owner has the
@@ -796,17 +857,8 @@ BEGIN
 	IF NOT c.claim_worker_id OR c.worker_id IS NOT NULL THEN
 		RETURN true;
 	END IF;
-	IF NOT pg_has_role((SELECT p.proowner FROM pg_proc p
-						WHERE p.oid = '@extschema@.snowid_sql_claim_once()'::regprocedure),
-					   (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user), 'USAGE') THEN
-		IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
-			RAISE EXCEPTION 'snowid_sql does not claim its worker id in a superuser''s session'
-				USING ERRCODE = 'insufficient_privilege',
-					  DETAIL = 'The claim runs functions that the owner of the extension, who is no superuser, may change.',
-					  HINT = 'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.';
-		END IF;
-		PERFORM @extschema@.snowid_sql_not_owner();
-	END IF;
+	PERFORM @extschema@.snowid_sql_claim_caller(
+		'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.');
 	PERFORM @extschema@.snowid_sql_claim_once();
 	RETURN true;
 END
@@ -827,6 +879,13 @@ BEGIN
 	RETURN h.name;
 END
 $$;
+
+-- snowid_new_holder() of 1.0 and 1.1 was the owner's, which a superuser's
+-- call ran as the superuser once the owner replaced it: the extension's
+-- now (it runs none of the owner's code), for the owner to call
+ALTER FUNCTION @extschema@.snowid_new_holder() OWNER TO CURRENT_USER;
+REVOKE ALL ON FUNCTION @extschema@.snowid_new_holder() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.snowid_new_holder() TO @extowner@;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_holder_renew() FROM PUBLIC;
 
@@ -999,6 +1058,9 @@ BEGIN
 		FROM pg_catalog.pg_class c
 		WHERE c.relnamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace AND c.relkind IN ('r', 'S')
 		  AND c.relname ~ ('^' || moved || '$')
+		  AND (ext IS NULL OR EXISTS (SELECT FROM pg_catalog.pg_depend d
+									  WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+										AND d.objid OPERATOR(pg_catalog.=) c.oid AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype = 'e'))
 		UNION ALL
 		SELECT pg_catalog.format('ALTER TYPE %s SET SCHEMA snowid_sql_private',
 								 '@extschema@.snowid_sql_fixed')
@@ -1166,10 +1228,14 @@ DECLARE
 	grants text[] := '{}';
 	g text;
 BEGIN
+	-- PUBLIC: the API it may call (not snowid_claim(), say)
 	SELECT pg_catalog.array_agg(p.oid::text OPERATOR(pg_catalog.||) ':0') INTO todo
 	FROM pg_catalog.pg_proc p
 	WHERE p.pronamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace
-	  AND p.proname OPERATOR(pg_catalog.~~) 'snowid%';
+	  AND p.proname OPERATOR(pg_catalog.~~) 'snowid%'
+	  AND (p.proacl IS NULL
+		   OR EXISTS (SELECT FROM pg_catalog.aclexplode(p.proacl) a
+					  WHERE a.grantee OPERATOR(pg_catalog.=) 0 AND a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'));
 	-- the installing role: the API, its own functions, and the triggers
 	-- that its writes to the tables fire (as it)
 	todo := todo OPERATOR(pg_catalog.||) ARRAY(

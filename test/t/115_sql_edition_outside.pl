@@ -86,7 +86,7 @@ is( $node->safe_psql(
 		  UNION ALL
 		  SELECT t.typowner, t.typname::text FROM pg_type t
 		  JOIN pg_depend d ON d.classid = 'pg_type'::regclass AND d.objid = t.oid AND d.deptype = 'e') o) y}),
-	'app snowid_claim, app snowid_new_holder, app snowid_sql_claim_now, app snowid_sql_claim_once, app snowid_sql_connstr, app snowid_sql_holder_renew, bootstrap superuser',
+	'app snowid_sql_claim_now, app snowid_sql_claim_once, app snowid_sql_claim_owned, app snowid_sql_connstr, app snowid_sql_holder_renew, bootstrap superuser',
 	'every object is the bootstrap superuser\'s but the functions the claim runs as the owner');
 
 ($rc, $out, $err) = psql_as($app, q{
