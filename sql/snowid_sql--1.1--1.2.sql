@@ -794,16 +794,10 @@ CREATE FUNCTION @extschema@.snowid_claim(
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-	r record;
 BEGIN
 	PERFORM @extschema@.snowid_sql_claim_caller(
 		'Run SELECT snowid_claim() as the owner of the extension (SET ROLE to it), as its schedule does.');
-	r := @extschema@.snowid_sql_claim_owned();
-	datacenter_id := r.datacenter_id;
-	worker_id := r.worker_id;
-	floor_time := r.floor_time;
-	holder := r.holder;
+	SELECT * INTO datacenter_id, worker_id, floor_time, holder FROM @extschema@.snowid_sql_claim_owned();
 END
 $$;
 
