@@ -29,6 +29,20 @@
  * as can be.  The file lags the last granted call by less than the step,
  * which only makes a restart's word older than it is, never newer.
  *
+ * A wall clock stepped forward must not make that word newer either: a
+ * call granted during a step past the clock margin, the clock put right
+ * and the server stopped, would otherwise name a time that real time
+ * reaches only later, and a restart then would pass for a server that was
+ * live at the store's loss.  So the time kept is the call's monotonic send
+ * time plus the least offset of the wall clock from the monotonic one seen
+ * in this run (at the start, and at every granted call): a step forward
+ * after the start never counts, a step back lowers the time kept, and the
+ * file goes down as well as up.  A file naming a time past this server's
+ * clock (written by a release that kept the largest send time, or before
+ * a step back while it was stopped) is sent as 0.  What is not covered: a
+ * server started with its clock further ahead than its margin issues ahead
+ * of the fleet anyway (doc/internals.md).
+ *
  * Locking: lock (an LWLock) protects every field of SnowidRecallShared and
  * the file; it is held across the file's read and write, never across a
  * call to the store.
@@ -69,6 +83,11 @@ typedef struct SnowidRecallShared
 	/* protected by lock: */
 	bool		loaded;			/* the file was read since the start */
 	int64		saved_confirmed_ms; /* the confirmed_ms the file names */
+	int64		least_offset_ms;	/* the least wall clock less monotonic
+									 * clock seen in this run */
+	int64		confirmed_mono_ms;	/* monotonic send time of the call
+									 * confirmed_ms is of; 0: none in this
+									 * run */
 	SnowidRecallStatus status;
 } SnowidRecallShared;
 
@@ -107,6 +126,7 @@ snowid_recall_shmem_init(void)
 	{
 		memset(snowid_recall, 0, sizeof(*snowid_recall));
 		snowid_recall->lock = &(GetNamedLWLockTranche(SNOWID_RECALL_TRANCHE))->lock;
+		snowid_recall->least_offset_ms = snowid_unix_ms() - snowid_monotonic_ms();
 	}
 }
 
@@ -131,7 +151,9 @@ snowid_recall_seen(SnowidStoreSeen *seen)
 /*
  * snowid_recall_confirmed
  *		When this server sent its last call the store granted, Unix ms by
- *		its clock (0: unknown), to send with a restart's re-assertion.
+ *		its clock (0: unknown), to send with a restart's re-assertion; 0 as
+ *		well if that lies past its clock now, as counted by the least offset
+ *		of this run (no call was sent then).
  */
 int64
 snowid_recall_confirmed(void)
@@ -144,6 +166,8 @@ snowid_recall_confirmed(void)
 	if (!snowid_recall->loaded)
 		snowid_recall_load();
 	confirmed_ms = snowid_recall->status.confirmed_ms;
+	if (confirmed_ms > snowid_monotonic_ms() + snowid_recall->least_offset_ms)
+		confirmed_ms = 0;
 	LWLockRelease(snowid_recall->lock);
 	return confirmed_ms;
 }
@@ -190,11 +214,18 @@ snowid_recall_note(const SnowidStoreRequest *request,
 			st->seen = result->state;
 			save = true;
 		}
-		if (request->sent_ms > st->confirmed_ms)
+		if (request->sent_mono_ms > snowid_recall->confirmed_mono_ms)
 		{
-			st->confirmed_ms = request->sent_ms;
-			if (st->confirmed_ms >= snowid_recall->saved_confirmed_ms +
-				SNOWID_CONFIRMED_STEP_MS)
+			int64		saved = snowid_recall->saved_confirmed_ms;
+
+			snowid_recall->least_offset_ms =
+				Min(snowid_recall->least_offset_ms,
+					request->sent_ms - request->sent_mono_ms);
+			snowid_recall->confirmed_mono_ms = request->sent_mono_ms;
+			st->confirmed_ms = request->sent_mono_ms +
+				snowid_recall->least_offset_ms;
+			if (st->confirmed_ms < saved ||
+				st->confirmed_ms >= saved + SNOWID_CONFIRMED_STEP_MS)
 				save = true;
 		}
 		if (save)

@@ -148,6 +148,7 @@ snowid_coord_request_times(SnowidStoreRequest *request)
 	request->usable_ms = snowid_usable_ms() + snowid_layout.epoch_ms;
 	request->plausible_ms = snowid_unix_ms() + SNOWID_FENCE_SLACK_MS;
 	request->sent_ms = snowid_unix_ms();
+	request->sent_mono_ms = snowid_monotonic_ms();
 }
 
 /*

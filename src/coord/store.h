@@ -181,6 +181,8 @@ typedef struct SnowidStoreRequest
 	int64		sent_ms;		/* Unix ms by this server's clock when the
 								 * call was sent: a granted call's is kept
 								 * (coord/recall.c) */
+	int64		sent_mono_ms;	/* the same on the monotonic clock, which
+								 * bounds what is kept by the time passed */
 	int64		confirmed_ms;	/* a restart's re-assertion only: sent_ms of
 								 * this server's last granted call (0: it
 								 * does not know), which the store weighs
