@@ -36,8 +36,9 @@
  * live at the store's loss.  So the time kept is the call's monotonic send
  * time plus the least offset of the wall clock from the monotonic one seen
  * in this run (at the start, and at every granted call): a step forward
- * after the start never counts, a step back lowers the time kept, and the
- * file goes down as well as up.  A file naming a time past this server's
+ * after the start never counts, nor after a crash restart (the postmaster
+ * keeps the least offset it saw when it made shared memory), a step back
+ * lowers the time kept, and the file goes down as well as up.  A file naming a time past this server's
  * clock (written by a release that kept the largest send time, or before
  * a step back while it was stopped) is sent as 0.  What is not covered: a
  * server started with its clock further ahead than its margin issues ahead
@@ -93,6 +94,14 @@ typedef struct SnowidRecallShared
 
 static SnowidRecallShared *snowid_recall = NULL;
 
+/*
+ * The least offset of the wall clock from the monotonic one the postmaster
+ * saw when it made shared memory: kept in its own memory, which a crash
+ * restart keeps while it makes shared memory anew, so that a clock stepped
+ * forward after the start does not count after a crash either
+ */
+static int64 snowid_start_offset_ms = PG_INT64_MAX;
+
 static void snowid_recall_load(void);
 static void snowid_recall_save(void);
 static bool snowid_seen_later(const SnowidStoreSeen *a,
@@ -126,7 +135,9 @@ snowid_recall_shmem_init(void)
 	{
 		memset(snowid_recall, 0, sizeof(*snowid_recall));
 		snowid_recall->lock = &(GetNamedLWLockTranche(SNOWID_RECALL_TRANCHE))->lock;
-		snowid_recall->least_offset_ms = snowid_unix_ms() - snowid_monotonic_ms();
+		snowid_start_offset_ms = Min(snowid_start_offset_ms,
+									 snowid_unix_ms() - snowid_monotonic_ms());
+		snowid_recall->least_offset_ms = snowid_start_offset_ms;
 	}
 }
 
