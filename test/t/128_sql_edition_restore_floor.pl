@@ -149,8 +149,11 @@ for my $how ('extension', 'pg_tle', 'plain script')
 				'-d', $restored->connstr('appdb') . ($how eq 'plain script' ? '' : ' user=app'), $dump
 			],
 			'>', \$out, '2>', \$err);
-		($rc, $out, $err) = app($restored, 'SELECT max_drift_ms, worker_bits FROM snowid_config');
-		is($out, '10000|6', "$how: the dump is restored on another server") or diag($err);
+		is( $restored->safe_psql('appdb', q{
+				SELECT max_drift_ms, worker_bits, worker_server <> snowid_sql_private.snowid_sql_here()
+				FROM snowid_config}),
+			'10000|6|t',
+			"$how: the dump is restored on another server, with its source's stamp");
 
 		# the source goes on, running seconds ahead of its clock, then stops
 		# for good: what it issued is kept here, on the restored server
