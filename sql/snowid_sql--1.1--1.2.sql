@@ -287,14 +287,40 @@ $$;
 -- this server, even where the value stays: so its owner sets the worker
 -- id of a copy, or after an ALTER SEQUENCE, again.  An UPDATE that names
 -- neither (the restore's of snowid_sql_config_restore(), a change of
--- max_drift_ms on a copy) leaves the stamp as it was.
+-- max_drift_ms on a copy) leaves the stamp as it was.  Without a worker
+-- id the row keeps the stamp it has, or is given: the server its worker id
+-- was last set on (the restore of a dump carries its source's), which says
+-- at the next stamp that it lay elsewhere.
+--
+-- A stamp over another server's (a restored dump, a pg_createsubscriber
+-- copy, pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made
+-- anew) says so to snowid_sql_config_floor() for the rest of the statement
+-- (the setting snowid_sql.copy_drift_ms, local to the transaction): the
+-- larger max_drift_ms of the row before and after, as far as that server
+-- may have issued ids ahead of its clock.  A row never stamped (a first
+-- install, or one updated to 1.2) sets nothing: no server issued ids with
+-- it, and a worker id set there for the first time is the operator's to
+-- make unique (doc/managed.md).
 CREATE FUNCTION @extschema@.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	here text;
+	before text;
 BEGIN
-	NEW.worker_server := CASE WHEN NEW.worker_id IS NOT NULL THEN @extschema@.snowid_sql_here() END;
+	IF NEW.worker_id IS NULL THEN
+		RETURN NEW;
+	END IF;
+	here := @extschema@.snowid_sql_here();
+	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
+	IF before <> here THEN
+		PERFORM set_config('snowid_sql.copy_drift_ms',
+						   greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END)::text,
+						   true);
+	END IF;
+	NEW.worker_server := here;
 	RETURN NEW;
 END
 $$;
@@ -302,6 +328,71 @@ $$;
 CREATE TRIGGER snowid_config_stamp BEFORE INSERT OR UPDATE OF worker_id, worker_server
 	ON @extschema@.snowid_config
 	FOR EACH ROW EXECUTE FUNCTION @extschema@.snowid_sql_config_stamp();
+
+-- After a stamp over another server's: the generator raised, so that this
+-- server's next id lies past its clock plus that max_drift_ms.  That
+-- server (stopped before, or it keeps another worker id) issued ids up to
+-- its clock plus max_drift_ms: a batch, or a clock stepped back, runs
+-- ahead of the clock, and a copy that started at its clock issued them
+-- again (a restored dump given its gone source's worker id at once: 1,000
+-- of 1,000).  One millisecond more than that: the common path reads the
+-- clock in floating point, which may lie one millisecond ahead at a
+-- boundary.  The position is only raised, never lowered, by a writer
+-- (snowid_sql_raise_floor(), snowid_sql_move()), after snowid_config_fix
+-- (triggers fire in the order of their names) made snowid_sql_fixed() with
+-- this server and adopted the generation as it is, as a writer needs.  Only
+-- the stamp pays: the common path is as it was, and its calls take the
+-- path of a clock stepped back (snowid_sql_take()) until the clock has
+-- caught up, at most max_drift_ms.  What it does not cover stays the
+-- operator's: the clocks of the two servers may differ, and that server
+-- must have stopped issuing ids with the worker id before the stamp.
+CREATE FUNCTION @extschema@.snowid_sql_config_floor()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	drift_ms integer := nullif(current_setting('snowid_sql.copy_drift_ms', true), '')::integer;
+BEGIN
+	IF drift_ms IS NOT NULL THEN
+		PERFORM set_config('snowid_sql.copy_drift_ms', '', true);
+		PERFORM @extschema@.snowid_sql_raise_floor(@extschema@.snowid_sql_unix_ms(clock_timestamp())
+												   + drift_ms + 2);
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER snowid_config_floor AFTER INSERT OR UPDATE
+	ON @extschema@.snowid_config
+	FOR EACH ROW WHEN (NEW.worker_id IS NOT NULL)
+	EXECUTE FUNCTION @extschema@.snowid_sql_config_floor();
+
+-- The restore of the row (see 1.0), which also carries the source's stamp
+-- into a row without a worker id, so that the worker id set there later
+-- raises the generator (above).  In an UPDATE of its own, of a row without
+-- a worker id alone: naming worker_server stamps a worker id with this
+-- server.
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_config_restore()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	UPDATE @extschema@.snowid_config x
+	SET datacenter_id = NEW.datacenter_id, epoch = NEW.epoch,
+		datacenter_bits = NEW.datacenter_bits, worker_bits = NEW.worker_bits,
+		sequence_bits = NEW.sequence_bits, max_drift_ms = NEW.max_drift_ms,
+		max_wait_ms = NEW.max_wait_ms, claim_worker_id = NEW.claim_worker_id
+	WHERE x.singleton;
+	IF FOUND THEN
+		UPDATE @extschema@.snowid_config x SET worker_server = NEW.worker_server
+		WHERE x.singleton AND x.worker_id IS NULL AND NEW.worker_server IS NOT NULL;
+		RETURN NULL;
+	END IF;
+	RETURN NEW;
+END
+$$;
 
 -- A replica's apply (and any session with session_replication_role =
 -- replica) changes no row of snowid_config: a publication carries the
