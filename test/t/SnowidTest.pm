@@ -476,7 +476,8 @@ sub search_finds_store_fixes
 # args as for search_finds_stale_holders): confirmed_ms after a clock
 # stepped past the margin.  P (a margin of a second) holds id 0 for good;
 # its clock steps 90 s forward, a check-in is granted, the clock is put
-# right; P stops.  81 s later the store loses everything, Q takes id 0
+# right and another check-in granted (which does not bring the largest
+# send time down: the last would be right); P stops.  81 s later the store loses everything, Q takes id 0
 # after the quiet period (at 90 s), the store loses everything again
 # before Q's check-in, and P starts: its confirmed_ms, 90 s by the stepped
 # clock, lies within the store's clock plus the margin and after the
@@ -493,7 +494,7 @@ sub search_finds_confirmed_clock_step
 	  'set clock-step 90000',
 	  'server p perm drift=1000 margin=1000', 'server q perm drift=1000 margin=1000',
 	  'start p', 'issue p 1', 'clock p +90000', 'checkin p', 'clock p -90000',
-	  'stop p', 'wait 81000', 'lose', 'start q', 'wait 9001', 'claim q',
+	  'checkin p', 'stop p', 'wait 81000', 'lose', 'start q', 'wait 9001', 'claim q',
 	  'issue q 1', 'lose', 'start p', '';
 
 	for my $kept (qw(largest bounded))
