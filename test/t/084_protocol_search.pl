@@ -28,6 +28,12 @@
 # at a time (--store-fix NAME=off): replayed, each path is found with its
 # fix off, and none with it on (SnowidTest::search_finds_store_fixes).
 #
+# The third attack's path of confirmed_ms after a clock stepped past the
+# margin is replayed with the servers' confirmed_ms kept as the largest
+# send time (--confirmed-kept largest, before the fix: a violation) and
+# bounded by the monotonic clock (bounded: none)
+# (SnowidTest::search_finds_confirmed_clock_step).
+#
 # Copies are searched with --copy-identity new: a copy of a data directory
 # that claims under its original's identity ("dc=... host=... port=...
 # sysid=...", the same for a copy on a host of the same name and port) is
@@ -168,5 +174,11 @@ SnowidTest::search_finds_stale_holders(\&protocol_search, $dir);
 # datacenter marked new after its owners hash was evicted): found with the
 # store's fix off, none with it on.
 SnowidTest::search_finds_store_fixes(\&protocol_search, $dir, 1);
+
+# confirmed_ms after a clock stepped past the margin (the third attack on
+# issue 55): with the largest send time kept, a restart after two losses
+# re-asserts the id another server took between them; bounded by the
+# monotonic clock, it does not.
+SnowidTest::search_finds_confirmed_clock_step(\&protocol_search, $dir);
 
 done_testing();

@@ -472,6 +472,60 @@ sub search_finds_store_fixes
 	return;
 }
 
+# The third attack on issue 55, in test/protocol-search (search, dir and
+# args as for search_finds_stale_holders): confirmed_ms after a clock
+# stepped past the margin.  P (a margin of a second) holds id 0 for good;
+# its clock steps 90 s forward, a check-in is granted, the clock is put
+# right and another check-in granted (which does not bring the largest
+# send time down: the last would be right); P stops.  81 s later the store loses everything, Q takes id 0
+# after the quiet period (at 90 s), the store loses everything again
+# before Q's check-in, and P starts: its confirmed_ms, 90 s by the stepped
+# clock, lies within the store's clock plus the margin and after the
+# second loss's quiet period's start less its length, so that with the
+# largest send time kept (--confirmed-kept largest, the C side before the
+# fix) P's re-assertion counts as its own and P is granted the id Q holds;
+# with the send time bounded by the monotonic clock (bounded, the fix)
+# P's confirmed_ms is that of the check-in's real time, its re-assertion a
+# new claim, refused in the quiet period.
+sub search_finds_confirmed_clock_step
+{
+	my ($search, $dir, @args) = @_;
+	my $path = join "\n", 'set ops start,claim,issue,stop,wait,lose,checkin,clock',
+	  'set clock-step 90000',
+	  'server p perm drift=1000 margin=1000', 'server q perm drift=1000 margin=1000',
+	  'start p', 'issue p 1', 'clock p +90000', 'checkin p', 'clock p -90000',
+	  'checkin p', 'stop p', 'wait 81000', 'lose', 'start q', 'wait 9001', 'claim q',
+	  'issue q 1', 'lose', 'start p', '';
+
+	for my $kept (qw(largest bounded))
+	{
+		my $file = "$dir/confirmed-clock-step-$kept.txt";
+
+		PostgreSQL::Test::Utils::append_to_file($file,
+			"set confirmed-kept $kept\n$path");
+		my ($status, $out) = $search->(@args, '--replay', $file);
+		if ($kept eq 'largest')
+		{
+			Test::More::like($out,
+				qr/^    check: VIOLATION: worker id 0 granted to p .*but q still holds it for good/m,
+				'confirmed_ms after a clock step past the margin, the largest send time kept: '
+				  . 'the search finds the id granted twice')
+			  or Test::More::diag($out);
+		}
+		else
+		{
+			Test::More::like($out, qr/^    p's claim is refused: SNOWID_QUIET /m,
+				'confirmed_ms after a clock step past the margin, bounded by the monotonic clock: '
+				  . 'the restart\'s re-assertion is a new claim, refused in the quiet period')
+			  or Test::More::diag($out);
+			Test::More::like($out,
+				qr/^protocol-search: replay of \d+ steps: .* 0 violations/m, 'and no violation')
+			  or Test::More::diag($out);
+		}
+	}
+	return;
+}
+
 # Appends settings to postgresql.conf; later lines override earlier ones.
 sub set_conf
 {
