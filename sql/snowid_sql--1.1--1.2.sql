@@ -136,16 +136,17 @@ REVOKE ALL ON @extschema@.snowid_locks FROM PUBLIC;
 -- identifier (another for every initdb, pg_upgrade and pg_createsubscriber
 -- copy), and the files of snowid_position and snowid_generation, which
 -- name the database (another for a restored dump, and after any ALTER
--- SEQUENCE); no table read
+-- SEQUENCE); no table read.  One expression, which the planner inlines
+-- where it is called (each writer compares it): VOLATILE, as
+-- pg_control_system() is (a STABLE function is not inlined whose body is
+-- volatile), which reads pg_control at each call.
 CREATE FUNCTION @extschema@.snowid_sql_here()
 RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-BEGIN ATOMIC
-	SELECT pg_catalog.format('sysid=%s position=%s generation=%s', s.system_identifier,
-							 pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass),
-							 pg_catalog.pg_relation_filepath('@extschema@.snowid_generation'::pg_catalog.regclass))
-	FROM pg_catalog.pg_control_system() s;
-END;
+LANGUAGE sql VOLATILE PARALLEL SAFE
+RETURN pg_catalog.format('sysid=%s position=%s generation=%s',
+						 (pg_catalog.pg_control_system()).system_identifier,
+						 pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass),
+						 pg_catalog.pg_relation_filepath('@extschema@.snowid_generation'::pg_catalog.regclass));
 
 -- What is wrong with the options of the generator's sequences, as a
 -- sentence, or NULL: its reasoning holds for INCREMENT 1, CACHE 1 and NO
@@ -624,10 +625,12 @@ $$;
 -- that stops reading, would hold the lock until it disconnects).  A
 -- generator whose sequences a subscription synchronises (PostgreSQL 19:
 -- FOR ALL SEQUENCES, REFRESH SEQUENCES, which set them to the publisher's
--- values in place) moves nothing either.
+-- values in place) moves nothing either.  It sets its search_path:
+-- snowid_sql_next(), which calls it, runs in the caller's.
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_move(low bigint, n bigint, high bigint, wait boolean,
 	OUT first bigint, OUT got bigint, OUT last bigint)
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 SET client_min_messages = error
 AS $$
 DECLARE
@@ -716,6 +719,17 @@ BEGIN
 END
 $$;
 
+-- The id at a position (see 1.0), its node's bits grouped, so that the
+-- planner folds them into one constant where the datacenter and worker
+-- ids are constants (the common path of snowid_sql_next()): the same value
+CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_id(pos bigint, datacenter_id integer, worker_id integer,
+	datacenter_bits integer, worker_bits integer, sequence_bits integer)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN ((pos >> sequence_bits) << (datacenter_bits + worker_bits + sequence_bits))
+	| ((datacenter_id::bigint << (worker_bits + sequence_bits)) | (worker_id::bigint << sequence_bits))
+	| (pos & ((1::bigint << sequence_bits) - 1));
+
 -- One id (see 1.0).  The common path also checks that snowid_sql_fixed()
 -- was made with this snowid_position, in this database (a restored dump
 -- has another, a copy made from it as a template is in another), and
@@ -732,59 +746,106 @@ $$;
 -- next call writes another).  A constant is cheaper to compare at every
 -- call than the xid; a session that sets it on itself skips the message,
 -- as one that sets synchronous_commit = off skips the flush.
-CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_next(claimed boolean)
+--
+-- What the common path costs (doc/managed.md, "What 1.2 costs"):
+-- - STABLE: PL/pgSQL then takes no snapshot and makes no command counter
+--   increment at each of its expressions.  It reads no table (only the
+--   sequences, which no snapshot sees, and snowid_sql_fixed()'s
+--   constants); what reads the tables is snowid_sql_next_table(), and the
+--   writer snowid_sql_move(), both VOLATILE.  Its argument recovery is
+--   pg_is_in_recovery(), read by the caller: VOLATILE, it makes every call
+--   of snowid_next() volatile to the planner whatever the other functions
+--   are labelled (a call is never evaluated once for several rows, nor
+--   memoized), and any value a caller gives is safe (true takes the table
+--   path, which checks again; false on a standby fails at nextval()).
+-- - No SET search_path (which the call would set and reset each time):
+--   the body runs as the superuser with the caller's search_path, so every
+--   operator, function and type in it is named with its schema
+--   (OPERATOR(pg_catalog.=), pg_catalog.nextval(), and the extension's
+--   snowid_sql_private), and it uses no construct that looks an operator
+--   up by name (IS DISTINCT FROM, BETWEEN, IN, CASE x WHEN).  The functions
+--   it calls that need a search_path set their own.
+CREATE FUNCTION @extschema@.snowid_sql_next(claimed boolean, recovery boolean)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	c @extschema@.snowid_config;
 	w integer;
-	now_ms bigint;
+	-- the clock's millisecond as a position: its first
+	now_pos bigint;
 	g bigint;
 	v bigint;
 BEGIN
-	w := CASE WHEN pg_relation_filepath('@extschema@.snowid_position')
-			IS DISTINCT FROM (@extschema@.snowid_sql_fixed()).position_path
+	w := CASE WHEN (pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass)
+				   OPERATOR(pg_catalog.=) (@extschema@.snowid_sql_fixed()).position_path) IS NOT TRUE
 		THEN NULL
 		WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
-		THEN @extschema@.snowid_sql_claimed_of(pg_sequence_last_value('@extschema@.snowid_claimed'),
-											   (@extschema@.snowid_sql_fixed()).datacenter_id,
-											   (@extschema@.snowid_sql_fixed()).worker_bits,
-											   (@extschema@.snowid_sql_fixed()).worker_id)
+		THEN @extschema@.snowid_sql_claimed_of(
+			pg_catalog.pg_sequence_last_value('@extschema@.snowid_claimed'::pg_catalog.regclass),
+			(@extschema@.snowid_sql_fixed()).datacenter_id, (@extschema@.snowid_sql_fixed()).worker_bits,
+			(@extschema@.snowid_sql_fixed()).worker_id)
 		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
-	now_ms := CASE WHEN w IS NOT NULL AND NOT pg_is_in_recovery()
-		THEN floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
-			- (@extschema@.snowid_sql_fixed()).epoch_ms END;
-	g := pg_sequence_last_value('@extschema@.snowid_generation');
-	v := CASE WHEN now_ms <= (@extschema@.snowid_sql_fixed()).max_ms
-		THEN CASE WHEN current_setting('snowid_sql.message_written', true) = 'on'
-					   OR (pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
-						   AND set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
-			THEN nextval('@extschema@.snowid_position') END END;
-	IF g % 2 = 0 AND g >> 40 = (@extschema@.snowid_sql_fixed()).token
-		AND pg_sequence_last_value('@extschema@.snowid_generation') = g
-		AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
-			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
-		RETURN @extschema@.snowid_sql_fixed_id(w, v);
+	now_pos := CASE WHEN w IS NOT NULL AND NOT recovery
+		THEN (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
+			  OPERATOR(pg_catalog.-) (@extschema@.snowid_sql_fixed()).epoch_ms)
+			OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits END;
+	g := pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass);
+	v := CASE WHEN now_pos OPERATOR(pg_catalog.<=)
+				   ((@extschema@.snowid_sql_fixed()).max_ms OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits)
+		THEN CASE WHEN pg_catalog.current_setting('snowid_sql.message_written', true) OPERATOR(pg_catalog.=) 'on'
+					   OR (pg_catalog.pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
+						   AND pg_catalog.set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
+			THEN pg_catalog.nextval('@extschema@.snowid_position'::pg_catalog.regclass) END END;
+	-- the generation even and this server's (its bits from 40 up the
+	-- token): (g % 2 = 0 AND g >> 40 = token); and the position in the
+	-- clock's millisecond or up to near_ms ahead: (v >> sequence_bits)
+	-- BETWEEN now_ms AND now_ms + near_ms
+	IF (g OPERATOR(pg_catalog.&) -1099511627775) OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
+		AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass) OPERATOR(pg_catalog.=) g
+		AND v OPERATOR(pg_catalog.>=) now_pos
+		AND (v OPERATOR(pg_catalog.-) now_pos)
+			OPERATOR(pg_catalog.<) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
+									OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits) THEN
+		RETURN @extschema@.snowid_sql_fixed_id(CASE WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id THEN w
+													 ELSE (@extschema@.snowid_sql_fixed()).worker_id END, v);
 	END IF;
 	IF v IS NOT NULL THEN
 		-- unless the position is this call's and far ahead of the clock
 		-- (kept for the path below), the call becomes a writer
-		IF NOT coalesce(g % 2 = 0 AND g >> 40 = (@extschema@.snowid_sql_fixed()).token
-						AND pg_sequence_last_value('@extschema@.snowid_generation') = g
-						AND (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
-							> now_ms + (@extschema@.snowid_sql_fixed()).near_ms, false) THEN
-			v := (@extschema@.snowid_sql_move(now_ms << (@extschema@.snowid_sql_fixed()).sequence_bits,
-											  1, NULL, false)).first;
+		IF NOT coalesce((g OPERATOR(pg_catalog.&) -1099511627775)
+							OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
+						AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass)
+							OPERATOR(pg_catalog.=) g
+						AND v OPERATOR(pg_catalog.>=) now_pos
+						AND (v OPERATOR(pg_catalog.-) now_pos)
+							OPERATOR(pg_catalog.>=) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
+													 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits),
+						false) THEN
+			v := (@extschema@.snowid_sql_move(now_pos, 1, NULL, false)).first;
 		END IF;
-		IF (v >> (@extschema@.snowid_sql_fixed()).sequence_bits)
-			BETWEEN now_ms AND now_ms + (@extschema@.snowid_sql_fixed()).near_ms THEN
-			RETURN @extschema@.snowid_sql_fixed_id(w, v);
+		IF v OPERATOR(pg_catalog.>=) now_pos
+			AND (v OPERATOR(pg_catalog.-) now_pos)
+				OPERATOR(pg_catalog.<) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
+										OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits) THEN
+			RETURN @extschema@.snowid_sql_fixed_id(CASE WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id THEN w
+													 ELSE (@extschema@.snowid_sql_fixed()).worker_id END, v);
 		END IF;
 	END IF;
+	RETURN @extschema@.snowid_sql_next_table(claimed, v);
+END
+$$;
 
+-- The rest of a call that the common path did not end (see 1.0): reads the
+-- table, as the caller's snowid_sql_next() (the superuser)
+CREATE FUNCTION @extschema@.snowid_sql_next_table(claimed boolean, v bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c @extschema@.snowid_config;
+BEGIN
 	c := @extschema@.snowid_sql_config(false);
 	IF c.worker_id IS NULL AND c.claim_worker_id AND NOT claimed THEN
 		RETURN NULL;
@@ -793,6 +854,17 @@ BEGIN
 	RETURN @extschema@.snowid_sql_compose(c, (@extschema@.snowid_sql_take(1, c, v)).first);
 END
 $$;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_next_table(boolean, bigint) FROM PUBLIC;
+
+-- Issuing (see 1.0), with pg_is_in_recovery() read here (see above)
+CREATE OR REPLACE FUNCTION @extschema@.snowid_next()
+RETURNS bigint
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+RETURN coalesce(@extschema@.snowid_sql_next(false, pg_catalog.pg_is_in_recovery()),
+				@extschema@.snowid_sql_next(@extschema@.snowid_sql_claim_first(), pg_catalog.pg_is_in_recovery()));
+
+DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 
 -- -------------------------------------------------------------------------
 -- The claim

@@ -29,6 +29,8 @@
 # - F4: the first call claims only as a role whose privileges the owner
 #   has; F7: a role with no grants takes no claim lock;
 # - F6: a writer sends no message to its client while it holds the lock;
+# - F9: the common path of a call, which sets no search_path, runs none of
+#   the operators the owner of schema public plants there;
 # - F8, F5: a logical subscriber takes none of the publisher's holder,
 #   locks or claim state, copies the tables at the start, and (19 and
 #   later) refuses to issue from sequences a subscription synchronises.
@@ -125,7 +127,7 @@ is( $node->safe_psql(
 	WHERE p.pronamespace = 'snowid_sql_private'::regnamespace AND p.prosecdef
 	  AND has_function_privilege('public', p.oid, 'EXECUTE')}),
 	'snowid_sql_private.snowid_sql_claim_once(), snowid_sql_private.snowid_sql_holder_here(), '
-	  . 'snowid_sql_private.snowid_sql_next(boolean), snowid_sql_private.snowid_sql_next_batch(integer,boolean)',
+	  . 'snowid_sql_private.snowid_sql_next(boolean,boolean), snowid_sql_private.snowid_sql_next_batch(integer,boolean)',
 	'E: PUBLIC calls only the SECURITY DEFINER functions that the API calls as it');
 
 # C: the owner of the database dumps it and restores it, as a database of
@@ -204,6 +206,86 @@ is(join(',', grep { $_ ne '' } split /\n/, $out), '2000,2000,0',
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
 	'f', 'the owner is no superuser');
 $node->safe_psql('appdb', 'DROP TABLE pwned');
+
+# F9: the common path of a call (snowid_sql_next(), which runs as the
+# superuser) sets no search_path: it runs in the caller's, so every
+# operator in its body names pg_catalog.  The owner of schema public plants
+# an operator there for each operator and types the body uses (and a few
+# more), which returns what pg_catalog's does and notes that it ran; with
+# public before pg_catalog, an unqualified name finds them (shown first),
+# yet no call of the owner's, nor of a superuser's, ever runs one: the
+# common path, a writer (each call of its own millisecond), and the calls
+# that read the table.
+my @planted = (
+	[ '=', 'text', 'text', 'boolean' ], [ '<>', 'text', 'text', 'boolean' ],
+	[ '*', 'double precision', 'integer', 'double precision' ],
+	[ '*', 'double precision', 'double precision', 'double precision' ],
+	[ '-', 'bigint', 'bigint', 'bigint' ], [ '+', 'bigint', 'bigint', 'bigint' ],
+	[ '+', 'bigint', 'integer', 'bigint' ], [ '+', 'integer', 'integer', 'integer' ],
+	[ '<<', 'bigint', 'integer', 'bigint' ], [ '>>', 'bigint', 'integer', 'bigint' ],
+	[ '&', 'bigint', 'bigint', 'bigint' ], [ '|', 'bigint', 'bigint', 'bigint' ],
+	[ '%', 'bigint', 'integer', 'bigint' ], [ '=', 'bigint', 'bigint', 'boolean' ],
+	[ '=', 'bigint', 'integer', 'boolean' ], [ '<>', 'bigint', 'bigint', 'boolean' ],
+	[ '<', 'bigint', 'bigint', 'boolean' ], [ '<=', 'bigint', 'bigint', 'boolean' ],
+	[ '>', 'bigint', 'bigint', 'boolean' ], [ '>=', 'bigint', 'bigint', 'boolean' ],
+	[ '=', 'integer', 'integer', 'boolean' ]);
+my ($plant, $unqualified) = ('CREATE TABLE public.ran (op text); GRANT INSERT ON public.ran TO PUBLIC;', '');
+for my $i (0 .. $#planted)
+{
+	my ($op, $l, $r, $res) = @{ $planted[$i] };
+	$plant .= qq{
+	CREATE FUNCTION public.planted_$i(a $l, b $r) RETURNS $res LANGUAGE plpgsql AS \$\$
+	BEGIN
+		INSERT INTO public.ran VALUES ('$l $op $r');
+		IF current_user <> 'app' THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+		RETURN a OPERATOR(pg_catalog.$op) b;
+	END \$\$;
+	CREATE OPERATOR public.$op (LEFTARG = $l, RIGHTARG = $r, FUNCTION = public.planted_$i);};
+	$unqualified .= ($i ? ', ' : '') . "(1::$l $op 1::$r) IS NOT NULL";
+}
+($rc, $out, $err) = psql_as($app, $plant);
+is($rc, 0, 'F9: the owner plants operators in public') or diag($err);
+($rc, $out, $err) = psql_as($app, qq{
+	SET search_path = public, pg_catalog;
+	SELECT $unqualified;
+	SELECT count(DISTINCT op) FROM public.ran;
+	TRUNCATE public.ran});
+like($out, qr/\n${\ scalar @planted}$/, 'F9: unqualified, each operator is the one planted')
+  or diag($err);
+for my $as ([ 'the owner', $app ], [ 'a superuser', $node->connstr('appdb') ])
+{
+	my ($who, $connstr) = @$as;
+	($rc, $out, $err) = psql_as($connstr, q{
+		SET search_path = public, pg_catalog;
+		SELECT count(DISTINCT id) FROM (
+			SELECT snowid_next() AS id, pg_sleep(0.002) FROM generate_series(1, 20)) x;
+		SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 2000)) x;
+		SELECT count(*) FROM public.ran});
+	is($out, "20\n2000\n0", "F9: no call of ${who}'s runs one: its search_path first") or diag($err);
+}
+# the calls that read the table (as a standby's: recovery given true)
+($rc, $out, $err) = psql_as($app, q{
+	SET search_path = public, pg_catalog;
+	SELECT count(DISTINCT snowid_sql_private.snowid_sql_next(false, true)) FROM generate_series(1, 10)});
+is($out, '10', 'F9: the calls that read the table give ids') or diag($err);
+is($node->safe_psql('appdb', 'SELECT count(*) FROM public.ran'),
+	'0', 'F9: and run none of the planted operators');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
+	'f', 'F9: the owner is no superuser');
+# and its body names no operator nor function but with its schema (its
+# comments, literals, := and :: aside, and the sign of a number)
+my $body = $node->safe_psql('appdb',
+	q{SELECT prosrc FROM pg_proc WHERE oid = 'snowid_sql_private.snowid_sql_next(boolean, boolean)'::regprocedure});
+$body =~ s/--[^\n]*//g;
+$body =~ s/'[^']*'//g;
+$body =~ s/:=|:://g;
+$body =~ s/OPERATOR\(pg_catalog\.[^)\s]+\)(\s*-(?=\d))?/ /g;
+$body =~ s/\b(pg_catalog|snowid_sql_private)\.\w+\(/ (/g;
+is(join(' ', $body =~ /([-+*\/<>=~!@#%^&|`?]+|\b\w+\()/g), 'coalesce(',
+	'F9: the body of snowid_sql_next() qualifies every operator and function');
+($rc, $out, $err) = psql_as($app, 'DROP TABLE public.ran; '
+	  . join('', map { "DROP FUNCTION public.planted_$_ CASCADE; " } 0 .. $#planted));
+is($rc, 0, 'F9: the planted operators dropped') or diag($err);
 
 # F2: a function of the installing role's, named like the extension's
 $node->safe_psql('postgres', 'CREATE DATABASE pwndb OWNER app');
@@ -572,13 +654,13 @@ $node->safe_psql('claimcopy', q{
 		| (c.worker_bits::bigint << 24) | 3), true)
 	FROM snowid_config c});
 is($node->safe_psql('claimcopy',
-		'SELECT (snowid_decode(snowid_sql_private.snowid_sql_next(false))).worker_id'),
+		'SELECT (snowid_decode(snowid_sql_private.snowid_sql_next(false, pg_is_in_recovery()))).worker_id'),
 	'3', 'B: a claimed worker id issues ids');
 $node->safe_psql('claimcopy', q{
 	SELECT setval('snowid_sql_private.snowid_generation',
 		((((snowid_sql_private.snowid_sql_fixed()).token % 4194304) + 1) << 40) + 10)});
 is( $node->safe_psql('claimcopy', q{
-		SELECT snowid_sql_private.snowid_sql_next(false) IS NULL,
+		SELECT snowid_sql_private.snowid_sql_next(false, pg_is_in_recovery()) IS NULL,
 			pg_sequence_last_value('snowid_sql_private.snowid_claimed'),
 			pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
 				= (snowid_sql_private.snowid_sql_fixed()).token}),
@@ -591,7 +673,7 @@ $node->safe_psql('claimcopy', q{
 is( $node->safe_psql('claimcopy', q{
 		SELECT count(*), count(DISTINCT id), min(w), max(w)
 		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
-			  FROM (SELECT snowid_sql_private.snowid_sql_next(true) AS id
+			  FROM (SELECT snowid_sql_private.snowid_sql_next(true, pg_is_in_recovery()) AS id
 					FROM generate_series(1, 1000)) s) t}),
 	'1000|1000|4|4', 'and issues ids with the worker id claimed anew');
 $node->safe_psql('claimcopy', q{
