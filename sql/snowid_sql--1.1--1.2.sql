@@ -652,6 +652,22 @@ BEGIN
 			IF (@extschema@.snowid_sql_fixed()).server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
 				PERFORM @extschema@.snowid_sql_elsewhere((@extschema@.snowid_sql_fixed()).worker_id);
 			END IF;
+			-- a claim granted under another start of the server is
+			-- re-asserted before the generator moves with it (see
+			-- snowid_sql_claim_stale()); a floor raised (n = 0, a claim's
+			-- own) takes no position
+			IF n > 0 AND (@extschema@.snowid_sql_fixed()).claim_worker_id
+				AND @extschema@.snowid_sql_claim_stale() THEN
+				IF wait THEN
+					RAISE EXCEPTION 'snowid_sql has not re-asserted its worker id since its server started'
+						USING ERRCODE = 'object_not_in_prerequisite_state',
+							  DETAIL = 'Its coordination database may have given the worker id to another server while this server was down.',
+							  HINT = 'Have the owner of the extension run SELECT snowid_claim() (schedule it at the server''s start too); no id was issued.';
+				END IF;
+				-- no position: the caller finds the claim stale, and
+				-- re-asserts it
+				RAISE SQLSTATE 'SN000';
+			END IF;
 			-- (before 19, no subscription synchronises a sequence)
 			IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 >= 190000 THEN
 				PERFORM @extschema@.snowid_sql_subscribed();
@@ -847,7 +863,8 @@ DECLARE
 	c @extschema@.snowid_config;
 BEGIN
 	c := @extschema@.snowid_sql_config(false);
-	IF c.worker_id IS NULL AND c.claim_worker_id AND NOT claimed THEN
+	IF c.claim_worker_id AND NOT claimed
+		AND (c.worker_id IS NULL OR @extschema@.snowid_sql_claim_stale()) THEN
 		RETURN NULL;
 	END IF;
 	c := @extschema@.snowid_sql_config(true);
@@ -869,6 +886,46 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- -------------------------------------------------------------------------
 -- The claim
 -- -------------------------------------------------------------------------
+
+-- A claim re-asserted since the server started.  The C edition re-asserts
+-- its worker id when it starts, before its first id; a database of the
+-- SQL edition kept its claim in its tables, and issued with it as soon as
+-- its server was back, until the next snowid_claim(): a coordination
+-- database that forgot while the server was down had meanwhile given the
+-- worker id to another server, after the quiet period, and both issued
+-- with it (the attack on issue 55: 312 ids twice in 0.8 s).  Every claim
+-- granted notes the start of its server (pg_postmaster_start_time()) in
+-- snowid_coordinator_state; a claim noted under another start (a restart,
+-- a promoted standby, a copy) is stale: no writer moves the generator
+-- with it (snowid_sql_move()), and the next call re-asserts it
+-- (snowid_sql_claim_first()) where its role may claim, as snowid_claim()
+-- does.  A database whose coordination database keeps no state record (of
+-- a release before the forgetting rule) has no row, and is not held back.
+ALTER TABLE @extschema@.snowid_coordinator_state ADD COLUMN claimed_in timestamptz;
+
+-- Whether the claim of this database was granted under another start of
+-- its server than this one (see above); for any caller
+CREATE FUNCTION @extschema@.snowid_sql_claim_stale()
+RETURNS boolean
+LANGUAGE sql STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT coalesce(bool_or(s.claimed_in IS DISTINCT FROM pg_postmaster_start_time()), false)
+	FROM @extschema@.snowid_coordinator_state s;
+END;
+
+-- A claim granted: noted under this start of the server
+CREATE FUNCTION @extschema@.snowid_sql_claim_noted()
+RETURNS void
+LANGUAGE sql VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	UPDATE @extschema@.snowid_coordinator_state s SET claimed_in = pg_postmaster_start_time();
+END;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_noted() FROM PUBLIC;
 
 -- Before a claim, as the owner: a holder made on another server (this
 -- database is a copy) is replaced by one of this server's, with nothing
@@ -944,6 +1001,7 @@ BEGIN
 	PERFORM FROM @extschema@.snowid_locks l WHERE l.name = 'claim' FOR UPDATE;
 	PERFORM @extschema@.snowid_sql_holder_renew();
 	r := @extschema@.snowid_sql_claim_now();
+	PERFORM @extschema@.snowid_sql_claim_noted();
 	datacenter_id := r.datacenter_id;
 	worker_id := r.worker_id;
 	floor_time := r.floor_time;
@@ -973,7 +1031,7 @@ GRANT EXECUTE ON FUNCTION @extschema@.snowid_claim() TO @extowner@;
 -- The claim of the first call takes the row 'claim' to the end of the
 -- caller's transaction: only in a session whose role the owner has the
 -- privileges of (as snowid_sql_claim_first() allows), and only while
--- nothing is claimed
+-- nothing is claimed, or the claim is stale (re-asserted)
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_claim_once()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -986,13 +1044,16 @@ BEGIN
 	IF NOT pg_has_role(CURRENT_USER, SESSION_USER, 'USAGE') THEN
 		PERFORM @extschema@.snowid_sql_not_owner();
 	END IF;
-	IF (@extschema@.snowid_sql_config(false)).worker_id IS NOT NULL THEN
+	IF (@extschema@.snowid_sql_config(false)).worker_id IS NOT NULL
+		AND NOT @extschema@.snowid_sql_claim_stale() THEN
 		RETURN;
 	END IF;
 	PERFORM FROM @extschema@.snowid_locks l WHERE l.name = 'claim' FOR UPDATE;
 	PERFORM @extschema@.snowid_sql_holder_renew();
-	IF (@extschema@.snowid_sql_config(false)).worker_id IS NULL THEN
+	IF (@extschema@.snowid_sql_config(false)).worker_id IS NULL
+		OR @extschema@.snowid_sql_claim_stale() THEN
 		PERFORM @extschema@.snowid_sql_claim_now();
+		PERFORM @extschema@.snowid_sql_claim_noted();
 	END IF;
 END
 $$;
@@ -1011,11 +1072,14 @@ AS $$
 DECLARE
 	c @extschema@.snowid_config := @extschema@.snowid_sql_config(false);
 BEGIN
-	IF NOT c.claim_worker_id OR c.worker_id IS NOT NULL THEN
+	IF NOT c.claim_worker_id
+		OR (c.worker_id IS NOT NULL AND NOT @extschema@.snowid_sql_claim_stale()) THEN
 		RETURN true;
 	END IF;
 	PERFORM @extschema@.snowid_sql_claim_caller(
-		'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.');
+		CASE WHEN c.worker_id IS NULL
+		THEN 'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.'
+		ELSE 'The server started since the worker id was claimed: have the owner of the extension run SELECT snowid_claim() (schedule it at the server''s start too), or take the first id as another role.' END);
 	PERFORM @extschema@.snowid_sql_claim_once();
 	RETURN true;
 END

@@ -353,13 +353,19 @@ $sql1->wait_for_catchup($standby);
 $sql1->stop('immediate');
 SnowidTest::promote($standby);
 $calls = $coord->command_calls->{fcall};
+# its claim was granted under its primary's start: re-asserted first (the
+# owner's schedule), once
+($rc, $out, $err) = psql_as($standby->connstr('appdb') . ' user=app',
+	'SELECT worker_id FROM snowid_claim()');
+is($out, $w1, 'the owner\'s snowid_claim() on a promoted standby re-asserts its primary\'s worker id')
+  or diag($err);
 is( $standby->safe_psql('appdb',
 		"SELECT (snowid_decode(id)).worker_id = $w1 AND id > $last FROM snowid_next() id"
 	),
 	't',
 	'a promoted standby issues with its primary\'s worker id, above its stored ids'
 );
-is($coord->command_calls->{fcall}, $calls, '(without claiming again)');
+is($coord->command_calls->{fcall}, $calls + 1, '(after that one re-assertion)');
 
 # A copy of the same files run beside it (a snapshot restored as a second
 # primary) is the same holder until its owner makes it another

@@ -126,7 +126,8 @@ is( $node->safe_psql(
 	SELECT string_agg(p.oid::regprocedure::text, ', ' ORDER BY p.proname) FROM pg_proc p
 	WHERE p.pronamespace = 'snowid_sql_private'::regnamespace AND p.prosecdef
 	  AND has_function_privilege('public', p.oid, 'EXECUTE')}),
-	'snowid_sql_private.snowid_sql_claim_once(), snowid_sql_private.snowid_sql_holder_here(), '
+	'snowid_sql_private.snowid_sql_claim_once(), snowid_sql_private.snowid_sql_claim_stale(), '
+	  . 'snowid_sql_private.snowid_sql_holder_here(), '
 	  . 'snowid_sql_private.snowid_sql_next(boolean,boolean), snowid_sql_private.snowid_sql_next_batch(integer,boolean)',
 	'E: PUBLIC calls only the SECURITY DEFINER functions that the API calls as it');
 

@@ -1,0 +1,186 @@
+# A database of the SQL edition whose server was down while the
+# coordination database forgot re-asserts its worker id before it issues
+# again.  The C edition's restart re-asserts its cache file's id before its
+# first id; the SQL edition kept its claim in its tables, and issued with
+# it as soon as its server was back, until the owner's next scheduled
+# snowid_claim(): A (SQL edition) holds worker id w; its server stops for
+# longer than the quiet period and its floor; the coordination database
+# forgets; Q claims w after the quiet period; A's server starts: both issued
+# with w until A's next snowid_claim() was refused (the attack on issue 55:
+# 312 ids twice in 0.8 s).  A claim now notes the start of its server, and
+# one noted under another start is re-asserted before the generator moves
+# with it: by the first call of a role that may claim (refused here, as Q
+# holds w), or the owner's snowid_claim(); a role that may not claim is
+# refused until then.
+#
+# Also: after a plain restart (no loss) the first id of a role that may
+# claim re-asserts and keeps the worker id, snowid_next_batch() too; a role
+# the owner has no privileges of gets 55000 naming snowid_claim() until the
+# owner re-asserts.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidSqlEdition;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
+open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+print $fh "local coord sql_fleet scram-sha-256\n$hba";
+close($fh);
+$cnode->reload;
+my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+	$cnode->host, $cnode->port);
+
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+	END LOOP;
+END $$};
+
+sub sql_server
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# the first id of a role claims, once the quiet period allows; the worker id
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 90;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+
+my ($sqla, $appa, $clerka) = sql_server('sqla');
+my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
+
+my $wa = claim_when_quiet_ends($clerka);
+like($wa, qr/^\d+$/, "A claims worker id $wa");
+my ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'A\'s scheduled snowid_claim() re-asserts it') or diag($err);
+
+# A's server stops; the coordination database forgets; Q claims after the
+# quiet period and its floor
+$sqla->stop;
+$coord->wipe;
+my $lost = time;
+my $wq = claim_when_quiet_ends($clerkq);
+is($wq, $wa, "Q claims worker id $wq after the quiet period");
+note(sprintf('Q claimed %.1f s after the loss', time - $lost));
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wq, 'Q\'s scheduled snowid_claim() re-asserts it') or diag($err);
+
+# A's server is back; both issue for 0.8 s, before A's next scheduled
+# snowid_claim() (every second)
+$sqla->start;
+my (%got, @runs);
+for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
+{
+	$got{ $c->[0] } = '';
+	push @runs, IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
+		'>', \$got{ $c->[0] }, '2>', \my $burst_err);
+}
+$_->finish for @runs;
+($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($rc, 0, 'A\'s next snowid_claim() claims another worker id') or diag($err);
+isnt($out, $wq, 'not Q\'s');
+
+my (%ids, %ms, %n, $both);
+for my $name ('a', 'q')
+{
+	for my $line (split /\n/, $got{$name})
+	{
+		my ($id, $w, $t) = split ' ', $line;
+		$n{$name}++;
+		$both++ if $ids{$id}++;
+		$ms{"$w $t"}{$name} = 1;
+	}
+}
+my $shared = scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
+diag(sprintf('A issued %d ids, Q %d; %d ids by both, %d ms of one worker id by both',
+	$n{a} // 0, $n{q} // 0, $both // 0, $shared));
+is($both // 0, 0, 'no id is issued by both A and Q');
+is($shared, 0, 'no millisecond of one worker id is issued by both');
+ok($got{a} eq '' || $n{a} < 1000, 'A\'s first call re-asserted its claim, refused as Q holds it');
+
+# a plain restart of Q's server: a role that may not claim is refused until
+# the claim is re-asserted; a role that may, re-asserts at its first id
+$sqlq->safe_psql('postgres', 'CREATE ROLE stranger LOGIN');
+my $stranger = $sqlq->connstr('appdb') . ' user=stranger';
+$sqlq->restart;
+($rc, $out, $err) = psql_as($stranger, 'SELECT snowid_next()');
+isnt($rc, 0, 'after a restart, a role that may not claim takes no id before the claim is re-asserted');
+like($err, qr/snowid_claim\(\)/, 'and is told to have the owner run snowid_claim()');
+($rc, $out, $err) = psql_as($clerkq, 'SELECT count(*) FROM snowid_next_batch(5)');
+is($out, '5', 'a role that may claim re-asserts at its first ids, snowid_next_batch() too') or diag($err);
+($rc, $out, $err) = psql_as($clerkq, 'SELECT (snowid_decode(snowid_next())).worker_id');
+is($out, $wq, 'and keeps its worker id') or diag($err);
+($rc, $out, $err) = psql_as($stranger, 'SELECT snowid_next() > 0');
+is($out, 't', 'then any role takes ids') or diag($err);
+$sqlq->restart;
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wq, 'after another restart, the owner\'s snowid_claim() re-asserts it') or diag($err);
+($rc, $out, $err) = psql_as($stranger, 'SELECT snowid_next() > 0');
+is($out, 't', 'and any role takes ids again') or diag($err);
+
+$_->stop for ($sqla, $sqlq);
+done_testing();
