@@ -863,8 +863,10 @@ DECLARE
 	c @extschema@.snowid_config;
 BEGIN
 	c := @extschema@.snowid_sql_config(false);
-	IF c.claim_worker_id AND NOT claimed
-		AND (c.worker_id IS NULL OR @extschema@.snowid_sql_claim_stale()) THEN
+	-- a stale claim whatever the caller says (anyone may call
+	-- snowid_sql_next() with claimed true)
+	IF c.claim_worker_id AND ((c.worker_id IS NULL AND NOT claimed)
+							  OR @extschema@.snowid_sql_claim_stale()) THEN
 		RETURN NULL;
 	END IF;
 	c := @extschema@.snowid_sql_config(true);
@@ -895,23 +897,32 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- worker id to another server, after the quiet period, and both issued
 -- with it (the attack on issue 55: 312 ids twice in 0.8 s).  Every claim
 -- granted notes the start of its server (pg_postmaster_start_time()) in
--- snowid_coordinator_state; a claim noted under another start (a restart,
--- a promoted standby, a copy) is stale: no writer moves the generator
--- with it (snowid_sql_move()), and the next call re-asserts it
+-- snowid_coordinator_state, and sets the unlogged sequence
+-- snowid_sql_claimed_run, which a crash restart (the same postmaster, so the
+-- same start) and a standby's promotion reset; a claim noted under another
+-- start, or with the sequence reset, is stale: no writer moves the
+-- generator with it (snowid_sql_move()), and the next call re-asserts it
 -- (snowid_sql_claim_first()) where its role may claim, as snowid_claim()
 -- does.  A database whose coordination database keeps no state record (of
 -- a release before the forgetting rule) has no row, and is not held back.
 ALTER TABLE @extschema@.snowid_coordinator_state ADD COLUMN claimed_in timestamptz;
+CREATE UNLOGGED SEQUENCE @extschema@.snowid_sql_claimed_run MINVALUE 1 MAXVALUE 2 START 1;
+REVOKE ALL ON @extschema@.snowid_sql_claimed_run FROM PUBLIC;
 
 -- Whether the claim of this database was granted under another start of
--- its server than this one (see above); for any caller
+-- its server than this one, or before a crash restart (see above); for
+-- any caller.  Never on a standby, which issues no id (and cannot read an
+-- unlogged sequence).
 CREATE FUNCTION @extschema@.snowid_sql_claim_stale()
 RETURNS boolean
 LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	SELECT coalesce(bool_or(s.claimed_in IS DISTINCT FROM pg_postmaster_start_time()), false)
+	SELECT CASE WHEN pg_is_in_recovery() THEN false
+		ELSE coalesce(bool_or(s.claimed_in IS DISTINCT FROM pg_postmaster_start_time()
+							  OR pg_sequence_last_value('@extschema@.snowid_sql_claimed_run') IS NULL),
+					  false) END
 	FROM @extschema@.snowid_coordinator_state s;
 END;
 
@@ -923,6 +934,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	UPDATE @extschema@.snowid_coordinator_state s SET claimed_in = pg_postmaster_start_time();
+	SELECT setval('@extschema@.snowid_sql_claimed_run', 1, true);
 END;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_noted() FROM PUBLIC;

@@ -1,0 +1,181 @@
+# A crash restart counts as a restart for the claim of the SQL edition
+# (test 132's rule).  A claim is re-asserted after its server starts; the
+# first build of that rule noted the start by pg_postmaster_start_time(),
+# which a crash restart (a backend killed: the postmaster reinitialises and
+# runs crash recovery) keeps.  A (SQL edition) held worker id w; a backend
+# of A died, and A's crash recovery lasted longer than the quiet period
+# and its floor (the postmaster held with SIGSTOP meanwhile; a long
+# recovery does the same); the coordination database forgot; Q claimed w;
+# A, back under the same postmaster, issued with w at once, as Q did (the
+# attack on the fix: 3,701 ids twice in 0.8 s on 18).  A claim now also
+# sets an unlogged sequence, which crash recovery resets.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidSqlEdition;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
+open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+print $fh "local coord sql_fleet scram-sha-256\n$hba";
+close($fh);
+$cnode->reload;
+my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+	$cnode->host, $cnode->port);
+
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+	END LOOP;
+END $$};
+
+sub sql_server
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# the first id of a role claims, once the quiet period allows; the worker id
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 90;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+
+
+my ($sqla, $appa, $clerka) = sql_server('sqla');
+my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
+# restart_after_crash is on by default (PostgreSQL::Test::Cluster turns it off)
+$sqla->append_conf("postgresql.conf", "restart_after_crash = on\n");
+$sqla->reload;
+
+my $wa = claim_when_quiet_ends($clerka);
+like($wa, qr/^\d+$/, "A claims worker id $wa");
+my ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'A\'s scheduled snowid_claim() re-asserts it') or diag($err);
+my $start_before = $sqla->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+
+# a backend of A dies (SIGKILL): the postmaster kills the others and runs
+# crash recovery, held here for as long as the coordination database needs
+# to forget and Q to claim
+my $pm = (split /\n/, slurp_file($sqla->data_dir . '/postmaster.pid'))[0];
+my $victim = IPC::Run::start([ 'psql', '-XAtq', '-d', $sqla->connstr('appdb'), '-c', 'SELECT pg_sleep(600)' ],
+	'>', \my $vout, '2>', \my $verr);
+my $vpid;
+for (1 .. 100)
+{
+	$vpid = $sqla->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(600)%' AND pid <> pg_backend_pid()});
+	last if $vpid;
+	sleep 0.1;
+}
+ok($vpid, "a backend of A ($vpid)");
+kill 'KILL', $vpid;
+kill 'STOP', $pm;
+$victim->finish;
+$coord->wipe;
+my $lost = time;
+my $wq = claim_when_quiet_ends($clerkq);
+is($wq, $wa, "Q claims worker id $wq after the quiet period");
+note(sprintf('Q claimed %.1f s after the loss', time - $lost));
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wq, 'Q\'s scheduled snowid_claim() re-asserts it') or diag($err);
+
+# A's recovery ends
+kill 'CONT', $pm;
+for (1 .. 300)
+{
+	($rc, $out, $err) = psql_as($sqla->connstr('postgres'), 'SELECT 1');
+	last if $rc == 0;
+	sleep 0.1;
+}
+is($sqla->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $start_before,
+	'A crash-restarted: the postmaster\'s start time is the same');
+
+my (%got, @runs);
+for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
+{
+	$got{ $c->[0] } = '';
+	push @runs, IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
+		'>', \$got{ $c->[0] }, '2>', \my $burst_err);
+}
+$_->finish for @runs;
+
+my (%ids, %ms, %n, $both);
+for my $name ('a', 'q')
+{
+	for my $line (split /\n/, $got{$name})
+	{
+		my ($id, $w, $t) = split ' ', $line;
+		$n{$name}++;
+		$both++ if $ids{$id}++;
+		$ms{"$w $t"}{$name} = 1;
+	}
+}
+my $shared = scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
+diag(sprintf('A issued %d ids, Q %d; %d ids by both, %d ms of one worker id by both',
+	$n{a} // 0, $n{q} // 0, $both // 0, $shared));
+is($both // 0, 0, 'no id is issued by both A and Q');
+is($shared, 0, 'no millisecond of one worker id is issued by both');
+
+$_->stop for ($sqla, $sqlq);
+done_testing();

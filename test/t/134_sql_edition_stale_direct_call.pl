@@ -1,0 +1,122 @@
+# A stale claim holds whatever a caller says.  Any role may call
+# snowid_sql_private.snowid_sql_next(claimed, recovery); with claimed true
+# the table's path skipped the check of a claim made under another start
+# of the server, and a position ahead of the clock (a batch) was handed out
+# without a writer: after a restart, a role that may not claim took 100 of
+# 100 ids before the claim was re-asserted (the attack on test 132's fix).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidSqlEdition;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
+open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+print $fh "local coord sql_fleet scram-sha-256\n$hba";
+close($fh);
+$cnode->reload;
+my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+	$cnode->host, $cnode->port);
+
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+	END LOOP;
+END $$};
+
+sub sql_server
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, sequence_bits = 2, max_drift_ms = 60000, claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# the first id of a role claims, once the quiet period allows; the worker id
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 90;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+
+
+my ($sqla, $appa, $clerka) = sql_server('sqla');
+$sqla->safe_psql('postgres', 'CREATE ROLE stranger LOGIN');
+my $stranger = $sqla->connstr('appdb') . ' user=stranger';
+
+my $wa = claim_when_quiet_ends($clerka);
+like($wa, qr/^\d+$/, "A claims worker id $wa");
+my ($rc, $out, $err) = psql_as($appa, q{
+	SELECT count(*) FROM snowid_next_batch(100000)});
+is($out, '100000', 'a batch runs A\'s generator ahead of its clock') or diag($err);
+$sqla->restart;
+($rc, $out, $err) = psql_as($stranger, 'SELECT snowid_next()');
+isnt($rc, 0, 'after the restart, the stranger\'s snowid_next() is refused until the claim is re-asserted');
+($rc, $out, $err) = psql_as($stranger, q{
+	SELECT count(DISTINCT snowid_sql_private.snowid_sql_next(true, false)) FROM generate_series(1, 100)});
+note("direct calls: rc $rc, $out $err");
+ok($rc != 0 || $out eq '0',
+	'and its direct call of snowid_sql_private.snowid_sql_next(true, false) takes no id')
+  or diag("the stranger took $out ids with the stale claim");
+is($sqla->safe_psql('appdb', q{SELECT bool_or(claimed_in IS DISTINCT FROM pg_postmaster_start_time()) FROM snowid_coordinator_state}),
+	't', 'the claim is still stale (not re-asserted)');
+
+$sqla->stop;
+done_testing();
