@@ -1,0 +1,153 @@
+# Attack on issue 55 (att55c): a second restore of the store's files to an
+# older copy of itself is not noticed.  The first restore (crash recovery:
+# the same install, system identifier and timeline; or a Redis snapshot for
+# servers that may not INFO) is found by the holders' word: they saw a later
+# counter, the store starts a quiet period and marks the new generation as
+# one made on a word (declared_generation; Redis: the record's ninth field).
+# That mark stays for the rest of the generation.  A copy of the files taken
+# after that holds the mark; when it is restored in turn, every holder's word
+# (a later counter of the same generation) "changes nothing" (recall(),
+# quiet.sql: told_later AND NOT lost AND declared_generation; snowid.lua's
+# recall()): no quiet period, no floor.  A new server then claims at once
+# the worker id that a server C claimed after the second copy, with the
+# copy's fence, and both issue with it until C's next check-in.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidCoord;
+use SnowidLease;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+SnowidCoord::need_store();
+
+my $coord = SnowidCoord->new;
+my $source = $coord->source;
+my %common = ('snowid.coordinator_timeout_ms' => 5000,
+	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
+my $dc = 9;
+my %user;
+sub fleet_user
+{
+	# a Redis user that may not INFO (ACL users are not kept in snapshots)
+	$coord->cli('ACL', 'SETUSER', 'fleet', 'reset', 'on', '>fleet-secret',
+		"~{snowid:dc:$dc}:*", '+fcall', '+hgetall', '+hget', '+hset',
+		'+hdel', '+time', '+role');
+	return;
+}
+if ($source eq 'redis')
+{
+	fleet_user();
+	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
+}
+
+sub server
+{
+	my ($name, %settings) = @_;
+
+	return SnowidLease::start_node($coord, $name,
+		{ %common, 'snowid.datacenter_id' => $dc, %user, %settings });
+}
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+		PERFORM pg_sleep(0.002);
+	END LOOP;
+END $$};
+
+$coord->mark_dc_new($dc);
+my $a = server('a');
+$a->safe_psql('postgres', 'SELECT snowid_next()');
+my $wa = SnowidLease::worker_id($a);
+note("A holds worker id $wa");
+
+# copy 1; A checks in a few times (the counter moves on); restore 1: A's
+# word starts a quiet period (as 105's scenario 5)
+$coord->copy_files;
+sleep 3;
+$coord->restore_files;
+fleet_user() if $source eq 'redis';
+my $deadline = time + 60;
+my $quiet;
+sleep 0.2 until ($quiet = $coord->in_quiet($dc)) || time > $deadline;
+ok($quiet, 'restore 1: A\'s word starts a quiet period');
+sleep 0.5 while $coord->in_quiet($dc) && time < $deadline + 60;
+
+# copy 2, taken in the generation restore 1 made on a word
+$coord->copy_files;
+sleep 2;
+
+# C claims after copy 2 (waits for restore 1's floor) and issues
+my $c = server('c');
+$c->safe_psql('postgres', $burst);
+my ($ret, $out, $err) = $c->psql('postgres', 'SELECT snowid_next()');
+is($ret, 0, 'C claims') or diag($err);
+my $wc = SnowidLease::worker_id($c);
+note("C holds worker id $wc");
+isnt($wc, $wa, 'A and C hold two worker ids');
+sleep 3;    # both check in since C's claim
+
+# restore 2.  C's check-in is late (a stalled process, a busy machine):
+# the new server's claim comes first, as the quiet period is there for.
+my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
+kill 'STOP', $checkin;
+my $lost = SnowidLease::now_ms();
+$coord->restore_files;
+fleet_user() if $source eq 'redis';
+# A checks in: it says it saw a later counter
+sleep 3;
+ok($coord->in_quiet($dc), 'restore 2: a holder\'s word starts a quiet period');
+
+my $b = server('b');
+$b->safe_psql('postgres', $burst);
+($ret, $out, $err) = $b->psql('postgres', 'SELECT snowid_next()');
+my $wb = SnowidLease::worker_id($b);
+note("B claimed " . (SnowidLease::now_ms() - $lost) . " ms after restore 2: worker id '$wb' ($err)");
+isnt($wb, $wc, 'restore 2: B does not get C\'s worker id');
+
+my (%got, @runs);
+for my $n ($b, $c)
+{
+	$got{ $n->name } = '';
+	push @runs, IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $n->connstr('postgres'), '-c', 'SELECT burst(4)' ],
+		'>', \$got{ $n->name }, '2>', \my $burst_err);
+}
+sleep 2;
+kill 'CONT', $checkin;
+$_->finish for @runs;
+my (%ids, $both, %n, %ms, %lo, %hi);
+for my $name ('b', 'c')
+{
+	for my $line (split /\n/, $got{$name})
+	{
+		my ($id, $w, $t) = split ' ', $line;
+		$n{$name}++;
+		$ms{"$w $t"}{$name} = 1;
+		$lo{$name} = $t if !defined $lo{$name} || $t < $lo{$name};
+		$hi{$name} = $t if !defined $hi{$name} || $t > $hi{$name};
+		$both++ if $ids{$id}++;
+	}
+}
+diag(sprintf('B issued %d ids (ms %d..%d), C %d (ms %d..%d); %d issued by both, %d ms of one worker id by both',
+	$n{b} // 0, ($lo{b} // 0) - $lost, ($hi{b} // 0) - $lost, $n{c} // 0, ($lo{c} // 0) - $lost, ($hi{c} // 0) - $lost,
+	$both // 0, scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms)));
+is($both // 0, 0, 'no id is issued by both B and C');
+is(scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms), 0,
+	'no millisecond of one worker id is issued by both B and C');
+$_->stop for ($a, $b, $c);
+done_testing();
