@@ -253,9 +253,7 @@ end
 -- older RDB or AOF, a failover to a replica that missed writes.  A
 -- datacenter's state record, the field "state" of its owners hash,
 -- "<generation> <run id> <quiet from> <quiet until> <counter> <floor>
--- <longest quiet> <widest clock margin> <declared>", says who wrote the
--- claims (declared: 1 if its generation was made on a caller's word alone,
--- see recall()); the
+-- <longest quiet> <widest clock margin>", says who wrote the claims; the
 -- generation (hexadecimal) is Redis' clock when the record was made, later
 -- than every generation before it, and the counter goes up at every call
 -- of a holder.  The leases and fences hashes carry the generation in a
@@ -325,14 +323,11 @@ local function run_id()
 end
 
 -- Write the state record, and with all the generation into the other two
--- hashes; declared says that the generation was made on a caller's word
--- alone (see recall())
-local function write_state(st, gen, run, from, til, counter, all, floor, longest, widest,
-                           declared)
+-- hashes
+local function write_state(st, gen, run, from, til, counter, all, floor, longest, widest)
   redis.call('HSET', st.owners, 'state', gen .. ' ' .. run .. ' ' .. ms(from) ..
              ' ' .. ms(til) .. ' ' .. ms(counter) .. ' ' .. ms(floor or 0) ..
-             ' ' .. ms(longest or 0) .. ' ' .. ms(widest or 0) ..
-             ' ' .. (declared and '1' or '0'))
+             ' ' .. ms(longest or 0) .. ' ' .. ms(widest or 0))
   if all then
     redis.call('HSET', st.leases, 'generation', gen, 'format', '2')
     redis.call('HSET', st.fences, 'generation', gen, 'format', '2')
@@ -383,16 +378,20 @@ end
 -- No call ends or shortens a quiet period that runs: a new one, started
 -- while one runs, ends no earlier.  A caller's word alone (it saw a later
 -- generation or counter, while the record, its run and the other hashes
--- show no loss) starts a new quiet period only once a generation: the
--- record notes a generation made that way (its ninth field), and a caller
--- that says it saw a later one than that changes nothing, until Redis
--- itself shows a loss or an administrator ends the quiet period.  So a
--- fleet member calling with a counter one ahead, again and again, starts
--- one quiet period, not a chain of them.
+-- show no loss) counts every time, as a loss does: it is the only way a
+-- Redis brought back to an older state of itself under the same run (a
+-- snapshot, for a fleet that may not INFO) is noticed, the second time as
+-- the first.  A fleet member repeating the word keeps the datacenter
+-- quiet: a denial, one of those the fleet's user has anyway
+-- (doc/security.md, "What the fleet's role can deny").  Among honest
+-- servers the word comes once: the new state is later than what the
+-- caller saw (a generation past it, or, when the bound of an hour past
+-- Redis' clock holds the generation at the caller's, a counter past the
+-- caller's), so that no server that saw at most that state says it again.
 local function recall(st, quiet_ms, margin, seen)
-  local gen, run, from, til, counter, floor, longest, widest, declared =
+  local gen, run, from, til, counter, floor, longest, widest =
     string.match(st.state or '',
-      '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?([01]?)$')
+      '^(%x+) (%S+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   local g = tonumber(gen or '0', 16) or 0
   local was = {tonumber(til), tonumber(floor) or 0, tonumber(longest) or 0, tonumber(widest) or 0}
   counter, floor = tonumber(counter) or 0, was[2]
@@ -406,18 +405,17 @@ local function recall(st, quiet_ms, margin, seen)
     redis.call('HGET', st.fences, 'generation') ~= gen
   local told_later = seen and (seen.generation > g or
                                (seen.generation == g and seen.counter > counter))
-  if told_later and not lost and declared == '1' and FIXES.declared_once ~= false then
-    told_later = false
-  end
   local forgot = lost or told_later
-  declared = declared == '1'
   if forgot then
     g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
     if FIXES.own_generation_bound ~= false then g = math.min(g, st.now + MARGIN_MAX) end
-    gen, run, from, til, counter = string.format('%x', g), now_run, st.now,
-      st.now + len, 0
+    -- held at the caller's generation by the bound: past its counter
+    counter = 0
+    if seen and g == seen.generation then
+      counter = seen.counter + 1
+    end
+    gen, run, from, til = string.format('%x', g), now_run, st.now, st.now + len
     if was[1] and was[1] > til and FIXES.keep_quiet ~= false then til = was[1] end
-    declared = not lost
   else
     from, til = tonumber(from), tonumber(til)
     if til > st.now and from + len > til then til = from + len end
@@ -428,7 +426,7 @@ local function recall(st, quiet_ms, margin, seen)
   if quiet_ms then counter = counter + 1 end
   if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
      widest ~= was[4] then
-    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest, declared)
+    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
   st.quiet_from, st.quiet_until = tonumber(from), tonumber(til)

@@ -23,9 +23,14 @@
 # - The second reading of issue 55: a quiet period shorter than any server
 #   declares (0 ms, 1100 ms) is refused; a quiet period a member's word
 #   starts while one runs ends no earlier; a member's word alone (a
-#   counter one ahead) starts one quiet period a generation, not a chain of
-#   them; a generation past the store's clock plus an hour, which the
-#   record holds, is refused when sent back, so it goes no further.
+#   counter ahead) starts a new generation and quiet period every time (a
+#   denial the fleet's role has anyway: a store brought back to an older
+#   state of itself again is noticed only so, 130 and 131); a word at the
+#   bound (a generation an hour past the store's clock) leaves a state
+#   later than the caller's, so that servers that saw at most that state
+#   say no word again, no chain among honest servers; a generation past
+#   the store's clock plus an hour, which the record holds, is refused when
+#   sent back, so it goes no further.
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql (test/run --part coord).
@@ -35,6 +40,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
+use IO::Socket::UNIX;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
@@ -123,6 +129,66 @@ sub member_claim
 	return member_call('claim', $sql,
 		join(' ', -1, 31, -1, 0, $usable, $a{quiet}, 0,
 			map { $_ // '' } @a{qw(generation counter margin)}));
+}
+
+# The member's claim saying it saw the generation the store's bound allows
+# now (its clock plus an hour, plus ahead ms: the call may land a few
+# milliseconds later) and counter seen_counter, the clock read and the call
+# sent at once, on one connection.  Returns the generation sent.
+sub word_at_bound
+{
+	my ($ahead, $seen_counter) = @_;
+
+	if ($pg)
+	{
+		my $call = $coord->db->call_sql("claim($dc, '$member', -1, 31, -1, :now, "
+			  . "quiet_ms => 1101, seen_generation => :seen, seen_counter => $seen_counter, "
+			  . "clock_margin_ms => 0)", "'$member_secret'");
+		my ($ret, $out, $err) = $coord->node->psql('coord',
+			"SELECT n AS now, n + 3600000 + $ahead AS seen\n"
+			  . "FROM (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS n) x \\gset\n"
+			  . "\\echo :seen\n$call;\n",
+			extra_params => [ '-U', 'coord_fleet' ]);
+		my ($seen) = $out =~ /^(\d+)/ or die "word at the bound: $ret $out $err";
+		return $seen;
+	}
+	my $sock = IO::Socket::UNIX->new(Peer => $coord->socket)
+	  or die "cannot connect to Redis: $!";
+	my ($s, $us) = @{ resp($sock, 'TIME') };
+	my $now = $s * 1000 + int($us / 1000);
+	my $seen = $now + 3600000 + $ahead;
+	resp($sock, 'FCALL', 'snowid_2_claim', 3, "$base:owners", "$base:leases",
+		"$base:fences", $member,
+		join(' ', -1, 31, -1, 0, $now, 1101, 0, $seen, $seen_counter, 0), $member_secret);
+	close $sock;
+	return $seen;
+}
+
+# A command sent to Redis on sock, and its reply: a string, an array of
+# them, or an error's text
+sub resp
+{
+	my ($sock, @args) = @_;
+
+	print $sock '*' . @args . "\r\n", map { '$' . length($_) . "\r\n$_\r\n" } @args;
+	$sock->flush;
+	return read_reply($sock);
+}
+
+sub read_reply
+{
+	my ($sock) = @_;
+	my $line = <$sock> // die 'Redis closed the connection';
+	$line =~ s/\r\n$//;
+	my ($type, $rest) = (substr($line, 0, 1), substr($line, 1));
+	return [ map { read_reply($sock) } 1 .. $rest ] if $type eq '*';
+	if ($type eq '$')
+	{
+		return undef if $rest < 0;
+		read($sock, my $bulk, $rest + 2);
+		return substr($bulk, 0, $rest);
+	}
+	return $rest;
 }
 
 # An administrator ends the datacenter's quiet period
@@ -318,15 +384,52 @@ cmp_ok($q->{until}, '>=', $running->{until},
 	'and a new quiet period, which ends no earlier than the one that ran');
 cmp_ok($q->{floor}, '>=', $running->{floor}, 'its floor no earlier either');
 
-# The same again, with a counter one ahead of the new record: no new quiet
-# period (a chain of them, one a call, kept a datacenter quiet for good)
+# The same again, with a counter ahead of the new record: every word
+# counts (a store brought back to an older state of itself a second time
+# is noticed only so), a new generation and quiet period, which ends no
+# earlier
 ($gen, $counter) = record();
 $before = $coord->quiet_record($dc);
 member_claim(quiet => 1101, generation => $gen, counter => $counter + 1000, margin => 0);
 my ($gen_again) = record();
-is($gen_again, $gen,
-	'a member\'s word alone starts one quiet period a generation: the next changes the generation no more');
-is($coord->quiet_record($dc)->{from}, $before->{from}, 'nor starts another quiet period');
+cmp_ok($gen_again, '>', $gen, 'a member\'s word again starts a new generation again');
+$q = $coord->quiet_record($dc);
+cmp_ok($q->{from}, '>', $before->{from}, 'and a new quiet period');
+cmp_ok($q->{until}, '>=', $before->{until}, 'which ends no earlier than the one that ran');
+
+# -- a word at the bound: no chain among honest servers -----------------------
+
+# A caller that saw the generation the bound allows (the store's clock
+# plus an hour, as one made at the bound before the store's clock went
+# back), with a counter ahead: the new generation cannot pass the
+# caller's, so the counter does.  Whether the call lands in the
+# millisecond the caller read is luck: tried until it does.
+my $seen_counter = 1000000;
+my ($at_bound, $gen_bound, $counter_bound);
+for my $try (1 .. 200)
+{
+	my $s = word_at_bound($try % 8, $seen_counter);
+	($gen_bound, $counter_bound) = record();
+	if ($gen_bound == $s)
+	{
+		$at_bound = $s;
+		note("a word at the bound landed at try $try");
+		last;
+	}
+}
+ok(defined $at_bound, 'a word at the bound lands in the millisecond it was sent for');
+cmp_ok($counter_bound, '>', $seen_counter,
+	'the generation held at the caller\'s by the bound, the counter passes the caller\'s');
+# servers that saw at most that state call: the caller, one that saw an
+# earlier counter, one that saw an earlier generation
+$before = $coord->quiet_record($dc);
+member_claim(quiet => 1101, generation => $at_bound, counter => $seen_counter, margin => 0);
+member_claim(quiet => 1101, generation => $at_bound, counter => $seen_counter - 1, margin => 0);
+member_claim(quiet => 1101, generation => $gen_again, counter => $seen_counter, margin => 0);
+my ($gen_after_bound) = record();
+is($gen_after_bound, $at_bound,
+	'servers that saw at most the caller\'s state start no new generation');
+is($coord->quiet_record($dc)->{from}, $before->{from}, 'nor another quiet period');
 
 # A generation past the store's clock plus an hour, which the record holds
 # (an earlier release let a member push it past, one past the other, at

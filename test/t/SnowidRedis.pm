@@ -361,7 +361,7 @@ sub restore_files { return $_[0]->restore_backup; }
 # The state record of datacenter dc as far as quiet periods go (the
 # forgetting rule), as SnowidPgCoord::quiet_record: { from, until, floor,
 # longest, widest } from "<generation> <run id> <from> <until> <counter>
-# <floor> <longest> <widest> [<declared>]"; zeros if none
+# <floor> <longest> <widest>"; zeros if none
 sub quiet_record
 {
 	my ($self, $dc) = @_;
@@ -369,7 +369,7 @@ sub quiet_record
 	my %q;
 
 	@q{qw(from until floor longest widest)} =
-	  $state =~ /^\S+ \S+ (\d+) (\d+) \d+ (\d+) (\d+) (\d+)(?: [01])?$/;
+	  $state =~ /^\S+ \S+ (\d+) (\d+) \d+ (\d+) (\d+) (\d+)$/;
 	$q{$_} //= 0 for qw(from until floor longest widest);
 	return \%q;
 }

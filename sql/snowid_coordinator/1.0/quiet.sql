@@ -41,9 +41,6 @@ ALTER TABLE snowid_coordinator.datacenters
 		CHECK (generation >= 0),
 	ADD COLUMN counter bigint NOT NULL DEFAULT 0
 		CHECK (counter >= 0),
-	-- whether the generation was made on a caller's word alone (see
-	-- recall())
-	ADD COLUMN declared_generation boolean NOT NULL DEFAULT false,
 	-- every grant that is not a re-assertion starts at or above it: the
 	-- end of the last quiet period plus the fleet's clocks (see recall())
 	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
@@ -119,17 +116,21 @@ $$;
 -- No call ends or shortens a quiet period that runs: a new one, started
 -- while one runs, ends no earlier.  A caller's word alone (it saw a later
 -- generation or counter, while the row shows no loss: written under this
--- server) starts a new quiet period only once a generation: the row notes
--- a generation made that way (declared_generation), and a caller that
--- says it saw a later one than that changes nothing, until the row itself
--- shows a loss or an administrator ends the quiet period.  So a fleet
--- member calling with a counter one ahead, again and again, starts one
--- quiet period, not a chain of them.  A generation later than an hour past
--- this server's clock was never made, whatever the row says (one an
--- earlier release let a caller push past it, one past the other, at every
--- call): it is refused, and a generation made here never lies past that
--- bound either, so every server that saw it can send it again, after a
--- loss too.  The same rules as snowid.lua's recall().
+-- server) counts every time, as a loss does: it is the only way a database
+-- brought back to an older state of itself under the same identity (its
+-- files copied back: the same install, system identifier and timeline) is
+-- noticed, the second time as the first.  A fleet member repeating the
+-- word keeps the datacenter quiet: a denial, one of those the fleet's role
+-- has anyway (doc/security.md, "What the fleet's role can deny").  Among
+-- honest servers the word comes once: the new state is later than what
+-- the caller saw (a generation past it, or, when the bound below holds the
+-- generation at the caller's, a counter past the caller's), so that no
+-- server that saw at most that state says it again.  A generation later
+-- than an hour past this server's clock was never made, whatever the row
+-- says (one an earlier release let a caller push past it, one past the
+-- other, at every call): it is refused, and a generation made here never
+-- lies past that bound either, so every server that saw it can send it
+-- again, after a loss too.  The same rules as snowid.lua's recall().
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  clock_margin_ms bigint,
@@ -171,10 +172,6 @@ BEGIN
 	told_later := coalesce(seen_generation > d.generation OR
 						   (seen_generation = d.generation AND
 							seen_counter > d.counter), false);
-	IF told_later AND NOT lost AND d.declared_generation AND
-		snowid_coordinator.fixed('declared_once') THEN
-		told_later := false;
-	END IF;
 	IF lost OR told_later THEN
 		-- may have forgotten: a new generation, later than any the
 		-- caller saw, and a quiet period from now, ending no earlier than
@@ -185,12 +182,13 @@ BEGIN
 		IF snowid_coordinator.fixed('own_generation_bound') THEN
 			d.generation := least(d.generation, now_ms + 3600000);
 		END IF;
-		d.counter := 0;
+		-- held at the caller's generation by the bound: past its counter
+		d.counter := CASE WHEN d.generation = seen_generation
+			THEN coalesce(seen_counter, 0) + 1 ELSE 0 END;
 		d.quiet_from_ms := now_ms;
 		d.quiet_until_ms := CASE WHEN snowid_coordinator.fixed('keep_quiet')
 			THEN greatest(now_ms + len, was.quiet_until_ms)
 			ELSE now_ms + len END;
-		d.declared_generation := NOT lost;
 	ELSIF d.quiet_until_ms > now_ms AND
 		d.quiet_from_ms + len > d.quiet_until_ms THEN
 		d.quiet_until_ms := d.quiet_from_ms + len;
@@ -212,8 +210,7 @@ BEGIN
 			quiet_until_ms = d.quiet_until_ms,
 			forgot_floor_ms = d.forgot_floor_ms,
 			longest_quiet_ms = d.longest_quiet_ms,
-			widest_margin_ms = d.widest_margin_ms,
-			declared_generation = d.declared_generation
+			widest_margin_ms = d.widest_margin_ms
 		WHERE x.datacenter = dc;
 	END IF;
 	RETURN d;
@@ -297,7 +294,7 @@ BEGIN
 	SET written_under = snowid_coordinator.server_now(),
 		generation = greatest(now_ms, x.generation + 1), counter = 0,
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
-		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
+		longest_quiet_ms = 0, widest_margin_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;
@@ -327,7 +324,7 @@ BEGIN
 	UPDATE snowid_coordinator.datacenters x
 	SET written_under = snowid_coordinator.server_now(),
 		quiet_from_ms = now_ms, quiet_until_ms = now_ms, forgot_floor_ms = 0,
-		longest_quiet_ms = 0, widest_margin_ms = 0, declared_generation = false
+		longest_quiet_ms = 0, widest_margin_ms = 0
 	WHERE x.datacenter = dc;
 	o.outcome := 'ok';
 	RETURN o;

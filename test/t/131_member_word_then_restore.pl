@@ -1,0 +1,183 @@
+# One call of a fleet member does not blind the store to the next restore
+# of its files (issue 55; found by the attack att55c on its fix).  The
+# member (any role the fleet's calls run as, under a made-up holder name)
+# says once that it saw the next counter: the store starts a quiet period.
+# The path: the store marked that generation as made on a word
+# (declared_generation, Redis' ninth field of the state record) and
+# ignored every later word in it (the rule declared_once of recall()), so
+# the operator's restore of the store's files to a copy taken after that
+# (crash recovery: the same install, system identifier and timeline; a
+# Redis snapshot for servers that may not INFO), which only the holders'
+# word finds, went unnoticed: no quiet period, and a new server B took at
+# once the worker id a server C claimed after the copy (462 ms of one
+# worker id by both on 18 with a coordination database; 1,554 ids twice
+# with Redis).  Closed: every word of a later state starts (or lengthens)
+# a quiet period and a new state.  The same path as 130, whose first
+# restore the member's one call stands for.
+#
+# Runs against Redis, or a PostgreSQL coordination database when
+# SNOWID_STORE=postgresql (test/run --part coord).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidCoord;
+use SnowidLease;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+SnowidCoord::need_store();
+
+my $coord = SnowidCoord->new;
+my $source = $coord->source;
+my %common = ('snowid.coordinator_timeout_ms' => 5000,
+	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
+my $dc = 9;
+my $pg = $source eq 'postgresql';
+my $member = "dc=$dc host=made-up port=1 sysid=1";
+my $member_secret = 'b5' x 32;
+my %user;
+sub fleet_user
+{
+	# a Redis user that may not INFO (ACL users are not kept in snapshots)
+	$coord->cli('ACL', 'SETUSER', 'fleet', 'reset', 'on', '>fleet-secret',
+		"~{snowid:dc:$dc}:*", '+fcall', '+hgetall', '+hget', '+hset',
+		'+hdel', '+time', '+role');
+	return;
+}
+if ($source eq 'redis')
+{
+	fleet_user();
+	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
+}
+
+sub server
+{
+	my ($name, %settings) = @_;
+
+	return SnowidLease::start_node($coord, $name,
+		{ %common, 'snowid.datacenter_id' => $dc, %user, %settings });
+}
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+		PERFORM pg_sleep(0.002);
+	END LOOP;
+END $$};
+
+$coord->mark_dc_new($dc);
+my $a = server('a');
+$a->safe_psql('postgres', 'SELECT snowid_next()');
+my $wa = SnowidLease::worker_id($a);
+note("A holds worker id $wa");
+
+# the member's one call: it saw the next counter
+my ($gen, $counter);
+if ($pg)
+{
+	($gen, $counter) = split /\|/, $coord->db->sql(undef,
+		"SELECT generation, counter FROM snowid_coordinator.datacenters WHERE datacenter = $dc");
+	my $now = $coord->db->now_ms;
+	my $sql = $coord->db->call_sql("claim($dc, '$member', -1, 31, -1, $now, quiet_ms => 1101, "
+		  . "seen_generation => $gen, seen_counter => " . ($counter + 1) . ", clock_margin_ms => 0)",
+		"'$member_secret'");
+	my ($r, $o, $e) = $coord->node->psql('coord', $sql, extra_params => [ '-U', 'coord_fleet' ]);
+	note("member's call: $r $o $e");
+}
+else
+{
+	my $base = "{snowid:dc:$dc}";
+	my ($g, $c) = $coord->cli('HGET', "$base:owners", 'state') =~ /^(\w+) \S+ \d+ \d+ (\d+)/;
+	($gen, $counter) = (hex $g, $c);
+	my ($s, $us) = split /\n/, $coord->cli('TIME');
+	my $now = $s * 1000 + int($us / 1000);
+	eval {
+		$coord->cli('FCALL', 'snowid_2_claim', 3, "$base:owners", "$base:leases",
+			"$base:fences", $member,
+			join(' ', -1, 31, -1, 0, $now, 1101, 0, $gen, $counter + 1, 0), $member_secret);
+	};
+	note("member's call: $@");
+}
+my $deadline = time + 60;
+my $quiet;
+sleep 0.2 until ($quiet = $coord->in_quiet($dc)) || time > $deadline;
+ok($quiet, 'the member\'s word starts a quiet period (the known finding)');
+sleep 0.5 while $coord->in_quiet($dc) && time < $deadline + 60;
+
+# the operator's copy of the store's files, taken in the generation made on the member's word
+$coord->copy_files;
+sleep 2;
+
+# C claims after the copy (waits for the member's floor) and issues
+my $c = server('c');
+$c->safe_psql('postgres', $burst);
+my ($ret, $out, $err) = $c->psql('postgres', 'SELECT snowid_next()');
+is($ret, 0, 'C claims') or diag($err);
+my $wc = SnowidLease::worker_id($c);
+note("C holds worker id $wc");
+isnt($wc, $wa, 'A and C hold two worker ids');
+sleep 3;    # both check in since C's claim
+
+# the copy restored.  C's check-in is late (a stalled process, a busy machine):
+# the new server's claim comes first, as the quiet period is there for.
+my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
+kill 'STOP', $checkin;
+my $lost = SnowidLease::now_ms();
+$coord->restore_files;
+fleet_user() if $source eq 'redis';
+# A checks in: it says it saw a later counter
+sleep 3;
+ok($coord->in_quiet($dc), 'restore: a holder\'s word starts a quiet period');
+
+# B's claim comes first; C's check-in resumes a second later, within the
+# quiet period, and re-asserts C's worker id.  Both issue meanwhile.
+my $b = server('b');
+$b->safe_psql('postgres', $burst);
+my (%got, @runs);
+for my $n ($b, $c)
+{
+	$got{ $n->name } = '';
+	push @runs, IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $n->connstr('postgres'), '-c', 'SELECT burst(2)' ],
+		'>', \$got{ $n->name }, '2>', \my $burst_err);
+}
+sleep 1;
+kill 'CONT', $checkin;
+$_->finish for @runs;
+my $wb = SnowidLease::worker_id($b);
+note("B's claim ended " . (SnowidLease::now_ms() - $lost) . " ms after restore: worker id '$wb'");
+isnt($wb, $wc, 'restore: B does not get C\'s worker id');
+my (%ids, $both, %n, %ms, %lo, %hi);
+for my $name ('b', 'c')
+{
+	for my $line (split /\n/, $got{$name})
+	{
+		my ($id, $w, $t) = split ' ', $line;
+		$n{$name}++;
+		$ms{"$w $t"}{$name} = 1;
+		$lo{$name} = $t if !defined $lo{$name} || $t < $lo{$name};
+		$hi{$name} = $t if !defined $hi{$name} || $t > $hi{$name};
+		$both++ if $ids{$id}++;
+	}
+}
+diag(sprintf('B issued %d ids (ms %d..%d), C %d (ms %d..%d); %d issued by both, %d ms of one worker id by both',
+	$n{b} // 0, ($lo{b} // 0) - $lost, ($hi{b} // 0) - $lost, $n{c} // 0, ($lo{c} // 0) - $lost, ($hi{c} // 0) - $lost,
+	$both // 0, scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms)));
+is($both // 0, 0, 'no id is issued by both B and C');
+is(scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms), 0,
+	'no millisecond of one worker id is issued by both B and C');
+$_->stop for ($a, $b, $c);
+done_testing();
