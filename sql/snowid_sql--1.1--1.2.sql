@@ -267,12 +267,38 @@ AS $$
 DECLARE
 	problem text := @extschema@.snowid_sql_config_problem(NEW);
 	used boolean;
+	high timestamptz;
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'invalid snowid configuration in snowid_config'
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem;
 	END IF;
 	SELECT is_called INTO used FROM @extschema@.snowid_position;
+	-- max_drift_ms says how far ids may lie ahead of the clock, which a
+	-- claim's quiet period and a copy's floor count: lowered below how far
+	-- they lie ahead now, both counted short, and ids came again (the
+	-- attack on 1.2: 3,540 of 3,540, and 1,000 of 1,000 from a restored
+	-- dump).  And a copy's row keeps its source's until its worker id is
+	-- set (snowid_sql_config_stamp() counts it).
+	IF TG_OP = 'UPDATE' AND NEW.max_drift_ms < OLD.max_drift_ms THEN
+		IF OLD.worker_server IS NOT NULL AND NEW.worker_id IS NOT DISTINCT FROM OLD.worker_id
+			AND NEW.worker_server IS NOT DISTINCT FROM OLD.worker_server
+			AND OLD.worker_server IS DISTINCT FROM @extschema@.snowid_sql_here() THEN
+			RAISE EXCEPTION 'max_drift_ms of a copy cannot be lowered before its worker id is set'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The row comes from another server (a restored dump, a copy), which issued ids up to max_drift_ms ahead of its clock: setting the worker id raises the generator past them.',
+					  HINT = 'Set the worker id first (UPDATE snowid_config SET worker_id = N), then lower max_drift_ms.';
+		END IF;
+		high := (@extschema@.snowid_status()).high_water_time;
+		IF used AND @extschema@.snowid_sql_unix_ms(high)
+			> @extschema@.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms THEN
+			RAISE EXCEPTION 'max_drift_ms cannot be lowered below how far the snowid generator runs ahead of the clock'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('Ids were issued up to %s, %s ms ahead of the clock: a claim''s quiet period and a copy''s floor count max_drift_ms, and would count short.',
+												 high, @extschema@.snowid_sql_unix_ms(high) - @extschema@.snowid_sql_unix_ms(clock_timestamp())),
+					  HINT = pg_catalog.format('Lower it once the clock has passed %s.', high);
+		END IF;
+	END IF;
 	IF used AND (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
 		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
 		RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
