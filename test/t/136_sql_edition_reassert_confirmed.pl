@@ -1,0 +1,158 @@
+# The SQL edition's re-assertion after its server starts sends
+# confirmed_ms, as the C edition's restarts do (the confirmed re-assertion
+# rule).  Without it, the path of internals.md's NO_FIX_CONFIRMED_REASSERT
+# row stayed open for the SQL edition: A (SQL edition) holds worker id w;
+# the coordination database is backed up; A's server stops; the
+# coordination database forgets; Q claims w after the quiet period; the
+# coordination database is restored from the backup (which says A holds
+# w); A's server starts and its first id re-asserted w, granted as A's own,
+# and A and Q both issued with w until Q's next scheduled snowid_claim()
+# was refused (the attack on 1.2: 2,622 ids twice in 0.8 s on 18).  Now the
+# re-assertion names when A sent its last granted claim, before the loss,
+# and is held to a new claim's rules.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidSqlEdition;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
+open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+print $fh "local coord sql_fleet scram-sha-256\n$hba";
+close($fh);
+$cnode->reload;
+my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+	$cnode->host, $cnode->port);
+
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+
+my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+	END LOOP;
+END $$};
+
+sub sql_server
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# the first id of a role claims, once the quiet period allows; the worker id
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 90;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+
+
+my ($sqla, $appa, $clerka) = sql_server('sqla');
+my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
+
+my $wa = claim_when_quiet_ends($clerka);
+like($wa, qr/^\d+$/, "A claims worker id $wa");
+my ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wa, 'A\'s scheduled snowid_claim() re-asserts it') or diag($err);
+$coord->backup;
+$sqla->stop;
+$coord->wipe;
+my $lost = time;
+my $wq = claim_when_quiet_ends($clerkq);
+is($wq, $wa, "Q claims worker id $wq after the quiet period");
+note(sprintf('Q claimed %.1f s after the loss', time - $lost));
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wq, 'Q\'s scheduled snowid_claim() re-asserts it') or diag($err);
+($rc, $out, $err) = psql_as($clerkq, 'SELECT count(*) FROM (SELECT burst(0.3)) b');
+is($rc, 0, 'Q issues') or diag($err);
+
+# the coordination database restored from its backup, then A's server
+# starts: its first id (a role that may claim) re-asserts
+$coord->restore_backup;
+$sqla->start;
+($rc, $out, $err) = psql_as($clerka, 'SELECT (snowid_decode(snowid_next())).worker_id');
+note("A's first id after its start: rc $rc, worker id $out $err");
+
+my (%got, @runs);
+for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
+{
+	$got{ $c->[0] } = '';
+	push @runs, IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
+		'>', \$got{ $c->[0] }, '2>', \my $burst_err);
+}
+$_->finish for @runs;
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+note("Q's next snowid_claim(): rc $rc, $out $err");
+
+my (%ids, %n, $both);
+for my $name ('a', 'q')
+{
+	for my $line (split /\n/, $got{$name})
+	{
+		my ($id, $w, $t) = split ' ', $line;
+		$n{$name}++;
+		$both++ if $ids{$id}++;
+	}
+}
+diag(sprintf('A issued %d ids, Q %d; %d ids by both', $n{a} // 0, $n{q} // 0, $both // 0));
+is($both // 0, 0, 'no id is issued by both A and Q');
+
+$_->stop for ($sqla, $sqlq);
+done_testing();
