@@ -71,6 +71,10 @@
 #define FMAX 2			/* how often the store may forget in one run */
 #endif
 #define M 1				/* snowid.clock_margin, of every server */
+#ifndef FAR
+#define FAR 6			/* a clock step past the margin (-DNO_PAST_MARGIN:
+					 * none) */
+#endif
 /* the quiet period a server declares: a check-in interval or a lease, plus
  * its drift budget, plus 1 (snowid.coordinator_timeout_ms is 0 here) */
 #define QPERM (CHECKIN + DRIFT + 1)
@@ -155,8 +159,11 @@ bit sck[NS];			/* it checked in since the clock last moved */
 byte scache[NS];		/* the worker id its cache file names, or NONE */
 byte sgen[NS];			/* the state record it saw last (0: none) */
 byte scnt[NS];
-byte sconf[NS];		/* confirmed_ms: its clock when it sent its last
-				 * granted call, kept with its cache file */
+byte sconf[NS];		/* confirmed_ms: when it sent its last granted
+				 * call, kept with its cache file */
+bit sout[NS];			/* its clock stepped FAR forward, past the margin */
+byte sleast[NS];		/* the least offset of its clock from the store's
+				 * seen in this run, plus 1 (as sskew) */
 
 /* ---- what was issued: bit m of issued[s * NW + w], server s issued
  *      with w at m ---- */
@@ -167,7 +174,9 @@ int issued[NS * NW];
 
 #define max(a, b) ((a) > (b) -> (a) : (b))
 #define min(a, b) ((a) < (b) -> (a) : (b))
-#define clock(s) (now + sskew[s] - 1)
+#define clock(s) (now + sskew[s] - 1 + (sout[s] -> FAR : 0))
+#define offset(s) (sskew[s] + (sout[s] -> FAR : 0))
+#define anyout (sout[0] || sout[1] || sout[2])
 #define live(w) (hold[w] != 0 && (hlease[w] == 0 || lexp[w] > now))
 
 /* retire() of snowid.lua, retire() of snowid_coordinator: the fence raised
@@ -197,7 +206,8 @@ inline retire(w, v)
 #ifdef NO_FIX_BOUNDS
 #define told_ok (1)
 #else
-#define told_ok (c_q <= QLIM && c_m <= MLIM && c_sg <= now + MLIM + FMAX)
+#define told_ok (c_q <= QLIM && c_m <= MLIM && c_sg <= now + MLIM + FMAX && \
+	c_conf <= now + MLIM)
 #endif
 
 /* A quiet period lasts at least the least a real server declares (a
@@ -617,8 +627,32 @@ inline request(s)
 #define granted (r == OK && !r_warned)
 #endif
 
-/* confirmed_ms kept: its own clock when it sent a call that was granted */
-#define confirm(s) if :: granted -> sconf[s] = clock(s) :: else fi
+/* confirmed_ms kept (src/coord/recall.c): the store's time at the send
+ * of a granted call (the monotonic clock, which no step of the wall clock
+ * moves) plus the least offset of its clock from it seen in this run, at
+ * its start and at each granted call's send; at a start, one past its
+ * clock is sent as 0.  Before (the third attack on issue 55), the largest
+ * clock any granted call was sent at, across stops and starts: a clock
+ * stepped past the margin while one call was granted, then put right, left
+ * it that far ahead, and a restart's re-assertion passed stale() long
+ * after its holder stopped */
+#ifdef NO_FIX_CONFIRMED_BOUNDED
+#define confirm(s) if :: granted -> sconf[s] = max(sconf[s], clock(s)) :: else fi
+#define confirm_start(s) skip
+#else
+#define confirm(s) \
+	if \
+	:: granted -> sleast[s] = min(sleast[s], offset(s)); \
+		sconf[s] = now + sleast[s] - 1 \
+	:: else \
+	fi
+#define confirm_start(s) \
+	sleast[s] = offset(s); \
+	if \
+	:: sconf[s] > clock(s) -> sconf[s] = 0 \
+	:: else \
+	fi
+#endif
 
 /* Drops the worker id (a lost lease, a refused check-in) */
 inline drop(s)
@@ -695,6 +729,11 @@ inline clear_snapshot()
  * clock plus its drift budget, and on lease below its fence */
 #define issue_lo(s) max(max(spos[s] + 1, sfloor[s]), clock(s))
 #define issue_hi(s) (slease[s] && clock(s) + DRIFT >= sfence[s] -> sfence[s] - 1 : clock(s) + DRIFT)
+/* whether server s may issue now: running with a worker id, its clock
+ * within the margin (one past it only checks in, stops or crashes, as
+ * test/protocol-search's, so that only what its granted calls leave
+ * behind counts), and a millisecond left to issue at */
+#define issues(s) (sst[s] == RUN && sw[s] != NONE && !sout[s] && issue_lo(s) <= issue_hi(s))
 
 #define trail(x) printf x
 
@@ -714,13 +753,13 @@ inline no_overlap()
 {
 	for (i : 0 .. NS - 1) {
 		if
-		:: sst[i] == RUN && sw[i] != NONE && issue_lo(i) <= issue_hi(i) ->
+		:: issues(i) ->
 			lo = issue_lo(i);
 			hi = issue_hi(i);
 			for (j : 0 .. NS - 1) {
 				assert(j == i || (issued[j * NW + sw[i]] & range(lo, hi)) == 0);
-				assert(j == i || !(sst[j] == RUN && sw[j] == sw[i] &&
-					issue_lo(j) <= issue_hi(j) && issue_lo(j) <= hi && lo <= issue_hi(j)))
+				assert(j == i || !(issues(j) && sw[j] == sw[i] &&
+					issue_lo(j) <= hi && lo <= issue_hi(j)))
 			}
 		:: else
 		fi
@@ -739,7 +778,9 @@ inline no_overlap()
  * - sck[s] without a worker id or on lease: read by checked_in() only of a
  *   holder for good, and set by each grant for good.
  * - sconf[s] while its cache file names no id: sent only with a cache
- *   file's id, and set by each grant that writes one (a copy takes both).
+ *   file's id, and set by each grant that writes one (a copy takes both);
+ *   not with NO_FIX_CONFIRMED_BOUNDED, which keeps the largest.
+ * - sleast[s] of a server not running: each start sets it.
  * - issued[] before now - 1: every server's clock is at least now - 1, so
  *   no issue range reaches below it.
  * Then the call's scratch variables (scrub()), which every step writes
@@ -769,8 +810,14 @@ inline forget_dead()
 		:: sw[i] == NONE || slease[i] -> sck[i] = 0
 		:: else
 		fi;
+#ifndef NO_FIX_CONFIRMED_BOUNDED
 		if
 		:: scache[i] == NONE -> sconf[i] = 0
+		:: else
+		fi;
+#endif
+		if
+		:: sst[i] != RUN -> sleast[i] = 0
 		:: else
 		fi;
 		for (j : 0 .. NW - 1) {
@@ -800,8 +847,8 @@ inline step_done()
 /* it starts (snowid_coord_install(), the lease renewer), for good or on
  * lease */
 #define START(s, mode) \
-	:: d_step { (sst[s] == NEW || sst[s] == DOWN) && in_order(s) -> \
-		slease[s] = mode; sst[s] = RUN; sran[s] = 1; drop(s); \
+	:: d_step { (sst[s] == NEW || sst[s] == DOWN) && !sout[s] && in_order(s) -> \
+		slease[s] = mode; sst[s] = RUN; sran[s] = 1; drop(s); confirm_start(s); \
 		trail(("STEP start %d %d\n", s, mode)); step_done() }
 
 /* Symmetry, by construction: the servers are interchangeable (the same
@@ -814,7 +861,7 @@ inline step_done()
 
 /* a claim for good: snowid_worker_claim() of src/coord/worker.c */
 #define CLAIM(s) \
-	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && counter < CMAX -> \
+	:: d_step { sst[s] == RUN && !sout[s] && sw[s] == NONE && !slease[s] && counter < CMAX -> \
 		request(s); c_want = NONE; c_prefer = scache[s]; \
 		c_reassert = (scache[s] != NONE); c_conf = sconf[s]; \
 		claim(); note(s); confirm(s); \
@@ -830,13 +877,13 @@ inline step_done()
 /* the store cannot be reached: the cached id, unconfirmed
  * (snowid_worker_from_cache() of src/coord/worker.c) */
 #define OFFLINE(s) \
-	:: d_step { sst[s] == RUN && sw[s] == NONE && !slease[s] && scache[s] != NONE -> \
+	:: d_step { sst[s] == RUN && !sout[s] && sw[s] == NONE && !slease[s] && scache[s] != NONE -> \
 		sw[s] = scache[s]; sfloor[s] = 0; sck[s] = 1; \
 		trail(("STEP offline %d %d\n", s, sw[s])); step_done() }
 
 /* a lease claim: snowid_lease_claim() of src/coord/lease.c */
 #define LEASE_CLAIM(s) \
-	:: d_step { sst[s] == RUN && sw[s] == NONE && slease[s] && counter < CMAX -> \
+	:: d_step { sst[s] == RUN && !sout[s] && sw[s] == NONE && slease[s] && counter < CMAX -> \
 		request(s); lease_claim(); note(s); confirm(s); \
 		trail(("STEP lease_claim %d -> %d %d\n", s, r, r_w)); \
 		bounds_hold(); \
@@ -849,17 +896,17 @@ inline step_done()
 /* ids issued (snowid_next() of src/core/generator.c): at the lowest or
  * the highest millisecond it may now */
 #define ISSUE(s) \
-	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) <= issue_hi(s) -> \
+	:: d_step { issues(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = lo; \
 		trail(("STEP issue %d %d %d lo\n", s, sw[s], m)); issue_at(s, lo, hi, m); step_done() } \
-	:: d_step { sst[s] == RUN && sw[s] != NONE && issue_lo(s) < issue_hi(s) -> \
+	:: d_step { issues(s) && issue_lo(s) < issue_hi(s) -> \
 		lo = issue_lo(s); hi = issue_hi(s); m = hi; \
 		trail(("STEP issue %d %d %d hi\n", s, sw[s], m)); issue_at(s, lo, hi, m); step_done() }
 
 /* a renewal: snowid_lease_renew() of src/coord/lease.c; past its own
  * deadline it holds no lease, and claims anew (issue 55, finding 1) */
 #define RENEW(s) \
-	:: d_step { sst[s] == RUN && sw[s] != NONE && slease[s] && counter < CMAX -> \
+	:: d_step { sst[s] == RUN && !sout[s] && sw[s] != NONE && slease[s] && counter < CMAX -> \
 		if \
 		:: past_deadline(s) -> trail(("STEP lapse %d\n", s)); drop(s) \
 		:: else -> \
@@ -910,10 +957,33 @@ inline step_done()
 #define CRASH_FREEZE(s) \
 	:: d_step { sst[s] == RUN && sw[s] != NONE && slease[s] -> \
 		drop(s); sst[s] = DOWN; trail(("STEP crash %d\n", s)); step_done() } \
-	:: d_step { sst[s] != UNBORN && skew_ok(s, sskew[s] + 1) -> \
+	:: d_step { sst[s] != UNBORN && !sout[s] && skew_ok(s, sskew[s] + 1) -> \
 		sskew[s]++; trail(("STEP clock %d +\n", s)); step_done() } \
-	:: d_step { sst[s] != UNBORN && sskew[s] > 0 && skew_ok(s, sskew[s] - 1) -> \
+	:: d_step { sst[s] != UNBORN && !sout[s] && sskew[s] > 0 && skew_ok(s, sskew[s] - 1) -> \
 		sskew[s]--; trail(("STEP clock %d -\n", s)); step_done() }
+
+/* its clock stepped forward past the margin (FAR ms), one server's at a
+ * time, and put right: while past it, the server only checks in, stops or
+ * crashes (as test/protocol-search's --clock-past-margin yes), so that
+ * what its granted calls leave behind (confirmed_ms) is what counts */
+#ifdef NO_PAST_MARGIN
+#define PAST_MARGIN(s)
+#else
+/* -DPAST_ONCE: only the first server's clock, and once (a search for one
+ * path) */
+#ifdef PAST_ONCE
+bit went_out;
+#define may_go_out(s) ((s) == 0 && !went_out)
+#else
+#define went_out sout[0]
+#define may_go_out(s) (1)
+#endif
+#define PAST_MARGIN(s) \
+	:: d_step { sst[s] == RUN && !anyout && may_go_out(s) -> \
+		sout[s] = 1; went_out = 1; trail(("STEP clock %d far\n", s)); step_done() } \
+	:: d_step { sout[s] -> \
+		sout[s] = 0; trail(("STEP clock %d right\n", s)); step_done() }
+#endif
 
 /* a copy of server s's data directory starts in the last slot as a server
  * of its own: its mark, cache file, secret and state file are s's; its
@@ -927,7 +997,7 @@ inline step_done()
 		trail(("STEP copy %d\n", s)); step_done() }
 
 #define SERVER(s) START_PERM(s) START_LEASE(s) CLAIM(s) OFFLINE_(s) LEASE_CLAIM(s) \
-	ISSUE_(s) RENEW(s) CHECK_IN(s) STOP(s) CRASH_FREEZE_(s)
+	ISSUE_(s) RENEW(s) CHECK_IN(s) STOP(s) CRASH_FREEZE_(s) PAST_MARGIN(s)
 
 /* The kinds of steps a search leaves out (-DNO_PERM: no server claims for
  * good, -DNO_LEASE, -DNO_OFFLINE, -DNO_CHAOS: no crash, freeze or clock
