@@ -1771,6 +1771,25 @@ CREATE TRIGGER snowid_config_insert INSTEAD OF INSERT
 	ON @extschema@.snowid_config
 	FOR EACH ROW EXECUTE FUNCTION snowid_sql_private.snowid_sql_config_insert();
 
+-- An INSERT into a view with such a trigger takes the view's defaults, not
+-- the table's: the view's are the table's
+DO $$
+DECLARE
+	d record;
+BEGIN
+	FOR d IN
+		SELECT a.attname, pg_catalog.pg_get_expr(ad.adbin, ad.adrelid) AS expr
+		FROM pg_catalog.pg_attrdef ad
+		JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) ad.adrelid
+			AND a.attnum OPERATOR(pg_catalog.=) ad.adnum
+		WHERE ad.adrelid OPERATOR(pg_catalog.=) 'snowid_sql_private.snowid_config'::pg_catalog.regclass
+	LOOP
+		EXECUTE pg_catalog.format('ALTER VIEW @extschema@.snowid_config ALTER COLUMN %I SET DEFAULT %s',
+								  d.attname, d.expr);
+	END LOOP;
+END
+$$;
+
 CREATE FUNCTION snowid_sql_private.snowid_sql_public_keys_insert()
 RETURNS trigger
 LANGUAGE plpgsql
