@@ -280,7 +280,7 @@ IPC::Run::run([ 'pg_restore', '-d', $node->connstr('copydb'), $dump ],
 is($out, 't|1500', 'the restore takes the source\'s configuration but not its worker id')
   or diag("$err\n$restore_err");
 ($rc, $out, $err) = psql_as('copydb', 'clerk', '-c', 'SELECT snowid_next()');
-like($err, qr/55000: snowid has no worker id\n/,
+like($err, qr/55000: snowid has no worker id on this server\n/,
 	'the restored copy issues no id under its source\'s worker id, and says so');
 
 # Operators and functions planted in public (finding A, as
