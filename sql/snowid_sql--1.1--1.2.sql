@@ -854,7 +854,11 @@ BEGIN
 	END IF;
 	IF v IS NOT NULL THEN
 		-- unless the position is this call's and far ahead of the clock
-		-- (kept for the path below), the call becomes a writer
+		-- (kept for the path below), the call becomes a writer, which
+		-- moves the sequence ahead_ms (9, or near_ms if less) past the
+		-- clock's millisecond: the calls of the next ahead_ms
+		-- milliseconds find it ahead, within near_ms, and need no writer
+		-- (one writer every ahead_ms + 1 milliseconds, not every one)
 		IF NOT coalesce((g OPERATOR(pg_catalog.&) -1099511627775)
 							OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
 						AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass)
@@ -864,7 +868,12 @@ BEGIN
 							OPERATOR(pg_catalog.>=) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
 													 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits),
 						false) THEN
-			v := (@extschema@.snowid_sql_move(now_pos, 1, NULL, false)).first;
+			v := (@extschema@.snowid_sql_move(
+				now_pos OPERATOR(pg_catalog.+)
+					((CASE WHEN (@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.<) 9
+						   THEN (@extschema@.snowid_sql_fixed()).near_ms ELSE 9 END)::bigint
+					 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits),
+				1, NULL, false)).first;
 		END IF;
 		IF v OPERATOR(pg_catalog.>=) now_pos
 			AND (v OPERATOR(pg_catalog.-) now_pos)
