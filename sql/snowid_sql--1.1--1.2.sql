@@ -837,33 +837,46 @@ BEGIN
 			(@extschema@.snowid_sql_fixed()).datacenter_id, (@extschema@.snowid_sql_fixed()).worker_bits,
 			(@extschema@.snowid_sql_fixed()).worker_id)
 		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
-	now_pos := CASE WHEN w IS NOT NULL AND NOT recovery
-		THEN (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
-			  OPERATOR(pg_catalog.-) (@extschema@.snowid_sql_fixed()).epoch_ms)
-			OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits END;
 	g := pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass);
-	v := CASE WHEN now_pos OPERATOR(pg_catalog.<=)
-				   ((@extschema@.snowid_sql_fixed()).max_ms OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits)
+	v := CASE WHEN w IS NOT NULL AND NOT recovery
 		THEN CASE WHEN pg_catalog.current_setting('snowid_sql.message_written', true) OPERATOR(pg_catalog.=) 'on'
 					   OR (pg_catalog.pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
 						   AND pg_catalog.set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
 			THEN pg_catalog.nextval('@extschema@.snowid_position'::pg_catalog.regclass) END END;
 	-- the generation even and this server's (its bits from 40 up the
-	-- token): (g % 2 = 0 AND g >> 40 = token); and the position in the
-	-- clock's millisecond or up to near_ms ahead: (v >> sequence_bits)
-	-- BETWEEN now_ms AND now_ms + near_ms
+	-- token): (g % 2 = 0 AND g >> 40 = token); the position in the
+	-- clock's millisecond or up to near_ms ahead, the clock read once
+	-- here, after the position (a later reading only narrows what is
+	-- kept): v - now_pos from 0 to ((near_ms + 1) << sequence_bits) - 1,
+	-- compared unsigned (the sign bit flipped on both sides), one
+	-- expression where a variable now_pos would cost a statement; and in
+	-- the layout's time: (v >> sequence_bits) <= max_ms
 	IF (g OPERATOR(pg_catalog.&) -1099511627775) OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
 		AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass) OPERATOR(pg_catalog.=) g
-		AND v OPERATOR(pg_catalog.>=) now_pos
-		AND (v OPERATOR(pg_catalog.-) now_pos)
-			OPERATOR(pg_catalog.<) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
-									OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits) THEN
+		AND ((v OPERATOR(pg_catalog.-) ((pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
+			  OPERATOR(pg_catalog.-) (@extschema@.snowid_sql_fixed()).epoch_ms)
+			 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits))
+			 OPERATOR(pg_catalog.#) -9223372036854775808)
+			OPERATOR(pg_catalog.<) ((((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
+									 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits)
+									OPERATOR(pg_catalog.#) -9223372036854775808)
+		AND v OPERATOR(pg_catalog.<=) (((@extschema@.snowid_sql_fixed()).max_ms OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits)
+									   OPERATOR(pg_catalog.|) ((1::bigint OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits)
+															   OPERATOR(pg_catalog.-) 1)) THEN
 		RETURN @extschema@.snowid_sql_fixed_id(CASE WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id THEN w
 													 ELSE (@extschema@.snowid_sql_fixed()).worker_id END, v);
 	END IF;
-	IF v IS NOT NULL THEN
+	now_pos := CASE WHEN w IS NOT NULL AND NOT recovery THEN ((pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
+			  OPERATOR(pg_catalog.-) (@extschema@.snowid_sql_fixed()).epoch_ms)
+			 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits) END;
+	-- (past the layout's time, the path below says so)
+	IF v IS NOT NULL AND now_pos OPERATOR(pg_catalog.<=) ((@extschema@.snowid_sql_fixed()).max_ms OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits) THEN
 		-- unless the position is this call's and far ahead of the clock
-		-- (kept for the path below), the call becomes a writer
+		-- (kept for the path below), the call becomes a writer, which
+		-- moves the sequence ahead_ms (9, or near_ms if less) past the
+		-- clock's millisecond: the calls of the next ahead_ms
+		-- milliseconds find it ahead, within near_ms, and need no writer
+		-- (one writer every ahead_ms + 1 milliseconds, not every one)
 		IF NOT coalesce((g OPERATOR(pg_catalog.&) -1099511627775)
 							OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
 						AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass)
@@ -873,7 +886,12 @@ BEGIN
 							OPERATOR(pg_catalog.>=) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
 													 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits),
 						false) THEN
-			v := (@extschema@.snowid_sql_move(now_pos, 1, NULL, false)).first;
+			v := (@extschema@.snowid_sql_move(
+				now_pos OPERATOR(pg_catalog.+)
+					((CASE WHEN (@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.<) 9
+						   THEN (@extschema@.snowid_sql_fixed()).near_ms ELSE 9 END)::bigint
+					 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits),
+				1, NULL, false)).first;
 		END IF;
 		IF v OPERATOR(pg_catalog.>=) now_pos
 			AND (v OPERATOR(pg_catalog.-) now_pos)

@@ -229,7 +229,8 @@ my @planted = (
 	[ '=', 'bigint', 'integer', 'boolean' ], [ '<>', 'bigint', 'bigint', 'boolean' ],
 	[ '<', 'bigint', 'bigint', 'boolean' ], [ '<=', 'bigint', 'bigint', 'boolean' ],
 	[ '>', 'bigint', 'bigint', 'boolean' ], [ '>=', 'bigint', 'bigint', 'boolean' ],
-	[ '=', 'integer', 'integer', 'boolean' ]);
+	[ '=', 'integer', 'integer', 'boolean' ], [ '<', 'integer', 'integer', 'boolean' ],
+	[ '#', 'bigint', 'bigint', 'bigint' ], [ '-', 'bigint', 'integer', 'bigint' ]);
 my ($plant, $unqualified) = ('CREATE TABLE public.ran (op text); GRANT INSERT ON public.ran TO PUBLIC;', '');
 for my $i (0 .. $#planted)
 {
