@@ -389,6 +389,12 @@ inline claim()
 				:: tmp || (c_reassert && keep == c_want) -> r_floor = fence[keep]
 #ifdef NO_FIX_STALE_CACHE
 				:: c_reassert && keep == c_prefer -> r_floor = fence[keep]
+#else
+				/* a restart's confirmed re-assertion of its cache file's
+				 * id that the store no longer holds (it lost it): the id's
+				 * fence, as both stores grant it (claim(): a re-assertion
+				 * not stale() starts at fence(keep), held or not) */
+				:: c_reassert && keep == c_prefer && confirmed -> r_floor = fence[keep]
 #endif
 				:: else -> r_floor = new_floor(keep)
 				fi;
@@ -980,20 +986,29 @@ bit went_out;
 #endif
 #define PAST_MARGIN(s) \
 	:: d_step { sst[s] == RUN && !anyout && may_go_out(s) -> \
-		sout[s] = 1; went_out = 1; trail(("STEP clock %d far\n", s)); step_done() } \
+		sout[s] = 1; went_out = 1; trail(("STEP clock %d far %d\n", s, FAR)); step_done() } \
 	:: d_step { sout[s] -> \
-		sout[s] = 0; trail(("STEP clock %d right\n", s)); step_done() }
+		sout[s] = 0; trail(("STEP clock %d right %d\n", s, FAR)); step_done() }
 #endif
 
 /* a copy of server s's data directory starts in the last slot as a server
  * of its own: its mark, cache file, secret and state file are s's; its
  * holder name gets a new instance (src/core/mark.c) */
+/* the cache file names the claim with the holder name it was made under,
+ * and a server takes it as its own only under that name
+ * (snowid_cache_is_ours() of src/coord/worker.c): a copy under a new
+ * instance neither re-asserts nor falls back to it */
+#define cache_of_copy(s) \
+	if \
+	:: sid[NS - 1] == sid[s] -> scache[NS - 1] = scache[s]; sconf[NS - 1] = sconf[s] \
+	:: else \
+	fi
 #define COPY(s) \
 	:: d_step { sst[NS - 1] == UNBORN && sst[s] != UNBORN -> \
-		sst[NS - 1] = NEW; spos[NS - 1] = spos[s]; scache[NS - 1] = scache[s]; \
+		sst[NS - 1] = NEW; spos[NS - 1] = spos[s]; \
 		ssec[NS - 1] = ssec[s]; sgen[NS - 1] = sgen[s]; scnt[NS - 1] = scnt[s]; \
-		sconf[NS - 1] = sconf[s]; \
 		sskew[NS - 1] = sskew[s]; sid[NS - 1] = copy_name(s); \
+		cache_of_copy(s); \
 		trail(("STEP copy %d\n", s)); step_done() }
 
 #define SERVER(s) START_PERM(s) START_LEASE(s) CLAIM(s) OFFLINE_(s) LEASE_CLAIM(s) \
