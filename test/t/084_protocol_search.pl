@@ -59,7 +59,7 @@ use SnowidTest;
 use Test::More;
 
 # It starts no PostgreSQL: every version would run the same search.  CI
-# runs it once, with Debian's PostgreSQL.
+# runs it once (test/run places it; alone, with Debian's PostgreSQL).
 SnowidTest::only_on('the search of the Redis library starts no PostgreSQL',
 	'debian');
 SnowidTest::need_perl_module('Redis', 'libredis-perl');

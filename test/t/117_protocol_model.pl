@@ -15,8 +15,9 @@
 # off and none with it on (or, where the stores have no switch for the
 # fix, none with every fix on).
 #
-# CI runs it once, with Debian's PostgreSQL (the replay starts its own
-# PostgreSQL server for the coordination database, and a redis-server).
+# A run of several versions runs it once (test/run places it; alone, it runs
+# with Debian's PostgreSQL): the replay starts its own PostgreSQL server for
+# the coordination database, and a redis-server.
 # Needs spin (Debian's package spin), a C compiler, Perl's Redis module,
 # libfaketime and redis-server: a missing one skips the test, naming its
 # package (a failure under SNOWID_REQUIRE_TOOLS=1, as test/run sets it).
