@@ -5,7 +5,7 @@
 # First exactly as measured: server a holds worker id 0 of datacenter 1 on
 # a 60 s lease, its clock 20 s ahead of the others' (libfaketime), issues
 # 3 million ids and gives the id back with snowid_release_worker(); server
-# b, same datacenter, no lease, starts and claims for good, and issues ids
+# b, same datacenter, no lease, claims for good, and issues ids
 # once its clock reaches a's milliseconds.  Before, b took worker id 0 and
 # repeated hundreds of thousands of a's ids; now it takes an id it can start
 # above at once (worker id 1), and none repeats.
@@ -50,25 +50,37 @@ SnowidLease::start_skewed($a, '+20s');
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
 
-$a->safe_psql('postgres', q{
-	CREATE UNLOGGED TABLE a_ids AS
-		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 30)});
-my ($a_count, $a_min, $a_max) = split /\|/, $a->safe_psql('postgres',
-	'SELECT count(DISTINCT id), min(id), max(id) FROM a_ids');
-is($a_count, 3000000, 'a issues 3 million ids, 20 s ahead of the real clock');
-is($a->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
-	'a gives worker id 0 back');
-$a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
-my $a_first_ms = SnowidLease::id_ms($a, $a_min);
-my $a_last_ms = SnowidLease::id_ms($a, $a_max);
-cmp_ok(SnowidLease::fence($coord, $dc, 0), '>', $a_last_ms,
-	'the fence of worker id 0 lies past a\'s last id');
-
+# b is set up before a issues, and claims right after a gives its id back,
+# with every slow step (counting, copying a's ids) after the claim.  The
+# claim must come while a's fence still lies beyond b's max_drift_ms (1 s)
+# of b's clock: a's ids, and so its fence, run 20 s ahead of the real
+# clock, but every second between a's last id and b's claim eats that
+# lead.  Before, the count, the COPY and b's start came in between: 12 to
+# 30 s on a loaded machine, and b rightly took the fenced id 0, its clock
+# by then within its drift budget of the fence.  A server claims on its
+# first call, not at its start.
 my $b = $coord->new_node('b', { 'snowid.datacenter_id' => $dc });
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+
+$a->safe_psql('postgres', q{
+	CREATE UNLOGGED TABLE a_ids AS
+		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 30)});
+my $released = $a->safe_psql('postgres', 'SELECT snowid_release_worker()');
+my $a_fence = SnowidLease::fence($coord, $dc, 0);
 $b->safe_psql('postgres', 'SELECT snowid_next()');
-is(SnowidRedis::worker($b), '1|' . $coord->source,
+my $b_worker = SnowidRedis::worker($b);
+
+my ($a_count, $a_min, $a_max) = split /\|/, $a->safe_psql('postgres',
+	'SELECT count(DISTINCT id), min(id), max(id) FROM a_ids');
+is($a_count, 3000000, 'a issues 3 million ids, 20 s ahead of the real clock');
+is($released, 0, 'a gives worker id 0 back');
+$a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
+my $a_first_ms = SnowidLease::id_ms($a, $a_min);
+my $a_last_ms = SnowidLease::id_ms($a, $a_max);
+cmp_ok($a_fence, '>', $a_last_ms,
+	'the fence of worker id 0 lies past a\'s last id');
+is($b_worker, '1|' . $coord->source,
 	'b claims for good the lowest id it can start above at once: worker id 1, not the fenced 0');
 
 # b takes ids while its clock passes through a's milliseconds.
