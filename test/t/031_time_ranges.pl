@@ -25,7 +25,7 @@ use Time::HiRes ();
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 # -- the span property under each layout and epoch -------------------------
 

@@ -21,7 +21,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;

@@ -110,7 +110,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $seed = $ENV{SNOWID_SQLCHAOS_SEED} // 116;
 my $rounds = $ENV{SNOWID_SQLCHAOS_ROUNDS} // 8;

@@ -37,7 +37,7 @@ use Test::More;
 use Time::HiRes qw(sleep);
 
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $step_s = 50;
 my $coord = SnowidCoord->new;
