@@ -3,7 +3,7 @@
 # superuser, hands out worker ids with the functions and the fence rule of
 # the Redis function library (src/redis/snowid.lua, doc/internals.md "The
 # fence rule"), on its own clock (clock_timestamp(), moved here with
-# libfaketime so that leases run out without waiting).
+# SnowidTest::Clock so that leases run out without waiting).
 #
 # - claim for good: keeps, conflicts, prefers, holds another, all held;
 # - leases: renewals (the fence only rises), tokens, lost leases;

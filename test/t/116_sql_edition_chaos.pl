@@ -13,7 +13,7 @@
 # The fleet: server a (CREATE EXTENSION, with a synchronous standby), b
 # (the plain script), c (CREATE EXTENSION, wal_level logical, a FOR ALL
 # TABLES publication and an orders table keyed by snowid_next()), one
-# clock for all (libfaketime), and what the faults add: copies restored
+# clock for all (SnowidTest::Clock), and what the faults add: copies restored
 # from dumps, a logical subscriber.  max_drift_ms is 60 s everywhere.  The
 # faults:
 #

@@ -20,7 +20,7 @@
 #    restart: it is sent as unknown, and the server issues ids at once.
 #
 # Against Redis, or a coordination database (SnowidCoord); the servers'
-# clocks under libfaketime (SnowidTest::Clock), their monotonic clocks not.
+# clocks under SnowidTest::Clock, their monotonic clocks not.
 use strict;
 use warnings;
 
