@@ -208,12 +208,14 @@ sub new_server
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(%init);
-	# The rounds' sessions and the harness' at once.  In a signal handler
-	# libfaketime gives the real time, so under a clock stepped back N s
-	# PostgreSQL's first alarm of a lock wait (deadlock_timeout, 1 s) also
-	# fires every timeout due within N s, such as the edition's 10 s
-	# lock_timeout: a deadlock_timeout past it keeps that timeout's alarm
-	# the first, on time, as a real clock step would.
+	# The rounds' sessions and the harness' at once.  deadlock_timeout was
+	# raised when the clock was libfaketime's, which gave the real time in
+	# a signal handler, so that under a clock stepped back N s PostgreSQL's
+	# first alarm of a lock wait (deadlock_timeout, 1 s) also fired every
+	# timeout due within N s, such as the edition's 10 s lock_timeout: a
+	# deadlock_timeout past it kept that timeout's alarm the first, on
+	# time, as a real clock step would.  SnowidTest::Clock moves the clock
+	# in signal handlers too; the setting stays, harmless.
 	$node->append_conf('postgresql.conf',
 		"max_connections = 60\ndeadlock_timeout = '20s'\n" . $conf);
 	$clock->start_node($node);
