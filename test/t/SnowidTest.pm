@@ -1,7 +1,8 @@
 # What the TAP tests (test/t/*.pl) share: servers with snowid preloaded, a
 # ledger of every id a test takes (duplicates, order), a server clock moved
-# by an offset file (test/tools/clock_offset.c), psql sessions in the background and a gate that lets
-# them start at the same moment, and a backend crash.
+# by an offset file (test/tools/clock_offset.c), psql sessions in the
+# background and a gate that lets them start at the same moment, and a
+# backend crash.
 package SnowidTest;
 
 use strict;
