@@ -4,7 +4,7 @@
 # (wait_event_type "Extension"): SnowidClock while a call waits for a
 # lagging clock, SnowidMarkWrite while the high-water mark file is written.
 # Before 17 both show as wait_event "Extension".  The clock is moved with
-# libfaketime; the mark write is held up by a FIFO in place of its
+# SnowidTest::Clock; the mark write is held up by a FIFO in place of its
 # temporary file, which blocks the writer until the test reads it.
 use strict;
 use warnings;
@@ -20,7 +20,7 @@ use Test::More;
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $node = SnowidTest::new_node(

@@ -1,7 +1,8 @@
 # The wall clock steps back while the server runs.
 #
-# The server runs under libfaketime with an offset read from a file on every
-# clock call, so the test can step the clock that the backends see.  A step
+# The server runs under SnowidTest::Clock (test/tools/clock_offset.c), with
+# an offset read from a file on every clock call, so the test can step the
+# clock that the backends see.  A step
 # back within snowid.max_drift_ms: ids continue, still increasing.  A step
 # that the drift budget and snowid.max_wait_ms cannot cover: the call waits,
 # then fails with an error saying by how much the clock is behind; once the
@@ -9,6 +10,15 @@
 # wait can cover: the call waits and succeeds.  A step back during a wait
 # does not lengthen it beyond snowid.max_wait_ms.  Every id is kept and the
 # whole set checked for duplicates.
+#
+# Then the clock itself: a process under it sees the wall clock at the
+# file's offset (fractions and steps both ways), the monotonic clock
+# untouched and errno kept; a file it cannot parse keeps the last offset
+# and says so; a file missing at start stops the process.  A server under it
+# follows the offset and keeps running through hundreds of statements
+# cancelled by statement_timeout (a clock read in the SIGALRM handler, as
+# the idle-stats timeout does after every statement on 15 and later) while
+# the file is rewritten.
 use strict;
 use warnings;
 
@@ -19,11 +29,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
+use IPC::Run;
+use POSIX ();
 use Time::HiRes ();
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;
@@ -165,4 +177,181 @@ $ids->take($node, 100, 'clock right at the end');
 $ids->no_duplicates;
 
 $node->stop;
+
+# -- the clock itself --------------------------------------------------------
+
+# Wall minus monotonic clock, s, read between two monotonic readings, and
+# how far off it may be: half the time between them.
+sub wall_minus_monotonic
+{
+	my $m1 = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+	my $r = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_REALTIME());
+	my $m2 = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+
+	return ($r - ($m1 + $m2) / 2, ($m2 - $m1) / 2);
+}
+
+# A Perl process under the clock reads the clock at +1000.5 s, writes a
+# file it cannot parse and reads it again, writes -1000.25 and reads it
+# again: each reading is wall minus monotonic clock, the error bound and
+# the monotonic readings.  Then with errno set to EINVAL, time() and
+# gettimeofday() (Time::HiRes::time) and errno afterwards.
+my $reader = q{
+	use Time::HiRes qw(clock_gettime CLOCK_REALTIME CLOCK_MONOTONIC);
+	use POSIX ();
+	my $file = shift;
+	sub put
+	{
+		open(my $fh, '>', "$file.tmp") or die $!;
+		print $fh "$_[0]\n";
+		close($fh);
+		rename("$file.tmp", $file) or die $!;
+	}
+	sub reading
+	{
+		my $m1 = clock_gettime(CLOCK_MONOTONIC);
+		my $r = clock_gettime(CLOCK_REALTIME);
+		my $m2 = clock_gettime(CLOCK_MONOTONIC);
+		printf "%s %.9f %.9f %.9f %.9f\n", $_[0], $r - ($m1 + $m2) / 2,
+		  ($m2 - $m1) / 2, $m1, $m2;
+	}
+	put('+1000.5');
+	reading('ahead');
+	put('in an hour');
+	reading('garbled');
+	put('-1000.25');
+	reading('behind');
+	$! = POSIX::EINVAL;
+	my $t = time;
+	my $hires = Time::HiRes::time;
+	printf "times %d %.6f %d\n", $t, $hires, $! + 0;
+};
+my $probe = SnowidTest::Clock->new;
+my ($real_before, $real_error) = wall_minus_monotonic();
+my $mono_before = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+my $time_before = Time::HiRes::time();
+my ($out, $err) = ('', '');
+{
+	my %env = $probe->env;
+	local @ENV{ keys %env } = values %env;
+	IPC::Run::run([ $^X, '-e', $reader, $probe->{file} ],
+		'>', \$out, '2>', \$err)
+	  or die "the reader failed: $err";
+}
+my $time_after = Time::HiRes::time();
+my $mono_after = Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+my ($real_after, $real_error_after) = wall_minus_monotonic();
+$real_error += $real_error_after + abs($real_after - $real_before);
+
+my %reading;
+for (split /\n/, $out)
+{
+	my ($name, @values) = split / /;
+	$reading{$name} = \@values;
+}
+# A reading's offset from the real clock, and its error bound: the
+# reading's and the real clock's, plus 10 ms for the frequency correction
+# NTP may apply to the wall clock (not to CLOCK_MONOTONIC_RAW, but to
+# CLOCK_MONOTONIC too) while the reader runs.
+for my $case ([ 'ahead', 1000.5 ], [ 'garbled', 1000.5 ],
+	[ 'behind', -1000.25 ])
+{
+	my ($name, $offset) = @$case;
+	my ($diff, $error, $m1, $m2) = @{ $reading{$name} // [ 'nan', 0, 0, 0 ] };
+	my $off_by = abs($diff - $real_before - $offset);
+
+	cmp_ok($off_by, '<=', $error + $real_error + 0.01,
+		"clock file: the wall clock reads at $offset s ($name)")
+	  or diag("off by $off_by s");
+	ok($m1 >= $mono_before && $m2 <= $mono_after,
+		"clock file: the monotonic clock is the real one ($name)");
+}
+like($err, qr/clock_offset: could not read an offset, keeping the last one/,
+	'clock file: a file that cannot be parsed is reported');
+my ($t, $hires, $errno) = @{ $reading{times} // [ 0, 0, 0 ] };
+ok( $t >= int($time_before - 1000.25) && $t <= $time_after - 1000.25,
+	'clock file: time() reads at the offset');
+ok( $hires >= $time_before - 1000.25 - 1e-6
+	  && $hires <= $time_after - 1000.25,
+	'clock file: gettimeofday() reads at the offset');
+is($errno, POSIX::EINVAL(), 'clock file: errno is kept');
+
+# A file missing when a process starts stops it.
+unlink($probe->{file}) or die "could not remove the clock file: $!";
+{
+	my %env = $probe->env;
+	local @ENV{ keys %env } = values %env;
+	($out, $err) = ('', '');
+	IPC::Run::run([ $^X, '-e', 'print time' ], '>', \$out, '2>', \$err);
+}
+is($? >> 8, 70, 'clock file: missing at start, the process exits');
+like($err, qr/clock_offset: could not read an offset at start/,
+	'clock file: missing at start, with a message');
+
+# A server, without snowid, follows the offset both ways.
+my $plain = PostgreSQL::Test::Cluster->new('plain');
+$plain->init;
+$plain->append_conf('postgresql.conf', "log_min_messages = warning\n");
+my $server_clock = SnowidTest::Clock->new;
+$server_clock->start_node($plain);
+for my $offset ('+1000', '-1000.5')
+{
+	$server_clock->set($offset);
+	my $before = Time::HiRes::time();
+	my $read = $plain->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	my $after = Time::HiRes::time();
+	ok( $read >= $before + $offset - 1e-6 && $read <= $after + $offset,
+		"a server's clock_timestamp() reads at $offset s")
+	  or diag("read $read, real time from $before to $after");
+}
+
+# Statements cancelled by statement_timeout while they allocate, so that
+# SIGALRM may land in malloc() and its handler reads the clock, while
+# another process rewrites the clock file, alternately half a second ahead
+# and behind (a statement the step back keeps from its timeout completes).
+# Not a sure reproduction of the abort libfaketime's file mode caused (a
+# signal has to interrupt malloc() at the right moment), but a server
+# whose clock reads were not safe in a handler would show here in time.
+my $rewriter = IPC::Run::start(
+	[
+		$^X, '-e', q{
+			my $file = shift;
+			for (my $i = 0;; $i++)
+			{
+				open(my $fh, '>', "$file.tmp") or die $!;
+				print $fh ($i % 2 ? "-0.5\n" : "+0.5\n");
+				close($fh);
+				rename("$file.tmp", $file) or die $!;
+				select(undef, undef, undef, 0.002);
+			}
+		},
+		$server_clock->{file}
+	]);
+my $statements = 300;
+my $script = "SET statement_timeout = '1ms';\n"
+  . ("SELECT count(*) FROM generate_series(1, 200) g,"
+	  . " LATERAL (SELECT repeat('x', 9000 + g * 61 % 120000) AS r) s"
+	  . " WHERE length(r) > 0;\n") x $statements;
+my ($stdout, $stderr);
+$plain->psql(
+	'postgres', $script,
+	on_error_stop => 0,
+	stdout => \$stdout,
+	stderr => \$stderr);
+$rewriter->kill_kill;
+my @lines = split /\n/, $stderr;
+my $cancelled = grep { /canceling statement due to statement timeout/ } @lines;
+my @other = grep { !/canceling statement due to statement timeout/ } @lines;
+my $completed = () = $stdout =~ /^200$/mg;
+is($cancelled + $completed, $statements,
+	"$statements statements under a clock rewritten meanwhile: each completed or was cancelled"
+) or diag(join("\n", @other[ 0 .. ($#other < 9 ? $#other : 9) ]));
+note("$cancelled cancelled, $completed completed");
+is($plain->safe_psql('postgres', 'SELECT 1'), '1', 'and the server still runs');
+my $log = PostgreSQL::Test::Utils::slurp_file($plain->logfile);
+unlike($log, qr/terminated by signal|clock_offset:/,
+	'no backend died, no clock file unread');
+$plain->stop;
+
 done_testing();

@@ -4,7 +4,7 @@
 # generator above every id issued before, whatever the clock says: after an
 # immediate shutdown, after a backend killed with SIGKILL (the postmaster
 # then reinitialises shared memory) and after a clean restart.  The server
-# runs under libfaketime so that each start can find the clock seconds
+# runs under SnowidTest::Clock so that each start can find the clock seconds
 # behind.  Every id is kept and the whole set checked for duplicates.
 use strict;
 use warnings;
@@ -19,7 +19,7 @@ use Test::More;
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;

@@ -21,7 +21,7 @@ use Test::More;
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;
@@ -124,10 +124,12 @@ $standby->stop('immediate');
 
 # The same failover, but the promoted server is restarted cleanly before it
 # issues any id: the restarted server no longer knows it was a standby, so
-# the mark written at the clean exit must make the skip.  libfaketime fakes
-# no clock inside the postmaster's signal handlers, where a PostgreSQL 15
-# postmaster does its work and exits: that mark comes out 3 s further ahead
-# than with one clock, and the first call waits for the backends' clock.
+# the mark written at the clean exit must make the skip.  (max_wait_ms is
+# raised from when the clock was libfaketime's, which faked no clock inside
+# the postmaster's signal handlers, where a PostgreSQL 15 postmaster does
+# its work and exits: that mark came out 3 s further ahead than with one
+# clock, and the first call waited for the backends' clock.
+# SnowidTest::Clock moves the clock in signal handlers too.)
 $standby = $standbys[1];
 $standby->append_conf('postgresql.conf', 'snowid.max_wait_ms = 10000');
 $standby->reload;

@@ -6,7 +6,7 @@
 # snowid_from_time(t) + n * snowid_span(d) = snowid_from_time(t + n * d),
 # snowid_time() inverts snowid_from_time(), the longest span the layout
 # holds is accepted and a millisecond more refused with a detail naming
-# the layout.  Then a server under libfaketime is moved to just before the
+# the layout.  Then a server under SnowidTest::Clock is moved to just before the
 # first of next month and takes ids through midnight into a table
 # partitioned by month (the recipe of doc/time-ranges.md): every row lies
 # in the partition of the month its id decodes to, among them rows made in
@@ -25,7 +25,7 @@ use Time::HiRes ();
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 # -- the span property under each layout and epoch -------------------------
 

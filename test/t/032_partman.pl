@@ -4,7 +4,7 @@
 # The server runs with snowid.epoch at midnight UTC, so that partitions
 # snowid_span('1 day') wide, which pg_partman aligns to multiples of the
 # interval (to the epoch), start at midnight of calendar days.  Under
-# libfaketime the clock moves on a day at a time; rows go in and
+# SnowidTest::Clock the clock moves on a day at a time; rows go in and
 # run_maintenance() premakes the partitions ahead of the newest id; every
 # row lies in the partition of its day.  Then a retention of two days'
 # worth of ids drops the partitions that end more than two days of ids
@@ -27,7 +27,7 @@ use Test::More;
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $node = SnowidTest::new_node(

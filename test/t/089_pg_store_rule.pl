@@ -3,7 +3,7 @@
 # superuser, hands out worker ids with the functions and the fence rule of
 # the Redis function library (src/redis/snowid.lua, doc/internals.md "The
 # fence rule"), on its own clock (clock_timestamp(), moved here with
-# libfaketime so that leases run out without waiting).
+# SnowidTest::Clock so that leases run out without waiting).
 #
 # - claim for good: keeps, conflicts, prefers, holds another, all held;
 # - leases: renewals (the fence only rises), tokens, lost leases;
@@ -39,7 +39,7 @@ use Test::More;
 
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $offset = 0;
@@ -224,8 +224,8 @@ is( $db->sql('coord_admin',
 # A call waits for the lock of its datacenter, which another holds until it
 # commits (here the owner, by hand: no call keeps it past its CALL, see
 # 106); the caller's lock_timeout bounds the wait.  (Tested while the
-# server's clock is not offset: libfaketime delays the server's timers by
-# the offset.)
+# server's clock is not offset: libfaketime, which moved this clock before
+# SnowidTest::Clock did, delayed the server's timers by the offset.)
 my $lock_dc30 = 'BEGIN; SELECT * FROM snowid_coordinator.datacenters'
   . ' WHERE datacenter = 30 FOR UPDATE';
 $db->call("claim(30, 'h', -1, 3, -1, $far)");
@@ -241,8 +241,9 @@ $holder->query_safe('COMMIT');
 
 # -- concurrency ------------------------------------------------------------
 
-# Before the clock is moved: libfaketime delays the server's timers by the
-# offset, the deadlock check of a lock wait among them.  A CI run hung an
+# Before the clock is moved: libfaketime, which moved this clock before
+# SnowidTest::Clock did, delayed the server's timers by the offset, the
+# deadlock check of a lock wait among them.  A CI run hung an
 # hour in the lease churn below, which ran then with the clock 192 s ahead
 # (one of the 8 sessions never ended; what it waited for was not logged).
 # Here the sessions run on the server's own clock, and one that does not

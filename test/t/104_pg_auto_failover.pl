@@ -60,6 +60,7 @@ unless (-f "$sharedir/extension/pgautofailover.control")
 	  if $ENV{SNOWID_REQUIRE_TOOLS};
 	plan skip_all => $why;
 }
+SnowidTest::need_clock();
 
 # A test killed by a signal still stops what it started (END, below).
 $SIG{$_} = sub { die "caught SIG$_[0]\n" } for qw(TERM INT HUP);
@@ -71,7 +72,6 @@ my $worker_id = 5;
 # over.
 my $behind = 18;
 my $timeout = $PostgreSQL::Test::Utils::timeout_default;
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 my $log_path = $PostgreSQL::Test::Utils::log_path;
 my $autoctl_log = "$log_path/104_pg_auto_failover_commands.log";
 
@@ -172,7 +172,7 @@ sub append_file
 
 # Starts a node's pg_autoctl run in the background, in a session of its
 # own (so that its keeper and PostgreSQL can be killed as one process
-# group), a data node's under libfaketime with its clock file.
+# group), a data node's under its clock (SnowidTest::Clock).
 sub start_keeper
 {
 	my ($name) = @_;
@@ -181,10 +181,9 @@ sub start_keeper
 
 	if ($n->{clock})
 	{
-		$ENV{LD_PRELOAD} = $libfaketime;
-		$ENV{FAKETIME_TIMESTAMP_FILE} = $n->{clock}{file};
-		$ENV{FAKETIME_NO_CACHE} = '1';
-		$ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+		my %clock_env = $n->{clock}->env;
+
+		@ENV{ keys %clock_env } = values %clock_env;
 	}
 	$n->{keeper} //= SnowidProcess->new("pg_autoctl_$name");
 	$n->{keeper}->start(

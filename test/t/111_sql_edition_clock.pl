@@ -1,5 +1,5 @@
 # The SQL edition when the wall clock steps back (as 020_clock_steps.pl for
-# the C edition): the server runs under libfaketime with an offset the test
+# the C edition): the server runs under SnowidTest::Clock with an offset the test
 # changes.  A step back within max_drift_ms: ids go on, still increasing,
 # without waiting.  A step that max_drift_ms and max_wait_ms cannot cover:
 # the call fails saying by how much the clock is behind; once the clock is
@@ -21,7 +21,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;

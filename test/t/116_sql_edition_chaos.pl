@@ -13,7 +13,7 @@
 # The fleet: server a (CREATE EXTENSION, with a synchronous standby), b
 # (the plain script), c (CREATE EXTENSION, wal_level logical, a FOR ALL
 # TABLES publication and an orders table keyed by snowid_next()), one
-# clock for all (libfaketime), and what the faults add: copies restored
+# clock for all (SnowidTest::Clock), and what the faults add: copies restored
 # from dumps, a logical subscriber.  max_drift_ms is 60 s everywhere.  The
 # faults:
 #
@@ -110,7 +110,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $seed = $ENV{SNOWID_SQLCHAOS_SEED} // 116;
 my $rounds = $ENV{SNOWID_SQLCHAOS_ROUNDS} // 8;
@@ -208,12 +208,14 @@ sub new_server
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(%init);
-	# The rounds' sessions and the harness' at once.  In a signal handler
-	# libfaketime gives the real time, so under a clock stepped back N s
-	# PostgreSQL's first alarm of a lock wait (deadlock_timeout, 1 s) also
-	# fires every timeout due within N s, such as the edition's 10 s
-	# lock_timeout: a deadlock_timeout past it keeps that timeout's alarm
-	# the first, on time, as a real clock step would.
+	# The rounds' sessions and the harness' at once.  deadlock_timeout was
+	# raised when the clock was libfaketime's, which gave the real time in
+	# a signal handler, so that under a clock stepped back N s PostgreSQL's
+	# first alarm of a lock wait (deadlock_timeout, 1 s) also fired every
+	# timeout due within N s, such as the edition's 10 s lock_timeout: a
+	# deadlock_timeout past it kept that timeout's alarm the first, on
+	# time, as a real clock step would.  SnowidTest::Clock moves the clock
+	# in signal handlers too; the setting stays, harmless.
 	$node->append_conf('postgresql.conf',
 		"max_connections = 60\ndeadlock_timeout = '20s'\n" . $conf);
 	$clock->start_node($node);

@@ -20,7 +20,7 @@
 #    restart: it is sent as unknown, and the server issues ids at once.
 #
 # Against Redis, or a coordination database (SnowidCoord); the servers'
-# clocks under libfaketime (SnowidTest::Clock), their monotonic clocks not.
+# clocks under SnowidTest::Clock, their monotonic clocks not.
 use strict;
 use warnings;
 
@@ -37,7 +37,7 @@ use Test::More;
 use Time::HiRes qw(sleep);
 
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $step_s = 50;
 my $coord = SnowidCoord->new;
@@ -85,9 +85,10 @@ sub wait_answered
 
 # ---------------------------------------------------------------- A
 # P's clock steps ahead after its start and before its claim for good, the
-# first call the store grants it (its session's: libfaketime here moves the
-# clock of PostgreSQL's backends, not that of its background workers, whose
-# check-ins then go on by the real clock)
+# first call the store grants it (SnowidTest::Clock moves the clock of
+# every process of the server, its background workers' too, as a real step
+# would; under libfaketime, which the test used before, their check-ins
+# went on by the real clock)
 my $dc = 21;
 $coord->mark_dc_new($dc);
 my $clock = SnowidTest::Clock->new;

@@ -1,7 +1,8 @@
 # What the TAP tests (test/t/*.pl) share: servers with snowid preloaded, a
 # ledger of every id a test takes (duplicates, order), a server clock moved
-# with libfaketime, psql sessions in the background and a gate that lets
-# them start at the same moment, and a backend crash.
+# by an offset file (test/tools/clock_offset.c), psql sessions in the
+# background and a gate that lets them start at the same moment, and a
+# backend crash.
 package SnowidTest;
 
 use strict;
@@ -14,8 +15,10 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-# libfaketime's library (Debian's libfaketime): SnowidTest::Clock
-# preloads it, need_libfaketime checks for it.
+# libfaketime's library (Debian's libfaketime), for a clock at a fixed
+# offset (SnowidLease::start_skewed, SnowidPatroni): need_libfaketime checks
+# for it.  SnowidTest::Clock, whose offset changes while a server runs,
+# preloads test/tools/clock_offset.c instead (need_clock).
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # PostgreSQL 17 and later make a new server by copying $ENV{INITDB_TEMPLATE}
@@ -153,12 +156,41 @@ sub need_file
 	return missing_tool("needs $path (Debian package $package)");
 }
 
-# libfaketime's library, for SnowidTest::Clock, SnowidLease::start_skewed
-# and LD_PRELOAD: its path, or a skip (a failure under
+# libfaketime's library, for SnowidLease::start_skewed, SnowidPatroni and
+# LD_PRELOAD with a fixed FAKETIME: its path, or a skip (a failure under
 # SNOWID_REQUIRE_TOOLS=1) naming the package libfaketime.
 sub need_libfaketime
 {
 	return need_file($libfaketime, 'libfaketime');
+}
+
+# The library SnowidTest::Clock preloads (test/tools/clock_offset.c, which
+# says why libfaketime's file mode is not used), compiled once per test
+# file into its temporary directory with the C compiler cc: its path.
+# Where cc is missing, skips or fails as need_program says, naming the
+# package gcc; a test file that uses SnowidTest::Clock calls this before
+# its first test.
+my $clock_library;
+
+sub need_clock
+{
+	return $clock_library if defined $clock_library;
+
+	my $cc = need_program('cc', 'gcc');
+	my $source = "$FindBin::RealBin/../tools/clock_offset.c";
+	my $dir = PostgreSQL::Test::Utils::tempdir('clock_offset');
+	my $library = File::Spec->rel2abs("$dir/clock_offset.so");
+	my ($out, $err);
+
+	IPC::Run::run(
+		[
+			$cc, '-O2', '-Wall', '-Wextra', '-shared', '-fPIC',
+			'-o', $library, $source
+		],
+		'>', \$out, '2>', \$err)
+	  or die "could not compile $source with $cc:\n$out$err";
+	$clock_library = $library;
+	return $clock_library;
 }
 
 # A Perl module a test needs: need_perl_module('Redis', 'libredis-perl')
@@ -922,31 +954,32 @@ sub no_duplicates
 }
 
 
-# The server's wall clock under libfaketime, at an offset from the real
-# one that the test changes while the server runs.
+# The server's wall clock at an offset from the real one that the test
+# changes while the server runs (test/tools/clock_offset.c, preloaded).
 package SnowidTest::Clock;
 
 # A clock file, at offset 0.
 sub new
 {
 	my $class = shift;
-
-	die "libfaketime is required: $libfaketime not found"
-	  unless -e $libfaketime;
+	my $library = SnowidTest::need_clock();
 	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('clock'));
-	my $self = bless { file => "$dir/offset" }, $class;
+	my $self = bless { file => "$dir/offset", library => $library }, $class;
 
 	$self->set('+0');
 	return $self;
 }
 
-# Sets the offset in seconds ("-0.8", "+0").  The file is replaced
-# atomically so that a backend never reads it half written.
+# Sets the offset in seconds, a signed decimal number with an optional
+# fraction ("-0.8", "+0", "+12.345678").  The file is replaced atomically so
+# that a process never reads it half written.
 sub set
 {
 	my ($self, $offset) = @_;
 	my $file = $self->{file};
 
+	die "not an offset in seconds: $offset"
+	  unless $offset =~ /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 	open(my $fh, '>', "$file.tmp") or die "could not write clock: $!";
 	print $fh "$offset\n";
 	close($fh);
@@ -954,17 +987,26 @@ sub set
 	return;
 }
 
-# Starts a node under this clock.  The offset is read on every call
-# (FAKETIME_NO_CACHE); the monotonic clock is left alone, as an NTP step
-# would leave it, so that latch timeouts are not disturbed.
+# The environment that puts a process and its children under this clock:
+# LD_PRELOAD and SNOWID_CLOCK_FILE, as a list of pairs.  The offset is read
+# on every call of the wall clock; the monotonic clock is left alone, as an
+# NTP step would leave it, so that latch timeouts are not disturbed.
+sub env
+{
+	my ($self) = @_;
+
+	return (
+		LD_PRELOAD => $self->{library},
+		SNOWID_CLOCK_FILE => $self->{file});
+}
+
+# Starts a node under this clock.
 sub start_node
 {
 	my ($self, $node) = @_;
+	my %env = $self->env;
 
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $self->{file};
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	local @ENV{ keys %env } = values %env;
 	$node->start;
 	return;
 }
