@@ -1,5 +1,5 @@
 # Reuse whatever the clocks say: a worker id passes from holder to holder
-# while each server's clock is skewed by libfaketime, the next holder's clock
+# while each server's clock is skewed (SnowidTest::Clock), the next holder's clock
 # 5 s behind the last holder's, then 5 s ahead, then 5 s behind again with a
 # drift budget too small to run ahead (it waits, or fails clearly, until
 # its clock reaches the fence).  Each holder dies without giving the id back
@@ -23,7 +23,7 @@ use Time::HiRes ();
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidCoord::need_store();
-my $libfaketime = SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $dc = 3;
 my $lease_ms = 2000;
@@ -46,24 +46,16 @@ sub skewed_node
 			%extra
 		});
 
-	# libfaketime does not reach a process forked from a signal handler
-	# that interrupted a wrapped select(), as the postmaster of 15 forks
-	# its background workers: there the lease renewer keeps the real clock,
-	# and renews up to a lease past the latest clock a session saw.
-	{
-		local $ENV{LD_PRELOAD} = $libfaketime;
-		local $ENV{FAKETIME} = $offset;
-		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-		$node->start;
-	}
+	SnowidLease::start_skewed($node, $offset);
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	return $node;
 }
 
-# Waits until a server on lease issues ids (see above), and adds those it
-# issued meanwhile; then until its lease has been renewed once, which moves
-# the fence a lease past the sessions' clock (the claim, made by the lease
-# renewer on the real clock, set it a lease past that).
+# Waits until a server on lease issues ids, and adds those it issued
+# meanwhile; then until its lease has been renewed once, which moves the
+# fence a lease past the server's clock.  (Under libfaketime, used before,
+# the lease renewer of 15 kept the real clock, and its claim set the fence
+# a lease past that.)
 sub wait_ids
 {
 	my ($node) = @_;

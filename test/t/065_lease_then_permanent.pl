@@ -3,7 +3,7 @@
 # released id with no floor and repeated its last holder's ids.
 #
 # First exactly as measured: server a holds worker id 0 of datacenter 1 on
-# a 60 s lease, its clock 20 s ahead of the others' (libfaketime), issues
+# a 60 s lease, its clock 20 s ahead of the others' (SnowidTest::Clock), issues
 # 3 million ids and gives the id back with snowid_release_worker(); server
 # b, same datacenter, no lease, claims for good, and issues ids
 # once its clock reaches a's milliseconds.  Before, b took worker id 0 and
@@ -36,7 +36,7 @@ use Time::HiRes ();
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $coord = SnowidCoord->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();

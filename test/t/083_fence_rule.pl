@@ -5,7 +5,7 @@
 # there.
 #
 # First exactly as measured: server a holds worker id 0 of datacenter 1 on
-# a 60 s lease, its clock 20 s ahead (libfaketime), issues 3 million ids,
+# a 60 s lease, its clock 20 s ahead (SnowidTest::Clock), issues 3 million ids,
 # crashes and starts again within its lease.  Its fence lies a lease past
 # its generator, beyond its clock plus its drift budget and
 # snowid.max_wait_ms, so its lease claim moves to another id and takes
@@ -46,7 +46,7 @@ use Test::More;
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $coord = SnowidCoord->new;
 my $dir = PostgreSQL::Test::Utils::tempdir();

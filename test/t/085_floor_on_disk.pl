@@ -33,7 +33,7 @@ use Test::More;
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $coord = SnowidCoord->new;
 my $dc = 6;

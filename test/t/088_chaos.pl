@@ -16,7 +16,7 @@
 #
 #   crash      kill -9 (pg_ctl stop -m immediate), then start again
 #   restart    a clean stop and start
-#   clock      a restart with the clock moved (libfaketime) by -2 s to +5 s
+#   clock      a restart with the clock moved (SnowidTest::Clock) by -2 s to +5 s
 #   freeze     a lease server's processes all stopped (SIGSTOP) for
 #              longer than its lease (4 s, up to SNOWID_CHAOS_PAUSE s
 #              more), then SIGCONT
@@ -139,7 +139,7 @@ use Time::HiRes ();
 # What this test needs beyond PostgreSQL: a skip naming the Debian package
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidCoord::need_store();
-SnowidTest::need_libfaketime();
+SnowidTest::need_clock();
 
 my $seed = $ENV{SNOWID_CHAOS_SEED} // 88;
 my $seconds = $ENV{SNOWID_CHAOS_SECONDS} // 60;
