@@ -69,18 +69,18 @@ for my $i (1 .. 20)
 	my $w = SnowidLease::wait_lease($node);
 	$workers{$w}++;
 	# The test relied on every process of a skewed server reading the same
-	# clock, which SnowidTest::Clock gives. On PostgreSQL 15 under
+	# clock, which SnowidTest::Clock gives.  On PostgreSQL 15 under
 	# libfaketime, used before, the lease renewer could read the real one:
 	# the postmaster of 15 starts background workers from a signal handler,
 	# which can interrupt libfaketime inside one of its own unfaked calls
 	# (its select()), and the worker inherits that state for life (in the CI
 	# logs of 15, the renewer's and the postmaster's lines run 5 s behind
-	# the backends'; 16's postmaster forks outside its handlers). The
+	# the backends'; 16's postmaster forks outside its handlers).  The
 	# renewer then takes the lease with a fence a lease past the real clock,
 	# which the backends, 5 s ahead, already reached: their first calls fail
 	# with "the lease ran out" until its first renewal, a third of a lease
-	# on, moves the fence past them. Once the machine was slow enough for
-	# the first call to come after the fence. So the ids are taken once the
+	# on, moves the fence past them.  Once the machine was slow enough for
+	# the first call to come after the fence.  So the ids are taken once the
 	# server issues one; every assertion below stands.
 	$node->poll_query_until('postgres', 'SELECT snowid_next() > 0')
 	  or die "restart $i: the server issued no id";
