@@ -982,12 +982,25 @@ END;
 -- The claim (see 1.1), whose re-assertion after its server started sends
 -- confirmed_ms, as the C edition's restarts do (the confirmed re-assertion
 -- rule, doc/internals.md): when this database sent its last claim that
--- was granted, by its clock, kept in snowid_coordinator_state.  Without
--- it, after two losses, a database stopped before the first and restarted
--- after the coordination database was restored from a backup that still
--- named its claim was granted the worker id another server had taken
--- between them, and both issued with it (the attack on 1.2: 2,622 ids
--- twice in 0.8 s).  Its scheduled claims, check-ins, send none.
+-- was granted, kept in snowid_coordinator_state.  Without it, after two
+-- losses, a database stopped before the first and restarted after the
+-- coordination database was restored from a backup that still named its
+-- claim was granted the worker id another server had taken between them,
+-- and both issued with it (the attack on 1.2: 2,622 ids twice in 0.8 s).
+-- Its scheduled claims, check-ins, send none.
+--
+-- The time kept is the earlier of this server's clock and the
+-- coordination server's, both read before the call (the latter over the
+-- claim's connection, one statement more): never later than the grant by
+-- the clock the rule compares it with, however far this server's clock
+-- ran ahead then, and, as the C edition's, never later than this server's
+-- clock either.  By this server's clock alone, a clock stepped forward
+-- past the margin while a claim was granted, then put right, left the
+-- time that far ahead, and a database stopped with it passed the rule at
+-- a restart after a second loss, and was granted the worker id another
+-- server had taken between the losses (issue 55's third attack, closed in
+-- the C edition by its monotonic clock, which PL/pgSQL has not; test
+-- 138).
 ALTER TABLE @extschema@.snowid_coordinator_state ADD COLUMN confirmed_ms bigint
 	CHECK (confirmed_ms BETWEEN 0 AND 9007199254740991);
 
@@ -1013,9 +1026,13 @@ DECLARE
 	has_state boolean;
 	forgot boolean := false;
 	-- a restart's re-assertion: when this database sent its last claim
-	-- that was granted, Unix ms by its clock (0: not known)
+	-- that was granted, Unix ms (0: not known)
 	confirmed bigint;
+	-- when this claim is sent: the earlier of this server's clock and the
+	-- coordination server's (its reply, text until checked)
 	sent_ms bigint;
+	coord_clock text;
+	coord_ms bigint;
 	now_ms bigint;
 	dblink_schema name;
 	name text;
@@ -1099,8 +1116,28 @@ BEGIN
 		END IF;
 		EXECUTE format('SELECT %I.%I(%L, @extschema@.snowid_sql_connstr())', dblink_schema,
 					   CASE WHEN by_u THEN 'dblink_connect_u' ELSE 'dblink_connect' END, 'snowid_sql_claim');
-		step := 'call';
+		-- the coordination server's clock, over the connection of the
+		-- call, then checked: input from outside, as the answer below
+		step := 'clock';
 		sent_ms := @extschema@.snowid_sql_unix_ms(clock_timestamp());
+		EXECUTE format('SELECT t.ms FROM %I.dblink(%L, %L) AS t(ms text)', dblink_schema, 'snowid_sql_claim',
+					   'SELECT pg_catalog.floor(pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8')
+			INTO coord_clock;
+		step := 'check';
+		IF coord_clock ~ '^[0-9]{1,16}$' THEN
+			coord_ms := coord_clock::bigint;
+		END IF;
+		IF coord_ms IS NULL OR coord_ms NOT BETWEEN 1 AND sent_ms + 176400000 THEN
+			RAISE EXCEPTION 'the coordination database gave a time snowid_sql cannot use'
+				USING ERRCODE = 'protocol_violation',
+					  DETAIL = format('Its clock read %s Unix ms, where snowid_sql takes from 1 ms to two days and an hour past this server''s clock, %s ms.',
+									  CASE WHEN coord_clock ~ '^-?[0-9]{1,20}$' THEN coord_clock
+										   WHEN coord_clock IS NULL THEN 'NULL' ELSE 'no number' END,
+									  sent_ms),
+					  HINT = 'Check the clocks of both servers, and that snowid_coordination names a coordination database; no claim was sent.';
+		END IF;
+		sent_ms := least(sent_ms, coord_ms);
+		step := 'call';
 		EXECUTE format('SELECT t.outcome, t.worker_id, t.floor_ms, t.fence_ms, t.lease_ms, t.holder, t.generation, t.counter FROM %I.dblink(%L, %L) AS t(outcome text, worker_id integer, floor_ms bigint, fence_ms bigint, lease_ms bigint, holder text, generation bigint, counter bigint)',
 					   dblink_schema, 'snowid_sql_claim', call) INTO r;
 		step := 'disconnect';
@@ -1117,7 +1154,7 @@ BEGIN
 				NULL;
 			END;
 		END IF;
-		IF state = '57014' THEN
+		IF state = '57014' OR step = 'check' THEN
 			RAISE;
 		ELSIF state = '42501' AND msg LIKE 'wrong holder secret%' THEN
 			RAISE EXCEPTION 'the coordination database refused this database''s holder secret'
