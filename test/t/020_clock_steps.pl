@@ -357,7 +357,7 @@ my $script = "SET statement_timeout = '1ms';\n"
   . ("SELECT count(*) FROM generate_series(1, 200) g,"
 	  . " LATERAL (SELECT repeat('x', 9000 + g * 61 % 120000) AS r) s"
 	  . " WHERE length(r) > 0;\n") x $statements;
-my ($stdout, $stderr);
+($stdout, $stderr) = (q{}, q{});
 $plain->psql(
 	'postgres', $script,
 	on_error_stop => 0,
