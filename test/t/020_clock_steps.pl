@@ -13,7 +13,8 @@
 #
 # Then the clock itself: a process under it sees the wall clock at the
 # file's offset (fractions and steps both ways), the monotonic clock
-# untouched and errno kept; a file it cannot parse keeps the last offset
+# untouched and errno kept; an absolute time ("@seconds") holds every wall
+# clock still at that time; a file it cannot parse keeps the last setting
 # and says so; a file missing at start stops the process.  A server under it
 # follows the offset and keeps running through hundreds of statements
 # cancelled by statement_timeout (a clock read in the SIGALRM handler, as
@@ -195,7 +196,10 @@ sub wall_minus_monotonic
 # file it cannot parse and reads it again, writes -1000.25 and reads it
 # again: each reading is wall minus monotonic clock, the error bound and
 # the monotonic readings.  Then with errno set to EINVAL, time() and
-# gettimeofday() (Time::HiRes::time) and errno afterwards.
+# gettimeofday() (Time::HiRes::time) and errno afterwards.  Last, at the
+# absolute time @1900000000.25: CLOCK_REALTIME, CLOCK_REALTIME_COARSE,
+# gettimeofday() and time(), 50 ms of monotonic clock apart, and the
+# monotonic clock before and after.
 my $reader = q{
 	use Time::HiRes qw(clock_gettime CLOCK_REALTIME CLOCK_MONOTONIC);
 	use POSIX ();
@@ -225,6 +229,15 @@ my $reader = q{
 	my $t = time;
 	my $hires = Time::HiRes::time;
 	printf "times %d %.6f %d\n", $t, $hires, $! + 0;
+	put('@1900000000.25');
+	for my $name ('still', 'still_later')
+	{
+		my $m = clock_gettime(CLOCK_MONOTONIC);
+		printf "%s %.9f %.9f %.6f %d %.9f\n", $name, clock_gettime(CLOCK_REALTIME),
+		  clock_gettime(Time::HiRes::CLOCK_REALTIME_COARSE()), Time::HiRes::time,
+		  time, $m;
+		select(undef, undef, undef, 0.05);
+	}
 };
 my $probe = SnowidTest::Clock->new;
 my ($real_before, $real_error) = wall_minus_monotonic();
@@ -266,7 +279,7 @@ for my $case ([ 'ahead', 1000.5 ], [ 'garbled', 1000.5 ],
 	ok($m1 >= $mono_before && $m2 <= $mono_after,
 		"clock file: the monotonic clock is the real one ($name)");
 }
-like($err, qr/clock_offset: could not read an offset, keeping the last one/,
+like($err, qr/clock_offset: could not read a clock setting, keeping the last one/,
 	'clock file: a file that cannot be parsed is reported');
 my ($t, $hires, $errno) = @{ $reading{times} // [ 0, 0, 0 ] };
 ok( $t >= int($time_before - 1000.25) && $t <= $time_after - 1000.25,
@@ -275,6 +288,17 @@ ok( $hires >= $time_before - 1000.25 - 1e-6
 	  && $hires <= $time_after - 1000.25,
 	'clock file: gettimeofday() reads at the offset');
 is($errno, POSIX::EINVAL(), 'clock file: errno is kept');
+# (the readings go through Perl's doubles: 1e-6 s is far below their step)
+my @still = @{ $reading{still} // [ 0, 0, 0, 0, 0 ] };
+my @later = @{ $reading{still_later} // [ 0, 0, 0, 0, 0 ] };
+ok( (grep { abs($_ - 1900000000.25) < 1e-6 } @still[ 0 .. 2 ], @later[ 0 .. 2 ])
+	  == 6
+	  && $still[3] == 1900000000
+	  && $later[3] == 1900000000,
+	'clock file: at @1900000000.25, every wall clock reads that time and stands still'
+) or diag("read @still, then @later");
+cmp_ok($later[4] - $still[4], '>=', 0.05,
+	'clock file: at an absolute time, the monotonic clock runs on');
 
 # A file missing when a process starts stops it.
 unlink($probe->{file}) or die "could not remove the clock file: $!";
@@ -285,7 +309,7 @@ unlink($probe->{file}) or die "could not remove the clock file: $!";
 	IPC::Run::run([ $^X, '-e', 'print time' ], '>', \$out, '2>', \$err);
 }
 is($? >> 8, 70, 'clock file: missing at start, the process exits');
-like($err, qr/clock_offset: could not read an offset at start/,
+like($err, qr/clock_offset: could not read a clock setting at start/,
 	'clock file: missing at start, with a message');
 
 # A server, without snowid, follows the offset both ways.
@@ -333,7 +357,7 @@ my $script = "SET statement_timeout = '1ms';\n"
   . ("SELECT count(*) FROM generate_series(1, 200) g,"
 	  . " LATERAL (SELECT repeat('x', 9000 + g * 61 % 120000) AS r) s"
 	  . " WHERE length(r) > 0;\n") x $statements;
-my ($stdout, $stderr);
+($stdout, $stderr) = (q{}, q{});
 $plain->psql(
 	'postgres', $script,
 	on_error_stop => 0,

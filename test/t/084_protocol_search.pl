@@ -2,7 +2,8 @@
 # seeded run of test/protocol-search against the library of this source
 # tree (src/redis/snowid.lua) finds no sequence of steps after which two
 # servers may issue the same ids.  The search drives the library in a
-# redis-server whose clock it sets through libfaketime, with a model of the
+# redis-server whose clock it sets through the suite's clock preload
+# (test/tools/clock_offset.c, at absolute times), with a model of the
 # servers that call it (claims on lease and for good with the numbers the C
 # side sends, ids issued, renewals, clean stops and crashes, frozen holders,
 # clock steps, leases running out, copied data directories, an operator's
@@ -43,7 +44,9 @@
 #   test/protocol-search --copy-identity same
 #
 # which finds it at once.  Needs Perl's Redis module (Debian's
-# libredis-perl), libfaketime and redis-server (SNOWID_REDIS_SERVER, as
+# libredis-perl), a C compiler for the clock preload (gcc; built once here
+# by SnowidTest::need_clock and passed to every search as
+# SNOWID_CLOCK_LIBRARY) and redis-server (SNOWID_REDIS_SERVER, as
 # test/lib.sh's snowid_redis_programs sets it, else redis-server on PATH):
 # a missing one skips the test, naming its Debian package (a failure under
 # SNOWID_REQUIRE_TOOLS=1, as test/run sets it).
@@ -63,7 +66,7 @@ use Test::More;
 SnowidTest::only_on('the search of the Redis library starts no PostgreSQL',
 	'debian');
 SnowidTest::need_perl_module('Redis', 'libredis-perl');
-SnowidTest::need_libfaketime();
+$ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
 	'redis-server');
 

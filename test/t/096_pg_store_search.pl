@@ -3,7 +3,8 @@
 # extension's script of this source tree (sql/snowid_coordinator--1.0.sql)
 # finds no sequence of steps after which two servers may issue the same
 # ids.  The search starts a PostgreSQL server of this build (pg_config in
-# PATH) under libfaketime, whose clock it sets, and drives the extension's
+# PATH) under the suite's clock preload (test/tools/clock_offset.c, at
+# absolute times), whose clock it sets, and drives the extension's
 # functions with the model of the servers that 084_protocol_search.pl
 # drives the Redis library with, its faults of issue 42 too (another member
 # of the fleet calling under a holder's name, without its secret; answers
@@ -34,10 +35,12 @@
 # bounded by the monotonic clock (bounded: none)
 # (SnowidTest::search_finds_confirmed_clock_step).
 #
-# Needs libfaketime, and for --store both Perl's Redis module (Debian's
+# Needs a C compiler for the clock preload (gcc; built once here by
+# SnowidTest::need_clock and passed to every search as
+# SNOWID_CLOCK_LIBRARY), and for --store both Perl's Redis module (Debian's
 # libredis-perl) and redis-server (SNOWID_REDIS_SERVER, as test/lib.sh's
 # snowid_redis_programs sets it, else redis-server on PATH): without
-# libfaketime the test skips itself, without the others its --store both
+# the compiler the test skips itself, without the others its --store both
 # part, naming the Debian package (a failure under SNOWID_REQUIRE_TOOLS=1,
 # as test/run sets it).
 use strict;
@@ -52,7 +55,7 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
-SnowidTest::need_libfaketime();
+$ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 
 my $search = "$FindBin::RealBin/../protocol-search";
 my $extension = "$FindBin::RealBin/../../sql/snowid_coordinator--1.0.sql";

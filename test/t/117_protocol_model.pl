@@ -18,8 +18,10 @@
 # A run of several versions runs it once (test/run places it; alone, it runs
 # with Debian's PostgreSQL): the replay starts its own PostgreSQL server for
 # the coordination database, and a redis-server.
-# Needs spin (Debian's package spin), a C compiler, Perl's Redis module,
-# libfaketime and redis-server: a missing one skips the test, naming its
+# Needs spin (Debian's package spin), a C compiler (also for the stores'
+# clock preload, built once here by SnowidTest::need_clock and passed to
+# protocol-search as SNOWID_CLOCK_LIBRARY), Perl's Redis module and
+# redis-server: a missing one skips the test, naming its
 # package (a failure under SNOWID_REQUIRE_TOOLS=1, as test/run sets it).
 use strict;
 use warnings;
@@ -38,7 +40,7 @@ my $spin = SnowidTest::need_program('spin', 'spin');
 my $cc = SnowidTest::need_program('gcc', 'gcc');
 # the replay of trails against both stores (test/protocol-search)
 SnowidTest::need_perl_module('Redis', 'libredis-perl');
-SnowidTest::need_libfaketime();
+$ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
 	'redis-server');
 

@@ -15,10 +15,11 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-# libfaketime's library (Debian's libfaketime), for a clock at a fixed
-# offset (SnowidLease::start_skewed, SnowidPatroni): need_libfaketime checks
-# for it.  SnowidTest::Clock, whose offset changes while a server runs,
-# preloads test/tools/clock_offset.c instead (need_clock).
+# libfaketime's library (Debian's libfaketime), for the Patroni tests'
+# clock at a fixed offset (SnowidPatroni): need_libfaketime checks for it.
+# Every other clock the tests move (SnowidTest::Clock, whose offset changes
+# while a server runs, SnowidLease::start_skewed, and test/protocol-search's
+# stores) is test/tools/clock_offset.c's (need_clock).
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # PostgreSQL 17 and later make a new server by copying $ENV{INITDB_TEMPLATE}
@@ -156,9 +157,9 @@ sub need_file
 	return missing_tool("needs $path (Debian package $package)");
 }
 
-# libfaketime's library, for SnowidLease::start_skewed, SnowidPatroni and
-# LD_PRELOAD with a fixed FAKETIME: its path, or a skip (a failure under
-# SNOWID_REQUIRE_TOOLS=1) naming the package libfaketime.
+# libfaketime's library, for SnowidPatroni's LD_PRELOAD with a fixed
+# FAKETIME: its path, or a skip (a failure under SNOWID_REQUIRE_TOOLS=1)
+# naming the package libfaketime.
 sub need_libfaketime
 {
 	return need_file($libfaketime, 'libfaketime');
@@ -169,7 +170,8 @@ sub need_libfaketime
 # file into its temporary directory with the C compiler cc: its path.
 # Where cc is missing, skips or fails as need_program says, naming the
 # package gcc; a test file that uses SnowidTest::Clock calls this before
-# its first test.
+# its first test.  The files that run test/protocol-search pass the path
+# on as SNOWID_CLOCK_LIBRARY, for the search's stores.
 my $clock_library;
 
 sub need_clock

@@ -1,16 +1,26 @@
 /*-------------------------------------------------------------------------
  *
  * clock_offset.c
- *		An LD_PRELOAD library that moves a process's wall clock by an offset
- *		read from a file on every call, for the TAP tests' SnowidTest::Clock.
+ *		An LD_PRELOAD library that sets a process's wall clock from a file
+ *		read on every call: an offset from the real time, or an absolute time
+ *		that stands still.  For the TAP tests' SnowidTest::Clock and the
+ *		stores of test/protocol-search.
  *
  * The tests step a running server's wall clock (forward, back, by a
- * fraction of a second) by rewriting a small file; its content is a signed
- * decimal number of seconds with an optional fraction ("+0", "-0.8",
- * "+12.345678").  clock_gettime() for CLOCK_REALTIME and
- * CLOCK_REALTIME_COARSE, gettimeofday() and time() return the real time plus
- * that offset; every other clock (MONOTONIC, BOOTTIME, MONOTONIC_RAW, the
- * CPU clocks) is returned untouched, as an NTP step would leave it.
+ * fraction of a second) by rewriting a small file.  Its content is either
+ *
+ *	 an offset: a signed decimal number of seconds with an optional fraction
+ *	 ("+0", "-0.8", "+12.345678"); clock_gettime() for CLOCK_REALTIME and
+ *	 CLOCK_REALTIME_COARSE, gettimeofday() and time() return the real time
+ *	 plus that offset; or
+ *
+ *	 an absolute time: "@" and the seconds since the epoch with an optional
+ *	 fraction ("@1900000000.0005"); those calls return that time as it is,
+ *	 however much real time passes, until the file says otherwise
+ *	 (test/protocol-search moves its stores' clocks with the model's time).
+ *
+ * Every other clock (MONOTONIC, BOOTTIME, MONOTONIC_RAW, the CPU clocks) is
+ * returned untouched, as an NTP step would leave it.
  *
  * Why not libfaketime's file mode (FAKETIME_TIMESTAMP_FILE with
  * FAKETIME_NO_CACHE=1), which the tests used before: it rereads the file with
@@ -23,24 +33,28 @@
  * async-signal-safe: the real time comes from the clock_gettime system call
  * (no dlsym(), which may allocate), the file is read with open(), read() and
  * close() into a buffer on the stack and parsed by hand (no stdio, no
- * malloc, no locale), and errno is left as the caller had it.
+ * malloc, no locale), and errno is left as the caller had it.  Nor does
+ * loading it allocate, so a program linked with jemalloc (Debian's
+ * redis-server) starts under it as under no preload at all.
  *
  * The file's path is SNOWID_CLOCK_FILE, copied at load time: PostgreSQL
  * overwrites its original environment to show its status in ps.  A file
- * that cannot be read or parsed keeps the last offset read well (the
+ * that cannot be read or parsed keeps the last setting read well (the
  * writer replaces the file by rename(), so this should never happen); the
  * process reports it once on stderr (the server's log) per run of failures,
  * so a broken test shows rather than silently running at offset 0.  If the
  * file cannot be read when the library is loaded, the process reports it and
  * exits with status 70: a server under a clock it cannot read does not start.
  *
- * State: offset_ns and failing are written and read whole (64-bit and int
- * stores on the 64-bit platforms the tests run on), by the process's one
- * thread or a signal handler interrupting it; a handler that rereads the
- * file while the interrupted code was doing so stores an offset as good as
- * the other's.
+ * State: setting, the last setting read well (its kind and nanoseconds in
+ * one word, see clock_offset_parse), and failing are written and read whole
+ * (64-bit and int stores on the 64-bit platforms the tests run on), by the
+ * process's one thread or a signal handler interrupting it; a handler that
+ * rereads the file while the interrupted code was doing so stores a setting
+ * as good as the other's.
  *
- * Built by SnowidTest::clock_library() with the system's C compiler.
+ * Built by SnowidTest::need_clock() and test/protocol-search with the
+ * system's C compiler.
  *
  *-------------------------------------------------------------------------
  */
@@ -59,11 +73,20 @@
 
 #define NS_PER_SEC INT64_C(1000000000)
 
-/* the offset file's path, copied from the environment at load time */
+/*
+ * The largest number of seconds a file may give, either way: setting holds
+ * twice the nanoseconds (year 2116, far past any time the tests set).
+ */
+#define MAX_SECONDS (INT64_MAX / NS_PER_SEC / 2 - 1)
+
+/* the file's path, copied from the environment at load time */
 static char offset_path[4096];
 
-/* the last offset read well, nanoseconds */
-static volatile int64_t offset_ns = 0;
+/*
+ * The last setting read well: an offset of n nanoseconds is 2 * n, an
+ * absolute time of n nanoseconds since the epoch 2 * n + 1.
+ */
+static volatile int64_t setting = 0;
 
 /* whether the last read failed (reported once per run of failures) */
 static volatile int failing = 0;
@@ -85,29 +108,39 @@ clock_offset_report(const char *message)
 }
 
 /*
- * Parses "[space][+|-]digits[.digits][space]" into nanoseconds; digits past
- * the ninth of the fraction are ignored.  Returns false for anything else,
- * an empty number or one of more than 12 integer digits included.
+ * Parses the file's content, "[space][+|-]digits[.digits][space]" (an
+ * offset) or "[space]@digits[.digits][space]" (an absolute time), into a
+ * setting (see setting above); digits past the ninth of the fraction are
+ * ignored.  Returns false for anything else, an empty number or one of more
+ * than MAX_SECONDS included.
  */
 static bool
 clock_offset_parse(const char *s, size_t len, int64_t *result)
 {
 	size_t		i = 0;
+	bool		absolute = false;
 	bool		negative = false;
 	int64_t		seconds = 0;
 	int64_t		fraction = 0;
 	int64_t		scale = NS_PER_SEC;
+	int64_t		ns;
 	int			digits = 0;
 
 	while (i < len && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	if (i < len && (s[i] == '+' || s[i] == '-'))
+	if (i < len && s[i] == '@')
+	{
+		absolute = true;
+		i++;
+	}
+	else if (i < len && (s[i] == '+' || s[i] == '-'))
 		negative = (s[i++] == '-');
 	while (i < len && s[i] >= '0' && s[i] <= '9')
 	{
-		if (++digits > 12)
-			return false;
+		digits++;
 		seconds = seconds * 10 + (s[i++] - '0');
+		if (seconds > MAX_SECONDS)
+			return false;
 	}
 	if (i < len && s[i] == '.')
 	{
@@ -131,14 +164,15 @@ clock_offset_parse(const char *s, size_t len, int64_t *result)
 	if (i != len)
 		return false;
 
-	*result = seconds * NS_PER_SEC + fraction;
+	ns = seconds * NS_PER_SEC + fraction;
 	if (negative)
-		*result = -*result;
+		ns = -ns;
+	*result = 2 * ns + (absolute ? 1 : 0);
 	return true;
 }
 
 /*
- * Reads the offset file; true and the offset in *result if it holds one.
+ * Reads the file; true and its setting in *result if it holds one.
  */
 static bool
 clock_offset_read(int64_t *result)
@@ -164,41 +198,47 @@ clock_offset_read(int64_t *result)
 		len += n;
 	}
 	close(fd);
-	/* a file that fills the buffer is longer than any offset */
+	/* a file that fills the buffer is longer than any setting */
 	if (len == sizeof(buf))
 		return false;
 	return clock_offset_parse(buf, len, result);
 }
 
 /*
- * The offset now: the file's, else the last one read well.
+ * The setting now: the file's, else the last one read well.
  */
 static int64_t
 clock_offset_now(void)
 {
-	int64_t		ns;
+	int64_t		now;
 
-	if (clock_offset_read(&ns))
+	if (clock_offset_read(&now))
 	{
-		offset_ns = ns;
+		setting = now;
 		failing = 0;
 	}
-	else if (!failing)
+	else
 	{
-		failing = 1;
-		clock_offset_report("could not read an offset, keeping the last one: ");
+		now = setting;
+		if (!failing)
+		{
+			failing = 1;
+			clock_offset_report("could not read a clock setting, keeping the last one: ");
+		}
 	}
-	return offset_ns;
+	return now;
 }
 
 /*
- * Reads the clock clk through the system call, plus the offset if it is a
- * wall clock.  Leaves errno alone unless the system call fails.
+ * Reads the clock clk through the system call; a wall clock then as the
+ * setting says, the real time plus an offset or an absolute time.  Leaves
+ * errno alone unless the system call fails.
  */
 static int
 clock_offset_gettime(clockid_t clk, struct timespec *tp)
 {
 	int			saved_errno = errno;
+	int64_t		now;
 	int64_t		ns;
 
 	if (syscall(SYS_clock_gettime, clk, tp) != 0)
@@ -206,7 +246,11 @@ clock_offset_gettime(clockid_t clk, struct timespec *tp)
 	if (clk != CLOCK_REALTIME && clk != CLOCK_REALTIME_COARSE)
 		return 0;
 
-	ns = (int64_t) tp->tv_sec * NS_PER_SEC + tp->tv_nsec + clock_offset_now();
+	now = clock_offset_now();
+	if (now % 2 != 0)
+		ns = (now - 1) / 2;
+	else
+		ns = (int64_t) tp->tv_sec * NS_PER_SEC + tp->tv_nsec + now / 2;
 	tp->tv_sec = ns / NS_PER_SEC;
 	tp->tv_nsec = ns % NS_PER_SEC;
 	if (tp->tv_nsec < 0)
@@ -220,14 +264,14 @@ clock_offset_gettime(clockid_t clk, struct timespec *tp)
 
 /*
  * Copies the file's path and reads it once: a process that cannot read its
- * clock exits here rather than run at an offset nobody set.
+ * clock exits here rather than run at a time nobody set.
  */
 __attribute__((constructor))
 static void
 clock_offset_init(void)
 {
 	const char *path = getenv("SNOWID_CLOCK_FILE");
-	int64_t		ns;
+	int64_t		now;
 
 	if (path == NULL || path[0] == '\0' ||
 		strlen(path) >= sizeof(offset_path))
@@ -236,12 +280,12 @@ clock_offset_init(void)
 		_exit(70);
 	}
 	strcpy(offset_path, path);
-	if (!clock_offset_read(&ns))
+	if (!clock_offset_read(&now))
 	{
-		clock_offset_report("could not read an offset at start: ");
+		clock_offset_report("could not read a clock setting at start: ");
 		_exit(70);
 	}
-	offset_ns = ns;
+	setting = now;
 }
 
 int
