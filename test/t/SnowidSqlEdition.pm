@@ -1,7 +1,8 @@
 # What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
-# planted in public, with what tells whether they ran.
+# planted in public, with what tells whether they ran; the fleet's login on
+# the coordination server and a burst of ids.
 package SnowidSqlEdition;
 
 use strict;
@@ -239,5 +240,39 @@ sub bound_to_planted
 	  AND coalesce(p.pronamespace, o.oprnamespace) IN (SELECT oid FROM pg_namespace WHERE nspname = 'public')
 	  AND coalesce(p.proname NOT LIKE 'snowid%', true)});
 }
+
+# The role sql_fleet, a member of the coordination database's coord_fleet
+# that logs in with password over the coordination server's socket (scram,
+# as a managed service's dblink does), on the coordination server cnode;
+# returns the conninfo an SQL-edition database names it by.
+sub fleet_login
+{
+	my ($cnode, $password) = @_;
+
+	$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+	my $hba = PostgreSQL::Test::Utils::slurp_file($cnode->data_dir . '/pg_hba.conf');
+	open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
+	print $fh "local coord sql_fleet scram-sha-256\n$hba";
+	close($fh);
+	$cnode->reload;
+	return sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+		$cnode->host, $cnode->port);
+}
+
+# A function burst(sec) that takes ids for sec seconds, each as "id worker
+# ms" (the Unix ms it carries).
+our $burst_sql = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+	END LOOP;
+END $$};
 
 1;
