@@ -40,30 +40,11 @@ SnowidTest::need_file("$sharedir/extension/dblink.control",
 my $password = 'fleet password 1';
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-$cnode->safe_psql('postgres', qq{
-	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
-});
-my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
-open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
-print $fh "local coord sql_fleet scram-sha-256\n$hba";
-close($fh);
-$cnode->reload;
-my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
-	$cnode->host, $cnode->port);
+my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
 
 sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
-my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
-BEGIN
-	WHILE clock_timestamp() < t LOOP
-		FOR i IN 1 .. 20 LOOP
-			x := snowid_next();
-			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
-				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
-		END LOOP;
-	END LOOP;
-END $$};
+my $burst = $SnowidSqlEdition::burst_sql;
 
 sub sql_server
 {
