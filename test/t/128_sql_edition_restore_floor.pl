@@ -36,18 +36,7 @@ my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.
 my $libdir = `pg_config --pkglibdir`;
 my $sharedir = `pg_config --sharedir`;
 chomp($libdir, $sharedir);
-my $tle_missing;
-if (!-e "$libdir/pg_tle.so")
-{
-	my ($why) = -f "$sharedir/.snowid-pg_tle"
-	  ? (slurp_file("$sharedir/.snowid-pg_tle") =~ /\n(.*)/)
-	  : ();
-	$tle_missing = 'pg_tle 1.5.2 does not build against this PostgreSQL: ' . ($why // 'see test/tools/pgbuild')
-	  if -f "$sharedir/.snowid-pg_tle";
-	SnowidTest::need_file("$libdir/pg_tle.so",
-		'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt')
-	  unless defined $tle_missing;
-}
+my $tle_missing = SnowidSqlEdition::pg_tle_missing($libdir, $sharedir);
 
 # The scripts: pg_tle's under another name (the server has snowid_sql's
 # files, which pg_tle does not shadow), and the plain one

@@ -58,18 +58,7 @@ SnowidTest::need_clock();
 # pg_tle where it is built (as test/t/128: test/tools/pgbuild --pg_tle
 # records where it does not compile, 19, whose path is then left out,
 # saying so)
-my $tle_missing;
-if (!-e "$libdir/pg_tle.so")
-{
-	my ($why) = -f "$sharedir/.snowid-pg_tle"
-	  ? (slurp_file("$sharedir/.snowid-pg_tle") =~ /\n(.*)/)
-	  : ();
-	$tle_missing = 'pg_tle 1.5.2 does not build against this PostgreSQL: ' . ($why // 'see test/tools/pgbuild')
-	  if -f "$sharedir/.snowid-pg_tle";
-	SnowidTest::need_file("$libdir/pg_tle.so",
-		'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt')
-	  unless defined $tle_missing;
-}
+my $tle_missing = SnowidSqlEdition::pg_tle_missing($libdir, $sharedir);
 my $tle_name = 'snowid_sql_tle';
 if (!defined $tle_missing)
 {

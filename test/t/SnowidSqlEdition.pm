@@ -1,8 +1,8 @@
 # What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
-# planted in public, with what tells whether they ran; the fleet's login on
-# the coordination server and a burst of ids.
+# planted in public, with what tells whether they ran; whether pg_tle can
+# be had; the fleet's login on the coordination server and a burst of ids.
 package SnowidSqlEdition;
 
 use strict;
@@ -10,6 +10,7 @@ use warnings;
 
 use IPC::Run ();
 use PostgreSQL::Test::Utils ();
+use SnowidTest ();
 
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
@@ -239,6 +240,27 @@ sub bound_to_planted
 	WHERE f.proname LIKE 'snowid%'
 	  AND coalesce(p.pronamespace, o.oprnamespace) IN (SELECT oid FROM pg_namespace WHERE nspname = 'public')
 	  AND coalesce(p.proname NOT LIKE 'snowid%', true)});
+}
+
+# Why pg_tle cannot be had for the PostgreSQL of libdir and sharedir, as
+# test/tools/pgbuild --pg_tle recorded where 1.5.2 does not compile (19),
+# or undef where it is installed; else the test file skips, or fails under
+# SNOWID_REQUIRE_TOOLS=1 (SnowidTest::need_file).
+sub pg_tle_missing
+{
+	my ($libdir, $sharedir) = @_;
+	my $record = "$sharedir/.snowid-pg_tle";
+
+	return undef if -e "$libdir/pg_tle.so";
+	if (-f $record)
+	{
+		my ($why) = PostgreSQL::Test::Utils::slurp_file($record) =~ /\n(.*)/;
+		return 'pg_tle 1.5.2 does not build against this PostgreSQL: '
+		  . ($why // 'see test/tools/pgbuild');
+	}
+	SnowidTest::need_file("$libdir/pg_tle.so",
+		'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt');
+	return undef;
 }
 
 # The role sql_fleet, a member of the coordination database's coord_fleet
