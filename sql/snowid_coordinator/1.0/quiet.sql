@@ -84,7 +84,8 @@ BEGIN
 	IF quiet_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms,
 			CASE WHEN snowid_coordinator.fixed('quiet_min') THEN 1101 ELSE 0 END,
-			90601000,
+			CASE WHEN snowid_coordinator.fixed('bounds') THEN 90601000
+				 ELSE 253402300800000 END,
 			'from the shortest quiet period a snowid server declares, a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget and a second, to the longest, a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour and a second');
 	END IF;
 	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
@@ -159,7 +160,9 @@ BEGIN
 	-- now was never made
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 		coalesce(seen_generation, 0), 0,
-		CASE WHEN snowid_coordinator.fixed('own_generation_bound')
+		CASE WHEN NOT snowid_coordinator.fixed('bounds')
+			 THEN 253402300800000
+			 WHEN snowid_coordinator.fixed('own_generation_bound')
 			 THEN now_ms + 3600000
 			 ELSE greatest(d.generation, now_ms + 3600000) END,
 		'an hour past the clock of the coordination server: no later generation was made');
