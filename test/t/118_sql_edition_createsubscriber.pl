@@ -11,8 +11,8 @@
 # source's, so that the position it holds lies ahead of its clock within
 # the 100 ms the common path accepts (the writers' 9 ms, more where its
 # clock lags), took positions under its source's worker id there until
-# the common path checked that a writer had opened its window since the
-# server last started or was promoted (snowid_sql_window, issue 56): its
+# the common path checked that a writer had compared the system identifier
+# since the server started (snowid_sql_started, issue 56): its
 # clock (SnowidTest::Clock) stands 1 to 99 ms before the position at each
 # first call.  The publication that
 # pg_createsubscriber makes (FOR ALL TABLES) carries the source's changes
