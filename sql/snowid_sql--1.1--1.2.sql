@@ -132,6 +132,52 @@ REVOKE ALL ON @extschema@.snowid_locks FROM PUBLIC;
 -- The server a worker id holds on
 -- -------------------------------------------------------------------------
 
+-- The start of the server (pg_postmaster_start_time(), in microseconds
+-- since 1970, read back with to_timestamp(), which costs the common path
+-- less than date_part() or EXTRACT) under which a writer last checked
+-- the whole stamp (snowid_sql_here(), the system identifier too) and
+-- moved the generator.  The common path (snowid_sql_next()) takes a
+-- position only where it names this start: the first call after the
+-- server starts is a writer.  A pg_createsubscriber copy keeps its
+-- source's filenodes, which the common path compares, and its source's
+-- sequences, whose position may lie ahead of its clock (up to the
+-- writers' 9 ms past the source's clock, more where its own clock lags):
+-- its calls took positions there under its source's worker id (issue 56).
+-- It always starts a server of its own, so its first call now becomes a
+-- writer, which finds another system identifier and says the copy has no
+-- worker id, whatever its clock.  A crash restart keeps the start, and
+-- the server: nothing to check.  Logged, not unlogged (which a crash
+-- restart and a promotion reset, one read in place of another at every
+-- call): on PostgreSQL 17beta2 a standby promoted soon after replaying
+-- the creation of an unlogged sequence read a page of zeros from it (test
+-- 111), its init fork apparently not yet written when it was copied.
+CREATE SEQUENCE @extschema@.snowid_sql_started AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
+REVOKE ALL ON @extschema@.snowid_sql_started FROM PUBLIC;
+
+-- Stamps this start in snowid_sql_started, for a writer that has checked
+-- the server: the microseconds that to_timestamp() reads back as the start
+-- (the nearest, or one either side where the floating point rounds
+-- otherwise; none of them, which should not happen, stamps nothing, and
+-- every call stays a writer)
+CREATE FUNCTION @extschema@.snowid_sql_stamp_start()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	us bigint := (EXTRACT(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+	d integer;
+	done bigint;
+BEGIN
+	FOREACH d IN ARRAY ARRAY[0, -1, 1] LOOP
+		IF to_timestamp((us + d)::double precision / 1000000) = pg_postmaster_start_time() THEN
+			done := setval('@extschema@.snowid_sql_started', us + d);
+			RETURN;
+		END IF;
+	END LOOP;
+END
+$$;
+
 -- This server and the generator's sequences as they are: the system
 -- identifier (another for every initdb, pg_upgrade and pg_createsubscriber
 -- copy), and the files of snowid_position and snowid_generation, which
@@ -743,6 +789,12 @@ BEGIN
 			IF g IS NULL OR g >> 40 <> (@extschema@.snowid_sql_fixed()).token THEN
 				g := (@extschema@.snowid_sql_fixed()).token << 40;
 			END IF;
+			-- the start this writer checked the server under, for the
+			-- common path (see snowid_sql_started)
+			IF pg_catalog.to_timestamp(pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_started')::double precision / 1000000)
+				IS DISTINCT FROM pg_catalog.pg_postmaster_start_time() THEN
+				PERFORM @extschema@.snowid_sql_stamp_start();
+			END IF;
 			g := pg_catalog.setval('@extschema@.snowid_generation', g + 1 + g % 2);
 			-- the last position, read under the sequence's buffer lock (a
 			-- nextval() may run meanwhile); before the first, the one below
@@ -783,7 +835,10 @@ RETURN ((pos >> sequence_bits) << (datacenter_bits + worker_bits + sequence_bits
 
 -- One id (see 1.0).  The common path also checks that snowid_sql_fixed()
 -- was made with this snowid_position, in this database (a restored dump
--- has another, a copy made from it as a template is in another), and
+-- has another, a copy made from it as a template is in another), that a
+-- writer checked the server since it started (snowid_sql_started: a
+-- pg_createsubscriber copy's first call becomes a writer, which finds
+-- another system identifier), and
 -- makes its transaction write WAL of its own once (a transactional
 -- logical message, which also gives it an xid): its commit then flushes
 -- the WAL that logged the position (written maybe by another transaction,
@@ -844,7 +899,8 @@ BEGIN
 						   AND pg_catalog.set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)
 			THEN pg_catalog.nextval('@extschema@.snowid_position'::pg_catalog.regclass) END END;
 	-- the generation even and this server's (its bits from 40 up the
-	-- token): (g % 2 = 0 AND g >> 40 = token); the position in the
+	-- token): (g % 2 = 0 AND g >> 40 = token); a writer has checked the
+	-- server since it started (snowid_sql_started); the position in the
 	-- clock's millisecond or up to near_ms ahead, the clock read once
 	-- here, after the position (a later reading only narrows what is
 	-- kept): v - now_pos from 0 to ((near_ms + 1) << sequence_bits) - 1,
@@ -853,6 +909,9 @@ BEGIN
 	-- the layout's time: (v >> sequence_bits) <= max_ms
 	IF (g OPERATOR(pg_catalog.&) -1099511627775) OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
 		AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass) OPERATOR(pg_catalog.=) g
+		AND pg_catalog.to_timestamp(pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_started'::pg_catalog.regclass)::double precision
+								OPERATOR(pg_catalog./) 1000000)
+			OPERATOR(pg_catalog.=) pg_catalog.pg_postmaster_start_time()
 		AND ((v OPERATOR(pg_catalog.-) ((pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
 			  OPERATOR(pg_catalog.-) (@extschema@.snowid_sql_fixed()).epoch_ms)
 			 OPERATOR(pg_catalog.<<) (@extschema@.snowid_sql_fixed()).sequence_bits))
@@ -881,6 +940,9 @@ BEGIN
 							OPERATOR(pg_catalog.=) ((@extschema@.snowid_sql_fixed()).token OPERATOR(pg_catalog.<<) 40)
 						AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass)
 							OPERATOR(pg_catalog.=) g
+						AND pg_catalog.to_timestamp(pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_started'::pg_catalog.regclass)::double precision
+												OPERATOR(pg_catalog./) 1000000)
+							OPERATOR(pg_catalog.=) pg_catalog.pg_postmaster_start_time()
 						AND v OPERATOR(pg_catalog.>=) now_pos
 						AND (v OPERATOR(pg_catalog.-) now_pos)
 							OPERATOR(pg_catalog.>=) (((@extschema@.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint

@@ -550,7 +550,8 @@ is( $node->safe_psql(
 # of the position), no call uses a position it takes: it waits for the
 # lock, and, cancelled, leaves no lock behind.  In a database of its own,
 # whose generator is left ahead.  (The generation carries this server's
-# token in its high bits, as a writer sets it.)
+# token in its high bits, and snowid_sql_started the server's start, as a
+# writer sets them.)
 $node->safe_psql('postgres', 'CREATE DATABASE windows');
 $node->safe_psql('windows', q{
 	CREATE EXTENSION snowid_sql;
@@ -565,6 +566,7 @@ $holder->query_safe(q{
 		 - 1288834974657 + 30000) << 12);
 	SELECT setval('snowid_sql_private.snowid_generation',
 		((snowid_sql_private.snowid_sql_fixed()).token << 40) + 2);
+	SELECT snowid_sql_private.snowid_sql_stamp_start();
 });
 ($crc, $cout, $cerr) = $node->psql(
 	'windows', q{SET statement_timeout = '20s';

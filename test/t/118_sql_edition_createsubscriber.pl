@@ -6,7 +6,15 @@
 #
 # The copy comes up without a worker id: its first call says so (55000,
 # naming pg_createsubscriber among the copies it may be), and so do the
-# calls after it and a column default.  The publication that
+# calls after it and a column default, whatever its clock.  The copy keeps
+# its source's sequences and filenodes: a copy whose clock lags its
+# source's, so that the position it holds lies ahead of its clock within
+# the 100 ms the common path accepts (the writers' 9 ms, more where its
+# clock lags), took positions under its source's worker id there until
+# the common path checked that a writer had compared the system identifier
+# since the server started (snowid_sql_started, issue 56): its
+# clock (SnowidTest::Clock) stands 1 to 99 ms before the position at each
+# first call.  The publication that
 # pg_createsubscriber makes (FOR ALL TABLES) carries the source's changes
 # of snowid_config, which change nothing on the copy.  Given a worker id of
 # its own, the copy issues ids beside its source, and no id of either
@@ -81,7 +89,8 @@ command_ok(
 		'--recovery-timeout' => $PostgreSQL::Test::Utils::timeout_default
 	],
 	'pg_createsubscriber turns a standby of the source into a subscriber');
-$copy->start;
+my $clock = SnowidTest::Clock->new;
+$clock->start_node($copy);
 isnt($copy->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
 	$source->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()'),
 	'the copy has another system identifier');
@@ -89,12 +98,38 @@ is($copy->safe_psql('appdb', 'SELECT worker_id FROM snowid_config'),
 	'4', 'and its source\'s row of snowid_config');
 $ids->add(orders_of($source, 'during'));
 
+# lag_clock MS: stops the copy's clock MS milliseconds before the position
+# its sequence holds (its source's, as copied), in the millisecond the
+# common path reads: a clock that lags its source's by the conversion's
+# time and a little more
+sub lag_clock
+{
+	my ($ms) = @_;
+	my $at = $copy->safe_psql(
+		'appdb', qq{
+		SELECT (s.last_value >> f.sequence_bits) + f.epoch_ms - $ms
+		FROM snowid_sql_private.snowid_position s, snowid_sql_private.snowid_sql_fixed() f});
+	$clock->set(sprintf('@%d.%03d', int($at / 1000), $at % 1000));
+	return;
+}
+
 my $copy_clerk = $copy->connstr('appdb') . ' user=clerk';
+lag_clock(2);
 ($rc, $out, $err) = SnowidSqlEdition::psql_as($copy_clerk, 'SELECT snowid_next()');
 like($err, qr/ERROR:  55000: snowid has no worker id on this server\n/,
-	'the copy\'s first call says it has no worker id');
+	'the copy\'s first call says it has no worker id, its clock 2 ms before its source\'s position')
+  or diag("it issued $out");
 like($err, qr/The worker id 4 of snowid_config was set on another server.* a pg_createsubscriber copy/,
 	'naming its source\'s worker id, and pg_createsubscriber among the copies it may be');
+for my $ms (1, 9, 50, 99)
+{
+	lag_clock($ms);
+	($rc, $out, $err) = SnowidSqlEdition::psql_as($copy_clerk,
+		'SELECT snowid_next() FROM generate_series(1, 3)');
+	like($err, qr/55000: snowid has no worker id on this server/,
+		"so does a first call with the clock $ms ms before the position")
+	  or diag("it issued $out");
+}
 ($rc, $out, $err) = SnowidSqlEdition::psql_as($copy_clerk,
 	q{INSERT INTO orders (who) SELECT 'copy' FROM generate_series(1, 1000)});
 like($err, qr/55000: snowid has no worker id on this server/,
@@ -103,6 +138,7 @@ like($err, qr/55000: snowid has no worker id on this server/,
 	'SELECT count(snowid_next()) FROM generate_series(1, 5000)');
 like($err, qr/55000: snowid has no worker id on this server/,
 	'nor in the calls that follow');
+$clock->set('+0');
 
 # The publication carries the source's changes of snowid_config: they
 # change nothing on the copy

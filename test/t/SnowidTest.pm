@@ -973,15 +973,17 @@ sub new
 }
 
 # Sets the offset in seconds, a signed decimal number with an optional
-# fraction ("-0.8", "+0", "+12.345678").  The file is replaced atomically so
-# that a process never reads it half written.
+# fraction ("-0.8", "+0", "+12.345678"), or a time that stands still: "@"
+# and the seconds since the epoch, with an optional fraction
+# ("@1900000000.0005", test/tools/clock_offset.c).  The file is replaced
+# atomically so that a process never reads it half written.
 sub set
 {
 	my ($self, $offset) = @_;
 	my $file = $self->{file};
 
 	die "not an offset in seconds: $offset"
-	  unless $offset =~ /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+	  unless $offset =~ /^(?:[+-]?|@)(?:\d+(?:\.\d*)?|\.\d+)$/;
 	open(my $fh, '>', "$file.tmp") or die "could not write clock: $!";
 	print $fh "$offset\n";
 	close($fh);
