@@ -22,7 +22,10 @@
  *		cc -O2 -DSAFETY -DCOLLAPSE -DREACH -DMEMLIM=9500 -o pan pan.c
  *		./pan -E -m12 -w26
  *	  (10 steps: depth first, -m counts two more than the steps; breadth
- *	  first, -DBFS, one more)
+ *	  first, -DBFS, one more); -DSYMMETRY (with every fix on) takes the
+ *	  servers that have run as interchangeable, about half the states at
+ *	  8 steps (doc/internals.md: how deep this reaches, and why 20 steps
+ *	  do not fit)
  *	  and with a fix off, e.g. spin -a -DNO_FIX_COPY_INSTANCE ...; a trail
  *	  is shown with spin -t protocol.pml (its lines "STEP ..."), which
  *	  test/protocol-trail turns into test/protocol-search's steps.
@@ -841,11 +844,106 @@ inline scrub()
 	m = 0; lo = 0; hi = 0; i = 0; j = 0
 }
 
+/* Symmetry, by canonical state (-DSYMMETRY, for the searches with every
+ * fix on): the servers that have run are interchangeable, so at the end of
+ * every step they are sorted into an order fixed by what each holds, and
+ * states that differ only in which slot holds which server are one.
+ *
+ * Why it keeps the search exhaustive.  Swapping slots a and b, and with
+ * them the names, secrets and tokens a + 1 and b + 1 wherever the store or
+ * a server keeps one (hold, reg by index and by value, ltok, sid, ssec, and
+ * their snapshot copies), maps every state onto one that takes the same
+ * steps to the same outcomes: each server's steps are one macro
+ * instantiated for each slot, a server's name, secret and token are its
+ * slot plus 1 (or, for a copy, its original's secret, renamed with it),
+ * the store compares names, secrets and tokens only for equality, the
+ * other member calls under every server's name alike, skew_ok() and
+ * checked_in() take all the others, and the invariant (issue_at(),
+ * no_overlap()) is over every pair.  What is not symmetric is left out:
+ * in_order() is a symmetry of its own (server 1 starts only after server
+ * 0 first ran, the third only after server 1), so only servers that have
+ * run are sorted (in_order() holds for each of them, and for the next,
+ * either way); the last slot's copy (made only there, its name NS and its
+ * token NS fixed) is never moved; -DPAST_ONCE (only the first server's
+ * clock steps past the margin) and -DIMP_AS_0 (the other member under the
+ * first server's name alone) are refused.  A violation is found in the
+ * swapped state at the same depth as in the state itself, so a search
+ * bounded by depth covers what it covered without.  The sort only needs
+ * to pick one state of each class for the reduction; any choice is sound.
+ *
+ * A trail of such a search may name a server by another slot after a
+ * step; the searches for a path (117's rows) run without it. */
+#ifdef SYMMETRY
+#if defined(PAST_ONCE) || defined(IMP_AS_0)
+#error "-DSYMMETRY takes servers alike: not with -DPAST_ONCE or -DIMP_AS_0"
+#endif
+#define RHO(v, x, y) ((v) == (x) -> (y) : ((v) == (y) -> (x) : (v)))
+#define XSWAP(f, a, b) f[a] = f[a] ^ f[b]; f[b] = f[a] ^ f[b]; f[a] = f[a] ^ f[b]
+/* tmp: 0 while equal, 1 if slot a sorts after slot b, 2 before */
+#define KEY(f, a, b) if :: tmp == 0 && f[a] != f[b] -> tmp = (f[a] > f[b] -> 1 : 2) :: else fi
+inline order_slots(a, b)
+{
+	tmp = 0;
+	KEY(sst, a, b); KEY(slease, a, b); KEY(sw, a, b); KEY(scache, a, b);
+	KEY(spos, a, b); KEY(sfloor, a, b); KEY(sfence, a, b); KEY(sdead, a, b);
+	KEY(sskew, a, b); KEY(sck, a, b); KEY(sout, a, b); KEY(sconf, a, b);
+	KEY(sleast, a, b); KEY(sgen, a, b); KEY(scnt, a, b);
+	for (j : 0 .. NW - 1) {
+		if
+		:: tmp == 0 && issued[a * NW + j] != issued[b * NW + j] ->
+			tmp = (issued[a * NW + j] > issued[b * NW + j] -> 1 : 2)
+		:: else
+		fi
+	};
+	if
+	:: tmp == 1 ->
+		XSWAP(sst, a, b); XSWAP(slease, a, b); XSWAP(sid, a, b); XSWAP(ssec, a, b);
+		XSWAP(sran, a, b); XSWAP(sw, a, b); XSWAP(sfloor, a, b); XSWAP(sfence, a, b);
+		XSWAP(sdead, a, b); XSWAP(spos, a, b); XSWAP(sskew, a, b); XSWAP(sck, a, b);
+		XSWAP(scache, a, b); XSWAP(sgen, a, b); XSWAP(scnt, a, b); XSWAP(sconf, a, b);
+		XSWAP(sout, a, b); XSWAP(sleast, a, b);
+		for (j : 0 .. NW - 1) {
+			XSWAP(issued, a * NW + j, b * NW + j);
+			hold[j] = RHO(hold[j], a + 1, b + 1);
+			s_hold[j] = RHO(s_hold[j], a + 1, b + 1);
+			ltok[j] = RHO(ltok[j], a + 1, b + 1);
+			s_ltok[j] = RHO(s_ltok[j], a + 1, b + 1)
+		};
+		for (j : 0 .. NS - 1) {
+			sid[j] = RHO(sid[j], a + 1, b + 1);
+			ssec[j] = RHO(ssec[j], a + 1, b + 1)
+		};
+		XSWAP(reg, a + 1, b + 1);
+		XSWAP(s_reg, a + 1, b + 1);
+		for (j : 0 .. NS + 1) {
+			reg[j] = RHO(reg[j], a + 1, b + 1);
+			s_reg[j] = RHO(s_reg[j], a + 1, b + 1)
+		}
+	:: else
+	fi
+}
+inline canon()
+{
+	if
+	:: sran[1] -> order_slots(0, 1)
+	:: else
+	fi;
+	if
+	:: third && sran[2] -> order_slots(1, 2); order_slots(0, 1)
+	:: else
+	fi;
+	tmp = 0; j = 0
+}
+#else
+#define canon() skip
+#endif
+
 inline step_done()
 {
 	no_overlap();
 	forget_dead();
-	scrub()
+	scrub();
+	canon()
 }
 
 /* ---- one server's steps ---- */
@@ -980,13 +1078,17 @@ inline step_done()
 #ifdef PAST_ONCE
 bit went_out;
 #define may_go_out(s) ((s) == 0 && !went_out)
+#define mark_out went_out = 1
 #else
-#define went_out sout[0]
+/* (this once set went_out, defined as sout[0]: any server's step past
+ * the margin took the first server's clock past it too, and no other
+ * server's went past it alone) */
 #define may_go_out(s) (1)
+#define mark_out skip
 #endif
 #define PAST_MARGIN(s) \
 	:: d_step { sst[s] == RUN && !anyout && may_go_out(s) -> \
-		sout[s] = 1; went_out = 1; trail(("STEP clock %d far %d\n", s, FAR)); step_done() } \
+		sout[s] = 1; mark_out; trail(("STEP clock %d far %d\n", s, FAR)); step_done() } \
 	:: d_step { sout[s] -> \
 		sout[s] = 0; trail(("STEP clock %d right %d\n", s, FAR)); step_done() }
 #endif
