@@ -1,16 +1,21 @@
-# An attack on the SQL edition's restart re-assertion (issue 56; test 132's
-# path): a claim notes its server's start in snowid_coordinator_state, and
-# a claim noted under another start is re-asserted before the generator
-# moves with it.  But the claim sets snowid_claimed (a sequence: no
-# rollback undoes it) before it writes that row (a table: a rollback does),
-# and a database without the row is "not held back" (as one of a
-# coordination database that keeps no state record).  So the first claim,
-# made by the first snowid_next() of a transaction that then rolls back,
-# leaves the worker id claimed and nothing noted: A (SQL edition) takes its
-# first id in a transaction that rolls back, and issues with worker id w;
-# its server stops before its owner's next scheduled snowid_claim(); the
-# coordination database forgets; Q claims w after the quiet period; A's
-# server starts and issues with w at once, without re-asserting it.
+# The SQL edition's restart re-assertion (issue 56; test 132's path) after
+# a claim whose transaction rolled back.  The first build noted a claim's
+# server start in a row of snowid_coordinator_state, and held back a claim
+# noted under another start; but the claim sets snowid_claimed (a
+# sequence: no rollback undoes it) before it writes that row (a table: a
+# rollback does), and a database without the row was "not held back" (as
+# one of a coordination database that keeps no state record).  So the
+# first claim, made by the first snowid_next() of a transaction that then
+# rolled back, left the worker id claimed and nothing noted: A (SQL
+# edition) takes its first id in a transaction that rolls back, and issues
+# with worker id w; its server stops before its owner's next scheduled
+# snowid_claim(); the coordination database forgets; Q claims w after the
+# quiet period; A's server starts and issued with w at once, without
+# re-asserting it (on 16: all 460 of A's ids with Q's worker id, 7 of 760
+# twice).  The start is now noted in the unlogged sequence
+# snowid_sql_claimed_run, which no rollback undoes: A's restart re-asserts,
+# is refused (the coordination database gave w to Q), and the next call
+# claims another worker id.
 use strict;
 use warnings;
 use FindBin;
@@ -126,7 +131,7 @@ isnt($out, $wq, "A's first id after its start does not carry worker id $wq, whic
 # most 5; each writer moves its generator 9 ms past its clock, and the
 # calls of the next 10 ms take that millisecond, so two generators with one
 # worker id meet only in the milliseconds both took)
-my ($both, $shared, %n, $a_wq) = (0, 0, (), 0);
+my ($both, $shared, $a_wq, %n) = (0, 0, 0);
 for my $round (1 .. 5)
 {
 	my (%got, @runs);
