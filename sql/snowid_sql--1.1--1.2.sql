@@ -1011,18 +1011,32 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- database that forgot while the server was down had meanwhile given the
 -- worker id to another server, after the quiet period, and both issued
 -- with it (the attack on issue 55: 312 ids twice in 0.8 s).  Every claim
--- granted notes the start of its server (pg_postmaster_start_time()) in
--- snowid_coordinator_state, and sets the unlogged sequence
--- snowid_sql_claimed_run, which a crash restart (the same postmaster, so the
--- same start) and a standby's promotion reset; a claim noted under another
--- start, or with the sequence reset, is stale: no writer moves the
--- generator with it (snowid_sql_move()), and the next call re-asserts it
--- (snowid_sql_claim_first()) where its role may claim, as snowid_claim()
--- does.  A database whose coordination database keeps no state record (of
--- a release before the forgetting rule) has no row, and is not held back.
-ALTER TABLE @extschema@.snowid_coordinator_state ADD COLUMN claimed_in timestamptz;
-CREATE UNLOGGED SEQUENCE @extschema@.snowid_sql_claimed_run MINVALUE 1 MAXVALUE 2 START 1;
+-- granted sets the unlogged sequence snowid_sql_claimed_run to the start
+-- of its server (pg_postmaster_start_time(), in microseconds): like
+-- snowid_claimed, a sequence, which no rollback undoes, and which a crash
+-- restart (the same postmaster, so the same start) and a standby's
+-- promotion reset.  Unless it holds this start, the claim is stale: no
+-- writer moves the generator with it (snowid_sql_move()), and the next
+-- call re-asserts it (snowid_sql_claim_first()) where its role may claim,
+-- as snowid_claim() does.  The first build noted the start in a row of
+-- snowid_coordinator_state, which a rollback undid while snowid_claimed
+-- kept the claim (the first id taken in a transaction that rolled back,
+-- or cancelled after the grant), and a database without the row (one of
+-- a coordination database that keeps no state record, or such a claim)
+-- was never held back: stopped before its next snowid_claim(), it issued
+-- at its restart with the worker id another server had taken meanwhile
+-- (the attack on 1.2: 7 ids of 760 twice; test 140).
+CREATE UNLOGGED SEQUENCE @extschema@.snowid_sql_claimed_run START 1;
 REVOKE ALL ON @extschema@.snowid_sql_claimed_run FROM PUBLIC;
+
+-- A claim held at the update (1.0 and 1.1 re-asserted at no start) is
+-- taken as this start's: ids go on without a claim (a first id of a role
+-- that may not claim would fail until the owner's snowid_claim()), and it
+-- is re-asserted from the next start on.
+SELECT setval('@extschema@.snowid_sql_claimed_run',
+			  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint, true)
+FROM @extschema@.snowid_claimed s
+WHERE s.is_called AND s.last_value > 0;
 
 -- Whether the claim of this database was granted under another start of
 -- its server than this one, or before a crash restart (see above); for
@@ -1035,10 +1049,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT CASE WHEN pg_is_in_recovery() THEN false
-		ELSE coalesce(bool_or(s.claimed_in IS DISTINCT FROM pg_postmaster_start_time()
-							  OR pg_sequence_last_value('@extschema@.snowid_sql_claimed_run') IS NULL),
-					  false) END
-	FROM @extschema@.snowid_coordinator_state s;
+		ELSE pg_sequence_last_value('@extschema@.snowid_sql_claimed_run')
+			IS DISTINCT FROM (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint END;
 END;
 
 -- The claim (see 1.1), whose re-assertion after its server started sends
@@ -1351,15 +1363,16 @@ BEGIN
 END
 $$;
 
--- A claim granted: noted under this start of the server
+-- A claim granted: noted under this start of the server, outside the
+-- transaction (see snowid_sql_claim_stale())
 CREATE FUNCTION @extschema@.snowid_sql_claim_noted()
 RETURNS void
 LANGUAGE sql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	UPDATE @extschema@.snowid_coordinator_state s SET claimed_in = pg_postmaster_start_time();
-	SELECT setval('@extschema@.snowid_sql_claimed_run', 1, true);
+	SELECT setval('@extschema@.snowid_sql_claimed_run',
+				  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint, true);
 END;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_noted() FROM PUBLIC;

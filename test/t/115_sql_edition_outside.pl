@@ -646,7 +646,8 @@ $sub->stop;
 
 # Finding B in claim mode, on every version: the claim and the generation
 # set to another server's values (as a synchronisation sets them, here by
-# setval() as the superuser): the claim is dropped, the call claims anew
+# setval() as the superuser, noted under this start as a claim granted
+# is): the claim is dropped, the call claims anew
 # (snowid_sql_next(false) gives NULL), and the generation is this server's
 $node->safe_psql('postgres', 'CREATE DATABASE claimcopy');
 $node->safe_psql('claimcopy', q{
@@ -654,7 +655,8 @@ $node->safe_psql('claimcopy', q{
 	UPDATE snowid_config SET claim_worker_id = true;
 	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
 		| (c.worker_bits::bigint << 24) | 3), true)
-	FROM snowid_config c});
+	FROM snowid_config c;
+	SELECT snowid_sql_private.snowid_sql_claim_noted()});
 is($node->safe_psql('claimcopy',
 		'SELECT (snowid_decode(snowid_sql_private.snowid_sql_next(false, pg_is_in_recovery()))).worker_id'),
 	'3', 'B: a claimed worker id issues ids');
@@ -671,7 +673,8 @@ is( $node->safe_psql('claimcopy', q{
 $node->safe_psql('claimcopy', q{
 	SELECT setval('snowid_sql_private.snowid_claimed', 1 + ((c.datacenter_id::bigint << 29)
 		| (c.worker_bits::bigint << 24) | 4), true)
-	FROM snowid_config c});
+	FROM snowid_config c;
+	SELECT snowid_sql_private.snowid_sql_claim_noted()});
 is( $node->safe_psql('claimcopy', q{
 		SELECT count(*), count(DISTINCT id), min(w), max(w)
 		FROM (SELECT id, (snowid_decode(id)).worker_id AS w

@@ -96,7 +96,7 @@ note("direct calls: rc $rc, $out $err");
 ok($rc != 0 || $out eq '0',
 	'and its direct call of snowid_sql_private.snowid_sql_next(true, false) takes no id')
   or diag("the stranger took $out ids with the stale claim");
-is($sqla->safe_psql('appdb', q{SELECT bool_or(claimed_in IS DISTINCT FROM pg_postmaster_start_time()) FROM snowid_coordinator_state}),
+is($sqla->safe_psql('appdb', q{SELECT snowid_sql_private.snowid_sql_claim_stale()}),
 	't', 'the claim is still stale (not re-asserted)');
 
 $sqla->stop;

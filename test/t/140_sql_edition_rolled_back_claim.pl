@@ -1,0 +1,167 @@
+# The SQL edition's restart re-assertion (issue 56; test 132's path) after
+# a claim whose transaction rolled back.  The first build noted a claim's
+# server start in a row of snowid_coordinator_state, and held back a claim
+# noted under another start; but the claim sets snowid_claimed (a
+# sequence: no rollback undoes it) before it writes that row (a table: a
+# rollback does), and a database without the row was "not held back" (as
+# one of a coordination database that keeps no state record).  So the
+# first claim, made by the first snowid_next() of a transaction that then
+# rolled back, left the worker id claimed and nothing noted: A (SQL
+# edition) takes its first id in a transaction that rolls back, and issues
+# with worker id w; its server stops before its owner's next scheduled
+# snowid_claim(); the coordination database forgets; Q claims w after the
+# quiet period; A's server starts and issued with w at once, without
+# re-asserting it (on 16: all 460 of A's ids with Q's worker id, 7 of 760
+# twice).  The start is now noted in the unlogged sequence
+# snowid_sql_claimed_run, which no rollback undoes: A's restart re-asserts,
+# is refused (the coordination database gave w to Q), and the next call
+# claims another worker id.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidPgCoord;
+use SnowidSqlEdition;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/dblink.control",
+	'postgresql-NN, or contrib/dblink of a source build');
+
+my $password = 'fleet password 1';
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
+
+sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+
+my $burst = $SnowidSqlEdition::burst_sql;
+
+sub sql_server
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# the first id of a role claims, once the quiet period allows; the worker id
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = time + 90;
+
+	while (time < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		diag($err) unless $err =~ /55006: /;
+		sleep 0.5;
+	}
+	return '';
+}
+
+my ($sqla, $appa, $clerka) = sql_server('sqla');
+my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
+
+# A's first id, in a transaction that rolls back, claims w (once the quiet
+# period allows)
+my $wa = '';
+my $deadline = time + 90;
+my ($rc, $out, $err);
+while ($wa eq '' && time < $deadline)
+{
+	($rc, $out, $err) = psql_as($clerka,
+		'BEGIN; SELECT (snowid_decode(snowid_next())).worker_id; ROLLBACK;');
+	$wa = $out if $rc == 0;
+	diag($err) unless $rc == 0 || $err =~ /55006: /;
+	sleep 0.5 if $wa eq '';
+}
+like($wa, qr/^\d+$/, "A claims worker id $wa in a transaction that rolls back");
+is($sqla->safe_psql('appdb', 'SELECT count(*) FROM snowid_coordinator_state'), '0',
+	'the claim noted nothing');
+($rc, $out, $err) = psql_as($clerka, 'SELECT (snowid_decode(snowid_next())).worker_id');
+is($out, $wa, 'A issues with it') or diag($err);
+
+# A's server stops; the coordination database forgets; Q claims after the
+# quiet period and its floor
+$sqla->stop;
+$coord->wipe;
+my $lost = time;
+my $wq = claim_when_quiet_ends($clerkq);
+is($wq, $wa, "Q claims worker id $wq after the quiet period");
+note(sprintf('Q claimed %.1f s after the loss', time - $lost));
+($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
+is($out, $wq, 'Q\'s scheduled snowid_claim() re-asserts it') or diag($err);
+
+# A's server is back; both issue for 0.8 s, before A's next scheduled
+# snowid_claim()
+$sqla->start;
+($rc, $out, $err) = psql_as($clerka, 'SELECT (snowid_decode(snowid_next())).worker_id');
+note("A's first id after its start: rc $rc, worker id $out $err");
+isnt($out, $wq, "A's first id after its start does not carry worker id $wq, which Q holds");
+# A and Q issue at once, in bursts of 1.5 s until an id comes twice (at
+# most 5; each writer moves its generator 9 ms past its clock, and the
+# calls of the next 10 ms take that millisecond, so two generators with one
+# worker id meet only in the milliseconds both took)
+my ($both, $shared, $a_wq, %n) = (0, 0, 0);
+for my $round (1 .. 5)
+{
+	my (%got, @runs);
+	for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
+	{
+		$got{ $c->[0] } = '';
+		push @runs, IPC::Run::start(
+			[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(1.5)' ],
+			'>', \$got{ $c->[0] }, '2>', \my $burst_err);
+	}
+	$_->finish for @runs;
+	my (%ids, %ms);
+	for my $name ('a', 'q')
+	{
+		for my $line (split /\n/, $got{$name})
+		{
+			my ($id, $w, $t) = split ' ', $line;
+			$n{$name}++;
+			$a_wq++ if $name eq 'a' && $w eq $wq;
+			$both++ if $ids{$id}++;
+			$ms{"$w $t"}{$name} = 1;
+		}
+	}
+	$shared += scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
+	last if $both;
+}
+diag(sprintf('A issued %d ids (%d with worker id %s), Q %d; %d ids by both, %d ms of one worker id by both',
+	$n{a} // 0, $a_wq, $wq, $n{q} // 0, $both, $shared));
+is($a_wq, 0, "A issues no id with worker id $wq while Q holds it");
+is($both, 0, 'no id is issued by both A and Q');
+
+$_->stop for ($sqla, $sqlq);
+done_testing();
