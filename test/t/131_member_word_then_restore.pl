@@ -93,15 +93,37 @@ sub member_word
 	my ($gen, $counter, $call_ms);
 	if ($pg)
 	{
-		($gen, $counter) = split /\|/, $coord->db->sql(undef,
-			"SELECT generation, counter FROM snowid_coordinator.datacenters WHERE datacenter = $dc");
-		my $now = $coord->db->now_ms;
-		$call_ms = $now;
-		my $sql = $coord->db->call_sql("claim($dc, '$member', -1, 31, -1, $now, quiet_ms => 1101, "
-			  . "seen_generation => $gen, seen_counter => " . ($counter + 1) . ", clock_margin_ms => 0)",
-			"'$member_secret'");
-		my ($r, $o, $e) = $coord->node->psql('coord', $sql, extra_params => [ '-U', 'coord_fleet' ]);
+		# the member reads the state by a claim of its own and says its
+		# word right after, in one DO block: no round trip between them,
+		# which a loaded machine stretched past A's check-ins every time
+		# (five tries, none landed), and again up to 20 times while the
+		# word made no new state (A's check-in came between)
+		my $into = join(', ', map { "$_ => %s.$_" }
+			  qw(outcome worker_id floor_ms fence_ms lease_ms holder generation counter));
+		my $call = "CALL snowid_coordinator.claim($dc, '$member', '$member_secret', -1, 31, -1, "
+		  . "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, quiet_ms => 1101, "
+		  . "%s clock_margin_ms => 0, $into)";
+		my $read = sprintf($call, '', ('o') x 8);
+		my $word = sprintf($call,
+			'seen_generation => o.generation, seen_counter => o.counter + 1,', ('w') x 8);
+		my ($r, $o, $e) = $coord->node->psql('coord', qq{
+DO \$do\$
+DECLARE
+	o snowid_coordinator.outcome;
+	w snowid_coordinator.outcome;
+BEGIN
+	FOR i IN 1 .. 20 LOOP
+		$read;
+		RAISE NOTICE 'sent %', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+		$word;
+		RAISE NOTICE 'word % %', w.outcome, w.generation;
+		EXIT WHEN w.generation <> o.generation;
+	END LOOP;
+END
+\$do\$}, extra_params => [ '-U', 'coord_fleet' ]);
 		note("member's call: $r $o $e");
+		($call_ms) = ($e =~ /NOTICE:  sent (\d+)/g)[-1]
+		  or die "the member's word: $r $o $e";
 	}
 	else
 	{
