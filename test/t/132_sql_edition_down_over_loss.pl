@@ -44,51 +44,12 @@ my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
 
 sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
-my $burst = $SnowidSqlEdition::burst_sql;
-
 sub sql_server
 {
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-
-	$node->init;
-	$node->start;
-	$node->safe_psql('postgres', q{
-		CREATE ROLE app LOGIN;
-		CREATE ROLE clerk LOGIN;
-		GRANT clerk TO app;
-		CREATE DATABASE appdb OWNER app;
-	});
-	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-	my $app = $node->connstr('appdb') . ' user=app';
-	my $clerk = $node->connstr('appdb') . ' user=clerk';
-	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION snowid_sql: $err" if $rc;
-	($rc, $out, $err) = psql_as($app, qq{
-		UPDATE snowid_config SET datacenter_id = 4, claim_worker_id = true;
-		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
-		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
-		$burst});
-	die "configuration: $err" if $rc;
-	return ($node, $app, $clerk);
+	return SnowidSqlEdition::claim_server($_[0], $conninfo, $password);
 }
 
-# the first id of a role claims, once the quiet period allows; the worker id
-sub claim_when_quiet_ends
-{
-	my ($connstr) = @_;
-	my $deadline = time + 90;
-
-	while (time < $deadline)
-	{
-		my ($rc, $out, $err) = psql_as($connstr,
-			'SELECT (snowid_decode(snowid_next())).worker_id');
-		return $out if $rc == 0;
-		diag($err) unless $err =~ /55006: /;
-		sleep 0.5;
-	}
-	return '';
-}
+sub claim_when_quiet_ends { return SnowidSqlEdition::claim_when_quiet_ends(@_); }
 
 my ($sqla, $appa, $clerka) = sql_server('sqla');
 my ($sqlq, $appq, $clerkq) = sql_server('sqlq');

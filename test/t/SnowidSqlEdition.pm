@@ -2,14 +2,18 @@
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
 # planted in public, with what tells whether they ran; whether pg_tle can
-# be had; the fleet's login on the coordination server and a burst of ids.
+# be had; the fleet's login on the coordination server and a burst of ids;
+# a server whose edition claims its worker id there, and its first claim.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
 
 use IPC::Run ();
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
+use Test::More ();
+use Time::HiRes ();
 use SnowidTest ();
 
 # psql as a role on a connection string, stopping at the first error, with
@@ -296,5 +300,57 @@ BEGIN
 		END LOOP;
 	END LOOP;
 END $$};
+
+# A server NAME whose edition claims its worker id of datacenter 4 from the
+# coordination database (its fleet's login conninfo, with password; see
+# fleet_login): appdb owned by app, who installs the edition with dblink,
+# clerk a role app has the privileges of, check-ins every second, a clock
+# margin of 1 s, and burst() ($burst_sql); settings, if given, are more of
+# snowid_config's ("sequence_bits = 2, ").  Returns the node and the
+# connection strings of app and clerk.
+sub claim_server
+{
+	my ($name, $conninfo, $password, $settings) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE ROLE app LOGIN;
+		CREATE ROLE clerk LOGIN;
+		GRANT clerk TO app;
+		CREATE DATABASE appdb OWNER app;
+	});
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	my $app = $node->connstr('appdb') . ' user=app';
+	my $clerk = $node->connstr('appdb') . ' user=clerk';
+	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION snowid_sql: $err" if $rc;
+	($rc, $out, $err) = psql_as($app, qq{
+		UPDATE snowid_config SET datacenter_id = 4, @{[ $settings // '' ]}claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+		$burst_sql});
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# The first id taken as connstr claims, once the quiet period allows:
+# returns its worker id, or '' after 90 s.
+sub claim_when_quiet_ends
+{
+	my ($connstr) = @_;
+	my $deadline = Time::HiRes::time() + 90;
+
+	while (Time::HiRes::time() < $deadline)
+	{
+		my ($rc, $out, $err) = psql_as($connstr,
+			'SELECT (snowid_decode(snowid_next())).worker_id');
+		return $out if $rc == 0;
+		Test::More::diag($err) unless $err =~ /55006: /;
+		Time::HiRes::sleep(0.5);
+	}
+	return '';
+}
 
 1;
