@@ -4,16 +4,21 @@
 # holder leaves the id's fence in the fences hash, and every claim reads it
 # there.
 #
-# First exactly as measured: server a holds worker id 0 of datacenter 1 on
-# a 60 s lease, its clock 20 s ahead (SnowidTest::Clock), issues 3 million ids,
-# crashes and starts again within its lease.  Its fence lies a lease past
+# First as measured: server a holds worker id 0 of datacenter 1 on a 60 s
+# lease, its clock ahead (SnowidTest::Clock), issues 3 million ids, crashes
+# and starts again within its lease.  The report's clock was 20 s ahead;
+# here it is 60 s, so that the fence (a lease past a's clock) stays out of
+# reach of c's claim below, of the real clock and a budget of 3 s, however
+# long a loaded machine takes to get there (at 20 s, a run on 19 under a
+# load of 13 reached it, and c took the id, as it may).  Its fence lies a lease past
 # its generator, beyond its clock plus its drift budget and
 # snowid.max_wait_ms, so its lease claim moves to another id and takes
 # worker id 0 from its holder.  Before, a permanent claim read fences
 # only from the owners hash: server b, configured with worker id 0, took it
 # with floor 0 and repeated a's ids (315,935 in the report).  Now b is
 # refused until it can start above the fence, and a server that can (a
-# drift budget of two minutes) starts there: none of its ids repeats one of
+# drift budget of three minutes, which reaches past a fence at most 60 s
+# past a clock 60 s ahead) starts there: none of its ids repeats one of
 # a's.
 #
 # Then the other doors of the same hole:
@@ -56,7 +61,7 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 my $dc = 1;
 my $a = $coord->new_node('a',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
-SnowidLease::start_skewed($a, '+20s');
+SnowidLease::start_skewed($a, '+60s');
 $a->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $w = SnowidLease::wait_lease($a);
 is($w, 0, 'a takes worker id 0 on lease');
@@ -65,12 +70,12 @@ $a->safe_psql('postgres', q{
 		SELECT snowid_next_batch(100000) AS id FROM generate_series(1, 30)});
 my ($a_count, $a_max) = split /\|/,
   $a->safe_psql('postgres', 'SELECT count(DISTINCT id), max(id) FROM a_ids');
-is($a_count, 3000000, 'a issues 3 million ids, 20 s ahead of the real clock');
+is($a_count, 3000000, 'a issues 3 million ids, 60 s ahead of the real clock');
 $a->safe_psql('postgres', "COPY a_ids TO '$dir/a_ids'");
 my $a_last_ms = SnowidLease::id_ms($a, $a_max);
 
 $a->stop('immediate');
-SnowidLease::start_skewed($a, '+20s');
+SnowidLease::start_skewed($a, '+60s');
 my $moved = SnowidLease::wait_lease($a);
 isnt($moved, $w,
 	'a, crashed and started again within its lease, cannot start above its fence (a lease ahead) within its drift budget and snowid.max_wait_ms: it leases another id');
@@ -100,7 +105,7 @@ ok($c_id != $w && $c_id != $moved,
 
 # With a drift budget that reaches past the fence, b takes the id and
 # starts above it.
-SnowidTest::set_conf($b, 'snowid.max_drift_ms' => '2min');
+SnowidTest::set_conf($b, 'snowid.max_drift_ms' => '3min');
 $b->restart;
 $b->safe_psql('postgres', q{
 	CREATE TABLE b_ids AS
