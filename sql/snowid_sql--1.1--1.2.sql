@@ -639,11 +639,24 @@ DECLARE
 	problem text := @extschema@.snowid_sql_sequences_problem();
 	before @extschema@.snowid_sql_fixed;
 	adopted bigint;
+	done bigint;
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
 			USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = problem,
 				  HINT = 'Put them back as the detail says (a superuser, where the extension''s objects are the superuser''s), then set the worker id again.';
+	END IF;
+	-- a claim kept by a holder made elsewhere is not this database's: a
+	-- CREATE DATABASE ... TEMPLATE copy keeps its source's snowid_claimed
+	-- (and snowid_sql_claimed_run, the same server's start), and the
+	-- common path, which reads snowid_claimed alone, takes positions as
+	-- soon as snowid_sql_fixed() names this snowid_position, as made
+	-- below: any change of the copy's snowid_config made it issue with the
+	-- worker id its source held beside it (the attack on 1.2: 774 ids of
+	-- 8,660 twice; test 141).  Dropped, the next call claims, as a new
+	-- holder (snowid_sql_holder_renew()).
+	IF NOT @extschema@.snowid_sql_holder_here() THEN
+		done := setval('@extschema@.snowid_claimed', 0, true);
 	END IF;
 	SELECT * INTO c FROM @extschema@.snowid_config;
 	-- the one made before (none, or one of fewer attributes, before the
