@@ -154,27 +154,39 @@ REVOKE ALL ON @extschema@.snowid_locks FROM PUBLIC;
 CREATE SEQUENCE @extschema@.snowid_sql_started AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
 REVOKE ALL ON @extschema@.snowid_sql_started FROM PUBLIC;
 
+-- This start of the server as the microseconds that to_timestamp() reads
+-- back as the start (the nearest, or one either side where the floating
+-- point rounds otherwise), or NULL, which should not happen: what
+-- snowid_sql_started holds under this start, and snowid_sql_claimed_run
+-- (below) for a claim noted under it, so that the common path compares
+-- the two as numbers
+CREATE FUNCTION @extschema@.snowid_sql_start_us()
+RETURNS bigint
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+	SELECT u.us
+	FROM (SELECT (EXTRACT(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint + d.d AS us, d.n
+		  FROM (VALUES (0, 1), (-1, 2), (1, 3)) d(d, n)) u
+	WHERE to_timestamp(u.us::double precision / 1000000) = pg_postmaster_start_time()
+	ORDER BY u.n
+	LIMIT 1;
+END;
+
 -- Stamps this start in snowid_sql_started, for a writer that has checked
--- the server: the microseconds that to_timestamp() reads back as the start
--- (the nearest, or one either side where the floating point rounds
--- otherwise; none of them, which should not happen, stamps nothing, and
--- every call stays a writer)
+-- the server (none, which should not happen, stamps nothing, and every
+-- call stays a writer)
 CREATE FUNCTION @extschema@.snowid_sql_stamp_start()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	us bigint := (EXTRACT(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
-	d integer;
+	us bigint := @extschema@.snowid_sql_start_us();
 	done bigint;
 BEGIN
-	FOREACH d IN ARRAY ARRAY[0, -1, 1] LOOP
-		IF to_timestamp((us + d)::double precision / 1000000) = pg_postmaster_start_time() THEN
-			done := setval('@extschema@.snowid_sql_started', us + d);
-			RETURN;
-		END IF;
-	END LOOP;
+	IF us IS NOT NULL THEN
+		done := setval('@extschema@.snowid_sql_started', us);
+	END IF;
 END
 $$;
 
@@ -639,11 +651,24 @@ DECLARE
 	problem text := @extschema@.snowid_sql_sequences_problem();
 	before @extschema@.snowid_sql_fixed;
 	adopted bigint;
+	done bigint;
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
 			USING ERRCODE = 'object_not_in_prerequisite_state', DETAIL = problem,
 				  HINT = 'Put them back as the detail says (a superuser, where the extension''s objects are the superuser''s), then set the worker id again.';
+	END IF;
+	-- a claim kept by a holder made elsewhere is not this database's: a
+	-- CREATE DATABASE ... TEMPLATE copy keeps its source's snowid_claimed
+	-- (and snowid_sql_claimed_run, the same server's start), and the
+	-- common path, which reads snowid_claimed alone, takes positions as
+	-- soon as snowid_sql_fixed() names this snowid_position, as made
+	-- below: any change of the copy's snowid_config made it issue with the
+	-- worker id its source held beside it (the attack on 1.2: 774 ids of
+	-- 8,660 twice; test 141).  Dropped, the next call claims, as a new
+	-- holder (snowid_sql_holder_renew()).
+	IF NOT @extschema@.snowid_sql_holder_here() THEN
+		done := setval('@extschema@.snowid_claimed', 0, true);
 	END IF;
 	SELECT * INTO c FROM @extschema@.snowid_config;
 	-- the one made before (none, or one of fewer attributes, before the
@@ -886,11 +911,21 @@ BEGIN
 	w := CASE WHEN (pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass)
 				   OPERATOR(pg_catalog.=) (@extschema@.snowid_sql_fixed()).position_path) IS NOT TRUE
 		THEN NULL
+		-- a claim only where it was noted under the start a writer
+		-- stamped, which the test below compares with this one: a crash
+		-- restart keeps the start and snowid_sql_started, but resets
+		-- snowid_sql_claimed_run, and the claim is stale (the attack on
+		-- 1.2: 77 ids of 77 with the worker id another server had taken
+		-- meanwhile, the clock stepped back to a position it had left
+		-- ahead; test 142).  Not read on a standby (an unlogged sequence).
 		WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
-		THEN @extschema@.snowid_sql_claimed_of(
-			pg_catalog.pg_sequence_last_value('@extschema@.snowid_claimed'::pg_catalog.regclass),
-			(@extschema@.snowid_sql_fixed()).datacenter_id, (@extschema@.snowid_sql_fixed()).worker_bits,
-			(@extschema@.snowid_sql_fixed()).worker_id)
+		THEN CASE WHEN NOT recovery
+					   AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_claimed_run'::pg_catalog.regclass)
+						   OPERATOR(pg_catalog.=) pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_started'::pg_catalog.regclass)
+			THEN @extschema@.snowid_sql_claimed_of(
+				pg_catalog.pg_sequence_last_value('@extschema@.snowid_claimed'::pg_catalog.regclass),
+				(@extschema@.snowid_sql_fixed()).datacenter_id, (@extschema@.snowid_sql_fixed()).worker_bits,
+				(@extschema@.snowid_sql_fixed()).worker_id) END
 		ELSE (@extschema@.snowid_sql_fixed()).worker_id END;
 	g := pg_catalog.pg_sequence_last_value('@extschema@.snowid_generation'::pg_catalog.regclass);
 	v := CASE WHEN w IS NOT NULL AND NOT recovery
@@ -1034,7 +1069,8 @@ REVOKE ALL ON @extschema@.snowid_sql_claimed_run FROM PUBLIC;
 -- that may not claim would fail until the owner's snowid_claim()), and it
 -- is re-asserted from the next start on.
 SELECT setval('@extschema@.snowid_sql_claimed_run',
-			  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint, true)
+			  coalesce(@extschema@.snowid_sql_start_us(),
+					   (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint), true)
 FROM @extschema@.snowid_claimed s
 WHERE s.is_called AND s.last_value > 0;
 
@@ -1050,7 +1086,8 @@ SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT CASE WHEN pg_is_in_recovery() THEN false
 		ELSE pg_sequence_last_value('@extschema@.snowid_sql_claimed_run')
-			IS DISTINCT FROM (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint END;
+			IS DISTINCT FROM coalesce(@extschema@.snowid_sql_start_us(),
+									  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint) END;
 END;
 
 -- The claim (see 1.1), whose re-assertion after its server started sends
@@ -1372,7 +1409,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT setval('@extschema@.snowid_sql_claimed_run',
-				  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint, true);
+				  coalesce(@extschema@.snowid_sql_start_us(),
+						   (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint), true);
 END;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_noted() FROM PUBLIC;
