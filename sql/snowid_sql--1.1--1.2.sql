@@ -917,7 +917,7 @@ BEGIN
 		-- snowid_sql_claimed_run, and the claim is stale (the attack on
 		-- 1.2: 77 ids of 77 with the worker id another server had taken
 		-- meanwhile, the clock stepped back to a position it had left
-		-- ahead; test 142).  Not read on a standby (an unlogged sequence).
+		-- ahead; test 144).  Not read on a standby (an unlogged sequence).
 		WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
 		THEN CASE WHEN NOT recovery
 					   AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_claimed_run'::pg_catalog.regclass)
