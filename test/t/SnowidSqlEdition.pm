@@ -326,13 +326,22 @@ sub claim_server
 	my $clerk = $node->connstr('appdb') . ' user=clerk';
 	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
 	die "CREATE EXTENSION snowid_sql: $err" if $rc;
-	($rc, $out, $err) = psql_as($app, qq{
+	($rc, $out, $err) = psql_as($app, claim_config($conninfo, $password, $settings) . $burst_sql);
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# The configuration claim_server gives an installed edition (1.1 or
+# later), as SQL its owner runs
+sub claim_config
+{
+	my ($conninfo, $password, $settings) = @_;
+
+	return qq{
 		UPDATE snowid_config SET datacenter_id = 4, @{[ $settings // '' ]}claim_worker_id = true;
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
-		$burst_sql});
-	die "configuration: $err" if $rc;
-	return ($node, $app, $clerk);
+	};
 }
 
 # The first id taken as connstr claims, once the quiet period allows:
