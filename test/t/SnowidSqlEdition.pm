@@ -306,14 +306,15 @@ END $$};
 # fleet_login): appdb owned by app, who installs the edition with dblink,
 # clerk a role app has the privileges of, check-ins every second, a clock
 # margin of 1 s, and burst() ($burst_sql); settings, if given, are more of
-# snowid_config's ("sequence_bits = 2, ").  Returns the node and the
-# connection strings of app and clerk.
+# snowid_config's ("sequence_bits = 2, "); init, if given, is initdb's
+# (allows_streaming => 'logical').  Returns the node and the connection
+# strings of app and clerk.
 sub claim_server
 {
-	my ($name, $conninfo, $password, $settings) = @_;
+	my ($name, $conninfo, $password, $settings, %init) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
-	$node->init;
+	$node->init(%init);
 	$node->start;
 	$node->safe_psql('postgres', q{
 		CREATE ROLE app LOGIN;
