@@ -1040,8 +1040,8 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- buffers to spare, promoted soon after replaying the creation, by
 -- CREATE EXTENSION or the update), the promoted server's sequence was a
 -- page of zeros, and its first claim check failed an assertion, a crash
--- (test 142, on 17 and 18; without assertions, "bad magic number in
--- sequence" at every check).
+-- (test 142: every round on 17beta2, none on 18.6; without assertions,
+-- "bad magic number in sequence" at every check).
 CREATE SEQUENCE @extschema@.snowid_sql_claimed_run AS bigint
 	MINVALUE -9223372036854775808 START WITH 0 NO CYCLE;
 REVOKE ALL ON @extschema@.snowid_sql_claimed_run FROM PUBLIC;
