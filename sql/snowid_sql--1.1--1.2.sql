@@ -1052,9 +1052,10 @@ RETURNS bigint
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	SELECT pg_catalog.hashtextextended(pg_catalog.format('%s %s',
-		(extract(epoch FROM pg_catalog.pg_postmaster_start_time()) * 1000000)::bigint,
-		(extract(epoch FROM pg_catalog.pg_stat_get_bgwriter_stat_reset_time()) * 1000000)::bigint), 0);
+	-- the reset's microseconds hashed with the start's as the seed
+	SELECT pg_catalog.hashint8extended(
+		(extract(epoch FROM pg_catalog.pg_stat_get_bgwriter_stat_reset_time()) * 1000000)::bigint,
+		(extract(epoch FROM pg_catalog.pg_postmaster_start_time()) * 1000000)::bigint);
 END;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_run() FROM PUBLIC;
