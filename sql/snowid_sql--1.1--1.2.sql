@@ -1061,7 +1061,7 @@ END;
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_run() FROM PUBLIC;
 
 -- A claim held at the update (1.0 and 1.1 re-asserted at no start) is
--- taken as this start's: ids go on without a claim (a first id of a role
+-- taken as this run's: ids go on without a claim (a first id of a role
 -- that may not claim would fail until the owner's snowid_claim()), and it
 -- is re-asserted from the next start on.
 SELECT setval('@extschema@.snowid_sql_claimed_run', @extschema@.snowid_sql_claim_run(), true)
@@ -1393,7 +1393,7 @@ BEGIN
 END
 $$;
 
--- A claim granted: noted under this start of the server, outside the
+-- A claim granted: noted under this run of the server, outside the
 -- transaction (see snowid_sql_claim_stale())
 CREATE FUNCTION @extschema@.snowid_sql_claim_noted()
 RETURNS void
