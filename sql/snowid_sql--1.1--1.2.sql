@@ -148,18 +148,16 @@ REVOKE ALL ON @extschema@.snowid_locks FROM PUBLIC;
 -- worker id, whatever its clock.  A crash restart keeps the start, and
 -- the server: nothing to check.  Logged, not unlogged (which a crash
 -- restart and a promotion reset, one read in place of another at every
--- call): on PostgreSQL 17beta2 a standby promoted soon after replaying
--- the creation of an unlogged sequence read a page of zeros from it (test
--- 111), its init fork apparently not yet written when it was copied.
+-- call): a standby promoted soon after replaying the creation of an
+-- unlogged sequence reads a page of zeros from it (test 111 on 17beta2;
+-- test 142 shows why, see snowid_sql_claimed_run).
 CREATE SEQUENCE @extschema@.snowid_sql_started AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
 REVOKE ALL ON @extschema@.snowid_sql_started FROM PUBLIC;
 
 -- This start of the server as the microseconds that to_timestamp() reads
 -- back as the start (the nearest, or one either side where the floating
 -- point rounds otherwise), or NULL, which should not happen: what
--- snowid_sql_started holds under this start, and snowid_sql_claimed_run
--- (below) for a claim noted under it, so that the common path compares
--- the two as numbers
+-- snowid_sql_started holds under this start
 CREATE FUNCTION @extschema@.snowid_sql_start_us()
 RETURNS bigint
 LANGUAGE sql STABLE
@@ -911,17 +909,17 @@ BEGIN
 	w := CASE WHEN (pg_catalog.pg_relation_filepath('@extschema@.snowid_position'::pg_catalog.regclass)
 				   OPERATOR(pg_catalog.=) (@extschema@.snowid_sql_fixed()).position_path) IS NOT TRUE
 		THEN NULL
-		-- a claim only where it was noted under the start a writer
-		-- stamped, which the test below compares with this one: a crash
-		-- restart keeps the start and snowid_sql_started, but resets
-		-- snowid_sql_claimed_run, and the claim is stale (the attack on
-		-- 1.2: 77 ids of 77 with the worker id another server had taken
-		-- meanwhile, the clock stepped back to a position it had left
-		-- ahead; test 144).  Not read on a standby (an unlogged sequence).
+		-- a claim only where it was noted under this run of the server
+		-- (snowid_sql_claim_run()): a crash restart keeps the start and
+		-- snowid_sql_started, which the test below compares with it, but
+		-- not the run, and the claim is stale (the attack on 1.2: 77 ids
+		-- of 77 with the worker id another server had taken meanwhile,
+		-- the clock stepped back to a position it had left ahead; test
+		-- 144).  Not on a standby, which issues no id.
 		WHEN (@extschema@.snowid_sql_fixed()).claim_worker_id
 		THEN CASE WHEN NOT recovery
 					   AND pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_claimed_run'::pg_catalog.regclass)
-						   OPERATOR(pg_catalog.=) pg_catalog.pg_sequence_last_value('@extschema@.snowid_sql_started'::pg_catalog.regclass)
+						   OPERATOR(pg_catalog.=) @extschema@.snowid_sql_claim_run()
 			THEN @extschema@.snowid_sql_claimed_of(
 				pg_catalog.pg_sequence_last_value('@extschema@.snowid_claimed'::pg_catalog.regclass),
 				(@extschema@.snowid_sql_fixed()).datacenter_id, (@extschema@.snowid_sql_fixed()).worker_bits,
@@ -1046,11 +1044,9 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- database that forgot while the server was down had meanwhile given the
 -- worker id to another server, after the quiet period, and both issued
 -- with it (the attack on issue 55: 312 ids twice in 0.8 s).  Every claim
--- granted sets the unlogged sequence snowid_sql_claimed_run to the start
--- of its server (pg_postmaster_start_time(), in microseconds): like
--- snowid_claimed, a sequence, which no rollback undoes, and which a crash
--- restart (the same postmaster, so the same start) and a standby's
--- promotion reset.  Unless it holds this start, the claim is stale: no
+-- granted sets the sequence snowid_sql_claimed_run to this run of its
+-- server (see snowid_sql_claim_run()): like snowid_claimed, a sequence,
+-- which no rollback undoes.  Unless it holds this run, the claim is stale: no
 -- writer moves the generator with it (snowid_sql_move()), and the next
 -- call re-asserts it (snowid_sql_claim_first()) where its role may claim,
 -- as snowid_claim() does.  The first build noted the start in a row of
@@ -1061,23 +1057,56 @@ DROP FUNCTION @extschema@.snowid_sql_next(boolean);
 -- was never held back: stopped before its next snowid_claim(), it issued
 -- at its restart with the worker id another server had taken meanwhile
 -- (the attack on 1.2: 7 ids of 760 twice; test 140).
-CREATE UNLOGGED SEQUENCE @extschema@.snowid_sql_claimed_run START 1;
+--
+-- The run: a hash of the server's start (pg_postmaster_start_time(), in
+-- microseconds), which a restart, a standby's promotion (the standby's
+-- own start) and a copy change, and of the last reset of the cumulative
+-- statistics (the background writer's), which crash recovery makes (a
+-- crash restart keeps the postmaster, and its start; PostgreSQL resets
+-- every statistic then, and restores them after a clean shutdown).  A
+-- reset by hand (pg_stat_reset_shared()) makes the claim stale too: it is
+-- re-asserted.  The sequence is logged.  The second build kept the start
+-- in an UNLOGGED sequence, which crash recovery and a promotion reset
+-- from its init fork; but a standby replays the page of that fork into
+-- shared buffers alone, and a promotion copies the fork's file: where no
+-- restartpoint or eviction had written the page yet (a server with
+-- buffers to spare, promoted soon after replaying the creation, by
+-- CREATE EXTENSION or the update), the promoted server's sequence was a
+-- page of zeros, and its first claim check failed an assertion, a crash
+-- (test 142: every round on 17beta2, none on 18.6; without assertions,
+-- "bad magic number in sequence" at every check).
+CREATE SEQUENCE @extschema@.snowid_sql_claimed_run AS bigint
+	MINVALUE -9223372036854775808 START WITH 0 NO CYCLE;
 REVOKE ALL ON @extschema@.snowid_sql_claimed_run FROM PUBLIC;
 
+-- This run of the server (see above).  No SET clause, so that the common
+-- path's call (snowid_sql_next()) is inlined: the body, BEGIN ATOMIC, was
+-- bound to its functions when it was made, whatever the caller's
+-- search_path.
+CREATE FUNCTION @extschema@.snowid_sql_claim_run()
+RETURNS bigint
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+	-- the reset's microseconds hashed with the start's as the seed
+	SELECT pg_catalog.hashint8extended(
+		(extract(epoch FROM pg_catalog.pg_stat_get_bgwriter_stat_reset_time()) * 1000000)::bigint,
+		(extract(epoch FROM pg_catalog.pg_postmaster_start_time()) * 1000000)::bigint);
+END;
+
+REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_run() FROM PUBLIC;
+
 -- A claim held at the update (1.0 and 1.1 re-asserted at no start) is
--- taken as this start's: ids go on without a claim (a first id of a role
+-- taken as this run's: ids go on without a claim (a first id of a role
 -- that may not claim would fail until the owner's snowid_claim()), and it
 -- is re-asserted from the next start on.
-SELECT setval('@extschema@.snowid_sql_claimed_run',
-			  coalesce(@extschema@.snowid_sql_start_us(),
-					   (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint), true)
+SELECT setval('@extschema@.snowid_sql_claimed_run', @extschema@.snowid_sql_claim_run(), true)
 FROM @extschema@.snowid_claimed s
 WHERE s.is_called AND s.last_value > 0;
 
--- Whether the claim of this database was granted under another start of
--- its server than this one, or before a crash restart (see above); for
--- any caller.  Never on a standby, which issues no id (and cannot read an
--- unlogged sequence).
+-- Whether the claim of this database was granted under another run of
+-- its server than this one: before a restart, a crash restart or a
+-- promotion, or on another server (see above); for any caller.  Never on
+-- a standby, which issues no id.
 CREATE FUNCTION @extschema@.snowid_sql_claim_stale()
 RETURNS boolean
 LANGUAGE sql STABLE
@@ -1086,8 +1115,7 @@ SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	SELECT CASE WHEN pg_is_in_recovery() THEN false
 		ELSE pg_sequence_last_value('@extschema@.snowid_sql_claimed_run')
-			IS DISTINCT FROM coalesce(@extschema@.snowid_sql_start_us(),
-									  (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint) END;
+			IS DISTINCT FROM @extschema@.snowid_sql_claim_run() END;
 END;
 
 -- The claim (see 1.1), whose re-assertion after its server started sends
@@ -1400,7 +1428,7 @@ BEGIN
 END
 $$;
 
--- A claim granted: noted under this start of the server, outside the
+-- A claim granted: noted under this run of the server, outside the
 -- transaction (see snowid_sql_claim_stale())
 CREATE FUNCTION @extschema@.snowid_sql_claim_noted()
 RETURNS void
@@ -1408,9 +1436,7 @@ LANGUAGE sql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	SELECT setval('@extschema@.snowid_sql_claimed_run',
-				  coalesce(@extschema@.snowid_sql_start_us(),
-						   (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint), true);
+	SELECT setval('@extschema@.snowid_sql_claimed_run', @extschema@.snowid_sql_claim_run(), true);
 END;
 
 REVOKE ALL ON FUNCTION @extschema@.snowid_sql_claim_noted() FROM PUBLIC;

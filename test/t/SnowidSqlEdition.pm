@@ -306,14 +306,15 @@ END $$};
 # fleet_login): appdb owned by app, who installs the edition with dblink,
 # clerk a role app has the privileges of, check-ins every second, a clock
 # margin of 1 s, and burst() ($burst_sql); settings, if given, are more of
-# snowid_config's ("sequence_bits = 2, ").  Returns the node and the
-# connection strings of app and clerk.
+# snowid_config's ("sequence_bits = 2, "); init, if given, is initdb's
+# (allows_streaming => 'logical').  Returns the node and the connection
+# strings of app and clerk.
 sub claim_server
 {
-	my ($name, $conninfo, $password, $settings) = @_;
+	my ($name, $conninfo, $password, $settings, %init) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
-	$node->init;
+	$node->init(%init);
 	$node->start;
 	$node->safe_psql('postgres', q{
 		CREATE ROLE app LOGIN;
@@ -326,13 +327,22 @@ sub claim_server
 	my $clerk = $node->connstr('appdb') . ' user=clerk';
 	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
 	die "CREATE EXTENSION snowid_sql: $err" if $rc;
-	($rc, $out, $err) = psql_as($app, qq{
+	($rc, $out, $err) = psql_as($app, claim_config($conninfo, $password, $settings) . $burst_sql);
+	die "configuration: $err" if $rc;
+	return ($node, $app, $clerk);
+}
+
+# The configuration claim_server gives an installed edition (1.1 or
+# later), as SQL its owner runs
+sub claim_config
+{
+	my ($conninfo, $password, $settings) = @_;
+
+	return qq{
 		UPDATE snowid_config SET datacenter_id = 4, @{[ $settings // '' ]}claim_worker_id = true;
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
-		$burst_sql});
-	die "configuration: $err" if $rc;
-	return ($node, $app, $clerk);
+	};
 }
 
 # The first id taken as connstr claims, once the quiet period allows:
