@@ -1593,7 +1593,7 @@ BEGIN
 	PERFORM @extschema@.snowid_sql_claim_caller(
 		CASE WHEN c.worker_id IS NULL
 		THEN 'Have the owner of the extension run SELECT snowid_claim() once, or take the first id as another role.'
-		ELSE 'The server started since the worker id was claimed: have the owner of the extension run SELECT snowid_claim() (schedule it at the server''s start too), or take the first id as another role.' END);
+		ELSE 'The server started, crashed or was copied, or its statistics were reset, since the worker id was claimed: have the owner of the extension run SELECT snowid_claim() (schedule it at the server''s start too), or take the first id as another role.' END);
 	PERFORM @extschema@.snowid_sql_claim_once();
 	RETURN true;
 END
