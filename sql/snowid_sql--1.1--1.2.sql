@@ -1106,12 +1106,23 @@ WHERE s.is_called AND s.last_value > 0;
 -- Whether the claim of this database was granted under another run of
 -- its server than this one: before a restart, a crash restart or a
 -- promotion, or on another server (see above); for any caller.  Never on
--- a standby, which issues no id.
+-- a standby, which issues no id.  The statistics read as they are
+-- (stats_fetch_consistency = none), not from the snapshot a transaction
+-- keeps to its end (cache, the default; this drops that snapshot): a
+-- transaction that took an id before a reset of the statistics otherwise
+-- found the claim stale after the scheduled re-assertion, re-asserted it
+-- and noted it under the old run, holding the row 'claim' to its end, and
+-- every other session found it stale again and waited for that row (the
+-- attack on 1.2: 70 s, then an error, while the transaction lasted; test
+-- 145).  The common path's check (snowid_sql_next(), inlined, which a SET
+-- clause would prevent) reads the snapshot: where it finds the claim
+-- stale, the table's path checks here.
 CREATE FUNCTION @extschema@.snowid_sql_claim_stale()
 RETURNS boolean
 LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET stats_fetch_consistency = none
 BEGIN ATOMIC
 	SELECT CASE WHEN pg_is_in_recovery() THEN false
 		ELSE pg_sequence_last_value('@extschema@.snowid_sql_claimed_run')
@@ -1429,12 +1440,14 @@ END
 $$;
 
 -- A claim granted: noted under this run of the server, outside the
--- transaction (see snowid_sql_claim_stale())
+-- transaction, the statistics read as they are (see
+-- snowid_sql_claim_stale())
 CREATE FUNCTION @extschema@.snowid_sql_claim_noted()
 RETURNS void
 LANGUAGE sql VOLATILE
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET stats_fetch_consistency = none
 BEGIN ATOMIC
 	SELECT setval('@extschema@.snowid_sql_claimed_run', @extschema@.snowid_sql_claim_run(), true);
 END;
