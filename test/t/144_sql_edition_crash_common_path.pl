@@ -1,8 +1,10 @@
 # Attack on the SQL edition 1.2 (claim mode, a crash restart): a crash
 # restart keeps the postmaster's start, and so snowid_sql_started, which a
 # writer stamped before the crash (logged), still names this start; crash
-# recovery resets snowid_sql_claimed_run (unlogged), so the claim is stale
-# and must be re-asserted before ids are issued (test 133).  The writers and
+# recovery changes the server's run (snowid_sql_claim_run(): the
+# statistics' reset time changes), which snowid_sql_claimed_run no longer
+# holds, so the claim is stale and must be re-asserted before ids are
+# issued (test 133).  The writers and
 # the table's path check it; the common path does not: it takes a position
 # within 100 ms ahead of the clock under the claim snowid_claimed holds.  A
 # (SQL edition) holds worker id w; a backend dies and A's recovery lasts
