@@ -156,7 +156,7 @@ sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
 	quiet.sql claim.sql status.sql version.sql privileges.sql)
 sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
 	head.sql owner.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
-	public_ids.sql private.sql dumps.sql privileges.sql)
+	public_ids.sql version.sql private.sql dumps.sql privileges.sql)
 
 $(SQL_BUILT):
 	@mkdir -p sql

@@ -13,10 +13,9 @@
 # has no worker id (55000, naming pg_createsubscriber among the copies it
 # may be, and snowid_claim() as the way out).  The owner's snowid_claim()
 # (as its schedule runs it) then holds a worker id other than w, for the
-# copy's own holder.  Then the
-# source and the copy issue at once, three times: no id of the copy
-# carries w, no id of either repeats, and no millisecond of one worker id
-# is taken by both.
+# copy's own holder.  Then the source and the copy issue at once, three
+# times (or until an id repeats): no id of the copy carries w, no id of
+# either repeats, and no millisecond of one worker id is taken by both.
 use strict;
 use warnings;
 

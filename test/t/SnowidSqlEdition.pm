@@ -335,11 +335,12 @@ END $$};
 sub bursts_at_once
 {
 	my ($clients, $sec, $rounds) = @_;
-	my %took = (ids => [], both => 0, shared => 0);
+	my %took = (ids => [], both => 0);
+	my (%seen, %ms);
 
 	for my $round (1 .. ($rounds // 1))
 	{
-		my (%got, %errs, @runs, %seen, %ms);
+		my (%got, %errs, @runs);
 
 		for my $name (sort keys %$clients)
 		{
@@ -363,9 +364,9 @@ sub bursts_at_once
 				$ms{"$w $t"}{$name} = 1;
 			}
 		}
-		$took{shared} += scalar(grep { keys %{ $ms{$_} } > 1 } keys %ms);
 		last if $took{both};
 	}
+	$took{shared} = scalar(grep { keys %{ $ms{$_} } > 1 } keys %ms);
 	return \%took;
 }
 
