@@ -13,7 +13,8 @@ DATA = sql/snowid--1.0.sql \
 # The scripts kept in parts by concern (sql/EXTENSION/VERSION/PART.sql),
 # which the Makefile makes (below)
 SQL_BUILT = sql/snowid_coordinator--1.0.sql \
-	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql
+	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql \
+	sql/snowid_sql--1.1--1.2.sql
 DATA_built = $(SQL_BUILT)
 # the SQL edition: every version's script and update script, those made
 # from parts and those kept whole (any other sql/snowid_sql--*.sql)
@@ -153,6 +154,9 @@ sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
 	status.sql public_ids.sql version.sql)
 sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
 	quiet.sql claim.sql status.sql version.sql privileges.sql)
+sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
+	head.sql owner.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
+	public_ids.sql version.sql private.sql dumps.sql privileges.sql)
 
 $(SQL_BUILT):
 	@mkdir -p sql

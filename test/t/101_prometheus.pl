@@ -397,7 +397,7 @@ $coord->start;
 
 # Runs a command; returns its exit status and its output (stdout and
 # stderr).
-sub run_command
+sub run_promtool
 {
 	my (@cmd) = @_;
 	my $out = '';
@@ -406,13 +406,13 @@ sub run_command
 	return ($ok ? 0 : 1, $out);
 }
 
-my ($rc, $out) = run_command($promtool, 'check', 'rules', $alerts);
+my ($rc, $out) = run_promtool($promtool, 'check', 'rules', $alerts);
 is($rc, 0, 'promtool check rules snowid-alerts.yml passes') or diag $out;
 like($out, qr/SUCCESS: \d+ rules found/, 'and finds the rules');
 
 {
 	# rule_files in the test file are relative to its directory
-	($rc, $out) = run_command($promtool, 'test', 'rules',
+	($rc, $out) = run_promtool($promtool, 'test', 'rules',
 		"$dir/snowid-alerts.test.yml");
 	is($rc, 0, 'promtool test rules snowid-alerts.test.yml passes') or diag $out;
 }

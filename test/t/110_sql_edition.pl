@@ -25,7 +25,7 @@ use lib $FindBin::RealBin;
 use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 
@@ -251,9 +251,6 @@ $node->safe_psql(
 });
 my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
-
-# psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
 is($rc, 0, 'a database owner who is no superuser installs snowid_sql')

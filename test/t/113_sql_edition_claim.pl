@@ -36,39 +36,20 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-# contrib's dblink, in the PostgreSQL tested (test/tools/pgbuild installs it)
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-
-# The coordination server: the fleet's role for the SQL edition logs in
-# with a password over the unix socket (dblink lets a role that is no
-# superuser connect only with one); it logs every statement, as every
-# server of the tests does.
-my $coord = SnowidPgCoord->new;
+# The coordination server, where the fleet's role for the SQL edition logs
+# in with a password over the unix socket (dblink lets a role that is no
+# superuser connect only with one; SnowidSqlEdition::fleet_login); it logs
+# every statement, as every server of the tests does.
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 my $cnode = $coord->node;
-$cnode->safe_psql('postgres', qq{
-	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
-});
-my $hba = slurp_file($cnode->data_dir . '/pg_hba.conf');
-open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
-print $fh "local coord sql_fleet scram-sha-256\n$hba";
-close($fh);
-$cnode->reload;
-# where the coordination server's log goes on past the statement above
+# where the coordination server's log goes on past the fleet login's
+# statement (which names the password)
 my $log_from = -s $cnode->logfile;
-
-# psql as a role on a connection string: (exit code, stdout, stderr)
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 # A server with no snowid library and a database appdb owned by app, where
 # app installed snowid_sql (version => '1.0': that version; by_superuser:
@@ -101,10 +82,6 @@ sub sql_server
 	die "CREATE EXTENSION snowid_sql: $err" if $rc;
 	return ($node, $app, $clerk);
 }
-
-# The conninfo of the coordination database for the SQL edition
-my $conninfo = sprintf('host=%s port=%d dbname=coord user=sql_fleet',
-	$cnode->host, $cnode->port);
 
 # Runs sql as a role that must fail; returns its error, or dies
 sub fails

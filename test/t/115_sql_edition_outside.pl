@@ -44,14 +44,12 @@ use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_outside'));
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my $node = PostgreSQL::Test::Cluster->new('sql_outside');
 $node->init(allows_streaming => 'logical');

@@ -23,13 +23,11 @@ use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_planted'));
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my $node = PostgreSQL::Test::Cluster->new('sql_planted');
 $node->init;

@@ -267,11 +267,11 @@ like(member_claim(usable => $now + 3 * 86400000, quiet => 9000, margin => 1000),
 	$out_of_range, 'a usable time three days past the store\'s clock is refused');
 # a restart's last granted call, by its clock: no later than the store's
 # clock plus the margin the call declares (the confirmed re-assertion rule)
-my $ahead = $now + 3600000;
+my $hour_ahead = $now + 3600000;
 like(member_call('claim',
 		"-1, 31, 0, $now, quiet_ms => 9000, reassert => true, seen_generation => 0, "
-		  . "seen_counter => 0, clock_margin_ms => 1000, confirmed_ms => $ahead",
-		"-1 31 0 0 $now 9000 1 0 0 1000 $ahead"),
+		  . "seen_counter => 0, clock_margin_ms => 1000, confirmed_ms => $hour_ahead",
+		"-1 31 0 0 $now 9000 1 0 0 1000 $hour_ahead"),
 	$out_of_range, 'a last granted call an hour past the store\'s clock is refused');
 like(member_call('lease_claim',
 		"31, 86400001, $now, $now, -1, 0, '$token', 9000",

@@ -26,30 +26,17 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as claim_when_quiet_ends);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 sub sql_server
 {
 	return SnowidSqlEdition::claim_server($_[0], $conninfo, $password);
 }
-
-sub claim_when_quiet_ends { return SnowidSqlEdition::claim_when_quiet_ends(@_); }
 
 my ($sqla, $appa, $clerka) = sql_server('sqla');
 my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
@@ -73,41 +60,20 @@ is($out, $wq, 'Q\'s scheduled snowid_claim() re-asserts it') or diag($err);
 # A's server is back; both issue for 0.8 s, before A's next scheduled
 # snowid_claim() (every second)
 $sqla->start;
-my (%got, @runs);
-for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
-{
-	$got{ $c->[0] } = '';
-	push @runs, IPC::Run::start(
-		[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
-		'>', \$got{ $c->[0] }, '2>', \my $burst_err);
-}
-$_->finish for @runs;
+my $took = SnowidSqlEdition::bursts_at_once({ a => $clerka, q => $clerkq }, 0.8);
 ($rc, $out, $err) = psql_as($appa, 'SELECT worker_id FROM snowid_claim()');
 is($rc, 0, 'A\'s next snowid_claim() claims another worker id') or diag($err);
 isnt($out, $wq, 'not Q\'s');
 
-my (%ids, %ms, %n, $both, $a_wq);
-for my $name ('a', 'q')
-{
-	for my $line (split /\n/, $got{$name})
-	{
-		my ($id, $w, $t) = split ' ', $line;
-		$n{$name}++;
-		$a_wq++ if $name eq 'a' && $w eq $wq;
-		$both++ if $ids{$id}++;
-		$ms{"$w $t"}{$name} = 1;
-	}
-}
-my $shared = scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
 diag(sprintf('A issued %d ids, Q %d; %d ids by both, %d ms of one worker id by both',
-	$n{a} // 0, $n{q} // 0, $both // 0, $shared));
-is($both // 0, 0, 'no id is issued by both A and Q');
+	$took->{n}{a} // 0, $took->{n}{q} // 0, $took->{both}, $took->{shared}));
+is($took->{both}, 0, 'no id is issued by both A and Q');
 # (each writer moves its generator 9 ms past its clock, and the calls of
 # the next 10 ms take that millisecond: two generators with one worker id
 # meet only in the milliseconds both took, and a burst may show none)
-is($a_wq // 0, 0, "A issues no id with worker id $wq, which Q holds");
-is($shared, 0, 'no millisecond of one worker id is issued by both');
-ok($got{a} eq '' || $n{a} < 1000, 'A\'s first call re-asserted its claim, refused as Q holds it');
+is($took->{worker}{a}{$wq} // 0, 0, "A issues no id with worker id $wq, which Q holds");
+is($took->{shared}, 0, 'no millisecond of one worker id is issued by both');
+ok(($took->{n}{a} // 0) < 1000, 'A\'s first call re-asserted its claim, refused as Q holds it');
 
 # a plain restart of Q's server: a role that may not claim is refused until
 # the claim is re-asserted; a role that may, re-asserts at its first id

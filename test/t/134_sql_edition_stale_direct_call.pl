@@ -13,31 +13,18 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as claim_when_quiet_ends);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 sub sql_server
 {
 	return SnowidSqlEdition::claim_server($_[0], $conninfo, $password,
 		'sequence_bits = 2, max_drift_ms = 60000, ');
 }
-
-sub claim_when_quiet_ends { return SnowidSqlEdition::claim_when_quiet_ends(@_); }
 
 my ($sqla, $appa, $clerka) = sql_server('sqla');
 $sqla->safe_psql('postgres', 'CREATE ROLE stranger LOGIN');

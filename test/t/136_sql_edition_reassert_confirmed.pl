@@ -19,31 +19,17 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as claim_when_quiet_ends);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 sub sql_server
 {
 	return SnowidSqlEdition::claim_server($_[0], $conninfo, $password);
 }
-
-sub claim_when_quiet_ends { return SnowidSqlEdition::claim_when_quiet_ends(@_); }
-
 
 my ($sqla, $appa, $clerka) = sql_server('sqla');
 my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
@@ -71,35 +57,17 @@ $sqla->start;
 ($rc, $out, $err) = psql_as($clerka, 'SELECT (snowid_decode(snowid_next())).worker_id');
 note("A's first id after its start: rc $rc, worker id $out $err");
 
-my (%got, @runs);
-for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
-{
-	$got{ $c->[0] } = '';
-	push @runs, IPC::Run::start(
-		[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
-		'>', \$got{ $c->[0] }, '2>', \my $burst_err);
-}
-$_->finish for @runs;
+my $took = SnowidSqlEdition::bursts_at_once({ a => $clerka, q => $clerkq }, 0.8);
 ($rc, $out, $err) = psql_as($appq, 'SELECT worker_id FROM snowid_claim()');
 note("Q's next snowid_claim(): rc $rc, $out $err");
 
-my (%ids, %n, $both, $a_wq);
-for my $name ('a', 'q')
-{
-	for my $line (split /\n/, $got{$name})
-	{
-		my ($id, $w, $t) = split ' ', $line;
-		$n{$name}++;
-		$a_wq++ if $name eq 'a' && $w eq $wq;
-		$both++ if $ids{$id}++;
-	}
-}
-diag(sprintf('A issued %d ids, Q %d; %d ids by both', $n{a} // 0, $n{q} // 0, $both // 0));
-is($both // 0, 0, 'no id is issued by both A and Q');
+diag(sprintf('A issued %d ids, Q %d; %d ids by both',
+	$took->{n}{a} // 0, $took->{n}{q} // 0, $took->{both}));
+is($took->{both}, 0, 'no id is issued by both A and Q');
 # (each writer moves its generator 9 ms past its clock, and the calls of
 # the next 10 ms take that millisecond: two generators with one worker id
 # meet only in the milliseconds both took, and a burst may show none)
-is($a_wq // 0, 0, "A issues no id with worker id $wq, which Q holds");
+is($took->{worker}{a}{$wq} // 0, 0, "A issues no id with worker id $wq, which Q holds");
 
 $_->stop for ($sqla, $sqlq);
 done_testing();

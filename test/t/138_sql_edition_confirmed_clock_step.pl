@@ -39,8 +39,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidLease;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
@@ -51,8 +50,6 @@ my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.
 my $libdir = `pg_config --pkglibdir`;
 my $sharedir = `pg_config --sharedir`;
 chomp($libdir, $sharedir);
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
 SnowidTest::need_clock();
 
 # pg_tle where it is built (as test/t/128: test/tools/pgbuild --pg_tle
@@ -80,13 +77,9 @@ else
 }
 
 my $step_s = 40;
-my $password = 'fleet password 1';
 my $cclock = SnowidTest::Clock->new;
-my $coord = SnowidPgCoord->new(clock => $cclock);
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet(clock => $cclock);
 my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
 
 my $burst = $SnowidSqlEdition::burst_sql;
 
@@ -258,30 +251,11 @@ for my $how (sort keys %path)
 for my $how (sort keys %path)
 {
 	my $h = $path{$how};
-	my (%got, @runs);
-	for my $c ([ 'a', $h->{clerka} ], [ 'q', $h->{clerkq} ])
-	{
-		$got{ $c->[0] } = '';
-		push @runs, IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(0.8)' ],
-			'>', \$got{ $c->[0] }, '2>', \my $burst_err);
-	}
-	$_->finish for @runs;
-
-	my (%ids, %n, $both);
-	for my $name ('a', 'q')
-	{
-		for my $line (split /\n/, $got{$name})
-		{
-			my ($id, $w, $t) = split ' ', $line;
-			$n{$name}++;
-			$both++ if $ids{$id}++;
-		}
-	}
+	my $took = SnowidSqlEdition::bursts_at_once({ a => $h->{clerka}, q => $h->{clerkq} }, 0.8);
 	diag(sprintf('%s: A issued %d ids, Q %d; %d ids by both',
-		$how, $n{a} // 0, $n{q} // 0, $both // 0));
-	cmp_ok($n{q} // 0, '>', 0, "$how: Q issues");
-	is($both // 0, 0, "$how: no id is issued by both A and Q");
+		$how, $took->{n}{a} // 0, $took->{n}{q} // 0, $took->{both}));
+	cmp_ok($took->{n}{q} // 0, '>', 0, "$how: Q issues");
+	is($took->{both}, 0, "$how: no id is issued by both A and Q");
 }
 
 # ---------------------------------------------------------------- B

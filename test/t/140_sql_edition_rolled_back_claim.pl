@@ -24,30 +24,17 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as claim_when_quiet_ends);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 sub sql_server
 {
 	return SnowidSqlEdition::claim_server($_[0], $conninfo, $password);
 }
-
-sub claim_when_quiet_ends { return SnowidSqlEdition::claim_when_quiet_ends(@_); }
 
 my ($sqla, $appa, $clerka) = sql_server('sqla');
 my ($sqlq, $appq, $clerkq) = sql_server('sqlq');
@@ -92,37 +79,12 @@ isnt($out, $wq, "A's first id after its start does not carry worker id $wq, whic
 # most 5; each writer moves its generator 9 ms past its clock, and the
 # calls of the next 10 ms take that millisecond, so two generators with one
 # worker id meet only in the milliseconds both took)
-my ($both, $shared, $a_wq, %n) = (0, 0, 0);
-for my $round (1 .. 5)
-{
-	my (%got, @runs);
-	for my $c ([ 'a', $clerka ], [ 'q', $clerkq ])
-	{
-		$got{ $c->[0] } = '';
-		push @runs, IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(1.5)' ],
-			'>', \$got{ $c->[0] }, '2>', \my $burst_err);
-	}
-	$_->finish for @runs;
-	my (%ids, %ms);
-	for my $name ('a', 'q')
-	{
-		for my $line (split /\n/, $got{$name})
-		{
-			my ($id, $w, $t) = split ' ', $line;
-			$n{$name}++;
-			$a_wq++ if $name eq 'a' && $w eq $wq;
-			$both++ if $ids{$id}++;
-			$ms{"$w $t"}{$name} = 1;
-		}
-	}
-	$shared += scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
-	last if $both;
-}
+my $took = SnowidSqlEdition::bursts_at_once({ a => $clerka, q => $clerkq }, 1.5, 5);
+my $a_wq = $took->{worker}{a}{$wq} // 0;
 diag(sprintf('A issued %d ids (%d with worker id %s), Q %d; %d ids by both, %d ms of one worker id by both',
-	$n{a} // 0, $a_wq, $wq, $n{q} // 0, $both, $shared));
+	$took->{n}{a} // 0, $a_wq, $wq, $took->{n}{q} // 0, $took->{both}, $took->{shared}));
 is($a_wq, 0, "A issues no id with worker id $wq while Q holds it");
-is($both, 0, 'no id is issued by both A and Q');
+is($took->{both}, 0, 'no id is issued by both A and Q');
 
 $_->stop for ($sqla, $sqlq);
 done_testing();

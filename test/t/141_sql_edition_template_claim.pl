@@ -22,23 +22,12 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 my ($node, $app, $clerk) = SnowidSqlEdition::claim_server('sqla', $conninfo, $password);
 my $w = SnowidSqlEdition::claim_when_quiet_ends($clerk);
@@ -54,37 +43,13 @@ my ($rc, $out, $err) = psql_as($copy_app, 'UPDATE snowid_config SET max_wait_ms 
 is($rc, 0, 'the copy\'s owner raises max_wait_ms') or diag($err);
 
 # both issue at once, in bursts of 1.5 s until an id comes twice (at most 5)
-my ($both, $copy_w, %n) = (0, 0);
-for my $round (1 .. 5)
-{
-	my (%got, %errs, @runs);
-	for my $c ([ 'a', $clerk ], [ 'copy', $copy_clerk ])
-	{
-		$got{ $c->[0] } = '';
-		push @runs, IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(1.5)' ],
-			'>', \$got{ $c->[0] }, '2>', \$errs{ $c->[0] });
-	}
-	$_->finish for @runs;
-	note("$_: $errs{$_}") for grep { $errs{$_} ne '' } keys %errs;
-	my %ids;
-	for my $name ('a', 'copy')
-	{
-		for my $line (split /\n/, $got{$name})
-		{
-			my ($id, $wid, $t) = split ' ', $line;
-			$n{$name}++;
-			$copy_w++ if $name eq 'copy' && $wid eq $w;
-			$both++ if $ids{$id}++;
-		}
-	}
-	last if $both;
-}
+my $took = SnowidSqlEdition::bursts_at_once({ a => $clerk, copy => $copy_clerk }, 1.5, 5);
+my $copy_w = $took->{worker}{copy}{$w} // 0;
 diag(sprintf('appdb issued %d ids, the copy %d (%d with worker id %s); %d ids by both',
-	$n{a} // 0, $n{copy} // 0, $copy_w, $w, $both));
-cmp_ok($n{copy} // 0, '>', 0, 'the copy issues ids (with a worker id it claims)');
+	$took->{n}{a} // 0, $took->{n}{copy} // 0, $copy_w, $w, $took->{both}));
+cmp_ok($took->{n}{copy} // 0, '>', 0, 'the copy issues ids (with a worker id it claims)');
 is($copy_w, 0, "the copy issues no id with worker id $w, which appdb holds");
-is($both, 0, 'no id is issued by both appdb and the copy');
+is($took->{both}, 0, 'no id is issued by both appdb and the copy');
 
 $node->stop;
 done_testing();

@@ -29,19 +29,11 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
 use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $conninfo = SnowidSqlEdition::fleet_login($coord->node, $password);
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 my $primary = PostgreSQL::Test::Cluster->new('sql_primary');
 $primary->init(allows_streaming => 1);

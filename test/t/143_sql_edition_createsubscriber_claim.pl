@@ -13,10 +13,9 @@
 # has no worker id (55000, naming pg_createsubscriber among the copies it
 # may be, and snowid_claim() as the way out).  The owner's snowid_claim()
 # (as its schedule runs it) then holds a worker id other than w, for the
-# copy's own holder.  Then the
-# source and the copy issue at once, three times: no id of the copy
-# carries w, no id of either repeats, and no millisecond of one worker id
-# is taken by both.
+# copy's own holder.  Then the source and the copy issue at once, three
+# times (or until an id repeats): no id of the copy carries w, no id of
+# either repeats, and no millisecond of one worker id is taken by both.
 use strict;
 use warnings;
 
@@ -26,23 +25,16 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
 use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
 my $version = `pg_config --version`;
 plan skip_all => 'pg_createsubscriber comes with PostgreSQL 17'
   unless $version =~ /PostgreSQL (\d+)/ && $1 >= 17;
 
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $conninfo = SnowidSqlEdition::fleet_login($coord->node, $password);
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 my ($source, $app, $clerk) = SnowidSqlEdition::claim_server('sql_source',
 	$conninfo, $password, undef, allows_streaming => 'logical');
@@ -188,38 +180,16 @@ is($owners->{$w2}, "dc=4 $copy_holder", "and $w2 by the copy");
 is($rc, 0, 'the copy issues ids into its orders') or diag($err);
 is(workers_of($copy, 'copy'), "$w2:1000", "all with worker id $w2");
 
-# The source and the copy issue at once, three times
-my ($both, $shared, $copy_w, %n) = (0, 0, 0);
-my %ms;
-for my $round (1 .. 3)
-{
-	my (%got, @runs);
-	for my $c ([ 'source', $clerk ], [ 'copy', $copy_clerk ])
-	{
-		$got{ $c->[0] } = '';
-		push @runs, IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', $c->[1], '-c', 'SELECT burst(1)' ],
-			'>', \$got{ $c->[0] }, '2>', \my $burst_err);
-	}
-	$_->finish for @runs;
-	for my $name ('source', 'copy')
-	{
-		for my $line (split /\n/, $got{$name})
-		{
-			my ($id, $wid, $t) = split ' ', $line;
-			$n{$name}++;
-			$copy_w++ if $name eq 'copy' && $wid eq $w;
-			$ids->add($id);
-			$ms{"$wid $t"}{$name} = 1;
-		}
-	}
-}
-$shared = scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms);
+# The source and the copy issue at once, three times (or until an id comes
+# twice)
+my $took = SnowidSqlEdition::bursts_at_once({ source => $clerk, copy => $copy_clerk }, 1, 3);
+my $copy_w = $took->{worker}{copy}{$w} // 0;
+$ids->add(@{ $took->{ids} });
 note(sprintf('bursts: the source issued %d ids, the copy %d; %d ms of one worker id by both',
-	$n{source} // 0, $n{copy} // 0, $shared));
-ok(($n{source} // 0) > 0 && ($n{copy} // 0) > 0, 'both issued ids at once');
+	$took->{n}{source} // 0, $took->{n}{copy} // 0, $took->{shared}));
+ok(($took->{n}{source} // 0) > 0 && ($took->{n}{copy} // 0) > 0, 'both issued ids at once');
 is($copy_w, 0, "the copy issues no id with worker id $w while the source does");
-is($shared, 0, 'no millisecond of one worker id is taken by both');
+is($took->{shared}, 0, 'no millisecond of one worker id is taken by both');
 
 # The subscription brings the source's later rows, without a conflict
 ($rc, $out, $err) = SnowidSqlEdition::psql_as($clerk,

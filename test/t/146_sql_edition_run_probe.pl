@@ -14,23 +14,12 @@ use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidPgCoord;
-use SnowidSqlEdition;
+use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
-SnowidTest::need_file("$sharedir/extension/dblink.control",
-	'postgresql-NN, or contrib/dblink of a source build');
-
-my $password = 'fleet password 1';
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $conninfo = SnowidSqlEdition::fleet_login($cnode, $password);
-
-sub psql_as { return SnowidSqlEdition::psql_as(@_); }
+my ($coord, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
 my ($sqla, $appa, $clerka) = SnowidSqlEdition::claim_server('sqla', $conninfo, $password);
 $sqla->append_conf('postgresql.conf', "restart_after_crash = on\n");

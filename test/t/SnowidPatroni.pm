@@ -801,7 +801,7 @@ sub run_scenario
 		$second->name, $clock, $clock - $after, $clock - $before));
 	$other->stop;
 	wait_sync($third, \@nodes, [$second]);
-	my @victims = ($third->postmaster_pid, $third->child_pids(qr/./));
+	@victims = ($third->postmaster_pid, $third->child_pids(qr/./));
 	$t0 = time;
 	kill 'KILL', @victims or die "could not kill the server: $!";
 	wait_primary($second->name . ' to take over, 5 s behind', [$second],

@@ -2,19 +2,25 @@
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
 # planted in public, with what tells whether they ran; whether pg_tle can
-# be had; the fleet's login on the coordination server and a burst of ids;
-# a server whose edition claims its worker id there, and its first claim.
+# be had; a fleet claiming from a coordination server, its login there,
+# bursts of ids taken at once; a server whose edition claims its worker id
+# there, and its first claim.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
 
+use Exporter 'import';
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
 use Test::More ();
 use Time::HiRes ();
+use SnowidPgCoord ();
 use SnowidTest ();
+
+# what a test may name without the package: use SnowidSqlEdition qw(...)
+our @EXPORT_OK = qw(psql_as claim_when_quiet_ends);
 
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
@@ -287,6 +293,25 @@ sub fleet_login
 		$cnode->host, $cnode->port);
 }
 
+# A fleet whose editions claim their worker ids from a coordination
+# database: skips the test where contrib's dblink is not installed (in the
+# PostgreSQL tested; test/tools/pgbuild installs it), starts the
+# coordination server (SnowidPgCoord, with coord's parameters, such as
+# clock) and makes the fleet's login there (fleet_login).  Returns the
+# coordinator, and the conninfo and password claim_server takes.
+sub claim_fleet
+{
+	my (%coord) = @_;
+	my $password = 'fleet password 1';
+	my $sharedir = `pg_config --sharedir`;
+
+	chomp $sharedir;
+	SnowidTest::need_file("$sharedir/extension/dblink.control",
+		'postgresql-NN, or contrib/dblink of a source build');
+	my $fleet = SnowidPgCoord->new(%coord);
+	return ($fleet, fleet_login($fleet->node, $password), $password);
+}
+
 # A function burst(sec) that takes ids for sec seconds, each as "id worker
 # ms" (the Unix ms it carries).
 our $burst_sql = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -300,6 +325,50 @@ BEGIN
 		END LOOP;
 	END LOOP;
 END $$};
+
+# Bursts of sec seconds (burst(), $burst_sql) taken at once as each of
+# clients ({ name => connection string }), rounds of them (one if not
+# given) until an id comes twice; a client's errors are noted.  Returns
+# what they took: { ids => [ every id ], n => { name => ids },
+# worker => { name => { worker id => ids } }, both => ids taken twice,
+# shared => milliseconds of one worker id taken by two clients }.
+sub bursts_at_once
+{
+	my ($clients, $sec, $rounds) = @_;
+	my %took = (ids => [], both => 0);
+	my (%seen, %ms);
+
+	for my $round (1 .. ($rounds // 1))
+	{
+		my (%got, %errs, @runs);
+
+		for my $name (sort keys %$clients)
+		{
+			$got{$name} = '';
+			push @runs, IPC::Run::start(
+				[ 'psql', '-XAtq', '-d', $clients->{$name}, '-c', "SELECT burst($sec)" ],
+				'>', \$got{$name}, '2>', \$errs{$name});
+		}
+		$_->finish for @runs;
+		for my $name (sort keys %got)
+		{
+			Test::More::note("$name: $errs{$name}") if $errs{$name} ne '';
+			for my $line (split /\n/, $got{$name})
+			{
+				my ($id, $w, $t) = split ' ', $line;
+
+				push @{ $took{ids} }, $id;
+				$took{n}{$name}++;
+				$took{worker}{$name}{$w}++;
+				$took{both}++ if $seen{$id}++;
+				$ms{"$w $t"}{$name} = 1;
+			}
+		}
+		last if $took{both};
+	}
+	$took{shared} = scalar(grep { keys %{ $ms{$_} } > 1 } keys %ms);
+	return \%took;
+}
 
 # A server NAME whose edition claims its worker id of datacenter 4 from the
 # coordination database (its fleet's login conninfo, with password; see
