@@ -65,18 +65,7 @@ sub server
 		{ %common, 'snowid.datacenter_id' => $dc, %user, %settings });
 }
 
-my $burst = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
-BEGIN
-	WHILE clock_timestamp() < t LOOP
-		FOR i IN 1 .. 20 LOOP
-			x := snowid_next();
-			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
-				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
-		END LOOP;
-		PERFORM pg_sleep(0.002);
-	END LOOP;
-END $$};
+my $burst = SnowidTest::Bursts->sql(0.002);
 
 $coord->mark_dc_new($dc);
 my $a = server('a');
@@ -189,38 +178,20 @@ ok($coord->in_quiet($dc), 'restore: a holder\'s word starts a quiet period');
 # quiet period, and re-asserts C's worker id.  Both issue meanwhile.
 my $b = server('b');
 $b->safe_psql('postgres', $burst);
-my (%got, @runs);
-for my $n ($b, $c)
-{
-	$got{ $n->name } = '';
-	push @runs, IPC::Run::start(
-		[ 'psql', '-XAtq', '-d', $n->connstr('postgres'), '-c', 'SELECT burst(2)' ],
-		'>', \$got{ $n->name }, '2>', \my $burst_err);
-}
+my $bursts = SnowidTest::Bursts->new->start(
+	{ b => $b->connstr('postgres'), c => $c->connstr('postgres') }, 2);
 sleep 1;
 kill 'CONT', $checkin;
-$_->finish for @runs;
+my $took = $bursts->finish;
 my $wb = SnowidLease::worker_id($b);
 note("B's claim ended " . (SnowidLease::now_ms() - $lost) . " ms after restore: worker id '$wb'");
 isnt($wb, $wc, 'restore: B does not get C\'s worker id');
-my (%ids, $both, %n, %ms, %lo, %hi);
-for my $name ('b', 'c')
-{
-	for my $line (split /\n/, $got{$name})
-	{
-		my ($id, $w, $t) = split ' ', $line;
-		$n{$name}++;
-		$ms{"$w $t"}{$name} = 1;
-		$lo{$name} = $t if !defined $lo{$name} || $t < $lo{$name};
-		$hi{$name} = $t if !defined $hi{$name} || $t > $hi{$name};
-		$both++ if $ids{$id}++;
-	}
-}
+my ($n, $lo, $hi) = @$took{qw(n lo hi)};
 diag(sprintf('B issued %d ids (ms %d..%d), C %d (ms %d..%d); %d issued by both, %d ms of one worker id by both',
-	$n{b} // 0, ($lo{b} // 0) - $lost, ($hi{b} // 0) - $lost, $n{c} // 0, ($lo{c} // 0) - $lost, ($hi{c} // 0) - $lost,
-	$both // 0, scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms)));
-is($both // 0, 0, 'no id is issued by both B and C');
-is(scalar(grep { keys %{ $ms{$_} } == 2 } keys %ms), 0,
-	'no millisecond of one worker id is issued by both B and C');
+	$n->{b} // 0, ($lo->{b} // 0) - $lost, ($hi->{b} // 0) - $lost,
+	$n->{c} // 0, ($lo->{c} // 0) - $lost, ($hi->{c} // 0) - $lost,
+	$took->{both}, $took->{shared}));
+is($took->{both}, 0, 'no id is issued by both B and C');
+is($took->{shared}, 0, 'no millisecond of one worker id is issued by both B and C');
 $_->stop for ($a, $b, $c);
 done_testing();

@@ -313,61 +313,24 @@ sub claim_fleet
 }
 
 # A function burst(sec) that takes ids for sec seconds, each as "id worker
-# ms" (the Unix ms it carries).
-our $burst_sql = q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
-BEGIN
-	WHILE clock_timestamp() < t LOOP
-		FOR i IN 1 .. 20 LOOP
-			x := snowid_next();
-			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
-				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
-		END LOOP;
-	END LOOP;
-END $$};
+# ms" (the Unix ms it carries), as fast as it goes.
+our $burst_sql = SnowidTest::Bursts->sql;
 
 # Bursts of sec seconds (burst(), $burst_sql) taken at once as each of
 # clients ({ name => connection string }), rounds of them (one if not
-# given) until an id comes twice; a client's errors are noted.  Returns
-# what they took: { ids => [ every id ], n => { name => ids },
-# worker => { name => { worker id => ids } }, both => ids taken twice,
-# shared => milliseconds of one worker id taken by two clients }.
+# given) until an id comes twice: returns what they took, as
+# SnowidTest::Bursts tallies it (ids, n, worker, both, shared...).
 sub bursts_at_once
 {
 	my ($clients, $sec, $rounds) = @_;
-	my %took = (ids => [], both => 0);
-	my (%seen, %ms);
+	my $took = SnowidTest::Bursts->new;
 
 	for my $round (1 .. ($rounds // 1))
 	{
-		my (%got, %errs, @runs);
-
-		for my $name (sort keys %$clients)
-		{
-			$got{$name} = '';
-			push @runs, IPC::Run::start(
-				[ 'psql', '-XAtq', '-d', $clients->{$name}, '-c', "SELECT burst($sec)" ],
-				'>', \$got{$name}, '2>', \$errs{$name});
-		}
-		$_->finish for @runs;
-		for my $name (sort keys %got)
-		{
-			Test::More::note("$name: $errs{$name}") if $errs{$name} ne '';
-			for my $line (split /\n/, $got{$name})
-			{
-				my ($id, $w, $t) = split ' ', $line;
-
-				push @{ $took{ids} }, $id;
-				$took{n}{$name}++;
-				$took{worker}{$name}{$w}++;
-				$took{both}++ if $seen{$id}++;
-				$ms{"$w $t"}{$name} = 1;
-			}
-		}
-		last if $took{both};
+		$took->start($clients, $sec)->finish;
+		last if $took->{both};
 	}
-	$took{shared} = scalar(grep { keys %{ $ms{$_} } > 1 } keys %ms);
-	return \%took;
+	return $took;
 }
 
 # A server NAME whose edition claims its worker id of datacenter 4 from the

@@ -1,8 +1,8 @@
 # What the TAP tests (test/t/*.pl) share: servers with snowid preloaded, a
 # ledger of every id a test takes (duplicates, order), a server clock moved
 # by an offset file (test/tools/clock_offset.c), psql sessions in the
-# background and a gate that lets them start at the same moment, and a
-# backend crash.
+# background and a gate that lets them start at the same moment, bursts of
+# ids taken at once by several servers or databases, and a backend crash.
 package SnowidTest;
 
 use strict;
@@ -878,6 +878,87 @@ sub release
 	return;
 }
 
+
+# Bursts of ids taken at once as several connection strings, each by
+# burst(sec) (see sql): each id as "id worker ms" (the Unix ms it carries).
+package SnowidTest::Bursts;
+
+# The function burst(sec): ids for sec seconds, 20 at a time, each batch
+# followed by a pause of pause seconds if given (none: as fast as it goes).
+sub sql
+{
+	my ($class, $pause) = @_;
+
+	return q{CREATE FUNCTION burst(sec float8) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE t timestamptz := clock_timestamp() + make_interval(secs => sec); x bigint;
+BEGIN
+	WHILE clock_timestamp() < t LOOP
+		FOR i IN 1 .. 20 LOOP
+			x := snowid_next();
+			RETURN NEXT x || ' ' || (snowid_decode(x)).worker_id || ' ' ||
+				(extract(epoch FROM (snowid_decode(x)).ts) * 1000)::bigint;
+		END LOOP;
+}
+	  . ($pause ? "\t\tPERFORM pg_sleep($pause);\n" : '')
+	  . q{	END LOOP;
+END $$};
+}
+
+# Starts burst(sec) at once as each of clients ({ name => connection
+# string }); finish waits for them.  Several rounds tally into one object.
+sub new
+{
+	my ($class) = @_;
+
+	return bless { ids => [], both => 0, seen => {}, ms => {} }, $class;
+}
+
+sub start
+{
+	my ($self, $clients, $sec) = @_;
+
+	$self->{got} = {};
+	$self->{errs} = {};
+	$self->{runs} = [];
+	for my $name (sort keys %$clients)
+	{
+		$self->{got}{$name} = '';
+		push @{ $self->{runs} }, IPC::Run::start(
+			[ 'psql', '-XAtq', '-d', $clients->{$name}, '-c', "SELECT burst($sec)" ],
+			'>', \$self->{got}{$name}, '2>', \$self->{errs}{$name});
+	}
+	return $self;
+}
+
+# Waits for the bursts started and tallies what they took (a client's
+# errors are noted): ids (every id), n ({ name => ids }), worker ({ name
+# => { worker id => ids } }), lo and hi ({ name => its first and last ms }),
+# both (ids taken twice, in any round), and shared (milliseconds of one
+# worker id taken by two clients, in any round).
+sub finish
+{
+	my ($self) = @_;
+
+	$_->finish for @{ $self->{runs} };
+	for my $name (sort keys %{ $self->{got} })
+	{
+		Test::More::note("$name: $self->{errs}{$name}") if $self->{errs}{$name} ne '';
+		for my $line (split /\n/, $self->{got}{$name})
+		{
+			my ($id, $w, $t) = split ' ', $line;
+
+			push @{ $self->{ids} }, $id;
+			$self->{n}{$name}++;
+			$self->{worker}{$name}{$w}++;
+			$self->{lo}{$name} = $t if !defined $self->{lo}{$name} || $t < $self->{lo}{$name};
+			$self->{hi}{$name} = $t if !defined $self->{hi}{$name} || $t > $self->{hi}{$name};
+			$self->{both}++ if $self->{seen}{$id}++;
+			$self->{ms}{"$w $t"}{$name} = 1;
+		}
+	}
+	$self->{shared} = scalar(grep { keys %{ $self->{ms}{$_} } > 1 } keys %{ $self->{ms} });
+	return $self;
+}
 
 # Every id a test takes, to check the whole set for duplicates at the end
 # and, where one generator (or its successor) issued them, that each new

@@ -24,37 +24,27 @@
 CREATE SEQUENCE @extschema@.snowid_sql_started AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
 REVOKE ALL ON @extschema@.snowid_sql_started FROM PUBLIC;
 
--- This start of the server as the microseconds that to_timestamp() reads
--- back as the start (the nearest, or one either side where the floating
--- point rounds otherwise), or NULL, which should not happen: what
--- snowid_sql_started holds under this start
-CREATE FUNCTION @extschema@.snowid_sql_start_us()
-RETURNS bigint
-LANGUAGE sql STABLE
-BEGIN ATOMIC
-	SELECT u.us
-	FROM (SELECT (EXTRACT(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint + d.d AS us, d.n
-		  FROM (VALUES (0, 1), (-1, 2), (1, 3)) d(d, n)) u
-	WHERE to_timestamp(u.us::double precision / 1000000) = pg_postmaster_start_time()
-	ORDER BY u.n
-	LIMIT 1;
-END;
-
 -- Stamps this start in snowid_sql_started, for a writer that has checked
--- the server (none, which should not happen, stamps nothing, and every
--- call stays a writer)
+-- the server: the microseconds that to_timestamp() reads back as the start
+-- (the nearest, or one either side where the floating point rounds
+-- otherwise; none of them, which should not happen, stamps nothing, and
+-- every call stays a writer)
 CREATE FUNCTION @extschema@.snowid_sql_stamp_start()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	us bigint := @extschema@.snowid_sql_start_us();
+	us bigint := (EXTRACT(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint;
+	d integer;
 	done bigint;
 BEGIN
-	IF us IS NOT NULL THEN
-		done := setval('@extschema@.snowid_sql_started', us);
-	END IF;
+	FOREACH d IN ARRAY ARRAY[0, -1, 1] LOOP
+		IF to_timestamp((us + d)::double precision / 1000000) = pg_postmaster_start_time() THEN
+			done := setval('@extschema@.snowid_sql_started', us + d);
+			RETURN;
+		END IF;
+	END LOOP;
 END
 $$;
 
