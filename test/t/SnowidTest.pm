@@ -904,8 +904,7 @@ BEGIN
 END $$};
 }
 
-# Starts burst(sec) at once as each of clients ({ name => connection
-# string }); finish waits for them.  Several rounds tally into one object.
+# An empty tally: several rounds of start and finish tally into one.
 sub new
 {
 	my ($class) = @_;
@@ -913,6 +912,8 @@ sub new
 	return bless { ids => [], both => 0, seen => {}, ms => {} }, $class;
 }
 
+# Starts burst(sec) at once as each of clients ({ name => connection
+# string }); finish waits for them.
 sub start
 {
 	my ($self, $clients, $sec) = @_;
