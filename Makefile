@@ -202,13 +202,19 @@ else
 	@echo 'make prove_installcheck: $(PG_CONFIG) is of a PostgreSQL built without --enable-tap-tests' >&2; exit 1
 endif
 
-# The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
-# release's tag) once test/tools/release has checked that snowid.control,
-# META.json and debian/changelog name one version (doc/install.md#releases).
+# The release archive snowid-VERSION.zip, in PGXN's layout (every file
+# under snowid-VERSION/, META.json at its top), into DISTDIR (the current
+# directory): git archive of REF (HEAD, or a release's tag) once
+# test/tools/release has checked that snowid.control, META.json and
+# debian/changelog name one version and that what META.json provides
+# matches the control files and the files shipped (doc/install.md#releases).
+# It ships the sources: make makes the SQL scripts kept in parts and
+# src/redis/snowid_lua.h from them, with sh, sed and sha1sum.
 REF ?= HEAD
+DISTDIR ?= .
 .PHONY: dist
 dist:
-	$(srcdir)/test/tools/release archive $(REF)
+	$(srcdir)/test/tools/release archive $(REF) $(DISTDIR)
 
 # The SQL edition for hosts without the extension's files (doc/managed.md),
 # made from its scripts (SNOWID_SQL_SCRIPTS: those made here from parts

@@ -66,7 +66,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # them on their standard ports, which the tests never use (they take
 # free ports of their own).
 # spin is the SPIN model checker of the protocol's model
-# (src/coord/protocol.pml, test/t/117_protocol_model.pl).
+# (src/coord/protocol.pml, test/t/117_protocol_model.pl).  git and unzip
+# make and unpack the release archive (test/tools/dist).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -78,12 +79,13 @@ SNOWID_PACKAGES=(
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
 	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin
+	git unzip
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
 # (pg_virtualenv, in postgresql-common)
 SNOWID_DEB_PACKAGES=(
-	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git
+	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git unzip
 )
 # What test/tools/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 # (curl downloads a source of test/sources.txt that no mirror holds)
