@@ -122,10 +122,14 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation \
 # The databases of the temp instance are UTF8 (the expected output holds
 # UTF-8) whatever the caller's locale: pg_regress drops LC_ALL, so with
 # only LC_ALL set, or none, initdb would make them SQL_ASCII.
+# The temp instance gets test/snowid.conf's settings and
+# regress_keys.conf's: the key file by its absolute path.
 ifeq ($(SNOWID_TEMP_INSTANCE),yes)
 REGRESS_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
+	--temp-config=$(CURDIR)/regress_keys.conf \
 	--temp-instance=$(CURDIR)/tmp_check_regress --encoding=UTF8
 ISOLATION_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
+	--temp-config=$(CURDIR)/regress_keys.conf \
 	--temp-instance=$(CURDIR)/tmp_check_iso --encoding=UTF8
 endif
 
@@ -134,7 +138,7 @@ endif
 PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
-	regression.diffs regression.out \
+	regression.diffs regression.out regress_keys.conf \
 	src/redis/snowid_lua.body src/redis/snowid_lua.h \
 	snowid_sql.sql snowid_sql.schema snowid_sql-update.sql snowid_sql-pg_tle.sql
 
@@ -184,11 +188,13 @@ src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
 src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h
 
 # the key file of test/regress/sql/public.sql may be read only by the
-# server's user, a mode git does not record
+# server's user, a mode git does not record; the temp instance finds it by
+# its absolute path (regress_keys.conf)
 installcheck: regress-key-file
 .PHONY: regress-key-file
 regress-key-file:
 	chmod 600 $(srcdir)/test/regress_public_keys
+	echo "snowid.public_key_file = '$(abspath $(srcdir))/test/regress_public_keys'" > regress_keys.conf
 
 # The TAP tests against the installed snowid, with PGXS's prove command
 # (it empties tmp_check/, where each test file logs); they need PostgreSQL
@@ -202,13 +208,19 @@ else
 	@echo 'make prove_installcheck: $(PG_CONFIG) is of a PostgreSQL built without --enable-tap-tests' >&2; exit 1
 endif
 
-# The release archive snowid-VERSION.tar.gz: git archive of REF (HEAD, or a
-# release's tag) once test/tools/release has checked that snowid.control,
-# META.json and debian/changelog name one version (doc/install.md#releases).
+# The release archive snowid-VERSION.zip, in PGXN's layout (every file
+# under snowid-VERSION/, META.json at its top), into DISTDIR (the current
+# directory): git archive of REF (HEAD, or a release's tag) once
+# test/tools/release has checked that snowid.control, META.json and
+# debian/changelog name one version and that what META.json provides
+# matches the control files and the files shipped (doc/install.md#releases).
+# It ships the sources: make makes the SQL scripts kept in parts and
+# src/redis/snowid_lua.h from them, with sh, sed and sha1sum.
 REF ?= HEAD
+DISTDIR ?= .
 .PHONY: dist
 dist:
-	$(srcdir)/test/tools/release archive $(REF)
+	$(srcdir)/test/tools/release archive $(REF) $(DISTDIR)
 
 # The SQL edition for hosts without the extension's files (doc/managed.md),
 # made from its scripts (SNOWID_SQL_SCRIPTS: those made here from parts

@@ -66,7 +66,8 @@ source "$SNOWID_TOP/test/versions.sh"
 # them on their standard ports, which the tests never use (they take
 # free ports of their own).
 # spin is the SPIN model checker of the protocol's model
-# (src/coord/protocol.pml, test/t/117_protocol_model.pl).
+# (src/coord/protocol.pml, test/t/117_protocol_model.pl).  git and unzip
+# make and unpack the release archive (test/tools/dist).
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -78,12 +79,13 @@ SNOWID_PACKAGES=(
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
 	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin
+	git unzip
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
 # (pg_virtualenv, in postgresql-common)
 SNOWID_DEB_PACKAGES=(
-	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git
+	dpkg-dev debhelper postgresql-server-dev-all postgresql-common lintian git unzip
 )
 # What test/tools/pgbuild needs to build PostgreSQL 16 to 19 and hiredis 1.2
 # (curl downloads a source of test/sources.txt that no mirror holds)
@@ -525,6 +527,35 @@ snowid_pg_tle()
 	"$SNOWID_TOP/test/tools/pgbuild" pg_tle "$PG_CONFIG"
 }
 
+# snowid_cannot_run PROGRAM: says why $SNOWID_USER cannot run PROGRAM: the
+# first directory on its way (links followed) that user may not enter, or
+# the program itself, with its mode and owner and what to do; or what
+# running it printed.
+snowid_cannot_run()
+{
+	local program=$1 path dir='' part parts what out
+
+	path=$(realpath -e -- "$program" 2>/dev/null) || path=$program
+	IFS=/ read -ra parts <<<"${path#/}"
+	for part in "${parts[@]:0:${#parts[@]}-1}"; do
+		dir=$dir/$part
+		if ! as_user test -x "$dir"; then
+			what="it may not enter the directory $dir ($(stat -c 'mode %a, owner %U' -- "$dir")): let it (chmod o+x $dir)"
+			break
+		fi
+	done
+	if [[ -z ${what:-} ]] && ! as_user test -x "$path"; then
+		what="it may not run $path ($(stat -c 'mode %a, owner %U' -- "$path" 2>/dev/null || echo 'not found')): let it (chmod o+rx $path)"
+	fi
+	if [[ -z ${what:-} ]]; then
+		out=$(as_user "$program" --version 2>&1 | head -n 3 | tr '\n' ' ')
+		what="running it as $SNOWID_USER printed: ${out:-nothing}"
+	elif [[ $EUID -eq 0 ]]; then
+		what+=", or set PG_CONFIG to a PostgreSQL installed where $SNOWID_USER can reach it"
+	fi
+	echo "error: $SNOWID_USER, the user that builds snowid and runs the servers (initdb refuses root), cannot run $program: $what"
+}
+
 # Build in the copy, install as root.  Returns non-zero on failure (callers
 # use it in a condition, where set -e does not apply).  WERROR=1: warnings
 # are errors.  The extension's SQL scripts are replaced, not added to: an
@@ -536,10 +567,11 @@ snowid_build()
 	local extdir run=()
 
 	note "make (PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'), from the $(snowid_pg_origin); hiredis $(snowid_hiredis_version))"
-	# the build runs as $SNOWID_USER: a cache made 0700 by root (mktemp -d)
-	# would hide pg_config from it, and make would then blame libpq-dev
+	# the build runs as $SNOWID_USER: a directory it may not enter (a cache
+	# made 0700 by root with mktemp -d, root's home) would hide pg_config
+	# from it, and make would then blame libpq-dev
 	if ! as_user "$PG_CONFIG" --version >/dev/null 2>&1; then
-		echo "error: $SNOWID_USER cannot run $PG_CONFIG: make its cache directory readable (chmod 755 $(snowid_cache_dir))" >&2
+		snowid_cannot_run "$PG_CONFIG" >&2
 		return 1
 	fi
 	as_user make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" WERROR=1 || return 1

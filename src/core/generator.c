@@ -8,7 +8,7 @@
  *	  generator follows the marks replayed from WAL (wal.c).
  *
  *
- * Locking: see generator_internal.h, where SnowidShared groups its fields
+ * Locking: see shared.h, where SnowidShared groups its fields
  * by the lock that protects them.
  *
  *

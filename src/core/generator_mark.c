@@ -5,7 +5,7 @@
  *	  directory copied from another server (a takeover), marks replayed
  *	  from WAL, and advancing the mark a mark step ahead of the generator.
  *
- * Locking: see generator_internal.h.  The mark is written under lock (an
+ * Locking: see shared.h.  The mark is written under lock (an
  * LWLock), never under mutex.
  *
  *-------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  *	  others waiting on worker_cv), and, on lease, what the lease renewer
  *	  does with it: read it, extend its fence, drop it, count renewals.
  *
- * Locking: see generator_internal.h.  claiming and releasing (under mutex)
+ * Locking: see shared.h.  claiming and releasing (under mutex)
  * let one process at a time resolve or give back the worker id, which may
  * take round trips to the coordinator and so holds no lock.
  *

@@ -3,11 +3,17 @@
 # install script, from which the update scripts lead to that version (the
 # server has these scripts and no other); the newest entry of
 # debian/changelog names that version too, and test/tools/release check
-# says so; from PostgreSQL 18 on pg_get_loaded_modules() names the loaded
-# library and its version.
+# says so; every other extension META.json provides (snowid_coordinator,
+# snowid_sql) is in the version of its own control file, and every file it
+# names is in the tree; the check reads all of that from the tree, with or
+# without git, and refuses a META.json that disagrees; from PostgreSQL 18
+# on pg_get_loaded_modules() names the loaded library and its version.
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Copy qw(copy);
+use File::Path qw(make_path);
 use FindBin;
 use IPC::Run;
 use lib $FindBin::RealBin;
@@ -58,6 +64,57 @@ my $agree = IPC::Run::run([ "$top/test/tools/release", 'check' ],
 ok($agree, 'test/tools/release check finds the three versions in agreement')
   or diag($stderr);
 is($stdout, "$meta->{version}\n", 'and prints that version');
+
+# Every extension META.json provides is one of the tree, in the version of
+# its control file (the SQL edition and the coordinator have versions of
+# their own), and the files it names are in the tree.
+for my $name (sort keys %{ $meta->{provides} })
+{
+	my $p = $meta->{provides}{$name};
+	my ($v) = -f "$top/$name.control"
+	  ? slurp_file("$top/$name.control") =~ /^default_version\s*=\s*'([^']+)'/m
+	  : ();
+	$v .= '.0' if defined $v && $v =~ /^\d+\.\d+$/;
+	is($p->{version}, $v // "no $name.control",
+		"META.json provides $name in the version of $name.control");
+	ok(-f "$top/$_", "META.json names $_ for $name, a file of the tree")
+	  for grep { defined } @$p{qw(file docfile)};
+}
+
+# test/tools/release check reads them, not versions of its own: in a copy
+# of what it reads, without git (as an unpacked release archive), it
+# agrees; with META.json giving snowid_sql another version than its
+# control file and naming a file the release does not ship (a script the
+# build makes), it refuses, naming both.
+my $copy = PostgreSQL::Test::Utils::tempdir;
+my @needed = ('test/tools/release', 'snowid.control', 'debian/changelog',
+	map { ("$_.control", grep { defined } @{ $meta->{provides}{$_} }{qw(file docfile)}) }
+	  keys %{ $meta->{provides} });
+for my $f (@needed)
+{
+	make_path(dirname("$copy/$f"));
+	copy("$top/$f", "$copy/$f") or die "could not copy $f: $!";
+}
+chmod 0755, "$copy/test/tools/release";
+PostgreSQL::Test::Utils::append_to_file("$copy/META.json", encode_json($meta));
+$agree = IPC::Run::run([ "$copy/test/tools/release", 'check' ],
+	'>', \$stdout, '2>', \$stderr);
+ok($agree && $stdout eq "$meta->{version}\n",
+	'test/tools/release check agrees in a copy without git')
+  or diag($stderr);
+my %wrong = (%$meta, provides => { %{ $meta->{provides} } });
+$wrong{provides}{snowid_sql} = { %{ $meta->{provides}{snowid_sql} }, version => '0.9.0' };
+$wrong{provides}{snowid_coordinator} =
+  { %{ $meta->{provides}{snowid_coordinator} }, file => 'sql/snowid_coordinator--1.0.sql' };
+unlink "$copy/META.json";
+PostgreSQL::Test::Utils::append_to_file("$copy/META.json", encode_json(\%wrong));
+$agree = IPC::Run::run([ "$copy/test/tools/release", 'check' ],
+	'>', \$stdout, '2>', \$stderr);
+ok(!$agree, 'it refuses a META.json that disagrees with the control files');
+like($stderr, qr/META.json provides snowid_sql 0\.9\.0, snowid_sql\.control says \Q$meta->{provides}{snowid_sql}{version}\E/,
+	'naming the version that differs from snowid_sql.control');
+like($stderr, qr{META.json names sql/snowid_coordinator--1\.0\.sql as the file of snowid_coordinator, which the archive does not ship},
+	'and the file the release does not ship');
 
 my $node = SnowidTest::new_node('packaging', { 'snowid.worker_id' => 1 });
 $node->start;

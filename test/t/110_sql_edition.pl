@@ -384,6 +384,8 @@ like($err, qr/55000: snowid_public_keys holds no key/, 'no public id without a k
 my ($hinted) = $err =~ /HINT:  .*?: (INSERT INTO snowid_public_keys VALUES .*\)) \(doc/;
 ok($hinted && $hinted !~ /gen_random_bytes/,
 	'the hint gives a statement that needs no pgcrypto') or diag($err);
+like($err, qr/HINT:  As the role that installed snowid_sql \(the owner of the extension, or the one that ran its plain script\)/,
+	'for the role that installed the edition, as an extension or as a plain script');
 ($rc, $out, $err) = psql_as($app, ($hinted // 'SELECT') . q{;
 	SELECT length(key), key_id FROM snowid_public_keys});
 is($out, '16|K1', "the owner adds a key of 16 bytes with the hint's statement")
