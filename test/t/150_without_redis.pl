@@ -54,10 +54,12 @@ for my $name (qw(bindir libdir pkglibdir sharedir includedir))
 	chomp($dir{$name} = `$pg_config --$name`);
 	die "$pg_config --$name failed" if $? != 0 || $dir{$name} eq '';
 }
+my %wanted = map { $_ => 1 }
+  grep { -d $_ && $_ !~ m{^/(usr/)?lib(64)?(/[^/]+-linux-gnu)?$} } values %dir;
 my @dirs = grep {
 	my $d = $_;
-	!grep { $_ ne $d && index("$d/", "$_/") == 0 } values %dir
-} grep { -d $_ && $_ !~ m{^/(usr/)?lib(64)?(/[^/]+-linux-gnu)?$} } sort values %dir;
+	!grep { $_ ne $d && index("$d/", "$_/") == 0 } keys %wanted
+} sort keys %wanted;
 my $root = "$tmp/root";
 for my $d (@dirs)
 {
