@@ -3,13 +3,13 @@
 EXTENSION = snowid snowid_coordinator snowid_sql
 MODULE_big = snowid
 # Every C file of src/ and its folders: a new folder (a claim store, say)
-# needs no line here.  The order does not matter.
-OBJS = $(patsubst $(srcdir)/%.c,%.o,$(sort $(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c)))
+# needs no line here.  The order does not matter.  A build without Redis
+# support (below) leaves out src/redis.
+OBJS = $(patsubst $(srcdir)/%.c,%.o,$(filter-out $(SNOWID_LEFT_OUT),$(sort $(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c))))
 
 DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.0--1.1.sql sql/snowid--1.1--1.2.sql \
-	sql/snowid--1.2--1.3.sql \
-	src/redis/snowid.lua
+	sql/snowid--1.2--1.3.sql
 # The scripts kept in parts by concern (sql/EXTENSION/VERSION/PART.sql),
 # which the Makefile makes (below)
 SQL_BUILT = sql/snowid_coordinator--1.0.sql \
@@ -35,17 +35,41 @@ PGFILEDESC = "snowid - Snowflake-style id generator"
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowid.control)
 
-# hiredis through pkg-config, so that PKG_CONFIG_PATH selects another one.
-# A hiredis outside the system's library directories is found at run time
-# through an rpath, without LD_LIBRARY_PATH.
+# Redis support: src/redis, which speaks to Redis through hiredis (with
+# OpenSSL for TLS), found with pkg-config, so that PKG_CONFIG_PATH selects
+# another one.  with_hiredis=no builds snowid without it, and
+# with_hiredis=yes stops where hiredis is not found (a packager's build
+# that must have it); by default Redis support is built wherever hiredis
+# is found.  Without it, worker ids are set by hand or claimed from a
+# PostgreSQL coordination database, and a Redis URL is refused (src/stores.c,
+# the one file that knows, through SNOWID_WITH_REDIS).  The switch is
+# spelt as PostgreSQL's own build options that PGXS passes on (with_llvm,
+# with_icu), and named after the library, as theirs are.
 PKG_CONFIG ?= pkg-config
-HIREDIS_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis 2>/dev/null)
+ifneq ($(filter-out yes no,$(with_hiredis)),)
+$(error with_hiredis must be yes or no, not "$(with_hiredis)")
+endif
+ifneq ($(with_hiredis),no)
 HIREDIS_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis 2>/dev/null)
-HIREDIS_LDFLAGS := $(shell $(PKG_CONFIG) --libs-only-L hiredis 2>/dev/null)
-HIREDIS_LIBDIR := $(shell $(PKG_CONFIG) --variable=libdir hiredis 2>/dev/null)
-ifeq ($(HIREDIS_LIBS),)
+endif
+ifeq ($(with_hiredis),no)
+SNOWID_REDIS := off: with_hiredis=no
+else ifeq ($(HIREDIS_LIBS),)
+ifeq ($(with_hiredis),yes)
 $(error hiredis not found by $(PKG_CONFIG): install libhiredis-dev, or set PKG_CONFIG_PATH to the directory of hiredis.pc)
 endif
+SNOWID_REDIS := off: hiredis not found by $(PKG_CONFIG) (install libhiredis-dev, or set PKG_CONFIG_PATH to the directory of hiredis.pc)
+else
+SNOWID_REDIS := on
+endif
+
+ifeq ($(SNOWID_REDIS),on)
+PG_CPPFLAGS += -DSNOWID_WITH_REDIS
+# A hiredis outside the system's library directories is found at run time
+# through an rpath, without LD_LIBRARY_PATH.
+HIREDIS_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis 2>/dev/null)
+HIREDIS_LDFLAGS := $(shell $(PKG_CONFIG) --libs-only-L hiredis 2>/dev/null)
+HIREDIS_LIBDIR := $(shell $(PKG_CONFIG) --variable=libdir hiredis 2>/dev/null)
 ifeq ($(filter /usr/lib /usr/lib64 /lib /lib64 /usr/lib/%-linux-gnu /lib/%-linux-gnu,$(HIREDIS_LIBDIR)),)
 HIREDIS_LDFLAGS += -Wl,-rpath,$(HIREDIS_LIBDIR)
 endif
@@ -56,6 +80,14 @@ HIREDIS_SSL_LIBS := $(shell $(PKG_CONFIG) --libs-only-l hiredis_ssl openssl 2>/d
 ifneq ($(HIREDIS_SSL_LIBS),)
 HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hiredis_ssl openssl 2>/dev/null)
 HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
+endif
+
+# The Redis function library, for FUNCTION LOAD (doc/redis.md)
+DATA += src/redis/snowid.lua
+else
+SNOWID_LEFT_OUT = $(srcdir)/src/redis/% $(srcdir)/src/settings_redis.c
+HIREDIS_LIBS :=
+$(info snowid: Redis support $(SNOWID_REDIS))
 endif
 
 # Host names are resolved with glibc's getaddrinfo_a(), in libc since glibc
@@ -139,7 +171,7 @@ PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out regress_keys.conf \
-	src/redis/snowid_lua.body src/redis/snowid_lua.h \
+	src/redis/snowid_lua.body src/redis/snowid_lua.h src/stores.redis \
 	snowid_sql.sql snowid_sql.schema snowid_sql-update.sql snowid_sql-pg_tle.sql
 
 PG_CONFIG ?= pg_config
@@ -186,6 +218,15 @@ src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
 	  echo '""'; } > $@.tmp && mv $@.tmp $@
 
 src/redis/scripts.o src/redis/scripts.bc: src/redis/snowid_lua.h
+
+# stores.c, the one file that knows whether Redis support is built, is
+# compiled again when that changes, and so the library linked again with or
+# without src/redis: src/stores.redis records it, rewritten only when it
+# changes
+src/stores.o src/stores.bc: src/stores.redis
+src/stores.redis: FORCE
+	@mkdir -p src
+	@echo '$(SNOWID_REDIS)' | cmp -s - $@ || echo '$(SNOWID_REDIS)' > $@
 
 # the key file of test/regress/sql/public.sql may be read only by the
 # server's user, a mode git does not record; the temp instance finds it by

@@ -17,7 +17,8 @@
 #include "setting_table.h"
 
 static void snowid_refuse(const SnowidSetting *setting, const char *value,
-						  const char *detail, const char *hint);
+						  const char *message, const char *detail,
+						  const char *hint);
 
 /*
  * snowid_configured_value
@@ -53,21 +54,25 @@ snowid_configured_value(const char *name)
 
 /*
  * snowid_refuse
- *		Stops the start over a configured value, with a detail and a hint
- *		(either NULL for none).  A secret value is not shown.
+ *		Stops the start over a configured value, with the message of its
+ *		check hook, a detail and a hint (each NULL for none: the message
+ *		then names the setting).  A secret value is not shown.
  */
 static void
 snowid_refuse(const SnowidSetting *setting, const char *value,
-			  const char *detail, const char *hint)
+			  const char *message, const char *detail, const char *hint)
 {
 	if (setting->secret)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 message ? errmsg_internal("%s", message) :
 				 errmsg("invalid value for parameter \"%s\"", setting->name),
 				 detail ? errdetail("%s", detail) : 0,
+				 hint ? errhint("%s", hint) :
 				 errhint("The value is not shown because it may contain a password.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 message ? errmsg_internal("%s", message) :
 			 errmsg("invalid value for parameter \"%s\": \"%s\"",
 					setting->name, value),
 			 detail ? errdetail("%s", detail) : 0,
@@ -94,6 +99,7 @@ snowid_setting_check_start(const SnowidSetting *setting, int *number, void **ext
 	*extra = NULL;
 	if (value == NULL)
 		return NULL;
+	GUC_check_errmsg_string = NULL;
 	GUC_check_errdetail_string = NULL;
 	GUC_check_errhint_string = NULL;
 
@@ -115,14 +121,14 @@ snowid_setting_check_start(const SnowidSetting *setting, int *number, void **ext
 					snprintf(detail, sizeof(detail),
 							 "\"%s\" must be an integer from %d to %d.",
 							 setting->name, setting->min, setting->max);
-				snowid_refuse(setting, value, detail, NULL);
+				snowid_refuse(setting, value, NULL, detail, NULL);
 			}
 			if (setting->int_check)
 				ok = setting->int_check(number, extra, PGC_S_FILE);
 			break;
 		case SNOWID_SETTING_BOOL:
 			if (!parse_bool(value, &flag))
-				snowid_refuse(setting, value,
+				snowid_refuse(setting, value, NULL,
 							  "It must be a Boolean value (on or off).", NULL);
 			*number = flag;
 			break;
@@ -135,8 +141,8 @@ snowid_setting_check_start(const SnowidSetting *setting, int *number, void **ext
 			break;
 	}
 	if (!ok)
-		snowid_refuse(setting, value, GUC_check_errdetail_string,
-					  GUC_check_errhint_string);
+		snowid_refuse(setting, value, GUC_check_errmsg_string,
+					  GUC_check_errdetail_string, GUC_check_errhint_string);
 	return value;
 }
 
@@ -164,7 +170,9 @@ snowid_setting_define(const SnowidSetting *s)
 		case SNOWID_SETTING_STRING:
 			DefineCustomStringVariable(s->name, s->description,
 									   s->long_description,
-									   (char **) s->variable, s->boot_string,
+									   (char **) s->variable,
+									   s->boot_string_of ? s->boot_string_of() :
+									   s->boot_string,
 									   s->context, s->flags, s->string_check,
 									   s->string_assign, NULL);
 			break;

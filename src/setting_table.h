@@ -35,6 +35,8 @@ typedef struct SnowidSetting
 	int			min;			/* int: the range */
 	int			max;
 	const char *boot_string;	/* string: the default */
+	const char *(*boot_string_of) (void);	/* string: the default, where it
+											 * is known only at run time */
 	GucContext	context;		/* PGC_POSTMASTER, or PGC_SIGHUP */
 	int			flags;			/* GUC_UNIT_MS, GUC_SUPERUSER_ONLY */
 	bool		secret;			/* never shown in a message */

@@ -16,12 +16,13 @@
  * postmaster.  Rules across settings are checked against the settings in
  * force (an id must fit the layout, the field widths must leave the
  * timestamp its 39 bits); the two rules of a lease (it needs a
- * coordinator and no snowid.worker_id) only at start, where a Redis
- * password left in the URL next to a password file, a sentinels' password
- * file without sentinels, and both snowid.coordinator_url and
- * snowid.redis_url set, are warned about.  The password files
- * hold the secrets; their settings hold only file names.  Settings are
- * per-process copies set by the GUC machinery; no lock is involved.
+ * coordinator and no snowid.worker_id) only at start, where both
+ * snowid.coordinator_url and snowid.redis_url set are warned about.  The
+ * settings of a store (snowid.redis_*: settings_redis.c) are rows of the
+ * same kind, which the registry of stores (stores.c) lists for the stores
+ * this build has, defined after these; a URL of a store this build lacks
+ * is refused as such.  Settings are per-process copies set by the GUC
+ * machinery; no lock is involved.
  *
  *-------------------------------------------------------------------------
  */
@@ -35,8 +36,6 @@
 #include "core/generator.h"
 #include "core/mark.h"
 #include "functions/public.h"
-#include "redis/store.h"
-#include "redis/url.h"
 #include "setting_table.h"
 #include "settings.h"
 #include "stores.h"
@@ -54,7 +53,7 @@
 static char *snowid_epoch = NULL;
 static char *snowid_coordinator_url = NULL;
 static char *snowid_redis_url = NULL;
-static char *snowid_redis_redirect_hosts_text = NULL;
+static char *snowid_coordinator_stores = NULL;
 
 /* A coordinator URL parsed: its store, and the store's own target */
 typedef struct SnowidUrlExtra
@@ -78,7 +77,8 @@ static void snowid_check_layout(void);
 static void snowid_layout_complete(void);
 static void snowid_check_lease_needs(void);
 static void snowid_check_one_coordinator(void);
-static void snowid_check_password_files(void);
+static void snowid_define_rows(const SnowidSetting *rows, int count,
+							   bool preloading);
 
 #define SNOWID_LEASE_RANGE_DETAIL \
 	"\"snowid.worker_lease\" must be 0 (no lease) or from 100 milliseconds to 1 day."
@@ -217,15 +217,16 @@ snowid_epoch_assign(const char *newval, void *extra)
 /*
  * snowid_url_check
  *		What a coordinator URL's check hook does: finds the store whose URL
- *		it is (store NULL: any store's) and has it parsed into the extra.
- *		The value holds a password (a Redis URL may), so no message may show
- *		it: with GUC_check_errmsg set, PostgreSQL's own message (which
- *		would) is not used.
+ *		it is (store_name NULL: any store's) and has it parsed into the
+ *		extra.  The value holds a password (a Redis URL may), so no message
+ *		may show it: with GUC_check_errmsg set, PostgreSQL's own message
+ *		(which would) is not used.
  */
 static bool
-snowid_url_check(const char *name, const SnowidStore *store, char **newval,
+snowid_url_check(const char *name, const char *store_name, char **newval,
 				 void **extra)
 {
+	const SnowidStore *store;
 	SnowidUrlExtra *result;
 	const char *problem;
 	bool		ok;
@@ -234,8 +235,10 @@ snowid_url_check(const char *name, const SnowidStore *store, char **newval,
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
 
-	if (store == NULL)
-		store = snowid_store_for_url(*newval);
+	store = store_name != NULL ? snowid_store_named(store_name) :
+		snowid_store_for_url(*newval);
+	if (store == NULL && snowid_store_missing(name, store_name, *newval))
+		return false;
 	if (store == NULL)
 	{
 		GUC_check_errmsg("invalid value for parameter \"%s\"", name);
@@ -306,8 +309,7 @@ snowid_coordinator_url_assign(const char *newval, void *extra)
 static bool
 snowid_redis_url_check(char **newval, void **extra, GucSource source)
 {
-	return snowid_url_check("snowid.redis_url", &snowid_redis_store, newval,
-							extra);
+	return snowid_url_check("snowid.redis_url", "redis", newval, extra);
 }
 
 static void
@@ -318,61 +320,9 @@ snowid_redis_url_assign(const char *newval, void *extra)
 }
 
 /*
- * snowid_redis_redirect_hosts_check, snowid_redis_redirect_hosts_assign
- *		GUC hooks of snowid.redis_redirect_hosts: the list parsed.
- */
-static bool
-snowid_redis_redirect_hosts_check(char **newval, void **extra,
-								  GucSource source)
-{
-	SnowidRedisHostList list;
-	SnowidRedisHostList *result;
-	const char *problem;
-
-	if (!snowid_redis_parse_host_list(*newval, &list, &problem))
-	{
-		GUC_check_errdetail("%s", problem);
-		return false;
-	}
-	result = (SnowidRedisHostList *) guc_malloc(LOG, sizeof(list));
-	if (result == NULL)
-	{
-		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
-		GUC_check_errmsg("out of memory");
-		return false;
-	}
-	memcpy(result, &list, sizeof(list));
-	*extra = result;
-	return true;
-}
-
-static void
-snowid_redis_redirect_hosts_assign(const char *newval, void *extra)
-{
-	snowid_redis_redirect_hosts = (const SnowidRedisHostList *) extra;
-}
-
-/*
- * snowid_redis_key_prefix_check
- *		GUC check hook for snowid.redis_key_prefix.
- */
-static bool
-snowid_redis_key_prefix_check(char **newval, void **extra, GucSource source)
-{
-	const char *problem;
-
-	if (!snowid_redis_check_key_prefix(*newval, &problem))
-	{
-		GUC_check_errdetail("%s", problem);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Every snowid.* setting, one a line, in the order of definition: the
- * reloadable ones, then those fixed at server start, the layout first, since
- * the ids are checked against it.
+ * Every snowid.* setting but a store's own (stores.c), one a line, in the
+ * order of definition: the reloadable ones, then those fixed at server
+ * start, the layout first, since the ids are checked against it.
  */
 static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.max_drift_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_max_drift_ms, .boot = 1000, .min = 0, .max = SNOWID_MAX_DRIFT_MS, .context = PGC_SIGHUP, .flags = GUC_UNIT_MS, .description = "How far the generator may run ahead of the wall clock, in milliseconds."},
@@ -390,18 +340,9 @@ static const SnowidSetting snowid_settings[] = {
 	{.name = "snowid.clock_margin", .type = SNOWID_SETTING_INT, .variable = &snowid_clock_margin_ms, .boot = 60000, .min = 0, .max = SNOWID_CLOCK_MARGIN_MAX_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "How far apart the clocks of the servers of a datacenter, and the coordinator's, may lie, in milliseconds; a worker id granted after the coordinator forgot its claims starts that far past its quiet period, and more."},
 	{.name = "snowid.checkin_interval", .type = SNOWID_SETTING_INT, .variable = &snowid_checkin_interval_ms, .boot = 5000, .min = 1000, .max = SNOWID_CHECKIN_INTERVAL_MAX_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "How often a server that claimed its worker id for good checks it in with the coordinator, in milliseconds; a quiet period after the coordinator forgot its claims lasts at least this long."},
 	{.name = "snowid.redis_url", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_url, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .secret = true, .extra_size = sizeof(SnowidUrlExtra), .preloaded_only = true, .before = snowid_check_one_coordinator, .string_check = snowid_redis_url_check, .string_assign = snowid_redis_url_assign, .description = "Redis server this server claims its worker id from, or registers snowid.worker_id in (the older name of snowid.coordinator_url, for Redis); empty for none.", .long_description = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS), unix://[[user]:password@]/path/to/redis.sock[?db=N], redis-sentinel://[[user]:password@]host[:port][,...]/master[/db] or rediss-sentinel://... (TLS). A password here is readable by members of pg_read_all_settings: use snowid.redis_password_file."},
-	{.name = "snowid.redis_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .before = snowid_check_password_files, .description = "File whose first line is the Redis password, read at each connection; empty for the password of snowid.redis_url, if any."},
-	{.name = "snowid.redis_sentinel_password_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_sentinel_password_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the Redis sentinels' password, read at each connection; empty for the sentinel_password of snowid.redis_url, if any."},
-	{.name = "snowid.redis_redirect_hosts", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_redirect_hosts_text, .boot_string = "", .context = PGC_SIGHUP, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .extra_size = sizeof(SnowidRedisHostList), .string_check = snowid_redis_redirect_hosts_check, .string_assign = snowid_redis_redirect_hosts_assign, .description = "Redis servers that a sentinel or a Cluster redirection may send snowid to, beside the URL's hosts: host names, addresses and networks, comma-separated; * for any.", .long_description = "snowid logs in (with the password) only to the hosts of the URL and to these, or to any over TLS checked against snowid.redis_tls_ca_file. A name matches only the same name; an address matches an address or a network (10.0.0.0/24, fd00::/8)."},
-	{.name = "snowid.redis_key_prefix", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_key_prefix, .boot_string = "snowid", .context = PGC_POSTMASTER, .preloaded_only = true, .string_check = snowid_redis_key_prefix_check, .description = "Prefix of the Redis keys that hold the worker id claims."},
-	{.name = "snowid.redis_timeout_ms", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_timeout_ms, .boot = 0, .min = 0, .max = 600000, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .description = "Time a call to Redis may take, in milliseconds; 0 for snowid.coordinator_timeout_ms."},
-	{.name = "snowid.redis_min_replicas", .type = SNOWID_SETTING_INT, .variable = &snowid_redis_min_replicas, .boot = 0, .min = 0, .max = 100, .context = PGC_POSTMASTER, .preloaded_only = true, .description = "Replicas that must have a worker id claim (Redis WAIT) before it is used."},
-	{.name = "snowid.redis_tls_ca_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_ca_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "CA certificates that a rediss:// server's certificate must be signed by; empty for the system's."},
-	{.name = "snowid.redis_tls_cert_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_cert_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Client certificate shown to a rediss:// server; empty for none."},
-	{.name = "snowid.redis_tls_key_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "Private key of snowid.redis_tls_cert_file."},
-	{.name = "snowid.redis_tls_key_passphrase_file", .type = SNOWID_SETTING_STRING, .variable = &snowid_redis_tls_key_passphrase_file, .boot_string = "", .context = PGC_POSTMASTER, .flags = GUC_SUPERUSER_ONLY, .preloaded_only = true, .description = "File whose first line is the passphrase of an encrypted snowid.redis_tls_key_file; empty for none."},
 	{.name = "snowid.worker_lease", .type = SNOWID_SETTING_INT, .variable = &snowid_worker_lease_ms, .boot = 0, .min = 0, .max = SNOWID_MAX_LEASE_MS, .context = PGC_POSTMASTER, .flags = GUC_UNIT_MS, .preloaded_only = true, .int_check = snowid_worker_lease_check, .range_detail = SNOWID_LEASE_RANGE_DETAIL, .before = snowid_check_lease_needs, .description = "How long a worker id taken from the coordinator is leased for, renewed every third of it; 0 claims it for good."},
 	{.name = "snowid.release_on_shutdown", .type = SNOWID_SETTING_BOOL, .variable = &snowid_release_on_shutdown, .boot = false, .context = PGC_SIGHUP, .preloaded_only = true, .description = "Whether a clean shutdown gives a worker id on lease back to the coordinator at once."},
+	{.name = "snowid.coordinator_stores", .type = SNOWID_SETTING_STRING, .variable = &snowid_coordinator_stores, .boot_string_of = snowid_store_names, .context = PGC_INTERNAL, .flags = GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE, .description = "Coordinators this build of snowid can claim worker ids from, as snowid.coordinator_url names them (read only).", .long_description = "redis and postgresql, or postgresql alone in a build without Redis support (made without hiredis)."},
 };
 
 /*
@@ -563,77 +504,19 @@ snowid_check_one_coordinator(void)
 }
 
 /*
- * snowid_password_file_configured
- *		Whether a password file setting is configured to a file name.
- */
-static bool
-snowid_password_file_configured(const char *name)
-{
-	const char *value = snowid_configured_value(name);
-
-	return value != NULL && value[0] != '\0';
-}
-
-/*
- * snowid_check_password_files
- *		Before the password files are defined: a password file wins over a
- *		password in the URL, and a sentinels' password file needs sentinels.
- *		Neither stops the start (ALTER SYSTEM could not refuse it), but
- *		both are warned about: a password left in the URL stays readable.
+ * snowid_define_rows
+ *		Defines settings given as rows: each checked as at start, then
+ *		defined; while preloading all of them, else only those not
+ *		preloaded_only.
  */
 static void
-snowid_check_password_files(void)
-{
-	const SnowidRedisTarget *target = snowid_store == &snowid_redis_store ?
-		(const SnowidRedisTarget *) snowid_store_target : NULL;
-
-	if (target != NULL && target->password[0] != '\0' &&
-		snowid_password_file_configured("snowid.redis_password_file"))
-		ereport(WARNING,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.redis_url holds a password, but snowid uses the one of snowid.redis_password_file"),
-				 errhint("Remove the password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it.")));
-	if (target != NULL && target->sentinel_password[0] != '\0' &&
-		snowid_password_file_configured("snowid.redis_sentinel_password_file"))
-		ereport(WARNING,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.redis_url holds a sentinel_password, but snowid uses the one of snowid.redis_sentinel_password_file"),
-				 errhint("Remove sentinel_password from snowid.redis_url: in the URL, members of pg_read_all_settings can read it.")));
-	if (snowid_password_file_configured("snowid.redis_sentinel_password_file") &&
-		(target == NULL || target->sentinel_count == 0))
-		ereport(WARNING,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowid.redis_sentinel_password_file is not used: snowid.redis_url names no sentinels"),
-				 errhint("Use snowid.redis_password_file for the password of the Redis server.")));
-}
-
-/*
- * snowid_define_settings
- *		Defines the settings of the table: each checked as at start, then
- *		defined; while preloading all of them, else only the reloadable
- *		ones.  Server-start settings can only be defined while preloading;
- *		loaded later, the library still reads the configured epoch and
- *		layout, so that snowid_decode() follows them.  That comes first: if
- *		it fails, loading fails and is tried again on the next call, which
- *		must not find settings this call defined already.
- */
-void
-snowid_define_settings(bool preloading)
+snowid_define_rows(const SnowidSetting *rows, int count, bool preloading)
 {
 	int			i;
 
-	if (!preloading)
+	for (i = 0; i < count; i++)
 	{
-		SnowidLayout layout;
-
-		layout.epoch_ms = snowid_start_epoch();
-		snowid_layout_bits(&layout);
-		snowid_layout = layout;
-	}
-
-	for (i = 0; i < lengthof(snowid_settings); i++)
-	{
-		const SnowidSetting *setting = &snowid_settings[i];
+		const SnowidSetting *setting = &rows[i];
 		int			number;
 		void	   *extra;
 
@@ -652,6 +535,40 @@ snowid_define_settings(bool preloading)
 			}
 		}
 		snowid_setting_define(setting);
+	}
+}
+
+/*
+ * snowid_define_settings
+ *		Defines the settings of the table, then those of each store this
+ *		build has (stores.c); while preloading all of them, else only the
+ *		reloadable ones.  Server-start settings can only be defined while
+ *		preloading; loaded later, the library still reads the configured
+ *		epoch and layout, so that snowid_decode() follows them.  That comes
+ *		first: if it fails, loading fails and is tried again on the next
+ *		call, which must not find settings this call defined already.
+ */
+void
+snowid_define_settings(bool preloading)
+{
+	int			i;
+
+	if (!preloading)
+	{
+		SnowidLayout layout;
+
+		layout.epoch_ms = snowid_start_epoch();
+		snowid_layout_bits(&layout);
+		snowid_layout = layout;
+	}
+
+	snowid_define_rows(snowid_settings, lengthof(snowid_settings), preloading);
+	for (i = 0; i < snowid_store_count(); i++)
+	{
+		int			count;
+		const SnowidSetting *rows = snowid_store_settings(i, &count);
+
+		snowid_define_rows(rows, count, preloading);
 	}
 
 	if (preloading)

@@ -393,15 +393,14 @@ typedef struct SnowidUrlScheme
 	const char *no_tls;			/* tls: the problem of a build without TLS */
 } SnowidUrlScheme;
 
+/* Each scheme of redis/schemes.h */
+#define SNOWID_REDIS_SCHEME(prefix, kind, tls) \
+	{prefix, SNOWID_URL_##kind, tls, \
+	"TLS (" prefix ") needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS."},
 static const SnowidUrlScheme snowid_url_schemes[] = {
-	{"redis://", SNOWID_URL_TCP, false, NULL},
-	{"rediss://", SNOWID_URL_TCP, true,
-	"TLS (rediss://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS."},
-	{"unix://", SNOWID_URL_UNIX, false, NULL},
-	{"redis-sentinel://", SNOWID_URL_SENTINEL, false, NULL},
-	{"rediss-sentinel://", SNOWID_URL_SENTINEL, true,
-	"TLS (rediss-sentinel://) needs snowid built with hiredis 1.x and its TLS library, hiredis_ssl; this build of snowid has no TLS."},
+#include "redis/schemes.h"
 };
+#undef SNOWID_REDIS_SCHEME
 
 /*
  * snowid_redis_url_scheme
