@@ -5,12 +5,14 @@
 # (SNOWID_RELEASE_*), built here from their sources (test/run unpacks them
 # from the clone's history: SNOWID_EARLIER_RELEASES; else this clone's git
 # history) into a private copy of the PostgreSQL under test, with make
-# install as their users did.  For each path (a release, and where its
-# server takes its worker id from: set by hand, claimed from Redis for
-# good or on lease), a server of that release issues ids in two databases,
-# one with a view on snowid_status(); with Redis, the Redis holds the
-# function library of that release, if it had one, as an administrator
-# loaded it.  Then the page's steps: the settings block (the only one this
+# install as their users did; one whose C does not compile against the
+# PostgreSQL under test (1.0 against 16 and later) has no path there.  For
+# each path (a release, and where its server takes its worker id from: set
+# by hand, claimed from Redis for good or on lease), a server of that
+# release issues ids in two databases, one with a view on snowid_status();
+# with Redis, the Redis holds the function library of that release, if it
+# had one, as an administrator loaded it, and the server claims with that
+# release's Lua (FCALL, or EVAL of 1.1's script).  Then the page's steps: the settings block (the only one this
 # test writes itself: its PG_CONFIG and DATACENTERS), make and make
 # install of this source tree, with Redis the load of the new library and
 # the end of the quiet period, a restart, the update of both databases
