@@ -228,6 +228,17 @@ src/stores.redis: FORCE
 	@mkdir -p src
 	@echo '$(SNOWID_REDIS)' | cmp -s - $@ || echo '$(SNOWID_REDIS)' > $@
 
+# make uninstall removes, beside what this version installs, the scripts
+# earlier versions installed that it does not (a make install of it over
+# one of those leaves them in place): the whole install scripts of snowid
+# 1.1 to 1.3, which sql/snowid--1.0.sql and its updates replaced, and that
+# of snowid_sql 1.2 once a later version's replaces it
+DATA_EARLIER = snowid--1.1.sql snowid--1.2.sql snowid--1.3.sql snowid_sql--1.2.sql
+uninstall: uninstall-earlier
+.PHONY: uninstall-earlier
+uninstall-earlier:
+	rm -f $(addprefix '$(DESTDIR)$(datadir)/$(datamoduledir)'/, $(DATA_EARLIER))
+
 # the key file of test/regress/sql/public.sql may be read only by the
 # server's user, a mode git does not record; the temp instance finds it by
 # its absolute path (regress_keys.conf)

@@ -143,6 +143,7 @@ as_user()
 			${PKG_CONFIG_PATH:+PKG_CONFIG_PATH="$PKG_CONFIG_PATH"} \
 			${SNOWID_NODE_PATH:+SNOWID_NODE_PATH="$SNOWID_NODE_PATH"} \
 			${SNOWID_CLIENT_BUILDS:+SNOWID_CLIENT_BUILDS="$SNOWID_CLIENT_BUILDS"} \
+			${SNOWID_EARLIER_RELEASES:+SNOWID_EARLIER_RELEASES="$SNOWID_EARLIER_RELEASES"} \
 			${SNOWID_VALKEY_BIN:+SNOWID_VALKEY_BIN="$SNOWID_VALKEY_BIN"} \
 			${SNOWID_REDIS_SERVER:+SNOWID_REDIS_SERVER="$SNOWID_REDIS_SERVER"} \
 			${SNOWID_REDIS_CLI:+SNOWID_REDIS_CLI="$SNOWID_REDIS_CLI"} \
@@ -422,6 +423,31 @@ snowid_client_builds()
 		touch "$dir/.snowid-done"
 	fi
 	export SNOWID_CLIENT_BUILDS=$dir
+}
+
+# The sources of the earlier releases (SNOWID_RELEASE_* of
+# test/versions.sh), for test/t/029_upgrading.pl, which builds each and
+# upgrades from it: git archive of each commit of the clone, unpacked
+# under the temp dir as $SNOWID_USER (the copy of the sources the tests run
+# in has no history); exports SNOWID_EARLIER_RELEASES, with a directory
+# X.Y for each.  Nothing where the clone has no history of them (an
+# archive of make dist): the test then skips, or fails in CI, naming why.
+snowid_release_sources()
+{
+	local dir=$SNOWID_TMP/releases var version
+
+	for var in ${!SNOWID_RELEASE_*}; do
+		git -C "$SNOWID_TOP" cat-file -e "${!var}^{commit}" 2>/dev/null || return 0
+	done
+	as_user mkdir -p "$dir"
+	for var in ${!SNOWID_RELEASE_*}; do
+		version=${var#SNOWID_RELEASE_}
+		version=${version/_/.}
+		as_user mkdir "$dir/$version"
+		git -C "$SNOWID_TOP" archive "${!var}" | as_user tar -C "$dir/$version" -xf - ||
+			die "could not unpack release $version (${!var}) into $dir/$version"
+	done
+	export SNOWID_EARLIER_RELEASES=$dir
 }
 
 # Citus for test/t/114_citus.pl: test/tools/pgbuild citus builds it once

@@ -29,7 +29,7 @@
  */
 #define SNOWID_QUIET_WAIT_MIN_MS	250
 
-static char *snowid_quiet_hint(const char *mark_new);
+static char *snowid_quiet_hint(const char *end_quiet);
 
 /*
  * snowid_quiet_wait
@@ -68,14 +68,18 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 
 /*
  * snowid_quiet_hint
- *		The hint of a claim refused in a quiet period, with how an
- *		administrator marks the datacenter brand new (a sentence).
+ *		The hint of a claim refused in a quiet period: when it can succeed,
+ *		and, where the store lost nothing, the administrator's end of the
+ *		quiet period, end_quiet (a sentence: the command, or where it is
+ *		named).  Marking the datacenter brand new is no remedy here: the
+ *		refused claim wrote its state record, after which the store refuses
+ *		that mark.
  */
 static char *
-snowid_quiet_hint(const char *mark_new)
+snowid_quiet_hint(const char *end_quiet)
 {
-	return psprintf("Call again after that time.  Servers already issuing ids go on.  An administrator spares a brand-new datacenter this wait by marking it new before its first claim: %s  The store refuses that once any server called for the datacenter, and it is safe only then, never after the store lost claims or went back to an older copy.",
-					mark_new);
+	return psprintf("Call again after that time.  Servers already issuing ids go on.  Where the store lost nothing (the datacenter is brand new, its claims were made by servers of release 1.2 or earlier, or the store restarted or failed over keeping every write), an administrator ends the wait at once: %s  Never after the store lost claims or went back to an older copy: a server may still hold a worker id it has not re-asserted.",
+					end_quiet);
 }
 
 /*
@@ -85,9 +89,9 @@ snowid_quiet_hint(const char *mark_new)
  *		worker id until every holder has had time to re-assert its own.
  *		The time is the store's, whatever it is: one further off than any
  *		quiet period lasts is said to be so.  The hint names the
- *		administrator's mark of a brand-new datacenter, which ends the wait,
- *		and when it is safe; its command names the store's keys, which only
- *		a client that sees the store reads (snowid_store_emit()).
+ *		administrator's end of the quiet period, and when it is safe; its
+ *		command names the store's keys, which only a client that sees the
+ *		store reads (snowid_store_emit()).
  */
 void
 snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
@@ -107,7 +111,7 @@ snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
 				 request->datacenter_id,
 				 snowid_unix_ms_text(result->retry_ms));
 	full.detail = brief.detail = why;
-	full.hint = snowid_quiet_hint(snowid_store->mark_new_command(request));
+	full.hint = snowid_quiet_hint(snowid_store->end_quiet_command(request));
 	brief.hint = snowid_quiet_hint("the server log names the command.");
 	snowid_store_emit(elevel, request->client_sees_store, &full, &brief);
 }

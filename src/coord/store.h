@@ -79,7 +79,9 @@
  *	   otherwise it is a new claim: its server may have stopped before its
  *	   id went to another, a grant the store forgot (doc/internals.md).
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
- *	   its first claims wait for nothing.
+ *	   its first claims wait for nothing.  One who knows the store lost
+ *	   nothing ends a quiet period (end_quiet), which the refusal's hint
+ *	   names: new_datacenter is refused once any server called.
  *
  * A store is one folder of src/ with one SnowidStore that names its
  * functions, registered by one line of src/stores.c.  Its functions never
@@ -344,11 +346,11 @@ typedef struct SnowidStore
 										 const SnowidLeaseGrant *grant);
 
 	/*
-	 * The administrator's command that marks the request's datacenter
-	 * brand new (new_datacenter), for a hint, palloc'd: it may name the
+	 * The administrator's command that ends the request's datacenter's
+	 * quiet period (end_quiet), for a hint, palloc'd: it may name the
 	 * store's keys
 	 */
-	char	   *(*mark_new_command) (const SnowidStoreRequest *request);
+	char	   *(*end_quiet_command) (const SnowidStoreRequest *request);
 } SnowidStore;
 
 /*

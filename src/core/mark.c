@@ -14,6 +14,8 @@
  * Versions 1 to 3 are still read: 1, written before the mark went into WAL
  * too, lacks max_drift_ms (read as unknown, 0); 2 lacks the system
  * identifier and the node; 3 lacks the instance (read as unknown, 0).
+ * Release 1.0 wrote version 1 without takeover=, as it knew no takeover
+ * (read as none pending).
  *
  * It is replaced atomically (a temporary file, then durable_rename(), which
  * fsyncs the file and the directory), so a crash leaves either the old or
@@ -46,6 +48,8 @@
 	"max_drift_ms=%d takeover=%d\n"
 #define SNOWID_MARK_FORMAT_V1 \
 	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld takeover=%d\n"
+#define SNOWID_MARK_FORMAT_V1_0 \
+	"snowid %d epoch_ms=%lld layout=%d/%d/%d/%d high_water_ms=%lld\n"
 
 /*
  * A mark lies at most a lease and the largest drift budget past the last
@@ -107,9 +111,21 @@ snowid_mark_read(SnowidMark *mark)
 					&l->sequence_bits, &high_water_ms, &max_drift_ms,
 					&takeover, &end) == 9;
 	else if (ok && version == 1)
+	{
 		ok = sscanf(line, SNOWID_MARK_FORMAT_V1 "%n", &version, &epoch_ms,
 					&l->timestamp_bits, &l->datacenter_bits, &l->worker_bits,
 					&l->sequence_bits, &high_water_ms, &takeover, &end) == 8;
+		if (!ok)
+		{
+			/* release 1.0's, without takeover= */
+			takeover = 0;
+			end = -1;
+			ok = sscanf(line, SNOWID_MARK_FORMAT_V1_0 "%n", &version,
+						&epoch_ms, &l->timestamp_bits, &l->datacenter_bits,
+						&l->worker_bits, &l->sequence_bits, &high_water_ms,
+						&end) == 7;
+		}
+	}
 	else
 		ok = false;
 	ok = ok && end == (int) strlen(line) && line[end - 1] == '\n' &&

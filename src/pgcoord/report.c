@@ -198,14 +198,14 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 }
 
 /*
- * snowid_pg_mark_new_command
- *		The administrator's command that marks the request's datacenter
- *		brand new, for a hint.
+ * snowid_pg_end_quiet_command
+ *		The administrator's command that ends the quiet period of the
+ *		request's datacenter, for a hint.
  */
 char *
-snowid_pg_mark_new_command(const SnowidStoreRequest *request)
+snowid_pg_end_quiet_command(const SnowidStoreRequest *request)
 {
-	return psprintf("SELECT snowid_coordinator.new_datacenter(%d);",
+	return psprintf("SELECT snowid_coordinator.end_quiet(%d);",
 					request->datacenter_id);
 }
 

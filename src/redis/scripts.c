@@ -32,7 +32,7 @@ static const struct
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_renew", "lease renewal"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_release", "lease release"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "free", "free"},
-	{SNOWID_REDIS_FUNCTION_PREFIX "new_datacenter", "mark of a new datacenter"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "end_quiet", "end of a quiet period"},
 };
 
 /*

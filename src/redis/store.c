@@ -56,7 +56,7 @@ static void snowid_redis_store_report(int elevel,
 									  const SnowidStoreResult *result);
 static void snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 											 const SnowidLeaseGrant *grant);
-static char *snowid_redis_store_mark_new_command(const SnowidStoreRequest *request);
+static char *snowid_redis_store_end_quiet_command(const SnowidStoreRequest *request);
 static void snowid_redis_request(const SnowidStoreRequest *in,
 								 SnowidRedisRequest *out);
 static SnowidRedisResult *snowid_redis_result(void);
@@ -82,7 +82,7 @@ const SnowidStore snowid_redis_store = {
 	.lease_release = snowid_redis_store_lease_release,
 	.report = snowid_redis_store_report,
 	.report_refused_fence = snowid_redis_store_refused_fence,
-	.mark_new_command = snowid_redis_store_mark_new_command,
+	.end_quiet_command = snowid_redis_store_end_quiet_command,
 };
 
 /*
@@ -220,18 +220,18 @@ snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 }
 
 /*
- * snowid_redis_store_mark_new_command
- *		The administrator's command that marks the request's datacenter
- *		brand new (the library's function), for a hint.
+ * snowid_redis_store_end_quiet_command
+ *		The administrator's command that ends the quiet period of the
+ *		request's datacenter (the library's function), for a hint.
  */
 static char *
-snowid_redis_store_mark_new_command(const SnowidStoreRequest *request)
+snowid_redis_store_end_quiet_command(const SnowidStoreRequest *request)
 {
 	SnowidRedisKeys keys;
 
 	snowid_redis_keys(&keys, snowid_redis_key_prefix, request->datacenter_id);
 	return psprintf("redis-cli FCALL %s 3 %s %s %s admin.",
-					snowid_script_name(SNOWID_SCRIPT_NEW_DATACENTER),
+					snowid_script_name(SNOWID_SCRIPT_END_QUIET),
 					keys.owners, keys.leases, keys.fences);
 }
 

@@ -14,8 +14,9 @@
 #                            postgresql.conf gets shared_preload_libraries =
 #                            'snowid' and then this block; the page's later
 #                            blocks run there
-#      <!-- file NAME -->    before any fence: a file the client tests
-#                            (test/t/05x_*.pl) write out and run as it is;
+#      <!-- file NAME -->    before any fence: a file another test reads
+#                            and runs as it is (the client tests,
+#                            test/t/05x_*.pl; the upgrade, 029);
 #                            NAME is unique on its page
 #    Blocks before a page's first server block run on a shared server
 #    (snowid preloaded, datacenter 0, worker 1, a key file of public ids

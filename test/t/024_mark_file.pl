@@ -69,12 +69,15 @@ write_mark($bad);
 next_fails(qr/is corrupt/, 'impossible worker id');
 
 # Files of version 3 (before it named the instance), 2 (before it named
-# the cluster and the node) and 1 (before the mark went into WAL) are still
-# read; a file without an instance gets a new one.
+# the cluster and the node) and 1 (before the mark went into WAL; release
+# 1.0's without the takeover) are still read; a file without an instance
+# gets a new one.
 (my $v3 = $good) =~ s/^snowid 4 (.*) instance=\S+ /snowid 3 $1 /;
 (my $v2 = $v3) =~ s/^snowid 3 (.*) system_identifier=\d+ node=\S+ /snowid 2 $1 /;
 (my $v1 = $v2) =~ s/^snowid 2 (.*) max_drift_ms=\d+ /snowid 1 $1 /;
-for my $old ([ 3, $v3 ], [ 2, $v2 ], [ 1, $v1 ])
+(my $v1_0 = $v1) =~ s/ takeover=0\n\z/\n/
+  or die "no takeover=0 at the end of $v1";
+for my $old ([ 3, $v3 ], [ 2, $v2 ], [ 1, $v1 ], [ '1 of release 1.0', $v1_0 ])
 {
 	my ($version, $line) = @$old;
 

@@ -4,12 +4,15 @@
 # period and the floor it leaves are past, about 80 s with the default
 # settings.  The server's refusal is 55006 and names that very time, not
 # the end of the quiet period, after which the claim was refused again
-# with a later one; its hint says how to mark a brand-new datacenter and
-# when that is safe.  Called again at that time, the claim succeeds.  A
-# datacenter marked new (new_datacenter) grants its first claim at once;
-# once a server called for a datacenter (a claim the quiet period refused
-# too), marking it new is refused: the store cannot tell it from one that
-# lost its claims, as after a restart from an older snapshot.  Nor after
+# with a later one; its hint names the administrator's end of the quiet
+# period (end_quiet), for a store that lost nothing, not the mark of a
+# brand-new datacenter, which that refused claim has made impossible.
+# Called again at that time, the claim succeeds.  A datacenter marked new
+# (new_datacenter) grants its first claim at once; once a server called
+# for a datacenter (a claim the quiet period refused too), marking it new
+# is refused: the store cannot tell it from one that lost its claims, as
+# after a restart from an older snapshot, and the hint's command, run as
+# it gives it, ends the wait instead.  Nor after
 # its state record and holders were lost alone (Redis: the owners hash
 # evicted; the coordination database: its record cleared), nor, in Redis,
 # while its maxmemory-policy may evict any key (allkeys-*).
@@ -46,17 +49,18 @@ sub claims
 }
 
 # A started server of an unmarked datacenter dc whose first claim is
-# refused as quiet
+# refused as quiet, and that refusal
 sub refused_server
 {
 	my ($name, $datacenter, $what) = @_;
 	my $node = $coord->new_node($name, { 'snowid.datacenter_id' => $datacenter });
+	my $err;
 
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	like(SnowidTest::psql_error($node, 'SELECT snowid_next()'), qr/ERROR:  55006: /,
-		"$what: its first claim is refused");
-	return $node;
+	$err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
+	like($err, qr/ERROR:  55006: /, "$what: its first claim is refused");
+	return ($node, $err);
 }
 
 # The default quiet period's parts but for a shorter check-in (1 s) and
@@ -85,8 +89,10 @@ cmp_ok($until, '>=', $q->{floor},
 cmp_ok($q->{floor}, '>', $q->{until},
 	'which lies past the end of the quiet period itself');
 like($err, qr/HINT:  .*Call again after that time\./s, 'the hint says to call again then');
-like($err, qr/HINT:  .*by marking it new before its first claim: .*new_datacenter.*safe only then/s,
-	'and how to mark a brand-new datacenter, and when that is safe');
+like($err, qr/HINT:  .*Where the store lost nothing \(the datacenter is brand new, .*an administrator ends the wait at once: .*end_quiet.*  Never after the store lost claims/s,
+	'and how an administrator ends the quiet period, and when that is safe');
+unlike($err, qr/new_datacenter/,
+	'not how to mark the datacenter new, which the refused claim made impossible');
 diag(sprintf('the first claim was refused after %.1f s, naming a time %.1f s after it was tried',
 	($refused - $tried) / 1000, ($until - $tried) / 1000));
 
@@ -111,7 +117,7 @@ ok(!$coord->in_quiet($dc2), 'without a quiet period');
 # restart from an older snapshot, a restore, which that refused claim
 # recorded anew), so marking it new is refused
 my $dc3 = 5;
-my $late = refused_server('late', $dc3, 'another unmarked datacenter');
+my ($late, $late_err) = refused_server('late', $dc3, 'another unmarked datacenter');
 my $base = "{snowid:dc:$dc3}";
 my $refusal;
 if ($coord->source eq 'postgresql')
@@ -130,6 +136,27 @@ else
 like($refusal // '', qr/55000: datacenter $dc3 is not new|SNOWID_NOT_NEW/,
 	'after a claim the quiet period refused, marking the datacenter new is refused');
 ok($coord->in_quiet($dc3), 'and its quiet period goes on');
+
+# The refusal's hint names what does apply to a datacenter that lost
+# nothing: the administrator's end of the quiet period, run here as the
+# hint gives it
+my ($end_quiet) = $late_err =~ /an administrator ends the wait at once: (.*?)  Never after/s;
+if ($coord->source eq 'postgresql')
+{
+	like($end_quiet // '', qr/^SELECT snowid_coordinator\.end_quiet\($dc3\);$/,
+		"the hint's command ends the quiet period of datacenter $dc3");
+	$coord->db->sql('coord_admin', $end_quiet // 'SELECT');
+}
+else
+{
+	like($end_quiet // '', qr/^redis-cli FCALL snowid_2_end_quiet 3 \Q$base\E:owners \Q$base\E:leases \Q$base\E:fences admin\.$/,
+		"the hint's command ends the quiet period of datacenter $dc3");
+	my @words = split ' ', ($end_quiet // '') =~ s/\.$//r;
+	shift @words;
+	$coord->cli(@words) if @words;
+}
+ok(!$coord->in_quiet($dc3), "run, it ends the quiet period");
+claims($late, 'and the claim it refused succeeds at once');
 
 # Marking new asks the store to prove that the datacenter is new.  A
 # datacenter whose server holds an id, its owners hash (state record and

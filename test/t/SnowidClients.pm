@@ -142,17 +142,21 @@ sub read_file
 }
 
 # The files a page names: each fenced block right after a line
-# "<!-- file NAME -->", as NAME => its text exactly as the page shows it.
+# "<!-- file NAME -->", as NAME => its text exactly as the page shows it
+# (a block indented in a list item without the item's indentation).
 sub recipes
 {
 	my ($page) = @_;
 	my $text = read_file($page // $recipes_page);
 	my %files;
 
-	while ($text =~ /^<!-- file (\S+) -->\n```\w*\n(.*?)^```\n/msg)
+	while ($text =~ /^([ \t]*)<!-- file (\S+) -->\n\1```\w*\n(.*?)^\1```\n/msg)
 	{
-		die "$1 is named twice" if exists $files{$1};
-		$files{$1} = $2;
+		my ($indent, $name, $body) = ($1, $2, $3);
+
+		die "$name is named twice" if exists $files{$name};
+		$body =~ s/^\Q$indent\E//mg;
+		$files{$name} = $body;
 	}
 	return %files;
 }
