@@ -1,7 +1,8 @@
 # Attack of issue 69 (an outside reading of 7f119bb): the 55006 hint offers
 # end_quiet after a loss.  Redis, persisted by RDB snapshots as redis.md's
 # "Persist them" allows, crashes and comes back from its last snapshot,
-# which lacks the claim a running server A made after it.  A new server B
+# which lacks the claim a running server A made after it (a coordination
+# database: restored from its last dump).  A new server B
 # of the same datacenter is refused with 55006; its hint gives the
 # administrator's end of the quiet period with its full command ("or the
 # store restarted ... keeping every write": Redis restarted, and nothing
@@ -18,13 +19,14 @@ use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowidCoord;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-SnowidRedis::need_redis();
+SnowidCoord::need_store();
 
-my $redis = SnowidRedis->new;
+my $redis = SnowidCoord->new;
 my $dc = 3;
 my %common = ('snowid.datacenter_id' => $dc,
 	'snowid.checkin_interval' => '30s');
@@ -47,17 +49,25 @@ $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($b, 'SELECT snowid_next()');
 like($err, qr/ERROR:  55006: /, "B's first claim is refused as quiet");
-my ($cmd) = $err =~ /an administrator ends the wait at once: redis-cli (.*?)  Never after/s;
+my ($cmd) = $err =~ /an administrator ends the wait at once: (.*?)  Never after/s;
 ok(!defined $cmd,
-	'the hint offers no end of the quiet period after Redis came back from an older snapshot')
-  or diag("the hint offers: redis-cli $cmd");
+	'the hint offers no end of the quiet period after the store came back from an older copy')
+  or diag("the hint offers: $cmd");
 
 SKIP:
 {
 	skip 'the hint offered no command', 3 unless defined $cmd;
 
 	# the unlucky operator runs what the hint gives
-	$redis->cli(split / /, $cmd);
+	if ($redis->source eq 'postgresql')
+	{
+		$redis->db->sql('coord_admin', $cmd);
+	}
+	else
+	{
+		$cmd =~ s/^redis-cli //;
+		$redis->cli(split / /, $cmd);
+	}
 	$b->safe_psql('postgres', 'SELECT snowid_next()');
 	my ($b_id) = split /\|/, SnowidRedis::worker($b);
 	isnt($b_id, $a_id, 'B is not granted the worker id A issues with');
