@@ -29,7 +29,7 @@
  */
 #define SNOWID_QUIET_WAIT_MIN_MS	250
 
-static char *snowid_quiet_hint(const char *end_quiet);
+static char *snowid_quiet_hint(void);
 
 /*
  * snowid_quiet_wait
@@ -68,18 +68,23 @@ snowid_quiet_wait(const SnowidStoreResult *result, int64 *waited_ms)
 
 /*
  * snowid_quiet_hint
- *		The hint of a claim refused in a quiet period: when it can succeed,
- *		and, where the store lost nothing, the administrator's end of the
- *		quiet period, end_quiet (a sentence: the command, or where it is
- *		named).  Marking the datacenter brand new is no remedy here: the
- *		refused claim wrote its state record, after which the store refuses
- *		that mark.
+ *		The hint of a claim refused in a quiet period: what is always safe
+ *		first (the claim succeeds by itself at the time the message names),
+ *		then the administrator's end of the quiet period as a decision of
+ *		theirs, by the page that says when it applies, never as a command
+ *		to copy: the store cannot tell a restart that kept its claims from
+ *		one that lost some, nor can this server (the refusal names only a
+ *		time, and the record a store makes after a loss is later than any
+ *		a holder saw), and ending the quiet period after a loss grants an
+ *		id a running server may still issue with.  Marking the datacenter
+ *		brand new is no remedy here: the refused claim wrote its state
+ *		record, after which the store refuses that mark.
  */
 static char *
-snowid_quiet_hint(const char *end_quiet)
+snowid_quiet_hint(void)
 {
-	return psprintf("Call again after that time.  Servers already issuing ids go on.  Where the store lost nothing (the datacenter is brand new, its claims were made by servers of release 1.2 or earlier, or the store restarted or failed over keeping every write), an administrator ends the wait at once: %s  Never after the store lost claims or went back to an older copy: a server may still hold a worker id it has not re-asserted.",
-					end_quiet);
+	return psprintf("Call again after that time: the claim then succeeds by itself, and servers already issuing ids go on meanwhile.  Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter or a planned restart that kept every write; it is never safe after a loss or a restore from an older copy (%s).",
+					snowid_store->quiet_doc);
 }
 
 /*
@@ -88,30 +93,23 @@ snowid_quiet_hint(const char *end_quiet)
  *		in a quiet period: it may have forgotten claims, and grants no new
  *		worker id until every holder has had time to re-assert its own.
  *		The time is the store's, whatever it is: one further off than any
- *		quiet period lasts is said to be so.  The hint names the
- *		administrator's end of the quiet period, and when it is safe; its
- *		command names the store's keys, which only a client that sees the
- *		store reads (snowid_store_emit()).
+ *		quiet period lasts is said to be so.  The hint says to wait, and
+ *		where the administrator's end of the quiet period is explained; the
+ *		message names no store's host or key, so every client reads it
+ *		whole.
  */
 void
 snowid_report_quiet(int elevel, const SnowidStoreRequest *request,
 					const SnowidStoreResult *result)
 {
-	SnowidStoreReport full;
-	SnowidStoreReport brief;
-	const char *why;
-
-	why = psprintf("%s may have forgotten claims (its data lost, restored from an older copy, or failed over to a copy that missed writes), or this datacenter is new to it and no administrator marked it so; it grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.%s",
-				   snowid_store->title_start,
-				   snowid_store_quiet_fits(request, result->retry_ms) ? "" :
-				   "  That time lies further off than any quiet period of a snowid server lasts: a caller declared an impossible one to a store of an earlier release, or the store's clock is wrong.");
-	full.sqlstate = brief.sqlstate = ERRCODE_OBJECT_IN_USE;
-	full.message = brief.message =
-		psprintf("snowid cannot claim a worker id of datacenter %d until %s",
-				 request->datacenter_id,
-				 snowid_unix_ms_text(result->retry_ms));
-	full.detail = brief.detail = why;
-	full.hint = snowid_quiet_hint(snowid_store->end_quiet_command(request));
-	brief.hint = snowid_quiet_hint("the server log names the command.");
-	snowid_store_emit(elevel, request->client_sees_store, &full, &brief);
+	ereport(elevel,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("snowid cannot claim a worker id of datacenter %d until %s",
+					request->datacenter_id,
+					snowid_unix_ms_text(result->retry_ms)),
+			 errdetail("%s may have forgotten claims: it restarted or failed over, which it cannot tell from a loss of its data, a restore from an older copy or a failover to a copy that missed writes, or this datacenter is new to it and no administrator marked it so.  It grants no worker id until every server that held one has had time to re-assert it, and then none below the ids such a server may have issued.%s",
+					   snowid_store->title_start,
+					   snowid_store_quiet_fits(request, result->retry_ms) ? "" :
+					   "  That time lies further off than any quiet period of a snowid server lasts: a caller declared an impossible one to a store of an earlier release, or the store's clock is wrong."),
+			 errhint("%s", snowid_quiet_hint())));
 }

@@ -81,7 +81,10 @@
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
  *	   its first claims wait for nothing.  One who knows the store lost
  *	   nothing ends a quiet period (end_quiet), which the refusal's hint
- *	   names: new_datacenter is refused once any server called.
+ *	   leaves to them, by the page that explains it (quiet_doc), never as
+ *	   a command: neither the store nor a server can tell a loss from a
+ *	   restart that kept every claim.  new_datacenter is refused once any
+ *	   server called.
  *
  * A store is one folder of src/ with one SnowidStore that names its
  * functions, registered by one line of src/stores.c.  Its functions never
@@ -346,11 +349,10 @@ typedef struct SnowidStore
 										 const SnowidLeaseGrant *grant);
 
 	/*
-	 * The administrator's command that ends the request's datacenter's
-	 * quiet period (end_quiet), for a hint, palloc'd: it may name the
-	 * store's keys
+	 * Where the documentation says when an administrator may end a quiet
+	 * period (end_quiet) and how, for a hint: a page and its section
 	 */
-	char	   *(*end_quiet_command) (const SnowidStoreRequest *request);
+	const char *quiet_doc;
 } SnowidStore;
 
 /*

@@ -198,18 +198,6 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 }
 
 /*
- * snowid_pg_end_quiet_command
- *		The administrator's command that ends the quiet period of the
- *		request's datacenter, for a hint.
- */
-char *
-snowid_pg_end_quiet_command(const SnowidStoreRequest *request)
-{
-	return psprintf("SELECT snowid_coordinator.end_quiet(%d);",
-					request->datacenter_id);
-}
-
-/*
  * snowid_pg_refused_fence
  *		A renewal found a fence past the one this server asked for: no
  *		holder of this claim wrote it, so the generator does not take it.

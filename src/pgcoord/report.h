@@ -59,6 +59,5 @@ extern void snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 							 const SnowidStoreResult *result);
 extern void snowid_pg_refused_fence(const SnowidStoreRequest *request,
 									const SnowidLeaseGrant *grant);
-extern char *snowid_pg_end_quiet_command(const SnowidStoreRequest *request);
 
 #endif							/* SNOWID_PGCOORD_REPORT_H */

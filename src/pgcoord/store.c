@@ -147,7 +147,7 @@ const SnowidStore snowid_pg_store = {
 	.lease_release = snowid_pg_lease_release,
 	.report = snowid_pg_report,
 	.report_refused_fence = snowid_pg_refused_fence,
-	.end_quiet_command = snowid_pg_end_quiet_command,
+	.quiet_doc = "doc/coordinator.md, \"When the coordination database forgets\"",
 };
 
 /*

@@ -56,7 +56,6 @@ static void snowid_redis_store_report(int elevel,
 									  const SnowidStoreResult *result);
 static void snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 											 const SnowidLeaseGrant *grant);
-static char *snowid_redis_store_end_quiet_command(const SnowidStoreRequest *request);
 static void snowid_redis_request(const SnowidStoreRequest *in,
 								 SnowidRedisRequest *out);
 static SnowidRedisResult *snowid_redis_result(void);
@@ -82,7 +81,7 @@ const SnowidStore snowid_redis_store = {
 	.lease_release = snowid_redis_store_lease_release,
 	.report = snowid_redis_store_report,
 	.report_refused_fence = snowid_redis_store_refused_fence,
-	.end_quiet_command = snowid_redis_store_end_quiet_command,
+	.quiet_doc = "doc/redis.md, \"Ending a quiet period\"",
 };
 
 /*
@@ -217,22 +216,6 @@ snowid_redis_store_refused_fence(const SnowidStoreRequest *request,
 			 errhint("This server goes on with its own fence.  Find out who else writes snowid's keys, and set the field back with HSET %s %d " INT64_FORMAT ".",
 					 keys.fences, grant->worker_id, grant->fence_ms)));
 	pfree(fence);
-}
-
-/*
- * snowid_redis_store_end_quiet_command
- *		The administrator's command that ends the quiet period of the
- *		request's datacenter (the library's function), for a hint.
- */
-static char *
-snowid_redis_store_end_quiet_command(const SnowidStoreRequest *request)
-{
-	SnowidRedisKeys keys;
-
-	snowid_redis_keys(&keys, snowid_redis_key_prefix, request->datacenter_id);
-	return psprintf("redis-cli FCALL %s 3 %s %s %s admin.",
-					snowid_script_name(SNOWID_SCRIPT_END_QUIET),
-					keys.owners, keys.leases, keys.fences);
 }
 
 /*

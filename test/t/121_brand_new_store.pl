@@ -4,17 +4,21 @@
 # period and the floor it leaves are past, about 80 s with the default
 # settings.  The server's refusal is 55006 and names that very time, not
 # the end of the quiet period, after which the claim was refused again
-# with a later one; its hint names the administrator's end of the quiet
-# period (end_quiet), for a store that lost nothing, not the mark of a
-# brand-new datacenter, which that refused claim has made impossible.
-# Called again at that time, the claim succeeds.  A datacenter marked new
-# (new_datacenter) grants its first claim at once; once a server called
-# for a datacenter (a claim the quiet period refused too), marking it new
-# is refused: the store cannot tell it from one that lost its claims, as
-# after a restart from an older snapshot, and the hint's command, run as
-# it gives it, ends the wait instead.  Nor after
-# its state record and holders were lost alone (Redis: the owners hash
-# evicted; the coordination database: its record cleared), nor, in Redis,
+# with a later one.  Its hint leads with waiting and leaves the end of the
+# quiet period (end_quiet) to an administrator, naming the page that says
+# when it is safe, with no command to run (the store cannot tell a loss
+# from a restart that kept its claims: 139_quiet_hint_after_loss.pl), and
+# never the mark of a brand-new datacenter, which that refused claim has
+# made impossible.  Called again at that time, the claim succeeds.  A
+# datacenter marked new (new_datacenter) grants its first claim at once;
+# once a server called for a datacenter (a claim the quiet period refused
+# too), marking it new is refused: the store cannot tell it from one that
+# lost its claims, as after a restart from an older snapshot.  The
+# administrator's end_quiet, as the page gives it (Redis: with FCALL, and
+# as a script for Redis 6), ends the wait of such a brand-new datacenter,
+# where the page says it applies.  Marking new is refused too after its
+# state record and holders were lost alone (Redis: the owners hash
+# evicted; the coordination database: its record cleared), and, in Redis,
 # while its maxmemory-policy may evict any key (allkeys-*).
 # Against Redis, or a coordination database (SnowidCoord).
 use strict;
@@ -29,6 +33,7 @@ use SnowidCoord;
 use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
+use IPC::Run;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
@@ -37,6 +42,38 @@ SnowidCoord::need_store();
 # no datacenter marked new, as a store an administrator just set up
 my $coord = SnowidCoord->new(mark_new => 0);
 my $dc = 3;
+
+# The block of a page after the line "<!-- file NAME -->"
+sub page_file
+{
+	my ($page, $name) = @_;
+	my $text = slurp_file("$FindBin::RealBin/../../$page");
+
+	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
+	  or die "$page has no file $name";
+	my ($indent, $block) = ($1, $2);
+	$block =~ s/^\Q$indent\E//mg;
+	return $block;
+}
+
+# Runs a shell script of a page as this Redis' administrator (redis-cli
+# reaching this Redis, failing on an error reply; PG_CONFIG the
+# installation under test), its datacenter 3 made dc: (ok, output)
+sub run_page_script
+{
+	my ($script, $datacenter) = @_;
+	my ($pg_config) = SnowidTest::pg_config_in_path();
+	my ($out, $err) = ('', '');
+	my $head = "set -euo pipefail\nPG_CONFIG='$pg_config'\n"
+	  . "redis-cli() { command '" . $coord->cli_program . "' -s '"
+	  . $coord->socket . "' -e \"\$@\"; }\n";
+
+	$script =~ s/\{snowid:dc:3\}/{snowid:dc:$datacenter}/g;
+	local $ENV{REDISCLI_AUTH} = $coord->password if defined $coord->password;
+	my $ok = IPC::Run::run([ 'bash', '-c', $head . $script ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return ($ok, "$out$err");
+}
 
 # Passes if a server's next id (its claim) succeeds
 sub claims
@@ -88,9 +125,17 @@ cmp_ok($until, '>=', $q->{floor},
 	'the time it names is when the claim can succeed: at or past the floor the quiet period leaves');
 cmp_ok($q->{floor}, '>', $q->{until},
 	'which lies past the end of the quiet period itself');
-like($err, qr/HINT:  .*Call again after that time\./s, 'the hint says to call again then');
-like($err, qr/HINT:  .*Where the store lost nothing \(the datacenter is brand new, .*an administrator ends the wait at once: .*end_quiet.*  Never after the store lost claims/s,
-	'and how an administrator ends the quiet period, and when that is safe');
+my ($hint) = $err =~ /^HINT:  (.*)$/m;
+$hint //= '';
+like($hint, qr/^Call again after that time: the claim then succeeds by itself/,
+	'the hint says to call again then, when the claim succeeds by itself');
+my $page = $coord->source eq 'postgresql'
+  ? 'doc/coordinator.md, "When the coordination database forgets"'
+  : 'doc/redis.md, "Ending a quiet period"';
+like($hint, qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter .*\(\Q$page\E\)\.$/,
+	'and names ending the quiet period as an administrator\'s decision, by the page that says when it applies');
+unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
+	'with no command to run');
 unlike($err, qr/new_datacenter/,
 	'not how to mark the datacenter new, which the refused claim made impossible');
 diag(sprintf('the first claim was refused after %.1f s, naming a time %.1f s after it was tried',
@@ -137,26 +182,38 @@ like($refusal // '', qr/55000: datacenter $dc3 is not new|SNOWID_NOT_NEW/,
 	'after a claim the quiet period refused, marking the datacenter new is refused');
 ok($coord->in_quiet($dc3), 'and its quiet period goes on');
 
-# The refusal's hint names what does apply to a datacenter that lost
-# nothing: the administrator's end of the quiet period, run here as the
-# hint gives it
-my ($end_quiet) = $late_err =~ /an administrator ends the wait at once: (.*?)  Never after/s;
+# What does apply to a brand-new datacenter whose first claim was refused:
+# the administrator's end of the quiet period, as the page the hint names
+# gives it (the page's datacenter 3 made this one's)
 if ($coord->source eq 'postgresql')
 {
-	like($end_quiet // '', qr/^SELECT snowid_coordinator\.end_quiet\($dc3\);$/,
-		"the hint's command ends the quiet period of datacenter $dc3");
-	$coord->db->sql('coord_admin', $end_quiet // 'SELECT');
+	my $sql = page_file('doc/coordinator.md', 'end-quiet.sql');
+	like($sql, qr/^SELECT snowid_coordinator\.end_quiet\(3\);\n$/,
+		'coordinator.md gives the end of the quiet period of datacenter 3');
+	$coord->db->sql('coord_admin', $sql =~ s/\(3\)/($dc3)/r);
 }
 else
 {
-	like($end_quiet // '', qr/^redis-cli FCALL snowid_2_end_quiet 3 \Q$base\E:owners \Q$base\E:leases \Q$base\E:fences admin\.$/,
-		"the hint's command ends the quiet period of datacenter $dc3");
-	my @words = split ' ', ($end_quiet // '') =~ s/\.$//r;
-	shift @words;
-	$coord->cli(@words) if @words;
+	my ($ok, $out) = run_page_script(page_file('doc/redis.md', 'end-quiet.sh'), $dc3);
+	ok($ok, "redis.md's end_quiet runs as the page gives it") or diag($out);
 }
 ok(!$coord->in_quiet($dc3), "run, it ends the quiet period");
 claims($late, 'and the claim it refused succeeds at once');
+
+# Redis 6 has no FCALL: the page runs the library as a script there, which
+# any Redis runs
+SKIP:
+{
+	skip 'a coordination database has no scripts', 3
+	  if $coord->source eq 'postgresql';
+	my $dc7 = 7;
+	my ($old, undef) = refused_server('redis6', $dc7, 'a datacenter of a Redis 6');
+	my ($ok, $out) = run_page_script(page_file('doc/redis.md', 'end-quiet-redis6.sh'), $dc7);
+	ok($ok, "redis.md's end_quiet for Redis 6 runs as the page gives it") or diag($out);
+	ok(!$coord->in_quiet($dc7), 'and ends the quiet period');
+	claims($old, 'and the claim it refused succeeds at once');
+	$old->stop;
+}
 
 # Marking new asks the store to prove that the datacenter is new.  A
 # datacenter whose server holds an id, its owners hash (state record and

@@ -207,7 +207,7 @@ for my $setting (sort keys %urls)
 		my $err = SnowidTest::psql_error($fixed,
 			"ALTER SYSTEM SET $setting = '$url'");
 		like($err,
-			qr/ERROR:  22023: this build of snowid has no Redis support\n(.*\n)?DETAIL:  "\Q$setting\E" names a Redis server, and this build of snowid was made without hiredis, the library it talks to Redis with\.\nHINT:  To claim from Redis, build snowid where pkg-config finds hiredis and install it \(doc\/install\.md, "Building without hiredis"\); otherwise claim from a PostgreSQL coordination database \(a postgresql:\/\/ URL\), or empty the setting and set snowid\.worker_id\./,
+			qr/ERROR:  22023: this build of snowid has no Redis support\n(.*\n)?DETAIL:  "\Q$setting\E" names a Redis server, and this build of snowid was made without hiredis, the library it talks to Redis with\.\nHINT:  To claim from Redis, build snowid where pkg-config finds hiredis and install it \(doc\/install\.md, "Building without hiredis"\); otherwise claim from a PostgreSQL coordination database \(a postgresql:\/\/ URL\), or empty the setting and set snowid\.worker_id, but only to an id that no store hands out to a server of this datacenter: an id set by hand is never re-asserted, so a store that lost its claims may grant it to another server\./,
 			"$setting = '$url': refused, saying this build has no Redis support");
 		unlike($err, qr/s3cret/, "$setting = '$url': no password shown")
 		  if $url =~ /s3cret/;
