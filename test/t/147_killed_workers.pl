@@ -19,9 +19,10 @@
 #    lease it left, which the server keeps (it gave it back before); held
 #    still, the holder issues nothing at or past its lease's fence.
 #
-# Throughout, every server issues ids in batches; no two servers may issue
-# with one worker id in overlapping milliseconds, and no id twice.  Against
-# Redis, or a coordination database (SnowidCoord).
+# Throughout, every server issues ids in batches, and once the new server
+# holds an id both issue at once; no two servers may issue with one worker
+# id in overlapping milliseconds, and no id twice.  Against Redis, or a
+# coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -50,13 +51,31 @@ my %common = ('snowid.coordinator_timeout_ms' => 5000,
 	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
 my $quiet_ms = 1000 + 5000 + 1000 + 1000;
 
-# A started server of datacenter dc with snowid and more settings
+# Ids with their worker id and millisecond, for sec seconds, 20 every 2 ms
+my $burst = SnowidTest::Bursts->sql(0.002);
+
+# A started server of datacenter dc with snowid, more settings and burst()
 sub server
 {
 	my ($name, $dc, %settings) = @_;
-
-	return SnowidLease::start_node($coord, $name,
+	my $node = SnowidLease::start_node($coord, $name,
 		{ %common, 'snowid.datacenter_id' => $dc, %settings });
+
+	$node->safe_psql('postgres', $burst);
+	return $node;
+}
+
+# Two servers issue at once for 3 s: returns the tally (SnowidTest::Bursts),
+# its ids in the ledger
+sub both_issue
+{
+	my ($x, $y) = @_;
+	my $took = SnowidTest::Bursts->new->start(
+		{ $x->name => $x->connstr('postgres'), $y->name => $y->connstr('postgres') },
+		3)->finish;
+
+	$ids->add(@{ $took->{ids} });
+	return $took;
 }
 
 sub worker_id { return SnowidLease::worker_id(@_); }
@@ -186,8 +205,11 @@ sub status
 	}
 	is($claim->finish, 0, 'killed check-in: B\'s claim succeeds');
 	$ids->add(split /\n/, $claim->stdout);
-	batch($b) for 1 .. 3;
-	batch($a) for 1 .. 3;
+	my $took = both_issue($a, $b);
+	ok($took->{n}{ $a->name } && $took->{n}{ $b->name },
+		'killed check-in: then A and B issue at once');
+	is($took->{shared}, 0,
+		'killed check-in: no millisecond of one worker id is issued by both');
 
 	my $back = wait_new_pid($a, 'snowid check-in', $checkin);
 	ok(defined $back, 'killed check-in: "snowid check-in" runs again');
@@ -259,7 +281,11 @@ sub status
 		'check-in held still: A issues nothing past a quiet period after its last check-in');
 	is(worker_id($b), $held,
 		'check-in held still: B gets A\'s worker id, which A no longer issues with');
-	batch($b) for 1 .. 3;
+	my $took = both_issue($a, $b);
+	ok(!$took->{n}{ $a->name } && $took->{n}{ $b->name },
+		'check-in held still: then B issues, A does not');
+	is($took->{shared}, 0,
+		'check-in held still: no millisecond of one worker id is issued by both');
 
 	kill 'CONT', $checkin;
 	ok( $a->wait_for_log(
