@@ -72,7 +72,10 @@ COMMENT ON FUNCTION snowid_time(bigint) IS
 -- forgetting (doc/coordinator.md, "When the coordinator forgets"): the
 -- state record it saw last, when the coordinator last answered it, when it
 -- last found the coordinator had forgotten and re-asserted its worker id,
--- how often, and until when a quiet period refused it a claim.  Dropped
+-- how often, until when a quiet period refused it a claim; the background
+-- worker that checks in or renews its worker id (its PID while it runs, how
+-- often it was started again) and when the coordinator last confirmed the
+-- worker id.  Dropped
 -- and created again, as in 1.2: a view built on the 1.2 function makes this
 -- update fail until the view is dropped.
 DROP FUNCTION snowid_status();
@@ -103,7 +106,10 @@ CREATE FUNCTION snowid_status(
 	OUT coordinator_answered_at timestamptz,
 	OUT coordinator_forgot_at timestamptz,
 	OUT coordinator_reassertions bigint,
-	OUT coordinator_quiet_until timestamptz)
+	OUT coordinator_quiet_until timestamptz,
+	OUT coordinator_worker_pid integer,
+	OUT coordinator_worker_restarts bigint,
+	OUT coordinator_confirmed_at timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowid_status_1_3'
 LANGUAGE C VOLATILE PARALLEL SAFE;

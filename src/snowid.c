@@ -24,6 +24,7 @@
 #include "core/generator.h"
 #include "functions/public.h"
 #include "settings.h"
+#include "util/bgworker.h"
 
 PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION);
 
@@ -67,7 +68,8 @@ _PG_init(void)
 /*
  * snowid_shmem_request
  *		Reserves the shared memory and LWLocks of the generator, of the
- *		public ids' keys and of what this server remembers of its store.
+ *		public ids' keys, of what this server remembers of its store and of
+ *		its background worker.
  */
 static void
 snowid_shmem_request(void)
@@ -79,6 +81,7 @@ snowid_shmem_request(void)
 	RequestAddinShmemSpace(snowid_public_shmem_size());
 	RequestNamedLWLockTranche("snowid public keys", 1);
 	snowid_recall_shmem_request();
+	RequestAddinShmemSpace(snowid_bgworker_shmem_size());
 }
 
 /*
@@ -97,6 +100,7 @@ snowid_shmem_startup(void)
 	snowid_shmem_init();
 	snowid_public_shmem_init();
 	snowid_recall_shmem_init();
+	snowid_bgworker_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!IsUnderPostmaster)

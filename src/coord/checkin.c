@@ -5,7 +5,8 @@
  *	  worker that re-asserts a permanent claim every snowid.checkin_interval, so
  *	  that a store that forgot it (its data lost, restored from an older
  *	  copy, failed over to a replica that missed the claim) has it back
- *	  before its quiet period ends.
+ *	  before its quiet period ends; and the check-in fence, which stops the
+ *	  holder when its check-ins stop.
  *
  * A check-in is the claim of the worker id the generator holds, as the
  * explicit id and re-asserted: nothing is written when the store has it
@@ -19,9 +20,27 @@
  * cannot be reached is asked again a second later; ids are issued
  * meanwhile, as snowid_next() never waits on the store.
  *
+ * The check-in fence: the generator issues no id at or past a quiet period
+ * (snowid_quiet_ms(), what this server declares) beyond where it stood
+ * when a check-in was last sent (snowid_checkin_fence()).  Each check-in
+ * raises it before it is sent, as long as it has not been reached: the
+ * check-ins then follow one another within a check-in interval and a
+ * timeout, as the quiet period a store keeps after a loss assumes, and
+ * every id lies below the floor of any grant the store could make after a
+ * loss this server did not re-assert into (doc/internals.md, "A check-in
+ * that stops").  A check-in that stopped (its worker ended and is not back
+ * yet, or is held still) raises nothing, and the server stops issuing.
+ * Once the fence was reached, only a check-in the store granted raises it,
+ * and that check-in sends when this server's last granted call was, as a
+ * restart does (the confirmed re-assertion rule, coord/store.h): a holder
+ * that went quiet across a loss is then a new claimant.  A caller at the
+ * fence wakes the worker (a clock stepped forward reaches it early) and
+ * waits for it, within snowid.max_wait_ms (core/generator.c).
+ *
  * Leases need none of this: the lease renewer (lease.c) renews every third
- * of a lease.  A store that forgot a lease does not renew it: its holder
- * claims again, held to the quiet period as any new claim.
+ * of a lease, and its fence is the lease's.  A store that forgot a lease
+ * does not renew it: its holder claims again, held to the quiet period as
+ * any new claim.
  *
  * No lock of its own: the generator's state is read and changed only
  * through core/generator_worker.h, under its mutex.
@@ -59,6 +78,19 @@ static bool snowid_checkin(const SnowidLeaseState *state);
 static char *snowid_checkin_refusal(const SnowidStoreResult *result);
 
 /*
+ * snowid_checkin_fence
+ *		The check-in fence of a claim for good whose claim or check-in was
+ *		sent with the generator at from_ms (ms since the epoch, its next
+ *		millisecond or the clock if later): a quiet period past it, which the
+ *		next check-in reaches within a check-in interval and a timeout.
+ */
+int64
+snowid_checkin_fence(int64 from_ms)
+{
+	return from_ms + snowid_quiet_ms();
+}
+
+/*
  * snowid_checkin_register
  *		Registers the check-in worker; called from _PG_init while
  *		preloading, with a coordinator and no lease.  It starts once
@@ -74,18 +106,20 @@ snowid_checkin_register(void)
 /*
  * snowid_checkin_main
  *		Checks in the generator's worker id every snowid.checkin_interval (a
- *		second after a failure).  Claims nothing itself: a server that has
- *		issued no id since it started holds none yet.  Errors are logged,
- *		never fatal, so that it does not die in a loop.
+ *		second after a failure), and at once when woken at the fence after
+ *		a check-in that succeeded.  Claims nothing itself: a server that has
+ *		issued no id since it started holds none yet.  It ends for good only
+ *		at a shutdown; an error ends it (FATAL in a worker) and the
+ *		postmaster starts it again a second later.
  */
 void
 snowid_checkin_main(Datum arg)
 {
 	MemoryContext tick_context;
+	int64		due_ms = 0;
+	bool		last_ok = true;
 
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
+	snowid_bgworker_begin();
 	snowid_require_shmem();
 
 	tick_context = AllocSetContextCreate(TopMemoryContext, "snowid check-in",
@@ -93,13 +127,14 @@ snowid_checkin_main(Datum arg)
 	for (;;)
 	{
 		SnowidLeaseState state;
-		long		sleep_ms = snowid_checkin_interval_ms;
+		int64		now_ms;
+		bool		holds;
 
 		MemoryContextReset(tick_context);
 		MemoryContextSwitchTo(tick_context);
 
-		if (ShutdownRequestPending)
-			proc_exit(0);
+		if (snowid_bgworker_stopping())
+			snowid_bgworker_exit();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -107,14 +142,25 @@ snowid_checkin_main(Datum arg)
 		}
 
 		snowid_lease_state(&state);
-		if (state.worker_id >= 0 && !state.claiming && !state.releasing &&
-			!state.released && snowid_store != NULL &&
-			!snowid_checkin(&state))
-			sleep_ms = SNOWID_CHECKIN_RETRY_MS;
+		now_ms = snowid_monotonic_ms();
+		holds = state.worker_id >= 0 && !state.claiming &&
+			!state.releasing && !state.released && snowid_store != NULL;
+
+		/* due, or woken by a caller at the fence after a success */
+		if (holds && (now_ms >= due_ms ||
+					  (last_ok && state.next_ms >= state.fence_ms)))
+		{
+			last_ok = snowid_checkin(&state);
+			due_ms = now_ms + (last_ok ? snowid_checkin_interval_ms :
+							   SNOWID_CHECKIN_RETRY_MS);
+		}
+		else if (!holds)
+			due_ms = now_ms + snowid_checkin_interval_ms;
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 sleep_ms, snowid_wait_event(SNOWID_WAIT_LEASE));
+						 (long) Max(due_ms - snowid_monotonic_ms(), 1),
+						 snowid_wait_event(SNOWID_WAIT_LEASE));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -122,9 +168,10 @@ snowid_checkin_main(Datum arg)
 
 /*
  * snowid_checkin
- *		Re-asserts the worker id of state once.  True if the store has it
- *		for this server (or refused it, and it was dropped); false if the
- *		store did not answer as it should (logged at the first of a row).
+ *		Re-asserts the worker id of state once, and raises its check-in
+ *		fence.  True if the store has it for this server (or refused it, and
+ *		it was dropped); false if the store did not answer as it should
+ *		(logged at the first of a row).
  */
 static bool
 snowid_checkin(const SnowidLeaseState *state)
@@ -135,6 +182,8 @@ snowid_checkin(const SnowidLeaseState *state)
 	SnowidStoreResult result;
 	int			worker_id;
 	int64		final_ms;
+	int64		fence_ms = snowid_checkin_fence(state->next_ms);
+	bool		unbroken;
 
 	snowid_coord_request(&request, identity, sizeof(identity));
 	request.explicit_worker_id = state->worker_id;
@@ -143,6 +192,16 @@ snowid_checkin(const SnowidLeaseState *state)
 	/* refused if a fence lies past the ids this server issued: another
 	 * server issued with the id there meanwhile */
 	request.usable_ms = request.client_ms;
+
+	/*
+	 * The fence goes up as the check-in leaves, unless it was reached: then
+	 * only once the store granted it, and the store learns when this
+	 * server's last granted call was, as from a restart.
+	 */
+	unbroken = snowid_claim_extend(state->gen, fence_ms, true);
+	if (!unbroken)
+		request.confirmed_ms = snowid_recall_confirmed();
+
 	snowid_store->claim(snowid_store_target, &request, &result);
 	snowid_recall_note(&request, &result);
 	/* no longer this server's, whoever claimed under its name */
@@ -152,6 +211,8 @@ snowid_checkin(const SnowidLeaseState *state)
 	switch (result.status)
 	{
 		case SNOWID_STORE_OK:
+			if (!unbroken)
+				(void) snowid_claim_extend(state->gen, fence_ms, false);
 			if (failing)
 				ereport(LOG,
 						(errmsg("snowid checked in worker id %d of datacenter %d with %s again",
@@ -183,7 +244,7 @@ snowid_checkin(const SnowidLeaseState *state)
 								result.where),
 						 errdetail("%s", result.message[0] != '\0' ?
 								   result.message : "The store did not answer."),
-						 errhint("This server goes on issuing ids; it checks in again every second until the store answers.")));
+						 errhint("This server goes on issuing ids as long as it keeps checking in; it checks in again every second until the store answers.")));
 			failing = true;
 			return false;
 	}

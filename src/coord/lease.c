@@ -38,7 +38,6 @@
  */
 #include "postgres.h"
 
-#include <signal.h>
 #include <time.h>
 
 #include "miscadmin.h"
@@ -67,10 +66,6 @@
 
 PGDLLEXPORT void snowid_lease_main(Datum arg);
 
-static volatile sig_atomic_t got_sigterm = false;
-static volatile sig_atomic_t sigterm_from_postmaster = false;
-
-static void snowid_lease_sigterm(int signo, siginfo_t *info, void *context);
 static void snowid_lease_request(SnowidLeaseRequest *request,
 								 SnowidStoreRequest *claim,
 								 char *identity, size_t len,
@@ -84,9 +79,9 @@ static void snowid_lease_claim_failed(ErrorData *edata, int *last_code);
  * snowid_lease_register
  *		Registers the lease renewer; called from _PG_init while preloading,
  *		with a lease configured.  It starts once recovery has ended (a
- *		standby issues no ids) and comes back a second after it exits
- *		(but at a shutdown).  It connects to no database, only so that it
- *		shows in pg_stat_activity, with its wait events.
+ *		standby issues no ids) and comes back a second after it ends for
+ *		any reason but a shutdown.  It connects to no database, only so
+ *		that it shows in pg_stat_activity, with its wait events.
  */
 void
 snowid_lease_register(void)
@@ -265,9 +260,11 @@ snowid_lease_give_back_ended(int code, Datum arg)
  * snowid_lease_main
  *		The lease renewer: claims a worker id when the generator has none,
  *		renews the lease every third of it (sooner after a failure), and at
- *		a clean shutdown gives the id back if snowid.release_on_shutdown
- *		says so.  Errors are logged, never fatal, so that it does not die
- *		in a loop.
+ *		a shutdown gives the id back if snowid.release_on_shutdown says so
+ *		(else parks the lease).  Ended by anyone else (a kill,
+ *		pg_terminate_backend(), a cancel, an error), it keeps the lease:
+ *		the generator goes on issuing below its fence, and the renewer that
+ *		the postmaster starts again a second later renews it at once.
  */
 void
 snowid_lease_main(Datum arg)
@@ -275,23 +272,19 @@ snowid_lease_main(Datum arg)
 	int64		interval_ms = Max(snowid_worker_lease_ms / 3, 1);
 	int64		retry_ms = Min(interval_ms, SNOWID_LEASE_RETRY_MS);
 	int64		due_ms = 0;
-	uint32		last_gen = 0;
+	uint32		last_gen;
 	int			last_claim_error = 0;
 	MemoryContext tick_context;
-	struct sigaction act;
+	SnowidLeaseState start;
 
-	/* SIGTERM with its sender: the postmaster's is a shutdown */
-	memset(&act, 0, sizeof(act));
-	act.sa_sigaction = snowid_lease_sigterm;
-	sigemptyset(&act.sa_mask);
-	act.sa_flags = SA_SIGINFO | SA_RESTART;
-	if (sigaction(SIGTERM, &act, NULL) != 0)
-		elog(FATAL, "could not set the signal handler of the lease renewer: %m");
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	BackgroundWorkerUnblockSignals();
+	snowid_bgworker_begin();
 	snowid_require_shmem();
 	/* in pg_stat_activity (as "snowid lease renewer"), in no database */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	/* a lease of a renewer that ended is renewed at once */
+	snowid_lease_state(&start);
+	last_gen = start.gen;
 
 	tick_context = AllocSetContextCreate(TopMemoryContext, "snowid lease",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -314,18 +307,13 @@ snowid_lease_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (got_sigterm)
+		if (snowid_bgworker_stopping())
 		{
-			/* give the id back, or park the lease for a restart */
-			(void) snowid_lease_give_back(true, !snowid_release_on_shutdown);
-
-			/*
-			 * At a shutdown (the postmaster's SIGTERM) exit with 0, which
-			 * the postmaster does not log.  Terminated by anyone else
-			 * (pg_terminate_backend()), exit with 1: the postmaster starts
-			 * a renewer again only after a non-zero exit.
-			 */
-			proc_exit(sigterm_from_postmaster ? 0 : 1);
+			/* at a shutdown: give the id back, or park it for a restart */
+			if (snowid_bgworker_at_shutdown())
+				(void) snowid_lease_give_back(true,
+											  !snowid_release_on_shutdown);
+			snowid_bgworker_exit();
 		}
 
 		snowid_lease_state(&state);
@@ -374,25 +362,6 @@ snowid_lease_main(Datum arg)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/*
- * snowid_lease_sigterm
- *		SIGTERM: finish the current step, then (maybe) give the id back and
- *		exit.  Notes whether the postmaster sent it, as it does at a
- *		shutdown and never else to a worker it started at start.
- */
-static void
-snowid_lease_sigterm(int signo, siginfo_t *info, void *context)
-{
-	int			save_errno = errno;
-
-	if (info != NULL && info->si_code == SI_USER &&
-		info->si_pid == PostmasterPid)
-		sigterm_from_postmaster = true;
-	got_sigterm = true;
-	SetLatch(MyLatch);
-	errno = save_errno;
 }
 
 /*

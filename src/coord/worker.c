@@ -57,6 +57,7 @@
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
+#include "coord/checkin.h"
 #include "coord/lease.h"
 #include "coord/quiet.h"
 #include "coord/recall.h"
@@ -155,6 +156,7 @@ static void
 snowid_worker_resolve(SnowidWorkerClaim *claim)
 {
 	memset(claim, 0, sizeof(*claim));
+	claim->fence_ms = PG_INT64_MAX;
 	if (snowid_store != NULL)
 		snowid_require_bgworker();
 	if (snowid_worker_lease_ms > 0)
@@ -212,7 +214,8 @@ snowid_require_bgworker(void)
  *		caches it.  A claim without a configured id asks for the cached id
  *		of this very server first, as a preference, not a re-assertion.  A
  *		worker id that was on lease comes with its fence as the floor of
- *		this server's ids.  When the store cannot be reached, falls back to
+ *		this server's ids, and its ids lie below the check-in fence until
+ *		the first check-in.  When the store cannot be reached, falls back to
  *		that cached id with a WARNING; every other failure is an error, so
  *		that no id is issued with a worker id that the store has never
  *		confirmed for this server, and a refusal removes the cache file.
@@ -305,6 +308,9 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 			 (int) result.status);
 	}
 
+	/* until the next check-in, as far as one sent now would reach */
+	claim->fence_ms = snowid_checkin_fence(request.client_ms -
+										   snowid_layout.epoch_ms);
 	error_context_stack = errcallback.previous;
 }
 

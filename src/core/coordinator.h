@@ -33,8 +33,12 @@ typedef struct SnowidWorkerClaim
 	SnowidWorkerSource source;
 	int64		floor_ms;		/* ms since the epoch: every id issued with
 								 * it before lies below; 0 if none was */
+	int64		fence_ms;		/* ms since the epoch: ids may be issued
+								 * below it until the coordinator confirms
+								 * the id again (a lease's fence, a claim
+								 * for good's check-in fence);
+								 * PG_INT64_MAX for none */
 	/* on lease only (source SNOWID_WORKER_LEASE): */
-	int64		fence_ms;		/* ids may be issued below this ms */
 	int64		lease_expires_ms;	/* Unix ms, by this server's clock */
 	int64		lease_deadline_ms;	/* when the lease runs out by this
 									 * server's monotonic clock: a lease
@@ -54,9 +58,8 @@ typedef struct SnowidCoordinator
 	void		(*startup) (int *worker_id, SnowidWorkerSource *source);
 
 	/*
-	 * On first use, in one process at a time: a worker id (and its floor,
-	 * and on lease its fence), or an ereport(ERROR) saying why there is
-	 * none.
+	 * On first use, in one process at a time: a worker id (and its floor
+	 * and fence), or an ereport(ERROR) saying why there is none.
 	 */
 	void		(*resolve) (SnowidWorkerClaim *claim);
 } SnowidCoordinator;

@@ -12,12 +12,20 @@
  * by the lock that protects them.
  *
  *
- * With snowid.worker_lease the worker id is on lease (lease.c): the fence is
- * one more bound next to the high-water mark, taken under the same mutex, so
- * the hot path never waits for the coordinator.  The worker id may change while the
- * server runs; a backend reads node_bits together with its positions, and a
- * new worker id starts at the next millisecond, so ids keep increasing
- * across the switch.
+ * A worker id from the coordinator comes with a fence, one more bound next
+ * to the high-water mark, taken under the same mutex, so that the hot path
+ * never waits for the coordinator: on lease (coord/lease.c), the lease's
+ * fence, which the lease renewer raises at each renewal; claimed for good,
+ * a quiet period past where the generator stood at its last check-in
+ * (coord/checkin.c), so that a server whose check-in stopped (its worker
+ * ended, or held still) stops issuing before the coordinator, had it
+ * forgotten the claim, could give the id to another server.  Reaching a
+ * lease's fence is an error at once (the renewer tried for about a lease);
+ * reaching a check-in fence wakes the check-in and waits for it, within
+ * snowid.max_wait_ms.  The worker id may change while the server runs; a
+ * backend reads node_bits together with its positions, and a new worker id
+ * starts at the next millisecond, so ids keep increasing across the
+ * switch.
  *
  * A position is (ms << sequence_bits) | sequence.  The next position is the
  * last one plus one; if that lies in a millisecond the wall clock has
@@ -53,6 +61,7 @@
 #include "core/shared.h"
 #include "core/wal.h"
 #include "core/wait_events.h"
+#include "util/bgworker.h"
 
 /*
  * A wall clock that goes back by more than this counts as a clock step, once
@@ -74,6 +83,8 @@ static void snowid_check_can_generate(const SnowidShared *s);
 static pg_noinline void snowid_confirm_clock_step(int64 last_clock_ms,
 													 uint64 steps);
 static void snowid_lease_ran_out(int worker_id, int64 fence_ms);
+static void snowid_wait_checkin(int worker_id, int64 fence_ms,
+								int64 *deadline_ms);
 static void snowid_wait_clock(int64 target_ms, int64 now_ms,
 							  int64 *deadline_ms);
 static void snowid_sleep_us(int64 us);
@@ -335,7 +346,8 @@ snowid_check_can_generate(const SnowidShared *s)
  *		high-water mark, the lease's fence or the end of the timestamp
  *		field.  *node_bits gets the datacenter and worker fields to compose
  *		them with, read in the same pass.  Waits (outside the mutex) when
- *		not even one position may be issued yet.
+ *		not even one position may be issued yet: for the clock, or for the
+ *		check-in of a claim for good at its fence.
  */
 int64
 snowid_take(int want, int *got, int64 *node_bits)
@@ -360,6 +372,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 		int64		high_water_ms;
 		int64		fence_ms;
 		int			worker_id;
+		SnowidWorkerSource source;
 		bool		renew_early;
 		bool		clock_back;
 		int64		last_clock_ms;
@@ -399,6 +412,7 @@ snowid_take(int want, int *got, int64 *node_bits)
 		renew_early = !s->renewal_failed;
 		fence_ms = s->fence_ms;
 		worker_id = s->worker_id;
+		source = s->worker_source;
 		*node_bits = s->node_bits;
 		last = snowid_last_position(Min(drift_ms,
 										Min(high_water_ms, fence_ms) - 1),
@@ -435,8 +449,11 @@ snowid_take(int want, int *got, int64 *node_bits)
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 					 errmsg("snowid timestamp field is exhausted"),
 					 errdetail("The generator reached the last millisecond the layout can hold.")));
-		else if ((start >> seq_bits) >= fence_ms)
+		else if ((start >> seq_bits) >= fence_ms &&
+				 source == SNOWID_WORKER_LEASE)
 			snowid_lease_ran_out(worker_id, fence_ms);
+		else if ((start >> seq_bits) >= fence_ms)
+			snowid_wait_checkin(worker_id, fence_ms, &deadline_ms);
 		else if ((start >> seq_bits) >= high_water_ms &&
 				 (start >> seq_bits) <= drift_ms)
 			snowid_advance_mark(start >> seq_bits, true);
@@ -475,8 +492,8 @@ snowid_confirm_clock_step(int64 last_clock_ms, uint64 steps)
 /*
  * snowid_lease_ran_out
  *		Reports that the generator reached the fence of its lease: renewals
- *		failed for about a lease, and past the fence another server may hold
- *		the worker id.
+ *		failed, or did not happen, for about a lease, and past the fence
+ *		another server may hold the worker id.
  */
 static void
 snowid_lease_ran_out(int worker_id, int64 fence_ms)
@@ -486,7 +503,41 @@ snowid_lease_ran_out(int worker_id, int64 fence_ms)
 			 errmsg("the lease on snowid worker id %d ran out", worker_id),
 			 errdetail("The coordinator could not be reached to renew it (the server log says why), and without a renewal this server may issue no id from %s on, where another server may take the worker id over.",
 					   timestamptz_to_str(snowid_unix_ms_to_timestamptz(fence_ms + snowid_layout.epoch_ms))),
-			 errhint("Check that the coordinator is up.  Ids are issued again after the next successful renewal.")));
+			 errhint("Check that the coordinator is up and that the background worker \"snowid lease renewer\" runs (snowid_status().coordinator_worker_pid).  Ids are issued again after the next successful renewal.")));
+}
+
+/*
+ * snowid_wait_checkin
+ *		Waits a moment for the check-in of a claim for good that reached its
+ *		fence, or fails once the caller has waited snowid.max_wait_ms in all
+ *		(*deadline_ms, as in snowid_wait_clock()).  Each wait wakes the
+ *		check-in, which a clock stepped forward may have left behind (it
+ *		checks in early only at the fence, and only after a check-in that
+ *		succeeded); one that does not run, or is held still, cannot raise
+ *		the fence: past it the coordinator, had it forgotten the claim, may
+ *		have given the id to another server.
+ */
+static void
+snowid_wait_checkin(int worker_id, int64 fence_ms, int64 *deadline_ms)
+{
+	int64		monotonic_ms = snowid_monotonic_ms();
+
+	if (*deadline_ms < 0)
+		*deadline_ms = monotonic_ms + snowid_max_wait_ms;
+	else if (monotonic_ms >= *deadline_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid worker id %d is not checked in with the coordinator",
+						worker_id),
+				 errdetail("This server issues no id from %s on until a check-in confirms its claim: the coordinator, had it forgotten the claim, could give the id to another server by then.",
+						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(fence_ms + snowid_layout.epoch_ms))),
+				 errhint("Check that the background worker \"snowid check-in\" runs (ps, snowid_status().coordinator_worker_pid) and the server log for why it stopped; a stopped check-in is started again within a second, and ids are issued again at its next check-in.")));
+
+	snowid_bgworker_wake();
+	pgstat_report_wait_start(snowid_wait_event(SNOWID_WAIT_WORKER_CLAIM));
+	snowid_sleep_us(SNOWID_SLEEP_MAX_US);
+	pgstat_report_wait_end();
+	CHECK_FOR_INTERRUPTS();
 }
 
 /*

@@ -3,8 +3,9 @@
  * generator_worker.c
  *	  The generator's worker id: resolved on first use through the
  *	  coordinator the coordination layer installed (one process at a time,
- *	  others waiting on worker_cv), and, on lease, what the lease renewer
- *	  does with it: read it, extend its fence, drop it, count renewals.
+ *	  others waiting on worker_cv), and what the lease renewer and the
+ *	  check-in do with it: read it, extend its fence, drop it, count
+ *	  renewals.
  *
  * Locking: see shared.h.  claiming and releasing (under mutex)
  * let one process at a time resolve or give back the worker id, which may
@@ -131,8 +132,9 @@ snowid_resolve_worker(void)
 /*
  * snowid_install_worker
  *		Puts a resolved worker id into the generator and ends the claim.  A
- *		worker id from the coordinator comes with a floor, above every id issued with
- *		it before, and on lease with a fence; its first id lies at or above
+ *		worker id from the coordinator comes with a floor, above every id
+ *		issued with it before, and a fence, below which its ids lie until
+ *		the coordinator confirms it again; its first id lies at or above
  *		the floor and in a later millisecond than any id issued before with
  *		another worker id, so that this server's ids keep increasing across
  *		the switch.
@@ -155,9 +157,9 @@ snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
 		s->position = snowid_last_position(position >> snowid_layout.sequence_bits,
 										   max_ms);
 	}
+	s->fence_ms = claim->fence_ms;
 	if (claim->source == SNOWID_WORKER_LEASE)
 	{
-		s->fence_ms = claim->fence_ms;
 		s->lease_expires_ms = claim->lease_expires_ms;
 		s->lease_deadline_ms = claim->lease_deadline_ms;
 		memcpy(s->lease_token, claim->token, sizeof(s->lease_token));
@@ -227,10 +229,39 @@ snowid_lease_state(SnowidLeaseState *state)
 	state->releasing = s->releasing;
 	state->released = s->released;
 	state->deadline_ms = s->lease_deadline_ms;
+	state->fence_ms = s->fence_ms;
 	memcpy(state->token, s->lease_token, sizeof(state->token));
 	SpinLockRelease(&s->mutex);
 
 	state->next_ms = Max(state->next_ms, clock_ms);
+}
+
+/*
+ * snowid_claim_extend
+ *		Before or after a check-in of the claim for good of generation gen:
+ *		raises its fence to fence_ms, if the generator still has it.  With
+ *		unbroken, only if the generator has not reached the fence yet (its
+ *		next millisecond, or the clock if later: what snowid_lease_state()
+ *		calls next_ms), so that a fence run out is raised only by a check-in
+ *		the coordinator granted.  True if it was raised.
+ */
+bool
+snowid_claim_extend(uint32 gen, int64 fence_ms, bool unbroken)
+{
+	SnowidShared *s = snowid_shared;
+	int64		clock_ms = snowid_clock_ms();
+	bool		raised;
+
+	SpinLockAcquire(&s->mutex);
+	raised = (s->lease_gen == gen && s->worker_id >= 0 &&
+			  s->worker_source != SNOWID_WORKER_LEASE);
+	if (raised && unbroken)
+		raised = Max(Max((s->position >> snowid_layout.sequence_bits) + 1,
+						 s->last_clock_ms), clock_ms) < s->fence_ms;
+	if (raised)
+		s->fence_ms = Max(s->fence_ms, fence_ms);
+	SpinLockRelease(&s->mutex);
+	return raised;
 }
 
 /*

@@ -3,8 +3,8 @@
  * generator_worker.h
  *	  The generator's worker id (generator_worker.c): resolving it through
  *	  the coordinator, making a claimed floor durable, and what the lease
- *	  renewer (src/coord) does with a worker id on lease: read it, extend
- *	  its fence, drop it, count renewals, claim one in the background.
+ *	  renewer and the check-in (src/coord) do with it: read it, extend its
+ *	  fence, drop it, count renewals, claim one in the background.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +26,8 @@ typedef struct SnowidLeaseState
 	bool		released;		/* given back until a restart */
 	int64		deadline_ms;	/* the lease runs out then, by the
 								 * monotonic clock */
+	int64		fence_ms;		/* no id at or past this ms until the
+								 * coordinator confirms the id again */
 	char		token[SNOWID_LEASE_TOKEN_LEN];	/* of the lease's claim */
 } SnowidLeaseState;
 
@@ -44,6 +46,7 @@ extern bool snowid_lease_extend(uint32 gen, int64 fence_ms,
 extern bool snowid_lease_drop(uint32 gen, SnowidLeaseDrop how,
 							  int *worker_id, int64 *final_ms);
 extern void snowid_lease_given_back(void);
+extern bool snowid_claim_extend(uint32 gen, int64 fence_ms, bool unbroken);
 extern void snowid_lease_count(bool ok);
 extern struct ErrorData *snowid_background_claim(void);
 

@@ -99,8 +99,11 @@ typedef struct SnowidShared
 	SnowidWorkerSource worker_source;
 	int64		node_bits;		/* -1 while worker_id is -1 */
 	bool		claiming;		/* a backend is resolving the worker id */
-	int64		fence_ms;		/* lease: positions must stay below this ms;
-								 * PG_INT64_MAX without a lease */
+	int64		fence_ms;		/* positions must stay below this ms until
+								 * the coordinator confirms the worker id
+								 * again: a lease's fence, or a claim for
+								 * good's check-in fence; PG_INT64_MAX for
+								 * a worker id set by hand */
 	uint32		lease_gen;		/* changes whenever the worker id comes or
 								 * goes */
 	bool		releasing;		/* a worker id on lease is being given back:

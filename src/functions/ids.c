@@ -24,6 +24,7 @@
 #include "coord/request.h"
 #include "coord/worker.h"
 #include "core/generator.h"
+#include "util/bgworker.h"
 
 /* Most ids snowid_next_batch() hands out in one call */
 #define SNOWID_BATCH_MAX		100000
@@ -56,8 +57,8 @@ typedef enum SnowidStatusVersion
 #define SNOWID_STATUS_COLS_V1_0		10
 #define SNOWID_STATUS_COLS_V1_1		15
 #define SNOWID_STATUS_COLS_V1_2		20
-#define SNOWID_STATUS_COLS_V1_3		26
-#define SNOWID_STATUS_COLS			26	/* the most of any version */
+#define SNOWID_STATUS_COLS_V1_3		29
+#define SNOWID_STATUS_COLS			29	/* the most of any version */
 
 /* JavaScript's Number holds integers exactly up to 2^53 - 1 */
 #define SNOWID_JS_SAFE_BITS			53
@@ -247,15 +248,20 @@ snowid_status_time(int64 unix_ms, Datum *value, bool *isnull)
 
 /*
  * snowid_status_coordinator
- *		The six columns of version 1.3 on the coordinator's forgetting
- *		(coord/recall.h), NULL where there is nothing to show.
+ *		The nine columns of version 1.3 on the coordinator: its forgetting
+ *		(coord/recall.h), the background worker that checks in or renews
+ *		the worker id (util/bgworker.h) and when the coordinator last
+ *		confirmed it; NULL where there is nothing to show.
  */
 static void
 snowid_status_coordinator(Datum *values, bool *nulls)
 {
 	SnowidRecallStatus rs;
+	int			worker_pid;
+	int64		worker_restarts;
 
 	snowid_recall_status(&rs);
+	snowid_bgworker_status(&worker_pid, &worker_restarts);
 	values[0] = Int64GetDatum(rs.seen.generation);
 	values[1] = Int64GetDatum(rs.seen.counter);
 	nulls[0] = nulls[1] = (rs.seen.generation <= 0);
@@ -263,6 +269,10 @@ snowid_status_coordinator(Datum *values, bool *nulls)
 	snowid_status_time(rs.forgot_ms, &values[3], &nulls[3]);
 	values[4] = Int64GetDatum(rs.reassertions);
 	snowid_status_time(rs.quiet_until_ms, &values[5], &nulls[5]);
+	values[6] = Int32GetDatum(worker_pid);
+	nulls[6] = (worker_pid == 0);
+	values[7] = Int64GetDatum(worker_restarts);
+	snowid_status_time(rs.confirmed_ms, &values[8], &nulls[8]);
 }
 
 /*
@@ -393,7 +403,8 @@ snowid_status_1_2(PG_FUNCTION_ARGS)
 /*
  * snowid_status_1_3
  *		snowid_status() of version 1.3: adds what this server knows of its
- *		coordinator's forgetting.
+ *		coordinator's forgetting, and of the worker that checks in or renews
+ *		its worker id.
  */
 Datum
 snowid_status_1_3(PG_FUNCTION_ARGS)
