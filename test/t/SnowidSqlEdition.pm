@@ -43,10 +43,13 @@ sub psql_as
 # that begin with snowid: a test's own tables are left out), one line each:
 # functions with their signatures, results, owners, privileges, settings,
 # bodies (but that of snowid_sql_fixed(), which the configuration's
-# triggers make from the row) and comments; tables and sequences with their owners, privileges
-# and comments; columns in order with their types, defaults, privileges and
-# comments; constraints and triggers; and whether each function or relation
-# belongs to an extension.
+# triggers make from the row) and comments; tables, views, sequences and
+# types with their owners, privileges and comments; columns (of tables,
+# views and types) in order with their types, defaults, privileges and
+# comments; the definitions of views and the options of sequences;
+# constraints and triggers, and when the triggers fire; the tables whose
+# rows pg_dump dumps; and whether each function or relation belongs to an
+# extension.
 sub objects
 {
 	my ($node, $db) = @_;
@@ -75,20 +78,33 @@ sub objects
 		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
 		UNION ALL
 		SELECT format('column %s.%s %s %s not null %s default %s acl %s comment %s',
-				c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
+				c.relname, row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum), a.attname,
+				format_type(a.atttypid, a.atttypmod),
 				a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attacl,
 				col_description(c.oid, a.attnum))
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 			LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum, s
-		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind = 'r'
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind IN ('r', 'v', 'c')
 		  AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT format('view %s: %s', c.relname, pg_get_viewdef(c.oid))
+		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind = 'v'
+		UNION ALL
+		SELECT format('sequence %s: %s %s %s %s %s %s %s persistence %s', c.relname, format_type(q.seqtypid, NULL),
+				q.seqstart, q.seqincrement, q.seqmin, q.seqmax, q.seqcache, q.seqcycle, c.relpersistence)
+		FROM pg_sequence q JOIN pg_class c ON c.oid = q.seqrelid, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('dumped %s where %s', x.rel::regclass, x.cond)
+		FROM pg_extension e, unnest(e.extconfig, e.extcondition) x(rel, cond)
+		WHERE e.extname LIKE 'snowid_sql%'
 		UNION ALL
 		SELECT format('constraint %s of %s: %s', co.conname, co.conrelid::regclass,
 				pg_get_constraintdef(co.oid))
 		FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid, s
 		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
 		UNION ALL
-		SELECT format('trigger %s', pg_get_triggerdef(t.oid))
+		SELECT format('trigger %s enabled %s', pg_get_triggerdef(t.oid), t.tgenabled)
 		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid, s
 		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND NOT t.tgisinternal
 	) x});
