@@ -64,10 +64,13 @@ $$;
 -- re-asserts any more (doc/managed.md, "Updating to 1.3", says what that
 -- means for the fleet and how the owner ends it).  Only a claim this
 -- database holds now: one its holder made on this server, for its
--- configuration, and re-asserted (noted) under this run of the server.  A
--- claim made before the server last started, crashed or was copied may
--- have been given to another server while this one was down (1.2
--- re-asserted it at the next call): kept, both could issue the same ids.
+-- configuration, re-asserted (noted) under this run of the server, and
+-- answered by the coordination database since the server started (the
+-- update from 1.1 notes a claim it finds under the run it runs in, without
+-- asking: 1.0 and 1.1 re-asserted at no start).  A claim made before the
+-- server last started, crashed or was copied may have been given to
+-- another server while this one was down (1.2 re-asserted it at the next
+-- call): kept, both could issue the same ids.
 -- So the update refuses then, and where nothing is claimed, changing
 -- nothing, and says how to go on: re-assert with 1.2's snowid_claim() and
 -- update at once, or set a worker id yourself.  It does not leave the
@@ -78,6 +81,7 @@ DECLARE
 	c snowid_sql_private.snowid_config;
 	claimed integer;
 	stale boolean;
+	answered timestamptz;
 	holder text;
 BEGIN
 	SELECT * INTO c FROM snowid_sql_private.snowid_config;
@@ -86,7 +90,10 @@ BEGIN
 	END IF;
 	claimed := snowid_sql_private.snowid_sql_claimed(c);
 	stale := snowid_sql_private.snowid_sql_claim_stale();
-	IF claimed IS NULL OR stale THEN
+	SELECT s.answered_at INTO answered FROM snowid_sql_private.snowid_coordinator_state s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id;
+	IF claimed IS NULL OR stale OR answered IS NULL
+		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time() THEN
 		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.3 while its claimed worker id is not confirmed'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = CASE WHEN claimed IS NULL
@@ -95,9 +102,11 @@ BEGIN
 					|| '  1.3 claims no worker id; it keeps the one a database holds now as its configured one.',
 				  HINT = 'As the owner of the extension, re-assert the claim and update at once (SELECT snowid_claim(); ALTER EXTENSION snowid_sql UPDATE), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
 	END IF;
-	SELECT h.name INTO holder FROM snowid_sql_private.snowid_holder h;
+	-- the identity its claims were made under
+	SELECT pg_catalog.format('dc=%s %s', c.datacenter_id, h.name) INTO holder FROM snowid_sql_private.snowid_holder h;
 	UPDATE snowid_sql_private.snowid_config SET worker_id = claimed, claim_worker_id = false;
-	RAISE NOTICE 'snowid_sql keeps worker id % of datacenter % as its configured worker id', claimed, c.datacenter_id
+	-- a warning: CREATE and ALTER EXTENSION send the client no notice
+	RAISE WARNING 'snowid_sql keeps worker id % of datacenter % as its configured worker id', claimed, c.datacenter_id
 		USING DETAIL = pg_catalog.format('It was claimed from the coordination database as %L, which keeps the claim; snowid_sql 1.3 re-asserts it no more.', holder),
 			  HINT = 'See doc/managed.md, "Updating to 1.3": keep the claim in the coordination database, and free it there once this database issues no more ids.';
 END

@@ -7,8 +7,12 @@
 -- extension, whoever runs an update; the role that runs the plain script,
 -- who owns everything there) configures it, writes the keys of public ids
 -- and, for a restore, inserts the row of snowid_config and sets the
--- sequence a dump of 1.0 or 1.1 names.  No other role may lock a row of
--- snowid_locks, read the keys or touch a sequence.
+-- sequence a dump of 1.0 or 1.1 names.  It reads snowid_locks, as its
+-- pg_dump locks every table of the extension (LOCK TABLE ... IN ACCESS
+-- SHARE MODE needs SELECT), but locks none of its rows (FOR UPDATE needs
+-- UPDATE too).  No other role may read the keys or touch a sequence, and
+-- no role but the superuser (or the owner of everything, through pg_tle or
+-- the plain script) lock a row of snowid_locks.
 --
 -- A function of snowid_sql_private is for the functions of the API alone:
 -- one that runs as the superuser (snowid_sql_take(), say) would do with
@@ -46,7 +50,8 @@ BEGIN
 			   CASE WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_config' THEN 'SELECT, INSERT, UPDATE'
 					WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_public_keys' THEN 'SELECT, INSERT, UPDATE, DELETE'
 					WHEN c.oid OPERATOR(pg_catalog.=) '@extschema@.snowid_position'::pg_catalog.regclass
-					THEN 'SELECT, UPDATE' END AS installer_may,
+					THEN 'SELECT, UPDATE'
+					WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_locks' THEN 'SELECT' END AS installer_may,
 			   c.relname OPERATOR(pg_catalog.=) 'snowid_config' AS public_reads
 		FROM pg_catalog.pg_class c
 		WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
