@@ -14,7 +14,8 @@ DATA = sql/snowid--1.0.sql \
 # which the Makefile makes (below)
 SQL_BUILT = sql/snowid_coordinator--1.0.sql \
 	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql \
-	sql/snowid_sql--1.1--1.2.sql
+	sql/snowid_sql--1.1--1.2.sql sql/snowid_sql--1.2--1.3.sql \
+	sql/snowid_sql--1.3.sql
 DATA_built = $(SQL_BUILT)
 # the SQL edition: every version's script and update script, those made
 # from parts and those kept whole (any other sql/snowid_sql--*.sql)
@@ -24,12 +25,13 @@ DATA += $(SNOWID_SQL_WHOLE)
 # and the parameters of its versions before 1.2, which ran as the role that
 # installed them (snowid_sql.control)
 DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
-# and the install script of its newest version, made from those scripts
-# (test/tools/sql-edition install), so that CREATE EXTENSION runs all of it
-# as the bootstrap superuser, not the scripts of 1.0 and 1.1 as the
-# installing role on the way
+# and the install script of 1.2, which has none of its own, made from
+# those scripts (test/tools/sql-edition install), so that CREATE EXTENSION
+# ... VERSION '1.2' runs all of it as the bootstrap superuser, not the
+# scripts of 1.0 and 1.1 as the installing role on the way (1.3 has its
+# own, made from its parts)
 SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowid_sql.control)
-DATA_built += snowid_sql--$(SNOWID_SQL_VERSION).sql
+DATA_built += snowid_sql--1.2.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
 
 # The version the library reports (pg_get_loaded_modules() on 18 and later)
@@ -193,6 +195,16 @@ sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
 sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
 	head.sql owner.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
 	public_ids.sql version.sql private.sql dumps.sql privileges.sql)
+# 1.3 is made from its own parts, and its update from 1.2 takes the
+# functions, comments and privileges from them (written once)
+sql/snowid_sql--1.3.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.3/, \
+	head.sql objects.sql config.sql server.sql generator.sql decode.sql serial.sql \
+	status.sql public_ids.sql dumps.sql version.sql triggers.sql comments.sql \
+	privileges.sql)
+sql/snowid_sql--1.2--1.3.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
+	1.2--1.3/head.sql 1.3/config.sql 1.3/server.sql 1.3/generator.sql 1.3/decode.sql \
+	1.3/serial.sql 1.3/status.sql 1.3/public_ids.sql 1.3/dumps.sql 1.3/version.sql \
+	1.2--1.3/drop.sql 1.3/comments.sql 1.3/privileges.sql)
 
 $(SQL_BUILT):
 	@mkdir -p sql
@@ -308,8 +320,8 @@ snowid_sql.sql: $(SNOWID_SQL_SCRIPTS) snowid_sql.schema
 snowid_sql-update.sql: $(SNOWID_SQL_SCRIPTS)
 	$(srcdir)/test/tools/sql-edition plain .:$(srcdir) $(SNOWID_SQL_VERSION) $(SNOWID_SQL_SCHEMA) $(SNOWID_SQL_FROM) > $@.tmp && mv $@.tmp $@
 
-snowid_sql--$(SNOWID_SQL_VERSION).sql: $(srcdir)/snowid_sql.control $(SNOWID_SQL_SCRIPTS)
-	$(srcdir)/test/tools/sql-edition install .:$(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@
+snowid_sql--1.2.sql: $(SNOWID_SQL_SCRIPTS)
+	$(srcdir)/test/tools/sql-edition install .:$(srcdir) 1.2 > $@.tmp && mv $@.tmp $@
 
 snowid_sql-pg_tle.sql: $(srcdir)/snowid_sql.control $(SNOWID_SQL_SCRIPTS)
 	$(srcdir)/test/tools/sql-edition pg_tle .:$(srcdir) $(SNOWID_SQL_VERSION) > $@.tmp && mv $@.tmp $@

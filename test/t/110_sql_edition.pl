@@ -559,7 +559,7 @@ $node->safe_psql('windows', q{
 my $holder = $node->background_psql('windows');
 $holder->query_safe(q{
 	BEGIN;
-	SELECT name FROM snowid_locks WHERE name = 'generator' FOR UPDATE;
+	SELECT name FROM snowid_sql_private.snowid_locks WHERE name = 'generator' FOR UPDATE;
 	SELECT setval('snowid_sql_private.snowid_position',
 		(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
 		 - 1288834974657 + 30000) << 12);
@@ -710,8 +710,8 @@ $standby->stop;
 
 my @versions = sort map { m{/snowid_sql--([0-9.]+)\.sql$} ? $1 : () }
   glob("$src/sql/snowid_sql--*.sql");
-is_deeply(\@versions, ['1.0'],
-	'snowid_sql has one install script, of 1.0; later versions are update scripts');
+is_deeply(\@versions, ['1.0', '1.3'],
+	'snowid_sql has install scripts of 1.0 and 1.3 (made from their parts); 1.1 and 1.2 are update scripts');
 my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 $node->start;
 $node->safe_psql(
@@ -865,10 +865,10 @@ sub make_plain
 	  or die "make snowid_sql.sql @args failed:\n$out$err";
 	return slurp_file("$build/snowid_sql.sql");
 }
-like(make_plain(), qr/^CREATE TABLE public\.snowid_config\b/m,
+like(make_plain(), qr/^CREATE VIEW public\.snowid_config\b/m,
 	'make snowid_sql.sql makes a script for public');
 my $other = make_plain('SNOWID_SQL_SCHEMA=other');
-ok($other =~ /^CREATE TABLE other\.snowid_config\b/m && $other !~ /\bpublic\./,
+ok($other =~ /^CREATE VIEW other\.snowid_config\b/m && $other !~ /\bpublic\./,
 	'make snowid_sql.sql SNOWID_SQL_SCHEMA=other after it makes one for other');
 is(make_plain('SNOWID_SQL_SCHEMA=other'), $other, 'and again the same');
 $node->safe_psql('postgres', 'CREATE DATABASE plainother OWNER app');

@@ -30,6 +30,7 @@ use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
 my $dir = PostgreSQL::Test::Utils::tempdir('att_recreate');
+my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 
 my $node = PostgreSQL::Test::Cluster->new('att_recreate');
 $node->init;
@@ -111,7 +112,7 @@ for my $try (1 .. 1200)
 		select(undef, undef, undef, 0.05);
 		next;
 	}
-	$new += 100 if $out eq '1.2';
+	$new += 100 if $out eq $version;
 	last if $new >= 1000;
 }
 $steps_ok ||= $h->finish;

@@ -46,13 +46,18 @@ my $sharedir = `pg_config --sharedir`;
 chomp($libdir, $sharedir);
 my $tle_missing = SnowidSqlEdition::pg_tle_missing($libdir, $sharedir);
 
-# pg_tle's script, under another name (the server has snowid_sql's files,
-# which pg_tle does not shadow): every version, 1.2 the default
+# pg_tle's scripts, under another name (the server has snowid_sql's files,
+# which pg_tle does not shadow): of each version a source is made of, as
+# its host ran it then (1.0 and the update paths up to it), and of the
+# newest, which registers its own install script where none was
 my $tle_name = 'snowid_sql_tle';
 if (!defined $tle_missing)
 {
-	system("$src/test/tools/sql-edition pg_tle $src $version $tle_name > $dir/pg_tle.sql") == 0
-	  or die 'could not make the pg_tle script';
+	for my $v ('1.0', '1.1', $version)
+	{
+		system("$src/test/tools/sql-edition pg_tle $src $v $tle_name > $dir/pg_tle-$v.sql") == 0
+		  or die "could not make the pg_tle script of $v";
+	}
 }
 
 # A server with the roles: app, which owns appdb, and tle_admin, a member
@@ -72,15 +77,16 @@ sub new_server
 }
 
 # A new database of app's on a server (pg_tle: the extension registered,
-# with every version, as its member of pgtle_admin does)
+# by the script of version $v or else the newest, as its member of
+# pgtle_admin does)
 sub new_database
 {
-	my ($node, $db, $how) = @_;
+	my ($node, $db, $how, $v) = @_;
 	$node->safe_psql('postgres', "CREATE DATABASE $db OWNER app");
 	return if $how ne 'pg_tle';
 	$node->safe_psql($db, 'CREATE EXTENSION pg_tle');
 	my ($rc, $out, $err) = SnowidSqlEdition::psql_as($node->connstr($db) . ' user=tle_admin',
-		"\\i $dir/pg_tle.sql");
+		"\\i $dir/pg_tle-" . ($v // $version) . '.sql');
 	die "could not register snowid_sql with pg_tle: $err" if $rc;
 }
 
@@ -109,7 +115,7 @@ sub new_source
 {
 	my ($from, $how) = @_;
 	my $source = new_server('old_dump_source_' . ++$n);
-	new_database($source, 'appdb', $how);
+	new_database($source, 'appdb', $how, $from);
 	my ($rc, $out, $err) = app($source, 'appdb',
 		'CREATE EXTENSION ' . ($how eq 'pg_tle' ? $tle_name : 'snowid_sql') . " VERSION '$from'");
 	die "could not create $from: $err" if $rc;

@@ -2,9 +2,9 @@
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
 # planted in public, with what tells whether they ran; whether pg_tle can
-# be had; a fleet claiming from a coordination server, its login there,
-# bursts of ids taken at once; a server whose edition claims its worker id
-# there, and its first claim.
+# be had; and, for the update of the versions that claimed their worker
+# id (up to 1.2), a coordination server, the fleet's login there and the
+# configuration that claimed from it.
 package SnowidSqlEdition;
 
 use strict;
@@ -12,15 +12,12 @@ use warnings;
 
 use Exporter 'import';
 use IPC::Run ();
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
-use Test::More ();
-use Time::HiRes ();
 use SnowidPgCoord ();
 use SnowidTest ();
 
 # what a test may name without the package: use SnowidSqlEdition qw(...)
-our @EXPORT_OK = qw(psql_as claim_when_quiet_ends);
+our @EXPORT_OK = qw(psql_as);
 
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
@@ -43,10 +40,13 @@ sub psql_as
 # that begin with snowid: a test's own tables are left out), one line each:
 # functions with their signatures, results, owners, privileges, settings,
 # bodies (but that of snowid_sql_fixed(), which the configuration's
-# triggers make from the row) and comments; tables and sequences with their owners, privileges
-# and comments; columns in order with their types, defaults, privileges and
-# comments; constraints and triggers; and whether each function or relation
-# belongs to an extension.
+# triggers make from the row) and comments; tables, views, sequences and
+# types with their owners, privileges and comments; columns (of tables,
+# views and types) in order with their types, defaults, privileges and
+# comments; the definitions of views and the options of sequences;
+# constraints and triggers, and when the triggers fire; the tables whose
+# rows pg_dump dumps; and whether each function or relation belongs to an
+# extension.
 sub objects
 {
 	my ($node, $db) = @_;
@@ -75,20 +75,33 @@ sub objects
 		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
 		UNION ALL
 		SELECT format('column %s.%s %s %s not null %s default %s acl %s comment %s',
-				c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod),
+				c.relname, row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum), a.attname,
+				format_type(a.atttypid, a.atttypmod),
 				a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attacl,
 				col_description(c.oid, a.attnum))
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
 			LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum, s
-		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind = 'r'
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind IN ('r', 'v', 'c')
 		  AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT format('view %s: %s', c.relname, pg_get_viewdef(c.oid))
+		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind = 'v'
+		UNION ALL
+		SELECT format('sequence %s: %s %s %s %s %s %s %s persistence %s', c.relname, format_type(q.seqtypid, NULL),
+				q.seqstart, q.seqincrement, q.seqmin, q.seqmax, q.seqcache, q.seqcycle, c.relpersistence)
+		FROM pg_sequence q JOIN pg_class c ON c.oid = q.seqrelid, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('dumped %s where %s', x.rel::regclass, x.cond)
+		FROM pg_extension e, unnest(e.extconfig, e.extcondition) x(rel, cond)
+		WHERE e.extname LIKE 'snowid_sql%'
 		UNION ALL
 		SELECT format('constraint %s of %s: %s', co.conname, co.conrelid::regclass,
 				pg_get_constraintdef(co.oid))
 		FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid, s
 		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
 		UNION ALL
-		SELECT format('trigger %s', pg_get_triggerdef(t.oid))
+		SELECT format('trigger %s enabled %s', pg_get_triggerdef(t.oid), t.tgenabled)
 		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid, s
 		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND NOT t.tgisinternal
 	) x});
@@ -293,12 +306,13 @@ sub fleet_login
 		$cnode->host, $cnode->port);
 }
 
-# A fleet whose editions claim their worker ids from a coordination
-# database: skips the test where contrib's dblink is not installed (in the
-# PostgreSQL tested; test/tools/pgbuild installs it), starts the
-# coordination server (SnowidPgCoord, with coord's parameters, such as
-# clock) and makes the fleet's login there (fleet_login).  Returns the
-# coordinator, and the conninfo and password claim_server takes.
+# A fleet whose editions (1.2 and earlier) claim their worker ids from a
+# coordination database: skips the test where contrib's dblink is not
+# installed (in the PostgreSQL tested; test/tools/pgbuild installs it),
+# starts the coordination server (SnowidPgCoord, with coord's parameters,
+# such as clock) and makes the fleet's login there (fleet_login).
+# Returns the coordinator, and the conninfo and password claim_config
+# takes.
 sub claim_fleet
 {
 	my (%coord) = @_;
@@ -312,60 +326,12 @@ sub claim_fleet
 	return ($fleet, fleet_login($fleet->node, $password), $password);
 }
 
-# A function burst(sec) that takes ids for sec seconds, each as "id worker
-# ms" (the Unix ms it carries), as fast as it goes.
-our $burst_sql = SnowidTest::Bursts->sql;
-
-# Bursts of sec seconds (burst(), $burst_sql) taken at once as each of
-# clients ({ name => connection string }), rounds of them (one if not
-# given) until an id comes twice: returns what they took, as
-# SnowidTest::Bursts tallies it (ids, n, worker, both, shared...).
-sub bursts_at_once
-{
-	my ($clients, $sec, $rounds) = @_;
-	my $took = SnowidTest::Bursts->new;
-
-	for my $round (1 .. ($rounds // 1))
-	{
-		$took->start($clients, $sec)->finish;
-		last if $took->{both};
-	}
-	return $took;
-}
-
-# A server NAME whose edition claims its worker id of datacenter 4 from the
-# coordination database (its fleet's login conninfo, with password; see
-# fleet_login): appdb owned by app, who installs the edition with dblink,
-# clerk a role app has the privileges of, check-ins every second, a clock
-# margin of 1 s, and burst() ($burst_sql); settings, if given, are more of
-# snowid_config's ("sequence_bits = 2, "); init, if given, is initdb's
-# (allows_streaming => 'logical').  Returns the node and the connection
-# strings of app and clerk.
-sub claim_server
-{
-	my ($name, $conninfo, $password, $settings, %init) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-
-	$node->init(%init);
-	$node->start;
-	$node->safe_psql('postgres', q{
-		CREATE ROLE app LOGIN;
-		CREATE ROLE clerk LOGIN;
-		GRANT clerk TO app;
-		CREATE DATABASE appdb OWNER app;
-	});
-	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-	my $app = $node->connstr('appdb') . ' user=app';
-	my $clerk = $node->connstr('appdb') . ' user=clerk';
-	my ($rc, $out, $err) = psql_as($app, 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION snowid_sql: $err" if $rc;
-	($rc, $out, $err) = psql_as($app, claim_config($conninfo, $password, $settings) . $burst_sql);
-	die "configuration: $err" if $rc;
-	return ($node, $app, $clerk);
-}
-
-# The configuration claim_server gives an installed edition (1.1 or
-# later), as SQL its owner runs
+# The configuration of an installed edition of 1.1 or 1.2 that claims its
+# worker id from the coordination database (its fleet's login conninfo,
+# with password; see fleet_login) for datacenter 4, with check-ins every
+# second and a clock margin of 1 s; settings, if given, are more of
+# snowid_config's ("sequence_bits = 2, "): as SQL its owner runs (test 147
+# updates such an install)
 sub claim_config
 {
 	my ($conninfo, $password, $settings) = @_;
@@ -375,24 +341,6 @@ sub claim_config
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
 	};
-}
-
-# The first id taken as connstr claims, once the quiet period allows:
-# returns its worker id, or '' after 90 s.
-sub claim_when_quiet_ends
-{
-	my ($connstr) = @_;
-	my $deadline = Time::HiRes::time() + 90;
-
-	while (Time::HiRes::time() < $deadline)
-	{
-		my ($rc, $out, $err) = psql_as($connstr,
-			'SELECT (snowid_decode(snowid_next())).worker_id');
-		return $out if $rc == 0;
-		Test::More::diag($err) unless $err =~ /55006: /;
-		Time::HiRes::sleep(0.5);
-	}
-	return '';
 }
 
 1;

@@ -1,0 +1,46 @@
+-- -------------------------------------------------------------------------
+-- What the claim was made of, and what 1.3 calls otherwise
+-- -------------------------------------------------------------------------
+-- After the functions of 1.3 (above), which call none of it: the claim's
+-- functions, the signatures that carried its flag, its tables (the
+-- coordination database's connection and password, the holder's name and
+-- secret, the state record), their views, its sequences and its lock;
+-- then the table, the type and the lock as 1.3 makes them.
+
+DROP FUNCTION @extschema@.snowid_claim();
+DROP FUNCTION @extschema@.snowid_new_holder();
+DROP FUNCTION snowid_sql_private.snowid_sql_next(boolean, boolean);
+DROP FUNCTION snowid_sql_private.snowid_sql_next_table(boolean, bigint);
+DROP FUNCTION snowid_sql_private.snowid_sql_next_batch(integer, boolean);
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_first();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_once();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_owned();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_caller(text);
+DROP FUNCTION snowid_sql_private.snowid_sql_holder_renew();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_noted();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_now();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_stale();
+DROP FUNCTION snowid_sql_private.snowid_sql_claim_run();
+DROP FUNCTION snowid_sql_private.snowid_sql_not_owner();
+DROP FUNCTION snowid_sql_private.snowid_sql_claimed(snowid_sql_private.snowid_config);
+DROP FUNCTION snowid_sql_private.snowid_sql_claimed_of(bigint, integer, integer, integer);
+DROP FUNCTION snowid_sql_private.snowid_sql_holder_here();
+DROP FUNCTION snowid_sql_private.snowid_sql_new_holder();
+DROP FUNCTION snowid_sql_private.snowid_sql_connstr();
+DROP FUNCTION snowid_sql_private.snowid_sql_conninfo_quote(text);
+DROP FUNCTION snowid_sql_private.snowid_sql_coordination_problem(snowid_sql_private.snowid_coordination);
+DROP FUNCTION snowid_sql_private.snowid_sql_conninfo_keywords(text);
+
+DROP VIEW @extschema@.snowid_coordination, @extschema@.snowid_coordinator_state,
+	@extschema@.snowid_holder, @extschema@.snowid_locks;
+DROP TABLE snowid_sql_private.snowid_coordination, snowid_sql_private.snowid_coordinator_state,
+	snowid_sql_private.snowid_holder;
+DROP FUNCTION snowid_sql_private.snowid_sql_coordination_check();
+DROP SEQUENCE snowid_sql_private.snowid_claimed, snowid_sql_private.snowid_sql_claimed_run;
+
+DELETE FROM snowid_sql_private.snowid_locks WHERE name = 'claim';
+ALTER TABLE snowid_sql_private.snowid_locks DROP CONSTRAINT snowid_locks_name_check,
+	ADD CONSTRAINT snowid_locks_name_check CHECK (name = 'generator');
+ALTER TABLE snowid_sql_private.snowid_config
+	ADD CONSTRAINT snowid_config_claim_worker_id_check CHECK (NOT claim_worker_id);
+ALTER TYPE snowid_sql_private.snowid_sql_fixed DROP ATTRIBUTE claim_worker_id;

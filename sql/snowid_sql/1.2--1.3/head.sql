@@ -1,0 +1,113 @@
+/* snowid_sql--1.2--1.3.sql: the SQL edition without its claim mode (issue 68) */
+
+\echo Use "ALTER EXTENSION snowid_sql UPDATE TO '1.3'" to load this file. \quit
+
+-- Everything below resolves its operators, functions and types in
+-- pg_catalog alone (and names the extension's objects with their schema):
+-- a role that may create in the extension's schema (the owner of the
+-- database, in public) could otherwise plant an operator or an overload
+-- that matches a call better than pg_catalog's, which this script, run as
+-- a superuser, would call, and which a body would keep.  Local: it ends
+-- with the script (CREATE EXTENSION, ALTER EXTENSION) or its transaction.
+SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+-- What this version changes (doc/managed.md, CHANGELOG.md):
+--
+-- - The claim mode is gone: the edition takes its worker id from
+--   snowid_config alone, as the owner sets it (a provisioning script may
+--   take it from a coordination database first, doc/managed.md).  It was
+--   the edition's largest part, a fifth copy of the worker-id protocol
+--   resting on what PL/pgSQL can see of a restart, and it left a dblink
+--   connection holding the holder secret in a session whose first call
+--   was cancelled, and held a row lock that an application's open or
+--   prepared transaction kept from every other session.  Its functions,
+--   tables, views, sequences and the row 'claim' of snowid_locks go; the
+--   column claim_worker_id of snowid_config stays, false, so that dumps of
+--   earlier versions restore.
+-- - A database that held a claimed worker id keeps it as its configured
+--   one (below).
+-- - The check of the configuration refuses a change of the layout or the
+--   epoch once ids may exist that the new one could collide with: where
+--   the row comes from another server, or a column whose default takes ids
+--   holds some, not only where the generator moved (snowid_sql_ids_held()).
+-- - The functions are made anew from 1.3's parts, as a fresh install of
+--   1.3 makes them, and the privileges set whole.
+
+-- A prepared transaction that holds a lock on the edition's tables (the
+-- claim's row lock, say: 1.2 took it in a first call, which a prepared
+-- transaction keeps across restarts) would keep this update waiting for
+-- good: it refuses instead, naming it
+DO $$
+DECLARE
+	gid text;
+BEGIN
+	SELECT x.gid INTO gid
+	FROM pg_catalog.pg_prepared_xacts x
+	JOIN pg_catalog.pg_locks l
+		ON l.virtualtransaction OPERATOR(pg_catalog.=) ('-1/' OPERATOR(pg_catalog.||) x.transaction::text)
+	JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation
+	WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowid_sql_private'::pg_catalog.regnamespace
+	  AND x.database OPERATOR(pg_catalog.=) pg_catalog.current_database()
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'a prepared transaction holds a lock on the tables of snowid_sql'
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = pg_catalog.format('The prepared transaction %L took ids; the update would wait for it for good.', gid),
+				  HINT = pg_catalog.format('End it first (COMMIT PREPARED %L, or ROLLBACK PREPARED %L), then update.', gid, gid);
+	END IF;
+END
+$$;
+
+-- The worker id a database holds by its claim becomes its configured one,
+-- as if its owner had set it: the update from a claiming 1.2 keeps issuing
+-- with it, and the coordination database keeps its claim, which nothing
+-- re-asserts any more (doc/managed.md, "Updating to 1.3", says what that
+-- means for the fleet and how the owner ends it).  Only a claim this
+-- database holds now: one its holder made on this server, for its
+-- configuration, re-asserted (noted) under this run of the server, and
+-- answered by the coordination database since the server started (the
+-- update from 1.1 notes a claim it finds under the run it runs in, without
+-- asking: 1.0 and 1.1 re-asserted at no start).  A claim made before the
+-- server last started, crashed or was copied may have been given to
+-- another server while this one was down (1.2 re-asserted it at the next
+-- call): kept, both could issue the same ids.
+-- So the update refuses then, and where nothing is claimed, changing
+-- nothing, and says how to go on: re-assert with 1.2's snowid_claim() and
+-- update at once, or set a worker id yourself.  It does not leave the
+-- worker id unset instead: the application would stop at once, and the
+-- claim would stay in the coordination database with nobody knowing it.
+DO $$
+DECLARE
+	c snowid_sql_private.snowid_config;
+	claimed integer;
+	stale boolean;
+	answered timestamptz;
+	holder text;
+BEGIN
+	SELECT * INTO c FROM snowid_sql_private.snowid_config;
+	IF NOT FOUND OR NOT c.claim_worker_id THEN
+		RETURN;
+	END IF;
+	claimed := snowid_sql_private.snowid_sql_claimed(c);
+	stale := snowid_sql_private.snowid_sql_claim_stale();
+	SELECT s.answered_at INTO answered FROM snowid_sql_private.snowid_coordinator_state s
+	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id;
+	IF claimed IS NULL OR stale OR answered IS NULL
+		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time() THEN
+		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.3 while its claimed worker id is not confirmed'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = CASE WHEN claimed IS NULL
+						THEN 'claim_worker_id of snowid_config is on, and this database holds no worker id claimed for its configuration on this server.'
+						ELSE pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed) END
+					|| '  1.3 claims no worker id; it keeps the one a database holds now as its configured one.',
+				  HINT = 'As the owner of the extension, re-assert the claim and update at once (SELECT snowid_claim(); ALTER EXTENSION snowid_sql UPDATE), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
+	END IF;
+	-- the identity its claims were made under
+	SELECT pg_catalog.format('dc=%s %s', c.datacenter_id, h.name) INTO holder FROM snowid_sql_private.snowid_holder h;
+	UPDATE snowid_sql_private.snowid_config SET worker_id = claimed, claim_worker_id = false;
+	-- a warning: CREATE and ALTER EXTENSION send the client no notice
+	RAISE WARNING 'snowid_sql keeps worker id % of datacenter % as its configured worker id', claimed, c.datacenter_id
+		USING DETAIL = pg_catalog.format('It was claimed from the coordination database as %L, which keeps the claim; snowid_sql 1.3 re-asserts it no more.', holder),
+			  HINT = 'See doc/managed.md, "Updating to 1.3": keep the claim in the coordination database, and free it there once this database issues no more ids.';
+END
+$$;

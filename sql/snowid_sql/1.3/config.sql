@@ -1,0 +1,444 @@
+-- -------------------------------------------------------------------------
+-- The configuration
+-- -------------------------------------------------------------------------
+
+-- A timestamptz as Unix milliseconds, rounded down; NULL if infinite or
+-- NULL.  The seconds of an interval from 2000 (PostgreSQL's own epoch, so
+-- the subtraction never overflows), not of the timestamptz itself: that
+-- EXTRACT is immutable, and the function not STRICT (the CASE is not), so
+-- the planner inlines it where it is called with anything but a volatile
+-- argument (which it would use twice), and a call runs no query of its own.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_unix_ms(ts timestamptz)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN pg_catalog.isfinite(ts)
+	THEN pg_catalog.floor(EXTRACT(epoch FROM ts - timestamptz '2000-01-01 00:00:00+00') * 1000)::bigint
+		+ 946684800000 END;
+
+-- Unix milliseconds as a timestamptz, exactly (no floating point)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_timestamptz(unix_ms bigint)
+RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN ((timestamp '1970-01-01'
+		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
+		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
+
+-- What is wrong with a configuration row: 0 for nothing, else the number
+-- of the first check it fails (snowid_sql_config_problem() says which).
+-- The same checks as the table's constraints, one by one, for the
+-- trigger's message.  The epoch lies from 1970 to before the year 10000
+-- (Unix milliseconds from 0 to 253402300799999), infinities excluded, and
+-- on a whole millisecond.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_fault(c snowid_sql_private.snowid_config)
+RETURNS integer
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE
+	WHEN c.datacenter_bits NOT BETWEEN 0 AND 24 THEN 1
+	WHEN c.worker_bits NOT BETWEEN 0 AND 24 THEN 2
+	WHEN c.sequence_bits NOT BETWEEN 0 AND 24 THEN 3
+	WHEN c.datacenter_bits + c.worker_bits + c.sequence_bits > 24 THEN 4
+	WHEN c.datacenter_id NOT BETWEEN 0 AND (1 << c.datacenter_bits) - 1 THEN 5
+	WHEN c.worker_id NOT BETWEEN 0 AND (1 << c.worker_bits) - 1 THEN 6
+	WHEN NOT (c.epoch >= pg_catalog.to_timestamp(0) AND c.epoch < pg_catalog.to_timestamp(253402300800)) THEN 7
+	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN 8
+	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN 9
+	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN 10
+	WHEN c.claim_worker_id THEN 11
+	ELSE 0 END;
+
+-- The problem with a configuration row, as a sentence, or NULL
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_problem(c snowid_sql_private.snowid_config)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE snowid_sql_private.snowid_sql_config_fault(c)
+	WHEN 1 THEN
+		pg_catalog.format('datacenter_bits is %s; it runs from 0 to 24.', c.datacenter_bits)
+	WHEN 2 THEN
+		pg_catalog.format('worker_bits is %s; it runs from 0 to 24.', c.worker_bits)
+	WHEN 3 THEN
+		pg_catalog.format('sequence_bits is %s; it runs from 0 to 24.', c.sequence_bits)
+	WHEN 4 THEN
+		pg_catalog.format('datacenter_bits, worker_bits and sequence_bits add up to %s, leaving the timestamp %s bits; it needs at least 39.',
+			   c.datacenter_bits + c.worker_bits + c.sequence_bits,
+			   63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)
+	WHEN 5 THEN
+		pg_catalog.format('datacenter_id is %s; with datacenter_bits = %s, datacenter ids run from 0 to %s.',
+			   c.datacenter_id, c.datacenter_bits, (1 << c.datacenter_bits) - 1)
+	WHEN 6 THEN
+		pg_catalog.format('worker_id is %s; with worker_bits = %s, worker ids run from 0 to %s.',
+			   c.worker_id, c.worker_bits, (1 << c.worker_bits) - 1)
+	WHEN 7 THEN
+		'epoch must lie from 1970-01-01 00:00:00 UTC to before the year 10000.'
+	WHEN 8 THEN
+		'epoch must be a whole number of milliseconds.'
+	WHEN 9 THEN
+		pg_catalog.format('max_drift_ms is %s; it runs from 0 to 3600000.', c.max_drift_ms)
+	WHEN 10 THEN
+		pg_catalog.format('max_wait_ms is %s; it runs from 0 to 3600000.', c.max_wait_ms)
+	WHEN 11 THEN
+		'claim_worker_id is on: snowid_sql claims no worker id since 1.3; set worker_id, which a provisioning script may take from the coordination database (doc/managed.md, "A worker id from a coordination database").'
+	END;
+
+-- The configuration, checked: a bad one is an error naming what is wrong,
+-- and a worker id needed is one set on this server.  No search_path of
+-- its own: it names every object with its schema, and its callers set
+-- pg_catalog's.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config(need_worker boolean)
+RETURNS snowid_sql_private.snowid_config
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+	c snowid_sql_private.snowid_config;
+	problem text;
+BEGIN
+	SELECT * INTO c FROM snowid_sql_private.snowid_config;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'snowid_sql has no configuration'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The table snowid_config holds no row.',
+				  HINT = 'Drop the extension and create it again, then set the worker id.';
+	END IF;
+	problem := snowid_sql_private.snowid_sql_config_problem(c);
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid snowid configuration in snowid_config'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
+				  HINT = 'Correct the row of snowid_config as the owner of the extension (doc/managed.md).';
+	END IF;
+	IF need_worker AND c.worker_id IS NOT NULL
+		AND (c.worker_server IS NULL
+			 OR c.worker_server OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_here()) THEN
+		PERFORM snowid_sql_private.snowid_sql_elsewhere(c.worker_id);
+	END IF;
+	IF need_worker AND c.worker_id IS NULL THEN
+		-- a row stamped elsewhere (a restored dump, which keeps no worker
+		-- id): says it is a copy
+		IF c.worker_server OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_here() THEN
+			RAISE EXCEPTION 'snowid has no worker id on this server'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The row of snowid_config was last stamped on another server, or with other sequences: a restored dump carries its source''s stamp but not its worker id, and this database issues no id until it has a worker id of its own.',
+					  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter; setting it raises the generator past every id the other server may have issued.';
+		END IF;
+		RAISE EXCEPTION 'snowid has no worker id'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The worker_id of snowid_config is not set.',
+				  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter.';
+	END IF;
+	RETURN c;
+END
+$$;
+
+-- What says that ids made under the layout and epoch of the row c may
+-- exist, as a sentence, or NULL; restoring leaves out the tables (see
+-- snowid_sql_config_check(), which states the rule).  A column takes ids
+-- where its default, or its domain's, depends on a function that issues
+-- them (pg_depend: snowid_next(), snowid_serial(prefix), and an
+-- SQL-standard function of the application's that calls one of them),
+-- in a table that is neither temporary (its ids are this database's
+-- generator's, which the position counts) nor a view or a foreign table
+-- (whose reading would run other code).  Each is read with ONLY (no child
+-- of it, which may be a foreign table; a partition has its own default)
+-- and row_security off, so that a policy makes the reading fail rather
+-- than hide rows; a column that cannot be read counts as holding ids.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_ids_held(c snowid_sql_private.snowid_config,
+	restoring boolean)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET lock_timeout = '10s'
+AS $$
+DECLARE
+	col record;
+	held boolean;
+	msg text;
+BEGIN
+	IF (SELECT s.is_called FROM snowid_sql_private.snowid_position s) THEN
+		RETURN 'This database issued ids: its generator (snowid_sql_private.snowid_position) has moved.';
+	END IF;
+	IF c.worker_server <> snowid_sql_private.snowid_sql_here() THEN
+		RETURN format('The row comes from another server, which issued ids with it (it was stamped there: %s): a restored dump or a copy, whose tables hold those ids.',
+					  c.worker_server);
+	END IF;
+	IF restoring THEN
+		RETURN NULL;
+	END IF;
+	FOR col IN
+		WITH RECURSIVE issuing(f) AS (
+			SELECT 'snowid_sql_private.snowid_sql_next(boolean)'::regprocedure::oid
+			UNION
+			SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
+			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+		), defaults(rel, num, typ) AS (
+			SELECT ad.adrelid, ad.adnum, NULL::oid
+			FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+			WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_proc'::regclass
+			  AND d.refobjid IN (SELECT f FROM issuing)
+			UNION
+			SELECT NULL, NULL, d.objid
+			FROM pg_depend d
+			WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
+			  AND d.refobjid IN (SELECT f FROM issuing)
+		)
+		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name
+		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
+		WHERE r.relkind = 'r' AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
+		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
+			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
+		ORDER BY 1, 2
+	LOOP
+		BEGIN
+			EXECUTE format('SELECT EXISTS (SELECT FROM ONLY %s WHERE %I IS NOT NULL)', col.tab, col.name)
+				INTO held;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
+						  col.name, col.tab, msg);
+		END;
+		IF held THEN
+			RETURN format('The column %I of %s takes ids by its default, and holds some.', col.name, col.tab);
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END
+$$;
+
+-- Checks a new configuration row (a trigger, as the owner of the
+-- extension, who reads what it counts): its values, a lowered
+-- max_drift_ms, and a change of the layout or the epoch.
+--
+-- The rule it serves: the layout and the epoch make an id of a time and a
+-- node, and under another layout or epoch the same number stands for
+-- another time and node, so an id made after a change can equal one made
+-- before.  They change only while no id made under them may exist where
+-- this database's ids may meet it.  What the edition can know of such
+-- ids, the change is refused on (snowid_sql_ids_held()):
+-- - its generator moved (snowid_position called): this database issued;
+--   a copy of its files (a standby, a CREATE DATABASE ... TEMPLATE copy, a
+--   snapshot) brings its position along with its tables;
+-- - the row carries the stamp of another server (worker_server): a worker
+--   id was set with it there, and the ids that server issued travel with
+--   its tables (a restored dump, whose position is not dumped; a
+--   pg_createsubscriber copy; pg_upgrade), as do those of a dump of 1.0
+--   or 1.1, or of a database that claimed its worker id, whose restore
+--   gives it a stamp that names no server.  Before 1.3 the check read the
+--   position alone: the owner of a restored copy moved its epoch 30 s
+--   later, then set its gone source's worker id, and 200 of 5,000 new ids
+--   equalled ids in the restored table (test 149);
+-- - a column of this database's tables whose default takes ids holds a
+--   value: ids restored with tables whose edition did not come along (a
+--   dump of the tables alone), or loaded into them.
+-- What it cannot see stays the owner's (doc/managed.md): ids kept in a
+-- column without such a default, or outside the database.  The restore
+-- of a dump's row (snowid_sql_config_restore(), an INSERT where the row
+-- is) brings the layout and epoch its tables' ids were made under: it
+-- may set them where this database issued nothing and its row came from
+-- nowhere else, whatever the tables hold (the tables of a dump come back
+-- before the row).  An INSERT where the row is becomes such an update, and
+-- is checked as one.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_check()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	problem text := snowid_sql_private.snowid_sql_config_problem(NEW);
+	restoring boolean := coalesce(current_setting('snowid_sql.restoring', true) = 'on', false);
+	used boolean;
+	held text;
+	high timestamptz;
+BEGIN
+	-- the restore's insert: its update is checked
+	IF TG_OP = 'INSERT' AND EXISTS (SELECT FROM snowid_sql_private.snowid_config) THEN
+		RETURN NEW;
+	END IF;
+	PERFORM set_config('snowid_sql.restoring', '', true);
+	IF problem IS NOT NULL THEN
+		RAISE EXCEPTION 'invalid snowid configuration in snowid_config'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem;
+	END IF;
+	SELECT is_called INTO used FROM snowid_sql_private.snowid_position;
+	-- max_drift_ms says how far ids may lie ahead of the clock, which a
+	-- copy's floor counts: lowered below how far they lie ahead now, it
+	-- counted short, and ids came again (the attack on 1.2: 1,000 of 1,000
+	-- from a restored dump).  And a copy's row keeps its source's until
+	-- its worker id is set (snowid_sql_config_stamp() counts it).
+	IF TG_OP = 'UPDATE' AND NEW.max_drift_ms < OLD.max_drift_ms THEN
+		IF OLD.worker_server IS NOT NULL AND NEW.worker_id IS NOT DISTINCT FROM OLD.worker_id
+			AND NEW.worker_server IS NOT DISTINCT FROM OLD.worker_server
+			AND OLD.worker_server IS DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
+			RAISE EXCEPTION 'max_drift_ms of a copy cannot be lowered before its worker id is set'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The row comes from another server (a restored dump, a copy), which issued ids up to max_drift_ms ahead of its clock: setting the worker id raises the generator past them.',
+					  HINT = 'Set the worker id first (UPDATE snowid_config SET worker_id = N), then lower max_drift_ms.';
+		END IF;
+		high := snowid_sql_private.snowid_sql_high_water_time();
+		IF used AND snowid_sql_private.snowid_sql_unix_ms(high)
+			> snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms THEN
+			RAISE EXCEPTION 'max_drift_ms cannot be lowered below how far the snowid generator runs ahead of the clock'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('Ids were issued up to %s, %s ms ahead of the clock: a copy''s floor counts max_drift_ms, and would count short.',
+												 high, snowid_sql_private.snowid_sql_unix_ms(high) - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())),
+					  HINT = pg_catalog.format('Lower it once the clock has passed %s.', high);
+		END IF;
+	END IF;
+	IF (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
+		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
+		held := snowid_sql_private.snowid_sql_ids_held(OLD, restoring OR TG_OP = 'INSERT');
+		IF held IS NOT NULL THEN
+			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
+					  HINT = 'Set the layout and the epoch before the first id.  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+		END IF;
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+-- An insert of the row where one is (a restore: CREATE EXTENSION made the
+-- row before the dump's COPY of it) updates that row instead, all but its
+-- worker id: a restored database is another server, which issues no id
+-- until it is given a worker id of its own.  It carries the source's
+-- stamp into a row without a worker id, so that the worker id set there
+-- later raises the generator (snowid_sql_config_stamp()); a dump of a
+-- database that claimed its worker id (claim_worker_id, up to 1.2) has no
+-- stamp, and is given one that names no server.  The update says it is
+-- the restore's to snowid_sql_config_check() (the setting
+-- snowid_sql.restoring, for that update alone).  Fires after the check
+-- (triggers fire in the order of their names), on the row inserted.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	stamp text := coalesce(NEW.worker_server,
+						   CASE WHEN NEW.claim_worker_id THEN 'a dump of snowid_sql that claimed its worker id' END);
+	updated boolean;
+BEGIN
+	PERFORM set_config('snowid_sql.restoring', 'on', true);
+	UPDATE snowid_sql_private.snowid_config x
+	SET datacenter_id = NEW.datacenter_id, epoch = NEW.epoch,
+		datacenter_bits = NEW.datacenter_bits, worker_bits = NEW.worker_bits,
+		sequence_bits = NEW.sequence_bits, max_drift_ms = NEW.max_drift_ms,
+		max_wait_ms = NEW.max_wait_ms
+	WHERE x.singleton;
+	updated := FOUND;
+	PERFORM set_config('snowid_sql.restoring', '', true);
+	IF updated THEN
+		UPDATE snowid_sql_private.snowid_config x SET worker_server = stamp
+		WHERE x.singleton AND x.worker_id IS NULL AND stamp IS NOT NULL;
+		RETURN NULL;
+	END IF;
+	NEW.claim_worker_id := false;
+	NEW.worker_server := stamp;
+	RETURN NEW;
+END
+$$;
+
+-- A worker id set (an INSERT or UPDATE that names it) says so to
+-- snowid_sql_refix() for the rest of the transaction: the generation then
+-- held is adopted
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_worker_set()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM set_config('snowid_sql.worker_set', 'on', true);
+	RETURN NEW;
+END
+$$;
+
+-- An UPDATE that names the worker id (or worker_server) stamps it with
+-- this server, even where the value stays: so its owner sets the worker
+-- id of a copy, or after an ALTER SEQUENCE, again.  An UPDATE that names
+-- neither (the restore's of snowid_sql_config_restore(), a change of
+-- max_drift_ms on a copy) leaves the stamp as it was.  Without a worker
+-- id the row keeps the stamp it has, or is given: the server its worker id
+-- was last set on (the restore of a dump carries its source's), which says
+-- at the next stamp that it lay elsewhere.
+--
+-- A stamp over another server's (a restored dump, a pg_createsubscriber
+-- copy, pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made
+-- anew) says so to snowid_sql_config_floor() for the rest of the statement
+-- (the setting snowid_sql.copy_drift_ms, local to the transaction): the
+-- larger max_drift_ms of the row before and after, as far as that server
+-- may have issued ids ahead of its clock.  A row never stamped (a first
+-- install) sets nothing: no server issued ids with it, and a worker id set
+-- there for the first time is the operator's to make unique
+-- (doc/managed.md).
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	here text;
+	before text;
+BEGIN
+	IF NEW.worker_id IS NULL THEN
+		RETURN NEW;
+	END IF;
+	here := snowid_sql_private.snowid_sql_here();
+	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
+	IF before <> here THEN
+		PERFORM set_config('snowid_sql.copy_drift_ms',
+						   greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END)::text,
+						   true);
+	END IF;
+	NEW.worker_server := here;
+	RETURN NEW;
+END
+$$;
+
+-- After a stamp over another server's: the generator raised, so that this
+-- server's next id lies past its clock plus that max_drift_ms.  That
+-- server (stopped before, or it keeps another worker id) issued ids up to
+-- its clock plus max_drift_ms: a batch, or a clock stepped back, runs
+-- ahead of the clock, and a copy that started at its clock issued them
+-- again (a restored dump given its gone source's worker id at once: 1,000
+-- of 1,000).  One millisecond more than that: the common path reads the
+-- clock in floating point, which may lie one millisecond ahead at a
+-- boundary.  The position is only raised, never lowered, by a writer
+-- (snowid_sql_raise_floor(), snowid_sql_move()), after snowid_config_fix
+-- (triggers fire in the order of their names) made snowid_sql_fixed() with
+-- this server and adopted the generation as it is, as a writer needs.  Only
+-- the stamp pays: the common path is as it was, and its calls take the
+-- path of a clock stepped back (snowid_sql_take()) until the clock has
+-- caught up, at most max_drift_ms.  What it does not cover stays the
+-- operator's: the clocks of the two servers may differ, and that server
+-- must have stopped issuing ids with the worker id before the stamp.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_floor()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	drift_ms integer := nullif(current_setting('snowid_sql.copy_drift_ms', true), '')::integer;
+BEGIN
+	IF drift_ms IS NOT NULL THEN
+		PERFORM set_config('snowid_sql.copy_drift_ms', '', true);
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+														  + drift_ms + 2);
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+-- A replica's apply (and any session with session_replication_role =
+-- replica) changes no row of snowid_config or snowid_locks: a publication
+-- carries the publisher's rows, whose worker id and layout are not this
+-- server's (also in the initial copy, whose rows the trigger drops, so
+-- that it does not fail on the subscriber's keys)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_replica()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN NULL;
+END
+$$;
