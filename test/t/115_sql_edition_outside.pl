@@ -592,7 +592,7 @@ if ($node->pg_version->major >= 19)
 	($rc, $out, $err) = psql_as($sub->connstr('appdb'),
 		'SELECT count(snowid_next()) FROM generate_series(1, 1000)');
 	like($err,
-		qr/55000: the sequences of the snowid generator hold another server's values\nDETAIL:  snowid_generation carries another server's mark.*\nHINT:  As the owner of the extension: UPDATE snowid_config SET worker_id = N/s,
+		qr/55000: the sequences of the snowid generator hold another server's values\nDETAIL:  snowid_generation carries another server's mark.*\nHINT:  As the role that installed snowid_sql \(the owner of the extension, or the one that ran its plain script\): UPDATE snowid_config SET worker_id = N/s,
 		'B: after the subscription, the subscriber issues no id with the publisher\'s sequences');
 	$sub->safe_psql('appdb', 'UPDATE snowid_config SET max_drift_ms = 900');
 	($rc, $out, $err) = psql_as($sub->connstr('appdb'), 'SELECT snowid_next()');

@@ -100,7 +100,7 @@ BEGIN
 						THEN 'claim_worker_id of snowid_config is on, and this database holds no worker id claimed for its configuration on this server.'
 						ELSE pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed) END
 					|| '  1.3 claims no worker id; it keeps the one a database holds now as its configured one.',
-				  HINT = 'As the owner of the extension, re-assert the claim and update at once (SELECT snowid_claim(); ALTER EXTENSION snowid_sql UPDATE), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
+				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), re-assert the claim and update at once (SELECT snowid_claim(), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE, UPDATE TO ''1.3'' through pg_tle, or the update script), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
 	END IF;
 	-- the identity its claims were made under
 	SELECT pg_catalog.format('dc=%s %s', c.datacenter_id, h.name) INTO holder FROM snowid_sql_private.snowid_holder h;

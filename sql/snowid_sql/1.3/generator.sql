@@ -166,7 +166,7 @@ BEGIN
 				RAISE EXCEPTION 'the sequences of the snowid generator hold another server''s values'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
 						  DETAIL = 'snowid_generation carries another server''s mark: a subscription (FOR ALL SEQUENCES) or a copy set the generator''s sequences to that server''s values, with which ids could come again.',
-						  HINT = 'As the owner of the extension: UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter and not used by this server before (its ids may lie above the position the sequences hold now).';
+						  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter and not used by this server before (its ids may lie above the position the sequences hold now).';
 			END IF;
 			IF g IS NULL OR g >> 40 <> (snowid_sql_private.snowid_sql_fixed()).token THEN
 				g := (snowid_sql_private.snowid_sql_fixed()).token << 40;

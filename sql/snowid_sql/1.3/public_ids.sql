@@ -139,7 +139,7 @@ BEGIN
 		RAISE EXCEPTION 'snowid_public_keys holds no key'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'Public ids are made with the keys of that table.',
-				  HINT = 'As the owner of the extension, insert a key of 16 random bytes, with core functions only: INSERT INTO snowid_public_keys VALUES (''K1'', substr(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())), 1, 16), 1) (doc/managed.md).';
+				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), insert a key of 16 random bytes, with core functions only: INSERT INTO snowid_public_keys VALUES (''K1'', substr(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())), 1, 16), 1) (doc/managed.md).';
 	END IF;
 END
 $$;
