@@ -66,7 +66,10 @@ source "$SNOWID_TOP/test/versions.sh"
 # them on their standard ports, which the tests never use (they take
 # free ports of their own).
 # spin is the SPIN model checker of the protocol's model
-# (src/coord/protocol.pml, test/t/117_protocol_model.pl).
+# (src/coord/protocol.pml, test/t/117_protocol_model.pl).  valgrind counts
+# the instructions of test/bench/run --instructions
+# (test/t/077_bench_instructions.pl) and test/bench/sql-edition
+# --instructions.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -77,7 +80,7 @@ SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN-partman" gnuplot-nox flex bison libkrb5-dev
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
-	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin
+	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin valgrind
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
