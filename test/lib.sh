@@ -68,7 +68,7 @@ source "$SNOWID_TOP/test/versions.sh"
 # spin is the SPIN model checker of the protocol's model
 # (src/coord/protocol.pml, test/t/117_protocol_model.pl).  valgrind counts
 # the instructions of test/bench/run --instructions
-# (test/t/077_bench_instructions.pl) and test/bench/sql-edition
+# (test/t/078_bench_instructions.pl) and test/bench/sql-edition
 # --instructions.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
