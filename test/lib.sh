@@ -67,7 +67,10 @@ source "$SNOWID_TOP/test/versions.sh"
 # free ports of their own).
 # spin is the SPIN model checker of the protocol's model
 # (src/coord/protocol.pml, test/t/117_protocol_model.pl).  git and unzip
-# make and unpack the release archive (test/tools/dist).
+# make and unpack the release archive (test/tools/dist).  valgrind counts
+# the instructions of test/bench/run --instructions
+# (test/t/078_bench_instructions.pl) and test/bench/sql-edition
+# --instructions.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
 	libhiredis-dev pkg-config
@@ -79,7 +82,7 @@ SNOWID_PACKAGES=(
 	patroni python3-etcd etcd-server etcd-client pgbouncer
 	"postgresql-$SNOWID_PG_DEBIAN-auto-failover" pg-auto-failover-cli
 	prometheus-postgres-exporter prometheus liblz4-dev libzstd-dev curl spin
-	git unzip
+	git unzip valgrind
 )
 # What test/tools/package needs to build the Debian packages (dpkg-buildpackage,
 # pg_buildext, debhelper's pgxs sequences), lint them and run their tests
