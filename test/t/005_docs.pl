@@ -29,6 +29,8 @@
 #    wait event of wait_events.c; and everything its tables list exists.
 # 3. Every relative link resolves to a file, and every #anchor to a heading
 #    of that file (GitHub's anchors).
+# 4. doc/development.md's table of the two tiers names in its first tier
+#    the files of test/run's core_files, and every TAP file in one tier.
 use strict;
 use warnings;
 
@@ -435,6 +437,47 @@ for my $page (@pages, 'CHANGELOG.md')
 	}
 }
 cmp_ok($links, '>=', 20, "the pages link to each other ($links links)");
+
+# ---------------------------------------------------------------------------
+# The tiers: the numbers a cell of the table names ("001, 002", "064 to
+# 067": the files of test/t between them)
+my @tap_files = map { s{.*/}{}r } glob("$top/test/t/*.pl");
+sub tier_numbers
+{
+	my ($cell) = @_;
+	my %numbers;
+
+	$cell =~ s/\([^)]*\)//g;
+	while ($cell =~ /\b(\d{3})\b(?: to (\d{3})\b)?/g)
+	{
+		my ($from, $to) = ($1, $2 // $1);
+
+		$numbers{$_} = 1
+		  for grep { $_ >= $from && $_ <= $to } map { /^(\d{3})_/ ? $1 : () } @tap_files;
+		$numbers{$from} = 1;
+	}
+	return %numbers;
+}
+my (%first, %deep);
+my $tiers = 0;
+for (split /\n/, slurp_file("$top/doc/development.md"))
+{
+	$tiers = 1 if /^\| concern \| first tier \| deep tier only \|$/;
+	next unless $tiers;
+	last unless /^\|/;
+	my (undef, undef, $first, $deep) = split /\s*\|\s*/;
+	next if !defined $deep || $first =~ /^(first tier|-+)$/;
+	%first = (%first, tier_numbers($first));
+	%deep = (%deep, tier_numbers($deep));
+}
+my ($core) = slurp_file("$top/test/run") =~ /^core_files=\((.*?)^\)/ms;
+my @core = sort map { /\b(\d{3})_\w+/g } map { s/#.*//r } split /\n/, $core // '';
+is(join(' ', sort keys %first), join(' ', @core),
+	'development.md: the first tier is test/run\'s core_files');
+my @nowhere = grep { !/^(\d{3})_/ || !$first{$1} && !$deep{$1} } @tap_files;
+is("@nowhere", '', 'development.md: every TAP file is in one tier');
+my @both = grep { $first{$_} && $deep{$_} } keys %first;
+is("@both", '', 'development.md: no file is in both tiers');
 
 $shared->stop;
 done_testing();

@@ -51,12 +51,16 @@ system('tar', '-C', "$dir/tree", '-czf', "$dir/good.tar.gz", 'demo-1.0') == 0
 system('tar', '-C', "$dir/tree", '-cJf', "$dir/good-again.tar.xz", 'demo-1.0') == 0
   or die 'tar failed';
 
-# pgbuild ARGS...: its exit status, and what it printed (both streams).
+# pgbuild ENV ARGS...: its exit status, and what it printed (both
+# streams); the mirror, its list and whether downloads are off are ENV's
+# alone, not those of the run (test/tools/plain-clone runs the suite with
+# SNOWID_OFFLINE=1).
 sub pgbuild
 {
 	my ($env, @args) = @_;
 	my $out;
-	local %ENV = (%ENV, SNOWID_CACHE => "$dir/cache", %$env);
+	local %ENV = (%ENV, SNOWID_CACHE => "$dir/cache", SNOWID_OFFLINE => undef,
+		SNOWID_SOURCES => undef, SNOWID_SOURCES_LIST => undef, %$env);
 	delete $ENV{$_} for grep { !defined $ENV{$_} } keys %ENV;
 	IPC::Run::run([ $pgbuild, @args ], '>&', \$out);
 	return ($? >> 8, $out);

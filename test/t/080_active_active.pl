@@ -168,6 +168,49 @@ for my $run (@runs)
 	like($$out, qr/number of transactions actually processed: [1-9]/,
 		'pgbench on ' . $node->name . ' committed transactions');
 }
+
+# snowid's mark records written on a server since the writers began.
+sub marks_since_start
+{
+	my ($node) = @_;
+
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM pg_get_wal_records_info(
+			'$lsn_before{$node->name}', pg_current_wal_lsn())
+		WHERE resource_manager = 'snowid'});
+}
+
+# A server writes its next mark as its ids come within half a mark step
+# (SNOWID_MARK_STEP_MS, 1 s) of the last, so the writers may end before
+# one is due (400 transactions took 0.2 s on a fast machine).  Each
+# publisher writes on, an order and its lines a transaction, until its WAL
+# holds a mark record written since the writers began, then one order
+# more, so that its subscriber decodes rows on both sides of it; bounded,
+# as the clock reaches the next mark within a second.
+sub write_order
+{
+	my ($node) = @_;
+	my $side = $side{ $node->name };
+
+	$node->safe_psql('postgres', qq{
+		WITH o AS (INSERT INTO orders (side, customer) VALUES ($side, 0) RETURNING id)
+		INSERT INTO order_lines (order_id, side, qty)
+		SELECT o.id, $side, q FROM o, generate_series(1, 3) q});
+	return;
+}
+for my $node ($a_node, $both_ways ? ($b_node) : ())
+{
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+
+	while (marks_since_start($node) == 0)
+	{
+		die $node->name . ': no mark record within '
+		  . "$PostgreSQL::Test::Utils::timeout_default s of writing"
+		  if time > $deadline;
+		write_order($node);
+	}
+	write_order($node);
+}
 $_->[0]->wait_for_catchup($_->[2]) for @links;
 
 # The same rows on both sides (on 15: A's rows on B as on A, and B's own).
@@ -230,12 +273,7 @@ for my $node ($b_node, $both_ways ? ($a_node) : ())
 # The subscriptions decoded through snowid's mark records.
 for my $node ($a_node, $both_ways ? ($b_node) : ())
 {
-	cmp_ok(
-		$node->safe_psql('postgres', qq{
-			SELECT count(*) FROM pg_get_wal_records_info(
-				'$lsn_before{$node->name}', pg_current_wal_lsn())
-			WHERE resource_manager = 'snowid'}),
-		'>', 0,
+	cmp_ok(marks_since_start($node), '>', 0,
 		$node->name . ': its subscriber read through snowid mark records');
 }
 
