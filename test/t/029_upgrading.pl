@@ -224,15 +224,20 @@ sub uninstall
 # against this PostgreSQL (1.0 against 16 and later: no server of it ran
 # there) has no path here; any other failure of its make fails the test.
 my %built;
+my $builds = PostgreSQL::Test::Utils::tempdir('builds');
 
 sub install_release
 {
 	my ($release) = @_;
-	my $dir = "$sources/$release";
+	my $dir = "$builds/$release";
 	my ($ok, $out);
 
 	if (!exists $built{$release})
 	{
+		# a copy of its own: the unpacked sources are shared by the runs
+		# of every version, which would link each other's objects
+		system('cp', '-R', "$sources/$release", $dir) == 0
+		  or die "could not copy $sources/$release to $dir";
 		($ok, $out) = run_in($dir, 'make', "PG_CONFIG=$private");
 		$built{$release} = $ok;
 		if (!$ok)
