@@ -1,16 +1,13 @@
 # install.md's "Upgrading", step 1, on a build host without hiredis's
-# headers (issue 69's attack).  The step builds the new version with
-# upgrade-install.sh ("make PG_CONFIG=..."), for servers that claim from
-# Redis too.  Where pkg-config finds no hiredis, that make builds snowid
-# without Redis support, says so in one line among the compiler's, and
-# succeeds; make install then leaves the earlier release's snowid.lua in
-# place.  Step 2 loads that file again and its FCALL snowid_2_end_quiet
-# fails with "ERR Function not found"; step 3's restart does not start the
-# server at all (FATAL: this build of snowid has no Redis support), since
-# its snowid.redis_url names Redis.  A build for such servers must stop
-# where hiredis is missing (make with_hiredis=yes does), before anything
-# is installed: the page's step, run as it stands with hiredis hidden from
-# pkg-config, must fail.  (make -n: nothing is built.)
+# headers (issue 69's second attack, its test 159).  A plain make there
+# builds snowid without Redis support, says so in one line among the
+# compiler's, and succeeds; for a server that claims from Redis, step 2
+# then reloads the earlier release's snowid.lua and step 3's restart
+# leaves the server down (FATAL: this build of snowid has no Redis
+# support).  The page's step must stop where hiredis is missing, before
+# anything is built or installed (make with_hiredis=yes does): run as it
+# stands, with hiredis hidden from pkg-config, it fails and says why.
+# (make -n: nothing is built.)
 use strict;
 use warnings;
 
@@ -55,8 +52,9 @@ my ($out, $err) = ('', '');
 my $ok = IPC::Run::run(
 	[ 'bash', '-c', "cd '$top' && $make -n" ],
 	'<', \undef, '>', \$out, '2>', \$err);
-like("$out$err", qr/Redis support off: hiredis not found/,
-	'without hiredis, the build of step 1 is one without Redis support');
+like("$out$err", qr/hiredis not found by pkg-config: install libhiredis-dev/,
+	'without hiredis, step 1 says hiredis is missing and how to install it');
+unlike("$out$err", qr/Redis support off/, 'and builds nothing without Redis support');
 ok(!$ok,
 	"step 1's make (\"$make\") stops where hiredis is not found, rather than build what a server claiming from Redis cannot start with");
 
