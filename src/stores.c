@@ -170,7 +170,7 @@ snowid_store_missing(const char *setting, const char *name, const char *url)
 		GUC_check_errmsg("this build of snowid has no Redis support");
 		GUC_check_errdetail("\"%s\" names a Redis server, and this build of snowid was made without hiredis, the library it talks to Redis with.",
 							setting);
-		GUC_check_errhint("To claim from Redis, build snowid where pkg-config finds hiredis and install it (doc/install.md, \"Building without hiredis\"); otherwise claim from a PostgreSQL coordination database (a postgresql:// URL), or empty the setting and set snowid.worker_id, but only to an id that no store hands out to a server of this datacenter: an id set by hand is never re-asserted, so a store that lost its claims may grant it to another server.");
+		GUC_check_errhint("To keep claiming from Redis, install hiredis (libhiredis-dev) and build and install snowid again with make with_hiredis=yes, which stops where hiredis is missing (doc/install.md, \"Building without hiredis\"). Claim from a PostgreSQL coordination database or set snowid.worker_id by hand only for a whole datacenter that moves there together (doc/operations.md, \"Moving a datacenter to another store\"), or with an id that no store hands out: one server of a datacenter whose other servers claim from Redis would issue their ids.");
 		return true;
 	}
 #endif

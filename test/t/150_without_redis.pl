@@ -207,7 +207,7 @@ for my $setting (sort keys %urls)
 		my $err = SnowidTest::psql_error($fixed,
 			"ALTER SYSTEM SET $setting = '$url'");
 		like($err,
-			qr/ERROR:  22023: this build of snowid has no Redis support\n(.*\n)?DETAIL:  "\Q$setting\E" names a Redis server, and this build of snowid was made without hiredis, the library it talks to Redis with\.\nHINT:  To claim from Redis, build snowid where pkg-config finds hiredis and install it \(doc\/install\.md, "Building without hiredis"\); otherwise claim from a PostgreSQL coordination database \(a postgresql:\/\/ URL\), or empty the setting and set snowid\.worker_id, but only to an id that no store hands out to a server of this datacenter: an id set by hand is never re-asserted, so a store that lost its claims may grant it to another server\./,
+			qr/ERROR:  22023: this build of snowid has no Redis support\n(.*\n)?DETAIL:  "\Q$setting\E" names a Redis server, and this build of snowid was made without hiredis, the library it talks to Redis with\.\nHINT:  To keep claiming from Redis, install hiredis \(libhiredis-dev\) and build and install snowid again with make with_hiredis=yes, which stops where hiredis is missing \(doc\/install\.md, "Building without hiredis"\)\. Claim from a PostgreSQL coordination database or set snowid\.worker_id by hand only for a whole datacenter that moves there together \(doc\/operations\.md, "Moving a datacenter to another store"\), or with an id that no store hands out: one server of a datacenter whose other servers claim from Redis would issue their ids\./,
 			"$setting = '$url': refused, saying this build has no Redis support");
 		unlike($err, qr/s3cret/, "$setting = '$url': no password shown")
 		  if $url =~ /s3cret/;
@@ -224,7 +224,7 @@ my $log_offset = -s $fixed->logfile;
 SnowidTest::fails_to_start($fixed, 'a Redis URL at start',
 	qr/this build of snowid has no Redis support/,
 	qr/DETAIL:  "snowid.coordinator_url" names a Redis server, and this build of snowid was made without hiredis/,
-	qr/HINT:  To claim from Redis, build snowid where pkg-config finds hiredis and install it/);
+	qr/HINT:  To keep claiming from Redis, install hiredis \(libhiredis-dev\) and build and install snowid again with make with_hiredis=yes/);
 unlike(slurp_file($fixed->logfile, $log_offset), qr/s3cret/,
 	'a Redis URL at start: the log does not show its password');
 
