@@ -78,19 +78,6 @@ static bool snowid_checkin(const SnowidLeaseState *state);
 static char *snowid_checkin_refusal(const SnowidStoreResult *result);
 
 /*
- * snowid_checkin_fence
- *		The check-in fence of a claim for good whose claim or check-in was
- *		sent with the generator at from_ms (ms since the epoch, its next
- *		millisecond or the clock if later): a quiet period past it, which the
- *		next check-in reaches within a check-in interval and a timeout.
- */
-int64
-snowid_checkin_fence(int64 from_ms)
-{
-	return from_ms + snowid_quiet_ms();
-}
-
-/*
  * snowid_checkin_register
  *		Registers the check-in worker; called from _PG_init while
  *		preloading, with a coordinator and no lease.  It starts once

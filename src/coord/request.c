@@ -198,3 +198,18 @@ snowid_quiet_ms(void)
 	return holder_ms + snowid_coordinator_timeout_ms + snowid_max_drift_ms +
 		SNOWID_QUIET_MARGIN_MS;
 }
+
+/*
+ * snowid_checkin_fence
+ *		The check-in fence of a claim for good whose claim or check-in was
+ *		sent with the generator at from_ms (ms since the epoch, its next
+ *		millisecond or the clock if later): a quiet period past it, which the
+ *		next check-in reaches within a check-in interval and a timeout
+ *		(coord/checkin.c says why).  Here, beside snowid_quiet_ms(), so that
+ *		the claim (worker.c) and the check-in (checkin.c) share it.
+ */
+int64
+snowid_checkin_fence(int64 from_ms)
+{
+	return from_ms + snowid_quiet_ms();
+}

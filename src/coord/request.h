@@ -63,5 +63,6 @@ extern void snowid_coord_request(SnowidStoreRequest *request, char *identity,
 								 size_t len);
 extern void snowid_coord_request_times(SnowidStoreRequest *request);
 extern int64 snowid_quiet_ms(void);
+extern int64 snowid_checkin_fence(int64 from_ms);
 
 #endif							/* SNOWID_COORD_REQUEST_H */

@@ -57,7 +57,6 @@
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
-#include "coord/checkin.h"
 #include "coord/lease.h"
 #include "coord/quiet.h"
 #include "coord/recall.h"
