@@ -1,0 +1,99 @@
+# A dump restored into a database whose worker id was set first (the
+# install's steps, doc/managed.md: CREATE EXTENSION, then set the worker
+# id; then the data comes).  The restore of the row (an insert where the
+# row is, snowid_sql_config_restore()) brings the source's layout, epoch
+# and max_drift_ms, and carries the source's stamp only into a row without
+# a worker id: here the row keeps this server's stamp, so nothing raises
+# the generator past what the source issued ahead of its clock
+# (snowid_sql_config_floor() runs where a worker id is set over another
+# server's stamp).  Given the source's worker id before the restore (the
+# source gone for good after its dump, as the page allows), the copy
+# starts at its clock, below the ids its source issued up to max_drift_ms
+# ahead of it.
+#
+# - The source (51/0/6/4, worker id 5, max_drift_ms 10000) issues 150,000
+#   ids in two batches, which run ahead of its clock; its owner dumps it.
+# - The new database: CREATE EXTENSION, worker id 5, then pg_restore.
+# - 5,000 new ids: none may equal a restored one.
+# - Restored as well into a fresh install whose owner then clears the
+#   stamp the restore carried (UPDATE snowid_config SET worker_server =
+#   NULL, which the stamp's trigger takes) and sets worker id 5: the row
+#   looks never stamped, nothing raises the generator, and 5,000 new ids
+#   must still equal no restored one.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use IPC::Run ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use Test::More;
+
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_worker');
+
+my $node = PostgreSQL::Test::Cluster->new('restore_after_worker');
+$node->init;
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE ROLE app LOGIN;
+	CREATE DATABASE source OWNER app;
+	CREATE DATABASE target OWNER app;
+	CREATE DATABASE cleared OWNER app;
+});
+my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target cleared);
+psql_as($as{cleared}, 'CREATE EXTENSION snowid_sql');
+
+my ($rc, $out, $err) = psql_as($as{target}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5});
+is($rc, 0, 'the new database is installed and given worker id 5') or diag($err);
+
+($rc, $out, $err) = psql_as($as{source}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4, worker_id = 5,
+		max_drift_ms = 10000;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
+	INSERT INTO t (id, n) SELECT snowid_next_batch(100000), 1;
+	INSERT INTO t (id, n) SELECT snowid_next_batch(50000), 1;
+	SELECT count(*) FROM t});
+is($out, '150000', 'the source issues 150,000 ids in batches') or diag($err);
+IPC::Run::run([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
+	'>', \$out, '2>', \$err)
+  or diag($err);
+$node->safe_psql('postgres', 'DROP DATABASE source');
+IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
+	'>', \$out, '2>', \$err);
+is($? >> 8, 0, 'its dump is restored into the new database, the source gone') or diag($err);
+IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{cleared}, "$dir/source.dump" ],
+	'>', \$out, '2>', \$err);
+is($? >> 8, 0, 'and into another, a fresh install') or diag($err);
+
+($rc, $out, $err) = psql_as($as{target}, q{
+	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
+	SELECT count(*) FROM t WHERE n = 2});
+is($out, '5000', 'the new database issues 5,000 ids') or diag($err);
+is( $node->safe_psql(
+		'target', q{
+	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
+	'0', 'none of them equals an id of the restored table');
+
+# The other: its owner clears the stamp the restore carried (the column
+# worker_server, which the message of a copy names), then gives it the
+# source's worker id
+($rc, $out, $err) = psql_as($as{cleared}, q{
+	UPDATE snowid_config SET worker_server = NULL;
+	UPDATE snowid_config SET worker_id = 5;
+	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
+	SELECT count(*) FROM t WHERE n = 2});
+is($out, '5000', 'the other, its stamp cleared and given worker id 5, issues 5,000 ids') or diag($err);
+is( $node->safe_psql(
+		'cleared', q{
+	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
+	'0', 'none of them equals an id of the restored table');
+
+$node->stop;
+done_testing();
