@@ -35,26 +35,46 @@ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
 -- A prepared transaction that holds a lock on the edition's tables (the
 -- claim's row lock, say: 1.2 took it in a first call, which a prepared
--- transaction keeps across restarts) would keep this update waiting for
--- good: it refuses instead, naming it
+-- transaction keeps across restarts; or a mere read of snowid_config, which
+-- PUBLIC may) would keep this update waiting for good, and every
+-- snowid_next() behind it: it refuses instead, naming it.  A prepared
+-- transaction's locks are those of pg_locks without a pid (before 1.3.0's
+-- fixes the check looked for them under virtualtransaction '-1/<xid>',
+-- where no version lists them, and missed one that read snowid_config:
+-- test 173).  Then the update takes the locks its changes need on the
+-- edition's tables at once, waiting at most 10 s (the update's
+-- lock_timeout, for the rest of the script too): a session that holds one
+-- longer is named rather than waited for.
+SELECT pg_catalog.set_config('lock_timeout', '10s', true);
 DO $$
 DECLARE
-	gid text;
+	gids text;
 BEGIN
-	SELECT x.gid INTO gid
+	SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_literal(x.gid), ', ') INTO gids
 	FROM pg_catalog.pg_prepared_xacts x
-	JOIN pg_catalog.pg_locks l
-		ON l.virtualtransaction OPERATOR(pg_catalog.=) ('-1/' OPERATOR(pg_catalog.||) x.transaction::text)
-	JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation
-	WHERE c.relnamespace OPERATOR(pg_catalog.=) 'snowid_sql_private'::pg_catalog.regnamespace
-	  AND x.database OPERATOR(pg_catalog.=) pg_catalog.current_database()
-	LIMIT 1;
-	IF FOUND THEN
+	WHERE x.database OPERATOR(pg_catalog.=) pg_catalog.current_database()
+	  AND EXISTS (SELECT FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation
+				  WHERE l.pid IS NULL
+					AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
+														   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+					AND c.relnamespace OPERATOR(pg_catalog.=) ANY (ARRAY['snowid_sql_private'::pg_catalog.regnamespace,
+																	  '@extschema@'::pg_catalog.regnamespace]::pg_catalog.oid[])
+					AND c.relname OPERATOR(pg_catalog.~~) 'snowid%');
+	IF gids IS NOT NULL THEN
 		RAISE EXCEPTION 'a prepared transaction holds a lock on the tables of snowid_sql'
 			USING ERRCODE = 'object_in_use',
-				  DETAIL = pg_catalog.format('The prepared transaction %L took ids; the update would wait for it for good.', gid),
-				  HINT = pg_catalog.format('End it first (COMMIT PREPARED %L, or ROLLBACK PREPARED %L), then update.', gid, gid);
+				  DETAIL = pg_catalog.format('The prepared transactions %s of this database (pg_prepared_xacts) hold locks on the tables of snowid_sql; the update would wait for them for good.', gids),
+				  HINT = 'End them first (COMMIT PREPARED or ROLLBACK PREPARED, as a superuser or the role that prepared them), then update.';
 	END IF;
+	BEGIN
+		LOCK TABLE snowid_sql_private.snowid_config, snowid_sql_private.snowid_locks,
+			@extschema@.snowid_config IN ACCESS EXCLUSIVE MODE;
+	EXCEPTION WHEN lock_not_available THEN
+		RAISE EXCEPTION 'the tables of snowid_sql were not free within the update''s lock_timeout'
+			USING ERRCODE = 'lock_not_available',
+				  DETAIL = 'Another session, or a prepared transaction, held a lock on snowid_config or snowid_locks for 10 s; the update waits no longer, so that the sessions taking ids do not wait behind it.',
+				  HINT = 'Find it in pg_locks and pg_stat_activity (a prepared one in pg_prepared_xacts), end it, then update.';
+	END;
 END
 $$;
 
@@ -76,6 +96,15 @@ $$;
 -- update at once, or set a worker id yourself.  It does not leave the
 -- worker id unset instead: the application would stop at once, and the
 -- claim would stay in the coordination database with nobody knowing it.
+--
+-- And an answer since the start is not a claim held now: a coordination
+-- database that forgot its claims (restored, failed over, emptied) gives
+-- a worker id nobody re-asserted within its quiet period to the next new
+-- claim (before 1.3.0's fixes the update kept it, and two databases
+-- issued with it: test 171).  So the update re-asserts the claim itself,
+-- through 1.2's claim (its own transaction's: refused or unreachable, the
+-- update fails and changes nothing), and keeps the worker id only where
+-- the coordination database confirms it now.
 DO $$
 DECLARE
 	c snowid_sql_private.snowid_config;
@@ -83,6 +112,10 @@ DECLARE
 	stale boolean;
 	answered timestamptz;
 	holder text;
+	r record;
+	confirmed integer;
+	msg text;
+	msg_detail text;
 BEGIN
 	SELECT * INTO c FROM snowid_sql_private.snowid_config;
 	IF NOT FOUND OR NOT c.claim_worker_id THEN
@@ -101,6 +134,22 @@ BEGIN
 						ELSE pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed) END
 					|| '  1.3 claims no worker id; it keeps the one a database holds now as its configured one.',
 				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), re-assert the claim and update at once (SELECT snowid_claim(), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE, UPDATE TO ''1.3'' through pg_tle, or the update script), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
+	END IF;
+	-- re-asserted now
+	BEGIN
+		SELECT * INTO r FROM snowid_sql_private.snowid_sql_claim_owned();
+		confirmed := r.worker_id;
+	EXCEPTION WHEN OTHERS THEN
+		GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, msg_detail = PG_EXCEPTION_DETAIL;
+	END;
+	IF msg IS NOT NULL OR confirmed IS DISTINCT FROM claimed THEN
+		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.3 while its claimed worker id is not confirmed'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('The coordination database did not confirm worker id %s when the update re-asserted it (%s): it may have given it to another server.',
+											 claimed, coalesce(msg OPERATOR(pg_catalog.||) coalesce(': ' OPERATOR(pg_catalog.||) msg_detail, ''),
+															   'it answered worker id ' OPERATOR(pg_catalog.||) coalesce(confirmed::text, 'none')))
+					|| '  1.3 claims no worker id; it keeps the one a database holds now as its configured one.',
+				  HINT = 'Where the coordination database is reachable again, try the update again.  Otherwise, as the role that installed snowid_sql, stop the database issuing ids (UPDATE snowid_config SET claim_worker_id = false, worker_id = NULL), update, and take a worker id with the provisioning script (doc/managed.md, "Updating to 1.3").';
 	END IF;
 	-- the identity its claims were made under
 	SELECT pg_catalog.format('dc=%s %s', c.datacenter_id, h.name) INTO holder FROM snowid_sql_private.snowid_holder h;

@@ -130,15 +130,22 @@ $$;
 -- What says that ids made under the layout and epoch of the row c may
 -- exist, as a sentence, or NULL; restoring leaves out the tables (see
 -- snowid_sql_config_check(), which states the rule).  A column takes ids
--- where its default, or its domain's, depends on a function that issues
--- them (pg_depend: snowid_next(), snowid_serial(prefix), and an
--- SQL-standard function of the application's that calls one of them),
--- in a table that is neither temporary (its ids are this database's
+-- where its default, or its domain's, depends on any function of the
+-- extension (pg_depend: snowid_next(), snowid_next_batch(),
+-- snowid_serial(prefix), ..., and an SQL-standard function of the
+-- application's that calls one of them): fail-safe, it counts a default
+-- that only decodes an id too, rather than chase which functions issue.
+-- In a table that is neither temporary (its ids are this database's
 -- generator's, which the position counts) nor a view or a foreign table
--- (whose reading would run other code).  Each is read with ONLY (no child
--- of it, which may be a foreign table; a partition has its own default)
--- and row_security off, so that a policy makes the reading fail rather
--- than hide rows; a column that cannot be read counts as holding ids.
+-- (whose reading would run other code).  A plain table is read with ONLY
+-- (no child of it, which may be a foreign table); a partitioned table
+-- whole, with its partitions, whose own columns have no default where
+-- they were made apart and attached (before 1.3.0's fixes the guard read
+-- plain tables alone, and a partitioned table's ids were missed: test
+-- 168), unless a partition is a foreign table, which counts as holding
+-- ids.  Read with row_security off, so that a policy makes the reading
+-- fail rather than hide rows; a column that cannot be read counts as
+-- holding ids.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_ids_held(c snowid_sql_private.snowid_config,
 	restoring boolean)
 RETURNS text
@@ -164,7 +171,10 @@ BEGIN
 	END IF;
 	FOR col IN
 		WITH RECURSIVE issuing(f) AS (
-			SELECT 'snowid_sql_private.snowid_sql_next(boolean)'::regprocedure::oid
+			SELECT d.objid FROM pg_depend d
+			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+			  AND d.deptype = 'e'
+			  AND d.refobjid = (SELECT e.oid FROM pg_extension e WHERE e.extname = 'snowid_sql')
 			UNION
 			SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
 			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
@@ -179,16 +189,22 @@ BEGIN
 			WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
 			  AND d.refobjid IN (SELECT f FROM issuing)
 		)
-		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name
+		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted
 		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-		WHERE r.relkind = 'r' AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
 		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
 		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
 			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
 		ORDER BY 1, 2
 	LOOP
+		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
+								  WHERE p.relkind = 'f') THEN
+			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
+						  col.name, col.tab);
+		END IF;
 		BEGIN
-			EXECUTE format('SELECT EXISTS (SELECT FROM ONLY %s WHERE %I IS NOT NULL)', col.tab, col.name)
+			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL)',
+						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name)
 				INTO held;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
@@ -244,7 +260,12 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	problem text := snowid_sql_private.snowid_sql_config_problem(NEW);
-	restoring boolean := coalesce(current_setting('snowid_sql.restoring', true) = 'on', false);
+	-- the restore's update (snowid_sql_config_restore()), in a trigger: the
+	-- owner's SET snowid_sql.restoring = on of a statement of its own
+	-- (trigger depth 1) counts for nothing (before 1.3.0's fixes it made
+	-- the guard read no table: test 168)
+	restoring boolean := coalesce(current_setting('snowid_sql.restoring', true) = 'on', false)
+		AND pg_trigger_depth() > 1;
 	used boolean;
 	held text;
 	high timestamptz;
@@ -308,6 +329,21 @@ $$;
 -- the restore's to snowid_sql_config_check() (the setting
 -- snowid_sql.restoring, for that update alone).  Fires after the check
 -- (triggers fire in the order of their names), on the row inserted.
+--
+-- A row that has a worker id (the install's steps: CREATE EXTENSION, the
+-- worker id set, then the data restored) keeps its datacenter id with it:
+-- the node is the one its owner gave it, never the source's datacenter
+-- with a local worker id, which another server of that datacenter may
+-- hold (before 1.3.0's fixes the restore took the datacenter id: test
+-- 174).  Where they do not fit the restored layout, the worker id goes
+-- (and the row takes the source's datacenter id and stamp, as a row
+-- without one): the owner sets both again.  And since the restored
+-- tables hold ids the source issued up to its max_drift_ms ahead of its
+-- clock, the generator is raised past them, as for a worker id set over
+-- another server's stamp (snowid_sql.copy_drift_ms, which
+-- snowid_sql_config_floor() reads after the update): before 1.3.0's fixes
+-- nothing raised it, and given its gone source's worker id the database
+-- issued the restored ids again (test 172).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -316,11 +352,24 @@ AS $$
 DECLARE
 	stamp text := coalesce(NEW.worker_server,
 						   CASE WHEN NEW.claim_worker_id THEN 'a dump of snowid_sql that claimed its worker id' END);
+	here snowid_sql_private.snowid_config;
+	keep boolean;
 	updated boolean;
 BEGIN
+	SELECT * INTO here FROM snowid_sql_private.snowid_config;
+	keep := here.worker_id IS NOT NULL
+		AND here.datacenter_id BETWEEN 0 AND (1 << NEW.datacenter_bits) - 1
+		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
+	IF keep THEN
+		PERFORM set_config('snowid_sql.copy_drift_ms',
+						   greatest(NEW.max_drift_ms, here.max_drift_ms)::text, true);
+	END IF;
+	IF here.worker_id IS NOT NULL AND NOT keep THEN
+		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
+	END IF;
 	PERFORM set_config('snowid_sql.restoring', 'on', true);
 	UPDATE snowid_sql_private.snowid_config x
-	SET datacenter_id = NEW.datacenter_id, epoch = NEW.epoch,
+	SET datacenter_id = CASE WHEN keep THEN x.datacenter_id ELSE NEW.datacenter_id END, epoch = NEW.epoch,
 		datacenter_bits = NEW.datacenter_bits, worker_bits = NEW.worker_bits,
 		sequence_bits = NEW.sequence_bits, max_drift_ms = NEW.max_drift_ms,
 		max_wait_ms = NEW.max_wait_ms
@@ -379,10 +428,17 @@ DECLARE
 	here text;
 	before text;
 BEGIN
+	here := snowid_sql_private.snowid_sql_here();
 	IF NEW.worker_id IS NULL THEN
+		-- the owner's UPDATE of worker_server neither clears a stamp nor
+		-- writes this server's: either would make a copy's row look never
+		-- stamped, or stamped here, and its worker id set next would raise
+		-- nothing (before 1.3.0's fixes, SET worker_server = NULL: test 172)
+		IF TG_OP = 'UPDATE' AND (NEW.worker_server IS NULL OR NEW.worker_server = here) THEN
+			NEW.worker_server := OLD.worker_server;
+		END IF;
 		RETURN NEW;
 	END IF;
-	here := snowid_sql_private.snowid_sql_here();
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
 	IF before <> here THEN
 		PERFORM set_config('snowid_sql.copy_drift_ms',
@@ -408,12 +464,16 @@ $$;
 -- this server and adopted the generation as it is, as a writer needs.  Only
 -- the stamp pays: the common path is as it was, and its calls take the
 -- path of a clock stepped back (snowid_sql_take()) until the clock has
--- caught up, at most max_drift_ms.  What it does not cover stays the
--- operator's: the clocks of the two servers may differ, and that server
+-- caught up, at most max_drift_ms.  SECURITY DEFINER, so that the
+-- installing role, whose writes fire it, needs no EXECUTE on
+-- snowid_sql_raise_floor() (before 1.3.0's fixes it had it, and moved the
+-- generator to 2070 with one call: test 175).  What it does not cover
+-- stays the operator's: the clocks of the two servers may differ, and that server
 -- must have stopped issuing ids with the worker id before the stamp.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_floor()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -421,6 +481,9 @@ DECLARE
 BEGIN
 	IF drift_ms IS NOT NULL THEN
 		PERFORM set_config('snowid_sql.copy_drift_ms', '', true);
+		-- a setting any session may set: never more than the row allows
+		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
+											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
 		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
 														  + drift_ms + 2);
 	END IF;

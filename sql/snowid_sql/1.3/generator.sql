@@ -206,7 +206,10 @@ $$;
 
 -- Moves the generator up so that its next position lies at or above
 -- floor_ms (Unix ms), as a writer (snowid_sql_move()), waiting for the
--- lock at most 10 s: a copy's worker id set (snowid_sql_config_floor())
+-- lock at most 10 s: a copy's worker id set (snowid_sql_config_floor()).
+-- Never further than the clock plus the largest max_drift_ms the table
+-- allows (an hour, snowid_config_valid) and the floor's 2 ms: a floor
+-- beyond it would stop the generator until the clock got there.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_floor(floor_ms bigint)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -220,6 +223,12 @@ DECLARE
 BEGIN
 	IF floor_rel <= 0 THEN
 		RETURN;
+	END IF;
+	IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 + 2 THEN
+		RAISE EXCEPTION 'the snowid floor % lies more than an hour ahead of the clock', floor_ms
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'A copy''s floor lies at most max_drift_ms, at most an hour, ahead of the clock; the generator would wait for the clock until then.',
+				  HINT = 'The floor is raised when a worker id is set on a copy; nothing else calls this function.';
 	END IF;
 	IF floor_rel > snowid_sql_private.snowid_sql_max_ms(c) THEN
 		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, snowid_sql_private.snowid_sql_layout(c)
