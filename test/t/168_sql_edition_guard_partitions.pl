@@ -108,7 +108,10 @@ like($err, qr/$refused.*\nDETAIL:  The column id of public\.b takes ids by its d
 # default): the guard then reads no table (the row's restore is to set the
 # layout its tables' ids were made under), and the change goes through
 # beside the table of ids
+# (the block above ran as one transaction, psql -c's, which its BEGIN made
+# explicit: its ROLLBACK took CREATE EXTENSION with it)
 ($rc, $out, $err) = psql_as($node->connstr('batch') . ' user=app', q{
+	CREATE EXTENSION IF NOT EXISTS snowid_sql;
 	CREATE TABLE c (id bigint DEFAULT snowid_next());
 	INSERT INTO c VALUES (2126664446041403392);
 	BEGIN;
