@@ -131,7 +131,9 @@ $$;
 -- exist, as a sentence, or NULL; restoring leaves out the tables (see
 -- snowid_sql_config_check(), which states the rule).  A column takes ids
 -- where its default, or its domain's, depends on any function of the
--- extension (pg_depend: snowid_next(), snowid_next_batch(),
+-- edition (its schema's and snowid_sql_private's whose names begin with
+-- snowid, also in a plain script's install; pg_depend: snowid_next(),
+-- snowid_next_batch(),
 -- snowid_serial(prefix), ..., and an SQL-standard function of the
 -- application's that calls one of them): fail-safe, it counts a default
 -- that only decodes an id too, rather than chase which functions issue.
@@ -171,10 +173,9 @@ BEGIN
 	END IF;
 	FOR col IN
 		WITH RECURSIVE issuing(f) AS (
-			SELECT d.objid FROM pg_depend d
-			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
-			  AND d.deptype = 'e'
-			  AND d.refobjid = (SELECT e.oid FROM pg_extension e WHERE e.extname = 'snowid_sql')
+			SELECT p.oid FROM pg_proc p
+			WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
+			  AND p.proname LIKE 'snowid%'
 			UNION
 			SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
 			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
