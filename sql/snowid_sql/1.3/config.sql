@@ -116,7 +116,7 @@ BEGIN
 			RAISE EXCEPTION 'snowid has no worker id on this server'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = 'The row of snowid_config was last stamped on another server, or with other sequences: a restored dump carries its source''s stamp but not its worker id, and this database issues no id until it has a worker id of its own.',
-					  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter; setting it raises the generator past every id the other server may have issued.';
+					  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET datacenter_id = D, worker_id = N, with D this server''s datacenter (a restored row carries its source''s) and N unique among the servers of that datacenter; setting it raises the generator past every id the other server may have issued.';
 		END IF;
 		RAISE EXCEPTION 'snowid has no worker id'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
