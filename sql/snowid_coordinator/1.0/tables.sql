@@ -2,7 +2,7 @@
 -- inserted it if need be.
 CREATE TABLE snowid_coordinator.datacenters (
 	datacenter integer PRIMARY KEY
-		CHECK (datacenter BETWEEN 0 AND 16777215)
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@)
 );
 
 COMMENT ON TABLE snowid_coordinator.datacenters IS
@@ -17,7 +17,7 @@ CREATE TABLE snowid_coordinator.worker_ids (
 	datacenter integer NOT NULL
 		REFERENCES snowid_coordinator.datacenters,
 	worker_id integer NOT NULL
-		CHECK (worker_id BETWEEN 0 AND 16777215),
+		CHECK (worker_id BETWEEN 0 AND @SNOWID_MAX_ID@),
 	holder text
 		CHECK (octet_length(holder) BETWEEN 1 AND 512),
 	on_lease boolean NOT NULL DEFAULT false,
