@@ -939,9 +939,9 @@ local function claim_1(keys, args)
 end
 
 -- A function of a server, which refuses an identity (args[1]) that the
--- servers and snowid_coordinator's check_identity() would: one of 1 to 512
--- bytes without control characters, so that every answer naming a holder
--- fits the servers' SNOWID_IDENTITY_MAX
+-- servers and snowid_coordinator's check_identity() would: one of 1 to
+-- @SNOWID_IDENTITY_MAX@ bytes without control characters, so that every
+-- answer naming a holder fits the servers' buffers
 local function of_server(callback)
   return function(keys, args)
     local me = args[1]
