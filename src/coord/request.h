@@ -13,6 +13,13 @@
 #include "coord/store.h"
 #include "core/mark.h"
 
+/*
+ * The numbers of the protocol below, and those of core/layout.h,
+ * core/mark.h and coord/store.h that the stores check, are the stores' too:
+ * snowid.lua and snowid_coordinator name them and the build writes in
+ * their values (PROTOCOL_HEADERS of the Makefile, test/tools/protocol).
+ */
+
 /* The margin a quiet period adds (the forgetting rule, coord/store.h) */
 #define SNOWID_QUIET_MARGIN_MS		1000
 
@@ -58,7 +65,7 @@
 /*
  * The quiet period the stores take for a call that declares none (a call by
  * hand, a server of release 1.2): a permanent holder's with the default
- * settings, which the stores also take its clock margin to be
+ * settings (its clock margin: SNOWID_CLOCK_MARGIN_DEFAULT_MS)
  */
 #define SNOWID_QUIET_UNDECLARED_MS \
 	(SNOWID_CHECKIN_INTERVAL_DEFAULT_MS + \
