@@ -84,8 +84,9 @@ HIREDIS_CFLAGS += -DSNOWID_HAVE_HIREDIS_SSL $(shell $(PKG_CONFIG) --cflags hired
 HIREDIS_LIBS := $(HIREDIS_SSL_LIBS) $(HIREDIS_LIBS)
 endif
 
-# The Redis function library, for FUNCTION LOAD (doc/redis.md)
-DATA += src/redis/snowid.lua
+# The Redis function library, for FUNCTION LOAD (doc/redis.md), made from
+# src/redis/snowid.lua (below)
+DATA_built += snowid.lua
 else
 SNOWID_LEFT_OUT = $(srcdir)/src/redis/% $(srcdir)/src/settings_redis.c
 HIREDIS_LIBS :=
@@ -173,7 +174,7 @@ PROVE_TESTS = test/t/*.pl
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out regress_keys.conf \
-	src/redis/snowid_lua.body src/redis/snowid_lua.h src/stores.redis \
+	snowid.lua src/redis/snowid_lua.body src/redis/snowid_lua.h src/stores.redis \
 	snowid_sql.sql snowid_sql.schema snowid_sql-update.sql snowid_sql-pg_tle.sql
 
 PG_CONFIG ?= pg_config
@@ -206,20 +207,34 @@ sql/snowid_sql--1.2--1.3.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 	1.3/serial.sql 1.3/status.sql 1.3/public_ids.sql 1.3/dumps.sql 1.3/version.sql \
 	1.2--1.3/drop.sql 1.3/comments.sql 1.3/privileges.sql)
 
-$(SQL_BUILT):
-	@mkdir -p sql
-	$(srcdir)/test/tools/sql-parts cat $(srcdir) $(patsubst $(srcdir)/%,%,$^) > $@.tmp && mv $@.tmp $@
+# The numbers of the worker-id protocol are written once, in these C
+# headers; the parts of it in other languages (the Redis function library,
+# the coordination database's extension) name them by their C names
+# between two @ (@SNOWID_MAX_ID@), which
+# test/tools/protocol replaces with their values as it makes what is
+# installed
+PROTOCOL_HEADERS = $(addprefix $(srcdir)/,src/core/layout.h src/core/mark.h \
+	src/coord/store.h src/coord/request.h)
 
-# The Redis function library is one file, src/redis/snowid.lua: installed
-# as it is (DATA, for FUNCTION LOAD), and compiled in for the EVALSHA/EVAL
-# fallback as snowid_lua.h: the file without its #! line and its comment
-# lines (snowid_lua.body), as a C string, with its SHA1 for EVALSHA and the
+$(SQL_BUILT): $(PROTOCOL_HEADERS)
+	@mkdir -p sql
+	$(srcdir)/test/tools/sql-parts cat $(srcdir) $(patsubst $(srcdir)/%,%,$(filter %.sql,$^)) > $@.parts
+	$(srcdir)/test/tools/protocol subst $(PROTOCOL_HEADERS) < $@.parts > $@.tmp && rm $@.parts && mv $@.tmp $@
+
+# The Redis function library is one file, src/redis/snowid.lua, made into
+# snowid.lua with the protocol's numbers: installed (DATA_built, for
+# FUNCTION LOAD), and compiled in for the EVALSHA/EVAL fallback as
+# snowid_lua.h: the file without its #! line and its comment lines
+# (snowid_lua.body), as a C string, with its SHA1 for EVALSHA and the
 # prefix of its function names.
-src/redis/snowid_lua.body: src/redis/snowid.lua
+snowid.lua: $(srcdir)/src/redis/snowid.lua $(PROTOCOL_HEADERS)
+	$(srcdir)/test/tools/protocol subst $(PROTOCOL_HEADERS) < $< > $@.tmp && mv $@.tmp $@
+
+src/redis/snowid_lua.body: snowid.lua
 	@mkdir -p src/redis
 	sed -e '1{/^#!/d;}' -e '/^ *--/d' $< > $@.tmp && mv $@.tmp $@
 
-src/redis/snowid_lua.h: src/redis/snowid_lua.body src/redis/snowid.lua
+src/redis/snowid_lua.h: src/redis/snowid_lua.body snowid.lua
 	{ echo '/* Generated from src/redis/snowid.lua by the Makefile: do not edit */'; \
 	  printf '#define SNOWID_REDIS_FUNCTION_PREFIX "%s"\n' \
 		"$$(sed -n "s/^local prefix = '\([a-z0-9_]*\)'$$/\1/p" $(word 2,$^))"; \
@@ -278,8 +293,9 @@ endif
 # test/tools/release has checked that snowid.control, META.json and
 # debian/changelog name one version and that what META.json provides
 # matches the control files and the files shipped (doc/install.md#releases).
-# It ships the sources: make makes the SQL scripts kept in parts and
-# src/redis/snowid_lua.h from them, with sh, sed and sha1sum.
+# It ships the sources: make makes the SQL scripts kept in parts,
+# snowid.lua and src/redis/snowid_lua.h from them, with sh, sed, awk and
+# sha1sum.
 REF ?= HEAD
 DISTDIR ?= .
 .PHONY: dist

@@ -50,25 +50,34 @@
  * MLIM + QLIM past its end.
  */
 
-/* ---- sizes and settings (override with -D) ---- */
+/* ---- sizes and settings (override with -D) ----
+ * Small numbers of the model's own, in its abstract milliseconds: not the
+ * protocol's, which snowid's C headers define and the stores take at
+ * build (test/tools/protocol).  Where a bound stands for one of those, its
+ * comment names the constant. */
 #define NS 3			/* server slots: two, and a third or a copy */
 #ifndef NW
-#define NW 2			/* worker ids 0 .. NW-1 */
+#define NW 2			/* worker ids 0 .. NW-1 (the stores take up to
+					 * SNOWID_MAX_ID) */
 #endif
 #ifndef TMAX
 #define TMAX 9			/* the store's clock runs from 1 to TMAX */
 #endif
 #ifndef LEASE
-#define LEASE 2			/* snowid.worker_lease */
+#define LEASE 2			/* snowid.worker_lease (at most
+					 * SNOWID_MAX_LEASE_MS) */
 #endif
 #ifndef DRIFT
-#define DRIFT 1			/* snowid.max_drift_ms */
+#define DRIFT 1			/* snowid.max_drift_ms (at most
+					 * SNOWID_MAX_DRIFT_MS) */
 #endif
 #ifndef CHECKIN
-#define CHECKIN 1		/* snowid.checkin_interval */
+#define CHECKIN 1		/* snowid.checkin_interval (at most
+					 * SNOWID_CHECKIN_INTERVAL_MAX_MS) */
 #endif
 #ifndef CMAX
-#define CMAX 7			/* the state record's counter is bounded here */
+#define CMAX 7			/* the state record's counter is bounded here
+					 * (the stores' bound: SNOWID_STATE_MAX) */
 #endif
 #ifndef FMAX
 #define FMAX 2			/* how often the store may forget in one run */
@@ -79,12 +88,18 @@
 					 * none) */
 #endif
 /* the quiet period a server declares: a check-in interval or a lease, plus
- * its drift budget, plus 1 (snowid.coordinator_timeout_ms is 0 here) */
+ * its drift budget, plus 1 (snowid.coordinator_timeout_ms is 0 here, the 1
+ * stands for SNOWID_QUIET_MARGIN_MS); QPERM, the least of this fleet,
+ * stands for SNOWID_QUIET_DECLARED_MIN_MS, QLIM, the most, for
+ * SNOWID_QUIET_DECLARED_MAX_MS, and MLIM, the widest clock margin, for
+ * SNOWID_CLOCK_MARGIN_MAX_MS (a generation seen is bounded by the store's
+ * clock plus it) */
 #define QPERM (CHECKIN + DRIFT + 1)
 #define QLEASE (LEASE + DRIFT + 1)
 #define QLIM (QLEASE > QPERM -> QLEASE : QPERM)
 #define MLIM M
-#define HUGE 60			/* what a fleet member may send out of bounds */
+#define HUGE 60			/* what a fleet member may send out of bounds (a
+					 * time up to SNOWID_END_UNIX_MS) */
 
 #define NONE 255		/* no worker id, no server */
 #define IMP (NS + 1)	/* the other fleet member's token and secret (a

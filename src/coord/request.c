@@ -29,10 +29,10 @@
 #include "core/wait_events.h"
 
 int			snowid_worker_id = -1;
-int			snowid_coordinator_timeout_ms = 2000;
+int			snowid_coordinator_timeout_ms = SNOWID_COORDINATOR_TIMEOUT_DEFAULT_MS;
 int			snowid_worker_lease_ms = 0;
-int			snowid_checkin_interval_ms = 5000;
-int			snowid_clock_margin_ms = 60000;
+int			snowid_checkin_interval_ms = SNOWID_CHECKIN_INTERVAL_DEFAULT_MS;
+int			snowid_clock_margin_ms = SNOWID_CLOCK_MARGIN_DEFAULT_MS;
 bool		snowid_release_on_shutdown = false;
 
 /* This server's holder secret, read again for every request */
@@ -169,11 +169,6 @@ snowid_client_sees_store(void)
 		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS);
 }
 
-/* the stores hold the longest quiet period a server declares as a number */
-StaticAssertDecl(SNOWID_QUIET_DECLARED_MAX_MS == 90601000,
-				 "snowid.lua and snowid_coordinator refuse a quiet period past 90601000 ms");
-StaticAssertDecl(SNOWID_QUIET_DECLARED_MIN_MS == 1101,
-				 "snowid.lua and snowid_coordinator refuse a quiet period below 1101 ms");
 StaticAssertDecl(SNOWID_MIN_LEASE_MS <= 1000,
 				 "the shortest quiet period is one of the shortest lease, not check-in interval (1 s)");
 StaticAssertDecl(SNOWID_CHECKIN_INTERVAL_MAX_MS <= SNOWID_MAX_LEASE_MS,

@@ -13,25 +13,38 @@
 #include "coord/store.h"
 #include "core/mark.h"
 
+/*
+ * The numbers of the protocol below, and those of core/layout.h,
+ * core/mark.h and coord/store.h that the stores check, are the stores' too:
+ * snowid.lua and snowid_coordinator name them and the build writes in
+ * their values (PROTOCOL_HEADERS of the Makefile, test/tools/protocol).
+ */
+
 /* The margin a quiet period adds (the forgetting rule, coord/store.h) */
 #define SNOWID_QUIET_MARGIN_MS		1000
 
 /*
  * The most snowid.clock_margin may be, ms: the stores refuse a wider one
- * (snowid.lua, snowid_coordinator)
+ * (snowid.lua, snowid_coordinator), and a generation later than that past
+ * their clock; and its default
  */
 #define SNOWID_CLOCK_MARGIN_MAX_MS	3600000
+#define SNOWID_CLOCK_MARGIN_DEFAULT_MS	60000
 
-/* The most snowid.coordinator_timeout_ms and snowid.checkin_interval may be */
+/*
+ * The most snowid.coordinator_timeout_ms and snowid.checkin_interval may be,
+ * and their defaults
+ */
 #define SNOWID_COORDINATOR_TIMEOUT_MAX_MS	600000
 #define SNOWID_CHECKIN_INTERVAL_MAX_MS	3600000
+#define SNOWID_COORDINATOR_TIMEOUT_DEFAULT_MS	2000
+#define SNOWID_CHECKIN_INTERVAL_DEFAULT_MS	5000
 
 /*
  * The longest quiet period a server declares (snowid_quiet_ms() with every
  * setting at its most: a lease of a day, a coordinator timeout of ten
  * minutes, a drift budget of an hour, and the margin): the stores refuse a
- * longer one as a number no snowid server sends (snowid.lua's QUIET_MAX,
- * snowid_coordinator's check_declared(), both 90601000)
+ * longer one as a number no snowid server sends
  */
 #define SNOWID_QUIET_DECLARED_MAX_MS \
 	(SNOWID_MAX_LEASE_MS + SNOWID_COORDINATOR_TIMEOUT_MAX_MS + \
@@ -45,10 +58,19 @@
  * setting at its least: a lease of 100 ms, a coordinator timeout of 1 ms,
  * no drift budget, and the margin): the stores refuse a shorter one, which
  * would let the first call after a loss end the quiet period at once
- * (snowid.lua's QUIET_MIN, snowid_coordinator's check_declared(), both 1101)
  */
 #define SNOWID_QUIET_DECLARED_MIN_MS \
 	(SNOWID_MIN_LEASE_MS + 1 + SNOWID_QUIET_MARGIN_MS)
+
+/*
+ * The quiet period the stores take for a call that declares none (a call by
+ * hand, a server of release 1.2): a permanent holder's with the default
+ * settings (its clock margin: SNOWID_CLOCK_MARGIN_DEFAULT_MS)
+ */
+#define SNOWID_QUIET_UNDECLARED_MS \
+	(SNOWID_CHECKIN_INTERVAL_DEFAULT_MS + \
+	 SNOWID_COORDINATOR_TIMEOUT_DEFAULT_MS + SNOWID_MAX_DRIFT_DEFAULT_MS + \
+	 SNOWID_QUIET_MARGIN_MS)
 
 extern int	snowid_worker_id;
 extern int	snowid_checkin_interval_ms;

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "core/config.h"
+#include "core/mark.h"
 
 /* The bit widths are set by the snowid.*_bits settings at server start */
 SnowidLayout snowid_layout = {
@@ -21,5 +22,5 @@ SnowidLayout snowid_layout = {
 	.sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS
 };
 int			snowid_datacenter_id = 0;
-int			snowid_max_drift_ms = 1000;
+int			snowid_max_drift_ms = SNOWID_MAX_DRIFT_DEFAULT_MS;
 int			snowid_max_wait_ms = 2000;

@@ -31,6 +31,9 @@
 /* At most 24 bits for datacenter, worker and sequence together */
 #define SNOWID_MAX_NODE_SEQ_BITS	(SNOWID_ID_BITS - SNOWID_MIN_TIMESTAMP_BITS)
 
+/* The widest datacenter or worker id any layout allows (24 bits) */
+#define SNOWID_MAX_ID				((1 << SNOWID_MAX_NODE_SEQ_BITS) - 1)
+
 /* The default layout: 41/5/5/12 */
 #define SNOWID_DEFAULT_DATACENTER_BITS	5
 #define SNOWID_DEFAULT_WORKER_BITS		5

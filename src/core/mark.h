@@ -49,8 +49,12 @@ extern bool snowid_write_line_file(const char *path, const char *line,
 
 #define SNOWID_MARK_FILE		"snowid_state"
 
-/* The largest snowid.max_drift_ms, one hour */
+/* The largest snowid.max_drift_ms, one hour, and its default */
 #define SNOWID_MAX_DRIFT_MS		3600000
+#define SNOWID_MAX_DRIFT_DEFAULT_MS	1000
+
+/* The largest snowid.max_wait_ms, one hour */
+#define SNOWID_MAX_WAIT_MS		3600000
 
 /* The longest snowid.worker_lease, one day */
 #define SNOWID_MAX_LEASE_MS		86400000

@@ -47,11 +47,11 @@
 
 local prefix = 'snowid_2_'
 
--- Every fix of the rules below is on.  test/protocol-search turns one off
--- (--store-fix NAME=off rewrites this line of the library it loads), so
--- that its search shows the path the fix closes; a library an
--- administrator loads keeps them all.
-local FIXES = {}
+-- The numbers of the protocol below are named as in snowid's C headers
+-- (src/core/layout.h, src/core/mark.h, src/coord/store.h,
+-- src/coord/request.h), between two @, and the build writes in their
+-- values (test/tools/protocol): the library installed holds them as the
+-- servers do.
 
 -- THE FENCE RULE.  For every worker id, each new holder's first id lies
 -- above every id any earlier holder could have issued.  It is kept in one
@@ -106,7 +106,7 @@ local function ms(n) return string.format('%.0f', n) end
 local function load(keys, max)
   -- every fence is read, also of ids beyond max (a layout narrowed since),
   -- so that retiring such an id never lowers its fence
-  local any = 16777215
+  local any = @SNOWID_MAX_ID@
   if redis.replicate_commands then pcall(redis.replicate_commands) end
   local t = redis.call('TIME')
   local st = {owners = keys[1], leases = keys[2], fences = keys[3],
@@ -271,36 +271,33 @@ end
 
 -- The largest generation or counter a caller may send: every integer up to
 -- it is exact in Lua's numbers
-local SEEN_MAX = 9007199254740991
+local SEEN_MAX = @SNOWID_STATE_MAX@
 
 -- The most a call may declare of a quiet period: the longest a server
 -- declares, with every setting at its most (a lease of a day, a
 -- coordinator timeout of ten minutes, a drift budget of an hour, and a
--- second: SNOWID_QUIET_DECLARED_MAX_MS of src/coord/request.h); the most
--- it may declare of how far apart the fleet's clocks (and Redis') may lie
--- (snowid.clock_margin); and what a call that declares none is taken to:
--- a server of release 1.2 or a call by hand, as a server of the default
--- settings (5 s check-in, 2 s timeout, 1 s drift budget, 1 s) with clocks
--- a minute apart
-local QUIET_MAX, MARGIN_MAX = 90601000, 3600000
-local QUIET_DEFAULT, MARGIN_DEFAULT = 9000, 60000
+-- second); the most it may declare of how far apart the fleet's clocks
+-- (and Redis') may lie (snowid.clock_margin); and what a call that
+-- declares none is taken to: a server of release 1.2 or a call by hand, as
+-- a server of the default settings with the default clock margin
+local QUIET_MAX, MARGIN_MAX = @SNOWID_QUIET_DECLARED_MAX_MS@, @SNOWID_CLOCK_MARGIN_MAX_MS@
+local QUIET_DEFAULT, MARGIN_DEFAULT = @SNOWID_QUIET_UNDECLARED_MS@, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@
 
 -- The least a call may declare of a quiet period: the shortest a server
 -- declares, with every setting at its least (a lease of 100 ms, a
--- coordinator timeout of 1 ms, no drift budget, and a second:
--- SNOWID_QUIET_DECLARED_MIN_MS of src/coord/request.h).  A shorter one
--- would let the first call after a loss end the quiet period at once.
-local QUIET_MIN = 1101
+-- coordinator timeout of 1 ms, no drift budget, and a second).  A shorter
+-- one would let the first call after a loss end the quiet period at once.
+local QUIET_MIN = @SNOWID_QUIET_DECLARED_MIN_MS@
 
 -- The most of the other numbers a call sends: a worker id (24 bits of
 -- datacenter, worker and sequence), a lease (snowid.worker_lease's most, a
 -- day), a lease claim's wait (snowid.max_wait_ms' most, an hour), and how
 -- far past Redis' clock a time may lie (a generator, a usable time, a
 -- fence wanted or left, free()'s margin): a drift budget and a lease at
--- their most, and a day by which a server's clock may run ahead of Redis'
--- (SNOWID_FENCE_SLACK_MS of src/core/mark.h), past which the servers refuse
--- a fence as one no snowid server wrote
-local ID_MAX, LEASE_MAX, WAIT_MAX, AHEAD_MAX = 16777215, 86400000, 3600000, 176400000
+-- their most, and a day by which a server's clock may run ahead of Redis',
+-- past which the servers refuse a fence as one no snowid server wrote
+local ID_MAX, LEASE_MAX, WAIT_MAX, AHEAD_MAX =
+  @SNOWID_MAX_ID@, @SNOWID_MAX_LEASE_MS@, @SNOWID_MAX_WAIT_MS@, @SNOWID_FENCE_SLACK_MS@
 
 -- The refusal of the first of checks, each {name, value, lo, hi}, whose
 -- value is missing or outside lo..hi, or nil: an impossible number is
@@ -341,24 +338,17 @@ end
 -- none); or a refusal of numbers out of bounds.  A generation is Redis'
 -- clock when the record was made: one more than an hour (the widest clock
 -- margin) past Redis' clock now was never made, whatever the record says
--- (a record an earlier release let a caller push past it, one past the
--- other, at every call).  A generation Redis makes (see recall()) never
--- lies past that bound either, so every server that saw it can send it
--- again, after a loss too.
+-- (the record may hold one a caller pushed there, which honest servers
+-- could then never send back).  A generation Redis makes (see recall())
+-- never lies past that bound either, so every server that saw it can send
+-- it again, after a loss too.
 local function told(st, gen, counter, quiet_ms, margin)
   local seen = ((gen or '') ~= '' or (counter or '') ~= '') and
     {generation = tonumber(gen) or -1, counter = tonumber(counter) or -1}
-  local made = tonumber(string.match(st.state or '', '^(%x+) ') or '0', 16) or 0
   local gen_max = st.now + MARGIN_MAX
-  if FIXES.own_generation_bound == false then gen_max = math.max(made, gen_max) end
-  -- (FIXES.bounds false: a quiet period and a generation up to the year
-  -- 10000, the bounds of issue 55's finding 3 gone)
-  local quiet_max = QUIET_MAX
-  if FIXES.bounds == false then gen_max, quiet_max = 253402300800000, 253402300800000 end
   quiet_ms, margin = tonumber(quiet_ms), tonumber(margin)
-  local quiet_min = FIXES.quiet_min == false and 0 or QUIET_MIN
   local bad = out_of_bounds({
-    {'quiet_ms', quiet_ms or quiet_min, quiet_min, quiet_max},
+    {'quiet_ms', quiet_ms or QUIET_MIN, QUIET_MIN, QUIET_MAX},
     {'clock_margin_ms', margin or 0, 0, MARGIN_MAX},
     {'seen_generation', seen and seen.generation or 0, 0, math.min(SEEN_MAX, gen_max)},
     {'seen_counter', seen and seen.counter or 0, 0, SEEN_MAX}})
@@ -412,14 +402,14 @@ local function recall(st, quiet_ms, margin, seen)
   local forgot = lost or told_later
   if forgot then
     g = math.max(st.now, g + 1, (seen and seen.generation or 0) + 1)
-    if FIXES.own_generation_bound ~= false then g = math.min(g, st.now + MARGIN_MAX) end
+    g = math.min(g, st.now + MARGIN_MAX)
     -- held at the caller's generation by the bound: past its counter
     counter = 0
     if seen and g == seen.generation then
       counter = seen.counter + 1
     end
     gen, run, from, til = string.format('%x', g), now_run, st.now, st.now + len
-    if was[1] and was[1] > til and FIXES.keep_quiet ~= false then til = was[1] end
+    if was[1] and was[1] > til then til = was[1] end
   else
     from, til = tonumber(from), tonumber(til)
     if til > st.now and from + len > til then til = from + len end
@@ -462,7 +452,7 @@ end
 -- loss (no quiet period noted, or one an administrator ended) it changes
 -- nothing.
 local function stale(st, confirmed, quiet_ms)
-  if confirmed == nil or FIXES.confirmed_reassert == false then return false end
+  if confirmed == nil then return false end
   local from, til = st.quiet_from, st.quiet_until
   if from == nil or til == nil or til <= from then return false end
   local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
@@ -501,10 +491,12 @@ end
 local function new_datacenter(keys, args)
   local st = load(keys, 0)
   if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil or
-      (FIXES.new_proved ~= false and redis.call('EXISTS', keys[1], keys[2], keys[3]) > 0) then
+      redis.call('EXISTS', keys[1], keys[2], keys[3]) > 0 then
     return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims, fences or a state record already')
   end
-  if FIXES.new_proved ~= false then
+  -- nor while Redis may have evicted all three (its policy evicts keys
+  -- without an expiry, or cannot be read)
+  do
     local ok, info = pcall(redis.call, 'INFO', 'memory')
     local policy = ok and type(info) == 'string' and
       string.match(info, 'maxmemory_policy:([%w-]+)')
@@ -706,7 +698,6 @@ local function claim(keys, args)
   -- a lease and gave it back (its cache file went then), and another
   -- server may issue with it now
   local reasserts = reassert == '1' and (keep == want or keep == prefer)
-  if held and FIXES.held_named == false then reasserts = true end
   -- a restart whose last granted call lies before the last loss, by more
   -- than a live holder's: a new claim, even of an id Redis holds for it
   -- (Redis may have gone back to a state before that id went to another)
@@ -948,14 +939,14 @@ local function claim_1(keys, args)
 end
 
 -- A function of a server, which refuses an identity (args[1]) that the
--- servers and snowid_coordinator's check_identity() would: one of 1 to 512
--- bytes without control characters, so that every answer naming a holder
--- fits the servers' SNOWID_IDENTITY_MAX
+-- servers and snowid_coordinator's check_identity() would: one of 1 to
+-- @SNOWID_IDENTITY_MAX@ bytes without control characters, so that every
+-- answer naming a holder fits the servers' buffers
 local function of_server(callback)
   return function(keys, args)
     local me = args[1]
-    if type(me) ~= 'string' or #me < 1 or #me > 512 or string.find(me, '%c') then
-      return redis.error_reply('SNOWID_USAGE an identity has 1 to 512 bytes, no control characters')
+    if type(me) ~= 'string' or #me < 1 or #me > @SNOWID_IDENTITY_MAX@ or string.find(me, '%c') then
+      return redis.error_reply('SNOWID_USAGE an identity has 1 to @SNOWID_IDENTITY_MAX@ bytes, no control characters')
     end
     return callback(keys, args)
   end

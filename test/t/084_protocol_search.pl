@@ -71,13 +71,13 @@ SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
 	'redis-server');
 
 my $search = "$FindBin::RealBin/../protocol-search";
-my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
+my $library = "$FindBin::RealBin/../../snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
 # The tree's own pieces
 my $ready = 1;
 $ready &= ok(-f $library,
-	"the function library is in the source tree ($library)");
+	"the function library is made in the source tree ($library)");
 $ready &= ok(-x $search, 'test/protocol-search is there and executable');
 if (!$ready)
 {

@@ -59,7 +59,7 @@ $ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 
 my $search = "$FindBin::RealBin/../protocol-search";
 my $extension = "$FindBin::RealBin/../../sql/snowid_coordinator--1.0.sql";
-my $library = "$FindBin::RealBin/../../src/redis/snowid.lua";
+my $library = "$FindBin::RealBin/../../snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
 # The tree's own pieces

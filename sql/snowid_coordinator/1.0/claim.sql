@@ -88,7 +88,7 @@ BEGIN
 	-- server's clock and the margin it declares
 	IF confirmed_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_ms('confirmed_ms', confirmed_ms, 0,
-			now_ms + coalesce(clock_margin_ms, 60000),
+			now_ms + coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@),
 			'the clock of the coordination server and the clock margin declared');
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -154,12 +154,6 @@ BEGIN
 	-- server moved that id onto a lease and gave it back (its cache file
 	-- went then), and another server may issue with it now
 	reasserts := reassert AND keep IN (want, prefer);
-	IF NOT snowid_coordinator.fixed('held_named') AND
-		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-				WHERE x.datacenter = dc AND x.worker_id = keep
-				  AND x.holder = me AND NOT x.on_lease) THEN
-		reasserts := true;
-	END IF;
 	-- a restart whose last granted call lies before the last loss, by more
 	-- than a live holder's: a new claim, even of an id the database holds
 	-- for it (it may have gone back to a state before that id went to

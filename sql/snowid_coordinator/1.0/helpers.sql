@@ -3,16 +3,11 @@
 -- retiring an id.  Called only by the functions below, as their owner.
 -- -----------------------------------------------------------------------
 
--- Whether a fix of the rules below is on: always.  test/protocol-search
--- replaces this body when it loads this script with --store-fix NAME=off,
--- so that its search shows the path the fix closes.
-CREATE FUNCTION snowid_coordinator.fixed(fix text)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-	SELECT true
-$$;
+-- The numbers of the protocol in the parts of this script are named as in
+-- snowid's C headers (src/core/layout.h, src/core/mark.h,
+-- src/coord/store.h, src/coord/request.h), between two @, and the build
+-- writes in their values (test/tools/protocol): the script installed holds
+-- them as the servers do.
 
 -- Refuses a null argument
 CREATE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
@@ -29,7 +24,7 @@ END
 $$;
 
 -- Refuses a datacenter or worker id (or -1 where lo is -1: none) outside
--- lo..16777215, the most a layout's 24 bits of datacenter, worker and
+-- lo..@SNOWID_MAX_ID@, the most a layout's 24 bits of datacenter, worker and
 -- sequence allow
 CREATE FUNCTION snowid_coordinator.check_id(what text, value integer,
 											lo integer)
@@ -39,10 +34,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM snowid_coordinator.check_given(what, value);
-	IF value < lo OR value > 16777215 THEN
+	IF value < lo OR value > @SNOWID_MAX_ID@ THEN
 		RAISE EXCEPTION '% is out of range: %', what, value
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = format('%s must lie between %s and 16777215%s.',
+				  DETAIL = format('%s must lie between %s and @SNOWID_MAX_ID@%s.',
 								  what, lo,
 								  CASE WHEN lo < 0 THEN ', -1 meaning none'
 									   ELSE '' END);
@@ -51,20 +46,19 @@ END
 $$;
 
 -- Refuses a time or a duration (Unix ms, or ms) outside lo up to hi,
--- which why explains (a phrase): by default 253402300800000, the year
+-- which why explains (a phrase): by default @SNOWID_END_UNIX_MS@, the year
 -- 10000.  The tighter bounds of what a caller sends are fixed as the
 -- servers' settings bound it: a lease of a day (snowid.worker_lease's
 -- most), a wait of an hour (snowid.max_wait_ms'), a quiet period of
--- 90601000 ms (the longest a server declares: a lease of a day, a
--- coordinator timeout of ten minutes, a drift budget of an hour and a
--- second; SNOWID_QUIET_DECLARED_MAX_MS of snowid's src/coord/request.h),
--- and a time 176400000 ms past this server's clock (two days and an hour:
--- a drift budget and a lease at their most, and a day by which a server's
--- clock may run ahead; the servers refuse a later fence as one no snowid
--- server wrote).  The same bounds as snowid.lua's.
+-- @SNOWID_QUIET_DECLARED_MAX_MS@ ms (the longest a server declares: a
+-- lease of a day, a coordinator timeout of ten minutes, a drift budget of
+-- an hour and a second), and a time @SNOWID_FENCE_SLACK_MS@ ms past this
+-- server's clock (two days and an hour: a drift budget and a lease at
+-- their most, and a day by which a server's clock may run ahead; the
+-- servers refuse a later fence as one no snowid server wrote).
 CREATE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
 											lo bigint,
-											hi bigint DEFAULT 253402300800000,
+											hi bigint DEFAULT @SNOWID_END_UNIX_MS@,
 											why text DEFAULT 'the year 10000')
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -90,12 +84,13 @@ LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT snowid_coordinator.check_ms(what, coalesce(value, 0), 0,
-		now_ms + 176400000,
+		now_ms + @SNOWID_FENCE_SLACK_MS@,
 		'two days and an hour past the clock of the coordination server: no snowid server sends a later time')
 $$;
 
--- Refuses an identity that is empty, longer than 512 bytes, holds a
--- control character, or begins as the name of a lease holder does
+-- Refuses an identity that is empty, longer than @SNOWID_IDENTITY_MAX@
+-- bytes, holds a control character, or begins as the name of a lease
+-- holder does
 CREATE FUNCTION snowid_coordinator.check_identity(identity text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -103,10 +98,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM snowid_coordinator.check_given('identity', identity);
-	IF octet_length(identity) NOT BETWEEN 1 AND 512 THEN
+	IF octet_length(identity) NOT BETWEEN 1 AND @SNOWID_IDENTITY_MAX@ THEN
 		RAISE EXCEPTION 'invalid identity of % bytes', octet_length(identity)
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'An identity has 1 to 512 bytes.';
+				  DETAIL = 'An identity has 1 to @SNOWID_IDENTITY_MAX@ bytes.';
 	END IF;
 	IF identity ~ '[\x01-\x1f\x7f]' THEN
 		RAISE EXCEPTION 'invalid identity'

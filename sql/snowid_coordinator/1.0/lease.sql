@@ -64,12 +64,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_identity(me);
 	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('max', hi, 0);
-	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, 86400000,
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, @SNOWID_MAX_LEASE_MS@,
 		'a day, the longest lease of a snowid server');
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0);
 	PERFORM snowid_coordinator.check_ms('usable_ms', usable, 0);
 	PERFORM snowid_coordinator.check_id('prefer', prefer, -1);
-	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0, 3600000,
+	PERFORM snowid_coordinator.check_ms('wait_ms', wait_ms, 0, @SNOWID_MAX_WAIT_MS@,
 		'an hour, the longest wait of a snowid server');
 	PERFORM snowid_coordinator.check_token(tok);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
@@ -78,7 +78,7 @@ BEGIN
 	-- the fence it writes, a lease past client_ms: no later than the
 	-- servers take one
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
-		now_ms + 176400000 - lease,
+		now_ms + @SNOWID_FENCE_SLACK_MS@ - lease,
 		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -231,7 +231,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_identity(me);
 	PERFORM snowid_coordinator.check_secret(secret);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
-	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, 86400000,
+	PERFORM snowid_coordinator.check_ms('lease_ms', lease, 1, @SNOWID_MAX_LEASE_MS@,
 		'a day, the longest lease of a snowid server');
 	PERFORM snowid_coordinator.check_ms('want_ms', want, 0);
 	PERFORM snowid_coordinator.check_token(tok);

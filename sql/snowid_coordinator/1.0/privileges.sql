@@ -1,6 +1,5 @@
 -- Only the owner calls anything until granted (see the top of this file)
 REVOKE ALL ON FUNCTION
-	snowid_coordinator.fixed(text),
 	snowid_coordinator.check_given(text, anyelement),
 	snowid_coordinator.check_id(text, integer, integer),
 	snowid_coordinator.check_ms(text, bigint, bigint, bigint, text),

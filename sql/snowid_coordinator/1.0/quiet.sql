@@ -71,9 +71,9 @@ $$;
 -- Refuses a quiet period or a clock margin a caller declares (ms; NULL:
 -- none) out of bounds: a quiet period from the shortest a server declares
 -- (a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget, and
--- a second: SNOWID_QUIET_DECLARED_MIN_MS of snowid's src/coord/request.h;
--- a shorter one would let the first call after a loss end the quiet period
--- at once) up to the longest (see check_ms()), a margin up to an hour
+-- a second; a shorter one would let the first call after a loss end the
+-- quiet period at once) up to the longest (see check_ms()), a margin up to
+-- an hour
 CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
 												  clock_margin_ms bigint)
 RETURNS void
@@ -83,15 +83,14 @@ AS $$
 BEGIN
 	IF quiet_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_ms('quiet_ms', quiet_ms,
-			CASE WHEN snowid_coordinator.fixed('quiet_min') THEN 1101 ELSE 0 END,
-			CASE WHEN snowid_coordinator.fixed('bounds') THEN 90601000
-				 ELSE 253402300800000 END,
+			@SNOWID_QUIET_DECLARED_MIN_MS@,
+			@SNOWID_QUIET_DECLARED_MAX_MS@,
 			'from the shortest quiet period a snowid server declares, a lease of 100 ms, a coordinator timeout of 1 ms, no drift budget and a second, to the longest, a lease of a day, a coordinator timeout of ten minutes, a drift budget of an hour and a second');
 	END IF;
-	IF clock_margin_ms < 0 OR clock_margin_ms > 3600000 THEN
+	IF clock_margin_ms < 0 OR clock_margin_ms > @SNOWID_CLOCK_MARGIN_MAX_MS@ THEN
 		RAISE EXCEPTION 'clock_margin_ms is out of range: %', clock_margin_ms
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'clock_margin_ms must lie between 0 and 3600000 ms (an hour).';
+				  DETAIL = 'clock_margin_ms must lie between 0 and @SNOWID_CLOCK_MARGIN_MAX_MS@ ms (an hour).';
 	END IF;
 END
 $$;
@@ -110,8 +109,9 @@ $$;
 -- whose holder may have issued up to then.  What a call does not declare
 -- (a call by hand, a caller of another release) counts as a server of the
 -- default settings for that call only, which the row does not keep: a
--- quiet period of 9 s (check-in 5 s, timeout 2 s, drift budget 1 s, 1 s)
--- and clocks a minute apart; such a call writes the row only if it
+-- quiet period of @SNOWID_QUIET_UNDECLARED_MS@ ms (the default check-in
+-- interval, timeout and drift budget, and a second) and clocks
+-- @SNOWID_CLOCK_MARGIN_DEFAULT_MS@ ms apart; such a call writes the row only if it
 -- changes.
 --
 -- No call ends or shortens a quiet period that runs: a new one, started
@@ -128,10 +128,10 @@ $$;
 -- generation at the caller's, a counter past the caller's), so that no
 -- server that saw at most that state says it again.  A generation later
 -- than an hour past this server's clock was never made, whatever the row
--- says (one an earlier release let a caller push past it, one past the
--- other, at every call): it is refused, and a generation made here never
--- lies past that bound either, so every server that saw it can send it
--- again, after a loss too.  The same rules as snowid.lua's recall().
+-- says (the row may hold one a caller pushed there, which honest servers
+-- could then never send back): it is refused, and a generation made here
+-- never lies past that bound either, so every server that saw it can send
+-- it again, after a loss too.  The same rules as snowid.lua's recall().
 CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  clock_margin_ms bigint,
@@ -160,17 +160,13 @@ BEGIN
 	-- now was never made
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 		coalesce(seen_generation, 0), 0,
-		CASE WHEN NOT snowid_coordinator.fixed('bounds')
-			 THEN 253402300800000
-			 WHEN snowid_coordinator.fixed('own_generation_bound')
-			 THEN now_ms + 3600000
-			 ELSE greatest(d.generation, now_ms + 3600000) END,
+		now_ms + @SNOWID_CLOCK_MARGIN_MAX_MS@,
 		'an hour past the clock of the coordination server: no later generation was made');
 	was := d;
 	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
 	d.widest_margin_ms := greatest(d.widest_margin_ms,
 								   coalesce(clock_margin_ms, 0));
-	len := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 9000));
+	len := greatest(d.longest_quiet_ms, coalesce(quiet_ms, @SNOWID_QUIET_UNDECLARED_MS@));
 	lost := d.written_under IS DISTINCT FROM here;
 	told_later := coalesce(seen_generation > d.generation OR
 						   (seen_generation = d.generation AND
@@ -182,16 +178,12 @@ BEGIN
 		d.written_under := here;
 		d.generation := greatest(now_ms, d.generation + 1,
 								 coalesce(seen_generation, 0) + 1);
-		IF snowid_coordinator.fixed('own_generation_bound') THEN
-			d.generation := least(d.generation, now_ms + 3600000);
-		END IF;
+		d.generation := least(d.generation, now_ms + @SNOWID_CLOCK_MARGIN_MAX_MS@);
 		-- held at the caller's generation by the bound: past its counter
 		d.counter := CASE WHEN d.generation = seen_generation
 			THEN coalesce(seen_counter, 0) + 1 ELSE 0 END;
 		d.quiet_from_ms := now_ms;
-		d.quiet_until_ms := CASE WHEN snowid_coordinator.fixed('keep_quiet')
-			THEN greatest(now_ms + len, was.quiet_until_ms)
-			ELSE now_ms + len END;
+		d.quiet_until_ms := greatest(now_ms + len, was.quiet_until_ms);
 	ELSIF d.quiet_until_ms > now_ms AND
 		d.quiet_from_ms + len > d.quiet_until_ms THEN
 		d.quiet_until_ms := d.quiet_from_ms + len;
@@ -200,7 +192,7 @@ BEGIN
 		d.forgot_floor_ms := greatest(d.forgot_floor_ms,
 									  d.quiet_until_ms +
 									  greatest(d.widest_margin_ms,
-											   coalesce(clock_margin_ms, 60000)) +
+											   coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@)) +
 									  (d.quiet_until_ms - d.quiet_from_ms));
 	END IF;
 	IF quiet_ms IS NOT NULL THEN
@@ -255,11 +247,10 @@ LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT confirmed_ms IS NOT NULL
-		AND snowid_coordinator.fixed('confirmed_reassert')
 		AND coalesce(d.quiet_until_ms > d.quiet_from_ms, false)
 		AND confirmed_ms < d.quiet_from_ms
-			- least(d.quiet_until_ms - d.quiet_from_ms, coalesce(quiet_ms, 9000))
-			+ greatest(d.widest_margin_ms, coalesce(clock_margin_ms, 60000))
+			- least(d.quiet_until_ms - d.quiet_from_ms, coalesce(quiet_ms, @SNOWID_QUIET_UNDECLARED_MS@))
+			+ greatest(d.widest_margin_ms, coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@))
 $$;
 
 -- An administrator's step: datacenter dc, of which no server ever claimed

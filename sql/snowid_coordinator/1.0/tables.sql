@@ -2,7 +2,7 @@
 -- inserted it if need be.
 CREATE TABLE snowid_coordinator.datacenters (
 	datacenter integer PRIMARY KEY
-		CHECK (datacenter BETWEEN 0 AND 16777215)
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@)
 );
 
 COMMENT ON TABLE snowid_coordinator.datacenters IS
@@ -17,9 +17,9 @@ CREATE TABLE snowid_coordinator.worker_ids (
 	datacenter integer NOT NULL
 		REFERENCES snowid_coordinator.datacenters,
 	worker_id integer NOT NULL
-		CHECK (worker_id BETWEEN 0 AND 16777215),
+		CHECK (worker_id BETWEEN 0 AND @SNOWID_MAX_ID@),
 	holder text
-		CHECK (octet_length(holder) BETWEEN 1 AND 512),
+		CHECK (octet_length(holder) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
 	on_lease boolean NOT NULL DEFAULT false,
 	lease_expires_ms bigint,
 	lease_floor_ms bigint
@@ -51,7 +51,7 @@ CREATE TABLE snowid_coordinator.holders (
 	datacenter integer NOT NULL
 		REFERENCES snowid_coordinator.datacenters,
 	identity text NOT NULL
-		CHECK (octet_length(identity) BETWEEN 1 AND 512),
+		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
 	secret_sha256 bytea NOT NULL
 		CHECK (octet_length(secret_sha256) = 32),
 	PRIMARY KEY (datacenter, identity)
