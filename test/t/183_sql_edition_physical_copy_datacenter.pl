@@ -22,6 +22,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
+use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -48,8 +49,13 @@ $copy->init_from_backup($source, 'copy');
 $copy->start;
 $source->stop;
 
-# the page's step, for the datacenter the copy is in
-($rc, $out, $err) = psql_as($copy->connstr('appdb') . ' user=app', 'UPDATE snowid_config SET worker_id = 4');
+# the page's step, for the datacenter the copy is in (datacenter 3, where
+# the step names the datacenter id too)
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my ($step) = slurp_file("$src/doc/managed.md") =~ /^(How, before the first id:.*?)\n\n/ms;
+die 'managed.md has no step for a physical copy' unless defined $step;
+my $set = $step =~ /datacenter_id/ ? 'datacenter_id = 3, worker_id = 4' : 'worker_id = 4';
+($rc, $out, $err) = psql_as($copy->connstr('appdb') . ' user=app', "UPDATE snowid_config SET $set");
 is($rc, 0, 'the copy is given worker id 4, unique in its datacenter 3, as the page says') or diag($err);
 # another server of datacenter 1 (here a database of the copy's server)
 psql_as($copy->connstr('other') . ' user=app',
