@@ -1,0 +1,117 @@
+# The provisioning script of doc/managed.md reads the database's layout,
+# worker id and max_drift_ms (read_db: SELECT ... FROM snowid_config c,
+# snowid_status() s, unqualified, as the owner of snowid_sql) and writes
+# what it read, unchecked, into the SQL it sends to the coordination
+# database as the fleet's role (call_claim: quiet_ms => ... + $drift + ...)
+# and, at release, as the administrator (free(..., $drift + ...)).  The
+# owner of the database, whose login the script uses (DB_URL), resolves
+# those names: a schema of its own name comes first in the default
+# search_path, and a view snowid_config there with a max_drift_ms of text
+# (and an operator + (bigint, text) beside it) hands the script any text
+# without blanks.  The database's owner is not the fleet's: the edition
+# keeps it from the generator's sequences, locks and private functions
+# (doc/security.md), and the page runs the script from a host that reaches
+# both, "never from a database itself".
+#
+# - db1 claims a worker id; its owner plants the view and the operator.
+# - assert runs, as cron runs it: the fleet's role should not be changed
+#   (here the owner's text sets default_transaction_read_only on for the
+#   fleet's role, ALTER ROLE CURRENT_USER SET, which any role may do to
+#   itself; a password would do as well).
+# - Another database's claim should still be granted.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use File::Spec;
+use IPC::Run ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidClients;
+use SnowidPgCoord;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision_injection'));
+
+my %files = SnowidClients::recipes("$src/doc/managed.md");
+my $script = "$dir/snowid-worker-id";
+append_to_file($script, $files{'snowid-worker-id'});
+
+my $coord = SnowidPgCoord->new;
+my $cnode = $coord->node;
+my $coord_url = $cnode->connstr('coord');
+
+my $node = PostgreSQL::Test::Cluster->new('provision_injection');
+$node->init;
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+	CREATE ROLE app LOGIN;
+	CREATE DATABASE db1 OWNER app;
+	CREATE DATABASE db2 OWNER app;
+});
+for my $db (qw(db1 db2))
+{
+	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', 'CREATE EXTENSION snowid_sql');
+	die "CREATE EXTENSION: $err" if $rc;
+}
+
+sub run_script
+{
+	my ($db, $command, $limit) = @_;
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV,
+		DB_URL => $node->connstr($db) . ' user=app',
+		COORD_URL => "$coord_url user=coord_fleet",
+		ADMIN_URL => "$coord_url user=coord_admin",
+		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
+		INTERVAL_MS => 60000, MARGIN_MS => 1000);
+	my $h = IPC::Run::start([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err,
+		IPC::Run::timeout($limit));
+	my $ok = eval { $h->finish };
+	if (!defined $ok)
+	{
+		$h->kill_kill;
+		chomp $out;
+		return (-1, $out, "$err(still running after $limit s)");
+	}
+	chomp $out;
+	return ($ok ? 0 : $h->result, $out, $err);
+}
+
+my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+like($out, qr/^worker id \d+ of datacenter 3$/, "claim: db1 takes a worker id ($out)") or diag($err);
+
+# the owner of db1 plants its own snowid_config, first in its search_path
+($rc, $out, $err) = psql_as($node->connstr('db1') . ' user=app', q{
+	CREATE SCHEMA app;
+	CREATE FUNCTION app.plus(bigint, text) RETURNS bigint LANGUAGE sql IMMUTABLE RETURN $1 + 1000;
+	CREATE OPERATOR app.+ (LEFTARG = bigint, RIGHTARG = text, FUNCTION = app.plus);
+	CREATE VIEW app.snowid_config AS
+	SELECT c.worker_bits, c.worker_id,
+		'0,reassert=>true,seen_generation=>0,seen_counter=>0,clock_margin_ms=>60000);'
+		|| 'ALTER/**/ROLE/**/CURRENT_USER/**/SET/**/default_transaction_read_only=on;SELECT/**/(0'
+		AS max_drift_ms
+	FROM public.snowid_config c});
+is($rc, 0, 'the owner of db1 makes a view snowid_config in a schema of its name') or diag($err);
+
+($rc, $out, $err) = run_script('db1', 'assert', 120);
+note("assert: exit code $rc, $out $err");
+is( $cnode->safe_psql(
+		'coord', q{
+		SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
+		WHERE r.rolname = 'coord_fleet'}),
+	'0',
+	'assert changes nothing of the fleet\'s role');
+
+($rc, $out, $err) = run_script('db2', 'claim', 120);
+like($out, qr/^worker id \d+ of datacenter 3$/, 'another database\'s claim is still granted')
+  or diag("exit code $rc: $err");
+
+$node->stop;
+done_testing();
