@@ -5,7 +5,9 @@
 -- functions, the signatures that carried its flag, its tables (the
 -- coordination database's connection and password, the holder's name and
 -- secret, the state record), their views, its sequences and its lock;
--- then the table, the type and the lock as 1.3 makes them.
+-- then the table and the lock as 1.3 makes them.  The type
+-- snowid_sql_fixed keeps its attribute claim_worker_id, false (see
+-- objects.sql).
 
 DROP FUNCTION @extschema@.snowid_claim();
 DROP FUNCTION @extschema@.snowid_new_holder();
@@ -19,7 +21,6 @@ DROP FUNCTION snowid_sql_private.snowid_sql_claim_caller(text);
 DROP FUNCTION snowid_sql_private.snowid_sql_holder_renew();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_noted();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_now();
-DROP FUNCTION snowid_sql_private.snowid_sql_claim_stale();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_run();
 DROP FUNCTION snowid_sql_private.snowid_sql_not_owner();
 DROP FUNCTION snowid_sql_private.snowid_sql_claimed(snowid_sql_private.snowid_config);
@@ -43,4 +44,15 @@ ALTER TABLE snowid_sql_private.snowid_locks DROP CONSTRAINT snowid_locks_name_ch
 	ADD CONSTRAINT snowid_locks_name_check CHECK (name = 'generator');
 ALTER TABLE snowid_sql_private.snowid_config
 	ADD CONSTRAINT snowid_config_claim_worker_id_check CHECK (NOT claim_worker_id);
-ALTER TYPE snowid_sql_private.snowid_sql_fixed DROP ATTRIBUTE claim_worker_id;
+
+-- A call of 1.2 in flight through the update (its writer waited for the
+-- update's locks) goes on in 1.2's body once the update commits, and
+-- plans its next statement anew: snowid_sql_next_table(boolean, bigint)
+-- names snowid_sql_claim_stale() beside claim_worker_id, both kept so
+-- that it plans and goes on to 1.3's functions (before 1.3.0's fixes the
+-- update dropped them, and such calls failed with PostgreSQL's 42703 and
+-- 42883: test 184).  Nothing claims since 1.3: never stale.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_stale()
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+RETURN false;

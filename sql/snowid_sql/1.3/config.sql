@@ -128,8 +128,11 @@ END
 $$;
 
 -- What says that ids made under the layout and epoch of the row c may
--- exist, as a sentence, or NULL; restoring leaves out the tables (see
--- snowid_sql_config_check(), which states the rule).  A column takes ids
+-- exist, as a sentence, or NULL (see snowid_sql_config_check(), which
+-- states the rule).  Where bound is given (a restore's change), a column
+-- counts only where it holds an id of bound or above: one that lies,
+-- under the restored layout and epoch, past the clock plus its
+-- max_drift_ms (snowid_sql_restore_bound()).  A column takes ids
 -- where its default, or its domain's, depends on any function of the
 -- edition (its schema's and snowid_sql_private's whose names begin with
 -- snowid, also in a plain script's install; pg_depend: snowid_next(),
@@ -149,7 +152,7 @@ $$;
 -- fail rather than hide rows; a column that cannot be read counts as
 -- holding ids.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_ids_held(c snowid_sql_private.snowid_config,
-	restoring boolean)
+	bound bigint)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -167,9 +170,6 @@ BEGIN
 	IF c.worker_server <> snowid_sql_private.snowid_sql_here() THEN
 		RETURN format('The row comes from another server, which issued ids with it (it was stamped there: %s): a restored dump or a copy, whose tables hold those ids.',
 					  c.worker_server);
-	END IF;
-	IF restoring THEN
-		RETURN NULL;
 	END IF;
 	FOR col IN
 		WITH RECURSIVE issuing(f) AS (
@@ -204,21 +204,38 @@ BEGIN
 						  col.name, col.tab);
 		END IF;
 		BEGIN
-			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL)',
-						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name)
-				INTO held;
+			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL AND ($1 IS NULL OR %I >= $1))',
+						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name, col.name)
+				INTO held USING bound;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
 			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
 						  col.name, col.tab, msg);
 		END;
-		IF held THEN
+		IF held AND bound IS NOT NULL THEN
+			RETURN format('The column %I of %s takes ids by its default, and holds some that lie, under the restored layout and epoch, more than max_drift_ms ahead of the clock.',
+						  col.name, col.tab);
+		ELSIF held THEN
 			RETURN format('The column %I of %s takes ids by its default, and holds some.', col.name, col.tab);
 		END IF;
 	END LOOP;
 	RETURN NULL;
 END
 $$;
+
+-- The smallest id whose time lies, under the layout and epoch of the row
+-- c, past the clock plus its max_drift_ms: every id below it is passed by
+-- a generator raised to the clock plus max_drift_ms (0 where the clock
+-- lies before the epoch, the largest id where the layout's time has run
+-- out).
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_bound(c snowid_sql_private.snowid_config)
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN least(greatest(
+		(snowid_sql_private.snowid_sql_unix_ms(pg_catalog.clock_timestamp()) + c.max_drift_ms + 1
+		 - snowid_sql_private.snowid_sql_unix_ms(c.epoch))::numeric
+		* pg_catalog.power(2::numeric, c.datacenter_bits + c.worker_bits + c.sequence_bits), 0),
+	9223372036854775807)::bigint;
 
 -- Checks a new configuration row (a trigger, as the owner of the
 -- extension, who reads what it counts): its values, a lowered
@@ -248,11 +265,20 @@ $$;
 -- What it cannot see stays the owner's (doc/managed.md): ids kept in a
 -- column without such a default, or outside the database.  The restore
 -- of a dump's row (snowid_sql_config_restore(), an INSERT where the row
--- is) brings the layout and epoch its tables' ids were made under: it
--- may set them where this database issued nothing and its row came from
--- nowhere else, whatever the tables hold (the tables of a dump come back
--- before the row).  An INSERT where the row is becomes such an update, and
--- is checked as one.
+-- is) brings the layout and epoch its tables' ids were made under (the
+-- tables of a dump come back before the row), and its update is read
+-- too, by one rule that holds whoever says it is a restore: it may set
+-- them where this database issued nothing and its row came from nowhere
+-- else, and every id its tables hold lies, under the restored layout and
+-- epoch, at most the restored max_drift_ms ahead of the clock; the
+-- generator is then raised past the clock plus that max_drift_ms, so
+-- that every new id lies above every id held (with the worker id now, or
+-- when it is set: the row is given a stamp of elsewhere).  Before 1.3.0's
+-- fixes a restore's update read no table, and the restore of another
+-- dump into a used database, the owner's INSERT of the row, or the
+-- owner's own trigger that set snowid_sql.restoring moved the epoch
+-- beside ids that new ones then equalled (tests 176, 177).  An INSERT
+-- where the row is becomes such an update, and is checked as one.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_check()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -263,8 +289,9 @@ DECLARE
 	problem text := snowid_sql_private.snowid_sql_config_problem(NEW);
 	-- the restore's update (snowid_sql_config_restore()), in a trigger: the
 	-- owner's SET snowid_sql.restoring = on of a statement of its own
-	-- (trigger depth 1) counts for nothing (before 1.3.0's fixes it made
-	-- the guard read no table: test 168)
+	-- (trigger depth 1) counts for nothing (test 168); set in a trigger of
+	-- the owner's, it gets what a restore gets, which the rule above makes
+	-- safe whoever asks (test 177)
 	restoring boolean := coalesce(current_setting('snowid_sql.restoring', true) = 'on', false)
 		AND pg_trigger_depth() > 1;
 	used boolean;
@@ -307,12 +334,22 @@ BEGIN
 	END IF;
 	IF (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
 		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
-		held := snowid_sql_private.snowid_sql_ids_held(OLD, restoring OR TG_OP = 'INSERT');
+		restoring := restoring OR TG_OP = 'INSERT';
+		held := snowid_sql_private.snowid_sql_ids_held(OLD,
+			CASE WHEN restoring THEN snowid_sql_private.snowid_sql_restore_bound(NEW) END);
 		IF held IS NOT NULL THEN
 			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
-					  HINT = 'Set the layout and the epoch before the first id.  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+		END IF;
+		-- the generator past every id held: now, or when the worker id is set
+		IF restoring AND NEW.worker_id IS NOT NULL THEN
+			PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
+		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
+			NEW.worker_server := 'a restore beside ids this database held';
+		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
+			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
 	END IF;
 	RETURN NEW;
@@ -361,9 +398,12 @@ BEGIN
 	keep := here.worker_id IS NOT NULL
 		AND here.datacenter_id BETWEEN 0 AND (1 << NEW.datacenter_bits) - 1
 		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
+	-- the row's resulting max_drift_ms, which the restored ids lie within
+	-- and the check of a lowered one holds this generator to (before
+	-- 1.3.0's fixes the larger of both, which left the generator further
+	-- ahead than the row then allowed: test 185)
 	IF keep THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms',
-						   greatest(NEW.max_drift_ms, here.max_drift_ms)::text, true);
+		PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
 	END IF;
 	IF here.worker_id IS NOT NULL AND NOT keep THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;

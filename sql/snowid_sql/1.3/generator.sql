@@ -64,7 +64,7 @@ BEGIN
 	EXECUTE format($f$CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_fixed()
 RETURNS snowid_sql_private.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ROW(%s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::snowid_sql_private.snowid_sql_fixed$f$,
+RETURN ROW(false, %s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::snowid_sql_private.snowid_sql_fixed$f$,
 		coalesce(c.datacenter_id, 0),
 		coalesce(CASE WHEN c.worker_server = here THEN c.worker_id END::text, 'NULL'),
 		coalesce(c.datacenter_bits, 0),

@@ -108,6 +108,12 @@ CREATE SEQUENCE snowid_sql_private.snowid_sql_started AS bigint MINVALUE 0 START
 -- snowid_sql_fixed() was made on another server or with other sequences
 -- (a copy whose worker id is set anew).
 CREATE TYPE snowid_sql_private.snowid_sql_fixed AS (
+	-- always false: 1.2's first attribute, kept in its place so that a call
+	-- of 1.2 in flight through the update (its writer waits for the
+	-- update's locks, then goes on in 1.2's body, which reads it) finds the
+	-- type it began with (before 1.3.0's fixes the update dropped it, and
+	-- such calls failed with PostgreSQL's 42703: test 184)
+	claim_worker_id boolean,
 	datacenter_id integer,
 	worker_id integer,
 	datacenter_bits integer,
@@ -130,7 +136,7 @@ CREATE TYPE snowid_sql_private.snowid_sql_fixed AS (
 CREATE FUNCTION snowid_sql_private.snowid_sql_fixed()
 RETURNS snowid_sql_private.snowid_sql_fixed
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN ROW(0, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL)::snowid_sql_private.snowid_sql_fixed;
+RETURN ROW(false, 0, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL)::snowid_sql_private.snowid_sql_fixed;
 
 -- The configuration and the keys go into pg_dump's output; the position
 -- does not: only a superuser may set it (a position moved back repeats
