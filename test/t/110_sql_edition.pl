@@ -213,6 +213,17 @@ for my $q (@bad)
 	is($got[1], $got[0], "the same error: $q");
 }
 
+# an input of 100,000 characters is not echoed whole (the SQL edition's
+# messages show its first 40 characters)
+for my $q (q{SELECT snowid_serial(repeat('a', 100000), 1)},
+	q{SELECT snowid_from_serial(repeat('a', 100000))})
+{
+	my ($stderr, $ret) = ('');
+	$both->psql('sqled', $q, stderr => \$stderr);
+	like($stderr, qr/"a{40}\.\.\."/, "the input cut to 40 characters: $q");
+	cmp_ok(length($stderr), '<', 2000, "the message is short: $q");
+}
+
 # Another layout and epoch: the C edition's by its settings at the restart,
 # the SQL edition's in its table (which it takes: it has issued no id).
 SnowidTest::set_conf(

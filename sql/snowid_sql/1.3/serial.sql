@@ -2,6 +2,15 @@
 -- Serial numbers
 -- -------------------------------------------------------------------------
 
+-- An input as an error message shows it: its first 40 characters, and
+-- "..." where it goes on (a serial prefix or a serial of 100,000
+-- characters was echoed whole before 1.3.0's fixes)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_shown(input text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN pg_catalog.length(input) OPERATOR(pg_catalog.>) 40 THEN pg_catalog.left(input, 40) OPERATOR(pg_catalog.||) '...'
+	ELSE input END;
+
 -- What is wrong with a serial prefix, as a sentence, or NULL
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_prefix_problem(prefix text)
 RETURNS text
@@ -43,7 +52,7 @@ BEGIN
 	END IF;
 	problem := snowid_sql_private.snowid_sql_prefix_problem(prefix);
 	IF problem IS NOT NULL THEN
-		RAISE EXCEPTION 'invalid serial prefix "%"', prefix
+		RAISE EXCEPTION 'invalid serial prefix "%"', snowid_sql_private.snowid_sql_shown(prefix)
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = problem,
 				  HINT = 'A serial prefix is 1 to 16 characters from A-Z, a-z, 0-9, "_" and "-".';
 	END IF;
@@ -175,7 +184,7 @@ BEGIN
 		END IF;
 	END IF;
 	IF problem IS NOT NULL THEN
-		RAISE EXCEPTION 'invalid snowid serial "%"', serial
+		RAISE EXCEPTION 'invalid snowid serial "%"', snowid_sql_private.snowid_sql_shown(serial)
 			USING ERRCODE = 'invalid_text_representation', DETAIL = problem;
 	END IF;
 	RETURN (ms << (c.datacenter_bits + c.worker_bits + c.sequence_bits))

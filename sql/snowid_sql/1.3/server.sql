@@ -88,7 +88,7 @@ BEGIN
 		USING ERRCODE = 'object_not_in_prerequisite_state',
 			  DETAIL = format('The worker id%s of snowid_config was set on another server, or with other sequences: this database is a copy (a restored dump, a logical subscriber, a pg_createsubscriber copy, a pg_upgrade), or snowid_position or snowid_generation was altered.',
 							  ' ' || worker_id),
-			  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter.';
+			  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET datacenter_id = D, worker_id = N, with D this server''s datacenter (a copy carries its source''s) and N unique among the servers of that datacenter.';
 END
 $$;
 
