@@ -45,14 +45,3 @@ ALTER TABLE snowid_sql_private.snowid_locks DROP CONSTRAINT snowid_locks_name_ch
 ALTER TABLE snowid_sql_private.snowid_config
 	ADD CONSTRAINT snowid_config_claim_worker_id_check CHECK (NOT claim_worker_id);
 
--- A call of 1.2 in flight through the update (its writer waited for the
--- update's locks) goes on in 1.2's body once the update commits, and
--- plans its next statement anew: snowid_sql_next_table(boolean, bigint)
--- names snowid_sql_claim_stale() beside claim_worker_id, both kept so
--- that it plans and goes on to 1.3's functions (before 1.3.0's fixes the
--- update dropped them, and such calls failed with PostgreSQL's 42703 and
--- 42883: test 184).  Nothing claims since 1.3: never stale.
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_stale()
-RETURNS boolean
-LANGUAGE sql IMMUTABLE
-RETURN false;

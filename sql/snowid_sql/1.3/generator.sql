@@ -22,6 +22,19 @@ RETURN snowid_sql_private.snowid_sql_id(pos, (snowid_sql_private.snowid_sql_fixe
 	(snowid_sql_private.snowid_sql_fixed()).datacenter_bits, (snowid_sql_private.snowid_sql_fixed()).worker_bits,
 	(snowid_sql_private.snowid_sql_fixed()).sequence_bits);
 
+-- A call of 1.2 in flight through the update (its writer waited for the
+-- update's locks) goes on in 1.2's body once the update commits, and
+-- plans its next statement anew: snowid_sql_next_table(boolean, bigint)
+-- names snowid_sql_claim_stale() beside claim_worker_id, both kept (the
+-- attribute in objects.sql) so that it plans and goes on to 1.3's
+-- functions (before 1.3.0's fixes the update dropped them, and such calls
+-- failed with PostgreSQL's 42703 and 42883: test 184).  Nothing claims
+-- since 1.3: never stale.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_stale()
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+RETURN false;
+
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
 -- are as the generator needs them.  Its body holds only numbers and
