@@ -124,10 +124,12 @@ ok($held < 0 || $live eq 't',
 	"db1 issues with no worker id the coordination database has freed (db1: $held, held there: $live)");
 
 # db2 claims once the freed worker id's fence has passed (the lowest
-# worker id, which it then picks), and both issue
+# worker id, which it then picks), and both issue; where db1 holds none,
+# the worker id it was granted first is the one freed
+my $freed = $held >= 0 ? $held : $w;
 $cnode->poll_query_until('coord', qq{
 	SELECT fence_ms < floor(extract(epoch FROM clock_timestamp()) * 1000)
-	FROM snowid_coordinator.workers WHERE datacenter = 3 AND worker_id = $held})
+	FROM snowid_coordinator.workers WHERE datacenter = 3 AND worker_id = $freed})
   or diag('the freed worker id\'s fence did not pass');
 ($rc, $out, $err) = run_script('db2', 'claim', 120);
 my ($w2) = $out =~ /^worker id (\d+) of datacenter 3$/;
