@@ -2,7 +2,8 @@
 -- What the claim was made of, and what 1.3 calls otherwise
 -- -------------------------------------------------------------------------
 -- After the functions of 1.3 (above), which call none of it: the claim's
--- functions, the signatures that carried its flag, its tables (the
+-- functions (1.2's signatures of the generator stay, for its calls in
+-- flight: 1.3/generator.sql), its tables (the
 -- coordination database's connection and password, the holder's name and
 -- secret, the state record), their views, its sequences and its lock;
 -- then the table and the lock as 1.3 makes them.  The type
@@ -11,9 +12,6 @@
 
 DROP FUNCTION @extschema@.snowid_claim();
 DROP FUNCTION @extschema@.snowid_new_holder();
-DROP FUNCTION snowid_sql_private.snowid_sql_next(boolean, boolean);
-DROP FUNCTION snowid_sql_private.snowid_sql_next_table(boolean, bigint);
-DROP FUNCTION snowid_sql_private.snowid_sql_next_batch(integer, boolean);
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_first();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_once();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_owned();

@@ -24,12 +24,15 @@ RETURN snowid_sql_private.snowid_sql_id(pos, (snowid_sql_private.snowid_sql_fixe
 
 -- A call of 1.2 in flight through the update (its writer waited for the
 -- update's locks) goes on in 1.2's body once the update commits, and
--- plans its next statement anew: snowid_sql_next_table(boolean, bigint)
--- names snowid_sql_claim_stale() beside claim_worker_id, both kept (the
--- attribute in objects.sql) so that it plans and goes on to 1.3's
--- functions (before 1.3.0's fixes the update dropped them, and such calls
--- failed with PostgreSQL's 42703 and 42883: test 184).  Nothing claims
--- since 1.3: never stale.
+-- plans its next statement anew: it names claim_worker_id of
+-- snowid_sql_fixed (kept, false: objects.sql), snowid_sql_claim_stale(),
+-- and 1.2's signatures of the generator, which carried the claim's flag.
+-- They stay, so that such a call plans and goes on into 1.3's functions:
+-- before 1.3.0's fixes the update dropped them, and such calls failed with
+-- PostgreSQL's 42703 and 42883 (test 184).  Nothing claims since 1.3:
+-- never stale, and the flag is ignored.  Only 1.2's bodies call them (as
+-- the superuser: snowid_sql_next() is SECURITY DEFINER): no role is
+-- granted them (privileges.sql).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_stale()
 RETURNS boolean
 LANGUAGE sql IMMUTABLE
@@ -531,6 +534,17 @@ BEGIN
 END
 $$;
 
+-- 1.2's signatures, for its calls in flight through the update (above)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_next(claimed boolean, recovery boolean)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+RETURN snowid_sql_private.snowid_sql_next(recovery);
+
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_next_table(claimed boolean, v bigint)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+RETURN snowid_sql_private.snowid_sql_next_table(v);
+
 -- Issuing, with pg_is_in_recovery() read here (see above)
 CREATE OR REPLACE FUNCTION @extschema@.snowid_next()
 RETURNS bigint
@@ -568,6 +582,15 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+-- 1.2's signature, for its calls in flight through the update (above)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_next_batch(n integer, claimed boolean)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT
+ROWS 10
+BEGIN ATOMIC
+	SELECT snowid_sql_private.snowid_sql_next_batch(n);
+END;
 
 CREATE OR REPLACE FUNCTION @extschema@.snowid_next_batch(n integer)
 RETURNS SETOF bigint
