@@ -230,7 +230,7 @@ $$;
 -- out).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_bound(c snowid_sql_private.snowid_config)
 RETURNS bigint
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE sql VOLATILE
 RETURN least(greatest(
 		(snowid_sql_private.snowid_sql_unix_ms(pg_catalog.clock_timestamp()) + c.max_drift_ms + 1
 		 - snowid_sql_private.snowid_sql_unix_ms(c.epoch))::numeric
