@@ -368,7 +368,7 @@ inline tick()
 #define START(s, sk, l, ll) \
 	:: d_step { st[s] == DOWN -> \
 		st[s] = RUN; skew[s] = sk; lease[s] = l; longl[s] = ll; \
-		printf("STEP start %d clock %d lease %d\n", s, sk, l); tidy() }
+		printf("STEP start %d clock %d lease %d longer than R %d\n", s, sk, l, ll); tidy() }
 #ifdef NO_BOUND
 #define LONG_LEASE(s) START(s, -M, 1, 1) START(s, 0, 1, 1) START(s, M, 1, 1)
 #else
