@@ -1,0 +1,160 @@
+# A wall clock stepped forward does not make a restart's re-assertion look
+# recent.  snowid_store_state keeps confirmed_ms, when the server sent its
+# last call the store granted; after a loss the store takes a restart's
+# re-assertion as the holder's own only if that lies recent enough (the
+# confirmed re-assertion rule, doc/internals.md).  Until issue 55's third
+# attack the server kept the largest send time by its wall clock: a clock
+# stepped forward past the margin while a check-in was granted, then put
+# right, left the file that far ahead, and a server stopped with it and
+# restarted after a second loss passed for one that was live at the loss,
+# and took back the worker id another server had taken between the losses.
+#
+# A. P's clock steps 50 s ahead while its claim of worker id 0 for good is
+#    granted, and is put right: the file never names a time ahead of the
+#    real clock.  P stops; the store forgets; Q takes id 0 after the quiet
+#    period; the store forgets again before Q's next check-in; P restarts
+#    when its stepped time has come.  No id, and no millisecond of worker
+#    id 0, is issued by both.
+# B. A file naming a time a day ahead (as the releases that kept the
+#    largest send time leave it after a step of a day) does not stop a
+#    restart: it is sent as unknown, and the server issues ids at once.
+#
+# Against Redis, or a coordination database (SnowidCoord); the servers'
+# clocks under SnowidTest::Clock, their monotonic clocks not.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidCoord;
+use SnowidLease;
+use SnowidTest;
+use Test::More;
+use Time::HiRes qw(sleep);
+
+SnowidCoord::need_store();
+SnowidTest::need_clock();
+
+my $step_s = 50;
+my $coord = SnowidCoord->new;
+my %common = ('snowid.coordinator_timeout_ms' => 5000,
+	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s',
+	'snowid.worker_bits' => 1);
+
+# Ids with their worker id and millisecond, for sec seconds, 20 every 2 ms
+my $burst = SnowidTest::Bursts->sql(0.002);
+
+# The confirmed_ms the server's snowid_store_state names, 0 if none
+sub confirmed_in_file
+{
+	my ($node) = @_;
+	my $f = $node->data_dir . '/snowid_store_state';
+
+	return 0 unless -e $f;
+	my ($c) = slurp_file($f) =~ /confirmed_ms=(\d+)/;
+	return $c // 0;
+}
+
+# Waits until the server's store answered a call it sent at or after
+# since_ms by its own clock (snowid_status().coordinator_answered_at)
+sub wait_answered
+{
+	my ($node, $since_ms) = @_;
+
+	$node->poll_query_until('postgres',
+		"SELECT coordinator_answered_at >= to_timestamp($since_ms / 1000.0)
+		   FROM snowid_status()")
+	  or die $node->name . ' got no answer from its store';
+	return;
+}
+
+# ---------------------------------------------------------------- A
+# P's clock steps ahead after its start and before its claim for good, the
+# first call the store grants it (SnowidTest::Clock moves the clock of
+# every process of the server, its background workers' too, as a real step
+# would; under libfaketime, which the test used before, their check-ins
+# went on by the real clock)
+my $dc = 21;
+$coord->mark_dc_new($dc);
+my $clock = SnowidTest::Clock->new;
+my $p = $coord->new_node('p', { %common, 'snowid.datacenter_id' => $dc });
+$clock->start_node($p);
+$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$p->safe_psql('postgres', $burst);
+my $stepped_at = SnowidLease::now_ms();
+$clock->set("+$step_s");
+$p->safe_psql('postgres', 'SELECT snowid_next()');
+is(SnowidLease::worker_id($p), '0', 'A: P claims worker id 0 for good, its clock ahead');
+cmp_ok(confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
+	'A: a call granted while the clock is ahead keeps no time ahead of the real clock');
+$clock->set('+0');
+wait_answered($p, SnowidLease::now_ms());
+cmp_ok(confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
+	'A: nor after the clock is put right and P checks in');
+$p->stop;
+ok(-e $p->data_dir . '/snowid_worker', 'A: P\'s cache file names its id');
+
+# loss 1; Q takes id 0 after the quiet period and its floor
+$coord->wipe;
+my $q = $coord->new_node('q', { %common, 'snowid.datacenter_id' => $dc });
+$q->start;
+$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$q->safe_psql('postgres', $burst);
+my ($ret, $out, $err) = $q->psql('postgres', 'SELECT snowid_next()');
+is($ret, 0, 'A: Q claims after the quiet period') or diag($err);
+is(SnowidLease::worker_id($q), '0', 'A: Q holds worker id 0 for good');
+diag('Q claimed ' . ($stepped_at + $step_s * 1000 - SnowidLease::now_ms())
+	  . ' ms before the time P\'s clock named during its step');
+
+# Q issues until the time P's clock named during the step has come (a file
+# naming it would then pass the rule); its check-in stops; loss 2; P starts
+sleep 0.3 while SnowidLease::now_ms() < $stepped_at + $step_s * 1000;
+my $checkin = SnowidLease::worker_pid($q, 'snowid check-in');
+kill 'STOP', $checkin;
+$coord->wipe;
+$clock->start_node($p);
+
+# both issue for 6 s; Q's check-in goes on after 4 s
+my $bursts = SnowidTest::Bursts->new->start(
+	{ p => $p->connstr('postgres'), q => $q->connstr('postgres') }, 6);
+sleep 4;
+kill 'CONT', $checkin;
+my $took = $bursts->finish;
+diag(sprintf('P issued %d ids, Q %d; P holds worker id \'%s\'',
+	$took->{n}{p} // 0, $took->{n}{q} // 0, SnowidLease::worker_id($p)));
+ok(($took->{n}{q} // 0) > 0, 'A: Q issued ids after the second loss');
+is($took->{both}, 0, 'A: no id is issued by both P and Q');
+is($took->{shared}, 0, 'A: no millisecond of one worker id is issued by both');
+$_->stop for ($p, $q);
+
+# ---------------------------------------------------------------- B
+my $dc2 = 22;
+$coord->mark_dc_new($dc2);
+my $s = $coord->new_node('s', { %common, 'snowid.datacenter_id' => $dc2 });
+$s->start;
+$s->safe_psql('postgres', 'CREATE EXTENSION snowid');
+$s->safe_psql('postgres', 'SELECT snowid_next()');
+is(SnowidLease::worker_id($s), '0', 'B: S claims worker id 0 for good');
+$s->stop;
+
+my $file = $s->data_dir . '/snowid_store_state';
+my $line = slurp_file($file);
+my $ahead = SnowidLease::now_ms() + 86_400_000;
+$line =~ s/confirmed_ms=\d+/confirmed_ms=$ahead/ or die "no confirmed_ms in $line";
+PostgreSQL::Test::Utils::append_to_file("$file.new", $line);
+rename("$file.new", $file) or die "could not rename: $!";
+
+$s->start;
+($ret, $out, $err) = $s->psql('postgres', 'SELECT snowid_next()');
+is($ret, 0, 'B: a file naming a time a day ahead does not stop the restart')
+  or diag($err);
+is(SnowidLease::worker_id($s), '0', 'B: S re-asserts worker id 0');
+wait_answered($s, SnowidLease::now_ms());
+cmp_ok(confirmed_in_file($s), '<=', SnowidLease::now_ms() + 1000,
+	'B: the file is written down to the real clock at the next granted call');
+$s->stop;
+
+done_testing();
