@@ -43,36 +43,14 @@ SnowidCoord::need_store();
 my $coord = SnowidCoord->new(mark_new => 0);
 my $dc = 3;
 
-# The block of a page after the line "<!-- file NAME -->"
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$FindBin::RealBin/../../../$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
-
-# Runs a shell script of a page as this Redis' administrator (redis-cli
-# reaching this Redis, failing on an error reply; PG_CONFIG the
-# installation under test), its datacenter 3 made dc: (ok, output)
+# Runs a shell script of a page as this Redis' administrator, its
+# datacenter 3 made dc: (ok, output)
 sub run_page_script
 {
 	my ($script, $datacenter) = @_;
-	my ($pg_config) = SnowidTest::pg_config_in_path();
-	my ($out, $err) = ('', '');
-	my $head = "set -euo pipefail\nPG_CONFIG='$pg_config'\n"
-	  . "redis-cli() { command '" . $coord->cli_program . "' -s '"
-	  . $coord->socket . "' -e \"\$@\"; }\n";
 
 	$script =~ s/\{snowid:dc:3\}/{snowid:dc:$datacenter}/g;
-	local $ENV{REDISCLI_AUTH} = $coord->password if defined $coord->password;
-	my $ok = IPC::Run::run([ 'bash', '-c', $head . $script ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return ($ok, "$out$err");
+	return $coord->run_page_script($script, $coord->password);
 }
 
 # Passes if a server's next id (its claim) succeeds
@@ -187,14 +165,14 @@ ok($coord->in_quiet($dc3), 'and its quiet period goes on');
 # gives it (the page's datacenter 3 made this one's)
 if ($coord->source eq 'postgresql')
 {
-	my $sql = page_file('doc/coordinator.md', 'end-quiet.sql');
+	my $sql = SnowidTest::page_file('doc/coordinator.md', 'end-quiet.sql');
 	like($sql, qr/^SELECT snowid_coordinator\.end_quiet\(3\);\n$/,
 		'coordinator.md gives the end of the quiet period of datacenter 3');
 	$coord->db->sql('coord_admin', $sql =~ s/\(3\)/($dc3)/r);
 }
 else
 {
-	my ($ok, $out) = run_page_script(page_file('doc/redis.md', 'end-quiet.sh'), $dc3);
+	my ($ok, $out) = run_page_script(SnowidTest::page_file('doc/redis.md', 'end-quiet.sh'), $dc3);
 	ok($ok, "redis.md's end_quiet runs as the page gives it") or diag($out);
 }
 ok(!$coord->in_quiet($dc3), "run, it ends the quiet period");
@@ -208,7 +186,7 @@ SKIP:
 	  if $coord->source eq 'postgresql';
 	my $dc7 = 7;
 	my ($old, undef) = refused_server('redis6', $dc7, 'a datacenter of a Redis 6');
-	my ($ok, $out) = run_page_script(page_file('doc/redis.md', 'end-quiet-redis6.sh'), $dc7);
+	my ($ok, $out) = run_page_script(SnowidTest::page_file('doc/redis.md', 'end-quiet-redis6.sh'), $dc7);
 	ok($ok, "redis.md's end_quiet for Redis 6 runs as the page gives it") or diag($out);
 	ok(!$coord->in_quiet($dc7), 'and ends the quiet period');
 	claims($old, 'and the claim it refused succeeds at once');

@@ -24,21 +24,7 @@ use Test::More;
 
 SnowidTest::need_clock();
 
-my $top = "$FindBin::RealBin/../../..";
 my $clock = SnowidTest::Clock->new;
-
-# The block of a page after the line "<!-- file NAME -->"
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$top/$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
 
 # The page's steps, with its uninstall-files.sh as it stands
 sub reinstall
@@ -65,7 +51,7 @@ sub reinstall
 	  for ('shared_preload_libraries', map { quotemeta } keys %settings);
 	$clock->set('+0');
 	$node->restart;
-	my $remove = page_file('doc/install.md', 'uninstall-files.sh');
+	my $remove = SnowidTest::page_file('doc/install.md', 'uninstall-files.sh');
 	$remove =~ s{^cd /var/lib/postgresql/15/main}{cd '$data'}m
 	  or die 'uninstall-files.sh no longer goes into /var/lib/postgresql/15/main';
 	my ($out, $err) = ('', '');

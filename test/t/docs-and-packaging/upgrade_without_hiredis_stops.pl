@@ -23,20 +23,7 @@ use Test::More;
 my $top = "$FindBin::RealBin/../../..";
 my ($pg_config) = SnowidTest::pg_config_in_path();
 
-# The block of a page after the line "<!-- file NAME -->"
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$top/$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
-
-my $install = page_file('doc/install.md', 'upgrade-install.sh');
+my $install = SnowidTest::page_file('doc/install.md', 'upgrade-install.sh');
 my ($make) = $install =~ /^(make\b.*)$/m
   or die 'upgrade-install.sh runs no make';
 like($install, qr/^sudo make install\b/m, 'step 1 builds, then installs');

@@ -31,21 +31,7 @@ ok(-x $client, 'the pgx recipe is built');
 ok(-x "$builds/go/app/orders", "the page's program is built with the page's build line");
 
 my $node = SnowidClients::new_framework_node('pgx', 7, 30);
-SnowidClients::create_database($node, 'pgx');
-my $offset = -s $node->logfile;
-SnowidClients::run_order_client($node, 'pgx', [ $client, 'orders' ],
-	dbname => 'pgx',
-	app => 'snowid-pgx');
-SnowidClients::count_statements($node, 'pgx', 'snowid-pgx', $offset,
-	[ 1, 3, 5 ]);
-is( $node->safe_psql(
-		'pgx', q{
-	SELECT count(*), count(DISTINCT id),
-		count(*) FILTER (WHERE (snowid_decode(id)).datacenter_id = 7
-						 AND (snowid_decode(id)).worker_id = 30)
-	FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
-	'12|12|12',
-	'pgx: 3 orders and 9 lines, every key unique and from this server');
+SnowidClients::check_orders($node, 'pgx', 'pgx', [ $client, 'orders' ]);
 
 # the page's program (main.go): an order of three lines, its key printed
 SnowidClients::run_page_program($node, 'pgx', [ "$builds/go/app/orders" ],

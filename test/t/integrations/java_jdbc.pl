@@ -31,14 +31,10 @@ ok(-f "$classes/CheckJdbc.class", 'the JDBC recipe is compiled');
 my @client = ($java, '-cp', "$classes:$jdbc", 'CheckJdbc');
 
 my $node = SnowidClients::new_framework_node('jdbc', 8, 31);
-SnowidClients::create_database($node, 'jdbc');
 my $user = $node->safe_psql('postgres', 'SELECT current_user');
 my $url = sprintf(
 	'jdbc:postgresql://127.0.0.1:%d/jdbc?user=%s&reWriteBatchedInserts=true&ApplicationName=snowid-jdbc',
 	$node->port, $user);
-my $offset = -s $node->logfile;
-SnowidClients::run_order_client($node, 'JDBC', [ @client, 'orders', $url ],
-	dbname => 'jdbc');
 
 # The driver's statements for a batch of n lines: one per power of two in
 # n (5 lines: 4 + 1), sent together by executeBatch.
@@ -54,16 +50,9 @@ sub rewritten
 	return $k;
 }
 
-SnowidClients::count_statements($node, 'JDBC', 'snowid-jdbc', $offset,
-	[ 1, 3, 5 ], \&rewritten);
-is( $node->safe_psql(
-		'jdbc', q{
-	SELECT count(*), count(DISTINCT id),
-		count(*) FILTER (WHERE (snowid_decode(id)).datacenter_id = 8
-						 AND (snowid_decode(id)).worker_id = 31)
-	FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
-	'12|12|12',
-	'JDBC: 3 orders and 9 lines, every key unique and from this server');
+# (the client's URL names the application, snowid-jdbc)
+SnowidClients::check_orders($node, 'JDBC', 'jdbc', [ @client, 'orders', $url ],
+	lines_statements => \&rewritten);
 
 # the page's program (Main.java), compiled and run with the page's lines
 {

@@ -36,26 +36,8 @@ my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('rec
 	  run-psycopg.sh run-sqlalchemy.sh));
 my $node = SnowidClients::new_framework_node('python_frameworks', 5, 23);
 
-for my $framework (qw(psycopg sqlalchemy django))
-{
-	SnowidClients::create_database($node, $framework);
-
-	my $offset = -s $node->logfile;
-	SnowidClients::run_order_client($node, $framework,
-		[ $python, $driver, $recipes, $framework ],
-		dbname => $framework,
-		app => "snowid-$framework");
-	SnowidClients::count_statements($node, $framework, "snowid-$framework",
-		$offset, [ 1, 3, 5 ]);
-	is( $node->safe_psql(
-			$framework, q{
-		SELECT count(*), count(DISTINCT id),
-			count(*) FILTER (WHERE (snowid_decode(id)).datacenter_id = 5
-							 AND (snowid_decode(id)).worker_id = 23)
-		FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
-		'12|12|12',
-		"$framework: 3 orders and 9 lines, every key unique and from this server");
-}
+SnowidClients::check_orders($node, $_, $_, [ $python, $driver, $recipes, $_ ])
+  for qw(psycopg sqlalchemy django);
 
 # the page's Django program (shop.py: its settings, django.setup(), an
 # order of three lines), run as a reader would

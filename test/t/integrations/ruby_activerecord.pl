@@ -30,22 +30,8 @@ my $recipes = SnowidClients::write_recipes(PostgreSQL::Test::Utils::tempdir('rec
 	qw(snowid_keys.rb orders_activerecord.rb run-activerecord.sh));
 my $node = SnowidClients::new_framework_node('activerecord', 6, 29);
 
-SnowidClients::create_database($node, 'activerecord');
-my $offset = -s $node->logfile;
-SnowidClients::run_order_client($node, 'ActiveRecord',
-	[ $ruby, $driver, $recipes, 'orders' ],
-	dbname => 'activerecord',
-	app => 'snowid-activerecord');
-SnowidClients::count_statements($node, 'ActiveRecord', 'snowid-activerecord',
-	$offset, [ 1, 3, 5 ]);
-is( $node->safe_psql(
-		'activerecord', q{
-	SELECT count(*), count(DISTINCT id),
-		count(*) FILTER (WHERE (snowid_decode(id)).datacenter_id = 6
-						 AND (snowid_decode(id)).worker_id = 29)
-	FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
-	'12|12|12',
-	'ActiveRecord: 3 orders and 9 lines, every key unique and from this server');
+SnowidClients::check_orders($node, 'ActiveRecord', 'activerecord',
+	[ $ruby, $driver, $recipes, 'orders' ]);
 
 # the page's lines that run the recipe: an order of three lines
 SnowidClients::run_page_program($node, 'ActiveRecord', 'run-activerecord.sh',

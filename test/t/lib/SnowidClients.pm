@@ -306,6 +306,35 @@ sub count_statements
 	return;
 }
 
+# A framework's orders (the recipe of doc/adopting.md through its
+# driver, @$cmd): database $db made, the client run as application
+# "snowid-$db" (run_order_client), what it sent for its orders of 1, 3 and
+# 5 lines counted (count_statements, $opts{lines_statements} as there),
+# and the 3 orders and 9 lines it saved read back: every key unique and
+# from this server's datacenter and worker id (ten tests).
+sub check_orders
+{
+	my ($node, $name, $db, $cmd, %opts) = @_;
+
+	create_database($node, $db);
+	my $offset = -s $node->logfile;
+	run_order_client($node, $name, $cmd, dbname => $db, app => "snowid-$db");
+	count_statements($node, $name, "snowid-$db", $offset, [ 1, 3, 5 ],
+		$opts{lines_statements});
+	is( $node->safe_psql(
+			$db, q{
+		SELECT count(*), count(DISTINCT id),
+			count(*) FILTER (
+				WHERE (snowid_decode(id)).datacenter_id =
+					current_setting('snowid.datacenter_id')::int
+				  AND (snowid_decode(id)).worker_id =
+					current_setting('snowid.worker_id')::int)
+		FROM (SELECT id FROM orders UNION ALL SELECT id FROM order_lines) k}),
+		'12|12|12',
+		"$name: 3 orders and 9 lines, every key unique and from this server");
+	return;
+}
+
 # The same 10,000 ids and public-id texts for every language's reader,
 # written into $into as ids.txt and texts.txt, and what the server says of
 # them: { ids, texts, expected } where expected is what a reader must

@@ -387,6 +387,25 @@ sub in_quiet
 	return defined $until && $until > $s * 1000 + int($us / 1000);
 }
 
+# Runs a shell script of a page with bash, stopping at the first command
+# that fails, redis-cli being this Redis' client, which fails on an error
+# reply (-e), logged in through REDISCLI_AUTH as the pages say, with
+# $password (the administrator's; none if undef), PG_CONFIG the
+# installation under test.  Returns whether it succeeded, and its output.
+sub run_page_script
+{
+	my ($self, $script, $password) = @_;
+	my ($pg_config) = SnowidTest::pg_config_in_path();
+	my ($out, $err) = ('', '');
+	my $head = "set -euo pipefail\nPG_CONFIG='$pg_config'\n"
+	  . "redis-cli() { command '$self->{cli}' -s '$self->{socket}' -e \"\$@\"; }\n";
+
+	local $ENV{REDISCLI_AUTH} = $password if defined $password;
+	my $ok = IPC::Run::run([ 'bash', '-c', $head . $script ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	return ($ok, "$out$err");
+}
+
 # Runs redis-cli with the given arguments and returns its output, chomped;
 # dies if redis-cli fails: the server cannot be reached, or it answers with
 # an error (redis-cli -e), so that no check reads a failed command as an

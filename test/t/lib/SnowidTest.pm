@@ -24,6 +24,9 @@ use PostgreSQL::Test::Utils;
 # test/, from this module's place (test/t/lib), whichever test file loads it
 our $test_dir = Cwd::realpath(File::Basename::dirname(File::Spec->rel2abs(__FILE__)) . '/../..');
 
+# The top of the source tree
+our $top = Cwd::realpath("$test_dir/..");
+
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 # PostgreSQL 17 and later make a new server by copying $ENV{INITDB_TEMPLATE}
@@ -253,6 +256,21 @@ sub need_node_module
 	return "$dir/$module" if -f "$dir/$module/package.json";
 	return missing_tool(
 		"needs the npm package $module in $dir ($how; Debian package npm)");
+}
+
+# The block of a page (its path from the top of the tree) after the line
+# "<!-- file NAME -->", exactly as the page shows it: a block indented in a
+# list item without the item's indentation.  Dies if the page has none.
+sub page_file
+{
+	my ($page, $name) = @_;
+	my $text = PostgreSQL::Test::Utils::slurp_file("$top/$page");
+
+	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
+	  or die "$page has no file $name";
+	my ($indent, $block) = ($1, $2);
+	$block =~ s/^\Q$indent\E//mg;
+	return $block;
 }
 
 # The versions of test/versions.sh (NAME="value" lines) as a hash.

@@ -24,20 +24,6 @@ use Test::More;
 
 SnowidRedis::need_redis();
 
-my $top = "$FindBin::RealBin/../../..";
-
-# The block of a page after the line "<!-- file NAME -->"
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$top/$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
 
 # Sends commands over a Redis socket as RESP arrays; returns the replies'
 # raw text.
@@ -62,7 +48,7 @@ sub raw_redis
 }
 
 my $aclfile = PostgreSQL::Test::Utils::tempdir_short() . '/users.acl';
-my $script = page_file('doc/redis.md', 'redis-aclfile.sh');
+my $script = SnowidTest::page_file('doc/redis.md', 'redis-aclfile.sh');
 $script =~ s{sudo install -o redis -g redis -m 600 /dev/stdin /etc/redis/users\.acl}
   {install -m 600 /dev/stdin '$aclfile'}
   or die 'redis.md no longer writes the ACL file with install';

@@ -23,38 +23,7 @@ use Test::More;
 
 SnowidRedis::need_redis();
 
-my $top = "$FindBin::RealBin/../../..";
 my $admin_password = 'pw-Acl-Mode-7q4x';
-my $cli = $ENV{SNOWID_REDIS_CLI} || 'redis-cli';
-
-# The block of a page after the line "<!-- file NAME -->"
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$top/$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
-
-# Runs a script of the page with bash -e, redis-cli this Redis' client
-# logged in as the administrator (REDISCLI_AUTH), as 077 does.
-sub run_script
-{
-	my ($redis, $script) = @_;
-	my $socket = $redis->socket;
-	my ($out, $err) = ('', '');
-	my $head = "set -euo pipefail\n"
-	  . "redis-cli() { command '$cli' -s '$socket' -e \"\$@\"; }\n";
-
-	local $ENV{REDISCLI_AUTH} = $admin_password;
-	my $ok = IPC::Run::run([ 'bash', '-c', $head . $script ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return ($ok, "$out$err");
-}
 
 sub mode_of { return sprintf('%04o', (stat($_[0]))[2] & 07777); }
 
@@ -66,7 +35,7 @@ umask(022);
 my $dir = PostgreSQL::Test::Utils::tempdir_short() . '/etc-redis';
 mkdir $dir or die "mkdir $dir: $!";
 chmod 0755, $dir;
-my $acldir = page_file('doc/redis.md', 'redis-acldir.sh');
+my $acldir = SnowidTest::page_file('doc/redis.md', 'redis-acldir.sh');
 $acldir =~ s{^sudo chown redis:redis /etc/redis\n}{}m
   or die 'redis.md no longer gives /etc/redis to redis';
 $acldir =~ s{^sudo chmod (\d+) /etc/redis\b}{chmod $1 '$dir'}m
@@ -78,7 +47,7 @@ $acldir =~ s{^sudo chmod (\d+) /etc/redis\b}{chmod $1 '$dir'}m
 }
 is(oct(mode_of($dir)) & 07, 0, 'the directory of the ACL file gives other users no right');
 my $aclfile = "$dir/users.acl";
-my $script = page_file('doc/redis.md', 'redis-aclfile.sh');
+my $script = SnowidTest::page_file('doc/redis.md', 'redis-aclfile.sh');
 $script =~ s{sudo install -o redis -g redis -m 600 /dev/stdin /etc/redis/users\.acl}
   {install -m 600 /dev/stdin '$aclfile'}
   or die 'redis.md no longer writes the ACL file with install -m 600';
@@ -96,11 +65,11 @@ my $redis = SnowidRedis->new(password => $admin_password, library => 0,
 	mark_new => 0, args => [ '--aclfile', $aclfile ]);
 
 # redis-setup.sh as the page shows it, with this installation's pg_config
-my $setup = page_file('doc/redis.md', 'redis-setup.sh');
+my $setup = SnowidTest::page_file('doc/redis.md', 'redis-setup.sh');
 my ($pg_config) = SnowidTest::pg_config_in_path();
 $setup =~ s{^PG_CONFIG=\S+}{PG_CONFIG='$pg_config'}m
   or die 'redis-setup.sh names no PG_CONFIG';
-my ($ok, $out) = run_script($redis, $setup);
+my ($ok, $out) = $redis->run_page_script($setup, $admin_password);
 ok($ok, 'redis-setup.sh makes the user and saves it') or diag($out);
 like(slurp_file($aclfile), qr/^user snowid-dc3 /m,
 	'the ACL file now holds snowid-dc3 and its password hash');

@@ -48,38 +48,6 @@ my $bindir = `pg_config --bindir`;
 die 'pg_config --bindir failed' if $? || !$bindir;
 chomp $bindir;
 
-# The block of a page after the line "<!-- file NAME -->" (indented or
-# not, as in a list), without its indentation.
-sub page_file
-{
-	my ($page, $name) = @_;
-	my $text = slurp_file("$top/$page");
-
-	$text =~ /^([ \t]*)<!-- file \Q$name\E -->\n\1```\w*\n(.*?)^\1```\n/ms
-	  or die "$page has no file $name";
-	my ($indent, $block) = ($1, $2);
-	$block =~ s/^\Q$indent\E//mg;
-	return $block;
-}
-
-# Runs a shell script with bash, stopping at the first command that fails,
-# redis-cli being this Redis' client, which fails on an error reply (-e),
-# logged in as the administrator through REDISCLI_AUTH, as the page says.
-# Returns the exit status and the output.
-sub run_script
-{
-	my ($redis, $script) = @_;
-	my $socket = $redis->socket;
-	my ($out, $err) = ('', '');
-	my $head = "set -euo pipefail\n"
-	  . "redis-cli() { command '$cli' -s '$socket' -e \"\$@\"; }\n";
-
-	local $ENV{REDISCLI_AUTH} = $admin_password;
-	my $ok = IPC::Run::run([ 'bash', '-c', $head . $script ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return ($ok, "$out$err");
-}
-
 # redis-cli as user with password: its output and errors
 sub cli_as
 {
@@ -122,13 +90,13 @@ $open->stop;
 # The file as the page writes it: its paths this test's, its service not
 # restarted by systemctl (the test starts the Redis)
 my $aclfile = PostgreSQL::Test::Utils::tempdir_short() . '/users.acl';
-my $script = page_file('doc/redis.md', 'redis-aclfile.sh');
+my $script = SnowidTest::page_file('doc/redis.md', 'redis-aclfile.sh');
 like($script, qr{sudo install -o redis -g redis -m 600 /dev/stdin /etc/redis/users\.acl\n},
 	'redis.md writes the ACL file with install, for the user redis');
 $script =~ s{sudo install -o redis -g redis -m 600 /dev/stdin /etc/redis/users\.acl}
   {install -m 600 /dev/stdin '$aclfile'};
 $script =~ s{^sudo systemctl restart redis-server\n}{}m;
-my ($ok, $out) = run_script($open, $script);
+my ($ok, $out) = $open->run_page_script($script, $admin_password);
 ok($ok, 'its commands write the ACL file') or diag($out);
 is(slurp_file($aclfile),
 	'user default on #' . sha256_hex($admin_password) . " ~* &* +\@all\n",
@@ -144,13 +112,13 @@ like(cli_as($redis, 'default', 'wrong', 'PING'), qr/WRONGPASS|invalid/,
 # ---------------------------------------------------------------------------
 # 2. The first steps, in the page's order
 
-my $setup = page_file('doc/redis.md', 'redis-setup.sh');
+my $setup = SnowidTest::page_file('doc/redis.md', 'redis-setup.sh');
 my ($password) = $setup =~ /ACL SETUSER snowid-dc3 .*'>([^']+)'/
   or die 'redis-setup.sh makes no user snowid-dc3 with a password';
 like($setup, qr{^PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config }m,
 	'redis-setup.sh names the pg_config of the installation');
 $setup =~ s{^PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config}{PG_CONFIG='$bindir/pg_config'}m;
-($ok, $out) = run_script($redis, $setup);
+($ok, $out) = $redis->run_page_script($setup, $admin_password);
 ok($ok, "redis-setup.sh runs, every command in its order answered without an error")
   or diag($out);
 like($redis->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid'), qr/snowid_2_claim/,
@@ -256,7 +224,7 @@ for my $c (split /\n/, `grep -rhE '^#define SNOWID_[A-Z_]*FILE[[:space:]]+"snowi
 {
 	$defined{$1} = 1 if $c =~ /"(snowid_[a-z_]+)"/;
 }
-my $remove = page_file('doc/install.md', 'uninstall-files.sh');
+my $remove = SnowidTest::page_file('doc/install.md', 'uninstall-files.sh');
 my %named = map { $_ => 1 } $remove =~ /\b(snowid_[a-z_]+)\b/g;
 # all but the mark, which the page keeps (it holds no secret, and keeps a
 # server that comes back above the ids it issued)
@@ -276,7 +244,7 @@ $node->restart;
 like($remove, qr{^cd /var/lib/postgresql/15/main }m,
 	'uninstall-files.sh goes into the data directory');
 $remove =~ s{^cd /var/lib/postgresql/15/main}{cd '$data'}m;
-($ok, $out) = run_script($redis, $remove);
+($ok, $out) = $redis->run_page_script($remove, $admin_password);
 ok($ok, 'uninstall-files.sh runs') or diag($out);
 is(join(' ', map { s{.*/}{}r } glob("$data/snowid*")), 'snowid_state',
 	'no file of snowid is left in the data directory but its mark');
@@ -291,9 +259,10 @@ my ($free) = slurp_file("$top/doc/redis.md") =~
   or die 'redis.md has no command that frees a worker id';
 (my $id) = $worker =~ /^(\d+)/;
 $free =~ s/'4 61001'/'$id 1'/ or die "redis.md's free command frees no '4 61001'";
-($ok, $out) = run_script($redis, $free);
+($ok, $out) = $redis->run_page_script($free, $admin_password);
 ok($ok, "worker id $id is freed with redis.md's command") or diag($out);
-($ok, $out) = run_script($redis, page_file('doc/install.md', 'uninstall-redis.sh'));
+($ok, $out) = $redis->run_page_script(
+	SnowidTest::page_file('doc/install.md', 'uninstall-redis.sh'), $admin_password);
 ok($ok, 'uninstall-redis.sh runs') or diag($out);
 $redis->stop;
 $redis->start;
