@@ -27,55 +27,22 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
-use SnowidLease;
-use SnowidTest;
+use SnowidStoreRestore;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
 my $coord = SnowidCoord->new;
-my $source = $coord->source;
-my %common = ('snowid.coordinator_timeout_ms' => 5000,
-	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
 my $dc = 9;
-my %user;
-sub fleet_user
-{
-	# a Redis user that may not INFO (ACL users are not kept in snapshots)
-	$coord->cli('ACL', 'SETUSER', 'fleet', 'reset', 'on', '>fleet-secret',
-		"~{snowid:dc:$dc}:*", '+fcall', '+hgetall', '+hget', '+hset',
-		'+hdel', '+time', '+role');
-	return;
-}
-if ($source eq 'redis')
-{
-	fleet_user();
-	%user = ('snowid.redis_url' => 'unix://fleet:fleet-secret@' . $coord->socket);
-}
-
-sub server
-{
-	my ($name, %settings) = @_;
-
-	return SnowidLease::start_node($coord, $name,
-		{ %common, 'snowid.datacenter_id' => $dc, %user, %settings });
-}
-
-my $burst = SnowidTest::Bursts->sql(0.002);
-
-$coord->mark_dc_new($dc);
-my $a = server('a');
-$a->safe_psql('postgres', 'SELECT snowid_next()');
-my $wa = SnowidLease::worker_id($a);
-note("A holds worker id $wa");
+my $fleet = SnowidStoreRestore->new($coord, $dc);
+my ($a, $wa) = $fleet->start_a;
 
 # copy 1; A checks in a few times (the counter moves on); restore 1: A's
-# word starts a quiet period (as 105's scenario 5)
+# word starts a quiet period (as store_forgets.pl's scenario 5)
 $coord->copy_files;
 sleep 3;
-$coord->restore_files;
-fleet_user() if $source eq 'redis';
+$fleet->restore;
 my $deadline = time + 60;
 my $quiet;
 sleep 0.2 until ($quiet = $coord->in_quiet($dc)) || time > $deadline;
@@ -86,45 +53,9 @@ sleep 0.5 while $coord->in_quiet($dc) && time < $deadline + 60;
 $coord->copy_files;
 sleep 2;
 
-# C claims after copy 2 (waits for restore 1's floor) and issues
-my $c = server('c');
-$c->safe_psql('postgres', $burst);
-my ($ret, $out, $err) = $c->psql('postgres', 'SELECT snowid_next()');
-is($ret, 0, 'C claims') or diag($err);
-my $wc = SnowidLease::worker_id($c);
-note("C holds worker id $wc");
-isnt($wc, $wa, 'A and C hold two worker ids');
-sleep 3;    # both check in since C's claim
-
-# restore 2.  C's check-in is late (a stalled process, a busy machine):
-# the new server's claim comes first, as the quiet period is there for.
-my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
-kill 'STOP', $checkin;
-my $lost = SnowidLease::now_ms();
-$coord->restore_files;
-fleet_user() if $source eq 'redis';
-# A checks in: it says it saw a later counter
-sleep 3;
-ok($coord->in_quiet($dc), 'restore 2: a holder\'s word starts a quiet period');
-
-# B's claim comes first; C's check-in resumes a second later, within the
-# quiet period, and re-asserts C's worker id.  Both issue meanwhile.
-my $b = server('b');
-$b->safe_psql('postgres', $burst);
-my $bursts = SnowidTest::Bursts->new->start(
-	{ b => $b->connstr('postgres'), c => $c->connstr('postgres') }, 2);
-sleep 1;
-kill 'CONT', $checkin;
-my $took = $bursts->finish;
-my $wb = SnowidLease::worker_id($b);
-note("B's claim ended " . (SnowidLease::now_ms() - $lost) . " ms after restore 2: worker id '$wb'");
-isnt($wb, $wc, 'restore 2: B does not get C\'s worker id');
-my ($n, $lo, $hi) = @$took{qw(n lo hi)};
-diag(sprintf('B issued %d ids (ms %d..%d), C %d (ms %d..%d); %d issued by both, %d ms of one worker id by both',
-	$n->{b} // 0, ($lo->{b} // 0) - $lost, ($hi->{b} // 0) - $lost,
-	$n->{c} // 0, ($lo->{c} // 0) - $lost, ($hi->{c} // 0) - $lost,
-	$took->{both}, $took->{shared}));
-is($took->{both}, 0, 'no id is issued by both B and C');
-is($took->{shared}, 0, 'no millisecond of one worker id is issued by both B and C');
+# C claims after copy 2 (waits for restore 1's floor) and issues; restore
+# 2 with C's check-in stalled
+my ($c, $wc) = $fleet->start_c($wa);
+my $b = $fleet->race_after_restore('restore 2', $c, $wc);
 $_->stop for ($a, $b, $c);
 done_testing();
