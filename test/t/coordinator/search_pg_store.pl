@@ -50,28 +50,19 @@ use File::Spec;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
 $ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 
-my $search = "$FindBin::RealBin/../../protocol-search";
 my $extension = "$FindBin::RealBin/../../../sql/snowid_coordinator--1.0.sql";
 my $library = "$FindBin::RealBin/../../../src/redis/snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();
-
-# The tree's own pieces
-my $ready = 1;
-$ready &= ok(-f $extension,
-	"the extension's script is made in the source tree ($extension)");
-$ready &= ok(-x $search, 'test/protocol-search is there and executable');
-if (!$ready)
-{
-	done_testing();
-	exit;
-}
+# test/protocol-search of this tree (each search names its store)
+my $protocol_search = SnowidTest::protocol_search(
+	[ $extension, "the extension's script is made in the source tree ($extension)" ]);
+my @store = ('--store', 'postgresql', '--library', $extension);
 
 # How much each search tries.  A PostgreSQL built with assertions checks
 # every memory context after each statement, and there the search's
@@ -89,44 +80,24 @@ note($full
 	? 'the full searches (PostgreSQL without assertions)'
 	: 'smaller searches (PostgreSQL with assertions; the full ones run without)');
 
-# Runs test/protocol-search with the given options; returns its exit
-# status and its output.
-sub protocol_search
-{
-	my (@args) = @_;
-	my ($out, $err) = ('', '');
-
-	IPC::Run::run([ $^X, $search, @args ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return ($? >> 8, $out . $err);
-}
-
-my ($status, $out) = protocol_search(
-	'--store', 'postgresql', '--library', $extension,
-	'--seed', '90', '--depth', $depth90, '--random', $random{90}, '--length', '16',
+my $summary = SnowidTest::search_finds_none($protocol_search,
+	'the protocol search of the PostgreSQL store finds no violation', '90',
+	@store, '--depth', $depth90, '--random', $random{90}, '--length', '16',
 	'--vary-fleet', '--copy-identity', 'new', '--ops', '-lose,-rewind,-lag',
 	'--failure-file', "$dir/failure.txt");
-my ($summary) = $out =~ /^(protocol-search: seed 90,.*)$/m;
-note($summary // 'no summary');
-is($status, 0, 'the protocol search of the PostgreSQL store finds no violation')
-  or diag($out);
-like($summary // '',
-	qr/ \d+ sequences tried, \d+ steps, [1-9]\d* worker-id grants, 0 violations/,
-	'its summary counts the grants it checked, and no violation');
-like($summary // '', qr/\(snowid_coordinator on PostgreSQL \d+/,
+like($summary, qr/\(snowid_coordinator on PostgreSQL \d+/,
 	'it called the functions of the extension, on a PostgreSQL server');
-like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
+like($summary, qr/; [1-9]\d* calls under another holder's name/,
 	'it called under other holders\' names');
-like($summary // '', qr/; [1-9]\d* failovers of the store/,
+like($summary, qr/; [1-9]\d* failovers of the store/,
 	'and failed the store over with answers not on its standby');
 
 # The store that forgets (it loses its rows, goes back to an earlier state,
 # fails over to a standby that missed its last writes), with servers that
 # keep the forgetting rule: every sequence of 3 steps (of 4 the search takes
 # minutes), then random ones.
-($status, $out) = protocol_search(
-	'--store', 'postgresql', '--library', $extension,
-	'--seed', '92', '--depth', '3', '--random', $random{92}, '--length', '16',
+my ($status, $out) = $protocol_search->(
+	@store, '--seed', '92', '--depth', '3', '--random', $random{92}, '--length', '16',
 	'--vary-fleet', '--copy-identity', 'new',
 	'--failure-file', "$dir/forget.txt");
 ($summary) = $out =~ /^(protocol-search: seed 92,.*)$/m;
@@ -151,7 +122,7 @@ SKIP:
 	fail("--store both: $why: not found, and SNOWID_REQUIRE_TOOLS=1 counts a missing tool as a failure")
 	  if $why && $ENV{SNOWID_REQUIRE_TOOLS};
 	skip "--store both $why", 3 if $why;
-	($status, $out) = protocol_search(
+	($status, $out) = $protocol_search->(
 		'--store', 'both', '--library', $library, '--extension', $extension,
 		'--seed', '91', '--depth', '3', '--random', $random{91}, '--length', '20',
 		'--vary-fleet', '--copy-identity', 'new', '--max-worker-id', '2',
@@ -167,50 +138,18 @@ SKIP:
 		'and checked grants');
 }
 
-# A margin of 0 ms leaves the fence at the store's clock, below the ids a
-# server with a drift budget of a second may have issued just before it
-# stopped: the search finds that, writes the sequence as a script, and the
-# script replays to the same violation.
-($status, $out) = protocol_search(
-	'--store', 'postgresql', '--library', $extension,
-	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
-	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
-	'--free-margin', '0', '--max-copies', '0', '--ops', '-lose,-rewind,-lag',
-	'--failure-file', "$dir/free.txt");
-is($status, 1, 'free() with a margin of 0 ms: the search finds a violation')
-  or diag($out);
-my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
-like($violation // '', qr/^worker id \d granted to b .*but a issued up to /,
-	'and says which grant breaks the fence rule');
+# A margin of 0 ms in free(): a violation, written as a script that names
+# the store and replays to it, its calls printed as a psql script
+$out = SnowidTest::search_finds_free_margin($protocol_search, $dir, 'free()', \@store,
+	[ '--library', $extension ]);
 like(slurp_file("$dir/free.txt"), qr/^set store postgresql$/m,
 	'the script it writes names the store');
-($status, $out) = protocol_search('--replay', "$dir/free.txt", '--library',
-	$extension);
-is($status, 1, 'the script replays to a violation')
-  or diag($out);
-like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
-	'the same violation, at the same step');
 like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,
 	'and its calls are printed as a psql script');
 
 # A claim whose answer warned that it may not be on the standby, taken as
-# granted: the failover loses it, and the next claimer gets the same id,
-# once the quiet period the store holds the calls to (they declare none)
-# and its floor have passed.
-($status, $out) = protocol_search(
-	'--store', 'postgresql', '--library', $extension,
-	'--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
-	'--ops', 'start,claim,wait,desync,failover',
-	'--warned-answer', 'granted', '--reassert', 'no',
-	'--failure-file', "$dir/warned.txt");
-is($status, 1,
-	'an answer not on the standby taken as granted: the search finds a violation')
-  or diag($out);
-($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
-like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
-	'a grant of an id its holder still holds');
-like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
-	'after the failover');
+# granted: a violation
+SnowidTest::search_finds_warned_answer($protocol_search, $dir, \@store);
 
 # Servers that do not re-assert their ids (--reassert no, as 1.2) and a
 # store that forgets: it loses all its rows, goes back to an earlier
@@ -219,23 +158,19 @@ like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
 # finds a worker id granted while its holder still issues with it, once
 # the quiet period the store holds the calls to (they declare none) and its
 # floor have passed (every sequence of 5 steps of the kinds it takes).
-SnowidTest::search_finds_forgetting(\&protocol_search, $dir,
-	'--store', 'postgresql', '--library', $extension, '--seed', '90');
-SnowidTest::search_finds_stale_holders(\&protocol_search, $dir,
-	'--store', 'postgresql', '--library', $extension);
+SnowidTest::search_finds_forgetting($protocol_search, $dir, @store, '--seed', '90');
+SnowidTest::search_finds_stale_holders($protocol_search, $dir, @store);
 
 # The paths of the stores' own that issue 55's second reading found (the
 # held claim of a backup, a quiet period declared to 0 ms, and in Redis a
 # datacenter marked new after its owners hash was evicted): found with the
 # store's fix off, none with it on.
-SnowidTest::search_finds_store_fixes(\&protocol_search, $dir, 0,
-	'--store', 'postgresql', '--library', $extension);
+SnowidTest::search_finds_store_fixes($protocol_search, $dir, 0, @store);
 
 # confirmed_ms after a clock stepped past the margin (the third attack on
 # issue 55): with the largest send time kept, a restart after two losses
 # re-asserts the id another server took between them; bounded by the
 # monotonic clock, it does not.
-SnowidTest::search_finds_confirmed_clock_step(\&protocol_search, $dir,
-	'--store', 'postgresql', '--library', $extension);
+SnowidTest::search_finds_confirmed_clock_step($protocol_search, $dir, @store);
 
 done_testing();

@@ -56,7 +56,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
@@ -70,91 +69,33 @@ $ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
 	'redis-server');
 
-my $search = "$FindBin::RealBin/../../protocol-search";
 my $library = "$FindBin::RealBin/../../../src/redis/snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();
+# test/protocol-search with the library of this tree
+my $protocol_search = SnowidTest::protocol_search(
+	[ $library, "the function library is in the source tree ($library)" ],
+	'--library', $library);
 
-# The tree's own pieces
-my $ready = 1;
-$ready &= ok(-f $library,
-	"the function library is in the source tree ($library)");
-$ready &= ok(-x $search, 'test/protocol-search is there and executable');
-if (!$ready)
-{
-	done_testing();
-	exit;
-}
-
-# Runs test/protocol-search with the library of this tree and the given
-# options; returns its exit status and its output.
-sub protocol_search
-{
-	my (@args) = @_;
-	my ($out, $err) = ('', '');
-
-	IPC::Run::run([ $^X, $search, '--library', $library, @args ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return ($? >> 8, $out . $err);
-}
-
-my ($status, $out) = protocol_search(
-	'--seed', '84', '--depth', '4', '--random', '600', '--length', '16',
+my $summary = SnowidTest::search_finds_none($protocol_search,
+	'the protocol search finds no violation', '84',
+	'--depth', '4', '--random', '600', '--length', '16',
 	'--vary-fleet', '--copy-identity', 'new',
 	'--failure-file', "$dir/failure.txt");
-my ($summary) = $out =~ /^(protocol-search: seed 84,.*)$/m;
-note($summary // 'no summary');
-is($status, 0, 'the protocol search finds no violation')
-  or diag($out);
-like($summary // '',
-	qr/ \d+ sequences tried, \d+ steps, [1-9]\d* worker-id grants, 0 violations/,
-	'its summary counts the grants it checked, and no violation');
-like($summary // '', qr/\(snowid_2_\*\)/,
+like($summary, qr/\(snowid_2_\*\)/,
 	'it called the functions of the newest generation, snowid_2_*');
-like($summary // '', qr/; [1-9]\d* calls under another holder's name/,
+like($summary, qr/; [1-9]\d* calls under another holder's name/,
 	'it called under other holders\' names');
-like($summary // '', qr/; [1-9]\d* failovers of the store/,
+like($summary, qr/; [1-9]\d* failovers of the store/,
 	'and failed the store over with answers not on its standby');
 
-# A margin of 0 ms leaves the fence at Redis' clock, below the ids a server
-# with a drift budget of a second may have issued just before it stopped:
-# the search finds that, writes the sequence as a script, and the script
-# replays to the same violation.
-($status, $out) = protocol_search(
-	'--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
-	'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
-	'--free-margin', '0', '--max-copies', '0', '--ops', '-lose,-rewind,-lag',
-	'--failure-file', "$dir/free.txt");
-is($status, 1,
-	'snowid_2_free with a margin of 0 ms: the search finds a violation')
-  or diag($out);
-my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
-like($violation // '', qr/^worker id \d granted to b .*but a issued up to /,
-	'and says which grant breaks the fence rule');
-($status, $out) = protocol_search('--replay', "$dir/free.txt");
-is($status, 1, 'the script it wrote replays to a violation')
-  or diag($out);
-like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
-	'the same violation, at the same step');
+# A margin of 0 ms in snowid_2_free: a violation, written as a script that
+# replays to it
+SnowidTest::search_finds_free_margin($protocol_search, $dir, 'snowid_2_free', [], []);
 
-# A client that takes an answer that may not be on the standby as granted
-# (and keeps no forgetting rule, as 1.2): the failover loses its claim, and
-# the next claimer gets its id, once the quiet period the store holds its
-# calls to (they declare none) and its floor have passed: a claim refused,
-# a wait, the claim again (every sequence of 6 steps of the kinds it takes).
-($status, $out) = protocol_search(
-	'--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
-	'--ops', 'start,claim,wait,desync,failover',
-	'--warned-answer', 'granted', '--reassert', 'no',
-	'--failure-file', "$dir/warned.txt");
-is($status, 1,
-	'an answer not on the standby taken as granted: the search finds a violation')
-  or diag($out);
-($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
-like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
-	'a grant of an id its holder still holds');
-like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
-	'after the failover');
-($status, $out) = protocol_search('--replay', "$dir/warned.txt");
+# An answer that may not be on the standby taken as granted: a violation,
+# written as a script that replays to it
+my ($violation, $script) = SnowidTest::search_finds_warned_answer($protocol_search, $dir, []);
+my (undef, $out) = $protocol_search->('--replay', $script);
 like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 	'the script replays to the same violation');
 
@@ -166,22 +107,22 @@ like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
 # to (they declare none) and its floor have passed, so after a claim
 # refused, a wait and the claim again (every sequence of 5 steps of the
 # kinds it takes).
-SnowidTest::search_finds_forgetting(\&protocol_search, $dir, '--seed', '84');
+SnowidTest::search_finds_forgetting($protocol_search, $dir, '--seed', '84');
 
 # Holders that come back stale after the store forgot (issue 55): a cache
 # file naming an id given away since, a lease holder frozen past its lease.
-SnowidTest::search_finds_stale_holders(\&protocol_search, $dir);
+SnowidTest::search_finds_stale_holders($protocol_search, $dir);
 
 # The paths of the stores' own that issue 55's second reading found (the
 # held claim of a backup, a quiet period declared to 0 ms, and in Redis a
 # datacenter marked new after its owners hash was evicted): found with the
 # store's fix off, none with it on.
-SnowidTest::search_finds_store_fixes(\&protocol_search, $dir, 1);
+SnowidTest::search_finds_store_fixes($protocol_search, $dir, 1);
 
 # confirmed_ms after a clock stepped past the margin (the third attack on
 # issue 55): with the largest send time kept, a restart after two losses
 # re-asserts the id another server took between them; bounded by the
 # monotonic clock, it does not.
-SnowidTest::search_finds_confirmed_clock_step(\&protocol_search, $dir);
+SnowidTest::search_finds_confirmed_clock_step($protocol_search, $dir);
 
 done_testing();

@@ -346,6 +346,105 @@ sub run_bench
 	return ($? >> 8, $out);
 }
 
+# test/protocol-search of this tree, once the tree's own piece it reads
+# is there ($needs: [ its path, a test's name ]) and the search is (two
+# tests; a missing one ends the test file): a sub that runs it with @fixed
+# and then the options it is given, and returns its exit status and output.
+sub protocol_search
+{
+	my ($needs, @fixed) = @_;
+	my $search = "$test_dir/protocol-search";
+	my $ready = Test::More::ok(-f $needs->[0], $needs->[1]);
+
+	$ready &= Test::More::ok(-x $search, 'test/protocol-search is there and executable');
+	if (!$ready)
+	{
+		Test::More::done_testing();
+		exit;
+	}
+	return sub {
+		my ($out, $err) = ('', '');
+
+		IPC::Run::run([ $^X, $search, @fixed, @_ ],
+			'<', \undef, '>', \$out, '2>', \$err);
+		return ($? >> 8, $out . $err);
+	};
+}
+
+# A protocol search ($search, as protocol_search gives it) of seed $seed
+# that must find no violation ($name names it): it ends with 0, and its
+# summary counts the grants it checked and no violation (two tests).
+# Returns the summary.
+sub search_finds_none
+{
+	my ($search, $name, $seed, @args) = @_;
+	my ($status, $out) = $search->('--seed', $seed, @args);
+	my ($summary) = $out =~ /^(protocol-search: seed \Q$seed\E,.*)$/m;
+
+	Test::More::note($summary // 'no summary');
+	Test::More::is($status, 0, $name) or Test::More::diag($out);
+	Test::More::like($summary // '',
+		qr/ \d+ sequences tried, \d+ steps, [1-9]\d* worker-id grants, 0 violations/,
+		'its summary counts the grants it checked, and no violation');
+	return $summary // '';
+}
+
+# A margin of 0 ms leaves the fence at the store's clock, below the ids a
+# server with a drift budget of a second may have issued just before it
+# stopped: the search ($search, with the store's options @store; $free
+# names the store's free) finds that, writes the sequence as a script
+# ($dir/free.txt), and the script replays (with @replay) to the same
+# violation (four tests).  Returns the replay's output.
+sub search_finds_free_margin
+{
+	my ($search, $dir, $free, $store, $replay) = @_;
+	my ($status, $out) = $search->(
+		@$store, '--seed', '3', '--depth', '0', '--random', '400', '--length', '12',
+		'--fleet', 'a:perm,drift=1000 b:lease=3000,drift=0',
+		'--free-margin', '0', '--max-copies', '0', '--ops', '-lose,-rewind,-lag',
+		'--failure-file', "$dir/free.txt");
+
+	Test::More::is($status, 1,
+		"$free with a margin of 0 ms: the search finds a violation")
+	  or Test::More::diag($out);
+	my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+	Test::More::like($violation // '', qr/^worker id \d granted to b .*but a issued up to /,
+		'and says which grant breaks the fence rule');
+	($status, $out) = $search->('--replay', "$dir/free.txt", @$replay);
+	Test::More::is($status, 1, 'the script it wrote replays to a violation')
+	  or Test::More::diag($out);
+	Test::More::like($out, qr/^    check: VIOLATION: \Q$violation\E$/m,
+		'the same violation, at the same step');
+	return $out;
+}
+
+# A client that takes an answer that may not be on the standby as granted
+# (and keeps no forgetting rule, as 1.2): the failover loses its claim, and
+# the next claimer gets its id, once the quiet period the store holds its
+# calls to (they declare none) and its floor have passed: a claim refused,
+# a wait, the claim again (every sequence of 6 steps of the kinds it
+# takes; $search and @store as for search_finds_free_margin; three tests).
+# Returns the violation and the script's path.
+sub search_finds_warned_answer
+{
+	my ($search, $dir, $store) = @_;
+	my ($status, $out) = $search->(
+		@$store, '--seed', '5', '--depth', '6', '--random', '0', '--max-copies', '0',
+		'--ops', 'start,claim,wait,desync,failover',
+		'--warned-answer', 'granted', '--reassert', 'no',
+		'--failure-file', "$dir/warned.txt");
+
+	Test::More::is($status, 1,
+		'an answer not on the standby taken as granted: the search finds a violation')
+	  or Test::More::diag($out);
+	my ($violation) = $out =~ /^protocol-search: VIOLATION: (.*)$/m;
+	Test::More::like($violation // '', qr/^worker id \d granted to \w+ .*but \w+ still holds it /,
+		'a grant of an id its holder still holds');
+	Test::More::like(slurp_file("$dir/warned.txt"), qr/^desync\n(.*\n)*failover\n/m,
+		'after the failover');
+	return ($violation, "$dir/warned.txt");
+}
+
 # The protocol search of servers that do not re-assert their ids
 # (--reassert no, as 1.2) and a store that forgets: it loses all its data,
 # goes back to an earlier state, or fails over to a replica that missed its
