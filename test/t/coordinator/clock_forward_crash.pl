@@ -46,16 +46,6 @@ my %common = ('snowid.coordinator_timeout_ms' => 5000,
 
 my $burst = SnowidTest::Bursts->sql(0.002);
 
-sub confirmed_in_file
-{
-	my ($node) = @_;
-	my $f = $node->data_dir . '/snowid_store_state';
-
-	return 0 unless -e $f;
-	my ($c) = slurp_file($f) =~ /confirmed_ms=(\d+)/;
-	return $c // 0;
-}
-
 my $dc = 21;
 $coord->mark_dc_new($dc);
 my $clock = SnowidTest::Clock->new;
@@ -70,7 +60,7 @@ is(SnowidLease::worker_id($p), '0', 'P claims worker id 0 for good, its clock ri
 # the clock steps ahead after the start (covered, says internals.md)
 $clock->set("+$step_s");
 sleep 2;
-cmp_ok(confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
+cmp_ok(SnowidLease::confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
 	'a clock stepped ahead after the start keeps no time ahead');
 
 # a backend crashes (here the check-in worker, SIGKILL): crash restart
@@ -79,7 +69,7 @@ $p->poll_query_until('postgres', 'SELECT 1', '1') or die 'P did not come back';
 my $checkin = SnowidLease::worker_pid($p, 'snowid check-in');
 kill 'STOP', $checkin;
 $p->safe_psql('postgres', 'SELECT snowid_next()');
-my $confirmed = confirmed_in_file($p);
+my $confirmed = SnowidLease::confirmed_in_file($p);
 note('after the crash restart the file names ' . ($confirmed - SnowidLease::now_ms()) . ' ms ahead of the real clock');
 cmp_ok($confirmed, '<=', SnowidLease::now_ms() + 1000,
 	'after a crash restart, a call granted while the clock is ahead keeps no time ahead');
@@ -89,32 +79,12 @@ $p->stop('immediate');
 $clock->set('+0');
 
 # loss 1; Q takes id 0 after the quiet period and its floor
-$coord->wipe;
-my $q = $coord->new_node('q', { %common, 'snowid.datacenter_id' => $dc });
-$q->start;
-$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
-$q->safe_psql('postgres', $burst);
-my ($ret, $out, $err) = $q->psql('postgres', 'SELECT snowid_next()');
-is($ret, 0, 'Q claims after the quiet period') or diag($err);
-is(SnowidLease::worker_id($q), '0', 'Q holds worker id 0 for good');
+my $q = SnowidLease::claim_after_loss($coord, { %common, 'snowid.datacenter_id' => $dc },
+	$burst, '');
 
 # real time reaches the time P's file names; Q's check-in stalls; loss 2;
 # P starts again
 sleep 0.2 while SnowidLease::now_ms() < $confirmed + 300;
-my $qcheckin = SnowidLease::worker_pid($q, 'snowid check-in');
-kill 'STOP', $qcheckin;
-$coord->wipe;
-$clock->start_node($p);
-
-my $bursts = SnowidTest::Bursts->new->start(
-	{ p => $p->connstr('postgres'), q => $q->connstr('postgres') }, 6);
-sleep 4;
-kill 'CONT', $qcheckin;
-my $took = $bursts->finish;
-diag(sprintf('P issued %d ids, Q %d; P holds worker id \'%s\'; %d ids by both',
-	$took->{n}{p} // 0, $took->{n}{q} // 0, SnowidLease::worker_id($p), $took->{both}));
-ok(($took->{n}{q} // 0) > 0, 'Q issued ids after the second loss');
-is($took->{both}, 0, 'no id is issued by both P and Q');
-is($took->{shared}, 0, 'no millisecond of one worker id is issued by both');
+SnowidLease::race_after_second_loss($coord, $clock, $p, $q, '');
 $_->stop for ($p, $q);
 done_testing();

@@ -47,17 +47,6 @@ my %common = ('snowid.coordinator_timeout_ms' => 5000,
 # Ids with their worker id and millisecond, for sec seconds, 20 every 2 ms
 my $burst = SnowidTest::Bursts->sql(0.002);
 
-# The confirmed_ms the server's snowid_store_state names, 0 if none
-sub confirmed_in_file
-{
-	my ($node) = @_;
-	my $f = $node->data_dir . '/snowid_store_state';
-
-	return 0 unless -e $f;
-	my ($c) = slurp_file($f) =~ /confirmed_ms=(\d+)/;
-	return $c // 0;
-}
-
 # Waits until the server's store answered a call it sent at or after
 # since_ms by its own clock (snowid_status().coordinator_answered_at)
 sub wait_answered
@@ -88,46 +77,25 @@ my $stepped_at = SnowidLease::now_ms();
 $clock->set("+$step_s");
 $p->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidLease::worker_id($p), '0', 'A: P claims worker id 0 for good, its clock ahead');
-cmp_ok(confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
+cmp_ok(SnowidLease::confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
 	'A: a call granted while the clock is ahead keeps no time ahead of the real clock');
 $clock->set('+0');
 wait_answered($p, SnowidLease::now_ms());
-cmp_ok(confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
+cmp_ok(SnowidLease::confirmed_in_file($p), '<=', SnowidLease::now_ms() + 1000,
 	'A: nor after the clock is put right and P checks in');
 $p->stop;
 ok(-e $p->data_dir . '/snowid_worker', 'A: P\'s cache file names its id');
 
 # loss 1; Q takes id 0 after the quiet period and its floor
-$coord->wipe;
-my $q = $coord->new_node('q', { %common, 'snowid.datacenter_id' => $dc });
-$q->start;
-$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
-$q->safe_psql('postgres', $burst);
-my ($ret, $out, $err) = $q->psql('postgres', 'SELECT snowid_next()');
-is($ret, 0, 'A: Q claims after the quiet period') or diag($err);
-is(SnowidLease::worker_id($q), '0', 'A: Q holds worker id 0 for good');
+my $q = SnowidLease::claim_after_loss($coord, { %common, 'snowid.datacenter_id' => $dc },
+	$burst, 'A: ');
 diag('Q claimed ' . ($stepped_at + $step_s * 1000 - SnowidLease::now_ms())
 	  . ' ms before the time P\'s clock named during its step');
 
 # Q issues until the time P's clock named during the step has come (a file
 # naming it would then pass the rule); its check-in stops; loss 2; P starts
 sleep 0.3 while SnowidLease::now_ms() < $stepped_at + $step_s * 1000;
-my $checkin = SnowidLease::worker_pid($q, 'snowid check-in');
-kill 'STOP', $checkin;
-$coord->wipe;
-$clock->start_node($p);
-
-# both issue for 6 s; Q's check-in goes on after 4 s
-my $bursts = SnowidTest::Bursts->new->start(
-	{ p => $p->connstr('postgres'), q => $q->connstr('postgres') }, 6);
-sleep 4;
-kill 'CONT', $checkin;
-my $took = $bursts->finish;
-diag(sprintf('P issued %d ids, Q %d; P holds worker id \'%s\'',
-	$took->{n}{p} // 0, $took->{n}{q} // 0, SnowidLease::worker_id($p)));
-ok(($took->{n}{q} // 0) > 0, 'A: Q issued ids after the second loss');
-is($took->{both}, 0, 'A: no id is issued by both P and Q');
-is($took->{shared}, 0, 'A: no millisecond of one worker id is issued by both');
+SnowidLease::race_after_second_loss($coord, $clock, $p, $q, 'A: ');
 $_->stop for ($p, $q);
 
 # ---------------------------------------------------------------- B
@@ -148,12 +116,12 @@ PostgreSQL::Test::Utils::append_to_file("$file.new", $line);
 rename("$file.new", $file) or die "could not rename: $!";
 
 $s->start;
-($ret, $out, $err) = $s->psql('postgres', 'SELECT snowid_next()');
+my ($ret, $out, $err) = $s->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'B: a file naming a time a day ahead does not stop the restart')
   or diag($err);
 is(SnowidLease::worker_id($s), '0', 'B: S re-asserts worker id 0');
 wait_answered($s, SnowidLease::now_ms());
-cmp_ok(confirmed_in_file($s), '<=', SnowidLease::now_ms() + 1000,
+cmp_ok(SnowidLease::confirmed_in_file($s), '<=', SnowidLease::now_ms() + 1000,
 	'B: the file is written down to the real clock at the next granted call');
 $s->stop;
 

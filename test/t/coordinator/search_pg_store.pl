@@ -25,15 +25,9 @@
 # whose answer warned that it may not be on the synchronous standby as
 # granted shares its id with the next claimer once the failover lost it.
 #
-# The stores' own fixes of issue 55's second reading are switched off one
-# at a time (--store-fix NAME=off): replayed, each path is found with its
-# fix off, and none with it on (SnowidTest::search_finds_store_fixes).
-#
-# The third attack's path of confirmed_ms after a clock stepped past the
-# margin is replayed with the servers' confirmed_ms kept as the largest
-# send time (--confirmed-kept largest, before the fix: a violation) and
-# bounded by the monotonic clock (bounded: none)
-# (SnowidTest::search_finds_confirmed_clock_step).
+# The stores' own fixes of issue 55's second reading, and the third
+# attack's path of confirmed_ms after a clock stepped past the margin, are
+# replayed as search_redis_library.pl replays them, against this store.
 #
 # Needs a C compiler for the clock preload (gcc; built once here by
 # SnowidTest::need_clock and passed to every search as

@@ -157,6 +157,63 @@ sub now_ms
 
 # Ids by the worker id they carry, in the order their holders took them:
 # every id of a later holder must lie above every id of an earlier one.
+# The confirmed_ms a server's snowid_store_state names (when it sent its
+# last call the store granted), 0 if none
+sub confirmed_in_file
+{
+	my ($node) = @_;
+	my $f = $node->data_dir . '/snowid_store_state';
+
+	return 0 unless -e $f;
+	my ($c) = slurp_file($f) =~ /confirmed_ms=(\d+)/;
+	return $c // 0;
+}
+
+# The tests of a clock stepped forward (test/t/coordinator/clock_forward_*):
+# the store loses its claims (loss 1), and a new server Q of the settings
+# given claims worker id 0 for good after the quiet period and its floor,
+# and issues ids (two tests; $what begins their names).  Returns Q.
+sub claim_after_loss
+{
+	my ($coord, $settings, $burst, $what) = @_;
+
+	$coord->wipe;
+	my $q = $coord->new_node('q', $settings);
+	$q->start;
+	$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	$q->safe_psql('postgres', $burst);
+	my ($ret, $out, $err) = $q->psql('postgres', 'SELECT snowid_next()');
+	is($ret, 0, "${what}Q claims after the quiet period") or diag($err);
+	is(worker_id($q), '0', "${what}Q holds worker id 0 for good");
+	return $q;
+}
+
+# Then Q's check-in stalls, the store loses its claims again (loss 2), and
+# P, which held worker id 0 before loss 1, starts again under $clock
+# (SnowidTest::Clock): both issue for 6 s, Q's check-in going on after 4
+# s.  Q must issue, and no id nor millisecond of one worker id be issued
+# by both (three tests).
+sub race_after_second_loss
+{
+	my ($coord, $clock, $p, $q, $what) = @_;
+	my $checkin = worker_pid($q, 'snowid check-in');
+
+	kill 'STOP', $checkin;
+	$coord->wipe;
+	$clock->start_node($p);
+	my $bursts = SnowidTest::Bursts->new->start(
+		{ p => $p->connstr('postgres'), q => $q->connstr('postgres') }, 6);
+	Time::HiRes::sleep(4);
+	kill 'CONT', $checkin;
+	my $took = $bursts->finish;
+	diag(sprintf('P issued %d ids, Q %d; P holds worker id \'%s\'; %d ids by both',
+		$took->{n}{p} // 0, $took->{n}{q} // 0, worker_id($p), $took->{both}));
+	ok(($took->{n}{q} // 0) > 0, "${what}Q issued ids after the second loss");
+	is($took->{both}, 0, "${what}no id is issued by both P and Q");
+	is($took->{shared}, 0, "${what}no millisecond of one worker id is issued by both");
+	return;
+}
+
 package SnowidLease::ByWorker;
 
 use Test::More;

@@ -321,6 +321,53 @@ sub only_on
 	return;
 }
 
+# $sessions sessions of $node take $per_session ids each with
+# snowid_next(), all starting at the same moment (a Gate), into a table
+# ids (session, n, id) made here; then passes if each finished without an
+# error, every session took all its ids, none is there twice, each
+# session's ids strictly increase, and the sessions ran at the same time:
+# their ranges of ids overlap ($sessions + 4 tests).
+sub concurrent_sessions
+{
+	my ($node, $sessions, $per_session) = @_;
+
+	$node->safe_psql('postgres', 'CREATE UNLOGGED TABLE ids (session int, n int, id bigint)');
+	my $gate = SnowidTest::Gate->new($node);
+	my @runs = map {
+		$gate->psql(qq{
+			INSERT INTO ids SELECT $_, g, snowid_next()
+			FROM generate_series(1, $per_session) g;
+		})
+	} 1 .. $sessions;
+	$gate->wait_for($sessions);
+	$gate->release;
+	for my $run (@runs)
+	{
+		Test::More::is($run->finish, 0, 'session finished without error')
+		  or Test::More::diag($run->stderr);
+	}
+	Test::More::is($node->safe_psql('postgres', 'SELECT count(*) FROM ids'),
+		$sessions * $per_session, 'every session took all its ids');
+	Test::More::is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM ids'),
+		0, "$sessions sessions at once: no duplicate among all ids");
+	Test::More::is(
+		$node->safe_psql(
+			'postgres', q{
+		SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (PARTITION BY session ORDER BY n) AS prev
+			FROM ids) x
+		WHERE id <= prev}), 0, 'each session\'s ids strictly increase');
+	Test::More::is(
+		$node->safe_psql(
+			'postgres', q{
+		WITH r AS (SELECT session, min(id) AS lo, max(id) AS hi
+				   FROM ids GROUP BY session)
+		SELECT count(*) > 0 FROM r a JOIN r b
+			ON a.session < b.session AND a.lo < b.hi AND b.lo < a.hi}),
+		't', 'sessions overlapped in time');
+	return;
+}
+
 # Whether the PostgreSQL under test was built with assertions
 # (--enable-cassert).  Such a build also checks every memory context after
 # each statement, which makes a long-lived busy backend several times

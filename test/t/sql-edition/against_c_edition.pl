@@ -445,39 +445,8 @@ $node->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 1;
-	CREATE UNLOGGED TABLE ids (session int, n int, id bigint);
 });
-my $sessions = 4;
-my $per_session = 20_000;
-my $gate = SnowidTest::Gate->new($node);
-my @runs = map {
-	$gate->psql(qq{
-		INSERT INTO ids SELECT $_, g, snowid_next()
-		FROM generate_series(1, $per_session) g;
-	})
-} 1 .. $sessions;
-$gate->wait_for($sessions);
-$gate->release;
-for my $run (@runs)
-{
-	is($run->finish, 0, 'session finished without error')
-	  or diag($run->stderr);
-}
-is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM ids'),
-	$sessions * $per_session, 'four sessions at once: no duplicate');
-is( $node->safe_psql(
-		'postgres', q{
-	SELECT count(*) FROM (
-		SELECT id, lag(id) OVER (PARTITION BY session ORDER BY n) AS prev
-		FROM ids) x
-	WHERE id <= prev}), 0, 'each session\'s ids strictly increase');
-is( $node->safe_psql(
-		'postgres', q{
-	WITH r AS (SELECT session, min(id) AS lo, max(id) AS hi
-			   FROM ids GROUP BY session)
-	SELECT count(*) > 0 FROM r a JOIN r b
-		ON a.session < b.session AND a.lo < b.hi AND b.lo < a.hi}),
-	't', 'sessions overlapped in time');
+SnowidTest::concurrent_sessions($node, 4, 20_000);
 is( $node->safe_psql(
 		'postgres', q{
 	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'}),
