@@ -40,9 +40,7 @@ SnowidTest::need_clock();
 
 my $step_s = 50;
 my $coord = SnowidCoord->new;
-my %common = ('snowid.coordinator_timeout_ms' => 5000,
-	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s',
-	'snowid.worker_bits' => 1);
+my %common = (%SnowidLease::quick_checkins, 'snowid.worker_bits' => 1);
 
 my $burst = SnowidTest::Bursts->sql(0.002);
 

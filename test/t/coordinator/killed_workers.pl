@@ -47,8 +47,7 @@ my $ids = SnowidTest::Ledger->new;
 # one clock, so a clock margin of a second.  A quiet period lasts a
 # check-in (1 s) plus the timeout, the drift budget (1 s) and a second:
 # 8 s; a claim after a loss waits for it and its floor, about 17 s.
-my %common = ('snowid.coordinator_timeout_ms' => 5000,
-	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
+my %common = %SnowidLease::quick_checkins;
 my $quiet_ms = 1000 + 5000 + 1000 + 1000;
 
 # Ids with their worker id and millisecond, for sec seconds, 20 every 2 ms

@@ -72,9 +72,7 @@ my $source = $coord->source;
 # after a loss waits about 21 s, within the minute a claim waits.  Two
 # worker ids (one worker bit), so that Q takes the id L or P held.
 my $lease_ms = 3000;
-my %common = ('snowid.coordinator_timeout_ms' => 5000,
-	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s',
-	'snowid.worker_bits' => 1);
+my %common = (%SnowidLease::quick_checkins, 'snowid.worker_bits' => 1);
 my %lease = ('snowid.worker_lease' => "${lease_ms}ms");
 
 # A started server of datacenter dc with snowid and more settings

@@ -47,8 +47,7 @@ my $ids = SnowidTest::Ledger->new;
 # and a second: 8 s.  Its floor lies the clock margin (1 s: one machine,
 # one clock) and its length past its end: a claim after a loss waits about
 # 17 s in all, within the minute a claim waits.
-my %common = ('snowid.coordinator_timeout_ms' => 5000,
-	'snowid.checkin_interval' => '1s', 'snowid.clock_margin' => '1s');
+my %common = %SnowidLease::quick_checkins;
 my $quiet_ms = 1000 + 5000 + 1000 + 1000;
 
 # A started server of datacenter dc with snowid and more settings

@@ -15,6 +15,14 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
+# The settings of the tests of a store that loses its claims: check-ins
+# every second, a store that must answer within 5 s, a clock margin of 1
+# s, so that a quiet period after a loss lasts 8 s (1 s + 5 s + 1 s + 1 s)
+our %quick_checkins = (
+	'snowid.coordinator_timeout_ms' => 5000,
+	'snowid.checkin_interval' => '1s',
+	'snowid.clock_margin' => '1s');
+
 # A server of the coordinator (SnowidCoord) with the given settings,
 # started, with the extension created.
 sub start_node

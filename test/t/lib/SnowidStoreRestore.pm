@@ -25,12 +25,7 @@ sub new
 	my $self = bless {
 		coord => $coord,
 		dc => $dc,
-		settings => {
-			'snowid.coordinator_timeout_ms' => 5000,
-			'snowid.checkin_interval' => '1s',
-			'snowid.clock_margin' => '1s',
-			'snowid.datacenter_id' => $dc
-		},
+		settings => { %SnowidLease::quick_checkins, 'snowid.datacenter_id' => $dc },
 		burst => SnowidTest::Bursts->sql(0.002)
 	}, $class;
 

@@ -169,43 +169,26 @@ my $report = q{
 		RETURN concat_ws(' | ', s, m, d, h);
 	END $$;
 };
-my @bad = (
-	'SELECT snowid_decode(-1)',
-	'SELECT snowid_time(-5)',
-	q{SELECT snowid_from_time('1970-01-01 00:00:00+00')},
-	q{SELECT snowid_from_time('infinity')},
-	q{SELECT snowid_from_time('2200-01-01 00:00:00+00')},
-	q{SELECT snowid_span('1 month')},
-	q{SELECT snowid_span('1.5 ms')},
-	q{SELECT snowid_span('-1 ms')},
-	q{SELECT snowid_span('36500 days')},
-	q{SELECT snowid_serial('', 1)},
-	q{SELECT snowid_serial('a b', 1)},
-	q{SELECT snowid_serial('a/b', 1)},
-	q{SELECT snowid_serial(E'a\\x01b', 1)},
-	q{SELECT snowid_serial(repeat('a', 17), 1)},
-	q{SELECT snowid_serial(NULL, 1)},
-	q{SELECT snowid_from_serial('X123')},
-	q{SELECT snowid_from_serial('X2026x1311200000000000000000')},
-	q{SELECT snowid_from_serial('X2026023012000000000000000000')},
-	q{SELECT snowid_from_serial('X2026022924000000000000000000')},
-	q{SELECT snowid_from_serial('X2000010100000000000000000000')},
-	q{SELECT snowid_from_serial('X2026010100000000032000000000')},
-	q{SELECT snowid_from_serial('X2026010100000000000320000000')},
-	q{SELECT snowid_from_serial('X2026010100000000000004096000') || 'x'},
-	q{SELECT snowid_from_serial('a b2026010100000000000000000')},
-	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM4')},
-	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM')},
-	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7 HTM3')},
-	q{SELECT snowid_from_public('KU-5Q6Z9T1XF7HTM3')},
-	q{SELECT snowid_from_public('K1-5Q6Z9T1XF7HTM3K1-5Q6Z9T1XF7HTM3')},
-	q{SELECT snowid_from_public(repeat('K', 65))},
-	q{SELECT snowid_from_public('K1-8Q6Z9T1XF7HTM3')},
-	'SELECT snowid_public(-1)',
-	'SELECT snowid_scramble(-1)',
-	'SELECT snowid_unscramble(-2)',
-	'SELECT snowid_next_batch(0)',
-	'SELECT snowid_next_batch(100001)');
+# (the calls, a function and its arguments)
+my @bad = map { "SELECT $_" } (
+	'snowid_decode(-1)', 'snowid_time(-5)',
+	(map { "snowid_from_time('$_')" }
+	  ('1970-01-01 00:00:00+00', 'infinity', '2200-01-01 00:00:00+00')),
+	(map { "snowid_span('$_')" } ('1 month', '1.5 ms', '-1 ms', '36500 days')),
+	(map { "snowid_serial($_, 1)" }
+	  ("''", "'a b'", "'a/b'", q{E'a\\x01b'}, q{repeat('a', 17)}, 'NULL')),
+	(map { "snowid_from_serial('$_')" }
+	  qw(X123 X2026x1311200000000000000000 X2026023012000000000000000000
+	  X2026022924000000000000000000 X2000010100000000000000000000
+	  X2026010100000000032000000000 X2026010100000000000320000000)),
+	q{snowid_from_serial('X2026010100000000000004096000') || 'x'},
+	q{snowid_from_serial('a b2026010100000000000000000')},
+	(map { "snowid_from_public($_)" }
+	  ("'K1-5Q6Z9T1XF7HTM4'", "'K1-5Q6Z9T1XF7HTM'", "'K1-5Q6Z9T1XF7 HTM3'",
+		"'KU-5Q6Z9T1XF7HTM3'", "'K1-5Q6Z9T1XF7HTM3K1-5Q6Z9T1XF7HTM3'",
+		"repeat('K', 65)", "'K1-8Q6Z9T1XF7HTM3'")),
+	'snowid_public(-1)', 'snowid_scramble(-1)', 'snowid_unscramble(-2)',
+	'snowid_next_batch(0)', 'snowid_next_batch(100001)');
 for my $q (@bad)
 {
 	my @got = map { $both->safe_psql($_, "$report SELECT pg_temp.report(\$q\$$q\$q\$)") }
