@@ -33,8 +33,7 @@ is($rc, 0, "$command runs through") or diag($out);
 # The CSV
 my @columns = qw(pg version method contender run n seconds ids_per_s clients
   load quiet machine clock date command note);
-my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
-is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
+my ($rows, $bad) = SnowidTest::bench_csv($csv, $major, $command, @columns);
 
 my $sharedir = `$pg_config --sharedir`;
 chomp $sharedir;
@@ -47,23 +46,12 @@ for my $peer (qw(snowflake pg_uuidv7))
 	$peer_built{$peer} = $built;
 	push @measured, $peer if $built;
 }
-my (%figures, %skipped, $bad);
-for my $line (@lines)
+my (%figures, %skipped);
+for my $row (@$rows)
 {
-	my @f = split /,/, $line, -1;
-	my %r;
+	my %r = %$row;
+	my $line = $r{line};
 
-	if (@f != @columns)
-	{
-		$bad = "not " . scalar(@columns) . " fields: $line";
-		last;
-	}
-	@r{@columns} = @f;
-	$bad = "not PostgreSQL $major: $line" unless $r{pg} == $major;
-	$bad = "no machine: $line" unless $r{machine} =~ /\d+ cores/;
-	$bad = "no clock source: $line" unless $r{clock} =~ /^[\w-]+$/;
-	$bad = "not a date: $line" unless $r{date} =~ /^\d{4}-\d\d-\d\d$/;
-	$bad = "not the command that made it: $line" unless $r{command} eq $command;
 	if ($r{method} eq 'skipped')
 	{
 		$bad = "left out without a reason: $line" unless $r{note} =~ /\w/;

@@ -40,41 +40,30 @@ my @columns = qw(pg version kind commit clients step run memory_bytes orders
   rows pk_bytes pk_bytes_per_row seconds transactions tps latency_p50_ms
   latency_p99_ms wal_bytes_per_tx fpi_per_tx blks_read_per_tx load machine
   date quiet clock command);
-my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
-is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
+my ($rows, $bad) =
+  SnowidTest::bench_csv($csv, $major, 'test/bench/run --workload --quick --installed',
+	@columns);
 
 my @kinds = qw(snowid_next snowid_batch snowid_default bigserial identity
   uuid_v4);
 push @kinds, 'uuid_v7' if $major >= 18;
-my (%runs, %pk, $bad);
-for my $line (@lines)
+my (%runs, %pk);
+for my $row (@$rows)
 {
-	my @f = split /,/, $line, -1;
-	my %r;
+	my %r = %$row;
+	my $line = $r{line};
 
-	if (@f != @columns)
-	{
-		$bad = "not " . scalar(@columns) . " fields: $line";
-		last;
-	}
-	@r{@columns} = @f;
 	for my $c (grep { !/^(version|kind|commit|machine|date|quiet|clock|command)$/ } @columns)
 	{
 		$bad = "$c is not a number: $line" unless $r{$c} =~ /^\d+(\.\d+)?$/;
 	}
-	$bad = "not PostgreSQL $major: $line" unless $r{pg} == $major;
 	$bad = "commit is neither on nor off: $line"
 	  unless $r{commit} =~ /^(on|off)$/;
 	$bad = "a memory limit in the quick mode: $line"
 	  unless $r{memory_bytes} == 0;
 	$bad = "not the first run of its point: $line" unless $r{run} == 1;
-	$bad = "no machine: $line" unless $r{machine} =~ /\d+ cores/;
-	$bad = "not a date: $line" unless $r{date} =~ /^\d{4}-\d\d-\d\d$/;
 	$bad = "no check of a quiet machine: $line"
 	  unless $r{quiet} =~ /^(quiet|busy): processors \d+% busy/;
-	$bad = "no clock source: $line" unless $r{clock} =~ /^[\w-]+$/;
-	$bad = "not the command that made it: $line"
-	  unless $r{command} eq 'test/bench/run --workload --quick --installed';
 	$bad = "no transactions: $line"
 	  unless $r{transactions} > 0 && $r{tps} > 0 && $r{wal_bytes_per_tx} > 0;
 	$bad = "a median above the 99th percentile: $line"

@@ -492,6 +492,39 @@ sub search_finds_warned_answer
 	return ($violation, "$dir/warned.txt");
 }
 
+# The rows of the CSV $csv that test/bench/run wrote with @columns, each
+# as { column => value, line => its line }, once its header is checked
+# (one test), up to the first that is not well formed as every benchmark
+# writes them: its number of fields, PostgreSQL $major, the machine, the
+# clock source, the date and the command that made it.  Returns the rows
+# and what is wrong with that first row (undef if nothing).
+sub bench_csv
+{
+	my ($csv, $major, $command, @columns) = @_;
+	my @lines = split /\n/, (-f $csv ? slurp_file($csv) : '');
+	my @rows;
+
+	Test::More::is(shift(@lines) // '', join(',', @columns), 'the CSV has its header');
+	for my $line (@lines)
+	{
+		my @f = split /,/, $line, -1;
+		my %r = (line => $line);
+
+		return (\@rows, 'not ' . scalar(@columns) . " fields: $line") if @f != @columns;
+		@r{@columns} = @f;
+		my $bad =
+		    $r{pg} != $major ? "not PostgreSQL $major"
+		  : $r{machine} !~ /\d+ cores/ ? 'no machine'
+		  : $r{clock} !~ /^[\w-]+$/ ? 'no clock source'
+		  : $r{date} !~ /^\d{4}-\d\d-\d\d$/ ? 'not a date'
+		  : $r{command} ne $command ? 'not the command that made it'
+		  : undef;
+		return (\@rows, "$bad: $line") if defined $bad;
+		push @rows, \%r;
+	}
+	return (\@rows, undef);
+}
+
 # The protocol search of servers that do not re-assert their ids
 # (--reassert no, as 1.2) and a store that forgets: it loses all its data,
 # goes back to an earlier state, or fails over to a replica that missed its
