@@ -59,10 +59,8 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 # -- as measured ---------------------------------------------------------
 
 my $dc = 1;
-my $a = $coord->new_node('a',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
-SnowidLease::start_skewed($a, '+60s');
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = SnowidLease::start_node($coord, 'a',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, '+60s');
 my $w = SnowidLease::wait_lease($a);
 is($w, 0, 'a takes worker id 0 on lease');
 $a->safe_psql('postgres', q{

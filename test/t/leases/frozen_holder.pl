@@ -38,14 +38,12 @@ my %lease = (
 	'snowid.worker_bits' => 1,
 	'snowid.worker_lease' => "${lease_ms}ms");
 
+# A started server on lease, with the extension.
 sub lease_node
 {
 	my ($name, %extra) = @_;
-	my $node = $coord->new_node($name, { %lease, %extra });
 
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	return $node;
+	return SnowidLease::start_node($coord, $name, { %lease, %extra });
 }
 
 my $a = lease_node('a');

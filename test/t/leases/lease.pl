@@ -60,11 +60,8 @@ sub id_ms
 sub lease_node
 {
 	my ($name, %extra) = @_;
-	my $node = $coord->new_node($name, { %lease, %extra });
 
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-	return $node;
+	return SnowidLease::start_node($coord, $name, { %lease, %extra });
 }
 
 my $a = lease_node('a');

@@ -37,7 +37,7 @@ SnowidCoord::need_store();
 
 my $dc = 4;
 my $coord = SnowidCoord->new;
-my $node = $coord->new_node('s',
+my $node = SnowidLease::start_node($coord, 's',
 	{
 		'snowid.datacenter_id' => $dc,
 		'snowid.worker_bits' => 2,
@@ -46,8 +46,6 @@ my $node = $coord->new_node('s',
 		# a loaded machine may take seconds between the pause and its end
 		'snowid.coordinator_timeout_ms' => 15000
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $me = 'lease ' . SnowidRedis::identity($node, $dc);
 my $w = SnowidLease::wait_lease($node);
 my @ids = SnowidTest::next_ids($node, 100);

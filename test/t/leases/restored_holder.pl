@@ -35,7 +35,7 @@ SnowidCoord::need_store();
 
 my $dc = 5;
 my $coord = SnowidCoord->new;
-my $node = $coord->new_node('s',
+my $node = SnowidLease::start_node($coord, 's',
 	{
 		'snowid.datacenter_id' => $dc,
 		'snowid.worker_bits' => 0,
@@ -44,8 +44,6 @@ my $node = $coord->new_node('s',
 		'snowid.max_drift_ms' => 6000,
 		'snowid.max_wait_ms' => 10000
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($node), 0, 'the server takes worker id 0 on lease');
 SnowidTest::next_ids($node, 10);
 

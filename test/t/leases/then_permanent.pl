@@ -44,10 +44,8 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 # -- as measured ---------------------------------------------------------
 
 my $dc = 1;
-my $a = $coord->new_node('a',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' });
-SnowidLease::start_skewed($a, '+20s');
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = SnowidLease::start_node($coord, 'a',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, '+20s');
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
 
 # b is set up before a issues, and claims right after a gives its id back,

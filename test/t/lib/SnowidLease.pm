@@ -24,13 +24,21 @@ our %quick_checkins = (
 	'snowid.clock_margin' => '1s');
 
 # A server of the coordinator (SnowidCoord) with the given settings,
-# started, with the extension created.
+# started (with its wall clock at $offset if given: start_skewed), with the
+# extension created.
 sub start_node
 {
-	my ($coord, $name, $settings) = @_;
+	my ($coord, $name, $settings, $offset) = @_;
 	my $node = $coord->new_node($name, $settings);
 
-	$node->start;
+	if (defined $offset)
+	{
+		start_skewed($node, $offset);
+	}
+	else
+	{
+		$node->start;
+	}
 	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	return $node;
 }
