@@ -103,17 +103,7 @@ cmp_ok($until, '>=', $q->{floor},
 	'the time it names is when the claim can succeed: at or past the floor the quiet period leaves');
 cmp_ok($q->{floor}, '>', $q->{until},
 	'which lies past the end of the quiet period itself');
-my ($hint) = $err =~ /^HINT:  (.*)$/m;
-$hint //= '';
-like($hint, qr/^Call again after that time: the claim then succeeds by itself/,
-	'the hint says to call again then, when the claim succeeds by itself');
-my $page = $coord->source eq 'postgresql'
-  ? 'doc/coordinator.md, "When the coordination database forgets"'
-  : 'doc/redis.md, "Ending a quiet period"';
-like($hint, qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter .*\(\Q$page\E\)\.$/,
-	'and names ending the quiet period as an administrator\'s decision, by the page that says when it applies');
-unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
-	'with no command to run');
+SnowidCoord::quiet_hint_ok($coord, $err);
 unlike($err, qr/new_datacenter/,
 	'not how to mark the datacenter new, which the refused claim made impossible');
 diag(sprintf('the first claim was refused after %.1f s, naming a time %.1f s after it was tried',

@@ -55,17 +55,7 @@ $b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($b, 'SELECT snowid_next()');
 like($err, qr/ERROR:  55006: snowid cannot claim a worker id of datacenter $dc until /,
 	"B's first claim is refused as quiet");
-my ($hint) = $err =~ /^HINT:  (.*)$/m;
-$hint //= '';
-like($hint, qr/^Call again after that time: the claim then succeeds by itself/,
-	'the hint leads with waiting');
-my $page = $coord->source eq 'postgresql'
-  ? 'doc/coordinator.md, "When the coordination database forgets"'
-  : 'doc/redis.md, "Ending a quiet period"';
-like($hint, qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing.*\(\Q$page\E\)\.$/,
-	'and leaves ending the quiet period to an administrator, naming the page that says when');
-unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
-	'it gives no command to run');
+SnowidCoord::quiet_hint_ok($coord, $err);
 
 # A issues on meanwhile
 push @a_ids, SnowidTest::next_ids($a, 1000);

@@ -40,4 +40,27 @@ sub new
 	  : SnowidRedis->new(%params);
 }
 
+# Passes if the hint of a claim refused in a quiet period ($err, psql's
+# error output) leads with waiting, leaves ending the period sooner to an
+# administrator, for a store known to have lost nothing, naming the page of
+# $coord's store that says when, and gives no command to run (three tests)
+sub quiet_hint_ok
+{
+	my ($coord, $err) = @_;
+	my ($hint) = $err =~ /^HINT:  (.*)$/m;
+	my $page = $coord->source eq 'postgresql'
+	  ? 'doc/coordinator.md, "When the coordination database forgets"'
+	  : 'doc/redis.md, "Ending a quiet period"';
+
+	$hint //= '';
+	Test::More::like($hint, qr/^Call again after that time: the claim then succeeds by itself/,
+		'the hint says to call again then, when the claim succeeds by itself');
+	Test::More::like($hint,
+		qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter .*\(\Q$page\E\)\.$/,
+		'and names ending the quiet period as an administrator\'s decision, by the page that says when it applies');
+	Test::More::unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
+		'with no command to run');
+	return;
+}
+
 1;

@@ -368,6 +368,26 @@ sub concurrent_sessions
 	return;
 }
 
+# Passes if $sql fails on $node because its clock is behind the generator
+# by more than max_drift_ms (10 s here): SQLSTATE 55000, the error saying
+# by how many milliseconds, and the hint (four tests; $what names the
+# call and the step).  Returns the error.
+sub fails_clock_behind
+{
+	my ($node, $sql, $what) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+
+	Test::More::isnt($ret, 0, "$what fails");
+	Test::More::like($err,
+		qr/ERROR:  55000: the system clock is \d+ ms behind the snowid generator/,
+		'the error says by how many milliseconds the clock is behind');
+	my ($behind) = $err =~ /the system clock is (\d+) ms behind/;
+	Test::More::cmp_ok($behind // 0, '>', 10000, 'and that is more than max_drift_ms');
+	Test::More::like($err, qr/HINT:  Correct the system clock/, 'the hint says what to do');
+	return $err;
+}
+
 # Whether the PostgreSQL under test was built with assertions
 # (--enable-cassert).  Such a build also checks every memory context after
 # each statement, which makes a long-lived busy backend several times

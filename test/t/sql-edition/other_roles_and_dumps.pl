@@ -561,6 +561,30 @@ is( $sub->safe_psql('appdb',
 is($sub->safe_psql('appdb', q{SELECT string_agg(name, ',' ORDER BY name) FROM snowid_sql_private.snowid_locks}),
 	'generator', 'F8: nor are its locks taken');
 
+# Passes if database $db of $node, its worker id set again to $worker,
+# issues 1,000 distinct ids with it, its generation under its own mark
+# (not the mark $token of another server, if given): two tests, $what
+# beginning their names
+sub issues_under_own_mark
+{
+	my ($node, $db, $worker, $what, $token) = @_;
+	my $not_token = defined $token
+	  ? "AND (snowid_sql_private.snowid_sql_fixed()).token <> $token" : '';
+
+	is( $node->safe_psql(
+			$db, q{
+		SELECT count(*), count(DISTINCT id), min(w), max(w)
+		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
+			  FROM (SELECT snowid_next() AS id FROM generate_series(1, 1000)) s) t}),
+		"1000|1000|$worker|$worker", "${what}the worker id set again, it issues ids with it");
+	is( $node->safe_psql(
+			$db, qq{
+		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
+			= (snowid_sql_private.snowid_sql_fixed()).token $not_token}),
+		't', "${what}under its own mark");
+	return;
+}
+
 # F5: from 19 on, a publication carries sequences, and a subscription sets
 # them to the publisher's values in place: the subscriber's generator
 # stops, repeating none of its ids, and none of the publisher's
@@ -599,16 +623,7 @@ if ($node->pg_version->major >= 19)
 	like($err, qr/55000: the sequences of the snowid generator hold another server's values/,
 		'nor after another change of its configuration');
 	$sub->safe_psql('appdb', 'UPDATE snowid_config SET worker_id = 10, max_drift_ms = 1000');
-	is( $sub->safe_psql('appdb', q{
-		SELECT count(*), count(DISTINCT id), min(w), max(w)
-		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
-			  FROM (SELECT snowid_next() AS id FROM generate_series(1, 1000)) s) t}),
-		'1000|1000|10|10', 'the worker id set again, it issues ids with it');
-	is($sub->safe_psql('appdb', qq{
-		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
-			= (snowid_sql_private.snowid_sql_fixed()).token
-			AND (snowid_sql_private.snowid_sql_fixed()).token <> $token}),
-		't', 'under its own mark');
+	issues_under_own_mark($sub, 'appdb', 10, '', $token);
 }
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');
 $sub->stop;
@@ -633,15 +648,7 @@ like($err, qr/ERROR:  the sequences of the snowid generator hold another server'
 like($err, qr/ERROR:  the sequences of the snowid generator hold another server's values/,
 	'B: nor a writer that waits (several ids)');
 $node->safe_psql('gencopy', 'UPDATE snowid_config SET worker_id = 4');
-is( $node->safe_psql('gencopy', q{
-		SELECT count(*), count(DISTINCT id), min(w), max(w)
-		FROM (SELECT id, (snowid_decode(id)).worker_id AS w
-			  FROM (SELECT snowid_next() AS id FROM generate_series(1, 1000)) s) t}),
-	'1000|1000|4|4', 'B: the worker id set again, it issues ids with it');
-is($node->safe_psql('gencopy', q{
-		SELECT pg_sequence_last_value('snowid_sql_private.snowid_generation') >> 40
-			= (snowid_sql_private.snowid_sql_fixed()).token}),
-	't', 'B: under its own mark');
+issues_under_own_mark($node, 'gencopy', 4, 'B: ');
 
 # ---------------------------------------------------------------------------
 # Public ids under a Turkish collation
