@@ -38,19 +38,11 @@ my %lease = (
 	'snowid.worker_bits' => 1,
 	'snowid.worker_lease' => "${lease_ms}ms");
 
-# A started server on lease, with the extension.
-sub lease_node
-{
-	my ($name, %extra) = @_;
-
-	return SnowidLease::start_node($coord, $name, { %lease, %extra });
-}
-
-my $a = lease_node('a');
+my $a = SnowidLease::start_node($coord, 'a', \%lease);
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0');
-my $b = lease_node('b', 'snowid.worker_lease' => "${b_lease_ms}ms");
+my $b = SnowidLease::start_node($coord, 'b', { %lease, 'snowid.worker_lease' => "${b_lease_ms}ms" });
 is(SnowidLease::wait_lease($b), 1, 'b takes worker id 1');
-my $c = lease_node('c');
+my $c = SnowidLease::start_node($coord, 'c', \%lease);
 my $err = SnowidTest::psql_error($c, 'SELECT snowid_next()');
 like($err, qr/(53400|55000).*worker id/s,
 	'c finds every worker id held: a clear error');
@@ -96,7 +88,7 @@ cmp_ok($a_after[0], '>', $a_last,
 	'a\'s ids on its new worker id lie above all its earlier ones');
 
 # A crash: the time until another server takes the dead holder's id.
-my $d = lease_node('d');
+my $d = SnowidLease::start_node($coord, 'd', \%lease);
 Time::HiRes::sleep(0.5);
 my $crashed_at = Time::HiRes::time();
 $c->stop('immediate');

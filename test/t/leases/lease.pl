@@ -56,15 +56,7 @@ sub id_ms
 		"SELECT (extract(epoch FROM (snowid_decode($id)).ts) * 1000)::bigint");
 }
 
-# A started server on lease, with the extension.
-sub lease_node
-{
-	my ($name, %extra) = @_;
-
-	return SnowidLease::start_node($coord, $name, { %lease, %extra });
-}
-
-my $a = lease_node('a');
+my $a = SnowidLease::start_node($coord, 'a', \%lease);
 is(SnowidLease::wait_lease($a), 0, 'the lease renewer took worker id 0 at start');
 is($coord->owners($dc)->{0}, 'lease ' . SnowidRedis::identity($a, $dc),
 	'the coordinator names the server as the lease holder');
@@ -94,7 +86,7 @@ cmp_ok(SnowidLease::fence($coord, $dc, 0), '>', $fence,
 $by_worker->take($a, 0, 200, 'a after renewals');
 
 # A second server takes the next free id.
-my $b = lease_node('b');
+my $b = SnowidLease::start_node($coord, 'b', \%lease);
 is(SnowidLease::wait_lease($b), 1, 'a second server takes worker id 1');
 $by_worker->take($b, 1, 100, 'b');
 
@@ -150,7 +142,7 @@ is($a->safe_psql('postgres',
 	't', 'status: no worker id, no lease');
 
 # The next server takes the id given back, and its ids lie above a's.
-my $c = lease_node('c');
+my $c = SnowidLease::start_node($coord, 'c', \%lease);
 is(SnowidLease::wait_lease($c), 0, 'a new server takes the released worker id 0 at once');
 $by_worker->take($c, 0, 100, 'c on the worker id a gave back');
 
@@ -190,7 +182,7 @@ is(SnowidRedis::worker($p), '2|' . $coord->source,
 # d holds its lease for a minute: its restart further down must fall within
 # the lease however slow the machine.
 my $d_lease_ms = 60000;
-my $d = lease_node('d', 'snowid.worker_lease' => "${d_lease_ms}ms");
+my $d = SnowidLease::start_node($coord, 'd', { %lease, 'snowid.worker_lease' => "${d_lease_ms}ms" });
 is(SnowidLease::wait_lease($d), 3, 'a lease skips the permanent claim');
 
 # Coordinator traffic: one function call per server per third of a lease,

@@ -387,6 +387,18 @@ sub in_quiet
 	return defined $until && $until > $s * 1000 + int($us / 1000);
 }
 
+# Points the server $node at the Redis URL $url with a claim deadline of
+# $timeout_ms (snowid.redis_timeout_ms), restarting it
+sub point_at
+{
+	my ($node, $url, $timeout_ms) = @_;
+
+	SnowidTest::set_conf($node, 'snowid.redis_url' => $url,
+		'snowid.redis_timeout_ms' => $timeout_ms);
+	$node->restart;
+	return;
+}
+
 # Runs a shell script of a page with bash, stopping at the first command
 # that fails, redis-cli being this Redis' client, which fails on an error
 # reply (-e), logged in through REDISCLI_AUTH as the pages say, with

@@ -913,6 +913,16 @@ sub pid_of
 	die $what;
 }
 
+# The wait_event a session of $node shows while it waits in snowid's wait
+# named $name: that name from PostgreSQL 17 on, "Extension" before
+sub wait_event_name
+{
+	my ($node, $name) = @_;
+
+	return $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000
+	  ? $name : 'Extension';
+}
+
 # What the sessions $where selects in pg_stat_activity wait for, as
 # "type/event": $expected once one look shows it (within the poll's
 # timeout), else what they then show.  A session that waits in naps shows

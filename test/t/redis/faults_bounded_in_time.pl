@@ -37,20 +37,8 @@ my $node = SnowidTest::new_node('faults',
 	  'snowid.redis_redirect_hosts' => '127.0.0.1' });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
-my $redis_wait = $version >= 170000 ? 'SnowidCoordinator' : 'Extension';
-my $claim_wait = $version >= 170000 ? 'SnowidWorkerClaim' : 'Extension';
-
-# Points the node at url (a restart) with the given timeout.
-sub use_redis
-{
-	my ($url, $timeout) = @_;
-
-	SnowidTest::set_conf($node, 'snowid.redis_url' => $url,
-		'snowid.redis_timeout_ms' => $timeout // $timeout_ms);
-	$node->restart;
-	return;
-}
+my $redis_wait = SnowidTest::wait_event_name($node, 'SnowidCoordinator');
+my $claim_wait = SnowidTest::wait_event_name($node, 'SnowidWorkerClaim');
 
 # Each misbehaving server: the claim fails within the deadline (plus what
 # psql itself takes) with a clear error.  A server that closes the
@@ -67,7 +55,7 @@ for my $case (
 	my ($rule, $deadline_ms, $pattern) = @$case;
 	my $fake = SnowidFakeRedis->new(FCALL => $rule);
 
-	use_redis($fake->url, $deadline_ms);
+	SnowidRedis::point_at($node, $fake->url, $deadline_ms);
 	my $start = time;
 	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 	my $elapsed = time - $start;
@@ -88,7 +76,7 @@ for my $case (
 		SELECT => 'perl:select(undef, undef, undef, 0.6); "+OK\r\n"',
 		FCALL  => 'perl:select(undef, undef, undef, 0.6); "*2\r\n:1\r\n:0\r\n"');
 
-	use_redis($fake->url('pw') . '/2');
+	SnowidRedis::point_at($node, $fake->url('pw') . '/2', $timeout_ms);
 	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 	like($err, qr/ERROR:  08006: .*\nDETAIL:  The claim did not complete within snowid\.redis_timeout_ms/,
 		'slow at every step: one deadline for all steps');
@@ -112,14 +100,14 @@ for my $case (
 	my $loop = SnowidFakeRedis->new(
 		FCALL => 'perl:"-MOVED 1234 :" . $ARGV[0] . "\r\n"');
 
-	use_redis($moved->url, 30000);
+	SnowidRedis::point_at($node, $moved->url, 30000);
 	SnowidTest::next_ids($node, 1);
 	is(SnowidRedis::worker($node), '5|redis', 'MOVED: claimed on the owner');
-	use_redis($ask->url, 30000);
+	SnowidRedis::point_at($node, $ask->url, 30000);
 	SnowidTest::next_ids($node, 1);
 	is(SnowidRedis::worker($node), '7|redis', 'ASK: claimed on the owner after ASKING');
 	unlink $node->data_dir . '/snowid_worker';
-	use_redis($loop->url, 30000);
+	SnowidRedis::point_at($node, $loop->url, 30000);
 	my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
 	like($err, qr/ERROR:  58000: redis server at 127\.0\.0\.1:\d+ refused the worker id claim\nDETAIL:  Redis Cluster redirected the claim more than 3 times\./,
 		'endless redirections: a clear error');
@@ -131,7 +119,7 @@ for my $case (
 # be stopped.  Returns the session and its backend's pid once it waits on
 # Redis, with a second session queued behind it.
 my $drip = SnowidFakeRedis->new(FCALL => 'drip');
-use_redis($drip->url, 600000);
+SnowidRedis::point_at($node, $drip->url, 600000);
 
 sub start_claim
 {

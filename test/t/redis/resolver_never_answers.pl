@@ -66,19 +66,7 @@ my $node = SnowidTest::new_node('resolver',
 	});
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $version = $node->safe_psql('postgres', 'SHOW server_version_num');
-my $redis_wait = $version >= 170000 ? 'SnowidCoordinator' : 'Extension';
-
-# Points the node at url (a restart) with the given timeout.
-sub use_url
-{
-	my ($url, $timeout) = @_;
-
-	SnowidTest::set_conf($node, 'snowid.redis_url' => $url,
-		'snowid.redis_timeout_ms' => $timeout // $timeout_ms);
-	$node->restart;
-	return;
-}
+my $redis_wait = SnowidTest::wait_event_name($node, 'SnowidCoordinator');
 
 # Starts psql in the background running sql twice in one session, with
 # verbose errors, not stopping at the first; a SnowidTest::Session.
@@ -142,7 +130,7 @@ is(scalar @errors, 2, 'two claims in one session: both fail the same way');
 # A claim waiting for the name server, with a deadline ten minutes away,
 # ended each way a session can be stopped.  Returns the session and its
 # backend's pid once the name server has the query.
-use_url("redis://hang.snowid.test:$port", 600000);
+SnowidRedis::point_at($node, "redis://hang.snowid.test:$port", 600000);
 
 sub start_claim
 {
@@ -212,7 +200,7 @@ like($err,
 
 # A name whose first address refuses and second is Redis: the claim tries
 # each in turn.
-use_url("redis://redis.snowid.test:$port", 5000);
+SnowidRedis::point_at($node, "redis://redis.snowid.test:$port", 5000);
 SnowidTest::next_ids($node, 10);
 is(SnowidRedis::worker($node), '0|redis',
 	'a name with two addresses: claimed at the second');
@@ -236,7 +224,7 @@ sub claim_note
 $redis->stop;
 $redis = SnowidRedis->new(tcp => 1, args => [ '--bind', '::1' ]);
 $port = $redis->port;
-use_url("redis://dual.snowid.test:$port", 5000);
+SnowidRedis::point_at($node, "redis://dual.snowid.test:$port", 5000);
 claim_note();
 is(SnowidRedis::worker($node), '0|redis',
 	'a name with an IPv4 and an IPv6 address: claimed at the IPv6 one');
@@ -248,17 +236,17 @@ ok(grep({ $_ eq 'dual.snowid.test 28' } $dns->queries),
 $redis->stop;
 $redis = SnowidRedis->new(tcp => 1);
 $port = $redis->port;
-use_url("redis://local.snowid.test:$port", 5000);
+SnowidRedis::point_at($node, "redis://local.snowid.test:$port", 5000);
 claim_note();
 is(SnowidRedis::worker($node), '0|redis',
 	'a name with ::1 and 127.0.0.1, Redis on 127.0.0.1 only: claimed');
 
 # A name from /etc/hosts, which never asks the name server, and an address.
-use_url("redis://localhost:$port", 5000);
+SnowidRedis::point_at($node, "redis://localhost:$port", 5000);
 SnowidTest::next_ids($node, 10);
 is(SnowidRedis::worker($node), '0|redis',
 	'localhost, from /etc/hosts: claimed');
-use_url("redis://127.0.0.1:$port", 5000);
+SnowidRedis::point_at($node, "redis://127.0.0.1:$port", 5000);
 SnowidTest::next_ids($node, 10);
 is(SnowidRedis::worker($node), '0|redis', 'an address: claimed');
 ok(!grep({ /^(localhost|127\.0\.0\.1) / } $dns->queries),
