@@ -30,15 +30,9 @@ $target->start;
 # -- a database that uses snowid ------------------------------------------
 
 $source->safe_psql('postgres', 'CREATE DATABASE shop');
+# orders and their lines, keyed by DEFAULT snowid_next()
+SnowidTest::create_orders($source, 'shop');
 my $start = $source->safe_psql('shop', q{
-	CREATE EXTENSION snowid;
-	CREATE TABLE orders (
-		id bigint PRIMARY KEY DEFAULT snowid_next(),
-		customer text NOT NULL);
-	CREATE TABLE order_lines (
-		id bigint PRIMARY KEY DEFAULT snowid_next(),
-		order_id bigint NOT NULL REFERENCES orders,
-		product text NOT NULL);
 	CREATE TABLE legacy (id bigserial PRIMARY KEY, note text);
 	INSERT INTO legacy (note) SELECT 'before ' || g FROM generate_series(1, 100) g;
 	SELECT clock_timestamp();

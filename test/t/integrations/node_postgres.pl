@@ -54,7 +54,7 @@ ok(-f "$node_path/pg/package.json",
 my $node = SnowidTest::new_node('node_default',
 	{ 'snowid.datacenter_id' => 2, 'snowid.worker_id' => 9 });
 $node->start;
-SnowidClients::create_schema($node);
+SnowidTest::create_orders($node);
 
 my @orders;
 for my $mode (qw(string bigint))
@@ -95,7 +95,7 @@ my $safe = SnowidTest::new_node(
 		'snowid.worker_id' => 37
 	});
 $safe->start;
-SnowidClients::create_schema($safe);
+SnowidTest::create_orders($safe);
 
 # until epoch + 2^41 ms: the ids of every earlier millisecond stay below
 # 2^53 (41 bits of milliseconds and 12 of worker and sequence)

@@ -44,7 +44,7 @@ note("psycopg2 and SQLAlchemy versions: $out");
 my $node = SnowidTest::new_node('python',
 	{ 'snowid.datacenter_id' => 4, 'snowid.worker_id' => 21 });
 $node->start;
-SnowidClients::create_schema($node);
+SnowidTest::create_orders($node);
 
 SnowidClients::run_order_client($node, 'psycopg2',
 	[ $python, "$SnowidClients::dir/orders_psycopg2.py" ]);

@@ -26,24 +26,6 @@ our $recipes_page = File::Spec->rel2abs("$dir/../../doc/adopting.md");
 # The test drivers of the recipes
 our $drivers = "$dir/frameworks";
 
-# An order and its lines, both keyed by snowid_next().
-sub create_schema
-{
-	my ($node, $db) = @_;
-
-	$node->safe_psql($db // 'postgres', q{
-		CREATE EXTENSION IF NOT EXISTS snowid;
-		CREATE TABLE orders (
-			id bigint PRIMARY KEY DEFAULT snowid_next(),
-			customer text NOT NULL);
-		CREATE TABLE order_lines (
-			id bigint PRIMARY KEY DEFAULT snowid_next(),
-			order_id bigint NOT NULL REFERENCES orders,
-			product text NOT NULL);
-	});
-	return;
-}
-
 # A database for one client, in UTF8 as applications have theirs (a test
 # cluster's own are SQL_ASCII, whose text psycopg 3 reads as bytes), with
 # the orders schema.
@@ -53,7 +35,7 @@ sub create_database
 
 	$node->safe_psql('postgres',
 		"CREATE DATABASE $db ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0");
-	create_schema($node, $db);
+	SnowidTest::create_orders($node, $db);
 	return;
 }
 

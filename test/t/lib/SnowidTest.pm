@@ -913,6 +913,26 @@ sub pid_of
 	die $what;
 }
 
+# The orders schema of the client tests and the dump's (snowid created if
+# need be in database $db, postgres if undef): an order and its lines, both
+# keyed by DEFAULT snowid_next()
+sub create_orders
+{
+	my ($node, $db) = @_;
+
+	$node->safe_psql($db // 'postgres', q{
+		CREATE EXTENSION IF NOT EXISTS snowid;
+		CREATE TABLE orders (
+			id bigint PRIMARY KEY DEFAULT snowid_next(),
+			customer text NOT NULL);
+		CREATE TABLE order_lines (
+			id bigint PRIMARY KEY DEFAULT snowid_next(),
+			order_id bigint NOT NULL REFERENCES orders,
+			product text NOT NULL);
+	});
+	return;
+}
+
 # The wait_event a session of $node shows while it waits in snowid's wait
 # named $name: that name from PostgreSQL 17 on, "Extension" before
 sub wait_event_name
