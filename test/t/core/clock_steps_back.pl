@@ -49,7 +49,7 @@ sub counter
 	return $node->safe_psql('postgres', "SELECT $name FROM snowid_status()");
 }
 
-my $node = SnowidTest::new_node(
+my $node = $clock->new_server(
 	'clock',
 	{
 		'snowid.datacenter_id' => 3,
@@ -57,8 +57,6 @@ my $node = SnowidTest::new_node(
 		'snowid.max_drift_ms' => 10000,
 		'snowid.max_wait_ms' => 500
 	});
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 $ids->take($node, 200, 'before any step');
 

@@ -67,7 +67,7 @@ sub set_budget
 	return;
 }
 
-my $node = SnowidTest::new_node(
+my $node = $clock->new_server(
 	'crash',
 	{
 		'snowid.datacenter_id' => 3,
@@ -76,8 +76,6 @@ my $node = SnowidTest::new_node(
 		'snowid.max_wait_ms' => 500,
 		'restart_after_crash' => 'on'
 	});
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 $ids->take($node, 500, 'first start');
 $ids->take($node, 50000, 'first start, batch',

@@ -23,7 +23,7 @@ use Test::More;
 SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
-my $node = SnowidTest::new_node(
+my $node = $clock->new_server(
 	'wait',
 	{
 		'snowid.datacenter_id' => 1,
@@ -31,8 +31,6 @@ my $node = SnowidTest::new_node(
 		'snowid.max_drift_ms' => 0,
 		'snowid.max_wait_ms' => 600000
 	});
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 my $named = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 

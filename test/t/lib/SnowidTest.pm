@@ -1348,4 +1348,16 @@ sub start_node
 	return;
 }
 
+# A new server (SnowidTest::new_node, named $name, with %$settings)
+# started under this clock, with the extension created: the server
+sub new_server
+{
+	my ($self, $name, $settings) = @_;
+	my $node = SnowidTest::new_node($name, $settings);
+
+	$self->start_node($node);
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	return $node;
+}
+
 1;
