@@ -18,7 +18,7 @@ use Test::More;
 
 # test/clients/, beside test/t/
 our $dir =
-  File::Spec->rel2abs(dirname(__FILE__) . '/../clients');
+  File::Spec->rel2abs(dirname(__FILE__) . '/../../clients');
 
 # doc/adopting.md, whose framework recipes the framework tests of test/t/integrations/ run
 our $recipes_page = File::Spec->rel2abs("$dir/../../doc/adopting.md");
