@@ -81,14 +81,12 @@ sub refused_server
 # The default quiet period's parts but for a shorter check-in (1 s) and
 # timeout (2 s): a quiet period of 5 s, its floor 5 s plus the default
 # clock margin (a minute) past its end, past the minute a claim waits.
-my $node = $coord->new_node('fresh',
+my $node = SnowidLease::start_node($coord, 'fresh',
 	{
 		'snowid.datacenter_id' => $dc,
 		'snowid.checkin_interval' => '1s',
 		'snowid.coordinator_timeout_ms' => 2000
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 my $tried = SnowidLease::now_ms();
 my $err = SnowidTest::psql_error($node, 'SELECT snowid_next()');
@@ -119,9 +117,7 @@ like(SnowidRedis::worker($node), qr/^\d+\|/, 'the server holds a worker id');
 # A datacenter marked brand new grants its first claim at once
 my $dc2 = 4;
 $coord->mark_dc_new($dc2);
-my $marked = $coord->new_node('marked', { 'snowid.datacenter_id' => $dc2 });
-$marked->start;
-$marked->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $marked = SnowidLease::start_node($coord, 'marked', { 'snowid.datacenter_id' => $dc2 });
 claims($marked, 'a datacenter marked new: its first claim succeeds');
 ok(!$coord->in_quiet($dc2), 'without a quiet period');
 

@@ -213,20 +213,14 @@ sub start_server
 
 for my $name ('l1', 'l2', 'l3')
 {
-	my $node = $coord->new_node($name,
+	my $node = SnowidLease::start_node($coord, $name,
 		{ %layout, 'snowid.worker_lease' => '3s' }, allows_streaming => 1);
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	add_server($name, $node, 'lease');
 }
-my $p = $coord->new_node('p', \%layout, allows_streaming => 1);
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $p = SnowidLease::start_node($coord, 'p', \%layout, allows_streaming => 1);
 add_server('p', $p, 'permanent');
 # a second one, whose worker id a claim after the store forgot may be handed
-my $q = $coord->new_node('q', \%layout, allows_streaming => 1);
-$q->start;
-$q->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $q = SnowidLease::start_node($coord, 'q', \%layout, allows_streaming => 1);
 add_server('q', $q, 'permanent');
 $p->backup('standby');
 my $standby = PostgreSQL::Test::Cluster->new('p_standby');

@@ -99,9 +99,7 @@ $_->stop for ($p, $q);
 # ---------------------------------------------------------------- B
 my $dc2 = 22;
 $coord->mark_dc_new($dc2);
-my $s = $coord->new_node('s', { %common, 'snowid.datacenter_id' => $dc2 });
-$s->start;
-$s->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $s = SnowidLease::start_node($coord, 's', { %common, 'snowid.datacenter_id' => $dc2 });
 $s->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidLease::worker_id($s), '0', 'B: S claims worker id 0 for good');
 $s->stop;

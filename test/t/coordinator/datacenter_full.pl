@@ -15,6 +15,7 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -74,9 +75,7 @@ is(scalar(grep { $owners->{$_} =~ / port=$port_of_worker{$_} / } keys %$owners),
 	32, 'each id is held by the server (port) that claimed it');
 
 # The 33rd server.
-my $third = $coord->new_node('full_c', \%settings);
-$third->start;
-$third->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $third = SnowidLease::start_node($coord, 'full_c', \%settings);
 my $err = SnowidTest::psql_error($third, 'SELECT snowid_next()');
 like($err, qr/ERROR:  53400: all 32 worker ids of datacenter $dc are held\n/,
 	'the 33rd server: SQLSTATE 53400, message names the datacenter');

@@ -83,19 +83,15 @@ cmp_ok($fence, '>', $a_last_ms, "its fence lies past a's last id");
 
 # A configured worker id: refused until the server can start above the
 # fence, and nothing written.
-my $b = $coord->new_node('b',
+my $b = SnowidLease::start_node($coord, 'b',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $w });
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
 like(SnowidTest::psql_error($b, 'SELECT snowid_next()'),
 	qr/55006: worker id $w of datacenter $dc cannot be taken until /,
 	'b, configured with that id, is refused: the claim reads its fence');
 ok(!exists $coord->owners($dc)->{$w}, 'and nothing is written');
 
 # A free choice passes the fenced id by.
-my $c = $coord->new_node('c', { 'snowid.datacenter_id' => $dc });
-$c->start;
-$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $c = SnowidLease::start_node($coord, 'c', { 'snowid.datacenter_id' => $dc });
 $c->safe_psql('postgres', 'SELECT snowid_next()');
 my ($c_id) = split /\|/, SnowidRedis::worker($c);
 ok($c_id != $w && $c_id != $moved,
@@ -124,20 +120,16 @@ $_->stop for $a, $b, $c;
 $dc = 2;
 # d's lease never needs to run out: ten minutes, so that e's claims below
 # find it live and its fence far ahead however slow the machine.
-my $d = $coord->new_node('d',
+my $d = SnowidLease::start_node($coord, 'd',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '10min' });
-$d->start;
-$d->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $dw = SnowidLease::wait_lease($d);
 my $d_max = $d->safe_psql('postgres',
 	'SELECT max(id) FROM generate_series(1, 4), snowid_next_batch(100000) id');
 my $d_last_ms = SnowidLease::id_ms($d, $d_max);
 $d->stop('immediate');
 
-my $e = $coord->new_node('e',
+my $e = SnowidLease::start_node($coord, 'e',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $dw });
-$e->start;
-$e->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($e, 'SELECT snowid_next()');
 like($err,
 	qr/55006: worker id $dw of datacenter $dc is held by another server.*HINT:  Set snowid.worker_id to a free id, or wait until that lease runs out/s,
@@ -154,19 +146,15 @@ like(SnowidTest::psql_error($e, 'SELECT snowid_next()'),
 	'and the next claim is refused until it can start above the fence');
 
 # The lease run out, without the HDEL: a permanent claim takes the id.
-my $f = $coord->new_node('f',
+my $f = SnowidLease::start_node($coord, 'f',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '2s' });
-$f->start;
-$f->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $fw = SnowidLease::wait_lease($f);
 my $f_max = $f->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(100000) id');
 $f->stop('immediate');
-my $g = $coord->new_node('g',
+my $g = SnowidLease::start_node($coord, 'g',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => $fw,
 	  'snowid.max_drift_ms' => '30s' });
-$g->start;
-$g->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $g->poll_query_until('postgres',
 	q{SELECT count(*) = 1 FROM (SELECT snowid_next()) s})
   or die 'g never took the id whose lease ran out';
@@ -190,10 +178,8 @@ if (SnowidCoord::store() eq 'redis')
 {
 	my $old_fence = SnowidLease::now_ms() + 600_000;
 	$coord->cli('HSET', SnowidRedis::owners_key($dc), 'fence:4', $old_fence);
-	my $h = $coord->new_node('h',
+	my $h = SnowidLease::start_node($coord, 'h',
 		{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 4 });
-	$h->start;
-	$h->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	like(SnowidTest::psql_error($h, 'SELECT snowid_next()'),
 		qr/55006: worker id 4 of datacenter $dc cannot be taken until /,
 		'a fence left in the owners hash by release 1.2 is honoured');
@@ -208,10 +194,8 @@ if (SnowidCoord::store() eq 'redis')
 # free (the library's snowid_2_free, or snowid_coordinator.free()), which
 # fences it.
 $dc = 4;
-my $p = $coord->new_node('p',
+my $p = SnowidLease::start_node($coord, 'p',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_id' => 3 });
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $p_last = $p->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(100000) id');
 my $p_last_ms = SnowidLease::id_ms($p, $p_last);

@@ -59,10 +59,8 @@ is($l->safe_psql('postgres', 'SELECT snowid_release_worker()'), 0,
 	'l issues ids 20 s ahead and gives worker id 0 back');
 $l->stop;
 
-my $s = $coord->new_node('s',
+my $s = SnowidLease::start_node($coord, 's',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.max_drift_ms' => '1min' });
-$s->start;
-$s->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $blocker = $s->data_dir . '/snowid_state.tmp';
 mkdir $blocker or die "could not create $blocker: $!";
 like(SnowidTest::psql_error($s, 'SELECT snowid_next()'),

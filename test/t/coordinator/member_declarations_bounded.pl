@@ -295,15 +295,13 @@ is($gen_after, $gen, 'nor started a quiet period');
 # -- a quiet period that ends impossibly far off -------------------------------
 
 # A server of the datacenter, holding a worker id; a check-in a second
-my $node = $coord->new_node('server',
+my $node = SnowidLease::start_node($coord, 'server',
 	{
 		'snowid.datacenter_id' => $dc,
 		'snowid.checkin_interval' => '1s',
 		'snowid.coordinator_timeout_ms' => 5000,
 		'snowid.clock_margin' => '1s'
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $declared = 1000 + 5000 + 1000 + 1000;
 
 # The record as a store of an earlier release keeps it after the call of

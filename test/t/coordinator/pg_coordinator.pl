@@ -34,10 +34,8 @@ my $ids = SnowidTest::Ledger->new;
 
 # Two servers claim for good: distinct ids, each under its own name.
 my @nodes = map {
-	my $n = $coord->new_node($_, { 'snowid.datacenter_id' => $dc },
+	my $n = SnowidLease::start_node($coord, $_, { 'snowid.datacenter_id' => $dc },
 		allows_streaming => 1);
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	$ids->collect($n, 1000);
 	$n;
 } ('a', 'b');
@@ -70,9 +68,7 @@ ok($a->log_contains(
 		qr/WARNING:  could not connect to the coordination database at \S+\/coord/,
 		$offset),
 	'and the failed claim is a WARNING that names the database');
-my $new = $coord->new_node('new', { 'snowid.datacenter_id' => $dc });
-$new->start;
-$new->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $new = SnowidLease::start_node($coord, 'new', { 'snowid.datacenter_id' => $dc });
 like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
 	qr/ERROR:  08001: could not connect to the coordination database.*HINT:  Check that the coordination database is running/s,
 	'a new server: 08001 with what to check');
@@ -90,10 +86,8 @@ ok($wn ne $wa && $wn ne $wb, 'once the database is back, the new server claims a
 # slow machine adds to psql and the cancel; the figures measured are
 # logged.
 my $ends_within_s = 30;
-my $hung = $coord->new_node('hung',
+my $hung = SnowidLease::start_node($coord, 'hung',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 1500 });
-$hung->start;
-$hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $frozen = SnowidLease::freeze($coord->node);
 my $t0 = time;
 like(SnowidTest::psql_error($hung, 'SELECT snowid_next()'),

@@ -39,9 +39,7 @@ my %common = (
 # The store's last copy, taken while the datacenter had no claim yet
 $coord->backup;
 
-my $a = $coord->new_node('a', {%common});
-$a->start;
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = SnowidLease::start_node($coord, 'a', {%common});
 my @a_ids = SnowidTest::next_ids($a, 1000);
 my ($a_id) = split /\|/, SnowidRedis::worker($a);
 like($a_id, qr/^\d+$/, 'A holds a worker id');
@@ -49,9 +47,7 @@ like($a_id, qr/^\d+$/, 'A holds a worker id');
 # The store comes back from that copy: A's claim is lost
 $coord->restore_backup;
 
-my $b = $coord->new_node('b', {%common});
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b = SnowidLease::start_node($coord, 'b', {%common});
 my $err = SnowidTest::psql_error($b, 'SELECT snowid_next()');
 like($err, qr/ERROR:  55006: snowid cannot claim a worker id of datacenter $dc until /,
 	"B's first claim is refused as quiet");

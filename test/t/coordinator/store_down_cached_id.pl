@@ -15,6 +15,7 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -36,10 +37,8 @@ my $ids = SnowidTest::Ledger->new;
 # floor.
 my %margin = ('snowid.clock_margin' => '1s');
 
-my $known = $coord->new_node('known', { 'snowid.datacenter_id' => $dc, %margin },
+my $known = SnowidLease::start_node($coord, 'known', { 'snowid.datacenter_id' => $dc, %margin },
 	allows_streaming => 1);
-$known->start;
-$known->safe_psql('postgres', 'CREATE EXTENSION snowid');
 
 # Another server holds worker id 0, so the known server gets 1.
 $coord->add_holder($dc, 0, 'dc=2 host=elsewhere port=5432 sysid=1');
@@ -72,9 +71,7 @@ ok($known->log_contains(
 	'coordinator down: using the cached id is logged as a WARNING');
 
 # A new server cannot get a worker id: a clear error, and it keeps running.
-my $new = $coord->new_node('new', { 'snowid.datacenter_id' => $dc, %margin });
-$new->start;
-$new->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $new = SnowidLease::start_node($coord, 'new', { 'snowid.datacenter_id' => $dc, %margin });
 my $err = SnowidTest::psql_error($new, 'SELECT snowid_next()');
 like($err, qr/ERROR:  08001: \Q$unreachable\E\n/,
 	'coordinator down, new server: the error names where the coordinator should be');
@@ -138,10 +135,8 @@ my $timed_out_state = SnowidCoord::store() eq 'redis' ? '08006' : '08001';
 # stale (a margin longer than any quiet period lets none pass, see
 # internals.md), and the test relied on the known server's restart calling
 # first, which a loaded machine, taking 4 s to restart it, did not.
-my $hung = $coord->new_node('hung',
+my $hung = SnowidLease::start_node($coord, 'hung',
 	{ 'snowid.datacenter_id' => $dc, 'snowid.coordinator_timeout_ms' => 10000, %margin });
-$hung->start;
-$hung->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $coord->freeze;
 
 my $gate = SnowidTest::Gate->new($hung);

@@ -50,10 +50,8 @@ my %settings = ('snowid.coordinator_timeout_ms' =>
 my %dc = (r => 8, a => 9, b => 9, l => 10, short => 11);
 
 # A server on lease, while the standby is up: its lease is on the standby.
-my $r = $coord->new_node('r',
+my $r = SnowidLease::start_node($coord, 'r',
 	{ %settings, 'snowid.datacenter_id' => $dc{r}, 'snowid.worker_lease' => '6s' });
-$r->start;
-$r->safe_psql('postgres', 'CREATE EXTENSION snowid');
 SnowidLease::wait_lease($r);
 
 # The standby stops: every commit on the primary waits for it now.
@@ -71,9 +69,7 @@ ok( eval {
 	'a cancelled wait of a renewal: the renewal failed, and the log says why');
 
 # A claim for good, cancelled: an error that says why, and no id.
-my $a = $coord->new_node('a', { %settings, 'snowid.datacenter_id' => $dc{a} });
-$a->start;
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = SnowidLease::start_node($coord, 'a', { %settings, 'snowid.datacenter_id' => $dc{a} });
 my $claim = SnowidTest::start_psql($a, 'SELECT snowid_next()');
 cancel_wait('claim');
 $claim->finish;
@@ -97,10 +93,8 @@ is($l->safe_psql('postgres', 'SELECT worker_id IS NULL FROM snowid_status()'),
 	't', 'and the server holds no worker id');
 
 # snowid's own deadline ends a claim that waits: no id either.
-my $short = $coord->new_node('short',
+my $short = SnowidLease::start_node($coord, 'short',
 	{ 'snowid.datacenter_id' => $dc{short}, 'snowid.coordinator_timeout_ms' => 2000 });
-$short->start;
-$short->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $timed = SnowidTest::start_psql($short, 'SELECT snowid_next()');
 $timed->finish;
 is($timed->stdout, '', 'a wait past snowid.coordinator_timeout_ms: no id');
@@ -124,9 +118,7 @@ $coord->{db}->sql('coord_admin',
 # Another server claims from it, then the first ones try again: each its
 # own worker id, and no id repeats.
 my $ids = SnowidTest::Ledger->new;
-my $b = $coord->new_node('b', { %settings, 'snowid.datacenter_id' => $dc{b} });
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b = SnowidLease::start_node($coord, 'b', { %settings, 'snowid.datacenter_id' => $dc{b} });
 $ids->collect($b, 1000);
 # (r's lease may still run on the fence it had before the standby went
 # down, which no renewal could move meanwhile: wait for one after the

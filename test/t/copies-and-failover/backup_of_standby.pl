@@ -19,6 +19,7 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -41,10 +42,8 @@ sub instance
 	return $instance // '';
 }
 
-my $p = $coord->new_node('p', { 'snowid.datacenter_id' => $dc },
+my $p = SnowidLease::start_node($coord, 'p', { 'snowid.datacenter_id' => $dc },
 	allows_streaming => 1);
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $ids->collect($p, 1000);
 my ($wp) = split /\|/, SnowidRedis::worker($p);
 

@@ -28,6 +28,7 @@ use File::Copy;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -51,10 +52,8 @@ my $r_node = $coord->new_node('publisher_r', { 'snowid.worker_id' => 1 },
 $r_node->start;
 $r_node->safe_psql('postgres', $orders);
 my $r_identity = SnowidRedis::identity($r_node, 0);
-my $twin = $coord->new_node('twin', { 'snowid.worker_id' => 1 },
+my $twin = SnowidLease::start_node($coord, 'twin', { 'snowid.worker_id' => 1 },
 	force_initdb => 1);
-$twin->start;
-$twin->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $err = SnowidTest::psql_error($twin, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,

@@ -55,13 +55,9 @@ sub log_since
 	return substr($log, $offset);
 }
 
-my $a = $coord->new_node('a', \%lease);
-$a->start;
-$a->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $a = SnowidLease::start_node($coord, 'a', \%lease);
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
-my $b = $coord->new_node('b', \%lease);
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b = SnowidLease::start_node($coord, 'b', \%lease);
 is(SnowidLease::wait_lease($b), 1, 'b takes worker id 1 on lease');
 $by_worker->take($a, 0, 100, 'a');
 $by_worker->take($b, 1, 100, 'b');
@@ -108,9 +104,7 @@ isnt($back // $renewer, $renewer,
 is(SnowidLease::wait_lease($a), 0, 'and the server holds a worker id on lease');
 
 # A server that claimed an id for good, moved onto a lease.
-my $p = $coord->new_node('p', \%layout);
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $p = SnowidLease::start_node($coord, 'p', \%layout);
 $ledger->collect($p, 10);
 is(SnowidRedis::worker($p), '2|' . $coord->source,
 	'p claims worker id 2 for good');

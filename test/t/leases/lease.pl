@@ -173,9 +173,7 @@ is(SnowidLease::wait_lease($b), 1, 'and the next start takes it again');
 
 # A permanent claim in the same datacenter: never taken on lease, never
 # expires.
-my $p = $coord->new_node('p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $p = SnowidLease::start_node($coord, 'p', { 'snowid.datacenter_id' => $dc, 'snowid.worker_bits' => 3 });
 $ledger->collect($p, 10);
 is(SnowidRedis::worker($p), '2|' . $coord->source,
 	'a permanent claim takes the next id not held');

@@ -48,11 +48,9 @@ for my $name ('p1', 'p2')
 	$p->stop;
 }
 
-my $node = $coord->new_node('leased',
+my $node = SnowidLease::start_node($coord, 'leased',
 	{ %layout, 'snowid.worker_lease' => '5s', 'snowid.max_drift_ms' => '10s',
 	  'snowid.max_wait_ms' => '5s' });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $first = SnowidLease::wait_lease($node);
 my @kinds = (
 	[ 'a clean stop', 'fast', 0 ],

@@ -46,9 +46,7 @@ my %lease = (
 	# Redis): a second's clock margin keeps the wait short
 	'snowid.clock_margin' => '1s');
 
-my $node = $coord->new_node('holder', \%lease);
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $node = SnowidLease::start_node($coord, 'holder', \%lease);
 is(SnowidLease::wait_lease($node), 0, 'the holder takes worker id 0');
 $by_worker->take($node, 0, 200, 'with the coordinator up');
 
@@ -87,9 +85,7 @@ ok($node->log_contains(qr/snowid could not renew the lease on worker id 0/),
 	'the log says why');
 
 # A server that starts while the coordinator is gone gets no id.
-my $other = $coord->new_node('other', \%lease);
-$other->start;
-$other->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $other = SnowidLease::start_node($coord, 'other', \%lease);
 $err = SnowidTest::psql_error($other, 'SELECT snowid_next()');
 like($err,
 	qr/ERROR:  (?:08001: \Q$unreachable\E\n|55000: snowid has no worker id\nDETAIL:  Another session failed to get one)/,

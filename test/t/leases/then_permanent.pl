@@ -57,9 +57,7 @@ is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
 # 30 s on a loaded machine, and b rightly took the fenced id 0, its clock
 # by then within its drift budget of the fence.  A server claims on its
 # first call, not at its start.
-my $b = $coord->new_node('b', { 'snowid.datacenter_id' => $dc });
-$b->start;
-$b->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $b = SnowidLease::start_node($coord, 'b', { 'snowid.datacenter_id' => $dc });
 
 $a->safe_psql('postgres', q{
 	CREATE UNLOGGED TABLE a_ids AS
@@ -110,14 +108,10 @@ my %layout = (
 	'snowid.datacenter_id' => $dc,
 	'snowid.worker_bits' => 1,
 	'snowid.sequence_bits' => 0);
-my $a2 = $coord->new_node('a2',
+my $a2 = SnowidLease::start_node($coord, 'a2',
 	{ %layout, 'snowid.worker_lease' => '60s', 'snowid.max_drift_ms' => 25000 });
-$a2->start;
-$a2->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is(SnowidLease::wait_lease($a2), 0, 'a2 takes worker id 0 on lease');
-my $p = $coord->new_node('p', \%layout);
-$p->start;
-$p->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $p = SnowidLease::start_node($coord, 'p', \%layout);
 $p->safe_psql('postgres', 'SELECT snowid_next()');
 is(SnowidRedis::worker($p), '1|' . $coord->source, 'p holds worker id 1 for good');
 
@@ -126,12 +120,8 @@ is(SnowidRedis::worker($p), '1|' . $coord->source, 'p holds worker id 1 for good
 # its first call, not at its start, and their refusals below must come
 # while a2's ids still lie beyond their drift budget (a2 runs 25 s ahead),
 # however long a loaded machine takes to start a server.
-my $c = $coord->new_node('c', { %layout, 'snowid.worker_id' => 0 });
-$c->start;
-$c->safe_psql('postgres', 'CREATE EXTENSION snowid');
-my $b2 = $coord->new_node('b2', \%layout);
-$b2->start;
-$b2->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $c = SnowidLease::start_node($coord, 'c', { %layout, 'snowid.worker_id' => 0 });
+my $b2 = SnowidLease::start_node($coord, 'b2', \%layout);
 
 my $a2_max = $a2->safe_psql('postgres',
 	'SELECT max(id) FROM snowid_next_batch(25000) id');
