@@ -162,10 +162,8 @@ for my $case (
 		qr/ERROR:  (42883|3F000): the coordination database at \S+ refused the call.*HINT:  Run CREATE EXTENSION snowid_coordinator/s ])
 {
 	my ($name, $case_url, $want) = @$case;
-	my $n = SnowidTest::new_node($name,
+	my $n = SnowidTest::new_server($name,
 		{ 'snowid.coordinator_url' => $case_url, 'snowid.datacenter_id' => $dc });
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	like(SnowidTest::psql_error($n, 'SELECT snowid_next()'), $want,
 		"$name: refused with what to do");
 	$n->stop;
@@ -239,10 +237,8 @@ PostgreSQL::Test::Utils::append_to_file($pgpass,
 chmod 0600, $pgpass;
 my $tls_url = 'postgresql://coord_pw@127.0.0.1:' . $cnode->port
   . "/coord?sslmode=verify-full&sslrootcert=$certs/ca.crt&passfile=$pgpass";
-my $tls = SnowidTest::new_node('tls',
+my $tls = SnowidTest::new_server('tls',
 	{ 'snowid.coordinator_url' => $tls_url, 'snowid.datacenter_id' => 7 });
-$tls->start;
-$tls->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $ids->collect($tls, 100);
 like(SnowidRedis::worker($tls), qr/^\d+\|postgresql$/,
 	'over TLS (verify-full) with the password from a passfile: claimed');
@@ -263,10 +259,8 @@ for my $case ([ 'no password file', "$certs/no-such-pgpass",
 {
 	my ($what, $file, $detail, $name) = @$case;
 	(my $url = $tls_url) =~ s/passfile=[^&]*/passfile=$file/;
-	my $node = SnowidTest::new_node($name,
+	my $node = SnowidTest::new_server($name,
 		{ 'snowid.coordinator_url' => $url, 'snowid.datacenter_id' => 7 });
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	like(SnowidTest::psql_error($node, 'SELECT snowid_next()'),
 		qr/ERROR:  08001: could not connect to the coordination database.*\nDETAIL:  .*$detail.*\nHINT:  The coordination database asked for a password\. .*passfile.*0600/,
 		"$what: the hint names the passfile and its mode");
@@ -279,10 +273,8 @@ ssl_cert_file = '$certs/other.crt'
 ssl_key_file = '$certs/other.key'
 });
 $cnode->reload;
-my $tls2 = SnowidTest::new_node('tls2',
+my $tls2 = SnowidTest::new_server('tls2',
 	{ 'snowid.coordinator_url' => $tls_url, 'snowid.datacenter_id' => 7 });
-$tls2->start;
-$tls2->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $cnode->poll_query_until('postgres', q{
 	SELECT setting ~ 'other' FROM pg_settings WHERE name = 'ssl_cert_file'})
   or die 'the certificate was not reloaded';
@@ -301,10 +293,8 @@ for my $keyword ('sslrootcert', 'sslcrl')
 {
 	my $fifo_url = $keyword eq 'sslcrl' ? "$tls_url&sslcrl=$fifo"
 	  : $tls_url =~ s/sslrootcert=[^&]*/sslrootcert=$fifo/r;
-	my $f = SnowidTest::new_node("tls_$keyword",
+	my $f = SnowidTest::new_server("tls_$keyword",
 		{ 'snowid.coordinator_url' => $fifo_url, 'snowid.datacenter_id' => 7 });
-	$f->start;
-	$f->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	my ($ret, $out, $fifo_err) = $f->psql('postgres',
 		"SET statement_timeout = '60s'; SELECT snowid_next()",
 		extra_params => [ '-v', 'VERBOSITY=verbose' ],

@@ -57,17 +57,13 @@ my %lease = (
 my @nodes;
 for my $name ('l1', 'l2')
 {
-	my $n = SnowidTest::new_node($name,
+	my $n = SnowidTest::new_server($name,
 		{ 'snowid.coordinator_url' => $url, %lease });
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	push @nodes, $n;
 }
-my $perm = SnowidTest::new_node('perm',
+my $perm = SnowidTest::new_server('perm',
 	{ 'snowid.coordinator_url' => $url, 'snowid.datacenter_id' => $dc,
 	  'snowid.clock_margin' => '1s' });
-$perm->start;
-$perm->safe_psql('postgres', 'CREATE EXTENSION snowid');
 push @nodes, $perm;
 SnowidLease::wait_lease($_) for @nodes[ 0 .. 1 ];
 
@@ -167,10 +163,8 @@ my $holders = $standby->safe_psql('coord', qq{
 is($holders, 3, 'the new primary has every holder');
 
 # A new server claims from the new primary, above every fence
-my $late = SnowidTest::new_node('late',
+my $late = SnowidTest::new_server('late',
 	{ 'snowid.coordinator_url' => $url, %lease });
-$late->start;
-$late->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $lw = SnowidLease::wait_lease($late);
 my @holding = map { SnowidLease::worker_id($_) } @nodes;
 ok(!grep({ $_ eq $lw } @holding), 'a new server takes an id no one holds');

@@ -71,10 +71,8 @@ sub id_ms
 
 # -- the skip's last millisecond ------------------------------------------
 
-my $primary = SnowidTest::new_node('primary',
+my $primary = SnowidTest::new_server('primary',
 	{ %common, 'snowid.max_drift_ms' => 3000 }, allows_streaming => 1);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowid');
 SnowidTest::next_ids($primary, 10);
 $primary->backup('backup');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
@@ -94,10 +92,8 @@ $standby->stop;
 
 # -- a base backup restored with crash recovery ---------------------------
 
-$primary = SnowidTest::new_node('primary2',
+$primary = SnowidTest::new_server('primary2',
 	{ %common, 'snowid.max_drift_ms' => 20000 }, allows_streaming => 1);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowid');
 SnowidTest::next_ids($primary, 10);
 $primary->backup('backup2');
 
@@ -119,10 +115,8 @@ $restored->stop;
 
 # -- the largest drift budget replayed ------------------------------------
 
-$primary = SnowidTest::new_node('primary3',
+$primary = SnowidTest::new_server('primary3',
 	{ %common, 'snowid.max_drift_ms' => 5000 }, allows_streaming => 1);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $primary->backup('backup3');
 $standby = PostgreSQL::Test::Cluster->new('standby3');
 $standby->init_from_backup($primary, 'backup3', has_streaming => 1);
@@ -151,10 +145,8 @@ $standby->stop;
 # -- a lease claimed before the skip --------------------------------------
 
 my $redis = SnowidRedis->new;
-$primary = SnowidTest::new_node('primary4',
+$primary = SnowidTest::new_server('primary4',
 	{ %common, 'snowid.max_drift_ms' => 20000 }, allows_streaming => 1);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $primary->backup('backup4');
 $standby = PostgreSQL::Test::Cluster->new('standby4');
 $standby->init_from_backup($primary, 'backup4', has_streaming => 1);

@@ -14,9 +14,7 @@ use Test::More;
 my $sessions = 4;
 my $per_session = 250_000;
 
-my $node = SnowidTest::new_node('concurrency', { 'snowid.worker_id' => 1 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $node = SnowidTest::new_server('concurrency', { 'snowid.worker_id' => 1 });
 
 # the sessions queue behind an advisory lock (a gate), so that they all
 # start taking ids at the same moment

@@ -30,9 +30,7 @@ my %layout = (
 	'snowid.datacenter_id' => 5,
 	'snowid.worker_id' => 300);
 
-my $node = SnowidTest::new_node('layout', \%layout);
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $node = SnowidTest::new_server('layout', \%layout);
 
 # -- the layout in force --------------------------------------------------
 
@@ -244,7 +242,7 @@ $ids->no_duplicates(
 
 # -- a 62-bit timestamp ends at year 9999 ---------------------------------
 
-my $wide = SnowidTest::new_node(
+my $wide = SnowidTest::new_server(
 	'wide',
 	{
 		'snowid.datacenter_bits' => 0,
@@ -252,8 +250,6 @@ my $wide = SnowidTest::new_node(
 		'snowid.sequence_bits' => 1,
 		'snowid.worker_id' => 0
 	});
-$wide->start;
-$wide->safe_psql('postgres', 'CREATE EXTENSION snowid');
 is( $wide->safe_psql(
 		'postgres', q{
 	SET timezone = 'UTC';

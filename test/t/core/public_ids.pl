@@ -34,10 +34,8 @@ my $key_n2 = '8c1f5e33a0b7d2946e0a51c7f3b29d48';
 my @secrets = ($key_k1, $key_z9, $key_n2, substr($key_n2, 0, 16),
 	substr($key_n2, 16));
 
-my $node = SnowidTest::new_node('public_ids',
+my $node = SnowidTest::new_server('public_ids',
 	{ 'snowid.datacenter_id' => 1, 'snowid.worker_id' => 2 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $keys = $node->data_dir . '/public_keys';
 my @messages;
 

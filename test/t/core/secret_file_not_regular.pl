@@ -25,10 +25,8 @@ use Time::HiRes qw(time);
 # where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
 SnowidRedis::need_redis();
 
-my $node = SnowidTest::new_node('secret_files',
+my $node = SnowidTest::new_server('secret_files',
 	{ 'snowid.datacenter_id' => 1, 'snowid.worker_id' => 2 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $fifo = $node->data_dir . '/keys.fifo';
 mkfifo($fifo, 0600) or die "mkfifo: $!";
 my $dir = $node->data_dir . '/keys.dir';

@@ -40,13 +40,11 @@ $redis->cli('ACL', 'SETUSER', 'snowid', 'on', '>s3cret', '~{snowid:dc:*}:owners'
 	'+eval', '+hgetall', '+hset', '+hdel', '+select', '+config|get');
 $redis->cli(@acl);
 
-my $node = SnowidTest::new_node('upgraded',
+my $node = SnowidTest::new_server('upgraded',
 	{
 		'snowid.redis_url' => 'unix://snowid:s3cret@' . $redis->socket,
 		'snowid.datacenter_id' => 3
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my ($rc, $id, $err) = $node->psql('postgres', 'SELECT snowid_next()');
 is($rc, 0, "a server of this release claims under the user the page makes of 1.1's")
   or diag($err);

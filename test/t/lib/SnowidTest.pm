@@ -116,6 +116,16 @@ sub new_node
 	return $node;
 }
 
+# As new_node, the server started and the extension created
+sub new_server
+{
+	my $node = new_node(@_);
+
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
+	return $node;
+}
+
 # The path of a program a test needs: need_program('pgbouncer',
 # 'pgbouncer') finds it on PATH (a name with a slash is taken as a path).
 # Where it is missing, the test file skips itself and names the Debian

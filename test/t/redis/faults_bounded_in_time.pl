@@ -32,11 +32,9 @@ my $timeout_ms = 1000;
 # be reached by a slow machine; the figures measured are logged.
 my $ends_within_s = 30;
 # (the fakes' redirections lead to other ports of 127.0.0.1: listed)
-my $node = SnowidTest::new_node('faults',
+my $node = SnowidTest::new_server('faults',
 	{ 'snowid.datacenter_id' => 1, 'snowid.redis_timeout_ms' => $timeout_ms,
 	  'snowid.redis_redirect_hosts' => '127.0.0.1' });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $redis_wait = SnowidTest::wait_event_name($node, 'SnowidCoordinator');
 my $claim_wait = SnowidTest::wait_event_name($node, 'SnowidWorkerClaim');
 

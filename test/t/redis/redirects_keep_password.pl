@@ -51,13 +51,11 @@ my %cases = (
 my %servers;
 for my $name (sort keys %cases)
 {
-	my $n = SnowidTest::new_node($name, {
+	my $n = SnowidTest::new_server($name, {
 		'snowid.datacenter_id' => 1,
 		'snowid.redis_url' => $cases{$name},
 		'snowid.redis_password_file' => $pwfile,
 		'snowid.redis_timeout_ms' => 3000 });
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION snowid');
 	$servers{$name} = $n;
 }
 

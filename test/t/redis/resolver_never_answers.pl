@@ -58,14 +58,12 @@ my $dns = SnowidFakeDns->new(
 	'local.snowid.test'   => '127.0.0.1,::1',
 	'gone.snowid.test'    => '');
 
-my $node = SnowidTest::new_node('resolver',
+my $node = SnowidTest::new_server('resolver',
 	{
 		'snowid.datacenter_id' => 1,
 		'snowid.redis_url' => "redis://hang.snowid.test:$port",
 		'snowid.redis_timeout_ms' => $timeout_ms
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my $redis_wait = SnowidTest::wait_event_name($node, 'SnowidCoordinator');
 
 # Starts psql in the background running sql twice in one session, with

@@ -131,7 +131,7 @@ unlike(slurp_file($aclfile), qr/\Q$password\E|\Q$admin_password\E/,
 my $pwfile = PostgreSQL::Test::Utils::tempdir() . '/snowid-redis.pw';
 PostgreSQL::Test::Utils::append_to_file($pwfile, "$password\n");
 chmod 0600, $pwfile;
-my $node = SnowidTest::new_node('documented',
+my $node = SnowidTest::new_server('documented',
 	{
 		'snowid.datacenter_id' => 3,
 		'snowid.redis_url' => 'unix://snowid-dc3:@' . $redis->socket,
@@ -142,8 +142,6 @@ my $node = SnowidTest::new_node('documented',
 		# keeps the wait short
 		'snowid.clock_margin' => '1s',
 	});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT snowid_next()');
 is($ret, 0, 'the server, as that user, takes its first id at once (the datacenter was marked new)')
   or diag($stderr);

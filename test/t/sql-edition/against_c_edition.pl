@@ -48,15 +48,13 @@ print $fh "K1 $keys{K1}\nZ9 $keys{Z9}\n";
 close($fh);
 chmod 0600, $key_file or die "could not chmod $key_file: $!";
 
-my $both = SnowidTest::new_node(
+my $both = SnowidTest::new_server(
 	'both_editions',
 	{
 		'snowid.datacenter_id' => 3,
 		'snowid.worker_id' => 7,
 		'snowid.public_key_file' => $key_file
 	});
-$both->start;
-$both->safe_psql('postgres', 'CREATE EXTENSION snowid');
 $both->safe_psql('postgres', 'CREATE DATABASE sqled');
 $both->safe_psql(
 	'sqled', qq{
