@@ -44,6 +44,18 @@ SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
 my $offset = 0;
 my $db = SnowidCoordDb->new('coord', clock => $clock);
+
+# Calls $call in the coordination database; passes if the fields @$fields
+# of its outcome are @$expected ($name).  Returns the outcome.
+sub outcome_is
+{
+	my ($call, $fields, $expected, $name) = @_;
+	my $o = $db->call($call);
+
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is_deeply([ @$o{@$fields} ], $expected, $name);
+	return $o;
+}
 my $node = $db->node;
 
 # Moves the coordination server's clock forward by s seconds
@@ -179,27 +191,23 @@ $db->sql('coord_admin',
 
 # -- claims for good --------------------------------------------------------
 
-my $o = $db->call("claim(1, 'a', -1, 3, -1, $far)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, 0 ],
+my $o = outcome_is("claim(1, 'a', -1, 3, -1, $far)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, 0 ],
 	'a claim for good takes the lowest free id, with floor 0 (no fence)');
 my $before = $db->state;
-$o = $db->call("claim(1, 'a', -1, 3, -1, $far)");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 0 ],
+$o = outcome_is("claim(1, 'a', -1, 3, -1, $far)", [qw(outcome worker_id)], [ 'ok', 0 ],
 	'a claims again: it keeps its id');
 is($db->state, $before, 'and nothing is written');
-$o = $db->call("claim(1, 'b', 0, 3, -1, $far)");
-is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'conflict', 0, 'a' ],
+$o = outcome_is("claim(1, 'b', 0, 3, -1, $far)",
+	[qw(outcome worker_id holder)], [ 'conflict', 0, 'a' ],
 	'b configured with the id a holds: conflict, naming a');
 is($db->state, $before, 'a refusal writes nothing');
-$o = $db->call("claim(1, 'b', -1, 3, 2, $far)");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 2 ],
+$o = outcome_is("claim(1, 'b', -1, 3, 2, $far)", [qw(outcome worker_id)], [ 'ok', 2 ],
 	'b with a preferred id that is free takes it');
-$o = $db->call("claim(1, 'a', 1, 3, -1, $far)");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'holds_other', 0 ],
+$o = outcome_is("claim(1, 'a', 1, 3, -1, $far)", [qw(outcome worker_id)], [ 'holds_other', 0 ],
 	'a configured with another id than the one it holds: holds_other, naming its id');
 $db->call("claim(1, 'c', -1, 3, -1, $far)");
-$o = $db->call("claim(1, 'd', -1, 3, 0, $far)");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 3 ],
+$o = outcome_is("claim(1, 'd', -1, 3, 0, $far)", [qw(outcome worker_id)], [ 'ok', 3 ],
 	'a preferred id that is held is passed by for the lowest free one');
 $before = $db->state;
 $o = $db->call("claim(1, 'e', -1, 3, -1, $far)");
@@ -396,31 +404,30 @@ $o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 600000 ]}, $tok_l1)");
 is_deeply([ @$o{qw(outcome worker_id floor_ms fence_ms lease_ms)} ],
 	[ 'ok', 0, 0, $t + 600000, 60000 ],
 	'a renewal moves the fence up to the one wanted');
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 1 ]}, $tok_l1)");
-is_deeply([ @$o{qw(outcome fence_ms)} ], [ 'ok', $t + 600000 ],
+$o = outcome_is("lease_renew(2, 'l1', 0, 60000, @{[ $t + 1 ]}, $tok_l1)",
+	[qw(outcome fence_ms)], [ 'ok', $t + 600000 ],
 	'never down: a lower one is answered with the fence as it is');
 $before = $db->state;
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $t + 610000 ]}, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 0, 'lease l1' ],
+$o = outcome_is("lease_renew(2, 'l1', 0, 60000, @{[ $t + 610000 ]}, @{[ tok() ]})",
+	[qw(outcome worker_id holder)], [ 'lost', 0, 'lease l1' ],
 	'a renewal under another token: lost, naming the holder');
-$o = $db->call("lease_renew(2, 'l1', 1, 60000, @{[ $t + 610000 ]}, $tok_l1)");
-is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 1, undef ],
+$o = outcome_is("lease_renew(2, 'l1', 1, 60000, @{[ $t + 610000 ]}, $tok_l1)",
+	[qw(outcome worker_id holder)], [ 'lost', 1, undef ],
 	'of an id no one holds: lost, no holder');
 $o = $db->call("lease_release(2, 'l1', 0, $t, false, @{[ tok() ]})");
 is($o->{outcome}, 'lost', 'a release under another token: lost');
-$o = $db->call("lease_renew(99, 'l1', 0, 60000, $t, $tok_l1)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'lost', undef ],
+$o = outcome_is("lease_renew(99, 'l1', 0, 60000, $t, $tok_l1)",
+	[qw(outcome holder)], [ 'lost', undef ],
 	'a renewal in a datacenter never used: lost');
 is($db->state, $before, 'and none of them writes anything');
 
 my $tok_l2 = tok();
 $t = $db->now_ms;
-$o = $db->call("lease_claim(2, 'l2', 1, 60000, $t, $t, -1, 0, $tok_l2)");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 1 ], 'l2 leases the other id');
+$o = outcome_is("lease_claim(2, 'l2', 1, 60000, $t, $t, -1, 0, $tok_l2)",
+	[qw(outcome worker_id)], [ 'ok', 1 ], 'l2 leases the other id');
 $o = $db->call("lease_claim(2, 'l3', 1, 60000, $t, $t, -1, 0, @{[ tok() ]})");
 is($o->{outcome}, 'all_held', 'l3: every id is leased, all_held');
-$o = $db->call("claim(2, 'p', 0, 1, -1, $far)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'conflict', 'lease l1' ],
+$o = outcome_is("claim(2, 'p', 0, 1, -1, $far)", [qw(outcome holder)], [ 'conflict', 'lease l1' ],
 	'a claim for good configured with a live lease\'s id: conflict, with "lease " before the holder');
 
 # -- the fence rule -------------------------------------------------------------
@@ -440,44 +447,44 @@ is($o->{outcome}, 'ok', 'a lease renewed before it ran out is renewed');
 my $l2_fence = $o->{fence_ms};
 cmp_ok($now, '<', $fence, 'the lease of l1 ran out, its fence still ahead');
 $before = $db->state;
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, @{[ $now + 60000 ]}, $tok_l1)");
-is_deeply([ @$o{qw(outcome worker_id holder)} ], [ 'lost', 0, 'lease l1' ],
+$o = outcome_is("lease_renew(2, 'l1', 0, 60000, @{[ $now + 60000 ]}, $tok_l1)",
+	[qw(outcome worker_id holder)], [ 'lost', 0, 'lease l1' ],
 	'a lease that ran out and that no one took is not renewed: lost');
 is($db->state, $before, 'and nothing is written');
 $before = $db->state;
-$o = $db->call("lease_claim(2, 'l3', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],
+$o = outcome_is("lease_claim(2, 'l3', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 0, $fence ],
 	'l3, which cannot start above that fence yet: fenced, naming the id and its fence');
-$o = $db->call("claim(2, 'p', -1, 1, -1, @{[ $now + 1000 ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],
+$o = outcome_is("claim(2, 'p', -1, 1, -1, @{[ $now + 1000 ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 0, $fence ],
 	'and so is a claim for good');
 is($db->state, $before, 'and neither writes anything');
 my $tok_l3 = tok();
-$o = $db->call("lease_claim(2, 'l3', 1, 60000, $now, $fence, -1, 0, $tok_l3)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, $fence ],
+$o = outcome_is("lease_claim(2, 'l3', 1, 60000, $now, $fence, -1, 0, $tok_l3)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, $fence ],
 	'l3, once it can start at the fence, takes the id of the crashed lease with its fence as floor');
 cmp_ok($o->{fence_ms}, '>=', $fence + 60000, 'and a fence a lease past it');
-$o = $db->call("lease_renew(2, 'l1', 0, 60000, $now, $tok_l1)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'lost', 'lease l3' ],
+$o = outcome_is("lease_renew(2, 'l1', 0, 60000, $now, $tok_l1)",
+	[qw(outcome holder)], [ 'lost', 'lease l3' ],
 	'l1, back, finds its lease lost to l3');
 
 # A crashed holder starting again keeps its own lease if it can start above
 # its fence within its wait; else it moves, and the id it leaves keeps its
 # fence.
 $before = $db->state;
-$o = $db->call("lease_claim(2, 'l2', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 1, $l2_fence ],
+$o = outcome_is("lease_claim(2, 'l2', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 1, $l2_fence ],
 	'l2 crashed and claims again, its own fence past where it can start and no other id free: fenced');
 is($db->state, $before, 'and nothing is written');
-$o = $db->call("lease_claim(2, 'l2', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 60000, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 1, $l2_fence ],
+$o = outcome_is("lease_claim(2, 'l2', 1, 60000, $now, @{[ $now + 1000 ]}, -1, 60000, @{[ tok() ]})",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 1, $l2_fence ],
 	'with a wait that reaches its fence, it keeps its id, its own fence as floor');
 $now = $db->now_ms;
 $o = $db->call("lease_claim(3, 'm', 2, 60000, @{[ $now + 100000 ]}, @{[ $now + 1000 ]}, -1, 0, @{[ tok() ]})");
 my $m_fence = $o->{fence_ms};
 is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 0 ], 'm, 100 s ahead, leases an id');
-$o = $db->call("lease_claim(3, 'm', 2, 60000, $now, @{[ $now + 1000 ]}, 0, 0, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 1, 0 ],
+$o = outcome_is("lease_claim(3, 'm', 2, 60000, $now, @{[ $now + 1000 ]}, 0, 0, @{[ tok() ]})",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 1, 0 ],
 	'm crashed, its fence past its wait: it leases another id, even preferring its own');
 $r = $db->row(3, 0);
 is_deeply([ @$r{qw(holder on_lease fence_ms)} ], [ undef, 'f', $m_fence ],
@@ -488,18 +495,18 @@ is_deeply([ @$r{qw(holder on_lease fence_ms)} ], [ undef, 'f', $m_fence ],
 $t = $db->now_ms;
 my $tok_r = tok();
 $db->call("lease_claim(4, 'r', 0, 60000, $t, $t, -1, 0, $tok_r)");
-$o = $db->call("lease_release(4, 'r', 0, @{[ $t + 500 ]}, false, $tok_r)");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'ok', 0, $t + 500 ],
+$o = outcome_is("lease_release(4, 'r', 0, @{[ $t + 500 ]}, false, $tok_r)",
+	[qw(outcome worker_id fence_ms)], [ 'ok', 0, $t + 500 ],
 	'a release leaves the fence just past the last id, lowered from a lease ahead');
 $r = $db->row(4, 0);
 is_deeply([ @$r{qw(holder on_lease lease_token fence_ms)} ],
 	[ undef, 'f', undef, $t + 500 ], 'and the id is no one\'s');
-$o = $db->call("lease_release(4, 'r', 0, $t, false, $tok_r)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'lost', undef ],
+$o = outcome_is("lease_release(4, 'r', 0, $t, false, $tok_r)",
+	[qw(outcome holder)], [ 'lost', undef ],
 	'a second release: lost');
 my $tok_s = tok();
-$o = $db->call("lease_claim(4, 's', 0, 60000, $t, @{[ $t + 1000 ]}, -1, 0, $tok_s)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, $t + 500 ],
+$o = outcome_is("lease_claim(4, 's', 0, 60000, $t, @{[ $t + 1000 ]}, -1, 0, $tok_s)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, $t + 500 ],
 	'the next holder starts just past the last id of the one before');
 $o = $db->call("lease_release(4, 's', 0, 5, false, $tok_s)");
 is($o->{fence_ms}, $t + 500,
@@ -512,8 +519,8 @@ my $tok_k = tok();
 $db->call("lease_claim(5, 'k', 0, 60000, $t, $far, -1, 0, $tok_k)");
 $db->call("lease_renew(5, 'k', 0, 60000, @{[ $t + 90000 ]}, $tok_k)");
 $r = $db->row(5, 0);
-$o = $db->call("lease_release(5, 'k', 0, @{[ $t + 300 ]}, true, $tok_k)");
-is_deeply([ @$o{qw(outcome fence_ms)} ], [ 'ok', $t + 300 ],
+$o = outcome_is("lease_release(5, 'k', 0, @{[ $t + 300 ]}, true, $tok_k)",
+	[qw(outcome fence_ms)], [ 'ok', $t + 300 ],
 	'park: the fence is lowered to just past the last id');
 my $parked = $db->row(5, 0);
 is_deeply(
@@ -524,8 +531,8 @@ $o = $db->call("lease_claim(5, 'j', 0, 60000, $t, $far, -1, 0, @{[ tok() ]})");
 is($o->{outcome}, 'all_held', 'no other server takes a parked lease');
 $now = $db->now_ms;
 $tok_k = tok();
-$o = $db->call("lease_claim(5, 'k', 0, 60000, $t, @{[ $t + 300 ]}, -1, 0, $tok_k)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, $t + 300 ],
+$o = outcome_is("lease_claim(5, 'k', 0, 60000, $t, @{[ $t + 300 ]}, -1, 0, $tok_k)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, $t + 300 ],
 	'k, started again, takes its parked lease back at once, above its last id');
 $o = $db->call("lease_release(5, 'k', 0, 1, true, $tok_k)");
 is($o->{fence_ms}, $t + 300, 'a park below the floor leaves the fence at the floor');
@@ -552,16 +559,15 @@ my $p_fence = $o->{fence_ms};
 is($db->row(6, 0)->{holder}, undef, 'and the id is no one\'s');
 $o = $db->call('free(6, 0, 0)', 'coord_admin');
 is($o->{fence_ms}, $p_fence, 'freed again with a smaller margin: the fence is not lowered');
-$o = $db->call('free(6, 1, 0)', 'coord_admin');
-is_deeply([ @$o{qw(holder fence_ms)} ], [ 'lease q', $q_fence ],
+$o = outcome_is('free(6, 1, 0)', 'coord_admin', [qw(holder fence_ms)], [ 'lease q', $q_fence ],
 	'a lease freed: its fence, a lease past its holder\'s clock, is kept');
-$o = $db->call("lease_renew(6, 'q', 1, 60000, $t, $tok_q)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'lost', undef ], 'and its holder has lost it');
-$o = $db->call("claim(6, 'p', -1, 1, -1, @{[ $p_fence - 1 ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $p_fence ],
+$o = outcome_is("lease_renew(6, 'q', 1, 60000, $t, $tok_q)",
+	[qw(outcome holder)], [ 'lost', undef ], 'and its holder has lost it');
+$o = outcome_is("claim(6, 'p', -1, 1, -1, @{[ $p_fence - 1 ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 0, $p_fence ],
 	'p claims again: both ids fenced past where it can start, it is told of the one fenced least far');
-$o = $db->call("claim(6, 'p', -1, 1, -1, $p_fence)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, $p_fence ],
+$o = outcome_is("claim(6, 'p', -1, 1, -1, $p_fence)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, $p_fence ],
 	'and takes it, with its fence as floor, once it can start there');
 
 # A permanent claim takes a lease that ran out, above its fence, never a
@@ -570,39 +576,38 @@ $t = $db->now_ms;
 my $tok_v = tok();
 $o = $db->call("lease_claim(7, 'v', 0, 30000, @{[ $t + 20000 ]}, $far, -1, 0, $tok_v)");
 $fence = $o->{fence_ms};
-$o = $db->call("claim(7, 'w', 0, 0, -1, $far)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'conflict', 'lease v' ],
+$o = outcome_is("claim(7, 'w', 0, 0, -1, $far)", [qw(outcome holder)], [ 'conflict', 'lease v' ],
 	'a claim for good of a live lease\'s id: conflict');
 advance(31);
 $before = $db->state;
-$o = $db->call("claim(7, 'w', 0, 0, -1, @{[ $fence - 1 ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],
+$o = outcome_is("claim(7, 'w', 0, 0, -1, @{[ $fence - 1 ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 0, $fence ],
 	'the lease ran out: a configured claim that cannot start above its fence is fenced');
 $o = $db->call("claim(7, 'w', -1, 0, -1, @{[ $fence - 1 ]})");
 is($o->{outcome}, 'fenced', 'and so is a free choice');
 is($db->state, $before, 'and nothing is written');
-$o = $db->call("claim(7, 'w', 0, 0, -1, $fence)");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 0, $fence ],
+$o = outcome_is("claim(7, 'w', 0, 0, -1, $fence)",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 0, $fence ],
 	'a permanent claim takes the lease that ran out, with its fence as floor');
 $r = $db->row(7, 0);
 is_deeply([ @$r{qw(holder on_lease lease_token fence_ms)} ],
 	[ 'w', 'f', undef, $fence ], 'held for good, the lease gone, the fence kept');
-$o = $db->call("lease_renew(7, 'v', 0, 30000, $t, $tok_v)");
-is_deeply([ @$o{qw(outcome holder)} ], [ 'lost', 'w' ], 'v has lost it to w');
+$o = outcome_is("lease_renew(7, 'v', 0, 30000, $t, $tok_v)",
+	[qw(outcome holder)], [ 'lost', 'w' ], 'v has lost it to w');
 
 # No claim takes an id fenced past usable_ms: a free choice passes it by.
 $db->call("claim(8, 'x', -1, 2, -1, $far)");
 $o = $db->call('free(8, 0, 100000000)', 'coord_admin');
 $fence = $o->{fence_ms};
 $now = $db->now_ms;
-$o = $db->call("claim(8, 'y', -1, 2, 0, @{[ $now + 1000 ]})");
-is_deeply([ @$o{qw(outcome worker_id floor_ms)} ], [ 'ok', 1, 0 ],
+$o = outcome_is("claim(8, 'y', -1, 2, 0, @{[ $now + 1000 ]})",
+	[qw(outcome worker_id floor_ms)], [ 'ok', 1, 0 ],
 	'a free choice passes the fenced id by, preferred or not');
-$o = $db->call("lease_claim(8, 'z', 2, 60000, $now, @{[ $now + 1000 ]}, 0, 0, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 2 ], 'and so does a lease claim');
+$o = outcome_is("lease_claim(8, 'z', 2, 60000, $now, @{[ $now + 1000 ]}, 0, 0, @{[ tok() ]})",
+	[qw(outcome worker_id)], [ 'ok', 2 ], 'and so does a lease claim');
 $before = $db->state;
-$o = $db->call("claim(8, 'u', 0, 2, -1, @{[ $now + 1000 ]})");
-is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],
+$o = outcome_is("claim(8, 'u', 0, 2, -1, @{[ $now + 1000 ]})",
+	[qw(outcome worker_id fence_ms)], [ 'fenced', 0, $fence ],
 	'a configured claim of the fenced id is refused');
 is($db->state, $before, 'and writes nothing');
 
@@ -612,14 +617,14 @@ $now = $db->now_ms;
 $db->call("claim(12, 'a', 5, 7, -1, $far)");
 $db->call("lease_claim(12, 'b', 7, 60000, @{[ $now + 1000000 ]}, $far, 6, 0, @{[ tok() ]})");
 my $b_fence = $db->row(12, 6)->{fence_ms};
-$o = $db->call("claim(12, 'a', -1, 3, -1, @{[ $now + 1000 ]})");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 0 ],
+$o = outcome_is("claim(12, 'a', -1, 3, -1, @{[ $now + 1000 ]})",
+	[qw(outcome worker_id)], [ 'ok', 0 ],
 	'a, holding an id beyond the new max, claims one within it');
 $r = $db->row(12, 5);
 is_deeply([ $r->{holder}, $r->{fence_ms} ], [ undef, $now + 1001 ],
 	'and gives the other up, fenced just past its usable_ms (which it may have issued at), as free() asks');
-$o = $db->call("lease_claim(12, 'b', 3, 60000, $now, @{[ $now + 1000 ]}, 6, 0, @{[ tok() ]})");
-is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 1 ], 'so does a lease holder');
+$o = outcome_is("lease_claim(12, 'b', 3, 60000, $now, @{[ $now + 1000 ]}, 6, 0, @{[ tok() ]})",
+	[qw(outcome worker_id)], [ 'ok', 1 ], 'so does a lease holder');
 $r = $db->row(12, 6);
 is_deeply([ $r->{holder}, $r->{fence_ms} ], [ undef, $b_fence ],
 	'whose fence beyond max is kept, not lowered');
