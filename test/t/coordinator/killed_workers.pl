@@ -83,16 +83,6 @@ sub worker_id { return SnowidLease::worker_id(@_); }
 # worker id, [worker id, first ms, last ms]
 my %runs;
 
-# A scenario of its own: its datacenter, marked new, and no runs yet
-sub new_scenario
-{
-	my ($dc) = @_;
-
-	%runs = ();
-	$coord->mark_dc_new($dc);
-	return;
-}
-
 # Takes 200 ids from a server in one statement (which may wait for a claim
 # up to wait_s), adds them to the ledger and to the server's runs.
 # Returns the runs of the batch, or, if it failed, undef and the error
@@ -183,7 +173,7 @@ sub status
 # 1. The killed check-in, then a loss and a new server's claim.
 {
 	my $dc = 20;
-	new_scenario($dc);
+	SnowidLease::new_scenario($coord, $dc, \%runs);
 	my $a = server('a', $dc);
 	batch($a) for 1 .. 3;
 	my $held = worker_id($a);
@@ -246,7 +236,7 @@ sub status
 # 2. The check-in held still; a loss; a new server's claim.
 {
 	my $dc = 21;
-	new_scenario($dc);
+	SnowidLease::new_scenario($coord, $dc, \%runs);
 	my $a = server('a2', $dc);
 	batch($a) for 1 .. 3;
 	my $held = worker_id($a);
@@ -311,7 +301,7 @@ sub status
 # 3. The lease renewer: ended, then held still.
 {
 	my $dc = 22;
-	new_scenario($dc);
+	SnowidLease::new_scenario($coord, $dc, \%runs);
 	my $l = server('l', $dc, 'snowid.worker_lease' => '3s');
 	my $held = SnowidLease::wait_lease($l);
 	batch($l) for 1 .. 3;

@@ -90,16 +90,6 @@ sub worker_id { return SnowidLease::worker_id(@_); }
 # consecutive ids with one worker id, its first and last millisecond.
 my %runs;
 
-# A scenario of its own: its datacenter, marked new, and no runs yet
-sub new_scenario
-{
-	my ($dc) = @_;
-
-	%runs = ();
-	$coord->mark_dc_new($dc);
-	return;
-}
-
 # Takes a batch of ids from a server, within 3 s (a call that waits for a
 # claim longer, or fails, gives none and ends the server's run), and adds
 # it to the server's runs.  Returns the first millisecond of the batch, or
@@ -237,7 +227,7 @@ for my $case ([ 'flushed', 11 ], [ 'restored', 12 ])
 {
 	my ($how, $dc) = @$case;
 	my $what = "frozen lease holder, store $how";
-	new_scenario($dc);
+	SnowidLease::new_scenario($coord, $dc, \%runs);
 	my $l = server("l_$how", $dc, %lease);
 	is(SnowidLease::wait_lease($l), 0, "$what: L takes worker id 0 on lease");
 	batch($l) for 1 .. 3;
@@ -311,7 +301,7 @@ for my $forgets (0, 1)
 # 3. A stale cache file: P holds id 0 for good, moves onto a lease, stops;
 # Q claims id 0 for good; the store forgets; P starts with claims for good.
 my $dc3 = 14;
-new_scenario($dc3);
+SnowidLease::new_scenario($coord, $dc3, \%runs);
 my $p = server('p', $dc3);
 batch($p);
 is(worker_id($p), '0', 'stale cache: P claims worker id 0 for good');
@@ -353,7 +343,7 @@ $_->stop for ($p, $q3);
 # was granted id 0 at the backup's fence at once, and P5 and Q5 both
 # issued with it until Q5's next renewal.
 my $dc5 = 15;
-new_scenario($dc5);
+SnowidLease::new_scenario($coord, $dc5, \%runs);
 my $p5 = server('p5', $dc5, 'snowid.release_on_shutdown' => 'on');
 batch($p5);
 is(worker_id($p5), '0', 'held claim: P5 claims worker id 0 for good');
@@ -392,7 +382,7 @@ $p->stop;
 # claims id 0 (waiting for the quiet period and its floor); the store
 # forgets again; P7 starts, its cache file naming id 0.
 my $dc7 = 17;
-new_scenario($dc7);
+SnowidLease::new_scenario($coord, $dc7, \%runs);
 my $p7 = server('p7', $dc7);
 batch($p7);
 is(worker_id($p7), '0', 'two losses: P7 claims worker id 0 for good');

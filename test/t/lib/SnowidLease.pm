@@ -185,6 +185,17 @@ sub confirmed_in_file
 	return $c // 0;
 }
 
+# A scenario of its own in a test that keeps its servers' runs of ids
+# (%$runs, emptied): its datacenter $dc, marked new in $coord
+sub new_scenario
+{
+	my ($coord, $dc, $runs) = @_;
+
+	%$runs = ();
+	$coord->mark_dc_new($dc);
+	return;
+}
+
 # The tests of a clock stepped forward (test/t/coordinator/clock_forward_*):
 # the store loses its claims (loss 1), and a new server Q of the settings
 # given claims worker id 0 for good after the quiet period and its floor,

@@ -19,6 +19,40 @@ use SnowidTest ();
 # what a test may name without the package: use SnowidSqlEdition qw(...)
 our @EXPORT_OK = qw(psql_as);
 
+# A server without snowid's library (init with %init), started, with the
+# login roles @$roles, app first, and the databases @$dbs owned by app:
+# the server
+sub new_server
+{
+	my ($name, $roles, $dbs, %init) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(%init);
+	$node->start;
+	$node->safe_psql('postgres',
+		join('', map { "CREATE ROLE $_ LOGIN;\n" } @$roles)
+		  . join('', map { "CREATE DATABASE $_ OWNER app;\n" } @$dbs));
+	return $node;
+}
+
+# A server of its own system identifier with the roles app and tle_admin,
+# a member of pgtle_admin, with pg_tle preloaded unless $tle_missing says
+# why it is not built (pg_tle_missing)
+sub tle_server
+{
+	my ($name, $tle_missing) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(force_initdb => 1);
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'\n")
+	  unless defined $tle_missing;
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE ROLE tle_admin LOGIN');
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_tle; GRANT pgtle_admin TO tle_admin')
+	  unless defined $tle_missing;
+	return $node;
+}
+
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
 sub psql_as

@@ -219,17 +219,10 @@ $both->stop;
 # A server with no snowid library, and a database owner who is no superuser
 # ---------------------------------------------------------------------------
 
-my $node = PostgreSQL::Test::Cluster->new('sql_only');
-$node->init(allows_streaming => 1);
-$node->start;
+my $node = SnowidSqlEdition::new_server('sql_only', [qw(app clerk)], ['appdb'],
+	allows_streaming => 1);
 is($node->safe_psql('postgres', 'SHOW shared_preload_libraries'),
 	'', 'no library is preloaded');
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE clerk LOGIN;
-	CREATE DATABASE appdb OWNER app;
-});
 my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
 

@@ -60,21 +60,9 @@ if (!defined $tle_missing)
 	}
 }
 
-# A server with the roles: app, which owns appdb, and tle_admin, a member
-# of pgtle_admin, with pg_tle preloaded where it is built
-sub new_server
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(force_initdb => 1);
-	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'\n")
-	  unless defined $tle_missing;
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE ROLE tle_admin LOGIN');
-	$node->safe_psql('postgres', 'CREATE EXTENSION pg_tle; GRANT pgtle_admin TO tle_admin')
-	  unless defined $tle_missing;
-	return $node;
-}
+# A server with the roles app, which owns appdb as it makes it, and
+# tle_admin, a member of pgtle_admin, with pg_tle preloaded where it is built
+sub new_server { return SnowidSqlEdition::tle_server($_[0], $tle_missing); }
 
 # A new database of app's on a server (pg_tle: the extension registered,
 # by the script of version $v or else the newest, as its member of

@@ -22,14 +22,7 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('att_private');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE appdb OWNER app;
-});
+my $node = SnowidSqlEdition::new_server('att_private', ['app'], ['appdb']);
 my $app = $node->connstr('appdb') . ' user=app';
 
 my ($rc, $out, $err) = SnowidSqlEdition::psql_as($app, q{

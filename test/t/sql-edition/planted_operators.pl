@@ -29,15 +29,7 @@ use Test::More;
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_planted'));
 
-my $node = PostgreSQL::Test::Cluster->new('sql_planted');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE clerk LOGIN;
-	CREATE DATABASE planted OWNER app;
-});
+my $node = SnowidSqlEdition::new_server('sql_planted', [qw(app clerk)], ['planted']);
 
 my $plant = SnowidSqlEdition::plant_sql($node->config_data('--sharedir'));
 my ($rc, $out, $err) = psql_as($node->connstr('planted') . ' user=app', $plant);

@@ -32,15 +32,7 @@ my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = PostgreSQL::Test::Utils::tempdir('att_recreate');
 my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 
-my $node = PostgreSQL::Test::Cluster->new('att_recreate');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE clerk LOGIN;
-	CREATE DATABASE appdb OWNER app;
-});
+my $node = SnowidSqlEdition::new_server('att_recreate', [qw(app clerk)], ['appdb']);
 my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
 

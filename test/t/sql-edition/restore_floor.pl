@@ -49,25 +49,9 @@ if (!defined $tle_missing)
 system("$src/test/tools/sql-edition plain $src $version public > $dir/plain.sql") == 0
   or die 'could not make the plain script';
 
-# A server with the roles: app, which owns appdb, and tle_admin, a member
-# of pgtle_admin, with pg_tle preloaded where it is built
-sub new_server
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	# each its own system identifier, as two servers have
-	$node->init(force_initdb => 1);
-	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'\n")
-	  unless defined $tle_missing;
-	$node->start;
-	$node->safe_psql('postgres', q{
-		CREATE ROLE app LOGIN;
-		CREATE ROLE tle_admin LOGIN;
-	});
-	$node->safe_psql('postgres', 'CREATE EXTENSION pg_tle; GRANT pgtle_admin TO tle_admin')
-	  unless defined $tle_missing;
-	return $node;
-}
+# A server with the roles app, which owns appdb as it makes it, and
+# tle_admin, a member of pgtle_admin, with pg_tle preloaded where it is built
+sub new_server { return SnowidSqlEdition::tle_server($_[0], $tle_missing); }
 
 # A new database appdb of app's on a server, ready for an installation
 # (pg_tle: the extension registered, as its member of pgtle_admin does)
