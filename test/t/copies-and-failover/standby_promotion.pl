@@ -26,17 +26,6 @@ SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
 my $ids = SnowidTest::Ledger->new;
 
-# Promotes a standby and waits until it is a primary.
-sub promote
-{
-	my ($node) = @_;
-
-	$node->promote;
-	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-	  or die "the standby was not promoted";
-	return;
-}
-
 my $primary = SnowidTest::new_node(
 	'primary',
 	{
@@ -111,7 +100,7 @@ $clock->set('-3');
 $ids->take($primary, 200, 'primary, clock 3 s back');
 $primary->stop('immediate');
 
-promote($standby);
+SnowidTest::promote($standby);
 $ids->take($standby, 200, 'promoted standby, clock 3 s back');
 is( $standby->safe_psql(
 		'postgres',
@@ -133,7 +122,7 @@ $standby->stop('immediate');
 $standby = $standbys[1];
 $standby->append_conf('postgresql.conf', 'snowid.max_wait_ms = 10000');
 $standby->reload;
-promote($standby);
+SnowidTest::promote($standby);
 $standby->stop('fast');
 $clock->start_node($standby);
 $ids->take($standby, 200, 'promoted standby, restarted before its first id');
@@ -142,7 +131,7 @@ $standby->stop('immediate');
 # The same again, but a backend crashes before the first id and the
 # postmaster reinitialises shared memory.
 $standby = $standbys[2];
-promote($standby);
+SnowidTest::promote($standby);
 SnowidTest::crash_backend($standby, $standby->background_psql('postgres'));
 $ids->take($standby, 200, 'promoted standby, crashed before its first id');
 

@@ -19,15 +19,17 @@ use SnowidTest ();
 # what a test may name without the package: use SnowidSqlEdition qw(...)
 our @EXPORT_OK = qw(psql_as);
 
-# A server without snowid's library (init with %init), started, with the
-# login roles @$roles, app first, and the databases @$dbs owned by app:
-# the server
+# A server without snowid's library (init with %init; conf => TEXT for
+# its postgresql.conf), started, with the login roles @$roles, app first,
+# and the databases @$dbs owned by app: the server
 sub new_server
 {
 	my ($name, $roles, $dbs, %init) = @_;
+	my $conf = delete $init{conf};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(%init);
+	$node->append_conf('postgresql.conf', $conf) if $conf;
 	$node->start;
 	$node->safe_psql('postgres',
 		join('', map { "CREATE ROLE $_ LOGIN;\n" } @$roles)
@@ -41,16 +43,46 @@ sub new_server
 sub tle_server
 {
 	my ($name, $tle_missing) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = new_server($name, [qw(app tle_admin)], [], force_initdb => 1,
+		conf => defined $tle_missing ? '' : "shared_preload_libraries = 'pg_tle'\n");
 
-	$node->init(force_initdb => 1);
-	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'\n")
-	  unless defined $tle_missing;
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE ROLE tle_admin LOGIN');
 	$node->safe_psql('postgres', 'CREATE EXTENSION pg_tle; GRANT pgtle_admin TO tle_admin')
 	  unless defined $tle_missing;
 	return $node;
+}
+
+# Database $from of $node dumped by pg_dump -Fc into $file and restored
+# by pg_restore into database $to, made here (owned by $owner if given):
+# two tests, $what naming what is dumped
+sub dump_restore
+{
+	my ($node, $from, $to, $file, $what, $owner) = @_;
+
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', $node->connstr($from) ],
+		"pg_dump dumps $what");
+	$node->safe_psql('postgres', "CREATE DATABASE $to" . ($owner ? " OWNER $owner" : ''));
+	$node->command_ok(
+		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($to), $file ],
+		'pg_restore restores it without an error');
+	return;
+}
+
+# SQL that a database of the edition's owner runs to issue $n ids into a
+# table ids in one batch, with a layout of 0 datacenter, 6 worker and 4
+# sequence bits, worker id 5 and a drift budget of 10 s, so that they run
+# ahead of the clock: it prints the count and whether the last lies more
+# than $ahead (an interval's SQL, '0 s' if undef) ahead of the clock
+sub issue_ahead_sql
+{
+	my ($n, $ahead) = @_;
+
+	$ahead //= '0 s';
+	return qq{
+		UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4,
+			max_drift_ms = 10000, worker_id = 5;
+		CREATE TABLE ids (id bigint);
+		INSERT INTO ids SELECT snowid_next_batch($n);
+		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '$ahead' FROM ids};
 }
 
 # psql as a role on a connection string, stopping at the first error, with

@@ -585,12 +585,8 @@ $node->safe_psql(
 	INSERT INTO t (n) SELECT g FROM generate_series(1, 1000) g;
 });
 my $dump = $node->basedir . '/dumped.dump';
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('dumped') ],
-	'pg_dump dumps a database of the SQL edition');
-$node->safe_psql('postgres', 'CREATE DATABASE restored');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
-	'pg_restore restores it without an error');
+SnowidSqlEdition::dump_restore($node, 'dumped', 'restored', $dump,
+	'a database of the SQL edition');
 is( $node->safe_psql(
 		'restored', q{
 	SELECT datacenter_id, worker_id IS NULL, worker_bits, sequence_bits,

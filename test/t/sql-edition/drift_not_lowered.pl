@@ -61,12 +61,7 @@ for my $who ('source lowered', 'copy lowered')
 	my $source = new_server("drift_source_$tag");
 	my ($rc, $out, $err) = app($source, 'CREATE EXTENSION snowid_sql');
 	die "could not create the extension: $err" if $rc;
-	($rc, $out, $err) = app($source, q{
-		UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4,
-			max_drift_ms = 10000, worker_id = 5;
-		CREATE TABLE ids (id bigint);
-		INSERT INTO ids SELECT snowid_next_batch(100000);
-		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '3 s' FROM ids});
+	($rc, $out, $err) = app($source, SnowidSqlEdition::issue_ahead_sql(100000, '3 s'));
 	is($out, '100000|t', "$who: the source issues ids seconds ahead of its clock") or diag($err);
 	if ($who eq 'source lowered')
 	{

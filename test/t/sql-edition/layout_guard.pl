@@ -120,22 +120,27 @@ like($err, qr/DETAIL:  The column id of public\.t takes ids by its default, and 
 # A default through an SQL function of the application's, and a domain's
 # default, each in a table of its own, which holds ids loaded into it (t
 # dropped in each transaction, which the refusal rolls back)
-($rc, $out, $err) = psql_as($tables, q{
+for my $case (
+	[
+		'u', q{CREATE FUNCTION app_id() RETURNS bigint LANGUAGE sql RETURN snowid_next();
+	CREATE TABLE u (id bigint DEFAULT app_id());},
+		'nor where the default calls snowid_next() through a function of the application\'s'
+	],
+	[
+		'v', q{CREATE DOMAIN snowflake_key AS bigint DEFAULT snowid_next();
+	CREATE TABLE v (id snowflake_key);},
+		'nor where it is a domain\'s'
+	])
+{
+	my ($table, $make, $name) = @$case;
+
+	($rc, $out, $err) = psql_as($tables, qq{
 	DROP TABLE t;
-	CREATE FUNCTION app_id() RETURNS bigint LANGUAGE sql RETURN snowid_next();
-	CREATE TABLE u (id bigint DEFAULT app_id());
-	INSERT INTO u VALUES (2126664446041403392);
+	$make
+	INSERT INTO $table VALUES (2126664446041403392);
 	UPDATE snowid_config SET epoch = epoch + interval '30 s'});
-like($err, qr/$refused.*\nDETAIL:  The column id of public\.u takes ids by its default/s,
-	'nor where the default calls snowid_next() through a function of the application\'s');
-($rc, $out, $err) = psql_as($tables, q{
-	DROP TABLE t;
-	CREATE DOMAIN snowflake_key AS bigint DEFAULT snowid_next();
-	CREATE TABLE v (id snowflake_key);
-	INSERT INTO v VALUES (2126664446041403392);
-	UPDATE snowid_config SET epoch = epoch + interval '30 s'});
-like($err, qr/$refused.*\nDETAIL:  The column id of public\.v takes ids by its default/s,
-	'nor where it is a domain\'s');
+	like($err, qr/$refused.*\nDETAIL:  The column id of public\.$table takes ids by its default/s, $name);
+}
 ($rc, $out, $err) = psql_as($tables, q{
 	DROP TABLE t;
 	CREATE TABLE w (id bigint);

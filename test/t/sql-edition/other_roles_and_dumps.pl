@@ -495,12 +495,8 @@ $node->safe_psql('plaindb', 'DROP TABLE public.d_ids');
 # ---------------------------------------------------------------------------
 
 my $dump = "$dir/plaindb.dump";
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('plaindb') ],
-	'pg_dump dumps a database of a plain-script install');
-$node->safe_psql('postgres', 'CREATE DATABASE plaincopy OWNER app');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('plaincopy'), $dump ],
-	'pg_restore restores it');
+SnowidSqlEdition::dump_restore($node, 'plaindb', 'plaincopy', $dump,
+	'a database of a plain-script install', 'app');
 my $copy = $node->connstr('plaincopy') . ' user=app';
 ($rc, $out, $err) = psql_as($copy, 'INSERT INTO t (n) VALUES (0)');
 like($err, qr/55000: snowid has no worker id on this server/,

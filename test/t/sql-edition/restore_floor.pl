@@ -98,12 +98,7 @@ for my $how ('extension', 'pg_tle', 'plain script')
 				'CREATE EXTENSION ' . ($how eq 'pg_tle' ? $tle_name : 'snowid_sql'));
 			die "could not create the extension: $err" if $rc;
 		}
-		($rc, $out, $err) = app($source, q{
-			UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4,
-				max_drift_ms = 10000, worker_id = 5;
-			CREATE TABLE ids (id bigint);
-			INSERT INTO ids SELECT snowid_next_batch(40000);
-			SELECT count(*), snowid_time(max(id)) > clock_timestamp() FROM ids});
+		($rc, $out, $err) = app($source, SnowidSqlEdition::issue_ahead_sql(40000));
 		is($out, '40000|t', "$how: the source issues ids ahead of its clock") or diag($err);
 
 		my $dump = "$dir/$tag.dump";
