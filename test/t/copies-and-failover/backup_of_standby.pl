@@ -93,12 +93,9 @@ for (1 .. 3)
 $ids->no_duplicates;
 
 # A restart keeps each one's name and worker id (no signal file left).
-$_->restart for $s, $c;
-$_->safe_psql('postgres', 'SELECT snowid_next()') for $s, $c;
-is(SnowidRedis::worker($s), "$ws|" . $coord->source,
-	'S, restarted, keeps its worker id');
-is(SnowidRedis::worker($c), "$wc|" . $coord->source,
-	'C, restarted, keeps its own');
+SnowidLease::restart_keeps_worker_ids($coord,
+	[ $s, $ws, 'S, restarted, keeps its worker id' ],
+	[ $c, $wc, 'C, restarted, keeps its own' ]);
 $_->stop for $p, $s, $c;
 
 done_testing();

@@ -66,14 +66,8 @@ $twin->stop;
 # A standby of R, promoted while R runs, as a copy made to become a second
 # writable server: with R's settings the store refuses it R's worker id;
 # set to claim one, it claims a worker id of its own.
-$r_node->backup('copy');
-my $copy = PostgreSQL::Test::Cluster->new('copy');
-$copy->init_from_backup($r_node, 'copy', has_streaming => 1);
-$copy->start;
-$r_node->wait_for_catchup($copy);
-$copy->promote;
-$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
-  or die 'the copy was not promoted';
+my $copy = SnowidTest::standby_of($r_node, 'copy', 'copy');
+SnowidTest::promote($copy);
 like(SnowidTest::psql_error($copy, 'SELECT snowid_next()'),
 	qr/ERROR:  55006: worker id 1 of datacenter 0 is held by another server\n/,
 	'a promoted copy with the settings of its original: the store refuses the worker id');

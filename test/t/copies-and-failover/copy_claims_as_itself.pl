@@ -22,6 +22,7 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -86,12 +87,9 @@ cmp_ok($n_copy, '>=', 100000, 'the copy issued ids of its own');
 is($both, 0, 'no id was issued by both');
 
 # A restart of either keeps its name, and so its worker id.
-$_->restart for $orig, $copy;
-$_->safe_psql('postgres', 'SELECT snowid_next()') for $orig, $copy;
-is(SnowidRedis::worker($orig), '0|' . $coord->source,
-	'the original, restarted, keeps worker id 0');
-is(SnowidRedis::worker($copy), "$copy_worker|" . $coord->source,
-	'the copy, restarted, keeps its own');
+SnowidLease::restart_keeps_worker_ids($coord,
+	[ $orig, 0, 'the original, restarted, keeps worker id 0' ],
+	[ $copy, $copy_worker, 'the copy, restarted, keeps its own' ]);
 $_->stop for $orig, $copy;
 
 done_testing();

@@ -74,11 +74,7 @@ sub id_ms
 my $primary = SnowidTest::new_server('primary',
 	{ %common, 'snowid.max_drift_ms' => 3000 }, allows_streaming => 1);
 SnowidTest::next_ids($primary, 10);
-$primary->backup('backup');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'backup', has_streaming => 1);
-$standby->start;
-$primary->wait_for_catchup($standby);
+my $standby = SnowidTest::standby_of($primary, 'standby', 'backup');
 $primary->stop;
 my $offset = -s $standby->logfile;
 SnowidTest::promote($standby);

@@ -77,6 +77,22 @@ my $node = $clock->new_server(
 		'restart_after_crash' => 'on'
 	});
 
+# After a stop or a crash with the clock 30 s back ($what): the next call
+# fails, the clock being behind; ids come again with a drift budget of a
+# minute, and with the clock right again ($right) and the budget back
+sub comes_back
+{
+	my ($what, $right) = @_;
+
+	fails_behind($node, $what);
+	set_budget($node, 60000, 500);
+	$ids->take($node, 500, $what);
+	$clock->set('+0');
+	set_budget($node, 200, 3000);
+	$ids->take($node, 500, $right);
+	return;
+}
+
 $ids->take($node, 500, 'first start');
 $ids->take($node, 50000, 'first start, batch',
 	'SELECT snowid_next_batch(50000)');
@@ -91,13 +107,8 @@ cmp_ok(read_mark($node), '>', max_id_ms($node),
 $node->stop('immediate');
 $clock->set('-30');
 $clock->start_node($node);
-fails_behind($node, 'after an immediate shutdown, clock 30 s back');
-set_budget($node, 60000, 500);
-$ids->take($node, 500, 'after an immediate shutdown, clock 30 s back');
-
-$clock->set('+0');
-set_budget($node, 200, 3000);
-$ids->take($node, 500, 'clock right after the immediate shutdown');
+comes_back('after an immediate shutdown, clock 30 s back',
+	'clock right after the immediate shutdown');
 
 # A backend killed with SIGKILL: the postmaster kills every other backend
 # and reinitialises shared memory; meanwhile the clock goes 30 s back.
@@ -111,13 +122,8 @@ is( $node->safe_psql('postgres',
 		'SELECT ids_issued FROM snowid_status()'),
 	'0',
 	'the generator was reinitialised');
-fails_behind($node, 'after a backend crash, clock 30 s back');
-set_budget($node, 60000, 500);
-$ids->take($node, 500, 'after a backend crash, clock 30 s back');
-
-$clock->set('+0');
-set_budget($node, 200, 3000);
-$ids->take($node, 500, 'clock right after the backend crash');
+comes_back('after a backend crash, clock 30 s back',
+	'clock right after the backend crash');
 
 # A clean restart lowers the mark to just above the last id, so that the
 # restarted generator need not wait out the lease; it still starts above

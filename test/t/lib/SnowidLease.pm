@@ -185,6 +185,19 @@ sub confirmed_in_file
 	return $c // 0;
 }
 
+# Restarts the servers given ([ server, its worker id, a test's name ]),
+# takes an id from each, and passes if each still claims its worker id
+# for good from $coord (a test each)
+sub restart_keeps_worker_ids
+{
+	my ($coord, @servers) = @_;
+
+	$_->[0]->restart for @servers;
+	$_->[0]->safe_psql('postgres', 'SELECT snowid_next()') for @servers;
+	is(SnowidRedis::worker($_->[0]), "$_->[1]|" . $coord->source, $_->[2]) for @servers;
+	return;
+}
+
 # A scenario of its own in a test that keeps its servers' runs of ids
 # (%$runs, emptied): its datacenter $dc, marked new in $coord
 sub new_scenario

@@ -981,6 +981,20 @@ sub promote
 	return;
 }
 
+# A streaming standby $name of $primary, from a base backup $backup of it
+# taken now, started and caught up: the standby
+sub standby_of
+{
+	my ($primary, $name, $backup) = @_;
+
+	$primary->backup($backup);
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, $backup, has_streaming => 1);
+	$standby->start;
+	$primary->wait_for_catchup($standby);
+	return $standby;
+}
+
 # Cuts a running standby off from its primary: it keeps what it has
 # received and replayed, and receives nothing more.
 sub cut_off
