@@ -69,11 +69,7 @@ like($err,
 	'the error names both servers');
 like($err, qr/HINT:  Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with \Q@{[$coord->free_command($dc, 0, $b_drift)]}\E\./,
 	'the hint says what to do, with a margin from snowid.max_drift_ms');
-is(SnowidRedis::worker($b_node), '|none',
-	'the refused server has no worker id');
-is($b_node->safe_psql('postgres',
-		'SELECT worker_id FROM snowid_decode((1::bigint << 22) | (6 << 17) | (9 << 12))'),
-	'9', 'the refused server runs and snowid_decode() works');
+SnowidRedis::refused_runs($b_node, 'the refused server');
 is($coord->owners($dc)->{0}, $a_identity, 'A still holds worker id 0');
 
 # A holder whose name is as long as the store takes (512 bytes): the

@@ -217,12 +217,8 @@ $coord->db->sql(undef, q{
 	CREATE ROLE coord_pw LOGIN PASSWORD 'pw-in-a-passfile-3Kq' IN ROLE coord_fleet;
 });
 # first, before any trust line the test cluster may have
-my $hba = $cnode->data_dir . '/pg_hba.conf';
-my $hba_lines = PostgreSQL::Test::Utils::slurp_file($hba);
-open(my $hba_fh, '>', $hba) or die "could not write $hba: $!";
-print $hba_fh "hostssl coord coord_pw 127.0.0.1/32 scram-sha-256\n",
-  "host coord coord_pw 127.0.0.1/32 reject\n", $hba_lines;
-close $hba_fh;
+SnowidTest::prepend_hba($cnode, 'hostssl coord coord_pw 127.0.0.1/32 scram-sha-256',
+	'host coord coord_pw 127.0.0.1/32 reject');
 $cnode->append_conf('postgresql.conf', qq{
 listen_addresses = '127.0.0.1'
 ssl = on

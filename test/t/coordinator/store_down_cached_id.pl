@@ -82,11 +82,7 @@ like($err,
 	'coordinator down, new server: hint');
 like($err, qr/CONTEXT:  claiming a snowid worker id from $source as "dc=$dc host=\S+ port=@{[$new->port]} sysid=\d+ instance=[0-9a-f]{16}"/,
 	'coordinator down, new server: the context names the claiming server');
-is(SnowidRedis::worker($new), '|none',
-	'coordinator down, new server: no worker id');
-is($new->safe_psql('postgres',
-		'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (2 << 17) | (5 << 12) | 9)'),
-	'2|5|9', 'coordinator down, new server: the server runs and snowid_decode() works');
+SnowidRedis::refused_runs($new, 'coordinator down, new server');
 is($new->safe_psql('postgres', 'SELECT snowid_from_time(now()) > 0'),
 	't', 'coordinator down, new server: snowid_from_time() works');
 

@@ -560,6 +560,23 @@ sub worker
 		'SELECT worker_id, worker_source FROM snowid_status()');
 }
 
+# Passes if a server refused a worker id has none and still runs:
+# snowid_decode() works there (two tests; $what begins their names)
+sub refused_runs
+{
+	my ($node, $what) = @_;
+
+	Test::More::is(worker($node), '|none', "$what: no worker id");
+	Test::More::is(
+		$node->safe_psql(
+			'postgres',
+			'SELECT datacenter_id, worker_id, sequence FROM snowid_decode((1::bigint << 22) | (2 << 17) | (5 << 12) | 9)'
+		),
+		'2|5|9',
+		"$what: the server runs and snowid_decode() works");
+	return;
+}
+
 # Whether the snowid library that node loads must have TLS: as
 # SNOWID_EXPECT_TLS says (test/run sets it), or else, where a missing tool
 # fails (SNOWID_REQUIRE_TOOLS=1), test/versions.sh for the node's major

@@ -363,10 +363,7 @@ sub fleet_login
 	$cnode->safe_psql('postgres', qq{
 	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
 });
-	my $hba = PostgreSQL::Test::Utils::slurp_file($cnode->data_dir . '/pg_hba.conf');
-	open(my $fh, '>', $cnode->data_dir . '/pg_hba.conf') or die $!;
-	print $fh "local coord sql_fleet scram-sha-256\n$hba";
-	close($fh);
+	SnowidTest::prepend_hba($cnode, 'local coord sql_fleet scram-sha-256');
 	$cnode->reload;
 	return sprintf('host=%s port=%d dbname=coord user=sql_fleet',
 		$cnode->host, $cnode->port);

@@ -981,6 +981,20 @@ sub promote
 	return;
 }
 
+# Puts @lines first in $node's pg_hba.conf, before any line the test
+# cluster has (its trust lines); takes effect at the next reload or restart
+sub prepend_hba
+{
+	my ($node, @lines) = @_;
+	my $hba = $node->data_dir . '/pg_hba.conf';
+	my $old = PostgreSQL::Test::Utils::slurp_file($hba);
+
+	open(my $fh, '>', $hba) or die "could not write $hba: $!";
+	print $fh map({ "$_\n" } @lines), $old;
+	close $fh or die "could not write $hba: $!";
+	return;
+}
+
 # A streaming standby $name of $primary, from a base backup $backup of it
 # taken now, started and caught up: the standby
 sub standby_of

@@ -255,12 +255,8 @@ ok(!grep({ /^(localhost|127\.0\.0\.1) / } $dns->queries),
 # address (libpq's own lookup could not be interrupted).
 my $coord = SnowidPgCoord->new;
 my $cn = $coord->node;
-my $hba = $cn->data_dir . '/pg_hba.conf';
-my $hba_lines = PostgreSQL::Test::Utils::slurp_file($hba);
-open(my $hba_fh, '>', $hba) or die "could not write $hba: $!";
-print $hba_fh "host coord coord_fleet 127.0.0.1/32 trust\n",
-  "host coord coord_fleet ::1/128 trust\n", $hba_lines;
-close $hba_fh;
+SnowidTest::prepend_hba($cn, 'host coord coord_fleet 127.0.0.1/32 trust',
+	'host coord coord_fleet ::1/128 trust');
 $cn->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1,::1'\n");
 $cn->restart;
 my $cport = $cn->port;
