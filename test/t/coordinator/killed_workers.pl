@@ -43,7 +43,7 @@ SnowidCoord::need_store();
 my $coord = SnowidCoord->new;
 my $ids = SnowidTest::Ledger->new;
 
-# As in 105: a call may take up to 5 s on a loaded machine; one machine,
+# As in store_forgets.pl: a call may take up to 5 s on a loaded machine; one machine,
 # one clock, so a clock margin of a second.  A quiet period lasts a
 # check-in (1 s) plus the timeout, the drift budget (1 s) and a second:
 # 8 s; a claim after a loss waits for it and its floor, about 17 s.

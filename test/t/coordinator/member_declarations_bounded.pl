@@ -25,7 +25,8 @@
 #   starts while one runs ends no earlier; a member's word alone (a
 #   counter ahead) starts a new generation and quiet period every time (a
 #   denial the fleet's role has anyway: a store brought back to an older
-#   state of itself again is noticed only so, 130 and 131); a word at the
+#   state of itself again is noticed only so: second_store_restore.pl and
+#   restore_after_member_call.pl); a word at the
 #   bound (a generation an hour past the store's clock) leaves a state
 #   later than the caller's, so that servers that saw at most that state
 #   say no word again, no chain among honest servers; a generation past

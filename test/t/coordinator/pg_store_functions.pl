@@ -7,7 +7,7 @@
 #
 # - claim for good: keeps, conflicts, prefers, holds another, all held;
 # - leases: renewals (the fence only rises), tokens, lost leases;
-# - the fence rule, each path of 083: a lease taken over after its holder
+# - the fence rule, each path of fence_rule.pl: a lease taken over after its holder
 #   crashed starts above its fence; a crashed holder keeps its own lease
 #   within its wait or moves, leaving its fence; a release fences the id
 #   just past its last id, never below its floor; park keeps the lease with

@@ -12,7 +12,7 @@
 # once the worker id a server C claimed after the copy (462 ms of one
 # worker id by both on 18 with a coordination database; 1,554 ids twice
 # with Redis).  Closed: every word of a later state starts (or lengthens)
-# a quiet period and a new state.  The same path as 130, whose first
+# a quiet period and a new state.  The same path as second_store_restore.pl, whose first
 # restore the member's one call stands for.
 #
 # Runs against Redis, or a PostgreSQL coordination database when

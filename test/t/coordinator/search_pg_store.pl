@@ -17,7 +17,7 @@
 # and the extension side by side, on one clock: every call's two replies
 # must agree, as must their effects (the model goes on with Redis').
 #
-# Last, the search must find a violation where there is one, as in 084: an
+# Last, the search must find a violation where there is one, as in search_redis_library.pl: an
 # administrator who frees a worker id with free() and a margin of 0 ms, as
 # soon as its holder stopped, lets the next holder start below ids that
 # holder issued up to its drift budget ahead of its clock; the script it

@@ -66,7 +66,7 @@ SnowidCoord::need_store();
 my $coord = SnowidCoord->new;
 my $source = $coord->source;
 
-# As in 105: a call may take up to 5 s on a loaded machine; one machine, one
+# As in store_forgets.pl: a call may take up to 5 s on a loaded machine; one machine, one
 # clock, so a clock margin of a second.  With a lease of 3 s, a quiet
 # period lasts 3 + 5 + 1 + 1 s and its floor lies 11 s past its end: a claim
 # after a loss waits about 21 s, within the minute a claim waits.  Two

@@ -1,7 +1,7 @@
 # The JavaScript recipes of doc/adopting.md, run as the page shows them,
 # with node-postgres, Knex, TypeORM and Drizzle from npm (pinned in
 # test/clients/package-lock.json; node_modules from test/run's npm ci, as
-# for 050): through test/clients/frameworks/check.js each saves orders of
+# for node_postgres.pl): through test/clients/frameworks/check.js each saves orders of
 # 1, 3 and 5 lines, keys taken first from the helper's KeyPool
 # (snowid_next_batch()), and reads them back through the framework as
 # strings or BigInts, never Numbers; then an order whose key is 2^53 + 1,

@@ -50,7 +50,7 @@ sub need_redis
 # to 63 (of the default key prefix) are marked brand new at every start
 # that loads the library, as an administrator does before a deployment's
 # first claim, so that claims wait for no quiet period; mark_new => 0 leaves
-# them unmarked (the forgetting rule, 105).
+# them unmarked (the forgetting rule, coordinator/store_forgets.pl).
 sub new
 {
 	my ($class, %params) = @_;
