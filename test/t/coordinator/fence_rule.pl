@@ -60,7 +60,7 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 
 my $dc = 1;
 my $a = SnowidLease::start_node($coord, 'a',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, '+60s');
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, skew => '+60s');
 my $w = SnowidLease::wait_lease($a);
 is($w, 0, 'a takes worker id 0 on lease');
 $a->safe_psql('postgres', q{

@@ -45,7 +45,7 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 
 my $dc = 1;
 my $a = SnowidLease::start_node($coord, 'a',
-	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, '+20s');
+	{ 'snowid.datacenter_id' => $dc, 'snowid.worker_lease' => '60s' }, skew => '+20s');
 is(SnowidLease::wait_lease($a), 0, 'a takes worker id 0 on lease');
 
 # b is set up before a issues, and claims right after a gives its id back,

@@ -23,13 +23,14 @@ our %quick_checkins = (
 	'snowid.checkin_interval' => '1s',
 	'snowid.clock_margin' => '1s');
 
-# A server of the coordinator (SnowidCoord) with the given settings,
-# started (with its wall clock at $offset if given: start_skewed), with the
-# extension created.
+# A server of the coordinator (SnowidCoord) with the given settings and
+# init parameters (allows_streaming => 1), started (with its wall clock
+# at skew => OFFSET if given: start_skewed), with the extension created.
 sub start_node
 {
-	my ($coord, $name, $settings, $offset) = @_;
-	my $node = $coord->new_node($name, $settings);
+	my ($coord, $name, $settings, %init) = @_;
+	my $offset = delete $init{skew};
+	my $node = $coord->new_node($name, $settings, %init);
 
 	if (defined $offset)
 	{
