@@ -45,12 +45,13 @@ my $clock = SnowidTest::Clock->new;
 my $offset = 0;
 my $db = SnowidCoordDb->new('coord', clock => $clock);
 
-# Calls $call in the coordination database; passes if the fields @$fields
-# of its outcome are @$expected ($name).  Returns the outcome.
+# Calls $call in the coordination database (a call, or [ call, role ]);
+# passes if the fields @$fields of its outcome are @$expected ($name).
+# Returns the outcome.
 sub outcome_is
 {
 	my ($call, $fields, $expected, $name) = @_;
-	my $o = $db->call($call);
+	my $o = $db->call(ref $call ? @$call : $call);
 
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	is_deeply([ @$o{@$fields} ], $expected, $name);
@@ -559,7 +560,7 @@ my $p_fence = $o->{fence_ms};
 is($db->row(6, 0)->{holder}, undef, 'and the id is no one\'s');
 $o = $db->call('free(6, 0, 0)', 'coord_admin');
 is($o->{fence_ms}, $p_fence, 'freed again with a smaller margin: the fence is not lowered');
-$o = outcome_is('free(6, 1, 0)', 'coord_admin', [qw(holder fence_ms)], [ 'lease q', $q_fence ],
+$o = outcome_is([ 'free(6, 1, 0)', 'coord_admin' ], [qw(holder fence_ms)], [ 'lease q', $q_fence ],
 	'a lease freed: its fence, a lease past its holder\'s clock, is kept');
 $o = outcome_is("lease_renew(6, 'q', 1, 60000, $t, $tok_q)",
 	[qw(outcome holder)], [ 'lost', undef ], 'and its holder has lost it');
