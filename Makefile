@@ -130,7 +130,8 @@ endif
 #   make installcheck        the regression tests (pg_regress) and the
 #                            isolation tests (pg_isolation_regress): only
 #                            PostgreSQL and the build dependencies needed
-#   make prove_installcheck  the TAP tests (test/t/*.pl; PROVE_TESTS picks
+#   make prove_installcheck  the TAP tests (test/t/*/*.pl, in folders by
+#                            concern, the modules in test/t/lib; PROVE_TESTS picks
 #                            some, PROVE_FLAGS adds prove's options): each
 #                            starts its own servers, and one that needs a
 #                            tool beyond PostgreSQL (Redis, libfaketime,
@@ -169,8 +170,10 @@ ISOLATION_OPTS += --temp-config=$(srcdir)/test/snowid.conf \
 endif
 
 # The TAP tests are make prove_installcheck's, not make installcheck's (no
-# TAP_TESTS: PGXS would run them there)
-PROVE_TESTS = test/t/*.pl
+# TAP_TESTS: PGXS would run them there): test/t/CONCERN/BEHAVIOUR.pl, and a
+# file at the top of test/t too (one written before the folders: test/run
+# names it, to be moved); the modules they share are in test/t/lib
+PROVE_TESTS = $(sort $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/test/t/*.pl $(srcdir)/test/t/*/*.pl)))
 
 EXTRA_CLEAN = tmp_check tmp_check_regress tmp_check_iso output_iso results \
 	regression.diffs regression.out regress_keys.conf \
@@ -280,6 +283,7 @@ regress-key-file:
 # built with --enable-tap-tests (Debian's is) and Perl's IPC::Run
 # (libipc-run-perl).
 .PHONY: prove_installcheck
+prove_installcheck: PG_PROVE_FLAGS += -I $(abspath $(srcdir))/test/t/lib
 prove_installcheck:
 ifeq ($(enable_tap_tests),yes)
 	$(prove_installcheck)

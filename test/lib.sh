@@ -18,8 +18,8 @@
 # SNOWID_TMP (temp dir, the caller removes it), SNOWID_SRC (the copy),
 # PG_VERSION, PG_BINDIR, PG_CONFIG, PATH, PKG_CONFIG_PATH for another
 # hiredis, and SNOWID_VALKEY_BIN.  The TAP tests see SNOWID_VALKEY_BIN,
-# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/SnowidRedis.pm), and
-# SNOWID_EXPECT_TLS (test/t/SnowidTest.pm).
+# SNOWID_REDIS_SERVER and SNOWID_REDIS_CLI (test/t/lib/SnowidRedis.pm), and
+# SNOWID_EXPECT_TLS (test/t/lib/SnowidTest.pm).
 # Environment: SNOWID_SKIP_APT=1 skips the package check; PG_CONFIG points
 # at another PostgreSQL installation (of any supported version);
 # SNOWID_PG_RELEASE=1 uses builds without assertions (test/bench/run).
@@ -39,7 +39,7 @@ SNOWID_SRC=
 source "$SNOWID_TOP/test/versions.sh"
 
 # rsync is not needed: the tree is copied with tar.  The client tests
-# (test/t/05x_*.pl) run node-postgres, Knex, TypeORM and Drizzle (npm's,
+# (test/t/integrations/) run node-postgres, Knex, TypeORM and Drizzle (npm's,
 # installed by snowid_node_modules), psycopg2, psycopg 3, SQLAlchemy and
 # Django under Debian's python3, ActiveRecord under ruby, pgx v4 built
 # offline with golang-go and JDBC under default-jdk-headless (both built
@@ -47,18 +47,18 @@ source "$SNOWID_TOP/test/versions.sh"
 # postgresql-client-15, pulled in by postgresql-15).
 # Redis comes from redis-tools alone, not redis-server: see
 # snowid_redis_programs.  iproute2's ip brings up loopback in the network
-# namespace of test/t/071_redis_resolver.pl; libredis-perl is the Redis
-# client of test/protocol-search (test/t/084_protocol_search.pl).
+# namespace of test/t/redis/resolver_never_answers.pl; libredis-perl is the Redis
+# client of test/protocol-search (test/t/coordinator/search_redis_library.pl).
 # liblz4-dev and libzstd-dev build Citus (test/tools/pgbuild citus, for
-# test/t/114_citus.pl), which is configured without libcurl.  curl
+# test/t/integrations/citus.pl), which is configured without libcurl.  curl
 # downloads a source of test/sources.txt that no mirror holds.
-# postgresql-15-partman is pg_partman for test/t/032_partman.pl
+# postgresql-15-partman is pg_partman for test/t/integrations/pg_partman.pl
 # (test/tools/pgbuild --partman builds it into the other versions).  flex,
 # bison and libkrb5-dev build pg_tle (test/tools/pgbuild --pg_tle) for
-# test/t/112_sql_edition_pg_tle.pl.
+# test/t/sql-edition/pg_tle.pl.
 # gnuplot-nox draws the charts of test/bench/run --plot
-# (test/t/075_bench_workload.pl draws them too).  The production stacks'
-# tests (test/t/10x_*.pl) run Debian's patroni with etcd-server (etcdctl
+# (test/t/docs-and-packaging/bench_workload_runs.pl draws them too).  The production stacks'
+# tests (test/t/integrations/) run Debian's patroni with etcd-server (etcdctl
 # from etcd-client), pg-auto-failover-cli's pg_autoctl with
 # postgresql-15-auto-failover, pgbouncer, prometheus-postgres-exporter and
 # prometheus' promtool.  Installing them starts none of their services
@@ -66,10 +66,10 @@ source "$SNOWID_TOP/test/versions.sh"
 # them on their standard ports, which the tests never use (they take
 # free ports of their own).
 # spin is the SPIN model checker of the protocol's model
-# (src/coord/protocol.pml, test/t/117_protocol_model.pl).  git and unzip
+# (src/coord/protocol.pml, test/t/coordinator/protocol_model.pl).  git and unzip
 # make and unpack the release archive (test/tools/dist).  valgrind counts
 # the instructions of test/bench/run --instructions
-# (test/t/078_bench_instructions.pl) and test/bench/sql-edition
+# (test/t/docs-and-packaging/bench_instructions_runs.pl) and test/bench/sql-edition
 # --instructions.
 SNOWID_PACKAGES=(
 	"postgresql-$SNOWID_PG_DEBIAN" "postgresql-server-dev-$SNOWID_PG_DEBIAN"
@@ -230,7 +230,7 @@ snowid_packages()
 # The Redis programs for the TAP tests, both of redis-tools: redis-cli, and
 # redis-server as a link of that name to the Redis binary, in the temp dir
 # (see snowid_packages).  Exports SNOWID_REDIS_SERVER and
-# SNOWID_REDIS_CLI (test/t/SnowidRedis.pm); test/run --redis valkey
+# SNOWID_REDIS_CLI (test/t/lib/SnowidRedis.pm); test/run --redis valkey
 # replaces them.
 snowid_redis_programs()
 {
@@ -341,8 +341,8 @@ snowid_use_pg()
 	elif [[ $version == "$SNOWID_PG_DEBIAN" ]]; then
 		PG_CONFIG=/usr/lib/postgresql/$version/bin/pg_config
 	else
-		# with pg_partman (test/t/032_partman.pl) and pg_tle
-		# (test/t/112_sql_edition_pg_tle.pl), but not in release builds
+		# with pg_partman (test/t/integrations/pg_partman.pl) and pg_tle
+		# (test/t/sql-edition/pg_tle.pl), but not in release builds
 		if [[ -n ${SNOWID_PG_RELEASE:-} ]]; then
 			prefix=$("$SNOWID_TOP/test/tools/pgbuild" --release "$version") || return 1
 		else
@@ -403,7 +403,7 @@ snowid_node_modules()
 }
 
 # The Go and Java recipes of doc/adopting.md with their test drivers, for
-# test/t/055_go_pgx.pl and 056_java_jdbc.pl: built once per version of
+# test/t/integrations/go_pgx.pl and integrations/java_jdbc.pl: built once per version of
 # their sources into the cache (SnowidClients::build: go offline from
 # Debian's Go packages, javac), not once per PostgreSQL version.  Sets and
 # exports SNOWID_CLIENT_BUILDS.  Dies if a build fails; a compiler that is
@@ -412,14 +412,14 @@ snowid_client_builds()
 {
 	local sum dir
 
-	sum=$(cat "$SNOWID_TOP/doc/adopting.md" "$SNOWID_TOP/test/t/SnowidClients.pm" \
+	sum=$(cat "$SNOWID_TOP/doc/adopting.md" "$SNOWID_TOP/test/t/lib/SnowidClients.pm" \
 		"$SNOWID_TOP"/test/clients/frameworks/* | sha256sum | cut -c1-16)
 	dir=$(snowid_cache_dir)/clients-$sum
 	if [[ ! -e $dir/.snowid-done ]]; then
 		note "building the Go and Java recipes of doc/adopting.md into $dir"
 		rm -rf -- "$dir"
 		mkdir -p "$dir"
-		perl -I "$SNOWID_TOP/test/t" -MSnowidClients \
+		perl -I "$SNOWID_TOP/test/t/lib" -MSnowidClients \
 			-e 'SnowidClients::build($ARGV[0])' "$dir" ||
 			die "building the Go and Java recipes failed in $dir"
 		chmod -R a+rX "$dir"
@@ -429,7 +429,7 @@ snowid_client_builds()
 }
 
 # The sources of the earlier releases (SNOWID_RELEASE_* of
-# test/versions.sh), for test/t/029_upgrading.pl, which builds each and
+# test/versions.sh), for test/t/docs-and-packaging/upgrading_as_documented.pl, which builds each and
 # upgrades from it: git archive of each commit of the clone, unpacked
 # under the temp dir as $SNOWID_USER (the copy of the sources the tests run
 # in has no history); exports SNOWID_EARLIER_RELEASES, with a directory
@@ -453,7 +453,7 @@ snowid_release_sources()
 	export SNOWID_EARLIER_RELEASES=$dir
 }
 
-# Citus for test/t/114_citus.pl: test/tools/pgbuild citus builds it once
+# Citus for test/t/integrations/citus.pl: test/tools/pgbuild citus builds it once
 # for the PostgreSQL of PG_CONFIG into a staging directory of the cache;
 # its files are then copied into that PostgreSQL (as root where need be),
 # as make install puts snowid there, on every run (a PostgreSQL rebuilt
@@ -480,7 +480,7 @@ snowid_citus()
 	done
 }
 
-# Valkey for the TAP tests (test/t/040_valkey.pl, and the whole Redis
+# Valkey for the TAP tests (test/t/redis/valkey.pl, and the whole Redis
 # suite with test/run --redis valkey): test/tools/pgbuild fetches it once into
 # the cache; SNOWID_VALKEY_BIN is the directory holding valkey-server and
 # valkey-cli.  Returns non-zero if it cannot be had.
@@ -544,7 +544,7 @@ snowid_setup()
 	note "working in $SNOWID_SRC as $SNOWID_USER"
 }
 
-# pg_tle for test/t/112_sql_edition_pg_tle.pl in Debian's PostgreSQL,
+# pg_tle for test/t/sql-edition/pg_tle.pl in Debian's PostgreSQL,
 # which has no pg_tle package: as root, test/tools/pgbuild builds it into
 # that PostgreSQL once, as make install puts snowid there (the builds of
 # the other versions have it already).  Returns non-zero where it cannot
@@ -590,7 +590,7 @@ snowid_cannot_run()
 # are errors.  The extension's SQL scripts are replaced, not added to: an
 # install script that an earlier make install left (snowid--1.3.sql of
 # 1.3) would be run instead of sql/snowid--1.0.sql and its updates
-# (test/t/004_packaging.pl checks that none is left).
+# (test/t/docs-and-packaging/packaging_agrees.pl checks that none is left).
 snowid_build()
 {
 	local extdir run=()

@@ -3,7 +3,7 @@
 
 Python 3 standard library only, written from the specification: SipHash-2-4,
 the Feistel permutation of [0, 2^63), and the text with its Damm check
-character.  test/t/074_public_ids.pl runs it against the SQL functions.
+character.  test/t/core/public_ids.pl runs it against the SQL functions.
 
 Usage:
   public_ids.py selftest [N]   SipHash's published vectors, the proof that

@@ -1,7 +1,7 @@
 # test/versions.sh: the PostgreSQL majors snowid supports and the hiredis
 # each is tested with, written once.  Sourced by test/lib.sh (so by
 # test/run, test/bench/run and test/demo), by test/tools/pgbuild and
-# .ci/run; read by the TAP tests (test/t/SnowidTest.pm) too, so it holds
+# .ci/run; read by the TAP tests (test/t/lib/SnowidTest.pm) too, so it holds
 # nothing but NAME="value" lines and comments.
 #
 # Debian 12's PostgreSQL 15 package is used as it is; the others are built
@@ -26,7 +26,7 @@ SNOWID_HIREDIS_TLS="1.2"
 
 # The earlier releases of snowid, none of them tagged: each the last commit
 # of main at its version (snowid.control's default_version), which
-# test/t/029_upgrading.pl upgrades from and test/tools/package packages
+# test/t/docs-and-packaging/upgrading_as_documented.pl upgrades from and test/tools/package packages
 # (1.2).  From 1.3 on, a release is a tag vX.Y.Z (doc/install.md).
 SNOWID_RELEASE_1_0="b7c571d249f16d23d820a8472531dd04f90de7f5"
 SNOWID_RELEASE_1_1="316e69a1fd38dd6a3fe7a23e7b236eadb4ce27a8"

@@ -13,7 +13,7 @@
  *	  Checked: no two servers issue with one worker id in overlapping
  *	  milliseconds.  Each rule names the function it stands for.  Every fix
  *	  of the past is on; each can be switched off with -DNO_FIX_... to show
- *	  that the checker finds the path it closed (test/t/117_protocol_model.pl,
+ *	  that the checker finds the path it closed (test/t/coordinator/protocol_model.pl,
  *	  doc/internals.md "The protocol, model checked").
  *
  *	  Run it (every fix on; the configurations and depths searched to
@@ -1168,7 +1168,7 @@ bit went_out;
 #define floor_on_disk(s) skip
 #else
 /* snowid_reserve_floor(): the mark past the floor before the cache file
- * names the id (test/t/085_floor_on_disk.pl) */
+ * names the id (test/t/coordinator/floor_on_disk.pl) */
 #define floor_on_disk(s) spos[s] = max(spos[s], sfloor[s] - 1)
 #endif
 #ifdef NO_FIX_OWN_DEADLINE

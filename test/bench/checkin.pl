@@ -31,7 +31,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib "$FindBin::RealBin/../t";
+use lib "$FindBin::RealBin/../t/lib";
 
 use IO::Socket::INET;
 use IPC::Run;

@@ -1,5 +1,5 @@
 // test/clients/orders.js: an order and its lines through node-postgres (the
-// npm "pg" package), run by test/t/050_node_postgres.pl.
+// npm "pg" package), run by test/t/integrations/node_postgres.pl.
 //
 // Takes the keys of an order and its three lines first (snowid_next_batch),
 // inserts them in one transaction, reads them back, and checks that every

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An order and its lines through psycopg2, run by test/t/051_python.pl.
+"""An order and its lines through psycopg2, run by test/t/integrations/python_clients.pl.
 
 Takes the keys of an order and its three lines first (snowid_next_batch),
 inserts them in one transaction, reads them back and checks that every key

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """An order and its lines through SQLAlchemy's ORM, run by
-test/t/051_python.pl.
+test/t/integrations/python_clients.pl.
 
 The models' keys have server_default snowid_next(); Order.lines is a
 relationship.  Two orders: one whose keys the application takes first

@@ -1,5 +1,5 @@
 // Runs the Java recipes of doc/adopting.md (SnowidKeys.java, Orders.java),
-// for test/t/056_java_jdbc.pl, which compiles this file with them.
+// for test/t/integrations/java_jdbc.pl, which compiles this file with them.
 //
 //   java CheckJdbc orders URL
 //       saves orders of 1, 3 and 5 lines with Orders.save, reads them back

@@ -1,4 +1,4 @@
-// Runs the JavaScript recipes of doc/adopting.md, for test/t/057_node_frameworks.pl.
+// Runs the JavaScript recipes of doc/adopting.md, for test/t/integrations/node_frameworks.pl.
 //
 //   node check.js RECIPES pg|knex|typeorm|drizzle
 //       saves orders of 1, 3 and 5 lines with the recipe's saveOrder and

@@ -1,4 +1,4 @@
-# Runs the Ruby recipes of doc/adopting.md, for test/t/054_ruby_activerecord.pl.
+# Runs the Ruby recipes of doc/adopting.md, for test/t/integrations/ruby_activerecord.pl.
 #
 #   ruby check_activerecord.rb RECIPES orders
 #       saves orders of 1, 3 and 5 lines with the recipe's save_order, reads

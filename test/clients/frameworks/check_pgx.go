@@ -1,5 +1,5 @@
 // Runs the Go recipes of doc/adopting.md (snowid.go, orders_pgx.go), for
-// test/t/055_go_pgx.pl, which builds this file with them.
+// test/t/integrations/go_pgx.pl, which builds this file with them.
 //
 //	check_pgx orders
 //	    saves orders of 1, 3 and 5 lines with SaveOrder, reads them back and

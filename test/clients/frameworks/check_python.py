@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs the Python recipes of doc/adopting.md, for test/t/053_python_frameworks.pl.
+"""Runs the Python recipes of doc/adopting.md, for test/t/integrations/python_frameworks.pl.
 
     check_python.py RECIPES psycopg|sqlalchemy|django
         saves orders of 1, 3 and 5 lines with the recipe's save_order(),

@@ -2,7 +2,7 @@
 -- snowid_unscramble(number): a keyed permutation of ids, as text with a
 -- check character and as a number.  The keys come from
 -- test/regress_public_keys (snowid.public_key_file, set by the Makefile).
--- A missing or bad key file, rotation and secrecy: test/t/070_public_ids.pl.
+-- A missing or bad key file, rotation and secrecy: test/t/core/public_ids.pl.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowid;
 RESET client_min_messages;

@@ -1,7 +1,7 @@
 -- Time ranges on the key: snowid_time(), snowid_span(), range scans on the
 -- primary key, and partitions by RANGE (id), pruned at plan time and at run
 -- time.  The default layout (41/5/5/12) and epoch; the property over other
--- layouts and epochs is in test/t/031_time_ranges.pl.
+-- layouts and epochs is in test/t/core/time_ranges.pl.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowid;
 RESET client_min_messages;

@@ -1,0 +1,409 @@
+# What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
+# as a role, the objects of an installation as a text, to compare an
+# updated installation with a fresh one, and operators and functions
+# planted in public, with what tells whether they ran; whether pg_tle can
+# be had; and, for the update of the versions that claimed their worker
+# id (up to 1.2), a coordination server, the fleet's login there and the
+# configuration that claimed from it.
+package SnowidSqlEdition;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use IPC::Run ();
+use PostgreSQL::Test::Utils ();
+use SnowidPgCoord ();
+use SnowidTest ();
+
+# what a test may name without the package: use SnowidSqlEdition qw(...)
+our @EXPORT_OK = qw(psql_as);
+
+# A server without snowid's library (init with %init; conf => TEXT for
+# its postgresql.conf), started, with the login roles @$roles, app first,
+# and the databases @$dbs owned by app: the server
+sub new_server
+{
+	my ($name, $roles, $dbs, %init) = @_;
+	my $conf = delete $init{conf};
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(%init);
+	$node->append_conf('postgresql.conf', $conf) if $conf;
+	$node->start;
+	$node->safe_psql('postgres',
+		join('', map { "CREATE ROLE $_ LOGIN;\n" } @$roles)
+		  . join('', map { "CREATE DATABASE $_ OWNER app;\n" } @$dbs));
+	return $node;
+}
+
+# A server of its own system identifier with the roles app and tle_admin,
+# a member of pgtle_admin, with pg_tle preloaded unless $tle_missing says
+# why it is not built (pg_tle_missing)
+sub tle_server
+{
+	my ($name, $tle_missing) = @_;
+	my $node = new_server($name, [qw(app tle_admin)], [], force_initdb => 1,
+		conf => defined $tle_missing ? '' : "shared_preload_libraries = 'pg_tle'\n");
+
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_tle; GRANT pgtle_admin TO tle_admin')
+	  unless defined $tle_missing;
+	return $node;
+}
+
+# Database $from of $node dumped by pg_dump -Fc into $file and restored
+# by pg_restore into database $to, made here (owned by $owner if given):
+# two tests, $what naming what is dumped
+sub dump_restore
+{
+	my ($node, $from, $to, $file, $what, $owner) = @_;
+
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', $node->connstr($from) ],
+		"pg_dump dumps $what");
+	$node->safe_psql('postgres', "CREATE DATABASE $to" . ($owner ? " OWNER $owner" : ''));
+	$node->command_ok(
+		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($to), $file ],
+		'pg_restore restores it without an error');
+	return;
+}
+
+# SQL that a database of the edition's owner runs to issue $n ids into a
+# table ids in one batch, with a layout of 0 datacenter, 6 worker and 4
+# sequence bits, worker id 5 and a drift budget of 10 s, so that they run
+# ahead of the clock: it prints the count and whether the last lies more
+# than $ahead (an interval's SQL, '0 s' if undef) ahead of the clock
+sub issue_ahead_sql
+{
+	my ($n, $ahead) = @_;
+
+	$ahead //= '0 s';
+	return qq{
+		UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4,
+			max_drift_ms = 10000, worker_id = 5;
+		CREATE TABLE ids (id bigint);
+		INSERT INTO ids SELECT snowid_next_batch($n);
+		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '$ahead' FROM ids};
+}
+
+# psql as a role on a connection string, stopping at the first error, with
+# verbose errors: (exit code, stdout, stderr)
+sub psql_as
+{
+	my ($connstr, $sql) = @_;
+	my ($out, $err) = ('', '');
+	my $rc = IPC::Run::run(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v',
+			'VERBOSITY=verbose', '-d', $connstr, '-c', $sql
+		],
+		'<', \undef, '>', \$out, '2>', \$err) ? 0 : $? >> 8;
+	chomp $out;
+	return ($rc, $out, $err);
+}
+
+# Every object of the SQL edition in schema public and snowid_sql_private
+# of a database (the names
+# that begin with snowid: a test's own tables are left out), one line each:
+# functions with their signatures, results, owners, privileges, settings,
+# bodies (but that of snowid_sql_fixed(), which the configuration's
+# triggers make from the row) and comments; tables, views, sequences and
+# types with their owners, privileges and comments; columns (of tables,
+# views and types) in order with their types, defaults, privileges and
+# comments; the definitions of views and the options of sequences;
+# constraints and triggers, and when the triggers fire; the tables whose
+# rows pg_dump dumps; and whether each function or relation belongs to an
+# extension.
+sub objects
+{
+	my ($node, $db) = @_;
+
+	return $node->safe_psql($db, q{
+	WITH s AS (SELECT ns FROM unnest(ARRAY['public'::regnamespace,
+										   to_regnamespace('snowid_sql_private')]) ns
+			   WHERE ns IS NOT NULL)
+	SELECT string_agg(line, E'\n' ORDER BY line) FROM (
+		SELECT format('function %s returns %s owner %s acl %s security definer %s settings %s volatility %s parallel %s strict %s body %s comment %s member %s',
+				p.oid::regprocedure, pg_get_function_result(p.oid),
+				p.proowner::regrole, p.proacl, p.prosecdef, p.proconfig,
+				p.provolatile, p.proparallel, p.proisstrict,
+				CASE WHEN p.proname = 'snowid_sql_fixed' THEN 'made from the configuration'
+					 ELSE md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')) END,
+				obj_description(p.oid, 'pg_proc'),
+				EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+						AND d.objid = p.oid AND d.deptype = 'e')) AS line
+		FROM pg_proc p, s WHERE p.pronamespace = s.ns AND p.proname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('relation %s kind %s owner %s acl %s comment %s member %s',
+				c.relname, c.relkind, c.relowner::regrole, c.relacl,
+				obj_description(c.oid, 'pg_class'),
+				EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+						AND d.objid = c.oid AND d.deptype = 'e'))
+		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('column %s.%s %s %s not null %s default %s acl %s comment %s',
+				c.relname, row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum), a.attname,
+				format_type(a.atttypid, a.atttypmod),
+				a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid), a.attacl,
+				col_description(c.oid, a.attnum))
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+			LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind IN ('r', 'v', 'c')
+		  AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT format('view %s: %s', c.relname, pg_get_viewdef(c.oid))
+		FROM pg_class c, s WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND c.relkind = 'v'
+		UNION ALL
+		SELECT format('sequence %s: %s %s %s %s %s %s %s persistence %s', c.relname, format_type(q.seqtypid, NULL),
+				q.seqstart, q.seqincrement, q.seqmin, q.seqmax, q.seqcache, q.seqcycle, c.relpersistence)
+		FROM pg_sequence q JOIN pg_class c ON c.oid = q.seqrelid, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('dumped %s where %s', x.rel::regclass, x.cond)
+		FROM pg_extension e, unnest(e.extconfig, e.extcondition) x(rel, cond)
+		WHERE e.extname LIKE 'snowid_sql%'
+		UNION ALL
+		SELECT format('constraint %s of %s: %s', co.conname, co.conrelid::regclass,
+				pg_get_constraintdef(co.oid))
+		FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%'
+		UNION ALL
+		SELECT format('trigger %s enabled %s', pg_get_triggerdef(t.oid), t.tgenabled)
+		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid, s
+		WHERE c.relnamespace = s.ns AND c.relname LIKE 'snowid%' AND NOT t.tgisinternal
+	) x});
+}
+
+# What the owner of a database (app) plants in public (test/t/sql-edition/planted_operators.pl): for
+# every operator and function that the installed scripts of the edition
+# (SHAREDIR/extension/snowid_sql--*.sql, comments left out) name, each
+# operator and overload that a call matches better than pg_catalog's own
+# (what pg_catalog has not, it leaves out).  A planted function does what
+# pg_catalog's would, notes each run, and each run as a superuser, in
+# sequences (which no rollback undoes), and as a superuser makes app one.
+# Run as app, it says how many it planted (NOTICE planted N operators,
+# planted N functions).
+sub plant_sql
+{
+	my ($sharedir) = @_;
+	my (%ops, %fns);
+	for my $f (glob("$sharedir/extension/snowid_sql--*.sql"))
+	{
+		my $sql = PostgreSQL::Test::Utils::slurp_file($f);
+		$sql =~ s/--[^\n]*//g;
+		$ops{$1} = 1 while $sql =~ /(?<![-+*\/<>=~!@#%^&|`?])([-+*\/<>=~!@#%^&|`?]+)(?![-+*\/<>=~!@#%^&|`?])/g;
+		$fns{ lc $1 } = 1 while $sql =~ /(?<![\w.\$"])([A-Za-z_]\w*)\s*\(/g;
+	}
+	# and those that words stand for: LIKE, ILIKE (IN, BETWEEN, IS DISTINCT
+	# FROM and ANY stand for operators written as such too)
+	$ops{$_} = 1 for ('~~', '!~~', '~~*', '!~~*');
+	my $ops = join(',', map { s/'/''/gr } sort keys %ops);
+	my $fns = join(',', sort keys %fns);
+
+	my $plant = qq{
+	SET search_path = pg_catalog;
+	CREATE SEQUENCE public.planted_runs;
+	CREATE SEQUENCE public.planted_super;
+	GRANT ALL ON SEQUENCE public.planted_runs, public.planted_super TO PUBLIC;
+	CREATE FUNCTION public.planted_note() RETURNS void LANGUAGE plpgsql
+	SET search_path = pg_catalog AS \$b\$
+	BEGIN
+		PERFORM nextval('public.planted_runs');
+		IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+			PERFORM nextval('public.planted_super');
+			ALTER ROLE app SUPERUSER;
+		END IF;
+	END
+	\$b\$;
+	GRANT EXECUTE ON FUNCTION public.planted_note() TO PUBLIC;
+	DO \$plant\$
+	DECLARE
+		ops text[] := string_to_array('$ops', ',');
+		fns text[] := string_to_array('$fns', ',');
+		types text[] := ARRAY['smallint', 'integer', 'bigint', 'numeric', 'double precision', 'oid',
+							  'regclass', 'regnamespace', 'regproc', 'regprocedure', 'regrole', 'regtype',
+							  'text', 'name', 'character varying', '"char"', 'boolean', 'bytea',
+							  'timestamp with time zone', 'timestamp without time zone', 'date',
+							  'interval', 'pg_lsn', 'xid8'];
+		ftypes text[] := ARRAY['integer', 'bigint', 'numeric', 'oid', 'regclass', 'text', 'name',
+							   'boolean', 'bytea', 'timestamp with time zone'];
+		op text;
+		l text;
+		r text;
+		f text;
+		sig text[];
+		rt text;
+		n integer := 0;
+		made integer := 0;
+	BEGIN
+		-- binary operators, then prefix ones (l NULL)
+		FOREACH op IN ARRAY ops LOOP
+			CONTINUE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_operator o
+									  WHERE o.oprname = op AND o.oprnamespace = 'pg_catalog'::regnamespace);
+			FOR l, r IN SELECT a, b FROM unnest(types || ARRAY[NULL]) a, unnest(types) b LOOP
+				CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_operator o
+									  WHERE o.oprname = op AND o.oprnamespace = 'pg_catalog'::regnamespace
+										AND o.oprleft = coalesce(l::regtype, 0) AND o.oprright = r::regtype);
+				BEGIN
+					EXECUTE format('SELECT format_type(pg_typeof(%s OPERATOR(pg_catalog.%s) NULL::%s), NULL)',
+								   coalesce('NULL::' || l, ''), op, r) INTO rt;
+					n := n + 1;
+					EXECUTE format('CREATE FUNCTION public.planted_op_%s(%s) RETURNS %s LANGUAGE plpgsql
+									SET search_path = pg_catalog
+									AS \$f\$BEGIN PERFORM public.planted_note(); RETURN %s OPERATOR(pg_catalog.%s) %s; END\$f\$',
+								   n, concat_ws(', ', 'a ' || l, 'b ' || r), rt, CASE WHEN l IS NOT NULL THEN 'a' END,
+								   op, 'b');
+					EXECUTE format('CREATE OPERATOR public.%s (%s RIGHTARG = %s, FUNCTION = public.planted_op_%s)',
+								   op, 'LEFTARG = ' || l || ',', r, n);
+					made := made + 1;
+				EXCEPTION WHEN OTHERS THEN
+					NULL;
+				END;
+			END LOOP;
+		END LOOP;
+		RAISE NOTICE 'planted % operators', made;
+		made := 0;
+		-- functions of one and two arguments, and of three and four with a
+		-- text first (format, concat_ws: variadic)
+		FOREACH f IN ARRAY fns LOOP
+			CONTINUE WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_proc p
+									  WHERE p.proname = f AND p.pronamespace = 'pg_catalog'::regnamespace
+										AND p.prokind = 'f' AND NOT p.proretset);
+			FOR sig IN
+				SELECT ARRAY[a] FROM unnest(ftypes) a
+				UNION ALL SELECT ARRAY[a, b] FROM unnest(ftypes) a, unnest(ftypes) b
+				UNION ALL SELECT ARRAY['text', a, b] FROM unnest(ftypes) a, unnest(ftypes) b
+				WHERE EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.proname = f AND p.provariadic <> 0)
+				UNION ALL SELECT ARRAY['text', a, b, c] FROM unnest(ftypes) a, unnest(ftypes) b, unnest(ftypes) c
+				WHERE EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.proname = f AND p.provariadic <> 0)
+			LOOP
+				CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_proc p
+									  WHERE p.proname = f AND p.pronamespace = 'pg_catalog'::regnamespace
+										AND p.proargtypes::oid[] = sig::regtype[]::oid[]);
+				BEGIN
+					EXECUTE format('SELECT format_type(pg_typeof(pg_catalog.%I(%s)), NULL)', f,
+								   (SELECT string_agg('NULL::' || t, ', ') FROM unnest(sig) t)) INTO rt;
+					n := n + 1;
+					EXECUTE format('CREATE FUNCTION public.%I(%s) RETURNS %s LANGUAGE plpgsql
+									SET search_path = pg_catalog
+									AS \$f\$BEGIN PERFORM public.planted_note(); RETURN pg_catalog.%I(%s); END\$f\$',
+								   f, array_to_string(sig, ', '), rt, f,
+								   (SELECT string_agg('\$' || i, ', ') FROM generate_series(1, cardinality(sig)) i));
+					made := made + 1;
+				EXCEPTION WHEN OTHERS THEN
+					NULL;
+				END;
+			END LOOP;
+		END LOOP;
+		RAISE NOTICE 'planted % functions', made;
+	END
+	\$plant\$;
+	SELECT setval('public.planted_runs', 1, false), setval('public.planted_super', 1, false);
+	};
+	return $plant;
+}
+
+# (runs, runs as a superuser) of the planted code in a database, and
+# whether app is a superuser
+sub planted_runs
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db, q{
+	SET search_path = pg_catalog;
+	SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.planted_runs),
+		   (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM public.planted_super),
+		   (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = 'app')});
+}
+
+# The functions of the edition that depend on an operator or a function
+# in public that is not the edition's
+sub bound_to_planted
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db, q{
+	SET search_path = pg_catalog;
+	SELECT string_agg(DISTINCT f.oid::regprocedure::text || ' -> '
+					  || pg_describe_object(d.refclassid, d.refobjid, 0), '; ')
+	FROM pg_proc f JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = f.oid
+	LEFT JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+	LEFT JOIN pg_operator o ON d.refclassid = 'pg_operator'::regclass AND o.oid = d.refobjid
+	WHERE f.proname LIKE 'snowid%'
+	  AND coalesce(p.pronamespace, o.oprnamespace) IN (SELECT oid FROM pg_namespace WHERE nspname = 'public')
+	  AND coalesce(p.proname NOT LIKE 'snowid%', true)});
+}
+
+# Why pg_tle cannot be had for the PostgreSQL of libdir and sharedir, as
+# test/tools/pgbuild --pg_tle recorded where 1.5.2 does not compile (19),
+# or undef where it is installed; else the test file skips, or fails under
+# SNOWID_REQUIRE_TOOLS=1 (SnowidTest::need_file).
+sub pg_tle_missing
+{
+	my ($libdir, $sharedir) = @_;
+	my $record = "$sharedir/.snowid-pg_tle";
+
+	return undef if -e "$libdir/pg_tle.so";
+	if (-f $record)
+	{
+		my ($why) = PostgreSQL::Test::Utils::slurp_file($record) =~ /\n(.*)/;
+		return 'pg_tle 1.5.2 does not build against this PostgreSQL: '
+		  . ($why // 'see test/tools/pgbuild');
+	}
+	SnowidTest::need_file("$libdir/pg_tle.so",
+		'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt');
+	return undef;
+}
+
+# The role sql_fleet, a member of the coordination database's coord_fleet
+# that logs in with password over the coordination server's socket (scram,
+# as a managed service's dblink does), on the coordination server cnode;
+# returns the conninfo an SQL-edition database names it by.
+sub fleet_login
+{
+	my ($cnode, $password) = @_;
+
+	$cnode->safe_psql('postgres', qq{
+	CREATE ROLE sql_fleet LOGIN PASSWORD '$password' IN ROLE coord_fleet;
+});
+	SnowidTest::prepend_hba($cnode, 'local coord sql_fleet scram-sha-256');
+	$cnode->reload;
+	return sprintf('host=%s port=%d dbname=coord user=sql_fleet',
+		$cnode->host, $cnode->port);
+}
+
+# A fleet whose editions (1.2 and earlier) claim their worker ids from a
+# coordination database: skips the test where contrib's dblink is not
+# installed (in the PostgreSQL tested; test/tools/pgbuild installs it),
+# starts the coordination server (SnowidPgCoord, with coord's parameters,
+# such as clock) and makes the fleet's login there (fleet_login).
+# Returns the coordinator, and the conninfo and password claim_config
+# takes.
+sub claim_fleet
+{
+	my (%coord) = @_;
+	my $password = 'fleet password 1';
+	my $sharedir = `pg_config --sharedir`;
+
+	chomp $sharedir;
+	SnowidTest::need_file("$sharedir/extension/dblink.control",
+		'postgresql-NN, or contrib/dblink of a source build');
+	my $fleet = SnowidPgCoord->new(%coord);
+	return ($fleet, fleet_login($fleet->node, $password), $password);
+}
+
+# The configuration of an installed edition of 1.1 or 1.2 that claims its
+# worker id from the coordination database (its fleet's login conninfo,
+# with password; see fleet_login) for datacenter 4, with check-ins every
+# second and a clock margin of 1 s; settings, if given, are more of
+# snowid_config's ("sequence_bits = 2, "): as SQL its owner runs (test/t/sql-edition/claim_retired.pl
+# updates such an install)
+sub claim_config
+{
+	my ($conninfo, $password, $settings) = @_;
+
+	return qq{
+		UPDATE snowid_config SET datacenter_id = 4, @{[ $settings // '' ]}claim_worker_id = true;
+		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
+		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
+	};
+}
+
+1;

@@ -1,0 +1,175 @@
+# A role without privileges learns nothing of Redis from snowid.  The claim
+# runs in whichever session needs an id first after a start: a plain role
+# that set client_min_messages = debug5 used to receive the LOG line of the
+# claim, naming the Redis server, and errors, details, hints and contexts
+# naming its hosts, the server's identity and the keys.  Now all of that
+# goes to the server log only; such a client gets the outcome (its ids, or
+# an error's SQLSTATE and a message without addresses).  A role that may
+# read snowid.redis_url anyway (a superuser, a member of
+# pg_read_all_settings) still gets the whole message.  The warning that
+# snowid's library is not loaded in Redis names the installed file: a plain
+# role does not get it either.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidRedis;
+use SnowidTest;
+use Test::More;
+
+# What this test needs beyond PostgreSQL: a skip naming the Debian package
+# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
+SnowidRedis::need_redis();
+
+my $dc = 7;
+my $redis = SnowidRedis->new(tcp => 1);
+my $tcp_url = 'redis://127.0.0.1:' . $redis->port;
+my $node = $redis->new_node('msgs',
+	{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $tcp_url });
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION snowid;
+	CREATE ROLE plain LOGIN;
+	CREATE ROLE watcher LOGIN IN ROLE pg_read_all_settings;
+});
+my $port = $redis->port;
+my $identity = SnowidRedis::identity($node, $dc);
+
+# What a client running sql as role receives on stderr, with every message
+# level sent to it; and whether it failed.
+sub as_role
+{
+	my ($role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql(
+		'postgres',
+		"SET client_min_messages = debug5;\n$sql",
+		extra_params => [ '-U', $role, '-v', 'VERBOSITY=verbose' ]);
+
+	return ($ret, $err);
+}
+
+# Checks that text names no Redis host, port, key or identity.
+sub tells_nothing
+{
+	my ($text, $name) = @_;
+
+	unlike($text, qr/127\.0\.0\.1|:$port\b|\Q$tcp_url\E/,
+		"$name: no Redis host or port");
+	unlike($text, qr/sysid=|\Q$identity\E/, "$name: no identity");
+	unlike($text, qr/\{snowid:dc:/, "$name: no key");
+}
+
+# -- the first claim after a start, in a plain role's session ---------------
+
+my ($ret, $err) = as_role('plain', 'SELECT snowid_next()');
+is($ret, 0, 'the plain role takes the first id');
+tells_nothing($err, 'claim');
+ok( $node->log_contains(
+		qr/LOG:  snowid claimed worker id \d+ of datacenter $dc in redis at 127\.0\.0\.1:$port\n/
+	),
+	'the claim is in the server log, with the server it went to');
+
+# -- a failed claim ------------------------------------------------------------
+
+# The claims of the datacenter dropped, not its state record: without it
+# Redis would count as having forgotten them, and refuse every claim as
+# quiet first.
+sub drop_claims
+{
+	$redis->cli('HDEL', "{snowid:dc:$dc}:owners", $_)
+	  for grep { /^\d+$/ }
+	  split /\n/, $redis->cli('HKEYS', "{snowid:dc:$dc}:owners");
+	return;
+}
+
+# The configured worker id is held by another server.
+drop_claims();
+$redis->cli('HSET', "{snowid:dc:$dc}:owners", '3',
+	"dc=$dc host=elsewhere port=5432 sysid=1");
+SnowidTest::set_conf($node, 'snowid.worker_id' => 3);
+$node->restart;
+my $log_at = -s $node->logfile;
+($ret, $err) = as_role('plain', 'SELECT snowid_next()');
+isnt($ret, 0, 'a conflict fails the plain role\'s call');
+like(
+	$err,
+	qr/ERROR:  55006: worker id 3 of datacenter $dc is held by another server\nDETAIL:  The server log says which Redis server and why\./,
+	'it gets the SQLSTATE and a message without addresses');
+tells_nothing($err, 'conflict');
+unlike($err, qr/elsewhere/, 'conflict: not the other server either');
+my $log = slurp_file($node->logfile, $log_at);
+like(
+	$log,
+	qr/LOG:  worker id 3 of datacenter $dc is held by another server\n.*DETAIL:  This server is "\Q$identity\E"; Redis has worker id 3 registered to "dc=$dc host=elsewhere/,
+	'the server log has the whole report');
+
+# The same error for a role that may read snowid.redis_url: the whole of it.
+($ret, $err) = as_role('watcher', 'SELECT snowid_next()');
+like(
+	$err,
+	qr/ERROR:  55006: worker id 3 of datacenter $dc is held by another server\nDETAIL:  This server is "\Q$identity\E"/,
+	'a member of pg_read_all_settings gets the whole report');
+
+# Redis cannot be reached (no cache to fall back on: a new data directory
+# would have none; here the configured id was never confirmed).
+$redis->stop;
+($ret, $err) = as_role('plain', 'SELECT snowid_next()');
+like(
+	$err,
+	qr/ERROR:  08001: could not connect to redis server\nDETAIL:  The server log says which Redis server and why\./,
+	'unreachable: the outcome without the address');
+tells_nothing($err, 'unreachable');
+ok( $node->log_contains(
+		qr/LOG:  could not connect to redis server at 127\.0\.0\.1:$port\n/),
+	'the server log has the address');
+$redis->start;
+
+# -- the library not loaded: a warning whose hint names the installed file -----
+
+$redis->cli('FUNCTION', 'FLUSH');
+drop_claims();
+SnowidTest::set_conf($node, 'snowid.worker_id' => -1);
+$node->restart;
+$log_at = -s $node->logfile;
+($ret, $err) = as_role('plain', 'SELECT snowid_next()');
+is($ret, 0, 'no library: the plain role takes an id, the library run with EVAL');
+unlike($err, qr/function library|FUNCTION LOAD|\.lua/,
+	'no library: the plain role gets no warning naming the installed file');
+like(
+	slurp_file($node->logfile, $log_at),
+	qr/LOG:  snowid's function library is not loaded in redis, so snowid runs it with EVAL\n(?:.*\n)*?.*HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \S+snowid\.lua /,
+	'no library: the server log has the warning and its hint');
+
+# -- a library of an older release: a restart says to load it again ----------
+
+# The installed library as a release before the confirmed re-assertion
+# rule had it: its claim takes ten numbers, and refuses the eleventh that a
+# restart's re-assertion sends.  Check-ins send ten: they go on.
+my $older = slurp_file(SnowidRedis::library_file());
+for my $change (
+	[ q{?([01]?) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$'}, q{?([01]?) ?(%d*) ?(%d*) ?(%d*)$'} ],
+	[ q{ [<confirmed ms>]]"}, q{]"} ])
+{
+	my ($from, $to) = @$change;
+	my $at = index($older, $from);
+	die "'$from' was not found in the library" if $at < 0;
+	substr($older, $at, length $from) = $to;
+}
+$redis->cli('FUNCTION', 'LOAD', 'REPLACE', $older);
+$node->restart;
+$log_at = -s $node->logfile;
+($ret, undef, $err) = $node->psql('postgres', 'SELECT snowid_next()');
+isnt($ret, 0, 'older library: the restart\'s re-assertion is refused');
+like(slurp_file($node->logfile, $log_at),
+	qr/The snowid library loaded in Redis is of an older release: it does not take the time of this server's last granted call, which a restart sends with the worker id it re-asserts\.  Load the library of this release again/,
+	'older library: the server log says to load the library of this release');
+$redis->load_library;
+ok($node->poll_query_until('postgres', 'SELECT snowid_next() IS NOT NULL'),
+	'older library: once it is loaded again, the server takes ids');
+
+$node->stop;
+done_testing();
