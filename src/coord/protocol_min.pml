@@ -28,7 +28,7 @@
  *
  *	  Each rule can be switched off with -DNO_<RULE>, and the search then
  *	  finds a duplicate; each assumption can be broken with -DOUT_<...>, and
- *	  the search then finds one too (test/t/153_protocol_min.pl).
+ *	  the search then finds one too (test/t/coordinator/protocol_min_whole_space.pl).
  *
  *	  Run it (every rule on, the whole state space):
  *		spin -a src/coord/protocol_min.pml

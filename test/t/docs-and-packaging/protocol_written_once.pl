@@ -14,7 +14,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run;
@@ -23,7 +23,7 @@ use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
-my $top = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $top = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 
 # The headers the Makefile makes the stores' numbers from
 my ($list) = slurp_file("$top/Makefile") =~

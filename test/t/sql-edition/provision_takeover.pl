@@ -1,26 +1,22 @@
-# The update of a claiming 1.2 database to 1.3 keeps its claimed worker id
-# where the claim was answered since the server started
-# (sql/snowid_sql/1.2--1.3/head.sql): "only a claim it holds now".  But an
-# answer since the start is not a claim held now: the coordination database
-# that forgot its claims (restored, failed over, emptied) gives a worker id
-# nobody re-asserted within the quiet period to the next new claim, and a
-# database whose schedule did not re-assert meanwhile (1.2 re-asserts at a
-# scheduled snowid_claim() and after a restart only) still passes the
-# update's check: it keeps the worker id another database now holds, and
-# nothing re-asserts it any more (1.3 claims nothing).
+# The update of a claiming 1.2 database to 1.3, then the takeover of its
+# claim into the provisioning script as doc/managed.md ("Updating to 1.3")
+# says: an administrator resets the holder's secret under the name the
+# update's warning gave, then the script's assert runs with HOLDER set to
+# that whole name and a STATE_DIR of its own; from then on it re-asserts.
+# Then the coordination database loses everything: the database re-asserts
+# with assert, and a new database's claim must get another worker id; the
+# two databases then issue no id twice.
 #
-# - appdb, 1.2, claims its worker id and issues ids;
-# - the coordination database loses everything; after the quiet period a
-#   new database (newdb, through the provisioning script) is given a worker
-#   id: appdb's;
-# - appdb is updated to 1.3: it should refuse (the claim is not this
-#   database's any more), or appdb should stop issuing; both issuing
-#   at once for 3 s, no id may come twice.
+# On main the script's assert never makes STATE_DIR or the secret (claim
+# does, and claim refuses a database that has a worker id): every assert
+# fails (cat: .../secret: No such file; invalid holder secret), nothing
+# re-asserts, and after the loss the new database is given the same worker
+# id, issuing the same ids.
 use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -31,8 +27,8 @@ use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('update_given_away'));
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('takeover'));
 my %files = SnowidClients::recipes("$src/doc/managed.md");
 my $script = "$dir/snowid-worker-id";
 append_to_file($script, $files{'snowid-worker-id'});
@@ -41,7 +37,7 @@ my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 my $cnode = $fleet->node;
 my $coord_url = $cnode->connstr('coord');
 
-my $node = PostgreSQL::Test::Cluster->new('update_given_away');
+my $node = PostgreSQL::Test::Cluster->new('takeover');
 $node->init;
 $node->start;
 $node->safe_psql(
@@ -53,6 +49,20 @@ $node->safe_psql(
 });
 $node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 my $app = $node->connstr('appdb') . ' user=app';
+
+my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
+	  . SnowidSqlEdition::claim_config($conninfo, $password));
+is($rc, 0, 'the owner installs 1.2 and has it claim its worker id') or diag($err);
+($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
+my $w = $out;
+($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
+is($rc, 0, 'the update to 1.3 goes through') or diag($err);
+my ($holder) = $err =~ /claimed from the coordination database as '([^']*)'/;
+ok(defined $holder, "the warning names the holder (" . ($holder // 'none') . ")") or diag($err);
+
+# the takeover, as the page says
+$cnode->safe_psql('coord', "SELECT snowid_coordinator.reset_secret(4, '$holder')",
+	extra_params => [ '-U', 'coord_admin' ]);
 
 sub run_script
 {
@@ -69,28 +79,28 @@ sub run_script
 	return ($ok ? 0 : $? >> 8, $out, $err);
 }
 
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password));
-is($rc, 0, 'the owner installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-my $w = $out;
-like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
+($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+is($rc, 0, 'assert under the holder name re-asserts the worker id') or diag($err);
+is($node->safe_psql('appdb', 'SELECT worker_id FROM snowid_config'), $w, 'the database keeps it');
+($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+is($rc, 0, 'and again') or diag($err);
 
+# the coordination database loses everything; the database re-asserts
 $fleet->wipe;
+($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+is($rc, 0, 'after the coordination database lost everything, assert re-asserts') or diag($err);
 psql_as($node->connstr('newdb') . ' user=app', 'CREATE EXTENSION snowid_sql');
 my $w2;
-for (1 .. 240)
+for (1 .. 120)
 {
 	($rc, $out, $err) = run_script('newdb', 'claim', 'sql newdb');
 	($w2) = $out =~ /^worker id (\d+) of datacenter 4$/;
 	last if defined $w2;
+	run_script('appdb', 'assert', $holder);
 	select(undef, undef, undef, 0.5);
 }
-ok(defined $w2, 'after the quiet period, newdb claims worker id ' . ($w2 // 'none')) or diag($err);
-diag("appdb's worker id $w, newdb's " . ($w2 // 'none'));
-
-($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
-diag("the update: exit code $rc: $err");
+ok(defined $w2 && $w2 ne $w, 'a new database gets another worker id (' . ($w2 // 'none') . ')')
+  or diag($err);
 
 # both at once: from a moment 2 s ahead, for 3 s, one id a statement
 my $start = $node->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});

@@ -18,7 +18,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -30,7 +30,7 @@ use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision_bash'));
 
 my %files = SnowidClients::recipes("$src/doc/managed.md");

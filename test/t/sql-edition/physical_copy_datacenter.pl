@@ -20,7 +20,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -51,7 +51,7 @@ $source->stop;
 
 # the page's step, for the datacenter the copy is in (datacenter 3, where
 # the step names the datacenter id too)
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my ($step) = slurp_file("$src/doc/managed.md") =~ /^(How, before the first id:.*?)\n\n/ms;
 die 'managed.md has no step for a physical copy' unless defined $step;
 my $set = $step =~ /datacenter_id/ ? 'datacenter_id = 3, worker_id = 4' : 'worker_id = 4';

@@ -1,22 +1,27 @@
-# The provisioning script of doc/managed.md frees a worker id with a fence
-# of the database's max_drift_ms plus MARGIN_MS past the coordination
-# server's clock (release: free(..., $drift + $MARGIN_MS + 1)), not past
-# where the database's generator is.  A database whose clock stepped
-# forward and back (an NTP step corrected) has issued ids as far ahead as
-# the step, beyond max_drift_ms: read_db even reads that (usable, its
-# generator if ahead), but release does not pass it on, and the next claim
-# is granted the worker id below those ids.
+# The provisioning script of doc/managed.md, its release when the
+# database's clock steps back: release notes when it stopped the database
+# (clock_timestamp() after the UPDATE that sets the worker id NULL) and
+# waits for the transactions whose xact_start lies before that.  Both are
+# readings of the wall clock: a transaction begun before the UPDATE, read
+# after the clock stepped back (an NTP step), has an xact_start after the
+# time noted, and release frees the worker id at once while it is open.
+# A transaction open before a change goes on under the old row (a
+# REPEATABLE READ one reads the row of its snapshot: doc/managed.md, "When
+# a change takes effect"), and the next claim is granted the worker id
+# once its fence has passed.
 #
-# - db1 claims a worker id (5/5/4); its server's clock steps 10 s forward,
-#   db1 issues batches for 2 s, the clock steps back; release runs (no
-#   transaction open).
+# - db1 claims a worker id (5/5/4); an application's REPEATABLE READ
+#   transaction begins and goes on issuing batches.
+# - The database's clock steps back 2 s; release runs: it should wait for
+#   that transaction (it is still open when release frees the worker id?).
 # - db2, on another server, claims once the fence has passed, and issues
-#   for 12 s: no id of one should equal an id of the other.
+#   beside the application's transaction: no id of one should equal an
+#   id of the other.
 use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -31,8 +36,8 @@ use Test::More;
 SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('release_ahead'));
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
+my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('release_clock_back'));
 
 my %files = SnowidClients::recipes("$src/doc/managed.md");
 my $script = "$dir/snowid-worker-id";
@@ -45,7 +50,7 @@ my $coord_url = $cnode->connstr('coord');
 my %node;
 for my $name (qw(one two))
 {
-	$node{$name} = PostgreSQL::Test::Cluster->new("release_ahead_$name");
+	$node{$name} = PostgreSQL::Test::Cluster->new("release_clock_$name");
 	$node{$name}->init;
 	if ($name eq 'one')
 	{
@@ -97,22 +102,38 @@ my ($rc, $out, $err) = run_script('one', 'claim', 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
-# a step forward: db1 issues 10 s ahead for 2 s, then the step is undone
-$clock->set('+10');
-($rc, $out, $err) = psql_as($node{one}->connstr('db') . ' user=app', q{
+# the application's transaction: begun now, issuing batches for a while
+my ($aout, $aerr) = ('', '');
+my $app = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node{one}->connstr('db') . ' user=app', '-c', q{
+	BEGIN ISOLATION LEVEL REPEATABLE READ;
+	INSERT INTO t (id, n) SELECT snowid_next_batch(10), 0;
 	DO $$
-	DECLARE
-		until timestamptz := clock_timestamp() + interval '2 s';
 	BEGIN
-		WHILE clock_timestamp() < until LOOP
-			INSERT INTO t (id, n) SELECT snowid_next_batch(40), 1;
-			PERFORM pg_sleep(0.005);
+		FOR i IN 1 .. 1500 LOOP
+			BEGIN
+				INSERT INTO t (id, n) SELECT snowid_next_batch(40), i;
+			EXCEPTION WHEN object_not_in_prerequisite_state THEN
+				NULL;
+			END;
+			PERFORM pg_sleep(0.01);
 		END LOOP;
-	END $$});
-is($rc, 0, 'db1 issues with its clock 10 s ahead') or diag($err);
-$clock->set('+0');
+	END $$;
+	COMMIT} ],
+	'<', \undef, '>', \$aout, '2>', \$aerr);
+$node{one}->poll_query_until('db', q{
+	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%snowid_next_batch(40)%'
+				   AND pid <> pg_backend_pid() AND xact_start IS NOT NULL AND state = 'active')})
+  or die 'the application\'s transaction did not start';
+
+# an NTP step back of the database's clock, then release
+$clock->set('-2');
 ($rc, $out, $err) = run_script('one', 'release', 120);
-is($rc, 0, "release frees db1's worker id ($out)") or diag($err);
+my $open = $node{one}->safe_psql('db', q{
+	SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%snowid_next_batch(40)%'
+		AND pid <> pg_backend_pid() AND state = 'active'});
+note("release: exit code $rc, $out $err");
+is($open, '0', 'release frees the worker id only once the transaction begun before it has ended');
 
 # db2 claims once the fence has passed, and issues beside it
 $cnode->poll_query_until('coord', qq{
@@ -124,13 +145,13 @@ note("claim for db2: exit code $rc, $out $err");
 ($rc, $out, $err) = psql_as($node{two}->connstr('db') . ' user=app', q{
 	DO $$
 	BEGIN
-		FOR i IN 1 .. 100000 LOOP
+		FOR i IN 1 .. 300 LOOP
 			INSERT INTO t (id, n) SELECT snowid_next_batch(40), i;
-			PERFORM pg_sleep(0.005);
-			EXIT WHEN clock_timestamp() > statement_timestamp() + interval '12 s';
+			PERFORM pg_sleep(0.01);
 		END LOOP;
 	END $$});
 note("db2's ids: $err") if $rc;
+$app->finish;
 
 my %ids;
 my $total = 0;

@@ -15,7 +15,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;

@@ -21,7 +21,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -30,7 +30,7 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = PostgreSQL::Test::Utils::tempdir('plain_dump_datacenter');
 system("$src/test/tools/sql-edition plain $src 1.3 public > $dir/plain.sql") == 0
   or die 'could not make the plain script';

@@ -14,7 +14,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Copy ();
 use IPC::Run;
@@ -26,7 +26,7 @@ SnowidTest::only_on('the model check runs once', 'debian');
 my $spin = SnowidTest::need_program('spin', 'spin');
 my $cc = SnowidTest::need_program('gcc', 'gcc');
 
-my $model = "$FindBin::RealBin/../../src/coord/protocol_min.pml";
+my $model = "$FindBin::RealBin/../../../src/coord/protocol_min.pml";
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $runs = 0;
 

@@ -19,7 +19,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;

@@ -24,7 +24,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use IPC::Run ();
@@ -36,7 +36,7 @@ use SnowidSqlEdition qw(psql_as);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('release_after_claim'));
 
 my %files = SnowidClients::recipes("$src/doc/managed.md");
