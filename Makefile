@@ -14,14 +14,16 @@ DATA = sql/snowid--1.0.sql \
 # which the Makefile makes (below)
 SQL_BUILT = sql/snowid_coordinator--1.0.sql \
 	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql \
-	sql/snowid_sql--1.1--1.2.sql sql/snowid_sql--1.2--1.3.sql \
-	sql/snowid_sql--1.3.sql
+	sql/snowid_sql--1.1--1.2.sql sql/snowid_sql--1.2--1.4.sql \
+	sql/snowid_sql--1.3--1.4.sql sql/snowid_sql--1.4.sql
 DATA_built = $(SQL_BUILT)
 # the SQL edition: every version's script and update script, those made
-# from parts and those kept whole (any other sql/snowid_sql--*.sql)
+# from parts and those kept whole (any other sql/snowid_sql--*.sql: 1.3's
+# install and its update from 1.2, as 1.3.0 made them from its parts,
+# which 1.4 changed)
 SNOWID_SQL_WHOLE = $(filter-out $(addprefix $(srcdir)/,$(SQL_BUILT)),$(sort $(wildcard $(srcdir)/sql/snowid_sql--*.sql)))
 SNOWID_SQL_SCRIPTS = $(filter sql/snowid_sql--%,$(SQL_BUILT)) $(SNOWID_SQL_WHOLE)
-DATA += $(SNOWID_SQL_WHOLE)
+DATA += $(patsubst $(srcdir)/%,%,$(SNOWID_SQL_WHOLE))
 # and the parameters of its versions before 1.2, which ran as the role that
 # installed them (snowid_sql.control)
 DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
@@ -29,7 +31,7 @@ DATA += sql/snowid_sql--1.0.control sql/snowid_sql--1.1.control
 # those scripts (test/tools/sql-edition install), so that CREATE EXTENSION
 # ... VERSION '1.2' runs all of it as the bootstrap superuser, not the
 # scripts of 1.0 and 1.1 as the installing role on the way (1.3 has its
-# own, made from its parts)
+# own, kept whole; 1.4 its own, made from its parts)
 SNOWID_SQL_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowid_sql.control)
 DATA_built += snowid_sql--1.2.sql
 PGFILEDESC = "snowid - Snowflake-style id generator"
@@ -199,16 +201,24 @@ sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
 sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
 	head.sql owner.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
 	public_ids.sql version.sql private.sql dumps.sql privileges.sql)
-# 1.3 is made from its own parts, and its update from 1.2 takes the
-# functions, comments and privileges from them (written once)
-sql/snowid_sql--1.3.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.3/, \
+# 1.4 is made from its own parts, and its updates from 1.2 and 1.3 take the
+# functions, comments and privileges from them (written once).  The update
+# from 1.2 goes to 1.4 at once (PostgreSQL takes the shortest path): 1.3.0's
+# update from 1.2 (kept whole, with 1.3) lacks what 1.4's fixes of it do.
+sql/snowid_sql--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.4/, \
 	head.sql objects.sql config.sql server.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql dumps.sql version.sql triggers.sql comments.sql \
 	privileges.sql)
-sql/snowid_sql--1.2--1.3.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
-	1.2--1.3/head.sql 1.3/config.sql 1.3/server.sql 1.3/generator.sql 1.3/decode.sql \
-	1.3/serial.sql 1.3/status.sql 1.3/public_ids.sql 1.3/dumps.sql 1.3/version.sql \
-	1.2--1.3/drop.sql 1.3/comments.sql 1.3/privileges.sql)
+sql/snowid_sql--1.2--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
+	1.2--1.4/head.sql 1.3--1.4/locks.sql 1.2--1.4/claim.sql \
+	1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
+	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
+	1.2--1.4/drop.sql 1.4/comments.sql 1.4/privileges.sql)
+sql/snowid_sql--1.3--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
+	1.3--1.4/head.sql 1.3--1.4/locks.sql 1.3--1.4/changed.sql \
+	1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
+	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
+	1.4/comments.sql 1.4/privileges.sql)
 
 # The numbers of the worker-id protocol are written once, in these C
 # headers; the parts of it in other languages (the Redis function library,

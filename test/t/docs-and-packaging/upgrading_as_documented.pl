@@ -467,6 +467,7 @@ my @from = split /\n/, $plain->safe_psql('postgres', qq{
 	SELECT source FROM pg_extension_update_paths('snowid_sql')
 	WHERE target = '$sql_default' AND path IS NOT NULL ORDER BY source});
 cmp_ok(scalar @from, '>=', 2, "the SQL edition updates from @from to $sql_default");
+ok((grep { $_ eq '1.3' } @from), 'among them 1.3, as release 1.3.0 installed it');
 for my $version (@from)
 {
 	my $db = 'sql_' . ($version =~ s/\W/_/gr);

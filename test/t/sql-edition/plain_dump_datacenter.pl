@@ -32,7 +32,8 @@ use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = PostgreSQL::Test::Utils::tempdir('plain_dump_datacenter');
-system("$src/test/tools/sql-edition plain $src 1.3 public > $dir/plain.sql") == 0
+my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+system("$src/test/tools/sql-edition plain $src $version public > $dir/plain.sql") == 0
   or die 'could not make the plain script';
 
 my $node = PostgreSQL::Test::Cluster->new('plain_dump_datacenter');

@@ -2,7 +2,7 @@
 # call: snowid_sql_private.snowid_sql_raise_floor(floor_ms), SECURITY
 # DEFINER, granted to the installing role because the trigger
 # snowid_config_floor, which runs as that role, calls it
-# (sql/snowid_sql/1.3/privileges.sql).  Called directly, it moves the
+# (sql/snowid_sql/1.4/privileges.sql).  Called directly, it moves the
 # generator to any time the layout holds, 2070 say: every later call waits
 # for the clock, and fails, for decades; max_drift_ms (at most an hour)
 # does not reach; only dropping the extension (and the column defaults

@@ -1,6 +1,6 @@
 # The update of a claiming 1.2 database to 1.3 keeps its claimed worker id
 # where the claim was answered since the server started
-# (sql/snowid_sql/1.2--1.3/head.sql): "only a claim it holds now".  But an
+# (sql/snowid_sql/1.2--1.4/claim.sql): "only a claim it holds now".  But an
 # answer since the start is not a claim held now: the coordination database
 # that forgot its claims (restored, failed over, emptied) gives a worker id
 # nobody re-asserted within the quiet period to the next new claim, and a

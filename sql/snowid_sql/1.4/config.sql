@@ -145,7 +145,7 @@ $$;
 -- (whose reading would run other code).  A plain table is read with ONLY
 -- (no child of it, which may be a foreign table); a partitioned table
 -- whole, with its partitions, whose own columns have no default where
--- they were made apart and attached (before 1.3.0's fixes the guard read
+-- they were made apart and attached (before 1.4 the guard read
 -- plain tables alone, and a partitioned table's ids were missed: test
 -- 168), unless a partition is a foreign table, which counts as holding
 -- ids.  Read with row_security off, so that a policy makes the reading
@@ -273,8 +273,8 @@ RETURN least(greatest(
 -- epoch, at most the restored max_drift_ms ahead of the clock; the
 -- generator is then raised past the clock plus that max_drift_ms, so
 -- that every new id lies above every id held (with the worker id now, or
--- when it is set: the row is given a stamp of elsewhere).  Before 1.3.0's
--- fixes a restore's update read no table, and the restore of another
+-- when it is set: the row is given a stamp of elsewhere).  Before 1.4
+-- a restore's update read no table, and the restore of another
 -- dump into a used database, the owner's INSERT of the row, or the
 -- owner's own trigger that set snowid_sql.restoring moved the epoch
 -- beside ids that new ones then equalled (tests 176, 177).  An INSERT
@@ -372,14 +372,14 @@ $$;
 -- worker id set, then the data restored) keeps its datacenter id with it:
 -- the node is the one its owner gave it, never the source's datacenter
 -- with a local worker id, which another server of that datacenter may
--- hold (before 1.3.0's fixes the restore took the datacenter id: test
+-- hold (before 1.4 the restore took the datacenter id: test
 -- 174).  Where they do not fit the restored layout, the worker id goes
 -- (and the row takes the source's datacenter id and stamp, as a row
 -- without one): the owner sets both again.  And since the restored
 -- tables hold ids the source issued up to its max_drift_ms ahead of its
 -- clock, the generator is raised past them, as for a worker id set over
 -- another server's stamp (snowid_sql.copy_drift_ms, which
--- snowid_sql_config_floor() reads after the update): before 1.3.0's fixes
+-- snowid_sql_config_floor() reads after the update): before 1.4
 -- nothing raised it, and given its gone source's worker id the database
 -- issued the restored ids again (test 172).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
@@ -400,7 +400,7 @@ BEGIN
 		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
 	-- the row's resulting max_drift_ms, which the restored ids lie within
 	-- and the check of a lowered one holds this generator to (before
-	-- 1.3.0's fixes the larger of both, which left the generator further
+	-- 1.4 the larger of both, which left the generator further
 	-- ahead than the row then allowed: test 185)
 	IF keep THEN
 		PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
@@ -474,7 +474,7 @@ BEGIN
 		-- the owner's UPDATE of worker_server neither clears a stamp nor
 		-- writes this server's: either would make a copy's row look never
 		-- stamped, or stamped here, and its worker id set next would raise
-		-- nothing (before 1.3.0's fixes, SET worker_server = NULL: test 172)
+		-- nothing (before 1.4, SET worker_server = NULL: test 172)
 		IF TG_OP = 'UPDATE' AND (NEW.worker_server IS NULL OR NEW.worker_server = here) THEN
 			NEW.worker_server := OLD.worker_server;
 		END IF;
@@ -507,7 +507,7 @@ $$;
 -- path of a clock stepped back (snowid_sql_take()) until the clock has
 -- caught up, at most max_drift_ms.  SECURITY DEFINER, so that the
 -- installing role, whose writes fire it, needs no EXECUTE on
--- snowid_sql_raise_floor() (before 1.3.0's fixes it had it, and moved the
+-- snowid_sql_raise_floor() (before 1.4 it had it, and moved the
 -- generator to 2070 with one call: test 175).  What it does not cover
 -- stays the operator's: the clocks of the two servers may differ, and that server
 -- must have stopped issuing ids with the worker id before the stamp.

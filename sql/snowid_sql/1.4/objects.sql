@@ -111,7 +111,7 @@ CREATE TYPE snowid_sql_private.snowid_sql_fixed AS (
 	-- always false: 1.2's first attribute, kept in its place so that a call
 	-- of 1.2 in flight through the update (its writer waits for the
 	-- update's locks, then goes on in 1.2's body, which reads it) finds the
-	-- type it began with (before 1.3.0's fixes the update dropped it, and
+	-- type it began with (before 1.4 the update dropped it, and
 	-- such calls failed with PostgreSQL's 42703: test 184)
 	claim_worker_id boolean,
 	datacenter_id integer,

@@ -27,8 +27,8 @@ RETURN snowid_sql_private.snowid_sql_id(pos, (snowid_sql_private.snowid_sql_fixe
 -- plans its next statement anew: it names claim_worker_id of
 -- snowid_sql_fixed (kept, false: objects.sql), snowid_sql_claim_stale(),
 -- and 1.2's signatures of the generator, which carried the claim's flag.
--- They stay, so that such a call plans and goes on into 1.3's functions:
--- before 1.3.0's fixes the update dropped them, and such calls failed with
+-- They stay, so that such a call plans and goes on into 1.4's functions:
+-- before 1.4 the update dropped them, and such calls failed with
 -- PostgreSQL's 42703 and 42883 (test 184).  Nothing claims since 1.3:
 -- never stale, and the flag is ignored.  Only 1.2's bodies call them (as
 -- the superuser: snowid_sql_next() is SECURITY DEFINER): no role is

@@ -1,4 +1,4 @@
-/* snowid_sql--1.3.sql: the SQL edition of snowid (doc/managed.md) */
+/* snowid_sql--1.4.sql: the SQL edition of snowid (doc/managed.md) */
 
 \echo Use "CREATE EXTENSION snowid_sql" to load this file. \quit
 

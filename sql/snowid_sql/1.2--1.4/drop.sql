@@ -1,12 +1,12 @@
 -- -------------------------------------------------------------------------
--- What the claim was made of, and what 1.3 calls otherwise
+-- What the claim was made of, and what 1.4 calls otherwise
 -- -------------------------------------------------------------------------
--- After the functions of 1.3 (above), which call none of it: the claim's
+-- After the functions of 1.4 (above), which call none of it: the claim's
 -- functions (1.2's signatures of the generator stay, for its calls in
--- flight: 1.3/generator.sql), its tables (the
+-- flight: 1.4/generator.sql), its tables (the
 -- coordination database's connection and password, the holder's name and
 -- secret, the state record), their views, its sequences and its lock;
--- then the table and the lock as 1.3 makes them.  The type
+-- then the table and the lock as 1.4 makes them.  The type
 -- snowid_sql_fixed keeps its attribute claim_worker_id, false (see
 -- objects.sql).
 

@@ -4,7 +4,7 @@
 
 -- An input as an error message shows it: its first 40 characters, and
 -- "..." where it goes on (a serial prefix or a serial of 100,000
--- characters was echoed whole before 1.3.0's fixes)
+-- characters was echoed whole before 1.4)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_shown(input text)
 RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE

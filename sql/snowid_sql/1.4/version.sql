@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION @extschema@.snowid_sql_version()
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
-AS $$SELECT '1.3'$$;
+AS $$SELECT '1.4'$$;
 
 COMMENT ON FUNCTION @extschema@.snowid_sql_version() IS
 'the version of the SQL edition of snowid installed in this schema';

@@ -1,0 +1,34 @@
+/* snowid_sql--1.3--1.4.sql: the fixes of 1.3's parts since 1.3.0 */
+
+\echo Use "ALTER EXTENSION snowid_sql UPDATE TO '1.4'" to load this file. \quit
+
+-- Everything below resolves its operators, functions and types in
+-- pg_catalog alone (and names the extension's objects with their schema):
+-- a role that may create in the extension's schema (the owner of the
+-- database, in public) could otherwise plant an operator or an overload
+-- that matches a call better than pg_catalog's, which this script, run as
+-- a superuser, would call, and which a body would keep.  Local: it ends
+-- with the script (CREATE EXTENSION, ALTER EXTENSION) or its transaction.
+SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+-- What this version changes (doc/managed.md, CHANGELOG.md): what two
+-- attacks on 1.3.0 found, in 1.3's functions, which 1.3.0 installed and
+-- an update must replace (the tests named in the parts' comments):
+--
+-- - The guard of the layout and the epoch reads partitioned tables whole
+--   and reads a restore's update too (snowid_sql_ids_held() takes the
+--   bound of the ids a restore may meet in place of its flag); the owner's
+--   SET snowid_sql.restoring counts for nothing.
+-- - A restore keeps the datacenter id of a row that has a worker id, and
+--   raises the generator past the ids it brings; the owner's UPDATE of
+--   worker_server neither clears nor forges a stamp.
+-- - snowid_sql_config_floor() runs as the owner of the extension, and
+--   raises the generator no further than the row allows.
+-- - Serial prefixes and serials in error messages are cut to 40
+--   characters.
+-- - snowid_sql_fixed keeps 1.2's first attribute claim_worker_id (always
+--   false), for 1.2's calls in flight through the update from 1.2, and
+--   1.2's signatures of the generator stay for them: a 1.3 database gets
+--   them too, so that every 1.4 is alike.
+-- - The functions are made anew from 1.4's parts, as a fresh install of
+--   1.4 makes them, and the privileges set whole.
