@@ -30,7 +30,7 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 
 my $node = PostgreSQL::Test::Cluster->new('update_in_flight');

@@ -18,7 +18,7 @@ use strict;
 use warnings;
 
 use FindBin;
-use lib $FindBin::RealBin;
+use lib "$FindBin::RealBin/../lib";
 
 use File::Spec;
 use PostgreSQL::Test::Cluster;
@@ -26,7 +26,7 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../..");
+my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
 
 my $node = PostgreSQL::Test::Cluster->new('update_1_3');
