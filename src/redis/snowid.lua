@@ -315,6 +315,33 @@ local function out_of_bounds(checks)
   end
 end
 
+-- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
+-- the fences hash, which a grant records.  The servers of a datacenter run
+-- one layout (a switch stops them all, doc/layouts.md): a claim declaring
+-- another, while a holder other than the caller is live, is refused, so
+-- that no id beyond the layout is granted and a datacenter has no more
+-- holders than its layout has ids, which bounds the work of every call.
+-- Returns that refusal, or nil.
+local function layout_refused(st, me, max)
+  st.layout = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  if st.layout == nil or st.layout == max then return nil end
+  for f, who in pairs(st.holder) do
+    local id = wid(f, ID_MAX)
+    if id and who ~= me and who ~= 'lease ' .. me and st.live(id) then
+      return redis.error_reply('SNOWID_LAYOUT ' .. ms(st.layout) .. ' the datacenter\'s worker ids' ..
+        ' are 0 to ' .. ms(st.layout) .. ' while its servers hold them, not 0 to ' .. ms(max))
+    end
+  end
+end
+
+-- Record the layout of a grant's caller (after layout_refused())
+local function record_layout(st, max)
+  if st.layout ~= max then
+    redis.call('HSET', st.fences, 'layout', ms(max))
+    st.layout = max
+  end
+end
+
 -- The run of Redis this function runs in
 local function run_id()
   local ok, info = pcall(redis.call, 'INFO', 'server')
@@ -428,9 +455,19 @@ local function recall(st, quiet_ms, margin, seen)
     floor = math.max(floor, til + math.max(widest, margin or MARGIN_DEFAULT) + (til - from))
   end
   if quiet_ms then counter = counter + 1 end
-  if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
+  -- never a counter past what told() takes back: at its bound, the next
+  -- generation (nothing was lost: no quiet period), or the bound while the
+  -- generation is at its own (a word at both bounds)
+  local moved = false
+  if counter > SEEN_MAX then
+    counter = SEEN_MAX
+    if g < st.now + MARGIN_MAX then
+      g, gen, counter, moved = g + 1, string.format('%x', g + 1), 0, true
+    end
+  end
+  if quiet_ms or forgot or moved or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
      widest ~= was[4] then
-    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
+    write_state(st, gen, run, from, til, counter, forgot or moved, floor, longest, widest)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
   st.quiet_from, st.quiet_until = tonumber(from), tonumber(til)
@@ -660,7 +697,7 @@ local function claim(keys, args)
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
-  local refused = check_secret(st, me, args[3])
+  local refused = check_secret(st, me, args[3]) or layout_refused(st, me, max)
   if refused then return refused end
   bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
   if bad then return bad end
@@ -723,6 +760,7 @@ local function claim(keys, args)
     redis.call('HSET', st.owners, k, me)
     ensure(st)
   end
+  record_layout(st, max)
   register_secret(st, me, args[3])
   return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
@@ -774,7 +812,10 @@ local function lease_claim(keys, args)
   if bad then return bad end
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
-  local refused = check_secret(st, args[1], secret)
+  if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
+    return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
+  end
+  local refused = check_secret(st, args[1], secret) or layout_refused(st, args[1], max)
   if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
   -- take one
@@ -823,6 +864,7 @@ local function lease_claim(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
   raise_fence(st, k, new)
   ensure(st)
+  record_layout(st, max)
   register_secret(st, args[1], secret)
   return granted(st, seen, {keep, floor, new, lease})
 end
@@ -926,6 +968,34 @@ local function free(keys, args)
   return st.fence(k)
 end
 
+-- An administrator's undoing of a fence no holder's ids need: the fence of
+-- worker id k set to Redis' clock plus margin ms, lowered too, which no
+-- other call does.  For a fence a fleet member's call set far ahead (a
+-- lease claim's generator, a renewal's or a release's fence, a claim's
+-- usable time), once the administrator knows that no server issued ids
+-- with that worker id past Redis' clock plus margin: the margin as free()
+-- takes it.  Refused while a live holder holds the id (free() it first).
+-- args: a name for the log (unused); the worker id and the margin.
+-- Replies the fence.
+local function lower_fence(keys, args)
+  local k, margin = string.match(args[2] or '', '^(%d+) (%d+)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE lower_fence takes "<worker id> <margin ms>"')
+  end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
+                             {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
+  if bad then return bad end
+  local st = load(keys, tonumber(k))
+  k = tostring(tonumber(k))
+  if st.live(tonumber(k)) then
+    return redis.error_reply('SNOWID_HELD ' .. k .. ' is held by ' .. st.holder[k] ..
+      ': free it first (snowid_2_free), once that server is stopped for good')
+  end
+  st.fence_of[k] = nil
+  retire(st, k, st.now + tonumber(margin))
+  return st.fence(k)
+end
+
 -- An administrator's step for a server that lost its secret file (its
 -- calls are refused with SNOWID_WRONG_SECRET): the hash registered for
 -- identity args[1] removed, so that its next granted call registers its
@@ -969,6 +1039,7 @@ local functions = {
   {name = prefix .. 'lease_renew', callback = of_server(lease_renew), flags = {}},
   {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
+  {name = prefix .. 'lower_fence', callback = lower_fence, flags = {}},
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
   {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},

@@ -1,4 +1,58 @@
 -- -----------------------------------------------------------------------
+-- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
+-- a grant records.  The servers of a datacenter run one layout (a switch
+-- stops them all, snowid's doc/layouts.md): a claim declaring another,
+-- while a holder other than the caller is live, is refused, so that no id
+-- beyond the layout is granted and a datacenter has no more holders than
+-- its layout has ids, which bounds the work of every call.  The same rule
+-- as snowid.lua's layout_refused().
+-- -----------------------------------------------------------------------
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND 16777215);
+
+-- Refuses a claim of identity declaring hi as the highest worker id of
+-- datacenter dc, whose lock the caller holds, at now_ms, while the
+-- datacenter's layout is another and a holder other than identity is live
+CREATE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
+												hi integer, now_ms bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	recorded	integer;
+BEGIN
+	SELECT d.max_worker_id INTO recorded
+	FROM snowid_coordinator.datacenters d
+	WHERE d.datacenter = dc;
+	IF recorded IS DISTINCT FROM hi AND recorded IS NOT NULL AND
+		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+				WHERE x.datacenter = dc AND x.holder <> check_layout.identity
+				  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms)) THEN
+		RAISE EXCEPTION 'the worker ids of datacenter % are 0 to %, not 0 to %',
+				dc, recorded, hi
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'Its servers hold worker ids of that layout: every server of a datacenter runs the same snowid.worker_bits.',
+				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
+	END IF;
+END
+$$;
+
+-- Records hi as the highest worker id of datacenter dc (after
+-- check_layout(), at a grant)
+CREATE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	UPDATE snowid_coordinator.datacenters d
+	SET max_worker_id = hi
+	WHERE d.datacenter = dc AND d.max_worker_id IS DISTINCT FROM hi
+$$;
+
+-- -----------------------------------------------------------------------
 -- The functions the snowid servers call
 -- -----------------------------------------------------------------------
 
@@ -83,6 +137,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	PERFORM snowid_coordinator.check_layout(dc, me, hi, now_ms);
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
@@ -209,6 +264,7 @@ BEGIN
 		lease_floor_ms = NULL,
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
+	PERFORM snowid_coordinator.record_layout(dc, hi);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
