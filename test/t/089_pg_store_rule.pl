@@ -76,7 +76,7 @@ is( $db->sql(undef, q{
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prosecdef::int || ' '
 						  || p.proowner::regrole || ' '
-						  || array_to_string(p.proconfig, ','), E'\n'
+						  || p.proconfig[1], E'\n'
 						  ORDER BY p.proname)
 		FROM pg_proc p
 		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
@@ -87,6 +87,14 @@ is( $db->sql(undef, q{
 		  qw(free reset_secret run_claim run_lease_claim run_lease_release
 		  run_lease_renew)),
 	'the six functions that write run as the owner, with search_path pg_catalog, pg_temp');
+is( $db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef
+		  AND p.proconfig @> '{enable_indexscan=on,enable_seqscan=on,enable_nestloop=on,jit=off,max_parallel_workers_per_gather=0}'}),
+	$db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef}),
+	'and every function a role may be granted runs under the planner\'s own settings, whatever its caller\'s');
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prokind::text || ' ' || p.prosecdef::int
 						  || ' ' || coalesce(array_to_string(p.proconfig, ','), '-'),
@@ -607,10 +615,11 @@ is_deeply([ @$o{qw(outcome worker_id fence_ms)} ], [ 'fenced', 0, $fence ],
 is($db->state, $before, 'and writes nothing');
 
 # Ids beyond max (a layout made narrower) are given up, fenced at what
-# their holder may have issued: never lower than they were.
+# their holder may have issued: never lower than they were.  (A layout
+# changes while no other holder is live: b's lease of 1 ms has run out.)
 $now = $db->now_ms;
 $db->call("claim(12, 'a', 5, 7, -1, $far)");
-$db->call("lease_claim(12, 'b', 7, 60000, @{[ $now + 1000000 ]}, $far, 6, 0, @{[ tok() ]})");
+$db->call("lease_claim(12, 'b', 7, 1, @{[ $now + 1000000 ]}, $far, 6, 0, @{[ tok() ]})");
 my $b_fence = $db->row(12, 6)->{fence_ms};
 $o = $db->call("claim(12, 'a', -1, 3, -1, @{[ $now + 1000 ]})");
 is_deeply([ @$o{qw(outcome worker_id)} ], [ 'ok', 0 ],
