@@ -19,6 +19,7 @@ use lib $FindBin::RealBin;
 use SnowidCoord;
 use SnowidMember;
 use SnowidRedis;
+use SnowidTest;
 use Test::More;
 
 SnowidCoord::need_store();
@@ -54,6 +55,20 @@ like($member->claim(max => 15, quiet => 9000, margin => 1000),
 	$layout, 'and a narrower layout, while that server holds its id');
 is($member->state, $before, 'none of them wrote anything');
 ok(!grep({ $_ > 31 } keys %{ $coord->owners($dc) }), 'no holder beyond worker id 31');
+
+# A server of 10 worker bits is refused, told the datacenter's layout
+my $wide = $coord->new_node('wide',
+	{
+		'snowid.datacenter_id' => $dc,
+		'snowid.worker_bits' => 10,
+		'snowid.sequence_bits' => 9
+	});
+$wide->start;
+$wide->safe_psql('postgres', 'CREATE EXTENSION snowid');
+my $err = SnowidTest::psql_error($wide, 'SELECT snowid_next()');
+like($err, qr/ERROR: .*DETAIL: .*worker ids (of datacenter $dc )?are 0 to 31/s,
+	'a server of 10 worker bits is refused, told the datacenter\'s worker ids are 0 to 31');
+$wide->stop;
 
 # A claim of the datacenter's layout is granted
 like($member->claim(quiet => 9000, margin => 1000), qr/^ok \d+\b/,
