@@ -318,27 +318,34 @@ end
 -- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
 -- the fences hash, which a grant records.  The servers of a datacenter run
 -- one layout (a switch stops them all, doc/layouts.md): a claim declaring
--- another, while a holder other than the caller is live, is refused, so
+-- a wider one, while a holder other than the caller is live, is refused, so
 -- that no id beyond the layout is granted and a datacenter has no more
--- holders than its layout has ids, which bounds the work of every call.
--- Returns that refusal, or nil.
+-- holders than its layout has ids, which bounds the work of every call.  A
+-- narrower one is taken (its ids lie within), and recorded once no other
+-- holder is live.  Returns that refusal, or nil; st.layout_next is what the
+-- grant records.
 local function layout_refused(st, me, max)
-  st.layout = tonumber(redis.call('HGET', st.fences, 'layout') or '')
-  if st.layout == nil or st.layout == max then return nil end
-  for f, who in pairs(st.holder) do
-    local id = wid(f, ID_MAX)
-    if id and who ~= me and who ~= 'lease ' .. me and st.live(id) then
-      return redis.error_reply('SNOWID_LAYOUT ' .. ms(st.layout) .. ' the datacenter\'s worker ids' ..
-        ' are 0 to ' .. ms(st.layout) .. ' while its servers hold them, not 0 to ' .. ms(max))
+  local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  local alone = true
+  if rec ~= nil and rec ~= max then
+    for f, who in pairs(st.holder) do
+      local id = wid(f, ID_MAX)
+      if id and who ~= me and who ~= 'lease ' .. me and st.live(id) then alone = false end
     end
   end
+  if rec ~= nil and max > rec and not alone then
+    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' the datacenter\'s worker ids' ..
+      ' are 0 to ' .. ms(rec) .. ' while its servers hold them, not 0 to ' .. ms(max))
+  end
+  if rec == nil or alone then st.layout_next = max end
+  st.layout = rec
 end
 
--- Record the layout of a grant's caller (after layout_refused())
-local function record_layout(st, max)
-  if st.layout ~= max then
-    redis.call('HSET', st.fences, 'layout', ms(max))
-    st.layout = max
+-- Record the layout of a grant (after layout_refused())
+local function record_layout(st)
+  if st.layout_next ~= nil and st.layout_next ~= st.layout then
+    redis.call('HSET', st.fences, 'layout', ms(st.layout_next))
+    st.layout = st.layout_next
   end
 end
 
@@ -760,7 +767,7 @@ local function claim(keys, args)
     redis.call('HSET', st.owners, k, me)
     ensure(st)
   end
-  record_layout(st, max)
+  record_layout(st)
   register_secret(st, me, args[3])
   return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
@@ -864,7 +871,7 @@ local function lease_claim(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
   raise_fence(st, k, new)
   ensure(st)
-  record_layout(st, max)
+  record_layout(st)
   register_secret(st, args[1], secret)
   return granted(st, seen, {keep, floor, new, lease})
 end

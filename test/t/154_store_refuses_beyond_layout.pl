@@ -2,11 +2,12 @@
 # ids up to 16,777,215 were accepted whatever the layout, and a fleet
 # member made 15,000 holders of them, which every later call of the
 # datacenter read under its lock).  The store records the layout (the
-# highest worker id) of a datacenter's grants; a claim that declares
-# another while a holder other than the caller is live is refused and
+# highest worker id) of a datacenter's grants; a claim that declares a
+# wider one while a holder other than the caller is live is refused and
 # writes nothing, so a datacenter has no more holders than its layout has
-# worker ids.  A layout switch, once no other server holds an id (they are
-# stopped and freed, doc/layouts.md), is taken.
+# worker ids.  A narrower one is taken (its ids lie within).  A switch to a
+# wider layout, once no other server holds an id (they are stopped and
+# freed, doc/layouts.md), is taken.
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql (test/run --part coord).
@@ -51,10 +52,12 @@ like($member->claim(max => 16777215, quiet => 9000, margin => 1000),
 like($member->lease_claim(max => 16777215, lease => 60000, client => $now,
 		token => '0123456789abcdef'),
 	$layout, 'and so is a lease of 24 worker bits');
-like($member->claim(max => 15, quiet => 9000, margin => 1000),
-	$layout, 'and a narrower layout, while that server holds its id');
 is($member->state, $before, 'none of them wrote anything');
 ok(!grep({ $_ > 31 } keys %{ $coord->owners($dc) }), 'no holder beyond worker id 31');
+my ($narrow) = $member->claim(max => 15, quiet => 9000, margin => 1000) =~ /^ok (\d+)\b/;
+ok(defined $narrow && $narrow <= 15, 'a claim of a narrower layout is granted an id within it');
+like($member->claim(want => 1000, max => 1023, quiet => 9000, margin => 1000),
+	$layout, 'and leaves the datacenter\'s layout as it was');
 
 # A server of 10 worker bits is refused, told the datacenter's layout
 my $wide = $coord->new_node('wide',

@@ -1,11 +1,12 @@
 -- -----------------------------------------------------------------------
 -- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
 -- a grant records.  The servers of a datacenter run one layout (a switch
--- stops them all, snowid's doc/layouts.md): a claim declaring another,
+-- stops them all, snowid's doc/layouts.md): a claim declaring a wider one,
 -- while a holder other than the caller is live, is refused, so that no id
 -- beyond the layout is granted and a datacenter has no more holders than
--- its layout has ids, which bounds the work of every call.  The same rule
--- as snowid.lua's layout_refused().
+-- its layout has ids, which bounds the work of every call.  A narrower one
+-- is taken (its ids lie within), and recorded once no other holder is
+-- live.  The same rule as snowid.lua's layout_refused().
 -- -----------------------------------------------------------------------
 
 ALTER TABLE snowid_coordinator.datacenters
@@ -14,34 +15,41 @@ ALTER TABLE snowid_coordinator.datacenters
 
 -- Refuses a claim of identity declaring hi as the highest worker id of
 -- datacenter dc, whose lock the caller holds, at now_ms, while the
--- datacenter's layout is another and a holder other than identity is live
+-- datacenter's layout is narrower and a holder other than identity is
+-- live; else returns the layout its grant records (NULL: the one it has)
 CREATE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
 												hi integer, now_ms bigint)
-RETURNS void
+RETURNS integer
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	recorded	integer;
+	alone		boolean := true;
 BEGIN
 	SELECT d.max_worker_id INTO recorded
 	FROM snowid_coordinator.datacenters d
 	WHERE d.datacenter = dc;
-	IF recorded IS DISTINCT FROM hi AND recorded IS NOT NULL AND
-		EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-				WHERE x.datacenter = dc AND x.holder <> check_layout.identity
-				  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms)) THEN
+	IF recorded IS NULL OR recorded = hi THEN
+		RETURN hi;
+	END IF;
+	alone := NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
+						 WHERE x.datacenter = dc
+						   AND x.holder <> check_layout.identity
+						   AND (NOT x.on_lease OR x.lease_expires_ms > now_ms));
+	IF hi > recorded AND NOT alone THEN
 		RAISE EXCEPTION 'the worker ids of datacenter % are 0 to %, not 0 to %',
 				dc, recorded, hi
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = 'Its servers hold worker ids of that layout: every server of a datacenter runs the same snowid.worker_bits.',
 				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
 	END IF;
+	RETURN CASE WHEN alone THEN hi END;
 END
 $$;
 
--- Records hi as the highest worker id of datacenter dc (after
--- check_layout(), at a grant)
+-- Records hi as the highest worker id of datacenter dc (what
+-- check_layout() returned, at a grant; NULL: none)
 CREATE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
 RETURNS void
 LANGUAGE sql
@@ -49,7 +57,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 	UPDATE snowid_coordinator.datacenters d
 	SET max_worker_id = hi
-	WHERE d.datacenter = dc AND d.max_worker_id IS DISTINCT FROM hi
+	WHERE d.datacenter = dc AND hi IS NOT NULL
+	  AND d.max_worker_id IS DISTINCT FROM hi
 $$;
 
 -- -----------------------------------------------------------------------
@@ -116,6 +125,7 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	keep		integer;
 	reasserts	boolean;
+	layout		integer;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
@@ -137,7 +147,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	PERFORM snowid_coordinator.check_layout(dc, me, hi, now_ms);
+	layout := snowid_coordinator.check_layout(dc, me, hi, now_ms);
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
@@ -264,7 +274,7 @@ BEGIN
 		lease_floor_ms = NULL,
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
-	PERFORM snowid_coordinator.record_layout(dc, hi);
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';

@@ -57,6 +57,7 @@ DECLARE
 	f			bigint;
 	fresh		bigint := 0;
 	new_fence	bigint;
+	layout		integer;
 	o			snowid_coordinator.outcome;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_claim');
@@ -75,7 +76,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	PERFORM snowid_coordinator.check_layout(dc, me, hi, now_ms);
+	layout := snowid_coordinator.check_layout(dc, me, hi, now_ms);
 	-- the fence it writes, a lease past client_ms: no later than the
 	-- servers take one
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
@@ -171,7 +172,7 @@ BEGIN
 		lease_floor_ms = excluded.lease_floor_ms,
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
-	PERFORM snowid_coordinator.record_layout(dc, hi);
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
