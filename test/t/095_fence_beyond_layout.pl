@@ -8,7 +8,7 @@
 # library through FCALL, as a server calls it; the coordination database's
 # functions are checked for the same in 089_pg_store_rule.pl.  The servers
 # of a datacenter run one layout (a switch stops them all, and the library
-# refuses another while others hold ids): each narrowing below is that of
+# refuses a wider one while others hold ids): each layout below is that of
 # the one server of a datacenter of its own.
 use strict;
 use warnings;
