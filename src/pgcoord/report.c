@@ -91,7 +91,10 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 			text = psprintf("The fence is %s, %lld ms past the latest one a snowid server can have written by now; snowid takes no worker id on the word of one that far ahead.",
 							snowid_unix_ms_text(detail->fence_ms),
 							(long long) (detail->fence_ms - request->plausible_ms));
-			hint = "Find out who else writes snowid_coordinator's tables, then set the fence to just past the last id any server issued with that worker id.";
+			hint = psprintf("Find out who else writes snowid_coordinator's tables; then, once no server holds worker id %d and none issued ids with it past the coordination server's clock, an administrator lowers the fence with SELECT snowid_coordinator.lower_fence(%d, %d, %lld) (doc/troubleshooting.md).",
+							detail->worker_id, request->datacenter_id,
+							detail->worker_id,
+							(long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_CONFLICT:
