@@ -317,25 +317,26 @@ end
 
 -- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
 -- the fences hash, which a grant records.  The servers of a datacenter run
--- one layout (a switch stops them all, doc/layouts.md): a claim declaring
--- a wider one, while a holder other than the caller is live, is refused, so
--- that no id beyond the layout is granted and a datacenter has no more
--- holders than its layout has ids, which bounds the work of every call.  A
--- narrower one is taken (its ids lie within), and recorded once no other
--- holder is live.  Returns that refusal, or nil; st.layout_next is what the
--- grant records.
-local function layout_refused(st, me, max)
+-- one layout (a switch stops them all, doc/layouts.md): a grant of a worker
+-- id beyond it, while a holder other than the caller (identity me) is
+-- live, is refused, so that a datacenter has no more holders than its
+-- layout has ids, which bounds the work of every call.  The layout a claim
+-- declares (max) is recorded when the datacenter has none, or no other
+-- holder is live.  Returns that refusal of a grant of id, or nil;
+-- st.layout_next is what the grant records.  (Checked once the id is
+-- chosen: a re-assertion of an id another holds is refused as that.)
+local function layout_refused(st, me, max, id)
   local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
   local alone = true
   if rec ~= nil and rec ~= max then
     for f, who in pairs(st.holder) do
-      local id = wid(f, ID_MAX)
-      if id and who ~= me and who ~= 'lease ' .. me and st.live(id) then alone = false end
+      local other = wid(f, ID_MAX)
+      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then alone = false end
     end
   end
-  if rec ~= nil and max > rec and not alone then
-    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' the datacenter\'s worker ids' ..
-      ' are 0 to ' .. ms(rec) .. ' while its servers hold them, not 0 to ' .. ms(max))
+  if rec ~= nil and id > rec and not alone then
+    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' .. ms(id) ..
+      ' lies beyond the datacenter\'s worker ids, 0 to ' .. ms(rec) .. ', which its servers hold')
   end
   if rec == nil or alone then st.layout_next = max end
   st.layout = rec
@@ -704,7 +705,7 @@ local function claim(keys, args)
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
-  local refused = check_secret(st, me, args[3]) or layout_refused(st, me, max)
+  local refused = check_secret(st, me, args[3])
   if refused then return refused end
   bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
   if bad then return bad end
@@ -741,6 +742,8 @@ local function claim(keys, args)
     keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
+  local refused_layout = layout_refused(st, me, max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   local held = st.holder[k] == me
   -- a re-assertion names its id: the check-in of the id the server issues
@@ -822,7 +825,7 @@ local function lease_claim(keys, args)
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
   end
-  local refused = check_secret(st, args[1], secret) or layout_refused(st, args[1], max)
+  local refused = check_secret(st, args[1], secret)
   if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
   -- take one
@@ -858,6 +861,8 @@ local function lease_claim(keys, args)
     local fresh = new_floor(st, keep)
     if fresh > usable then return too_far(st, keep, fresh) end
   end
+  local refused_layout = layout_refused(st, args[1], max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued

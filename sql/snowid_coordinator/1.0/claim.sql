@@ -1,24 +1,27 @@
 -- -----------------------------------------------------------------------
 -- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
 -- a grant records.  The servers of a datacenter run one layout (a switch
--- stops them all, snowid's doc/layouts.md): a claim declaring a wider one,
--- while a holder other than the caller is live, is refused, so that no id
--- beyond the layout is granted and a datacenter has no more holders than
--- its layout has ids, which bounds the work of every call.  A narrower one
--- is taken (its ids lie within), and recorded once no other holder is
--- live.  The same rule as snowid.lua's layout_refused().
+-- stops them all, snowid's doc/layouts.md): a grant of a worker id beyond
+-- it, while a holder other than the caller is live, is refused, so that a
+-- datacenter has no more holders than its layout has ids, which bounds the
+-- work of every call.  The layout a claim declares (max) is recorded when
+-- the datacenter has none, or no other holder is live.  Checked once the
+-- id is chosen: a re-assertion of an id another holds is refused as that.
+-- The same rule as snowid.lua's layout_refused().
 -- -----------------------------------------------------------------------
 
 ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN max_worker_id integer
 		CHECK (max_worker_id BETWEEN 0 AND 16777215);
 
--- Refuses a claim of identity declaring hi as the highest worker id of
--- datacenter dc, whose lock the caller holds, at now_ms, while the
--- datacenter's layout is narrower and a holder other than identity is
--- live; else returns the layout its grant records (NULL: the one it has)
+-- Refuses a grant of worker id id of datacenter dc, whose lock the caller
+-- holds, at now_ms, to identity declaring hi as the highest worker id,
+-- while id lies beyond the datacenter's layout and a holder other than
+-- identity is live; else returns the layout the grant records (NULL: the
+-- one it has)
 CREATE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
-												hi integer, now_ms bigint)
+												hi integer, id integer,
+												now_ms bigint)
 RETURNS integer
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -30,18 +33,18 @@ BEGIN
 	SELECT d.max_worker_id INTO recorded
 	FROM snowid_coordinator.datacenters d
 	WHERE d.datacenter = dc;
-	IF recorded IS NULL OR recorded = hi THEN
+	IF recorded IS NULL OR (recorded = hi AND id <= recorded) THEN
 		RETURN hi;
 	END IF;
 	alone := NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
 						 WHERE x.datacenter = dc
 						   AND x.holder <> check_layout.identity
 						   AND (NOT x.on_lease OR x.lease_expires_ms > now_ms));
-	IF hi > recorded AND NOT alone THEN
-		RAISE EXCEPTION 'the worker ids of datacenter % are 0 to %, not 0 to %',
-				dc, recorded, hi
+	IF id > recorded AND NOT alone THEN
+		RAISE EXCEPTION 'worker id % lies beyond the worker ids of datacenter %, 0 to %',
+				id, dc, recorded
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'Its servers hold worker ids of that layout: every server of a datacenter runs the same snowid.worker_bits.',
+				  DETAIL = format('Its servers hold worker ids of a layout of 0 to %s, and this one declares 0 to %s: every server of a datacenter runs the same snowid.worker_bits.', recorded, hi),
 				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
 	END IF;
 	RETURN CASE WHEN alone THEN hi END;
@@ -147,7 +150,6 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	layout := snowid_coordinator.check_layout(dc, me, hi, now_ms);
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
@@ -211,6 +213,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- a re-assertion names its id: the check-in of the id the server
 	-- issues with, or a restart's of the id its cache file names.  An id

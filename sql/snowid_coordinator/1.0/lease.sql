@@ -76,7 +76,6 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
-	layout := snowid_coordinator.check_layout(dc, me, hi, now_ms);
 	-- the fence it writes, a lease past client_ms: no later than the
 	-- servers take one
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
@@ -140,6 +139,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- its other leases given back (another id, or one beyond max), each
 	-- fenced as it is

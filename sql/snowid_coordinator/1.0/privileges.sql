@@ -22,7 +22,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
 	snowid_coordinator.free(integer, integer, bigint),
 	snowid_coordinator.lower_fence(integer, integer, bigint),
-	snowid_coordinator.check_layout(integer, text, integer, bigint),
+	snowid_coordinator.check_layout(integer, text, integer, integer, bigint),
 	snowid_coordinator.record_layout(integer, integer),
 	snowid_coordinator.reset_secret(integer, text),
 	snowid_coordinator.server_now(),
