@@ -321,24 +321,28 @@ end
 -- id beyond it, while a holder other than the caller (identity me) is
 -- live, is refused, so that a datacenter has no more holders than its
 -- layout has ids, which bounds the work of every call.  The layout a claim
--- declares (max) is recorded when the datacenter has none, or no other
--- holder is live.  Returns that refusal of a grant of id, or nil;
+-- declares (max) is recorded when no other holder is live, or, when the
+-- datacenter has none (a store of an earlier release), with the highest id
+-- another live holder holds.  Returns that refusal of a grant of id, or nil;
 -- st.layout_next is what the grant records.  (Checked once the id is
 -- chosen: a re-assertion of an id another holds is refused as that.)
 local function layout_refused(st, me, max, id)
   local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
-  local alone = true
-  if rec ~= nil and rec ~= max then
+  local alone, top = true, -1
+  if rec == nil or rec ~= max then
     for f, who in pairs(st.holder) do
       local other = wid(f, ID_MAX)
-      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then alone = false end
+      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then
+        alone, top = false, math.max(top, other)
+      end
     end
   end
   if rec ~= nil and id > rec and not alone then
     return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' .. ms(id) ..
       ' lies beyond the datacenter\'s worker ids, 0 to ' .. ms(rec) .. ', which its servers hold')
   end
-  if rec == nil or alone then st.layout_next = max end
+  if alone then st.layout_next = max
+  elseif rec == nil then st.layout_next = math.max(max, top) end
   st.layout = rec
 end
 

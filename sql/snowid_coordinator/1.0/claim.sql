@@ -5,8 +5,10 @@
 -- it, while a holder other than the caller is live, is refused, so that a
 -- datacenter has no more holders than its layout has ids, which bounds the
 -- work of every call.  The layout a claim declares (max) is recorded when
--- the datacenter has none, or no other holder is live.  Checked once the
--- id is chosen: a re-assertion of an id another holds is refused as that.
+-- no other holder is live, or, when the datacenter has none (a database of
+-- an earlier release), with the highest id another live holder holds.
+-- Checked once the id is chosen: a re-assertion of an id another holds is
+-- refused as that.
 -- The same rule as snowid.lua's layout_refused().
 -- -----------------------------------------------------------------------
 
@@ -28,26 +30,28 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	recorded	integer;
-	alone		boolean := true;
+	top			integer;
 BEGIN
 	SELECT d.max_worker_id INTO recorded
 	FROM snowid_coordinator.datacenters d
 	WHERE d.datacenter = dc;
-	IF recorded IS NULL OR (recorded = hi AND id <= recorded) THEN
+	IF recorded = hi AND id <= recorded THEN
 		RETURN hi;
 	END IF;
-	alone := NOT EXISTS (SELECT FROM snowid_coordinator.worker_ids x
-						 WHERE x.datacenter = dc
-						   AND x.holder <> check_layout.identity
-						   AND (NOT x.on_lease OR x.lease_expires_ms > now_ms));
-	IF id > recorded AND NOT alone THEN
+	-- the highest id another live holder holds (NULL: none)
+	SELECT max(x.worker_id) INTO top
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder <> check_layout.identity
+	  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms);
+	IF id > recorded AND top IS NOT NULL THEN
 		RAISE EXCEPTION 'worker id % lies beyond the worker ids of datacenter %, 0 to %',
 				id, dc, recorded
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('Its servers hold worker ids of a layout of 0 to %s, and this one declares 0 to %s: every server of a datacenter runs the same snowid.worker_bits.', recorded, hi),
 				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
 	END IF;
-	RETURN CASE WHEN alone THEN hi END;
+	RETURN CASE WHEN top IS NULL THEN hi
+				WHEN recorded IS NULL THEN greatest(hi, top) END;
 END
 $$;
 
