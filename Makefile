@@ -187,7 +187,8 @@ include $(PGXS)
 # refuses a part of the directory that the list leaves out
 sql/snowid_coordinator--1.0.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.0/, \
 	schema.sql tables.sql helpers.sql fence.sql quiet.sql claim.sql \
-	lease.sql free.sql procedures.sql reset_secret.sql privileges.sql)
+	lease.sql free.sql procedures.sql reset_secret.sql settings.sql \
+	privileges.sql)
 sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
 	objects.sql config.sql claim.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql version.sql)

@@ -33,6 +33,7 @@ static const struct
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_release", "lease release"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "free", "free"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "end_quiet", "end of a quiet period"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "lower_fence", "lowering of a fence"},
 };
 
 /*

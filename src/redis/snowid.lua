@@ -312,6 +312,45 @@ local function out_of_bounds(checks)
   end
 end
 
+-- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
+-- the fences hash, which a grant records.  The servers of a datacenter run
+-- one layout (a switch stops them all, doc/layouts.md): a grant of a worker
+-- id beyond it, while a holder other than the caller (identity me) is
+-- live, is refused, so that a datacenter has no more holders than its
+-- layout has ids, which bounds the work of every call.  The layout a claim
+-- declares (max) is recorded when no other holder is live, or, when the
+-- datacenter has none (a store of an earlier release), with the highest id
+-- another live holder holds.  Returns that refusal of a grant of id, or nil;
+-- st.layout_next is what the grant records.  (Checked once the id is
+-- chosen: a re-assertion of an id another holds is refused as that.)
+local function layout_refused(st, me, max, id)
+  local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  local alone, top = true, -1
+  if rec == nil or rec ~= max then
+    for f, who in pairs(st.holder) do
+      local other = wid(f, ID_MAX)
+      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then
+        alone, top = false, math.max(top, other)
+      end
+    end
+  end
+  if rec ~= nil and id > rec and not alone then
+    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' .. ms(id) ..
+      ' lies beyond the datacenter\'s worker ids, 0 to ' .. ms(rec) .. ', which its servers hold')
+  end
+  if alone then st.layout_next = max
+  elseif rec == nil then st.layout_next = math.max(max, top) end
+  st.layout = rec
+end
+
+-- Record the layout of a grant (after layout_refused())
+local function record_layout(st)
+  if st.layout_next ~= nil and st.layout_next ~= st.layout then
+    redis.call('HSET', st.fences, 'layout', ms(st.layout_next))
+    st.layout = st.layout_next
+  end
+end
+
 -- The run of Redis this function runs in
 local function run_id()
   local ok, info = pcall(redis.call, 'INFO', 'server')
@@ -418,9 +457,19 @@ local function recall(st, quiet_ms, margin, seen)
     floor = math.max(floor, til + math.max(widest, margin or MARGIN_DEFAULT) + (til - from))
   end
   if quiet_ms then counter = counter + 1 end
-  if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
+  -- never a counter past what told() takes back: at its bound, the next
+  -- generation (nothing was lost: no quiet period), or the bound while the
+  -- generation is at its own (a word at both bounds)
+  local moved = false
+  if counter > SEEN_MAX then
+    counter = SEEN_MAX
+    if g < st.now + MARGIN_MAX then
+      g, gen, counter, moved = g + 1, string.format('%x', g + 1), 0, true
+    end
+  end
+  if quiet_ms or forgot or moved or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
      widest ~= was[4] then
-    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
+    write_state(st, gen, run, from, til, counter, forgot or moved, floor, longest, widest)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
   st.quiet_from, st.quiet_until = tonumber(from), tonumber(til)
@@ -689,6 +738,8 @@ local function claim(keys, args)
     keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
+  local refused_layout = layout_refused(st, me, max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   local held = st.holder[k] == me
   -- a re-assertion names its id: the check-in of the id the server issues
@@ -714,6 +765,7 @@ local function claim(keys, args)
     redis.call('HSET', st.owners, k, me)
     ensure(st)
   end
+  record_layout(st)
   register_secret(st, me, args[3])
   return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
@@ -765,6 +817,9 @@ local function lease_claim(keys, args)
   if bad then return bad end
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
+  if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
+    return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
+  end
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
@@ -801,6 +856,8 @@ local function lease_claim(keys, args)
     local fresh = new_floor(st, keep)
     if fresh > usable then return too_far(st, keep, fresh) end
   end
+  local refused_layout = layout_refused(st, args[1], max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued
@@ -814,6 +871,7 @@ local function lease_claim(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
   raise_fence(st, k, new)
   ensure(st)
+  record_layout(st)
   register_secret(st, args[1], secret)
   return granted(st, seen, {keep, floor, new, lease})
 end
@@ -917,6 +975,34 @@ local function free(keys, args)
   return st.fence(k)
 end
 
+-- An administrator's undoing of a fence no holder's ids need: the fence of
+-- worker id k set to Redis' clock plus margin ms, lowered too, which no
+-- other call does.  For a fence a fleet member's call set far ahead (a
+-- lease claim's generator, a renewal's or a release's fence, a claim's
+-- usable time), once the administrator knows that no server issued ids
+-- with that worker id past Redis' clock plus margin: the margin as free()
+-- takes it.  Refused while a live holder holds the id (free() it first).
+-- args: a name for the log (unused); the worker id and the margin.
+-- Replies the fence.
+local function lower_fence(keys, args)
+  local k, margin = string.match(args[2] or '', '^(%d+) (%d+)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE lower_fence takes "<worker id> <margin ms>"')
+  end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
+                             {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
+  if bad then return bad end
+  local st = load(keys, tonumber(k))
+  k = tostring(tonumber(k))
+  if st.live(tonumber(k)) then
+    return redis.error_reply('SNOWID_HELD ' .. k .. ' is held by ' .. st.holder[k] ..
+      ': free it first (snowid_2_free), once that server is stopped for good')
+  end
+  st.fence_of[k] = nil
+  retire(st, k, st.now + tonumber(margin))
+  return st.fence(k)
+end
+
 -- An administrator's step for a server that lost its secret file (its
 -- calls are refused with SNOWID_WRONG_SECRET): the hash registered for
 -- identity args[1] removed, so that its next granted call registers its
@@ -960,6 +1046,7 @@ local functions = {
   {name = prefix .. 'lease_renew', callback = of_server(lease_renew), flags = {}},
   {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
+  {name = prefix .. 'lower_fence', callback = lower_fence, flags = {}},
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
   {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},

@@ -76,7 +76,7 @@ is( $db->sql(undef, q{
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prosecdef::int || ' '
 						  || p.proowner::regrole || ' '
-						  || array_to_string(p.proconfig, ','), E'\n'
+						  || p.proconfig[1], E'\n'
 						  ORDER BY p.proname)
 		FROM pg_proc p
 		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
@@ -87,6 +87,14 @@ is( $db->sql(undef, q{
 		  qw(free reset_secret run_claim run_lease_claim run_lease_release
 		  run_lease_renew)),
 	'the six functions that write run as the owner, with search_path pg_catalog, pg_temp');
+is( $db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef
+		  AND p.proconfig @> '{enable_indexscan=on,enable_seqscan=on,enable_nestloop=on,jit=off,max_parallel_workers_per_gather=0}'}),
+	$db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef}),
+	'and every function a role may be granted runs under the planner\'s own settings, whatever its caller\'s');
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prokind::text || ' ' || p.prosecdef::int
 						  || ' ' || coalesce(array_to_string(p.proconfig, ','), '-'),

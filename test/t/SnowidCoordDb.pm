@@ -68,6 +68,7 @@ sub grant
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+			snowid_coordinator.lower_fence(integer, integer, bigint),
 			snowid_coordinator.reset_secret(integer, text),
 			snowid_coordinator.new_datacenter(integer),
 			snowid_coordinator.end_quiet(integer)

@@ -213,8 +213,11 @@ sub add_holder
 {
 	my ($self, $dc, $worker_id, $identity) = @_;
 	my $now = $self->{db}->now_ms;
+	# of the servers' layout (worker ids 0 to 31, or wider for a larger id):
+	# the store keeps one layout a datacenter
+	my $max = $worker_id > 31 ? $worker_id : 31;
 	my $o = $self->{db}->call(
-		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now, "
+		"claim($dc, '$identity', $worker_id, $max, -1, $now, "
 		  . 'quiet_ms => 1101, reassert => true, clock_margin_ms => 0)');
 
 	die "claim() of worker id $worker_id for $identity: $o->{outcome}"

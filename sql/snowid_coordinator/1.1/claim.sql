@@ -1,4 +1,74 @@
 -- -----------------------------------------------------------------------
+-- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
+-- a grant records.  The servers of a datacenter run one layout (a switch
+-- stops them all, snowid's doc/layouts.md): a grant of a worker id beyond
+-- it, while a holder other than the caller is live, is refused, so that a
+-- datacenter has no more holders than its layout has ids, which bounds the
+-- work of every call.  The layout a claim declares (max) is recorded when
+-- no other holder is live, or, when the datacenter has none (a database of
+-- an earlier release), with the highest id another live holder holds.
+-- Checked once the id is chosen: a re-assertion of an id another holds is
+-- refused as that.
+-- The same rule as snowid.lua's layout_refused().
+-- -----------------------------------------------------------------------
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND 16777215);
+
+-- Refuses a grant of worker id id of datacenter dc, whose lock the caller
+-- holds, at now_ms, to identity declaring hi as the highest worker id,
+-- while id lies beyond the datacenter's layout and a holder other than
+-- identity is live; else returns the layout the grant records (NULL: the
+-- one it has)
+CREATE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
+												hi integer, id integer,
+												now_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	recorded	integer;
+	top			integer;
+BEGIN
+	SELECT d.max_worker_id INTO recorded
+	FROM snowid_coordinator.datacenters d
+	WHERE d.datacenter = dc;
+	IF recorded = hi AND id <= recorded THEN
+		RETURN hi;
+	END IF;
+	-- the highest id another live holder holds (NULL: none)
+	SELECT max(x.worker_id) INTO top
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder <> check_layout.identity
+	  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms);
+	IF id > recorded AND top IS NOT NULL THEN
+		RAISE EXCEPTION 'worker id % lies beyond the worker ids of datacenter %, 0 to %',
+				id, dc, recorded
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Its servers hold worker ids of a layout of 0 to %s, and this one declares 0 to %s: every server of a datacenter runs the same snowid.worker_bits.', recorded, hi),
+				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
+	END IF;
+	RETURN CASE WHEN top IS NULL THEN hi
+				WHEN recorded IS NULL THEN greatest(hi, top) END;
+END
+$$;
+
+-- Records hi as the highest worker id of datacenter dc (what
+-- check_layout() returned, at a grant; NULL: none)
+CREATE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	UPDATE snowid_coordinator.datacenters d
+	SET max_worker_id = hi
+	WHERE d.datacenter = dc AND hi IS NOT NULL
+	  AND d.max_worker_id IS DISTINCT FROM hi
+$$;
+
+-- -----------------------------------------------------------------------
 -- The functions the snowid servers call
 -- -----------------------------------------------------------------------
 
@@ -62,6 +132,7 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	keep		integer;
 	reasserts	boolean;
+	layout		integer;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
@@ -146,6 +217,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- a re-assertion names its id: the check-in of the id the server
 	-- issues with, or a restart's of the id its cache file names.  An id
@@ -203,6 +275,7 @@ BEGIN
 		lease_floor_ms = NULL,
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';

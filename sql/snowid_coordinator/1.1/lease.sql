@@ -57,6 +57,7 @@ DECLARE
 	f			bigint;
 	fresh		bigint := 0;
 	new_fence	bigint;
+	layout		integer;
 	o			snowid_coordinator.outcome;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_claim');
@@ -138,6 +139,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- its other leases given back (another id, or one beyond max), each
 	-- fenced as it is
@@ -170,6 +172,7 @@ BEGIN
 		lease_floor_ms = excluded.lease_floor_ms,
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';

@@ -152,7 +152,9 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 										coalesce(seen_generation, 0), 0);
 	PERFORM snowid_coordinator.check_ms('seen_counter',
-										coalesce(seen_counter, 0), 0);
+										coalesce(seen_counter, 0), 0,
+										9007199254740991,
+										'2^53 - 1, the largest counter a store keeps');
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
 	-- a generation is this server's clock when it was made: one past the
@@ -197,6 +199,16 @@ BEGIN
 	END IF;
 	IF quiet_ms IS NOT NULL THEN
 		d.counter := d.counter + 1;
+	END IF;
+	-- never a counter past what a caller may send back: at its bound, the
+	-- next generation (nothing was lost: no quiet period), or the bound
+	-- while the generation is at its own (a word at both bounds)
+	IF d.counter > 9007199254740991 THEN
+		d.counter := 9007199254740991;
+		IF d.generation < now_ms + 3600000 THEN
+			d.generation := d.generation + 1;
+			d.counter := 0;
+		END IF;
 	END IF;
 	IF quiet_ms IS NOT NULL OR d IS DISTINCT FROM was THEN
 		UPDATE snowid_coordinator.datacenters x
