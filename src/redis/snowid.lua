@@ -438,35 +438,23 @@ local function recall(st, quiet_ms, margin, seen)
   if til > st.now then return til end
 end
 
--- THE CONFIRMED RE-ASSERTION RULE (doc/internals.md, "A re-assertion after
--- a loss").  Whether a restart's re-assertion of its cache file's id is
--- stale: made by a server whose last granted call (confirmed, Unix ms by
--- its own clock when it sent that call; nil: a check-in, or a caller that
--- does not say) lies too long before the last loss the state record
--- notes, a quiet period from "from" to "til".  Every server that held an
--- id when Redis forgot had a call granted within the quiet period's length
--- before it (its check-in interval, its timeout, its drift budget and a
--- second: what its quiet_ms declares, and the quiet period lasts at least
--- that), by Redis' clock; its own clock lies at most the widest margin
--- past Redis'.  So a holder with
---
---   confirmed >= from - min(til - from, its quiet_ms) + widest margin
---
--- may still have held its id when Redis forgot; one before that stopped
--- earlier, and its id may have gone to another server since, a grant that
--- Redis forgot.  Its re-assertion is then a new claim: refused in the
--- quiet period, granted at or above its floor.  The shorter of the two
--- lengths: the record's may have grown since an earlier loss (a longer
--- quiet period declared after it), which would otherwise let a server
--- stopped before that earlier loss pass at the later one.  Outside any
--- loss (no quiet period noted, or one an administrator ended) it changes
--- nothing.
-local function stale(st, confirmed, quiet_ms)
+-- THE RESTART RULE (doc/internals.md, "A restart after a loss").  Whether
+-- a restart's re-assertion of its cache file's id counts as a new claim: a
+-- call that says when its last granted call was (confirmed: a restart, or
+-- a check-in whose check-in fence was reached; nil: a check-in of a holder
+-- that runs) after a loss the state record notes (a quiet period from
+-- "from" to "til" that no administrator ended).  Only a holder that runs
+-- re-asserts after a loss: a server that stopped may have been freed by an
+-- administrator, and its id granted to another server, a grant Redis may
+-- have forgotten; nothing in the record tells that server from one that
+-- held its id up to the loss.  So its claim is a new one: refused in the
+-- quiet period, granted at or above its floor (its own id, if no other
+-- server re-asserted it meanwhile).  Outside any loss (no quiet period
+-- noted, or one an administrator ended) a restart keeps its id at once.
+local function stale(st, confirmed)
   if confirmed == nil or FIXES.confirmed_reassert == false then return false end
   local from, til = st.quiet_from, st.quiet_until
-  if from == nil or til == nil or til <= from then return false end
-  local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
-  return confirmed < from - len + st.widest
+  return from ~= nil and til ~= nil and til > from
 end
 
 -- A grant's reply, with the state record after it when the caller sent
@@ -674,6 +662,8 @@ local function claim(keys, args)
     if bad then return bad end
   end
   local til = recall(st, q, m, seen)
+  -- after a loss, a restart re-asserts nothing: a new claim (see stale())
+  if reassert == '1' and stale(st, confirmed) then reassert = '0' end
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -707,10 +697,6 @@ local function claim(keys, args)
   -- server may issue with it now
   local reasserts = reassert == '1' and (keep == want or keep == prefer)
   if held and FIXES.held_named == false then reasserts = true end
-  -- a restart whose last granted call lies before the last loss, by more
-  -- than a live holder's: a new claim, even of an id Redis holds for it
-  -- (Redis may have gone back to a state before that id went to another)
-  if reasserts and stale(st, confirmed, q) then reasserts = false end
   -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)

@@ -311,6 +311,34 @@ sub restore_files
 	return;
 }
 
+# A base backup of the coordination server (pg_basebackup, its WAL
+# streamed); restore_base_backup puts it in place of the data directory and
+# starts it without recovery.signal, as an administrator who forgets the
+# file does: crash recovery from its backup_label, the same install,
+# system identifier and timeline, an older state.
+sub base_backup
+{
+	my ($self) = @_;
+
+	$self->node->backup('coord_base');
+	return;
+}
+
+sub restore_base_backup
+{
+	my ($self) = @_;
+	my $node = $self->node;
+	my $copy = $node->backup_dir . '/coord_base';
+
+	die 'the base backup has no backup_label' unless -e "$copy/backup_label";
+	$node->stop('immediate');
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $node->data_dir);
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $copy, $node->data_dir);
+	unlink map { $node->data_dir . "/$_" } qw(recovery.signal standby.signal);
+	$node->start;
+	return;
+}
+
 # The state record of datacenter dc as far as quiet periods go (the
 # forgetting rule): { from, until (the last quiet period, Unix ms), floor
 # (every grant that is not a re-assertion starts at or above it), longest

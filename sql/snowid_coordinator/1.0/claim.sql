@@ -27,9 +27,8 @@
 -- counter it saw last; clock_margin_ms, how far apart the fleet's
 -- clocks may lie (snowid.clock_margin); and, for a restart's re-assertion
 -- only (a check-in sends none), confirmed_ms: when the caller sent its last
--- granted call, Unix ms by its clock (0: it does not know).  A restart
--- whose last granted call lies too long before the last loss is no
--- re-assertion (see stale()).
+-- granted call, Unix ms by its clock (0: it does not know).  After a
+-- loss, a restart is no re-assertion (see stale()).
 --
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
 -- start at or above it.  Refusals: all_held, fenced, quiet (until
@@ -93,6 +92,11 @@ BEGIN
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
+	-- after a loss, a restart re-asserts nothing: a new claim (see stale())
+	IF reassert AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
+											 clock_margin_ms) THEN
+		reassert := false;
+	END IF;
 	IF st.quiet_until_ms > now_ms THEN
 		-- a refusal names when a grant can be made: past the floor too
 		quiet_until := greatest(st.quiet_until_ms, st.forgot_floor_ms);
@@ -159,14 +163,6 @@ BEGIN
 				WHERE x.datacenter = dc AND x.worker_id = keep
 				  AND x.holder = me AND NOT x.on_lease) THEN
 		reasserts := true;
-	END IF;
-	-- a restart whose last granted call lies before the last loss, by more
-	-- than a live holder's: a new claim, even of an id the database holds
-	-- for it (it may have gone back to a state before that id went to
-	-- another)
-	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
-											  clock_margin_ms) THEN
-		reasserts := false;
 	END IF;
 	-- in a quiet period, only the id this identity re-asserts
 	IF quiet_until IS NOT NULL AND NOT reasserts THEN
