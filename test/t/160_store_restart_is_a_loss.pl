@@ -41,7 +41,7 @@ use Time::HiRes qw(time sleep);
 
 SnowidCoord::need_store();
 
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord->new(base_backup => 1);
 my $dc = 5;
 my %common = ('snowid.datacenter_id' => $dc, 'snowid.clock_margin' => '1s');
 
@@ -111,7 +111,7 @@ my $n = server('n');
 my ($ret, $out, $err) = $n->psql('postgres', 'SELECT snowid_next()');
 my $wn = SnowidLease::worker_id($n);
 isnt($wn, $wa, 'right after the restore, N does not get the worker id A holds');
-like($err, qr/55006|quiet period|may have forgotten/,
+like($err, qr/cannot claim a worker id of datacenter $dc until/,
 	'N\'s claim is refused as quiet')
   or diag("N: ret $ret, worker id '$wn', stderr: $err");
 my $quiet = $coord->quiet_record($dc);

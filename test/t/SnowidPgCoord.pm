@@ -20,14 +20,15 @@ my $count = 0;
 # SnowidPgCoord->new: starts a coordination server.  clock => a
 # SnowidTest::Clock moves its clock (see SnowidCoordDb).  standby => 1
 # gives it a synchronous standby, which failover() promotes; the URL then
-# names both, as doc/coordinator.md says.
+# names both, as doc/coordinator.md says.  base_backup => 1 lets
+# base_backup() take one (pg_basebackup needs a WAL sender).
 sub new
 {
 	my ($class, %params) = @_;
 	my $name = 'coord' . $count++;
 	my $db = SnowidCoordDb->new($name,
 		$params{clock} ? (clock => $params{clock}) : (),
-		$params{standby} ? (allows_streaming => 1) : ());
+		$params{standby} || $params{base_backup} ? (allows_streaming => 1) : ());
 
 	$db->grant;
 	# datacenters 0 to 63 marked brand new, as an administrator does before
