@@ -216,34 +216,84 @@ local function retire(st, f, v)
   st.holder[f] = nil
 end
 
--- The refusal of a call of identity me (without "lease ") whose secret
--- (nil: none sent) is not the one registered for me, or nil if it may go
--- on; or SNOWID_USAGE for a secret of another shape.
+-- THE HOLDER'S PROOF (doc/security.md, "Holder secrets").  A server of
+-- this release never sends its secret: Redis' SLOWLOG and MONITOR show
+-- every argument.  Its key is the hash registered for it, sha1hex(secret),
+-- and each call sends "<n>:<proof>", where n is a number it never sent
+-- before, larger than the last one Redis took from it, and proof is
+-- sha1hex(key .. ':' .. n).  The first call of that identity that is
+-- granted registers the key, sent once as "<n>:<proof>:<key>" when Redis
+-- answers SNOWID_REGISTER (a user that may call these functions may write
+-- the hashes directly anyway, doc/redis.md, "The Redis user").  Redis
+-- takes n before the call does anything else, refusal or not, so that a
+-- proof read from a log is never taken again (SNOWID_STALE_PROOF <last
+-- n>: the server then sends a larger one).  A secret itself (release
+-- 1.3.0), or none (release 1.2, refused once a key is registered), is
+-- checked against the key as before.
+
+-- The largest n of a proof: every integer up to it is exact in Lua's
+-- numbers
+local PROOF_N_MAX = 9007199254740991
+
+-- The refusal of a call of identity me (without "lease ") whose secret or
+-- proof (nil: none sent) does not show the key registered for me, or nil
+-- if it may go on, with the key in st.key (nil: none) and n in st.proof_n;
+-- or SNOWID_USAGE for a secret or proof of another shape.  Takes the n of
+-- a proof at once.
 local function check_secret(st, me, secret)
-  if secret ~= nil and (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
-    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits')
+  local n, proof, key
+  if secret ~= nil then n, proof, key = string.match(secret, '^(%d+):(%x+):?(%x*)$') end
+  if secret ~= nil and n == nil and
+     (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
+    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits,' ..
+      ' a holder proof "<n>:<proof>[:<key>]"')
   end
   local known = redis.call('HGET', st.fences, 'secret ' .. me)
-  if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+  if n == nil then
+    if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+      return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
+    end
+    st.key = secret and redis.sha1hex(secret)
+    return
+  end
+  if #n > 16 or tonumber(n) < 1 or tonumber(n) > PROOF_N_MAX or #proof ~= 40 or
+     string.match(proof, '^[0-9a-f]+$') == nil or (key ~= '' and
+       (#key ~= 40 or string.match(key, '^[0-9a-f]+$') == nil)) then
+    return redis.error_reply('SNOWID_USAGE a holder proof is "<n>:<proof>[:<key>]", n from 1 to ' ..
+      ms(PROOF_N_MAX) .. ', proof and key 40 lower-case hexadecimal digits')
+  end
+  if not known and key == '' then
+    return redis.error_reply('SNOWID_REGISTER no key is registered for this identity: send it once')
+  end
+  if redis.sha1hex((known or key) .. ':' .. n) ~= proof then
     return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
   end
+  if known then
+    local last = tonumber(redis.call('HGET', st.fences, 'proof ' .. me) or '0') or 0
+    if tonumber(n) <= last then
+      return redis.error_reply('SNOWID_STALE_PROOF ' .. ms(last))
+    end
+    redis.call('HSET', st.fences, 'proof ' .. me, n)
+    st.empty[st.fences] = false
+  end
+  st.key, st.proof_n = known or key, n
 end
 
--- Register the hash of me's secret, if it has none yet: after a call of me
--- was granted.
+-- Register me's key, if it has none yet: after a call of me was granted.
 local function register_secret(st, me, secret)
-  if secret ~= nil then
+  if st.key ~= nil then
     if not redis.call('HGET', st.fences, 'secret ' .. me) then
-      redis.call('HSET', st.fences, 'secret ' .. me, redis.sha1hex(secret))
+      redis.call('HSET', st.fences, 'secret ' .. me, st.key)
+      if st.proof_n then redis.call('HSET', st.fences, 'proof ' .. me, st.proof_n) end
     end
     st.empty[st.fences] = false
   end
 end
 
--- A lease call's last argument: "<token> <secret>", or a token alone (a
--- server of release 1.2)
+-- A lease call's last argument: "<token> <secret or proof>", or a token
+-- alone (a server of release 1.2)
 local function token_and_secret(arg)
-  local token, secret = string.match(arg or '', '^(%x+) (%x+)$')
+  local token, secret = string.match(arg or '', '^(%x+) (%S+)$')
   if token then return token, secret end
   return arg, nil
 end

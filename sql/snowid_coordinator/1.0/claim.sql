@@ -82,6 +82,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	-- a holder without a key registered sends it first, under a pad
+	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	IF o.holder IS NOT NULL THEN
+		o.outcome := 'register';
+		RETURN o;
+	END IF;
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
