@@ -127,39 +127,53 @@ for my $who (qw(perm lease))
 		"no log holds the $who holder's key");
 }
 
-# a proof read from the log, replayed by the fleet's role, is refused
-my $identity = SnowidRedis::identity($perm, $dc);
 my $refused;
+# a proof read from the log, replayed by the fleet's role, is refused: the
+# permanent holder's (a claim; a check-in in Redis reads the hashes
+# alone while Redis has its claim), and the lease holder's last renewal,
+# replayed as a release of its lease
+my $identity = SnowidRedis::identity($perm, $dc);
+my $lid = SnowidRedis::identity($lease, $dc);
+my $now = SnowidLease::now_ms() + 1000;
 if ($redis)
 {
-	my @proofs = $watched =~ /"\Q$identity\E" "[^"]*" "(\d+:[0-9a-f]{40})"/g;
-	ok(@proofs > 1, 'MONITOR shows proofs of the permanent holder')
-	  or diag(scalar(@proofs) . " proofs of \"$identity\" in:\n"
-		  . join("\n", grep { /snowid_2_claim/ } split /\n/, $watched));
 	my $base = "{snowid:dc:$dc}";
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ $coord->cli_program, '-s', $coord->socket, 'FCALL',
-		'snowid_2_claim', '3', "$base:owners", "$base:leases", "$base:fences",
-		$identity, '-1 31 -1 0 ' . (SnowidLease::now_ms() + 1000), $proofs[-1] ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	like("$out$err", qr/SNOWID_STALE_PROOF/,
-		'a logged proof replayed is refused as one taken already');
+	my @keys = ('3', "$base:owners", "$base:leases", "$base:fences");
+	my @proofs = $watched =~ /"\Q$identity\E" "[^"]*" "(\d+:[0-9a-f]{40})"/g;
+	ok(@proofs >= 1, 'MONITOR shows a proof of the permanent holder')
+	  or diag(join("\n", grep { /snowid_2_claim/ } split /\n/, $watched));
+	my @renewals = $watched =~
+	  /"snowid_2_lease_renew" "3" "[^"]*" "[^"]*" "[^"]*" "\Q$lid\E" "[^"]*" "([0-9a-f]{16} \d+:[0-9a-f]{40})"/g;
+	ok(@renewals >= 1, 'and proofs of the lease holder\'s renewals');
+	for my $replay ([ 'snowid_2_claim', $identity, "-1 31 -1 0 $now", $proofs[-1] // '' ],
+		[ 'snowid_2_lease_release', $lid, "$wl 0", $renewals[-1] // '' ])
+	{
+		my ($out, $err) = ('', '');
+		IPC::Run::run([ $coord->cli_program, '-s', $coord->socket, 'FCALL',
+			$replay->[0], @keys, @$replay[ 1 .. 3 ] ],
+			'<', \undef, '>', \$out, '2>', \$err);
+		like("$out$err", qr/SNOWID_STALE_PROOF/,
+			"a logged proof replayed in $replay->[0] is refused as one taken already");
+	}
 }
 else
 {
 	my @proofs = $logged =~ /\$2 = '\Q$identity\E', \$3 = '(\d+:[0-9a-f]{64})'/gi;
 	ok(@proofs > 1, 'the log shows proofs of the permanent holder')
 	  or diag(substr($logged, 0, 3000));
-	my $now = SnowidLease::now_ms() + 1000;
+	my @renewals = $logged =~
+	  /\$2 = '\Q$lid\E', \$3 = '(\d+:[0-9a-f]{64})', \$4 = '\d+', \$5 = '\d+', \$6 = '\d+', \$7 = '([0-9a-f]{16})'/gi;
+	ok(@renewals >= 2, 'and proofs of the lease holder\'s renewals');
 	$refused = $coord->db->sql_error('coord_fleet',
 		"CALL snowid_coordinator.claim($dc, '$identity', '$proofs[-1]', -1, 31, -1, $now)");
 	like($refused // 'granted', qr/^28000: holder proof taken already/,
 		'a logged proof replayed is refused as one taken already');
 	$refused = $coord->db->sql_error('coord_fleet',
-		"CALL snowid_coordinator.lease_claim($dc, '$identity', '$proofs[-1]', 31, 3000, $now, $now, -1, 0, '0123456789abcdef')");
+		"CALL snowid_coordinator.lease_release($dc, '$lid', '$renewals[-2]', $wl, 0, false, '$renewals[-1]')");
 	like($refused // 'granted', qr/^28000: holder proof taken already/,
-		'and so is one replayed with another call');
+		'and so is a renewal\'s replayed as a release of the lease');
 }
+is($coord->owners($dc)->{$wl}, "lease $lid", 'the lease holder keeps its lease');
 
 # the holders go on
 sleep 2;
