@@ -680,6 +680,10 @@ end
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
+--   SNOWID_REGISTER ...             no key is registered for the identity: the
+--                                   server sends the call again with it
+--   SNOWID_STALE_PROOF <n>          the proof's n is no larger than the last
+--                                   taken, n (see check_secret())
 local function claim(keys, args)
   local me = args[1]
   local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin, confirmed =
