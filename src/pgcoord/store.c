@@ -6,8 +6,9 @@
  *	  snowid_coordinator, one statement each (which commits its work), each
  *	  leaving its account of how it ended for pgcoord/report.c.
  *
- * Every call sends this server's holder name and secret; a secret other
- * than the one registered for the name is refused (SQLSTATE 42501).  Every
+ * Every call sends this server's holder name and a proof of its secret
+ * (coord/holder_secret.c), never the secret; a proof of another key than
+ * the one registered for the name is refused (SQLSTATE 42501).  Every
  * procedure of snowid_coordinator returns one row
  *
  *		(outcome, worker_id, floor_ms, fence_ms, lease_ms, holder)
