@@ -216,34 +216,84 @@ local function retire(st, f, v)
   st.holder[f] = nil
 end
 
--- The refusal of a call of identity me (without "lease ") whose secret
--- (nil: none sent) is not the one registered for me, or nil if it may go
--- on; or SNOWID_USAGE for a secret of another shape.
+-- THE HOLDER'S PROOF (doc/security.md, "Holder secrets").  A server of
+-- this release never sends its secret: Redis' SLOWLOG and MONITOR show
+-- every argument.  Its key is the hash registered for it, sha1hex(secret),
+-- and each call sends "<n>:<proof>", where n is a number it never sent
+-- before, larger than the last one Redis took from it, and proof is
+-- sha1hex(key .. ':' .. n).  The first call of that identity that is
+-- granted registers the key, sent once as "<n>:<proof>:<key>" when Redis
+-- answers SNOWID_REGISTER (a user that may call these functions may write
+-- the hashes directly anyway, doc/redis.md, "The Redis user").  Redis
+-- takes n before the call does anything else, refusal or not, so that a
+-- proof read from a log is never taken again (SNOWID_STALE_PROOF <last
+-- n>: the server then sends a larger one).  A secret itself (release
+-- 1.3.0), or none (release 1.2, refused once a key is registered), is
+-- checked against the key as before.
+
+-- The largest n of a proof: every integer up to it is exact in Lua's
+-- numbers
+local PROOF_N_MAX = @SNOWID_STATE_MAX@
+
+-- The refusal of a call of identity me (without "lease ") whose secret or
+-- proof (nil: none sent) does not show the key registered for me, or nil
+-- if it may go on, with the key in st.key (nil: none) and n in st.proof_n;
+-- or SNOWID_USAGE for a secret or proof of another shape.  Takes the n of
+-- a proof at once.
 local function check_secret(st, me, secret)
-  if secret ~= nil and (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
-    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits')
+  local n, proof, key
+  if secret ~= nil then n, proof, key = string.match(secret, '^(%d+):(%x+):?(%x*)$') end
+  if secret ~= nil and n == nil and
+     (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
+    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits,' ..
+      ' a holder proof "<n>:<proof>[:<key>]"')
   end
   local known = redis.call('HGET', st.fences, 'secret ' .. me)
-  if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+  if n == nil then
+    if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+      return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
+    end
+    st.key = secret and redis.sha1hex(secret)
+    return
+  end
+  if #n > 16 or tonumber(n) < 1 or tonumber(n) > PROOF_N_MAX or #proof ~= 40 or
+     string.match(proof, '^[0-9a-f]+$') == nil or (key ~= '' and
+       (#key ~= 40 or string.match(key, '^[0-9a-f]+$') == nil)) then
+    return redis.error_reply('SNOWID_USAGE a holder proof is "<n>:<proof>[:<key>]", n from 1 to ' ..
+      ms(PROOF_N_MAX) .. ', proof and key 40 lower-case hexadecimal digits')
+  end
+  if not known and key == '' then
+    return redis.error_reply('SNOWID_REGISTER no key is registered for this identity: send it once')
+  end
+  if redis.sha1hex((known or key) .. ':' .. n) ~= proof then
     return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
   end
+  if known then
+    local last = tonumber(redis.call('HGET', st.fences, 'proof ' .. me) or '0') or 0
+    if tonumber(n) <= last then
+      return redis.error_reply('SNOWID_STALE_PROOF ' .. ms(last))
+    end
+    redis.call('HSET', st.fences, 'proof ' .. me, n)
+    st.empty[st.fences] = false
+  end
+  st.key, st.proof_n = known or key, n
 end
 
--- Register the hash of me's secret, if it has none yet: after a call of me
--- was granted.
+-- Register me's key, if it has none yet: after a call of me was granted.
 local function register_secret(st, me, secret)
-  if secret ~= nil then
+  if st.key ~= nil then
     if not redis.call('HGET', st.fences, 'secret ' .. me) then
-      redis.call('HSET', st.fences, 'secret ' .. me, redis.sha1hex(secret))
+      redis.call('HSET', st.fences, 'secret ' .. me, st.key)
+      if st.proof_n then redis.call('HSET', st.fences, 'proof ' .. me, st.proof_n) end
     end
     st.empty[st.fences] = false
   end
 end
 
--- A lease call's last argument: "<token> <secret>", or a token alone (a
--- server of release 1.2)
+-- A lease call's last argument: "<token> <secret or proof>", or a token
+-- alone (a server of release 1.2)
 local function token_and_secret(arg)
-  local token, secret = string.match(arg or '', '^(%x+) (%x+)$')
+  local token, secret = string.match(arg or '', '^(%x+) (%S+)$')
   if token then return token, secret end
   return arg, nil
 end
@@ -477,35 +527,23 @@ local function recall(st, quiet_ms, margin, seen)
   if til > st.now then return til end
 end
 
--- THE CONFIRMED RE-ASSERTION RULE (doc/internals.md, "A re-assertion after
--- a loss").  Whether a restart's re-assertion of its cache file's id is
--- stale: made by a server whose last granted call (confirmed, Unix ms by
--- its own clock when it sent that call; nil: a check-in, or a caller that
--- does not say) lies too long before the last loss the state record
--- notes, a quiet period from "from" to "til".  Every server that held an
--- id when Redis forgot had a call granted within the quiet period's length
--- before it (its check-in interval, its timeout, its drift budget and a
--- second: what its quiet_ms declares, and the quiet period lasts at least
--- that), by Redis' clock; its own clock lies at most the widest margin
--- past Redis'.  So a holder with
---
---   confirmed >= from - min(til - from, its quiet_ms) + widest margin
---
--- may still have held its id when Redis forgot; one before that stopped
--- earlier, and its id may have gone to another server since, a grant that
--- Redis forgot.  Its re-assertion is then a new claim: refused in the
--- quiet period, granted at or above its floor.  The shorter of the two
--- lengths: the record's may have grown since an earlier loss (a longer
--- quiet period declared after it), which would otherwise let a server
--- stopped before that earlier loss pass at the later one.  Outside any
--- loss (no quiet period noted, or one an administrator ended) it changes
--- nothing.
-local function stale(st, confirmed, quiet_ms)
+-- THE RESTART RULE (doc/internals.md, "A restart after a loss").  Whether
+-- a restart's re-assertion of its cache file's id counts as a new claim: a
+-- call that says when its last granted call was (confirmed: a restart, or
+-- a check-in whose check-in fence was reached; nil: a check-in of a holder
+-- that runs) after a loss the state record notes (a quiet period from
+-- "from" to "til" that no administrator ended).  Only a holder that runs
+-- re-asserts after a loss: a server that stopped may have been freed by an
+-- administrator, and its id granted to another server, a grant Redis may
+-- have forgotten; nothing in the record tells that server from one that
+-- held its id up to the loss.  So its claim is a new one: refused in the
+-- quiet period, granted at or above its floor (its own id, if no other
+-- server re-asserted it meanwhile).  Outside any loss (no quiet period
+-- noted, or one an administrator ended) a restart keeps its id at once.
+local function stale(st, confirmed)
   if confirmed == nil then return false end
   local from, til = st.quiet_from, st.quiet_until
-  if from == nil or til == nil or til <= from then return false end
-  local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
-  return confirmed < from - len + st.widest
+  return from ~= nil and til ~= nil and til > from
 end
 
 -- A grant's reply, with the state record after it when the caller sent
@@ -683,6 +721,10 @@ end
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
+--   SNOWID_REGISTER ...             no key is registered for the identity: the
+--                                   server sends the call again with it
+--   SNOWID_STALE_PROOF <n>          the proof's n is no larger than the last
+--                                   taken, n (see check_secret())
 local function claim(keys, args)
   local me = args[1]
   local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin, confirmed =
@@ -715,6 +757,8 @@ local function claim(keys, args)
     if bad then return bad end
   end
   local til = recall(st, q, m, seen)
+  -- after a loss, a restart re-asserts nothing: a new claim (see stale())
+  if reassert == '1' and stale(st, confirmed) then reassert = '0' end
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -749,10 +793,6 @@ local function claim(keys, args)
   -- a lease and gave it back (its cache file went then), and another
   -- server may issue with it now
   local reasserts = reassert == '1' and (keep == want or keep == prefer)
-  -- a restart whose last granted call lies before the last loss, by more
-  -- than a live holder's: a new claim, even of an id Redis holds for it
-  -- (Redis may have gone back to a state before that id went to another)
-  if reasserts and stale(st, confirmed, q) then reasserts = false end
   -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)

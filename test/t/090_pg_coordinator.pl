@@ -78,6 +78,15 @@ like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
 	'a new server: 08001 with what to check');
 is($new->safe_psql('postgres', 'SELECT 1'), '1', 'and it keeps running');
 $coord->start;
+# A restart of the coordination server counts as one that may have
+# forgotten (its record holds the postmaster's start): its first call starts
+# a quiet period.  This restart kept every write, so the administrator ends
+# it, as coordinator.md allows for a planned restart (the claim would
+# otherwise wait for the quiet period and its floor).
+like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
+	qr/55006: snowid cannot claim a worker id of datacenter $dc until/,
+	'after the database\'s restart, a new claim waits for a quiet period');
+$coord->db->sql('coord_admin', "SELECT snowid_coordinator.end_quiet($dc)");
 $ids->collect($new, 100);
 my ($wn) = split /\|/, SnowidRedis::worker($new);
 ok($wn ne $wa && $wn ne $wb, 'once the database is back, the new server claims a free id');

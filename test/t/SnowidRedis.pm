@@ -353,6 +353,11 @@ sub restore_backup
 	return;
 }
 
+# What a base backup of a coordination database is to SnowidPgCoord: for
+# Redis, a snapshot and a restart from it.
+sub base_backup         { return $_[0]->backup; }
+sub restore_base_backup { return $_[0]->restore_backup; }
+
 # Redis' files copied and put back: for Redis, backup and restore_backup
 # (a restart from the snapshot, as SnowidPgCoord's copy of its files).
 sub copy_files    { return $_[0]->backup; }

@@ -14,7 +14,7 @@
 
 ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN max_worker_id integer
-		CHECK (max_worker_id BETWEEN 0 AND 16777215);
+		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@);
 
 -- Refuses a grant of worker id id of datacenter dc, whose lock the caller
 -- holds, at now_ms, to identity declaring hi as the highest worker id,
@@ -97,9 +97,8 @@ $$;
 -- counter it saw last; clock_margin_ms, how far apart the fleet's
 -- clocks may lie (snowid.clock_margin); and, for a restart's re-assertion
 -- only (a check-in sends none), confirmed_ms: when the caller sent its last
--- granted call, Unix ms by its clock (0: it does not know).  A restart
--- whose last granted call lies too long before the last loss is no
--- re-assertion (see stale()).
+-- granted call, Unix ms by its clock (0: it does not know).  After a
+-- loss, a restart is no re-assertion (see stale()).
 --
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
 -- start at or above it.  Refusals: all_held, fenced, quiet (until
@@ -154,6 +153,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	-- a holder without a key registered sends it first, under a pad
+	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	IF o.holder IS NOT NULL THEN
+		o.outcome := 'register';
+		RETURN o;
+	END IF;
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
@@ -164,6 +169,11 @@ BEGIN
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
+	-- after a loss, a restart re-asserts nothing: a new claim (see stale())
+	IF reassert AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
+											 clock_margin_ms) THEN
+		reassert := false;
+	END IF;
 	IF st.quiet_until_ms > now_ms THEN
 		-- a refusal names when a grant can be made: past the floor too
 		quiet_until := greatest(st.quiet_until_ms, st.forgot_floor_ms);
@@ -226,14 +236,6 @@ BEGIN
 	-- server moved that id onto a lease and gave it back (its cache file
 	-- went then), and another server may issue with it now
 	reasserts := reassert AND keep IN (want, prefer);
-	-- a restart whose last granted call lies before the last loss, by more
-	-- than a live holder's: a new claim, even of an id the database holds
-	-- for it (it may have gone back to a state before that id went to
-	-- another)
-	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
-											  clock_margin_ms) THEN
-		reasserts := false;
-	END IF;
 	-- in a quiet period, only the id this identity re-asserts
 	IF quiet_until IS NOT NULL AND NOT reasserts THEN
 		o.outcome := 'quiet';

@@ -70,7 +70,7 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
 	PERFORM snowid_coordinator.check_id('worker_id', id, 0);
-	PERFORM snowid_coordinator.check_ms('margin_ms', margin, 0, 176400000,
+	PERFORM snowid_coordinator.check_ms('margin_ms', margin, 0, @SNOWID_FENCE_SLACK_MS@,
 		'two days and an hour: no snowid server issues ids further ahead');
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 

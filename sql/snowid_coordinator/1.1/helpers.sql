@@ -132,8 +132,9 @@ BEGIN
 END
 $$;
 
--- Refuses a holder secret other than 64 lower-case hexadecimal digits,
--- never quoting it
+-- Refuses a holder secret other than 64 lower-case hexadecimal digits (a
+-- server of release 1.3.0) or a holder proof "<n>:<proof>[:<key>]" (n of
+-- 1 to 16 digits, proof and key 64), never quoting it
 CREATE FUNCTION snowid_coordinator.check_secret(secret text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -141,17 +142,54 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM snowid_coordinator.check_given('secret', secret);
-	IF secret !~ '^[0-9a-f]{64}$' THEN
+	IF secret !~ '^[0-9a-f]{64}$' AND
+		secret !~ '^[0-9]{1,16}:[0-9a-f]{64}(:[0-9a-f]{64})?$' THEN
 		RAISE EXCEPTION 'invalid holder secret'
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'A holder secret is 64 lower-case hexadecimal digits.';
+				  DETAIL = 'A holder proof is "<n>:<proof>[:<key>]", n of 1 to 16 digits, proof and key 64 lower-case hexadecimal digits; a holder secret is 64 such digits.';
 	END IF;
 END
 $$;
 
+-- A holder proof's parts: n, the proof, and the key sent XORed with a pad
+-- (NULL: none); all NULL for a secret itself
+CREATE FUNCTION snowid_coordinator.proof_parts(secret text, OUT n bigint,
+											   OUT proof text, OUT masked text)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT m[1]::bigint, m[2], nullif(m[3], '')
+	FROM (SELECT regexp_match(secret,
+			'^([0-9]{1,16}):([0-9a-f]{64}):?([0-9a-f]{64})?$') AS m) x
+$$;
+
+-- The proof of a holder of key (hexadecimal) for n
+CREATE FUNCTION snowid_coordinator.proof_of(key text, n bigint)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT encode(sha256(convert_to(key || ':' || n, 'UTF8')), 'hex')
+$$;
+
+-- Two strings of 64 hexadecimal digits XORed
+CREATE FUNCTION snowid_coordinator.xor_hex(a text, b text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT string_agg(lpad(to_hex(('x' || substr(a, i, 8))::bit(32)::integer #
+								  ('x' || substr(b, i, 8))::bit(32)::integer),
+						   8, '0'), '' ORDER BY i)
+	FROM generate_series(1, 64, 8) i
+$$;
+
 -- Refuses a call of identity with a secret other than the one its hash
--- was registered with (SQLSTATE 42501): another server using this
--- server's name.  Called with the datacenter's lock held.
+-- was registered with, or with a proof its key does not make (SQLSTATE
+-- 42501): another server using this server's name.  The procedure took
+-- the proof's n first (prove()), and no one but the procedure calls the
+-- functions that call this one, so a proof is taken once.  Called with
+-- the datacenter's lock held.
 CREATE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
 												secret text)
 RETURNS void
@@ -159,13 +197,29 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	known		bytea;
+	known		snowid_coordinator.holders;
+	p			record;
+	wrong		boolean;
 BEGIN
-	SELECT h.secret_sha256 INTO known
+	SELECT * INTO known
 	FROM snowid_coordinator.holders h
 	WHERE h.datacenter = dc AND h.identity = check_holder.identity;
-	IF known IS NOT NULL AND
-		known <> sha256(convert_to(secret, 'UTF8')) THEN
+	IF known.secret_sha256 IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL THEN
+		wrong := known.secret_sha256 <> sha256(convert_to(secret, 'UTF8'));
+	ELSE
+		wrong := p.proof <> snowid_coordinator.proof_of(
+			encode(known.secret_sha256, 'hex'), p.n);
+		-- prove() took n, unless the key was registered after it looked
+		IF NOT wrong AND p.n > known.proof_n THEN
+			UPDATE snowid_coordinator.holders h SET proof_n = p.n
+			WHERE h.datacenter = dc AND h.identity = check_holder.identity;
+		END IF;
+	END IF;
+	IF wrong THEN
 		RAISE EXCEPTION 'wrong holder secret for identity %',
 				quote_literal(identity)
 			USING ERRCODE = 'insufficient_privilege',
@@ -175,18 +229,81 @@ BEGIN
 END
 $$;
 
--- Registers the hash of identity's secret, if it has none yet: after a
--- call of that identity was granted.
+-- The pad a call of identity must register its key with, or NULL if it
+-- may go on: it has a key registered, sends a secret itself, or sends its
+-- key under the pad it was answered (which its proof then shows).  A new
+-- pad replaces the last one.  Called with the datacenter's lock held.
+CREATE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
+										   secret text)
+RETURNS text
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	me			text := identity;
+	p			record;
+	given		text;
+BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL OR
+		EXISTS (SELECT FROM snowid_coordinator.holders h
+				WHERE h.datacenter = dc AND h.identity = me) THEN
+		RETURN NULL;
+	END IF;
+	SELECT x.pad INTO given FROM snowid_coordinator.pads x
+	WHERE x.datacenter = dc AND x.identity = me;
+	IF p.masked IS NOT NULL AND given IS NOT NULL AND
+		p.proof = snowid_coordinator.proof_of(
+			snowid_coordinator.xor_hex(p.masked,
+				encode(sha256(convert_to(given, 'UTF8')), 'hex')), p.n) THEN
+		RETURN NULL;
+	END IF;
+	given := encode(sha256(convert_to(gen_random_uuid()::text ||
+									  gen_random_uuid()::text, 'UTF8')), 'hex');
+	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad)
+	VALUES (dc, me, given)
+	ON CONFLICT (datacenter, identity) DO UPDATE SET pad = excluded.pad;
+	RETURN given;
+END
+$$;
+
+-- Registers identity's key, if it has none yet: after a call of that
+-- identity was granted.  A secret itself registers its hash; a proof, the
+-- key it sent under its pad (see pad_for()), with its n as the last taken.
 CREATE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
 												   secret text)
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+DECLARE
+	me			text := identity;
+	p			record;
+	k			bytea;
+BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL THEN
+		k := sha256(convert_to(secret, 'UTF8'));
+	ELSE
+		SELECT decode(snowid_coordinator.xor_hex(p.masked,
+					encode(sha256(convert_to(x.pad, 'UTF8')), 'hex')), 'hex')
+		INTO k
+		FROM snowid_coordinator.pads x
+		WHERE x.datacenter = dc AND x.identity = me AND p.masked IS NOT NULL;
+		IF k IS NULL OR
+			p.proof <> snowid_coordinator.proof_of(encode(k, 'hex'), p.n) THEN
+			RETURN;
+		END IF;
+		DELETE FROM snowid_coordinator.pads x
+		WHERE x.datacenter = dc AND x.identity = me;
+	END IF;
 	INSERT INTO snowid_coordinator.holders AS h (datacenter, identity,
-												 secret_sha256)
-	VALUES (dc, identity, sha256(convert_to(secret, 'UTF8')))
-	ON CONFLICT (datacenter, identity) DO NOTHING
+												 secret_sha256, proof_n)
+	VALUES (dc, me, k, coalesce(p.n, 0))
+	ON CONFLICT (datacenter, identity) DO NOTHING;
+END
 $$;
 
 -- Refuses a call of run_<name>() but from the procedure <name>(), which

@@ -76,6 +76,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	-- a holder without a key registered sends it first, under a pad
+	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	IF o.holder IS NOT NULL THEN
+		o.outcome := 'register';
+		RETURN o;
+	END IF;
 	-- the fence it writes, a lease past client_ms: no later than the
 	-- servers take one
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,

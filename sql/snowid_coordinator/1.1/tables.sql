@@ -62,6 +62,32 @@ COMMENT ON TABLE snowid_coordinator.holders IS
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 
+-- The holder's proof (doc/security.md, "Holder secrets"): a server of
+-- this release never sends its secret, only "<n>:<proof>", proof the
+-- SHA-256 of "<key>:<n>" (key: secret_sha256 in hexadecimal), n larger
+-- than the last one taken, which proof_n holds: the procedure prove()
+-- takes it, and commits, before the call does anything else.
+ALTER TABLE snowid_coordinator.holders
+	ADD COLUMN proof_n bigint NOT NULL DEFAULT 0
+		CHECK (proof_n >= 0);
+
+-- A pad per identity that has no key registered yet: its first call is
+-- answered 'register' with the pad (an answer, which no log shows), and the
+-- next sends its key XORed with the pad's SHA-256, so that the key never
+-- appears in a log.  Not dumped: a restored database hands out new pads.
+CREATE TABLE snowid_coordinator.pads (
+	datacenter integer NOT NULL
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
+	pad text NOT NULL
+		CHECK (pad ~ '^[0-9a-f]{64}$'),
+	PRIMARY KEY (datacenter, identity)
+);
+
+COMMENT ON TABLE snowid_coordinator.pads IS
+'A one-time pad for each identity that has no holder key registered yet';
+
 -- What every function returns: outcome is one of
 --	 ok			   the call did what it was asked; worker_id, and for a claim
 --				   floor_ms, the id's fence when taken (0 for none): every id
@@ -79,6 +105,9 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --				   no id is granted but to a server re-asserting its own
 --				   until fence_ms, when this claim can be granted: the
 --				   end of the quiet period or, past it, the floor it left
+--	 register	   the caller's identity has no key registered: holder is
+--				   a pad, under which the caller sends its key (see
+--				   pad_for())
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 -- generation and counter are the datacenter's state record after the call
 -- of a holder (see recall()), which the holder remembers and sends with
