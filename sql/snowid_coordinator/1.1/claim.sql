@@ -9,19 +9,16 @@
 -- an earlier release), with the highest id another live holder holds.
 -- Checked once the id is chosen: a re-assertion of an id another holds is
 -- refused as that.
--- The same rule as snowid.lua's layout_refused().
+-- The same rule as snowid.lua's layout_refused().  The column is made in
+-- tables.sql.
 -- -----------------------------------------------------------------------
-
-ALTER TABLE snowid_coordinator.datacenters
-	ADD COLUMN max_worker_id integer
-		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@);
 
 -- Refuses a grant of worker id id of datacenter dc, whose lock the caller
 -- holds, at now_ms, to identity declaring hi as the highest worker id,
 -- while id lies beyond the datacenter's layout and a holder other than
 -- identity is live; else returns the layout the grant records (NULL: the
 -- one it has)
-CREATE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
 												hi integer, id integer,
 												now_ms bigint)
 RETURNS integer
@@ -57,7 +54,7 @@ $$;
 
 -- Records hi as the highest worker id of datacenter dc (what
 -- check_layout() returned, at a grant; NULL: none)
-CREATE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
 RETURNS void
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -105,7 +102,7 @@ $$;
 -- fence_ms), conflict (holder holds the configured id, worker_id),
 -- holds_other (worker_id is this identity's).  A configured id past max is
 -- an error (a caller's mistake).
-CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 identity text, secret text,
 											 want integer, max integer,
 											 prefer integer, usable_ms bigint,

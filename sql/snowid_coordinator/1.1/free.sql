@@ -7,7 +7,7 @@
 -- ago than that.
 --
 -- ok: worker_id, fence_ms (the fence now), holder (who held it, or NULL).
-CREATE FUNCTION snowid_coordinator.free(datacenter integer, worker_id integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.free(datacenter integer, worker_id integer,
 										margin_ms bigint)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
@@ -51,7 +51,7 @@ $$;
 --
 -- ok: worker_id, fence_ms (the fence now), holder (a holder whose lease
 -- had run out, removed with it, or NULL).
-CREATE FUNCTION snowid_coordinator.lower_fence(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.lower_fence(datacenter integer,
 											   worker_id integer,
 											   margin_ms bigint)
 RETURNS snowid_coordinator.outcome

@@ -10,7 +10,7 @@
 -- them as the servers do.
 
 -- Refuses a null argument
-CREATE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -26,7 +26,7 @@ $$;
 -- Refuses a datacenter or worker id (or -1 where lo is -1: none) outside
 -- lo..@SNOWID_MAX_ID@, the most a layout's 24 bits of datacenter, worker and
 -- sequence allow
-CREATE FUNCTION snowid_coordinator.check_id(what text, value integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_id(what text, value integer,
 											lo integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -56,7 +56,7 @@ $$;
 -- server's clock (two days and an hour: a drift budget and a lease at
 -- their most, and a day by which a server's clock may run ahead; the
 -- servers refuse a later fence as one no snowid server wrote).
-CREATE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
 											lo bigint,
 											hi bigint DEFAULT @SNOWID_END_UNIX_MS@,
 											why text DEFAULT 'the year 10000')
@@ -77,7 +77,7 @@ $$;
 
 -- Refuses a time (Unix ms, NULL: none) further past now_ms, this server's
 -- clock, than any snowid server sends one (see check_ms())
-CREATE FUNCTION snowid_coordinator.check_ahead(what text, value bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_ahead(what text, value bigint,
 											   now_ms bigint)
 RETURNS void
 LANGUAGE sql IMMUTABLE
@@ -91,7 +91,7 @@ $$;
 -- Refuses an identity that is empty, longer than @SNOWID_IDENTITY_MAX@
 -- bytes, holds a control character, or begins as the name of a lease
 -- holder does
-CREATE FUNCTION snowid_coordinator.check_identity(identity text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_identity(identity text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -117,7 +117,7 @@ END
 $$;
 
 -- Refuses a lease token other than 16 lower-case hexadecimal digits
-CREATE FUNCTION snowid_coordinator.check_token(token text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_token(token text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -135,7 +135,7 @@ $$;
 -- Refuses a holder secret other than 64 lower-case hexadecimal digits (a
 -- server of release 1.3.0) or a holder proof "<n>:<proof>[:<key>]" (n of
 -- 1 to 16 digits, proof and key 64), never quoting it
-CREATE FUNCTION snowid_coordinator.check_secret(secret text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_secret(secret text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -153,7 +153,7 @@ $$;
 
 -- A holder proof's parts: n, the proof, and the key sent XORed with a pad
 -- (NULL: none); all NULL for a secret itself
-CREATE FUNCTION snowid_coordinator.proof_parts(secret text, OUT n bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.proof_parts(secret text, OUT n bigint,
 											   OUT proof text, OUT masked text)
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -164,7 +164,7 @@ AS $$
 $$;
 
 -- The proof of a holder of key (hexadecimal) for n
-CREATE FUNCTION snowid_coordinator.proof_of(key text, n bigint)
+CREATE OR REPLACE FUNCTION snowid_coordinator.proof_of(key text, n bigint)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -173,7 +173,7 @@ AS $$
 $$;
 
 -- Two strings of 64 hexadecimal digits XORed
-CREATE FUNCTION snowid_coordinator.xor_hex(a text, b text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.xor_hex(a text, b text)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -190,7 +190,7 @@ $$;
 -- the proof's n first (prove()), and no one but the procedure calls the
 -- functions that call this one, so a proof is taken once.  Called with
 -- the datacenter's lock held.
-CREATE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
 												secret text)
 RETURNS void
 LANGUAGE plpgsql
@@ -233,7 +233,7 @@ $$;
 -- may go on: it has a key registered, sends a secret itself, or sends its
 -- key under the pad it was answered (which its proof then shows).  A new
 -- pad replaces the last one.  Called with the datacenter's lock held.
-CREATE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
+CREATE OR REPLACE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
 										   secret text)
 RETURNS text
 LANGUAGE plpgsql
@@ -271,7 +271,7 @@ $$;
 -- Registers identity's key, if it has none yet: after a call of that
 -- identity was granted.  A secret itself registers its hash; a proof, the
 -- key it sent under its pad (see pad_for()), with its n as the last taken.
-CREATE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
+CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
 												   secret text)
 RETURNS void
 LANGUAGE plpgsql
@@ -313,7 +313,7 @@ $$;
 -- run_<name>() that calls it, run_<name>(), and its caller, which must be
 -- the procedure (its name qualified: no other schema can hold one of that
 -- name).
-CREATE FUNCTION snowid_coordinator.check_called_by(name text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_called_by(name text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -342,7 +342,7 @@ $$;
 -- then reads the clock: Unix ms, or NULL if the datacenter has no row.
 -- Refuses an isolation level above read committed, where the statements
 -- after the lock would not see what the call before wrote.
-CREATE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
+CREATE OR REPLACE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -373,7 +373,7 @@ $$;
 
 -- The name of a holder as the outcome gives it: 'lease ' || identity for a
 -- lease, as Redis keeps it
-CREATE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
+CREATE OR REPLACE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp

@@ -24,7 +24,7 @@
 --
 -- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
 -- lease_ms.  Refusals: all_held, fenced, quiet.
-CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 												   identity text,
 												   secret text, max integer,
 												   lease_ms bigint,
@@ -206,7 +206,7 @@ $$;
 -- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
 -- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
 -- holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
 												   identity text,
 												   secret text,
 												   worker_id integer,
@@ -297,7 +297,7 @@ $$;
 --
 -- ok: worker_id, floor_ms, fence_ms (the fence left).  Refusal: lost, with
 -- the holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.run_lease_release(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_release(datacenter integer,
 													 identity text,
 													 secret text,
 													 worker_id integer,

@@ -20,7 +20,7 @@
 -- than the last one taken, naming that one: the server sends a larger.
 -- A proof that its key does not make, or of an identity without a key,
 -- is left to the call (check_holder(), pad_for()).
-CREATE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
+CREATE OR REPLACE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
 										  secret text)
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -53,7 +53,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.claim(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.claim(
 	datacenter integer, identity text, secret text,
 	want integer, max integer, prefer integer, usable_ms bigint,
 	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
@@ -90,7 +90,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_claim(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_claim(
 	datacenter integer, identity text, secret text,
 	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
 	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
@@ -127,7 +127,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_renew(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_renew(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
 	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
@@ -164,7 +164,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_release(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_release(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, final_ms bigint, park boolean, token text,
 	INOUT outcome text DEFAULT NULL,

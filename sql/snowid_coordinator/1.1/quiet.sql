@@ -17,43 +17,9 @@
 -- id is granted but to the server that re-asserts it, and every other
 -- grant starts at or above the floor it leaves.  new_datacenter(), an
 -- administrator's step, records a brand-new datacenter without a quiet
--- period; end_quiet() ends one.
+-- period; end_quiet() ends one.  The install and the datacenter's record
+-- are made in tables.sql.
 -- -----------------------------------------------------------------------
-
--- This install of the extension: one row, made by CREATE EXTENSION and not
--- dumped, so that a restore from a dump is another install
-CREATE TABLE snowid_coordinator.install (
-	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-	install_id text NOT NULL
-);
-
-INSERT INTO snowid_coordinator.install (install_id)
-VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
-
-COMMENT ON TABLE snowid_coordinator.install IS
-'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
-
-ALTER TABLE snowid_coordinator.datacenters
-	ADD COLUMN written_under text,
-	ADD COLUMN quiet_from_ms bigint,
-	ADD COLUMN quiet_until_ms bigint,
-	ADD COLUMN generation bigint NOT NULL DEFAULT 0
-		CHECK (generation >= 0),
-	ADD COLUMN counter bigint NOT NULL DEFAULT 0
-		CHECK (counter >= 0),
-	-- every grant that is not a re-assertion starts at or above it: the
-	-- end of the last quiet period plus the fleet's clocks (see recall())
-	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
-		CHECK (forgot_floor_ms >= 0),
-	-- the longest quiet_ms any caller declared: every quiet period lasts
-	-- at least that
-	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
-		CHECK (longest_quiet_ms >= 0),
-	-- the widest clock_margin_ms any caller declared (how far apart the
-	-- fleet's clocks, and this server's, may lie): the floor lies past the
-	-- end of a quiet period by at least that
-	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
-		CHECK (widest_margin_ms >= 0);
 
 -- The server this call runs on: the install, the cluster's system
 -- identifier, the timeline (a point-in-time recovery or a promotion starts
@@ -64,7 +30,7 @@ ALTER TABLE snowid_coordinator.datacenters
 -- timeline, and only its start tells it from the server that wrote the
 -- claims; so every restart counts as a loss, as every restart of Redis
 -- does, which holders that run re-assert at no cost.
-CREATE FUNCTION snowid_coordinator.server_now()
+CREATE OR REPLACE FUNCTION snowid_coordinator.server_now()
 RETURNS text
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -81,7 +47,7 @@ $$;
 -- a second; a shorter one would let the first call after a loss end the
 -- quiet period at once) up to the longest (see check_ms()), a margin up to
 -- an hour
-CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
 												  clock_margin_ms bigint)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -139,7 +105,7 @@ $$;
 -- could then never send back): it is refused, and a generation made here
 -- never lies past that bound either, so every server that saw it can send
 -- it again, after a loss too.  The same rules as snowid.lua's recall().
-CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  clock_margin_ms bigint,
 										  seen_generation bigint,
@@ -245,7 +211,7 @@ $$;
 -- its floor.  Outside any loss it changes nothing: a restart keeps its id
 -- at once.  quiet_ms and clock_margin_ms are not weighed.  The same rule
 -- as snowid.lua's stale().
-CREATE FUNCTION snowid_coordinator.stale(d snowid_coordinator.datacenters,
+CREATE OR REPLACE FUNCTION snowid_coordinator.stale(d snowid_coordinator.datacenters,
 										 confirmed_ms bigint,
 										 quiet_ms bigint,
 										 clock_margin_ms bigint)
@@ -265,7 +231,7 @@ $$;
 -- one, a claim the quiet period refused too: after it the database cannot
 -- tell a new datacenter from one that lost its claims, as after a restore
 -- that the refused claim then recorded anew).
-CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -305,7 +271,7 @@ $$;
 -- next call, and the database recorded as the writer of its claims, for a
 -- database known to have lost nothing (a failover to a synchronous
 -- standby).
-CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER

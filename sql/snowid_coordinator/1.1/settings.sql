@@ -10,8 +10,10 @@
 -- holder than its layout has worker ids (see check_layout()).  The time
 -- a call waits for the lock holds nothing; its caller bounds it
 -- (statement_timeout and lock_timeout, which snowid servers set to what
--- is left of their snowid.coordinator_timeout_ms).  The procedures, which
--- commit, cannot carry settings; they only call their function.
+-- is left of their snowid.coordinator_timeout_ms).  The procedures the
+-- servers call, which commit, cannot carry settings; they only call their
+-- function, and prove(), which they call first (the one SECURITY DEFINER
+-- procedure, which does not commit), carries them too.
 -- -----------------------------------------------------------------------
 
 DO $$
@@ -38,7 +40,7 @@ BEGIN
 			'jit = off', 'max_parallel_workers_per_gather = 0',
 			'plan_cache_mode = auto']
 		LOOP
-			EXECUTE pg_catalog.format('ALTER FUNCTION %s SET %s', f, setting);
+			EXECUTE pg_catalog.format('ALTER ROUTINE %s SET %s', f, setting);
 		END LOOP;
 	END LOOP;
 END

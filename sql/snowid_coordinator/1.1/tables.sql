@@ -8,6 +8,47 @@ CREATE TABLE snowid_coordinator.datacenters (
 COMMENT ON TABLE snowid_coordinator.datacenters IS
 'One row per datacenter, locked by every call on its worker ids';
 
+-- The record of the forgetting rule (quiet.sql, recall())
+-- This install of the extension: one row, made by CREATE EXTENSION and not
+-- dumped, so that a restore from a dump is another install
+CREATE TABLE snowid_coordinator.install (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	install_id text NOT NULL
+);
+
+INSERT INTO snowid_coordinator.install (install_id)
+VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
+
+COMMENT ON TABLE snowid_coordinator.install IS
+'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN written_under text,
+	ADD COLUMN quiet_from_ms bigint,
+	ADD COLUMN quiet_until_ms bigint,
+	ADD COLUMN generation bigint NOT NULL DEFAULT 0
+		CHECK (generation >= 0),
+	ADD COLUMN counter bigint NOT NULL DEFAULT 0
+		CHECK (counter >= 0),
+	-- every grant that is not a re-assertion starts at or above it: the
+	-- end of the last quiet period plus the fleet's clocks (see recall())
+	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
+		CHECK (forgot_floor_ms >= 0),
+	-- the longest quiet_ms any caller declared: every quiet period lasts
+	-- at least that
+	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
+		CHECK (longest_quiet_ms >= 0),
+	-- the widest clock_margin_ms any caller declared (how far apart the
+	-- fleet's clocks, and this server's, may lie): the floor lies past the
+	-- end of a quiet period by at least that
+	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
+		CHECK (widest_margin_ms >= 0);
+
+-- The layout of the datacenter (claim.sql, check_layout())
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@);
+
 -- Every worker id ever held or fenced.  An id without a row is free, with
 -- no fence.  holder is the identity of its server: for good, or on lease
 -- (on_lease) until lease_expires_ms by this server's clock.  A lease names
