@@ -268,9 +268,11 @@ src/stores.redis: FORCE
 # make uninstall removes, beside what this version installs, the scripts
 # earlier versions installed that it does not (a make install of it over
 # one of those leaves them in place): the whole install scripts of snowid
-# 1.1 to 1.3, which sql/snowid--1.0.sql and its updates replaced, and that
-# of snowid_sql 1.2 once a later version's replaces it
-DATA_EARLIER = snowid--1.1.sql snowid--1.2.sql snowid--1.3.sql snowid_sql--1.2.sql
+# 1.1 to 1.3, which sql/snowid--1.0.sql and its updates replaced, that
+# of snowid_sql 1.2 once a later version's replaces it, and that of
+# snowid_coordinator 1.0 (1.3.0's), which 1.1's replaced
+DATA_EARLIER = snowid--1.1.sql snowid--1.2.sql snowid--1.3.sql snowid_sql--1.2.sql \
+	snowid_coordinator--1.0.sql
 uninstall: uninstall-earlier
 .PHONY: uninstall-earlier
 uninstall-earlier:
