@@ -10,7 +10,7 @@
  * identity, for good or on lease), a lease's expiry, floor and token, and
  * the id's fence.  Every store keeps the one fence rule (doc/internals.md,
  * "The fence rule"; a coordination database keeps it in SQL in
- * sql/snowid_coordinator/1.0/fence.sql): for every worker id, each new
+ * sql/snowid_coordinator/1.1/fence.sql): for every worker id, each new
  * holder's first id lies above every id any earlier holder could have
  * issued.
  *

@@ -1,4 +1,4 @@
-# The PostgreSQL coordination store (sql/snowid_coordinator--1.0.sql): the
+# The PostgreSQL coordination store (sql/snowid_coordinator--1.1.sql): the
 # extension snowid_coordinator, created in a database by a role that is no
 # superuser, hands out worker ids with the functions and the fence rule of
 # the Redis function library (src/redis/snowid.lua, doc/internals.md "The

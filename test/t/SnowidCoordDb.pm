@@ -1,4 +1,4 @@
-# A coordination database for the TAP tests (sql/snowid_coordinator--1.0.sql):
+# A coordination database for the TAP tests (sql/snowid_coordinator--1.1.sql):
 # a PostgreSQL server without snowid, its clock moved with SnowidTest::Clock if
 # asked, a database "coord" owned by the role coord_owner, which created the
 # extension snowid_coordinator there as a role that is no superuser, and the

@@ -1,5 +1,5 @@
 /*
- * snowid_coordinator--1.0.sql
+ * snowid_coordinator--1.1.sql
  *	  A coordination database for snowid servers: who holds which worker id
  *	  of a datacenter, for good or on lease, and each id's fence.  The same
  *	  functions, with the same rule, as snowid's Redis function library
