@@ -202,7 +202,8 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			r->message = psprintf("redis server%s refused this server's holder secret", at);
 			r->detail = psprintf("Another secret is registered in Redis for this server's holder name \"%s\": another server claims under its name, or this server lost its file snowid_holder_secret.",
 								 request->identity);
-			r->hint = psprintf("Once sure that this server is the one of that name, an administrator runs FCALL snowid_2_reset_secret 3 %s %s %s \"<holder name>\" (doc/security.md).",
+			r->hint = psprintf("Once sure that this server is the one of that name, an administrator runs FCALL %s 3 %s %s %s \"<holder name>\" (doc/security.md).",
+							   snowid_script_name(SNOWID_SCRIPT_RESET_SECRET),
 							   keys.owners, keys.leases, keys.fences);
 			break;
 

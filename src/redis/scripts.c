@@ -35,6 +35,7 @@ static const struct
 	{SNOWID_REDIS_FUNCTION_PREFIX "free", "free"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "end_quiet", "end of a quiet period"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "lower_fence", "lowering of a fence"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "reset_secret", "reset of a holder secret"},
 };
 
 /*
@@ -176,7 +177,7 @@ snowid_script_eval(SnowidRedisSession *session, const SnowidScriptCall *call,
 	{
 		freeReplyObject(reply);
 		snowid_redis_fail(result, SNOWID_REDIS_NO_LIBRARY,
-						  "Redis has no function %s, and this Redis user may not run the library with EVALSHA or EVAL instead.",
+						  "Redis has no function %s (no snowid library is loaded there, or one of an earlier release), and this Redis user may not run the library with EVALSHA or EVAL instead.",
 						  snowid_script_functions[call->function].name);
 		return NULL;
 	}
@@ -285,7 +286,8 @@ snowid_script_report_path(const SnowidRedisRequest *request,
 	if (result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED)
 		ereport(elevel,
 				(errmsg("snowid's function library is not loaded in redis, so snowid runs it with EVAL"),
-				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errdetail("Redis has no function %s... of this release (no snowid library is loaded there, or one of an earlier release).  A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server.",
+						   SNOWID_REDIS_FUNCTION_PREFIX),
 				 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster); then the Redis user needs FCALL, not EVAL.",
 						 path)));
 	else

@@ -13,12 +13,20 @@
 --   redis-cli -x FUNCTION LOAD REPLACE < "$("$PG_CONFIG" --sharedir)/extension/snowid.lua"
 --
 -- The server then only calls FCALL.  The names carry the version of their
--- arguments and replies (snowid_2_...): a release that changes them names
--- its functions snowid_3_..., and keeps the older ones here while servers
--- of an earlier release may call them (FUNCTION LOAD REPLACE swaps the
--- whole library).  The snowid_1_... functions of release 1.2 follow the
--- same rules: snowid_1_claim named the owners key alone, and finds the
--- other two by their names (its hash tag, so its Redis Cluster slot).
+-- arguments and replies (snowid_3_..., prefix below: the one place it is
+-- written, which the build gives the servers too): a release that changes
+-- them names its functions snowid_4_..., and keeps the older ones here
+-- while servers of an earlier release may call them (FUNCTION LOAD REPLACE
+-- swaps the whole library).  So a server finds no function of its version
+-- in a library of an earlier release, and asks for this one to be loaded
+-- (or runs its own with EVAL, where its Redis user may), never calling an
+-- older one with arguments it does not take.  snowid_3_ came after release
+-- 1.3.0: a holder proof where the secret was, the answers SNOWID_REGISTER
+-- and SNOWID_STALE_PROOF.  The snowid_2_... functions of 1.3.0 stay, for
+-- its servers (which send the secret itself, taken as before) and for an
+-- administrator's commands written for it; the snowid_1_... functions of
+-- release 1.2 too: snowid_1_claim named the owners key alone, and finds
+-- the other two by their names (its hash tag, so its Redis Cluster slot).
 -- Without the library (Redis 6, or not loaded) the server runs this file
 -- with EVALSHA, or EVAL, without its first line and its comment lines, the
 -- function's name as the first argument: the end of the file dispatches.
@@ -45,7 +53,7 @@
 -- so a Redis user that may call them may also write the three hashes
 -- directly (doc/redis.md, "The Redis user").
 
-local prefix = 'snowid_2_'
+local prefix = 'snowid_3_'
 
 -- The numbers of the protocol below are named as in snowid's C headers
 -- (src/core/layout.h, src/core/mark.h, src/coord/store.h,
@@ -1036,7 +1044,7 @@ local function lower_fence(keys, args)
   k = tostring(tonumber(k))
   if st.live(tonumber(k)) then
     return redis.error_reply('SNOWID_HELD ' .. k .. ' is held by ' .. st.holder[k] ..
-      ': free it first (snowid_2_free), once that server is stopped for good')
+      ': free it first (' .. prefix .. 'free), once that server is stopped for good')
   end
   st.fence_of[k] = nil
   retire(st, k, st.now + tonumber(margin))
@@ -1090,6 +1098,17 @@ local functions = {
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
   {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},
+  -- release 1.3.0's, which its servers and an administrator's commands
+  -- written for it call
+  {name = 'snowid_2_claim', callback = of_server(claim), flags = {}},
+  {name = 'snowid_2_lease_claim', callback = of_server(lease_claim), flags = {}},
+  {name = 'snowid_2_lease_renew', callback = of_server(lease_renew), flags = {}},
+  {name = 'snowid_2_lease_release', callback = of_server(lease_release), flags = {}},
+  {name = 'snowid_2_free', callback = free, flags = {}},
+  {name = 'snowid_2_reset_secret', callback = reset_secret, flags = {}},
+  {name = 'snowid_2_new_datacenter', callback = new_datacenter, flags = {}},
+  {name = 'snowid_2_end_quiet', callback = end_quiet, flags = {}},
+  -- release 1.2's
   {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
   {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
   {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},

@@ -173,7 +173,7 @@ sub run_on
 	like($err, qr/ERROR:  42883: $not_loaded at unix:\S+\n/,
 		"$kind, no library, narrow user: SQLSTATE 42883, a clear message");
 	like($err,
-		qr/DETAIL:  Redis has no function snowid_2_claim, and this Redis user may not run the library with EVALSHA or EVAL instead\./,
+		qr/DETAIL:  Redis has no function snowid_3_claim \(no snowid library is loaded there, or one of an earlier release\), and this Redis user may not run the library with EVALSHA or EVAL instead\./,
 		"$kind, no library, narrow user: the detail says why");
 	like($err,
 		qr/HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \Q$library\E \(on every primary of a Redis Cluster\)\./,
@@ -188,7 +188,10 @@ sub run_on
 			$server->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid')),
 		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew '
 		  . 'snowid_2_claim snowid_2_end_quiet snowid_2_free snowid_2_lease_claim '
-		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret',
+		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret '
+		  . 'snowid_3_claim snowid_3_end_quiet snowid_3_free snowid_3_lease_claim '
+		  . 'snowid_3_lease_release snowid_3_lease_renew snowid_3_lower_fence snowid_3_new_datacenter '
+		  . 'snowid_3_reset_secret',
 		"$kind: the administrator loaded the library from the installed file");
 
 	# Redis checks the commands inside a function against the caller's

@@ -134,7 +134,7 @@ my $page = $coord->source eq 'postgresql'
   : 'doc/redis.md, "Ending a quiet period"';
 like($hint, qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter .*\(\Q$page\E\)\.$/,
 	'and names ending the quiet period as an administrator\'s decision, by the page that says when it applies');
-unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
+unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_\d_|snowid_coordinator\.|\{snowid:/,
 	'with no command to run');
 unlike($err, qr/new_datacenter/,
 	'not how to mark the datacenter new, which the refused claim made impossible');

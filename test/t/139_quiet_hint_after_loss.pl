@@ -64,7 +64,7 @@ my $page = $coord->source eq 'postgresql'
   : 'doc/redis.md, "Ending a quiet period"';
 like($hint, qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing.*\(\Q$page\E\)\.$/,
 	'and leaves ending the quiet period to an administrator, naming the page that says when');
-unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
+unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_\d_|snowid_coordinator\.|\{snowid:/,
 	'it gives no command to run');
 
 # A issues on meanwhile

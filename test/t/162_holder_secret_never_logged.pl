@@ -108,8 +108,8 @@ if ($redis)
 	$monitor->kill_kill;
 	append_to_file("$PostgreSQL::Test::Utils::log_path/162_monitor.txt", $watched);
 	$logged = $coord->cli('SLOWLOG', 'GET', '-1') . "\n" . $watched;
-	like($watched, qr/snowid_2_claim/, 'MONITOR saw the claims');
-	like($logged, qr/snowid_2_lease_renew/, 'and the renewals');
+	like($watched, qr/snowid_3_claim/, 'MONITOR saw the claims');
+	like($logged, qr/snowid_3_lease_renew/, 'and the renewals');
 }
 else
 {
@@ -141,12 +141,12 @@ if ($redis)
 	my @keys = ('3', "$base:owners", "$base:leases", "$base:fences");
 	my @proofs = $watched =~ /"\Q$identity\E" "[^"]*" "(\d+:[0-9a-f]{40})"/g;
 	ok(@proofs >= 1, 'MONITOR shows a proof of the permanent holder')
-	  or diag(join("\n", grep { /snowid_2_claim/ } split /\n/, $watched));
+	  or diag(join("\n", grep { /snowid_3_claim/ } split /\n/, $watched));
 	my @renewals = $watched =~
-	  /"snowid_2_lease_renew" "3" "[^"]*" "[^"]*" "[^"]*" "\Q$lid\E" "[^"]*" "([0-9a-f]{16} \d+:[0-9a-f]{40})"/g;
+	  /"snowid_3_lease_renew" "3" "[^"]*" "[^"]*" "[^"]*" "\Q$lid\E" "[^"]*" "([0-9a-f]{16} \d+:[0-9a-f]{40})"/g;
 	ok(@renewals >= 1, 'and proofs of the lease holder\'s renewals');
-	for my $replay ([ 'snowid_2_claim', $identity, "-1 31 -1 0 $now", $proofs[-1] // '' ],
-		[ 'snowid_2_lease_release', $lid, "$wl 0", $renewals[-1] // '' ])
+	for my $replay ([ 'snowid_3_claim', $identity, "-1 31 -1 0 $now", $proofs[-1] // '' ],
+		[ 'snowid_3_lease_release', $lid, "$wl 0", $renewals[-1] // '' ])
 	{
 		my ($out, $err) = ('', '');
 		IPC::Run::run([ $coord->cli_program, '-s', $coord->socket, 'FCALL',

@@ -159,7 +159,7 @@ sub free_command
 	my $base = "{snowid:dc:$dc}";
 	my $margin = 60000 + ($max_drift_ms // 1000) + 1;
 
-	return "redis-cli FCALL snowid_2_free 3 $base:owners $base:leases "
+	return "redis-cli FCALL snowid_3_free 3 $base:owners $base:leases "
 	  . qq{$base:fences admin "$worker_id $margin"};
 }
 
@@ -293,7 +293,7 @@ sub load_library
 	return;
 }
 
-# Marks datacenter dc brand new (snowid_2_new_datacenter), as an
+# Marks datacenter dc brand new (snowid_3_new_datacenter), as an
 # administrator does before its first claim; refused, which is ignored, if
 # it has a record already (marked at a restart, see mark_new)
 sub mark_dc_new
@@ -301,12 +301,12 @@ sub mark_dc_new
 	my ($self, $dc) = @_;
 	my $base = "{snowid:dc:$dc}";
 
-	$self->try_cli('FCALL', 'snowid_2_new_datacenter', 3, "$base:owners",
+	$self->try_cli('FCALL', 'snowid_3_new_datacenter', 3, "$base:owners",
 		"$base:leases", "$base:fences", 'admin');
 	return;
 }
 
-# Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
+# Marks datacenters 0 to 63 brand new (snowid_3_new_datacenter), in one
 # redis-cli; one that has claims or a record already refuses, which is
 # ignored (a server restarted with its data).  Then resets the command
 # counts (command_calls): they count the test's calls only.
@@ -322,7 +322,7 @@ sub mark_new
 	for my $dc (0 .. 63)
 	{
 		my $base = "{snowid:dc:$dc}";
-		$commands .= "FCALL snowid_2_new_datacenter 3 $base:owners "
+		$commands .= "FCALL snowid_3_new_datacenter 3 $base:owners "
 		  . "$base:leases $base:fences admin\n";
 	}
 	# and the command counts (command_calls) start after it
@@ -470,7 +470,7 @@ sub free
 	my ($self, $dc, $worker_id, $margin) = @_;
 	my $base = "{snowid:dc:$dc}";
 
-	return $self->cli('FCALL', 'snowid_2_free', '3', "$base:owners",
+	return $self->cli('FCALL', 'snowid_3_free', '3', "$base:owners",
 		"$base:leases", "$base:fences", 'admin', "$worker_id $margin");
 }
 
