@@ -39,7 +39,6 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use Cwd qw(realpath);
-use File::Basename qw(dirname);
 use File::Path qw(make_path);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
@@ -116,31 +115,15 @@ sub run_in
 # A private copy of the PostgreSQL under test, each directory at its path
 # under one root (PostgreSQL finds its own relative to its programs)
 
-my ($pg_config) = SnowidTest::pg_config_in_path();
-my %dir;
-for my $what (qw(bindir pkglibdir sharedir includedir includedir-server libdir))
-{
-	chomp($dir{$what} = `$pg_config --$what`);
-	die "$pg_config --$what failed" if $? || $dir{$what} eq '';
-}
-my $root = PostgreSQL::Test::Utils::tempdir('installation');
-# libdir where it is the installation's own (a build from source, under
-# its prefix), not the system's (Debian's)
-my @copy = map { $dir{$_} } qw(bindir pkglibdir sharedir includedir includedir-server);
-push @copy, $dir{libdir} if index($dir{libdir}, dirname($dir{bindir}) . '/') == 0;
-for my $d (@copy)
-{
-	make_path($root . dirname($d));
-	my ($ok, $out) = run_in('/', 'cp', '-a', $d, $root . dirname($d) . '/');
-	die "could not copy $d: $out" unless $ok;
-}
-my $private = "$root$dir{bindir}/pg_config";
+my %dir = SnowidTest::private_installation();
+my $root = $dir{root};
+my $private = $dir{pg_config};
 my $extdir = "$root$dir{sharedir}/extension";
 my $libdir = "$root$dir{pkglibdir}";
 chomp(my $share = `$private --sharedir`);
 is($share, "$root$dir{sharedir}",
 	'the copy of the PostgreSQL under test finds its files where it lies');
-my $install_path = dirname("$root$dir{bindir}");
+my $install_path = $dir{install_path};
 
 # The source of the new version: this tree without what builds and tests
 # leave in it

@@ -8,6 +8,8 @@ package SnowidTest;
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Path qw(make_path);
 use File::Spec;
 use FindBin;
 use Time::HiRes;
@@ -276,6 +278,39 @@ sub pg_config_in_path
 	my ($major) = `$pg_config --version` =~ /PostgreSQL (\d+)/
 	  or die "$pg_config --version said nothing of a version";
 	return ($pg_config, $major);
+}
+
+# A private copy of the PostgreSQL under test, for a test that installs
+# into it what it may not install into the one under test (an earlier
+# release): each directory at its path under one new root (PostgreSQL finds
+# its own relative to its programs), libdir where it is the installation's
+# own (a build from source, under its prefix), not the system's (Debian's).
+# Returns a hash: root, install_path (for PostgreSQL::Test::Cluster's
+# install_path), pg_config (the copy's), and each directory (bindir,
+# sharedir, pkglibdir, ...) as the PostgreSQL under test names it.
+sub private_installation
+{
+	my ($pg_config) = pg_config_in_path();
+	my %dir;
+
+	for my $what (qw(bindir pkglibdir sharedir includedir includedir-server libdir))
+	{
+		chomp($dir{$what} = `$pg_config --$what`);
+		die "$pg_config --$what failed" if $? || $dir{$what} eq '';
+	}
+	my $root = PostgreSQL::Test::Utils::tempdir('installation');
+	my @copy = map { $dir{$_} } qw(bindir pkglibdir sharedir includedir includedir-server);
+	push @copy, $dir{libdir} if index($dir{libdir}, dirname($dir{bindir}) . '/') == 0;
+	for my $d (@copy)
+	{
+		my $out = '';
+
+		make_path($root . dirname($d));
+		IPC::Run::run([ 'cp', '-a', $d, $root . dirname($d) . '/' ], '>&', \$out)
+		  or die "could not copy $d: $out";
+	}
+	return (%dir, root => $root, install_path => dirname("$root$dir{bindir}"),
+		pg_config => "$root$dir{bindir}/pg_config");
 }
 
 # Skips the test file unless the PostgreSQL under test is one of the
