@@ -161,6 +161,19 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 				}
 				else if (strcmp(s, "42501") == 0)
 					hint = "Grant the role of snowid.coordinator_url EXECUTE on the functions of snowid_coordinator (doc/coordinator.md).";
+				else if (strcmp(s, "22023") == 0 &&
+						 strstr(result->message, "invalid holder secret") != NULL)
+				{
+					/*
+					 * This server sends only well-formed holder proofs: one
+					 * refused so is taken for a secret by snowid_coordinator
+					 * 1.0 (snowid 1.3.0's), which knows no proof.
+					 */
+					message = psprintf("the coordination database at %s has snowid_coordinator of an earlier release",
+									   where);
+					text = "It refused this server's holder proof as a malformed holder secret: its snowid_coordinator takes the secret itself (version 1.0, of snowid 1.3.0), and a server of this release sends only a proof of it.";
+					hint = "Update the extension first, as its owner, with the grants it needs: ALTER EXTENSION snowid_coordinator UPDATE (doc/install.md, \"From 1.3\").";
+				}
 			}
 			else if (detail->connected &&
 					 strcmp(detail->sqlstate, "55P03") == 0)
