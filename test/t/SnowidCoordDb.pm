@@ -20,12 +20,15 @@ my @outcome_columns = qw(outcome worker_id floor_ms fence_ms lease_ms holder gen
   counter);
 
 # Starts the server (under a SnowidTest::Clock if clock gives one; with
-# allows_streaming => 1 for a standby), creates the roles and the database,
-# and the extension in it as coord_owner.
+# allows_streaming => 1 for a standby; of the installation install_path if
+# given, PostgreSQL::Test::Cluster's), creates the roles and the database,
+# and the extension in it as coord_owner (of version if given, else the
+# default).
 sub new
 {
 	my ($class, $name, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opt{install_path} ? (install_path => $opt{install_path}) : ());
 
 	$node->init(allows_streaming => $opt{allows_streaming} ? 1 : 0);
 	$node->append_conf('postgresql.conf', "max_connections = 40\n");
@@ -44,7 +47,8 @@ sub new
 		CREATE DATABASE coord OWNER coord_owner;
 	});
 	my $self = bless { node => $node }, $class;
-	$self->sql('coord_owner', 'CREATE EXTENSION snowid_coordinator');
+	$self->sql('coord_owner', 'CREATE EXTENSION snowid_coordinator'
+		  . ($opt{version} ? " VERSION '$opt{version}'" : ''));
 	return $self;
 }
 
