@@ -44,6 +44,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidClients;
+use SnowidCoordDb;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -82,7 +83,7 @@ ok(-f "$sources/$_/snowid.control", "the sources of release $_") for @releases;
 my %block = SnowidClients::recipes("$top/doc/install.md");
 my @names = qw(upgrade-settings.sh upgrade-install.sh upgrade-redis.sh
   upgrade-update.sql upgrade-dependents.sql upgrade-update-views.sql
-  upgrade-sql-edition.sql);
+  upgrade-sql-edition.sql upgrade-1.3-redis.sh upgrade-1.3-coordinator.sql);
 ok(defined $block{$_}, "doc/install.md shows the block $_") for @names;
 # the settings block names what a reader sets, and nothing else: the test
 # sets the same
@@ -287,17 +288,21 @@ my $default = control_version("$top/snowid.control");
 my $n = 0;
 
 # One path: a server of release, its worker id set by hand (fixed), claimed
-# from Redis for good (redis) or on lease (lease), upgraded as the page says
+# from Redis for good (redis) or on lease (lease), or from a coordination
+# database for good (coordinator: from 1.3 on, with the snowid_coordinator
+# that release installed), upgraded as the page says (from 1.3, its
+# section's store update)
 sub path
 {
 	my ($release, $source) = @_;
 	my $what = "from $release, " . {
 		fixed => 'a worker id set by hand',
 		redis => 'a worker id claimed from Redis',
-		lease => 'a worker id on lease from Redis'
+		lease => 'a worker id on lease from Redis',
+		coordinator => 'a worker id claimed from a coordination database'
 	}->{$source};
 	my $dc = 2 + $n++;
-	my ($redis, $node, $ok, $out, $err);
+	my ($redis, $coord, $node, $ok, $out, $err);
 
 	note("upgrading $what");
 	SKIP:
@@ -305,7 +310,22 @@ sub path
 		skip "$what: release $release does not build against this PostgreSQL (a server of it could not run it)", 1
 		  unless install_release($release);
 
-		if ($source ne 'fixed')
+		if ($source eq 'coordinator')
+		{
+			# a coordination database with the release's snowid_coordinator,
+			# installed and granted as its script's head says, the
+			# datacenter marked new by its administrator
+			$coord = SnowidCoordDb->new("coord_from_$release" =~ s/\W/_/gr,
+				install_path => $install_path);
+			$coord->node->safe_psql('postgres', q{
+				CREATE ROLE snowid_fleet LOGIN;
+				CREATE ROLE snowid_admin LOGIN;
+			});
+			$coord->sql('coord_owner', SnowidCoordDb::head_grants(
+					"$extdir/snowid_coordinator--1.0.sql"));
+			$coord->sql('coord_owner', "SELECT snowid_coordinator.new_datacenter($dc)");
+		}
+		elsif ($source ne 'fixed')
 		{
 			# Redis with the function library of the release, if it had
 			# one (1.1 ran its claim with EVAL), loaded as its
@@ -313,6 +333,12 @@ sub path
 			$redis = SnowidRedis->new(library => 0, mark_new => 0);
 			$redis->cli('FUNCTION', 'LOAD', 'REPLACE', slurp_file("$extdir/snowid.lua"))
 			  if -e "$extdir/snowid.lua";
+			# from 1.3 on, the datacenter marked new by an administrator
+			# before its first claim, as its redis.md says, with that
+			# library's function
+			$redis->cli('FCALL', 'snowid_2_new_datacenter', 3,
+				map({ "{snowid:dc:$dc}:$_" } qw(owners leases fences)), 'admin')
+			  if $release >= 1.3;
 			redis_cli_for($redis);
 		}
 		$node = PostgreSQL::Test::Cluster->new("from_${release}_$source" =~ s/\W/_/gr,
@@ -321,6 +347,8 @@ sub path
 		$node->append_conf('postgresql.conf',
 			"shared_preload_libraries = 'snowid'\nsnowid.datacenter_id = $dc\n"
 			  . ($source eq 'fixed' ? "snowid.worker_id = 7\n"
+				: $coord ? "snowid.coordinator_url = 'postgresql:///coord?host=" . $coord->node->host
+				  . '&port=' . $coord->node->port . "&user=snowid_fleet'\n"
 				: "snowid.redis_url = '" . $redis->url . "'\n")
 			  . ($source eq 'lease' ? "snowid.worker_lease = '30s'\n" : ''));
 		$node->start;
@@ -355,11 +383,27 @@ sub path
 		# the page's steps
 		($ok, $out) = run_block('upgrade-install.sh', $dc);
 		ok($ok, "$what: step 1, the new version built and installed") or diag($out);
-		if ($redis)
+		if ($redis && $release < 1.3)
 		{
 			($ok, $out) = run_block('upgrade-redis.sh', $dc);
 			ok($ok, "$what: step 2, the new library loaded into Redis and the quiet period ended")
 			  or diag($out);
+		}
+		elsif ($redis)
+		{
+			($ok, $out) = run_block('upgrade-1.3-redis.sh', $dc);
+			ok($ok, "$what: step 2, the new library loaded into Redis") or diag($out);
+		}
+		elsif ($coord)
+		{
+			my ($ret, $stdout, $stderr) = $coord->node->psql('coord',
+				$block{'upgrade-1.3-coordinator.sql'}, on_error_stop => 1,
+				extra_params => [ '-U', 'coord_owner' ]);
+
+			is($ret, 0, "$what: step 2, snowid_coordinator updated by its owner") or diag($stderr);
+			is($coord->sql(undef, "SELECT extversion FROM pg_extension WHERE extname = 'snowid_coordinator'"),
+				control_version("$top/snowid_coordinator.control"),
+				"$what: the coordination database has this release's snowid_coordinator");
 		}
 		my $offset = -s $node->logfile;
 		$node->restart;
@@ -421,11 +465,12 @@ sub path
 			is($after, $before, "$what: the ids after carry the worker id of before");
 		}
 		is($node->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
-			{ fixed => 'config', redis => 'redis', lease => 'lease' }->{$source},
+			{ fixed => 'config', redis => 'redis', lease => 'lease', coordinator => 'postgresql' }->{$source},
 			"$what: snowid_status() says where it came from");
 
 		$node->stop;
 		$redis->stop if $redis;
+		$coord->node->stop if $coord;
 		uninstall($what);
 	}
 	return;
@@ -437,6 +482,8 @@ path('1.2', 'fixed');
 path('1.1', 'redis');
 path('1.2', 'redis');
 path('1.2', 'lease');
+path('1.3', 'redis');
+path('1.3', 'coordinator');
 
 # ---------------------------------------------------------------------------
 # The SQL edition: its update from each earlier version, as the page says,

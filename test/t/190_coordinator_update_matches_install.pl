@@ -101,19 +101,8 @@ copy($script_10, "$extdir/snowid_coordinator--1.0.sql")
 ok(-f "$extdir/snowid_coordinator--1.1.sql" && -f "$extdir/snowid_coordinator--1.0--1.1.sql",
 	'this release installs snowid_coordinator 1.1 and its update from 1.0');
 
-# The GRANT statements the head comment of a script (its first) gives, for the roles it
-# names (snowid_fleet, snowid_admin)
-sub head_grants
-{
-	my ($file) = @_;
-	my ($head) = slurp_file($file) =~ m{/\*(.*?)\*/}s;
-	my $text = join "\n", map { s/^ \*\s?//r } split /\n/, $head // '';
-	my @grants = $text =~ /^\s*(GRANT\b.*?;)/msg;
-
-	return join "\n", @grants;
-}
-my $grants_10 = head_grants($script_10);
-my $grants_11 = head_grants("$extdir/snowid_coordinator--1.1.sql");
+my $grants_10 = SnowidCoordDb::head_grants($script_10);
+my $grants_11 = SnowidCoordDb::head_grants("$extdir/snowid_coordinator--1.1.sql");
 like($grants_10, qr/TO snowid_fleet;.*TO snowid_admin;/s,
 	"1.3.0's script gives the grants of the servers' role and the administrators'");
 like($grants_11, qr/lower_fence.*TO snowid_admin;/s,

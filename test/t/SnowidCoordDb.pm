@@ -86,6 +86,18 @@ sub grant
 	return;
 }
 
+# The GRANT statements that the head comment (the first comment) of an
+# extension's script gives, for the roles it names (snowid_fleet,
+# snowid_admin), as one string: those of the release that made the script.
+sub head_grants
+{
+	my ($file) = @_;
+	my ($head) = PostgreSQL::Test::Utils::slurp_file($file) =~ m{/\*(.*?)\*/}s;
+	my $text = join "\n", map { s/^ \*\s?//r } split /\n/, $head // '';
+
+	return join "\n", $text =~ /^\s*(GRANT\b.*?;)/msg;
+}
+
 # A connection string to the database as a role
 sub connstr
 {
