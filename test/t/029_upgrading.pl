@@ -8,15 +8,20 @@
 # install as their users did; one whose C does not compile against the
 # PostgreSQL under test (1.0 against 16 and later) has no path there.  For
 # each path (a release, and where its server takes its worker id from: set
-# by hand, claimed from Redis for good or on lease), a server of that
-# release issues ids in two databases, one with a view on snowid_status();
-# with Redis, the Redis holds the function library of that release, if it
-# had one, as an administrator loaded it, and the server claims with that
-# release's Lua (FCALL, or EVAL of 1.1's script).  Then the page's steps: the settings block (the only one this
+# by hand, claimed from Redis for good or on lease, and from 1.3 on from a
+# coordination database), a server of that release issues ids in two
+# databases, one with a view on snowid_status(); with Redis, the Redis
+# holds the function library of that release, if it had one, as an
+# administrator loaded it, and the server claims with that release's Lua
+# (FCALL, or EVAL of 1.1's script); a coordination database has the
+# snowid_coordinator that release installed, granted as its script's head
+# says.  Then the page's steps: the settings block (the only one this
 # test writes itself: its PG_CONFIG and DATACENTERS), make and make
 # install of this source tree, with Redis the load of the new library and
-# the end of the quiet period, a restart, the update of both databases
-# (the one with the view by the page's transaction).  After them the
+# (before 1.3) the end of the quiet period, with a coordination database
+# the update of its extension by its owner ("From 1.3"), a restart, the
+# update of both databases (the one with the view by the page's
+# transaction).  After them the
 # server's first id is issued at once (no 55006, no wait for a quiet
 # period), and every id of both databases, before and after, is distinct,
 # the ids of each database rise in the order they were taken, those after
