@@ -46,6 +46,7 @@ use lib $FindBin::RealBin;
 use Cwd qw(realpath);
 use File::Path qw(make_path);
 use IPC::Run;
+use Time::HiRes;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidClients;
@@ -329,6 +330,9 @@ sub path
 			$coord->sql('coord_owner', SnowidCoordDb::head_grants(
 					"$extdir/snowid_coordinator--1.0.sql"));
 			$coord->sql('coord_owner', "SELECT snowid_coordinator.new_datacenter($dc)");
+			# its functions' calls counted (the check-ins below)
+			$coord->node->append_conf('postgresql.conf', "track_functions = 'pl'\n");
+			$coord->node->reload;
 		}
 		elsif ($source ne 'fixed')
 		{
@@ -410,6 +414,30 @@ sub path
 				control_version("$top/snowid_coordinator.control"),
 				"$what: the coordination database has this release's snowid_coordinator");
 		}
+		if ($release >= 1.3 && $source ne 'fixed')
+		{
+			# the server of 1.3.0, not restarted yet, checks in with the
+			# updated store (Redis: 1.3.0's snowid_2_claim of the new
+			# library) and goes on issuing
+			my $checkins = sub {
+				$redis
+				  ? ($redis->cli('INFO', 'commandstats') =~ /^cmdstat_fcall:calls=(\d+)/m)[0] // 0
+				  : $coord->sql(undef, q{SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions
+										  WHERE schemaname = 'snowid_coordinator' AND funcname = 'run_claim'});
+			};
+			my $log_at = -s $node->logfile;
+			my $first = $checkins->();
+			my $waited = 0;
+			while ($checkins->() <= $first && $waited++ < 600)
+			{
+				Time::HiRes::sleep(0.1);
+			}
+			cmp_ok($checkins->(), '>', $first, "$what: the server of 1.3.0 checks in with the updated store");
+			ok(!$node->log_contains('could not check in|stopped issuing', $log_at),
+				"$what: and its check-in is granted");
+			($ok, $err) = take_ids($node, 'shop', 1, 'before');
+			ok($ok, "$what: and it goes on issuing ids") or diag($err);
+		}
 		my $offset = -s $node->logfile;
 		$node->restart;
 		($ok, $err) = run_sql_block($node, 'postgres', 'upgrade-update-views.sql');
@@ -454,7 +482,8 @@ sub path
 				  if $phase eq 'after' && (!defined $first_after || $id < $first_after);
 			}
 		}
-		is(scalar keys %seen, 2200, "$what: 2,200 ids taken");
+		my $taken = 2200 + ($release >= 1.3 && $source ne 'fixed' ? 1 : 0);
+		is(scalar keys %seen, $taken, "$what: $taken ids taken");
 		is($dups, 0, "$what: none twice");
 		is($falls, 0, "$what: each database's rising in the order they were taken");
 		cmp_ok($first_after // 0, '>', $last_before,
