@@ -39,7 +39,7 @@
 -- "secret <identity>" of the fences hash, by that identity's first call
 -- that is granted; a later call of that identity that does not show that
 -- key, or shows none (a server of release 1.2), is refused with
--- SNOWID_WRONG_SECRET and writes nothing but the proof's number.  An administrator's
+-- SNOWID_WRONG_SECRET and writes nothing.  An administrator's
 -- reset_secret() removes the hash of a server that lost its secret.  This
 -- binds a holder name to its server for callers of these functions only:
 -- the commands the functions run are checked against the caller's ACL,
