@@ -25,7 +25,7 @@
 --
 -- Every function takes the datacenter's three keys (owners, leases,
 -- fences), the identity of the calling server, then its numbers separated
--- by spaces in one argument, then its holder secret: for a lease, after
+-- by spaces in one argument, then its holder proof: for a lease, after
 -- the token of the claim and a space, in the same argument.  (Redis
 -- refuses a command of more than ten words before AUTH, which would hide
 -- why a call without a password fails.)  Refusals are error replies whose
