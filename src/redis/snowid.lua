@@ -33,19 +33,20 @@
 --
 -- Every function takes the datacenter's three keys (owners, leases,
 -- fences), the identity of the calling server, then its numbers separated
--- by spaces in one argument, then its holder secret: for a lease, after
+-- by spaces in one argument, then its holder proof: for a lease, after
 -- the token of the claim and a space, in the same argument.  (Redis
 -- refuses a command of more than ten words before AUTH, which would hide
 -- why a call without a password fails.)  Refusals are error replies whose
 -- first word says which; they write nothing but the state record of the
 -- forgetting rule.
 --
--- THE HOLDER'S SECRET.  Every server sends a secret of its own (64
--- lower-case hex digits, kept in its data directory).  Its hash
--- (redis.sha1hex) is registered for the identity, in the field
+-- THE HOLDER'S SECRET.  Every server has a secret of its own (64
+-- lower-case hex digits, kept in its data directory), which it proves and
+-- never sends (see check_secret()).  Its hash (redis.sha1hex), the
+-- holder's key, is registered for the identity, in the field
 -- "secret <identity>" of the fences hash, by that identity's first call
--- that is granted; a later call of that identity with another secret, or
--- without one (a server of release 1.2), is refused with
+-- that is granted; a later call of that identity that does not show that
+-- key, or shows none (a server of release 1.2), is refused with
 -- SNOWID_WRONG_SECRET and writes nothing.  An administrator's
 -- reset_secret() removes the hash of a server that lost its secret.  This
 -- binds a holder name to its server for callers of these functions only:
