@@ -303,7 +303,7 @@ run_on('redis');
 	my $fake = SnowidFakeRedis->new(
 		FCALL   => 'perl:"-ERR unknown command `FCALL`, with args beginning with: \r\n"',
 		EVALSHA => 'perl:$main::sha = $args->[1]; "-NOSCRIPT No matching script. Please use EVAL.\r\n"',
-		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[6] eq "snowid_2_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
+		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[6] eq "snowid_3_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
 	my $node = SnowidTest::new_node('redis6',
 		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $fake->url });
 

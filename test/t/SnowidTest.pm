@@ -280,6 +280,29 @@ sub pg_config_in_path
 	return ($pg_config, $major);
 }
 
+# A file of an earlier release (test/versions.sh's SNOWID_RELEASE_X_Y for
+# version X.Y), as its sources hold it: from those test/run unpacks
+# (SNOWID_EARLIER_RELEASES; a test that calls this names that variable, so
+# that test/run does), else from this clone's git history; a test without
+# either is skipped (or fails under SNOWID_REQUIRE_TOOLS=1), naming why.
+sub release_file
+{
+	my ($version, $path) = @_;
+	my %v = versions();
+	my $commit = $v{ 'SNOWID_RELEASE_' . ($version =~ s/\./_/r) }
+	  // die "test/versions.sh names no release $version";
+	my $dir = $ENV{SNOWID_EARLIER_RELEASES};
+	my ($out, $err) = ('', '');
+
+	return PostgreSQL::Test::Utils::slurp_file("$dir/$version/$path")
+	  if defined $dir && -f "$dir/$version/$path";
+	IPC::Run::run([ 'git', '-C', "$FindBin::RealBin/../..", 'show', "$commit:$path" ],
+		'>', \$out, '2>', \$err)
+	  or missing_tool("needs $path of release $version ($commit): the git history of a clone, "
+		  . 'which test/run unpacks into SNOWID_EARLIER_RELEASES');
+	return $out;
+}
+
 # A private copy of the PostgreSQL under test, for a test that installs
 # into it what it may not install into the one under test (an earlier
 # release): each directory at its path under one new root (PostgreSQL finds
