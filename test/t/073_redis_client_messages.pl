@@ -162,7 +162,7 @@ $log_at = -s $node->logfile;
 is($ret, 0, '1.3.0\'s library: the server takes an id, its own library run with EVAL');
 like(
 	slurp_file($node->logfile, $log_at),
-	qr/LOG:  snowid's function library is not loaded in redis, so snowid runs it with EVAL\nDETAIL:  Redis has no function snowid_3_\.\.\. of this release \(no snowid library is loaded there, or one of an earlier release\)\.(?:.*\n)*?.*HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \S+snowid\.lua /,
+	qr/LOG:  snowid's function library is not loaded in redis, so snowid runs it with EVAL\n.*DETAIL:  Redis has no function snowid_3_\.\.\. of this release \(no snowid library is loaded there, or one of an earlier release\)\.(?:.*\n)*?.*HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \S+snowid\.lua /,
 	'1.3.0\'s library: the server log says so, the hint the command that loads this release\'s');
 $redis->load_library;
 
