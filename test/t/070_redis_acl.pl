@@ -92,7 +92,7 @@ sub check_refusals
 		qr/NOPERM/, "$kind: the user cannot read another datacenter's keys");
 	like(cli_as($server, 'snowid', 'HSET', $other, '0', 'me'),
 		qr/NOPERM/, "$kind: the user cannot write another datacenter's keys");
-	like(cli_as($server, 'snowid', 'FCALL', 'snowid_2_claim', '3', $other,
+	like(cli_as($server, 'snowid', 'FCALL', 'snowid_3_claim', '3', $other,
 			"${other}x", "${other}y", 'me', '-1 31 -1 0 9999999999999'),
 		qr/NOPERM/,
 		"$kind: the user cannot call a function on another datacenter's keys");
@@ -201,7 +201,7 @@ sub run_on
 	$server->cli('ACL', 'SETUSER', 'fcall_only', 'reset', 'on', ">$password",
 		"~{snowid:dc:$dc}:*", '+fcall');
 	my $base = "{snowid:dc:$dc}";
-	like(cli_as($server, 'fcall_only', 'FCALL', 'snowid_2_claim', '3',
+	like(cli_as($server, 'fcall_only', 'FCALL', 'snowid_3_claim', '3',
 			"$base:owners", "$base:leases", "$base:fences", 'me',
 			'-1 31 -1 0 9999999999999', '0' x 64),
 		qr/can't run this command|ACL failure in script|NOPERM/,

@@ -37,7 +37,7 @@ sub fcall
 	my ($function, $identity, $numbers, @token) = @_;
 	my $secret = '5e' x 32;
 
-	return $redis->cli('FCALL', "snowid_2_$function", '3',
+	return $redis->cli('FCALL', "snowid_3_$function", '3',
 		map({ "$base:$_" } qw(owners leases fences)), $identity,
 		$numbers, @token ? "$token[0] $secret" : $secret);
 }
@@ -102,7 +102,7 @@ for my $call ([ 'lease_claim', "16777215 60000 $now " . ($now + 1000) . ' -1 0',
 	my ($out, $err) = ('', '');
 	my $h = IPC::Run::start(
 		[ $redis->cli_program, '-s', $redis->socket, '-e', 'FCALL',
-			"snowid_2_$function", '3', map({ "$base:$_" } qw(owners leases fences)),
+			"snowid_3_$function", '3', map({ "$base:$_" } qw(owners leases fences)),
 			$wide, $numbers, @token ],
 		'<', \undef, '>', \$out, '2>', \$err);
 	my ($pings, $busy) = (0, 0);

@@ -97,7 +97,7 @@ sub call
 	}
 	my $last = defined $token ? "$token $self->{secret}" : $self->{secret};
 	my @reply = eval {
-		$self->{coord}->cli('FCALL', "snowid_2_$function", 3, $self->keys,
+		$self->{coord}->cli('FCALL', "snowid_3_$function", 3, $self->keys,
 			$self->{identity}, $numbers, $last);
 	};
 	return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : "error $@" if $@;
@@ -159,7 +159,7 @@ sub admin
 		return "ok $out";
 	}
 	my @reply = eval {
-		$self->{coord}->cli('FCALL', "snowid_2_$function", 3, $self->keys, 'admin',
+		$self->{coord}->cli('FCALL', "snowid_3_$function", 3, $self->keys, 'admin',
 			$numbers eq '' ? () : $numbers);
 	};
 	return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : "error $@" if $@;
@@ -208,7 +208,7 @@ END
 	my ($s, $us) = @{ resp($sock, 'TIME') };
 	my $now = $s * 1000 + int($us / 1000);
 	my $seen = $now + 3600000 + $ahead;
-	resp($sock, 'FCALL', 'snowid_2_claim', 3, $self->keys, $me,
+	resp($sock, 'FCALL', 'snowid_3_claim', 3, $self->keys, $me,
 		join(' ', -1, 31, -1, 0, $now, 1101, 0, $seen, $seen_counter, 0), $secret);
 	close $sock;
 	return $seen;
