@@ -5,7 +5,8 @@
  *	  has no more; the functions, their settings and the revokes from PUBLIC
  *	  that follow are 1.1's own parts (sql/snowid_coordinator/1.1/), as a
  *	  fresh install makes them; the grants an administrator made stay, and
- *	  the tail gives what 1.1 adds to the roles that had their 1.0 part.
+ *	  what 1.1 adds is the owner's alone until the administrator grants it
+ *	  (doc/install.md, "From 1.3"), as after an install.
  *
  * What 1.1 changes (doc/coordinator.md, CHANGELOG.md):
  *
@@ -27,8 +28,9 @@
  *	 claim.
  * - The holder proves its secret instead of sending it: holders.proof_n,
  *	 the table pads, the procedure prove() that the servers' procedures
- *	 call first (the roles that may call those get it, see the tail).
- *	 Servers of 1.3.0 still send the secret, which 1.1 takes.
+ *	 call first (the servers' role needs a grant of it: the update warns
+ *	 until it has one).  Servers of 1.3.0 still send the secret, which 1.1
+ *	 takes.
  */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
