@@ -12,7 +12,7 @@ DATA = sql/snowid--1.0.sql \
 	sql/snowid--1.2--1.3.sql
 # The scripts kept in parts by concern (sql/EXTENSION/VERSION/PART.sql),
 # which the Makefile makes (below)
-SQL_BUILT = sql/snowid_coordinator--1.0.sql \
+SQL_BUILT = sql/snowid_coordinator--1.1.sql sql/snowid_coordinator--1.0--1.1.sql \
 	sql/snowid_sql--1.0.sql sql/snowid_sql--1.0--1.1.sql \
 	sql/snowid_sql--1.1--1.2.sql sql/snowid_sql--1.2--1.4.sql \
 	sql/snowid_sql--1.3--1.4.sql sql/snowid_sql--1.4.sql
@@ -190,9 +190,19 @@ include $(PGXS)
 # parts listed here, in this order (the script's: an object after those it
 # uses), each part after a comment line that names it; test/tools/sql-parts
 # refuses a part of the directory that the list leaves out
-sql/snowid_coordinator--1.0.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.0/, \
+# snowid_coordinator 1.1 is made from its parts, and its update from 1.0
+# (what 1.3.0 installed) takes the functions and their settings from them
+# (written once) between its head, which changes the tables and drops what
+# 1.1 has no more, and its privileges, which are those of what 1.1 added
+# (what 1.0 had keeps the grants an administrator made)
+sql/snowid_coordinator--1.1.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.1/, \
 	schema.sql tables.sql helpers.sql fence.sql quiet.sql claim.sql \
-	lease.sql free.sql procedures.sql reset_secret.sql privileges.sql)
+	lease.sql free.sql procedures.sql reset_secret.sql settings.sql \
+	privileges.sql)
+sql/snowid_coordinator--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/, \
+	1.0--1.1/head.sql 1.1/helpers.sql 1.1/fence.sql 1.1/quiet.sql 1.1/claim.sql \
+	1.1/lease.sql 1.1/free.sql 1.1/procedures.sql 1.1/reset_secret.sql \
+	1.1/settings.sql 1.0--1.1/privileges.sql)
 sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
 	objects.sql config.sql claim.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql version.sql)
@@ -271,9 +281,11 @@ src/stores.redis: FORCE
 # make uninstall removes, beside what this version installs, the scripts
 # earlier versions installed that it does not (a make install of it over
 # one of those leaves them in place): the whole install scripts of snowid
-# 1.1 to 1.3, which sql/snowid--1.0.sql and its updates replaced, and that
-# of snowid_sql 1.2 once a later version's replaces it
-DATA_EARLIER = snowid--1.1.sql snowid--1.2.sql snowid--1.3.sql snowid_sql--1.2.sql
+# 1.1 to 1.3, which sql/snowid--1.0.sql and its updates replaced, that
+# of snowid_sql 1.2 once a later version's replaces it, and that of
+# snowid_coordinator 1.0 (1.3.0's), which 1.1's replaced
+DATA_EARLIER = snowid--1.1.sql snowid--1.2.sql snowid--1.3.sql snowid_sql--1.2.sql \
+	snowid_coordinator--1.0.sql
 uninstall: uninstall-earlier
 .PHONY: uninstall-earlier
 uninstall-earlier:

@@ -590,7 +590,9 @@ snowid_cannot_run()
 # are errors.  The extension's SQL scripts are replaced, not added to: an
 # install script that an earlier make install left (snowid--1.3.sql of
 # 1.3) would be run instead of sql/snowid--1.0.sql and its updates
-# (test/t/docs-and-packaging/packaging_agrees.pl checks that none is left).
+# (test/t/docs-and-packaging/packaging_agrees.pl checks that none is left); and
+# snowid_coordinator--1.0.sql of a build between 1.3.0 and its 1.1 is
+# what no release installed.
 snowid_build()
 {
 	local extdir run=()
@@ -609,7 +611,7 @@ snowid_build()
 	if [[ ! -w $("$PG_CONFIG" --pkglibdir) || ! -w $extdir ]]; then
 		run=(as_root)
 	fi
-	"${run[@]}" rm -f -- "$extdir"/snowid--*.sql || return 1
+	"${run[@]}" rm -f -- "$extdir"/snowid--*.sql "$extdir"/snowid_coordinator--*.sql || return 1
 	"${run[@]}" make -C "$SNOWID_SRC" PG_CONFIG="$PG_CONFIG" install || return 1
 }
 

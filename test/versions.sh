@@ -24,10 +24,15 @@ SNOWID_HIREDIS_19="1.2"
 # The hiredis versions built with TLS (hiredis_ssl)
 SNOWID_HIREDIS_TLS="1.2"
 
-# The earlier releases of snowid, none of them tagged: each the last commit
-# of main at its version (snowid.control's default_version), which
-# test/t/docs-and-packaging/upgrading_as_documented.pl upgrades from and test/tools/package packages
-# (1.2).  From 1.3 on, a release is a tag vX.Y.Z (doc/install.md).
+# The earlier releases of snowid: each the last commit of main at its
+# version (snowid.control's default_version), none of them tagged up to
+# 1.2; from 1.3 on, a release is a tag vX.Y.Z (doc/install.md), and its
+# commit is named here too (1.3: v1.3.0), so that a tree without tags (a
+# clone of a branch, an unpacked archive's history) finds it.
+# test/t/docs-and-packaging/upgrading_as_documented.pl upgrades from each, test/tools/package packages
+# 1.2, and test/t/coordinator/update_matches_install.pl updates 1.3.0's
+# snowid_coordinator.
 SNOWID_RELEASE_1_0="b7c571d249f16d23d820a8472531dd04f90de7f5"
 SNOWID_RELEASE_1_1="316e69a1fd38dd6a3fe7a23e7b236eadb4ce27a8"
 SNOWID_RELEASE_1_2="fa2c6180f429111880a33406b8970ee514159527"
+SNOWID_RELEASE_1_3="126dbc6485657f0e550070bc590e70de887c6623"

@@ -32,7 +32,7 @@
  * yet, or is held still) raises nothing, and the server stops issuing.
  * Once the fence was reached, only a check-in the store granted raises it,
  * and that check-in sends when this server's last granted call was, as a
- * restart does (the confirmed re-assertion rule, coord/store.h): a holder
+ * restart of an earlier release does (the restart rule, coord/store.h): a holder
  * that went quiet across a loss is then a new claimant.  A caller at the
  * fence wakes the worker (a clock stepped forward reaches it early) and
  * waits for it, within snowid.max_wait_ms (core/generator.c).

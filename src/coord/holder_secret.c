@@ -23,16 +23,36 @@
  * (doc/security.md).  No locking applies: the file is made with link(),
  * which fails if another process made it first, and then read by all.
  *
+ * The secret itself is never sent: a store's logs (Redis' SLOWLOG and
+ * MONITOR, a coordination database's log_min_duration_statement with its
+ * parameters) show what a call sends.  The key of a holder is the hash the
+ * store keeps of its secret (SHA-1 in Redis, SHA-256 in a coordination
+ * database, in hexadecimal), and each call sends a proof: a number n
+ * larger than any this process sent before (the clock in microseconds, or
+ * one past the last), and the hash of "<key>:<n>".  The store takes n
+ * before anything else, refusal or not, and refuses one no larger than the
+ * last it took (snowid_holder_proof_after() then moves this process past
+ * it), so a proof read from a log is never taken again.  The key goes
+ * once, when the store asks for it to register the name: to Redis as it
+ * is, to a coordination database hidden by a pad the database made and
+ * answered (the answer is not logged), XORed with the pad's SHA-256.
+ * The last n is process-local: no lock.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/cryptohash.h"
+#include "common/sha1.h"
+#include "common/sha2.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/resowner.h"
 
 #include "coord/holder_secret.h"
 #include "util/secret_file.h"
@@ -45,7 +65,13 @@
 #define SNOWID_SECRET_LINE_LEN \
 	(sizeof(SNOWID_SECRET_PREFIX) - 1 + SNOWID_HOLDER_SECRET_LEN + 1)
 
+/* The last n of a proof this process sent, or was told of */
+static int64 snowid_proof_last_n = 0;
+
 static int	snowid_holder_secret_open(void);
+static void snowid_proof_hash(SnowidProofHash hash, const char *text,
+							  uint8 *digest, size_t *len);
+static void snowid_hex(const uint8 *bytes, size_t len, char *hex);
 static bool snowid_secret_make(void);
 static bool snowid_secret_parse(const char *line, size_t len, char *secret);
 
@@ -202,4 +228,120 @@ snowid_secret_make(void)
 	if (ok)
 		fsync_fname(".", true);
 	return ok;
+}
+
+/*
+ * snowid_holder_proof
+ *		This server's proof for one call, made of its secret, into proof
+ *		(SNOWID_HOLDER_PROOF_LEN bytes): "<n>:<hash of '<key>:<n>'>", with
+ *		":<key>" after it if pad is not NULL, to register the key: for Redis
+ *		(pad "") as it is; for a coordination database, XORed with the
+ *		SHA-256 of the pad it answered.
+ */
+void
+snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
+					char *proof)
+{
+	uint8		key[PG_SHA256_DIGEST_LENGTH];
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	uint8		mask[PG_SHA256_DIGEST_LENGTH];
+	char		key_hex[2 * PG_SHA256_DIGEST_LENGTH + 1];
+	char		text[2 * PG_SHA256_DIGEST_LENGTH + 32];
+	size_t		key_len;
+	size_t		len;
+	struct timespec now;
+	int64		n;
+	int			used;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	n = (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000;
+	n = Max(n, snowid_proof_last_n + 1);
+	snowid_proof_last_n = n;
+
+	snowid_proof_hash(hash, secret, key, &key_len);
+	snowid_hex(key, key_len, key_hex);
+	snprintf(text, sizeof(text), "%s:" INT64_FORMAT, key_hex, n);
+	snowid_proof_hash(hash, text, digest, &len);
+	used = snprintf(proof, SNOWID_HOLDER_PROOF_LEN, INT64_FORMAT ":", n);
+	snowid_hex(digest, len, proof + used);
+	if (pad != NULL)
+	{
+		used = strlen(proof);
+		proof[used++] = ':';
+		if (pad[0] != '\0')
+		{
+			snowid_proof_hash(SNOWID_PROOF_SHA256, pad, mask, &len);
+			for (size_t i = 0; i < key_len; i++)
+				key[i] ^= mask[i];
+			snowid_hex(key, key_len, proof + used);
+		}
+		else
+			strlcpy(proof + used, key_hex, SNOWID_HOLDER_PROOF_LEN - used);
+	}
+	explicit_bzero(key, sizeof(key));
+	explicit_bzero(key_hex, sizeof(key_hex));
+	explicit_bzero(text, sizeof(text));
+	explicit_bzero(mask, sizeof(mask));
+}
+
+/*
+ * snowid_holder_proof_after
+ *		The store refused a proof as no larger than last_n, the last it took
+ *		of this holder: the next proof goes past it.
+ */
+void
+snowid_holder_proof_after(int64 last_n)
+{
+	snowid_proof_last_n = Max(snowid_proof_last_n, last_n);
+}
+
+/*
+ * snowid_proof_hash
+ *		The hash of text into digest (*len bytes).  A process without a
+ *		resource owner (a background worker between transactions) lends
+ *		the hash one of its own, which it keeps.
+ */
+static void
+snowid_proof_hash(SnowidProofHash hash, const char *text, uint8 *digest,
+				  size_t *len)
+{
+	static ResourceOwner owner = NULL;
+	ResourceOwner saved = CurrentResourceOwner;
+	pg_cryptohash_ctx *ctx;
+	bool		ok;
+
+	*len = hash == SNOWID_PROOF_SHA1 ? SHA1_DIGEST_LENGTH :
+		PG_SHA256_DIGEST_LENGTH;
+	if (CurrentResourceOwner == NULL)
+	{
+		if (owner == NULL)
+			owner = ResourceOwnerCreate(NULL, "snowid holder proof");
+		CurrentResourceOwner = owner;
+	}
+	ctx = pg_cryptohash_create(hash == SNOWID_PROOF_SHA1 ? PG_SHA1 : PG_SHA256);
+	ok = ctx != NULL &&
+		pg_cryptohash_init(ctx) == 0 &&
+		pg_cryptohash_update(ctx, (const uint8 *) text, strlen(text)) == 0 &&
+		pg_cryptohash_final(ctx, digest, *len) == 0;
+	pg_cryptohash_free(ctx);
+	CurrentResourceOwner = saved;
+	if (!ok)
+		elog(ERROR, "could not compute a snowid holder proof");
+}
+
+/*
+ * snowid_hex
+ *		len bytes as lower-case hexadecimal digits and a NUL.
+ */
+static void
+snowid_hex(const uint8 *bytes, size_t len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++)
+	{
+		hex[2 * i] = digits[bytes[i] >> 4];
+		hex[2 * i + 1] = digits[bytes[i] & 0xf];
+	}
+	hex[2 * len] = '\0';
 }

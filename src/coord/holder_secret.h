@@ -14,4 +14,22 @@
 
 extern void snowid_holder_secret(char *secret);
 
+/*
+ * A holder proof, which a call sends in place of the secret (holder_secret.c):
+ * "<n>:<proof>", and to register the key ":<key>" after it; at most
+ * 20 + 1 + 64 + 1 + 64 bytes and a NUL
+ */
+#define SNOWID_HOLDER_PROOF_LEN		160
+
+/* The hash a store keeps of a secret, and its proofs are made with */
+typedef enum SnowidProofHash
+{
+	SNOWID_PROOF_SHA1,			/* Redis: redis.sha1hex */
+	SNOWID_PROOF_SHA256			/* a coordination database: sha256() */
+} SnowidProofHash;
+
+extern void snowid_holder_proof(const char *secret, SnowidProofHash hash,
+								const char *pad, char *proof);
+extern void snowid_holder_proof_after(int64 last_n);
+
 #endif							/* SNOWID_COORD_HOLDER_SECRET_H */

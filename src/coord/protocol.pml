@@ -4,7 +4,7 @@
  *	  (Promela): servers that claim worker ids for good or on lease, renew,
  *	  release, check in and re-assert, stop, crash, freeze and thaw, and are
  *	  copied; a store (the Redis library src/redis/snowid.lua, or the
- *	  coordination database sql/snowid_coordinator--1.0.sql: both keep the
+ *	  coordination database sql/snowid_coordinator--1.1.sql: both keep the
  *	  same rules) that loses its data, rolls back to an earlier state, or
  *	  fails over to a replica that missed writes; clocks that differ within
  *	  the declared margin and step; and another member of the fleet that

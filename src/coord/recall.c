@@ -22,9 +22,10 @@
  * the one the file names, and read at the first call after a start.  A file
  * of another store or datacenter is ignored: nothing was seen of this one.
  * confirmed_ms is when this server sent its last call the store granted,
- * by its own clock: a restart sends it with the worker id it re-asserts,
- * and after a loss the store takes the re-assertion as a new claim if it
- * lies too far back (the confirmed re-assertion rule, coord/store.h).  A
+ * by its own clock: a check-in whose check-in fence was reached sends it
+ * (checkin.c), and after a loss the store takes such a call as a new claim
+ * (the restart rule, coord/store.h); stores of an earlier build weighed it
+ * against the loss, as restarts of earlier builds sent it.  A
  * file written before it, without it, counts as 0: unknown, as far back
  * as can be.  The file lags the last granted call by less than the step,
  * which only makes a restart's word older than it is, never newer.

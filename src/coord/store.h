@@ -10,7 +10,7 @@
  * identity, for good or on lease), a lease's expiry, floor and token, and
  * the id's fence.  Every store keeps the one fence rule (doc/internals.md,
  * "The fence rule"; a coordination database keeps it in SQL in
- * sql/snowid_coordinator/1.0/fence.sql): for every worker id, each new
+ * sql/snowid_coordinator/1.1/fence.sql): for every worker id, each new
  * holder's first id lies above every id any earlier holder could have
  * issued.
  *
@@ -40,8 +40,9 @@
  *	 * The store keeps, with each datacenter's claims, a state record: the
  *	   server the claims were written under (Redis: its run id, and the
  *	   generation in each of the datacenter's hashes; a coordination
- *	   database: the install of snowid_coordinator, the system identifier
- *	   and the timeline), a generation (the store's clock when the record
+ *	   database: the install of snowid_coordinator, the system
+ *	   identifier, the timeline and its postmaster's start, so that every
+ *	   restart counts, as Redis' does), a generation (the store's clock when the record
  *	   was made, later than every generation before it) and a counter that
  *	   every call of a holder moves up.
  *	 * Every holder remembers the generation and counter it saw last (in
@@ -71,13 +72,13 @@
  *	   in (coord/checkin.c) every snowid.checkin_interval, a lease holder renews,
  *	   and a renewal whose lease is gone makes it again in a quiet period.
  *	   A holder whose re-assertion is refused stops issuing at once.
- *	 * A restart re-asserts its cache file's id with request.confirmed_ms,
- *	   when it sent its last granted call (kept by coord/recall.c).  After
- *	   a loss, a re-assertion counts as the server's own only if
- *	   confirmed_ms >= from - min(until - from, quiet_ms) + widest margin
- *	   (the quiet period the state record notes, the call's quiet_ms);
- *	   otherwise it is a new claim: its server may have stopped before its
- *	   id went to another, a grant the store forgot (doc/internals.md).
+ *	 * Only a holder that runs re-asserts (the restart rule): a restart
+ *	   prefers its cache file's id and re-asserts nothing, and after a
+ *	   loss the stores take a call that sends request.confirmed_ms (a
+ *	   restart of an earlier release, a check-in whose check-in fence was
+ *	   reached) as a new claim: its server may have been freed while it
+ *	   was stopped and its id granted to another, a grant the store forgot
+ *	   (doc/internals.md).
  *	 * An administrator marks a brand-new datacenter (new_datacenter):
  *	   its first claims wait for nothing.  One who knows the store lost
  *	   nothing ends a quiet period (end_quiet), which the refusal's hint

@@ -43,9 +43,9 @@
  * The cache file never outlives the claim it names: it is removed when the
  * store refuses the claim, when a check-in finds the id given away
  * (checkin.c), and when the server moves onto a lease, which takes its id
- * for good over.  So a claim at start that re-asserts the cached id
- * (coord/store.h) re-asserts a claim that no other server was granted
- * since.
+ * for good over.  A claim at start only prefers the cached id: it
+ * re-asserts nothing (the restart rule, coord/store.h), as an
+ * administrator may have freed it while this server was stopped.
  *
  *-------------------------------------------------------------------------
  */
@@ -248,23 +248,15 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 		 snowid_cache_is_ours(&cached, &request)) ? cached.worker_id : -1;
 
 	/*
-	 * This server's own last claim: re-asserted if the store forgot it.  The
-	 * cache file never outlives that claim (it goes when the store refuses a
-	 * claim and when the server moves onto a lease), so it names no id the
-	 * store gave to another server since.
+	 * A restart re-asserts nothing (the restart rule, coord/store.h): only a
+	 * holder that runs does, with its check-in.  While this server was
+	 * stopped, an administrator may have freed its id and another server
+	 * claimed it, a grant the store may have forgotten since; so the cached
+	 * id is only preferred, and after a loss this claim waits for the quiet
+	 * period and its floor as a new server's does.  Without a loss, the
+	 * store grants the id it holds for this server at once.
 	 */
-	request.reassert = have_cache && snowid_cache_is_ours(&cached, &request) &&
-		(request.explicit_worker_id < 0 ||
-		 cached.worker_id == request.explicit_worker_id);
-
-	/*
-	 * And when this server sent its last call the store granted: after a
-	 * loss, one sent too long before it is no re-assertion (the confirmed
-	 * re-assertion rule, coord/store.h), as this server may have stopped
-	 * before its id went to another server, a grant the store forgot.
-	 */
-	if (request.reassert)
-		request.confirmed_ms = snowid_recall_confirmed();
+	request.reassert = false;
 
 	/* every report from here on says which server was claiming */
 	errcallback.callback = snowid_claim_context;

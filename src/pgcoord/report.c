@@ -66,7 +66,10 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 								   snowid_unix_ms_text(detail->fence_ms));
 				text = psprintf("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
 								(long long) (detail->fence_ms - request->usable_ms));
-				hint = "Wait until then and call again, or set snowid.worker_id to another free id.";
+				hint = psprintf("Wait until then and call again, or set snowid.worker_id to another free id.  If no server issued ids with worker id %d past the coordination server's clock (a fence a fleet member set), an administrator lowers it with SELECT snowid_coordinator.lower_fence(%d, %d, %lld) (doc/troubleshooting.md).",
+								detail->worker_id, request->datacenter_id,
+								detail->worker_id,
+								(long long) request->free_margin_ms);
 				break;
 			}
 			message = psprintf("no worker id of datacenter %d can be taken until %s",
@@ -75,7 +78,10 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 			text = psprintf("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
 							detail->worker_id,
 							(long long) (detail->fence_ms - request->usable_ms));
-			hint = "Wait until then and try again, or free the worker id of a decommissioned server.";
+			hint = psprintf("Wait until then and try again, or free the worker id of a decommissioned server.  If no server issued ids with worker id %d past the coordination server's clock (a fence a fleet member set), an administrator lowers it with SELECT snowid_coordinator.lower_fence(%d, %d, %lld) (doc/troubleshooting.md).",
+							detail->worker_id, request->datacenter_id,
+							detail->worker_id,
+							(long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_IMPLAUSIBLE:
@@ -85,7 +91,10 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 			text = psprintf("The fence is %s, %lld ms past the latest one a snowid server can have written by now; snowid takes no worker id on the word of one that far ahead.",
 							snowid_unix_ms_text(detail->fence_ms),
 							(long long) (detail->fence_ms - request->plausible_ms));
-			hint = "Find out who else writes snowid_coordinator's tables, then set the fence to just past the last id any server issued with that worker id.";
+			hint = psprintf("Find out who else writes snowid_coordinator's tables; then, once no server holds worker id %d and none issued ids with it past the coordination server's clock, an administrator lowers the fence with SELECT snowid_coordinator.lower_fence(%d, %d, %lld) (doc/troubleshooting.md).",
+							detail->worker_id, request->datacenter_id,
+							detail->worker_id,
+							(long long) request->free_margin_ms);
 			break;
 
 		case SNOWID_PG_CONFLICT:
@@ -152,6 +161,19 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 				}
 				else if (strcmp(s, "42501") == 0)
 					hint = "Grant the role of snowid.coordinator_url EXECUTE on the functions of snowid_coordinator (doc/coordinator.md).";
+				else if (strcmp(s, "22023") == 0 &&
+						 strstr(result->message, "invalid holder secret") != NULL)
+				{
+					/*
+					 * This server sends only well-formed holder proofs: one
+					 * refused so is taken for a secret by snowid_coordinator
+					 * 1.0 (snowid 1.3.0's), which knows no proof.
+					 */
+					message = psprintf("the coordination database at %s has snowid_coordinator of an earlier release",
+									   where);
+					text = "It refused this server's holder proof as a malformed holder secret: its snowid_coordinator takes the secret itself (version 1.0, of snowid 1.3.0), and a server of this release sends only a proof of it.";
+					hint = "Update the extension first, as its owner, with the grants it needs: ALTER EXTENSION snowid_coordinator UPDATE (doc/install.md, \"From 1.3\").";
+				}
 			}
 			else if (detail->connected &&
 					 strcmp(detail->sqlstate, "55P03") == 0)

@@ -28,6 +28,8 @@ typedef enum SnowidPgOutcome
 	SNOWID_PG_LOST,
 	SNOWID_PG_QUIET,			/* no id until fence_ms (the forgetting
 								 * rule) */
+	SNOWID_PG_REGISTER,			/* no key registered: send it under the
+								 * pad answered */
 	SNOWID_PG_BAD_REPLY			/* a row of unexpected shape */
 } SnowidPgOutcome;
 

@@ -6,8 +6,9 @@
  *	  snowid_coordinator, one statement each (which commits its work), each
  *	  leaving its account of how it ended for pgcoord/report.c.
  *
- * Every call sends this server's holder name and secret; a secret other
- * than the one registered for the name is refused (SQLSTATE 42501).  Every
+ * Every call sends this server's holder name and a proof of its secret
+ * (coord/holder_secret.c), never the secret; a proof of another key than
+ * the one registered for the name is refused (SQLSTATE 42501).  Every
  * procedure of snowid_coordinator returns one row
  *
  *		(outcome, worker_id, floor_ms, fence_ms, lease_ms, holder)
@@ -29,6 +30,7 @@
 
 #include "libpq-fe.h"
 
+#include "coord/holder_secret.h"
 #include "pgcoord/conn.h"
 #include "pgcoord/report.h"
 #include "pgcoord/store.h"
@@ -63,6 +65,9 @@ typedef struct SnowidPgParams
 	bool		overflow;		/* more were added than it holds: not sent */
 	const char *values[SNOWID_PG_PARAMS_MAX];
 	char		numbers[SNOWID_PG_PARAMS_MAX][24];
+	int			proof_slot;		/* where the holder proof goes, made as the
+								 * call is sent (snowid_pg_call) */
+	char		proof[SNOWID_HOLDER_PROOF_LEN];
 } SnowidPgParams;
 
 /*
@@ -121,6 +126,11 @@ static bool snowid_pg_call(const SnowidPgTarget *target,
 						   const SnowidStoreRequest *request, const char *sql,
 						   const SnowidPgParams *params,
 						   SnowidPgRow *row, SnowidStoreResult *result);
+static bool snowid_pg_call_once(const SnowidPgTarget *target,
+								const SnowidStoreRequest *request,
+								const char *sql,
+								const SnowidPgParams *params,
+								SnowidPgRow *row, SnowidStoreResult *result);
 static bool snowid_pg_read_row(const PGresult *res, SnowidPgRow *row);
 static bool snowid_pg_number(const PGresult *res, int column, int64 *value);
 static bool snowid_pg_refusal(const SnowidStoreRequest *request,
@@ -404,14 +414,17 @@ snowid_pg_add_bool(SnowidPgParams *params, bool value)
 
 /*
  * snowid_pg_add_holder
- *		Appends what every call begins with: datacenter, identity, secret.
+ *		Appends what every call begins with: datacenter, identity, and the
+ *		slot of the holder proof, which stands for the secret
+ *		(coord/holder_secret.c): never the secret itself, which the
+ *		database's log would show.
  */
 static void
 snowid_pg_add_holder(SnowidPgParams *params, const SnowidStoreRequest *request)
 {
 	snowid_pg_add_int(params, request->datacenter_id);
 	snowid_pg_add_text(params, request->identity);
-	snowid_pg_add_text(params, request->secret);
+	params->proof_slot = snowid_pg_param_slot(params);
 }
 
 /*
@@ -429,6 +442,53 @@ snowid_pg_add_seen(SnowidPgParams *params, const SnowidStoreRequest *request)
 
 /*
  * snowid_pg_call
+ *		Runs one function of snowid_coordinator with a holder proof made
+ *		for it, and again, once each, with the key under the pad the
+ *		database answered when it has none registered (outcome "register"),
+ *		and with a larger n when it took a larger one already (SQLSTATE
+ *		28000, "the last n taken is N").  See snowid_pg_call_once().
+ */
+static bool
+snowid_pg_call(const SnowidPgTarget *target,
+			   const SnowidStoreRequest *request, const char *sql,
+			   const SnowidPgParams *params, SnowidPgRow *row,
+			   SnowidStoreResult *result)
+{
+	SnowidPgParams sent = *params;
+	char		pad[SNOWID_HOLDER_LEN];
+	bool		registering = false;
+	bool		ok = false;
+
+	for (int attempt = 0; attempt < 3; attempt++)
+	{
+		const char *last;
+
+		if (sent.proof_slot >= 0)
+		{
+			snowid_holder_proof(request->secret, SNOWID_PROOF_SHA256,
+								registering ? pad : NULL, sent.proof);
+			sent.values[sent.proof_slot] = sent.proof;
+		}
+		ok = snowid_pg_call_once(target, request, sql, &sent, row, result);
+		explicit_bzero(sent.proof, sizeof(sent.proof));
+		if (ok && row->outcome == SNOWID_PG_REGISTER && !registering &&
+			row->holder[0] != '\0')
+		{
+			strlcpy(pad, row->holder, sizeof(pad));
+			registering = true;
+		}
+		else if (!ok &&
+				 strcmp(snowid_pg_detail(result)->sqlstate, "28000") == 0 &&
+				 (last = strstr(result->message, "the last n taken is ")) != NULL)
+			snowid_holder_proof_after(strtoll(last + 20, NULL, 10));
+		else
+			break;
+	}
+	return ok;
+}
+
+/*
+ * snowid_pg_call_once
  *		Runs one function of snowid_coordinator in a session of its own and
  *		reads its row; false, with the result saying why, if there is none
  *		or it is of unexpected shape.  The result's detail holds the store's
@@ -436,10 +496,10 @@ snowid_pg_add_seen(SnowidPgParams *params, const SnowidStoreRequest *request)
  *		sent: the call fails.
  */
 static bool
-snowid_pg_call(const SnowidPgTarget *target,
-			   const SnowidStoreRequest *request, const char *sql,
-			   const SnowidPgParams *params, SnowidPgRow *row,
-			   SnowidStoreResult *result)
+snowid_pg_call_once(const SnowidPgTarget *target,
+					const SnowidStoreRequest *request, const char *sql,
+					const SnowidPgParams *params, SnowidPgRow *row,
+					SnowidStoreResult *result)
 {
 	SnowidPgDetail *detail = palloc0(sizeof(SnowidPgDetail));
 	SnowidPgSession session;
@@ -517,6 +577,7 @@ snowid_pg_read_row(const PGresult *res, SnowidPgRow *row)
 		{"holds_other", SNOWID_PG_HOLDS_OTHER},
 		{"lost", SNOWID_PG_LOST},
 		{"quiet", SNOWID_PG_QUIET},
+		{"register", SNOWID_PG_REGISTER},
 	};
 	const char *outcome;
 	int			i;

@@ -29,7 +29,7 @@
 #include "redis/topology.h"
 
 /*
- * The claim runs atomically as the function snowid_2_claim of snowid.lua,
+ * The claim runs atomically as the function snowid_3_claim of snowid.lua,
  * which says what it does.  KEYS are the datacenter's owners, leases and
  * fences hashes (a claim reads every fence, and takes an id whose lease ran
  * out); ARGV the

@@ -12,7 +12,7 @@
  * below it), and an id whose lease ran out is free.  An id leaves its
  * holder only through a function of the library that fences it first
  * (snowid.lua's fence rule): an administrator frees one with the function
- * snowid_2_free, never with HDEL.
+ * snowid_3_free, never with HDEL.
  * The braces are a Redis Cluster hash tag; every key this module may ever add
  * for a datacenter carries the same tag so that the claim script, which
  * touches them together, runs on a cluster.

@@ -32,7 +32,7 @@
 /*
  * The functions of snowid.lua that this file calls, which say what they do:
  *
- *	snowid_2_lease_claim	numbers: the highest worker id, the lease (ms),
+ *	snowid_3_lease_claim	numbers: the highest worker id, the lease (ms),
  *							where the claiming server's generator is (Unix
  *							ms), the latest fence it can start above now,
  *							the worker id it held last or -1, how far
@@ -42,12 +42,12 @@
  *							margin; replies {worker id, floor, fence,
  *							lease}, or refuses with SNOWID_ALL_HELD,
  *							SNOWID_FENCED or SNOWID_QUIET
- *	snowid_2_lease_renew	numbers: the worker id, the lease (ms), the fence
+ *	snowid_3_lease_renew	numbers: the worker id, the lease (ms), the fence
  *							wanted, the quiet period, the generator, the
  *							generation and counter seen and the clock
  *							margin; replies {worker id, floor, fence,
  *							lease} or SNOWID_LOST <holder>
- *	snowid_2_lease_release	numbers: the worker id, the final fence and
+ *	snowid_3_lease_release	numbers: the worker id, the final fence and
  *							1 to park the lease (keep it, its fence
  *							lowered); replies 1, or 0 if the id was not
  *							this server's lease of that claim

@@ -20,6 +20,7 @@ static void snowid_redis_describe(const SnowidRedisRequest *request,
 								  const SnowidRedisResult *result, bool full,
 								  SnowidStoreReport *r);
 static void snowid_redis_describe_fenced(const SnowidRedisRequest *request,
+										 const SnowidRedisKeys *keys,
 										 const SnowidRedisResult *result,
 										 SnowidStoreReport *r);
 static void snowid_redis_describe_more(const SnowidRedisRequest *request,
@@ -169,7 +170,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			break;
 
 		case SNOWID_REDIS_FENCED:
-			snowid_redis_describe_fenced(request, result, r);
+			snowid_redis_describe_fenced(request, &keys, result, r);
 			break;
 
 		case SNOWID_REDIS_IMPLAUSIBLE:
@@ -201,7 +202,8 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			r->message = psprintf("redis server%s refused this server's holder secret", at);
 			r->detail = psprintf("Another secret is registered in Redis for this server's holder name \"%s\": another server claims under its name, or this server lost its file snowid_holder_secret.",
 								 request->identity);
-			r->hint = psprintf("Once sure that this server is the one of that name, an administrator runs FCALL snowid_2_reset_secret 3 %s %s %s \"<holder name>\" (doc/security.md).",
+			r->hint = psprintf("Once sure that this server is the one of that name, an administrator runs FCALL %s 3 %s %s %s \"<holder name>\" (doc/security.md).",
+							   snowid_script_name(SNOWID_SCRIPT_RESET_SECRET),
 							   keys.owners, keys.leases, keys.fences);
 			break;
 
@@ -243,8 +245,16 @@ snowid_redis_describe(const SnowidRedisRequest *request,
  */
 static void
 snowid_redis_describe_fenced(const SnowidRedisRequest *request,
+							 const SnowidRedisKeys *keys,
 							 const SnowidRedisResult *result, SnowidStoreReport *r)
 {
+	/* a fence no server's ids need (a fleet member's): an administrator's */
+	char	   *lower = psprintf("redis-cli FCALL %s 3 %s %s %s admin \"%d %lld\"",
+								 snowid_script_name(SNOWID_SCRIPT_LOWER_FENCE),
+								 keys->owners, keys->leases, keys->fences,
+								 result->worker_id,
+								 (long long) request->free_margin_ms);
+
 	TimestampTz at = (result->floor_ms -
 					  (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
 					  SECS_PER_DAY * 1000) * 1000;
@@ -258,7 +268,8 @@ snowid_redis_describe_fenced(const SnowidRedisRequest *request,
 							  result->worker_id, request->datacenter_id, fence);
 		r->detail = psprintf("It was on lease, and the ids its last holder issued reach up to then: %lld ms past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms).",
 							 ahead);
-		r->hint = "Wait until then and call again, or set snowid.worker_id to another free id.";
+		r->hint = psprintf("Wait until then and call again, or set snowid.worker_id to another free id.  If no server issued ids with worker id %d past Redis' clock (a fence a fleet member set), an administrator lowers it with %s (doc/troubleshooting.md).",
+						   result->worker_id, lower);
 	}
 	else
 	{
@@ -266,7 +277,8 @@ snowid_redis_describe_fenced(const SnowidRedisRequest *request,
 							  request->datacenter_id, fence);
 		r->detail = psprintf("Every worker id not held by a server was on lease, and the ids of its last holder reach past the latest time this server's ids may start at now (its clock plus snowid.max_drift_ms); worker id %d is free first, %lld ms past it.",
 							 result->worker_id, ahead);
-		r->hint = "Wait until then and try again, or free the worker id of a decommissioned server.";
+		r->hint = psprintf("Wait until then and try again, or free the worker id of a decommissioned server.  If no server issued ids with worker id %d past Redis' clock (a fence a fleet member set), an administrator lowers it with %s (doc/troubleshooting.md).",
+						   result->worker_id, lower);
 	}
 }
 

@@ -15,6 +15,7 @@
 
 #include "miscadmin.h"
 
+#include "coord/holder_secret.h"
 #include "redis/scripts.h"
 #include "redis/snowid_lua.h"
 
@@ -33,6 +34,8 @@ static const struct
 	{SNOWID_REDIS_FUNCTION_PREFIX "lease_release", "lease release"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "free", "free"},
 	{SNOWID_REDIS_FUNCTION_PREFIX "end_quiet", "end of a quiet period"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "lower_fence", "lowering of a fence"},
+	{SNOWID_REDIS_FUNCTION_PREFIX "reset_secret", "reset of a holder secret"},
 };
 
 /*
@@ -53,15 +56,19 @@ snowid_script_name(SnowidScriptFunction function)
  */
 #define SNOWID_SCRIPT_MAX_ARGC	10
 
-/* A token, a space, a secret and the NUL */
-#define SNOWID_SCRIPT_CREDENTIALS_LEN	160
+/* A token, a space, a holder proof and the NUL */
+#define SNOWID_SCRIPT_CREDENTIALS_LEN	(17 + SNOWID_HOLDER_PROOF_LEN)
 
 /*
  * Send the call on the open session, following redirections: FCALL of the
  * function by name (script NULL), or verb (EVALSHA, EVAL) of script with
  * the function's name as the first argument; on the request's datacenter
- * keys, all three (every function reads every fence).  Returns the reply,
- * or NULL with result filled if none came.
+ * keys, all three (every function reads every fence).  The holder secret
+ * goes as a proof (coord/holder_secret.c), never itself: sent again once
+ * with the key when the library asks to register it (SNOWID_REGISTER), and
+ * once with a larger n when it took a larger one already
+ * (SNOWID_STALE_PROOF).  Returns the reply, or NULL with result filled if
+ * none came.
  */
 static redisReply *
 snowid_script_send(SnowidRedisSession *session, const char *verb,
@@ -71,35 +78,51 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 	const char *name = snowid_script_functions[call->function].name;
 	SnowidRedisKeys keys;
 	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
+	char		proof[SNOWID_HOLDER_PROOF_LEN];
 	char		credentials[SNOWID_SCRIPT_CREDENTIALS_LEN];
+	const char *pad = NULL;
 	redisReply *reply;
-	int			argc = 0;
 
 	snowid_redis_keys(&keys, session->request->key_prefix,
 					  session->request->datacenter_id);
-	argv[argc++] = verb;
-	argv[argc++] = script != NULL ? script : name;
-	argv[argc++] = "3";
-	argv[argc++] = keys.owners;
-	argv[argc++] = keys.leases;
-	argv[argc++] = keys.fences;
-	if (script != NULL)
-		argv[argc++] = name;
-	argv[argc++] = session->request->identity;
-	argv[argc++] = call->numbers;
-	if (call->token != NULL)
+	for (int attempt = 0;; attempt++)
 	{
-		snprintf(credentials, sizeof(credentials), "%s %s", call->token,
-				 session->request->secret);
+		int			argc = 0;
+
+		argv[argc++] = verb;
+		argv[argc++] = script != NULL ? script : name;
+		argv[argc++] = "3";
+		argv[argc++] = keys.owners;
+		argv[argc++] = keys.leases;
+		argv[argc++] = keys.fences;
+		if (script != NULL)
+			argv[argc++] = name;
+		argv[argc++] = session->request->identity;
+		argv[argc++] = call->numbers;
+		snowid_holder_proof(session->request->secret, SNOWID_PROOF_SHA1, pad,
+							proof);
+		if (call->token != NULL)
+			snprintf(credentials, sizeof(credentials), "%s %s", call->token,
+					 proof);
+		else
+			strlcpy(credentials, proof, sizeof(credentials));
 		argv[argc++] = credentials;
+		Assert(argc <= SNOWID_SCRIPT_MAX_ARGC);
+		reply = snowid_redis_command(session, argc, argv,
+									 snowid_script_functions[call->function].what,
+									 result);
+		explicit_bzero(proof, sizeof(proof));
+		explicit_bzero(credentials, sizeof(credentials));
+		if (reply == NULL || reply->type != REDIS_REPLY_ERROR || attempt >= 2)
+			break;
+		if (strncmp(reply->str, "SNOWID_REGISTER", 15) == 0 && pad == NULL)
+			pad = "";
+		else if (strncmp(reply->str, "SNOWID_STALE_PROOF ", 19) == 0)
+			snowid_holder_proof_after(strtoll(reply->str + 19, NULL, 10));
+		else
+			break;
+		freeReplyObject(reply);
 	}
-	else
-		argv[argc++] = session->request->secret;
-	Assert(argc <= SNOWID_SCRIPT_MAX_ARGC);
-	reply = snowid_redis_command(session, argc, argv,
-								 snowid_script_functions[call->function].what,
-								 result);
-	explicit_bzero(credentials, sizeof(credentials));
 	return reply;
 }
 
@@ -154,7 +177,7 @@ snowid_script_eval(SnowidRedisSession *session, const SnowidScriptCall *call,
 	{
 		freeReplyObject(reply);
 		snowid_redis_fail(result, SNOWID_REDIS_NO_LIBRARY,
-						  "Redis has no function %s, and this Redis user may not run the library with EVALSHA or EVAL instead.",
+						  "Redis has no function %s (no snowid library is loaded there, or one of an earlier release), and this Redis user may not run the library with EVALSHA or EVAL instead.",
 						  snowid_script_functions[call->function].name);
 		return NULL;
 	}
@@ -263,7 +286,8 @@ snowid_script_report_path(const SnowidRedisRequest *request,
 	if (result->script_path == SNOWID_SCRIPT_EVAL_NOT_LOADED)
 		ereport(elevel,
 				(errmsg("snowid's function library is not loaded in redis, so snowid runs it with EVAL"),
-				 errdetail("A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server."),
+				 errdetail("Redis has no function %s... of this release (no snowid library is loaded there, or one of an earlier release).  A Redis user that may run EVAL may run any script, and a script that never ends stalls Redis for every server.",
+						   SNOWID_REDIS_FUNCTION_PREFIX),
 				 errhint("Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < %s (on every primary of a Redis Cluster); then the Redis user needs FCALL, not EVAL.",
 						 path)));
 	else

@@ -35,7 +35,9 @@ typedef enum SnowidScriptFunction
 	SNOWID_SCRIPT_LEASE_RENEW,
 	SNOWID_SCRIPT_LEASE_RELEASE,
 	SNOWID_SCRIPT_FREE,			/* an administrator's: never called here */
-	SNOWID_SCRIPT_END_QUIET		/* an administrator's: never called here */
+	SNOWID_SCRIPT_END_QUIET,	/* an administrator's: never called here */
+	SNOWID_SCRIPT_LOWER_FENCE,	/* an administrator's: never called here */
+	SNOWID_SCRIPT_RESET_SECRET	/* an administrator's: never called here */
 } SnowidScriptFunction;
 
 /* One call of a function */

@@ -13,31 +13,40 @@
 --   redis-cli -x FUNCTION LOAD REPLACE < "$("$PG_CONFIG" --sharedir)/extension/snowid.lua"
 --
 -- The server then only calls FCALL.  The names carry the version of their
--- arguments and replies (snowid_2_...): a release that changes them names
--- its functions snowid_3_..., and keeps the older ones here while servers
--- of an earlier release may call them (FUNCTION LOAD REPLACE swaps the
--- whole library).  The snowid_1_... functions of release 1.2 follow the
--- same rules: snowid_1_claim named the owners key alone, and finds the
--- other two by their names (its hash tag, so its Redis Cluster slot).
+-- arguments and replies (snowid_3_..., prefix below: the one place it is
+-- written, which the build gives the servers too): a release that changes
+-- them names its functions snowid_4_..., and keeps the older ones here
+-- while servers of an earlier release may call them (FUNCTION LOAD REPLACE
+-- swaps the whole library).  So a server finds no function of its version
+-- in a library of an earlier release, and asks for this one to be loaded
+-- (or runs its own with EVAL, where its Redis user may), never calling an
+-- older one with arguments it does not take.  snowid_3_ came after release
+-- 1.3.0: a holder proof where the secret was, the answers SNOWID_REGISTER
+-- and SNOWID_STALE_PROOF.  The snowid_2_... functions of 1.3.0 stay, for
+-- its servers (which send the secret itself, taken as before) and for an
+-- administrator's commands written for it; the snowid_1_... functions of
+-- release 1.2 too: snowid_1_claim named the owners key alone, and finds
+-- the other two by their names (its hash tag, so its Redis Cluster slot).
 -- Without the library (Redis 6, or not loaded) the server runs this file
 -- with EVALSHA, or EVAL, without its first line and its comment lines, the
 -- function's name as the first argument: the end of the file dispatches.
 --
 -- Every function takes the datacenter's three keys (owners, leases,
 -- fences), the identity of the calling server, then its numbers separated
--- by spaces in one argument, then its holder secret: for a lease, after
+-- by spaces in one argument, then its holder proof: for a lease, after
 -- the token of the claim and a space, in the same argument.  (Redis
 -- refuses a command of more than ten words before AUTH, which would hide
 -- why a call without a password fails.)  Refusals are error replies whose
 -- first word says which; they write nothing but the state record of the
 -- forgetting rule.
 --
--- THE HOLDER'S SECRET.  Every server sends a secret of its own (64
--- lower-case hex digits, kept in its data directory).  Its hash
--- (redis.sha1hex) is registered for the identity, in the field
+-- THE HOLDER'S SECRET.  Every server has a secret of its own (64
+-- lower-case hex digits, kept in its data directory), which it proves and
+-- never sends (see check_secret()).  Its hash (redis.sha1hex), the
+-- holder's key, is registered for the identity, in the field
 -- "secret <identity>" of the fences hash, by that identity's first call
--- that is granted; a later call of that identity with another secret, or
--- without one (a server of release 1.2), is refused with
+-- that is granted; a later call of that identity that does not show that
+-- key, or shows none (a server of release 1.2), is refused with
 -- SNOWID_WRONG_SECRET and writes nothing.  An administrator's
 -- reset_secret() removes the hash of a server that lost its secret.  This
 -- binds a holder name to its server for callers of these functions only:
@@ -45,7 +54,7 @@
 -- so a Redis user that may call them may also write the three hashes
 -- directly (doc/redis.md, "The Redis user").
 
-local prefix = 'snowid_2_'
+local prefix = 'snowid_3_'
 
 -- The numbers of the protocol below are named as in snowid's C headers
 -- (src/core/layout.h, src/core/mark.h, src/coord/store.h,
@@ -216,34 +225,84 @@ local function retire(st, f, v)
   st.holder[f] = nil
 end
 
--- The refusal of a call of identity me (without "lease ") whose secret
--- (nil: none sent) is not the one registered for me, or nil if it may go
--- on; or SNOWID_USAGE for a secret of another shape.
+-- THE HOLDER'S PROOF (doc/security.md, "Holder secrets").  A server of
+-- this release never sends its secret: Redis' SLOWLOG and MONITOR show
+-- every argument.  Its key is the hash registered for it, sha1hex(secret),
+-- and each call sends "<n>:<proof>", where n is a number it never sent
+-- before, larger than the last one Redis took from it, and proof is
+-- sha1hex(key .. ':' .. n).  The first call of that identity that is
+-- granted registers the key, sent once as "<n>:<proof>:<key>" when Redis
+-- answers SNOWID_REGISTER (a user that may call these functions may write
+-- the hashes directly anyway, doc/redis.md, "The Redis user").  Redis
+-- takes n before the call does anything else, refusal or not, so that a
+-- proof read from a log is never taken again (SNOWID_STALE_PROOF <last
+-- n>: the server then sends a larger one).  A secret itself (release
+-- 1.3.0), or none (release 1.2, refused once a key is registered), is
+-- checked against the key as before.
+
+-- The largest n of a proof: every integer up to it is exact in Lua's
+-- numbers
+local PROOF_N_MAX = @SNOWID_STATE_MAX@
+
+-- The refusal of a call of identity me (without "lease ") whose secret or
+-- proof (nil: none sent) does not show the key registered for me, or nil
+-- if it may go on, with the key in st.key (nil: none) and n in st.proof_n;
+-- or SNOWID_USAGE for a secret or proof of another shape.  Takes the n of
+-- a proof at once.
 local function check_secret(st, me, secret)
-  if secret ~= nil and (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
-    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits')
+  local n, proof, key
+  if secret ~= nil then n, proof, key = string.match(secret, '^(%d+):(%x+):?(%x*)$') end
+  if secret ~= nil and n == nil and
+     (#secret ~= 64 or string.match(secret, '^[0-9a-f]+$') == nil) then
+    return redis.error_reply('SNOWID_USAGE a holder secret is 64 lower-case hexadecimal digits,' ..
+      ' a holder proof "<n>:<proof>[:<key>]"')
   end
   local known = redis.call('HGET', st.fences, 'secret ' .. me)
-  if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+  if n == nil then
+    if known and (secret == nil or redis.sha1hex(secret) ~= known) then
+      return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
+    end
+    st.key = secret and redis.sha1hex(secret)
+    return
+  end
+  if #n > 16 or tonumber(n) < 1 or tonumber(n) > PROOF_N_MAX or #proof ~= 40 or
+     string.match(proof, '^[0-9a-f]+$') == nil or (key ~= '' and
+       (#key ~= 40 or string.match(key, '^[0-9a-f]+$') == nil)) then
+    return redis.error_reply('SNOWID_USAGE a holder proof is "<n>:<proof>[:<key>]", n from 1 to ' ..
+      ms(PROOF_N_MAX) .. ', proof and key 40 lower-case hexadecimal digits')
+  end
+  if not known and key == '' then
+    return redis.error_reply('SNOWID_REGISTER no key is registered for this identity: send it once')
+  end
+  if redis.sha1hex((known or key) .. ':' .. n) ~= proof then
     return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
   end
+  if known then
+    local last = tonumber(redis.call('HGET', st.fences, 'proof ' .. me) or '0') or 0
+    if tonumber(n) <= last then
+      return redis.error_reply('SNOWID_STALE_PROOF ' .. ms(last))
+    end
+    redis.call('HSET', st.fences, 'proof ' .. me, n)
+    st.empty[st.fences] = false
+  end
+  st.key, st.proof_n = known or key, n
 end
 
--- Register the hash of me's secret, if it has none yet: after a call of me
--- was granted.
+-- Register me's key, if it has none yet: after a call of me was granted.
 local function register_secret(st, me, secret)
-  if secret ~= nil then
+  if st.key ~= nil then
     if not redis.call('HGET', st.fences, 'secret ' .. me) then
-      redis.call('HSET', st.fences, 'secret ' .. me, redis.sha1hex(secret))
+      redis.call('HSET', st.fences, 'secret ' .. me, st.key)
+      if st.proof_n then redis.call('HSET', st.fences, 'proof ' .. me, st.proof_n) end
     end
     st.empty[st.fences] = false
   end
 end
 
--- A lease call's last argument: "<token> <secret>", or a token alone (a
--- server of release 1.2)
+-- A lease call's last argument: "<token> <secret or proof>", or a token
+-- alone (a server of release 1.2)
 local function token_and_secret(arg)
-  local token, secret = string.match(arg or '', '^(%x+) (%x+)$')
+  local token, secret = string.match(arg or '', '^(%x+) (%S+)$')
   if token then return token, secret end
   return arg, nil
 end
@@ -309,6 +368,45 @@ local function out_of_bounds(checks)
       return redis.error_reply('SNOWID_USAGE ' .. c[1] .. ' must lie between ' .. ms(c[3]) ..
         ' and ' .. ms(c[4]) .. ', not ' .. (c[2] and ms(c[2]) or 'none'))
     end
+  end
+end
+
+-- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
+-- the fences hash, which a grant records.  The servers of a datacenter run
+-- one layout (a switch stops them all, doc/layouts.md): a grant of a worker
+-- id beyond it, while a holder other than the caller (identity me) is
+-- live, is refused, so that a datacenter has no more holders than its
+-- layout has ids, which bounds the work of every call.  The layout a claim
+-- declares (max) is recorded when no other holder is live, or, when the
+-- datacenter has none (a store of an earlier release), with the highest id
+-- another live holder holds.  Returns that refusal of a grant of id, or nil;
+-- st.layout_next is what the grant records.  (Checked once the id is
+-- chosen: a re-assertion of an id another holds is refused as that.)
+local function layout_refused(st, me, max, id)
+  local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  local alone, top = true, -1
+  if rec == nil or rec ~= max then
+    for f, who in pairs(st.holder) do
+      local other = wid(f, ID_MAX)
+      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then
+        alone, top = false, math.max(top, other)
+      end
+    end
+  end
+  if rec ~= nil and id > rec and not alone then
+    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' .. ms(id) ..
+      ' lies beyond the datacenter\'s worker ids, 0 to ' .. ms(rec) .. ', which its servers hold')
+  end
+  if alone then st.layout_next = max
+  elseif rec == nil then st.layout_next = math.max(max, top) end
+  st.layout = rec
+end
+
+-- Record the layout of a grant (after layout_refused())
+local function record_layout(st)
+  if st.layout_next ~= nil and st.layout_next ~= st.layout then
+    redis.call('HSET', st.fences, 'layout', ms(st.layout_next))
+    st.layout = st.layout_next
   end
 end
 
@@ -418,9 +516,19 @@ local function recall(st, quiet_ms, margin, seen)
     floor = math.max(floor, til + math.max(widest, margin or MARGIN_DEFAULT) + (til - from))
   end
   if quiet_ms then counter = counter + 1 end
-  if quiet_ms or forgot or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
+  -- never a counter past what told() takes back: at its bound, the next
+  -- generation (nothing was lost: no quiet period), or the bound while the
+  -- generation is at its own (a word at both bounds)
+  local moved = false
+  if counter > SEEN_MAX then
+    counter = SEEN_MAX
+    if g < st.now + MARGIN_MAX then
+      g, gen, counter, moved = g + 1, string.format('%x', g + 1), 0, true
+    end
+  end
+  if quiet_ms or forgot or moved or til ~= was[1] or floor ~= was[2] or longest ~= was[3] or
      widest ~= was[4] then
-    write_state(st, gen, run, from, til, counter, forgot, floor, longest, widest)
+    write_state(st, gen, run, from, til, counter, forgot or moved, floor, longest, widest)
   end
   st.generation, st.counter, st.forgot_floor = g, counter, floor
   st.quiet_from, st.quiet_until = tonumber(from), tonumber(til)
@@ -428,35 +536,23 @@ local function recall(st, quiet_ms, margin, seen)
   if til > st.now then return til end
 end
 
--- THE CONFIRMED RE-ASSERTION RULE (doc/internals.md, "A re-assertion after
--- a loss").  Whether a restart's re-assertion of its cache file's id is
--- stale: made by a server whose last granted call (confirmed, Unix ms by
--- its own clock when it sent that call; nil: a check-in, or a caller that
--- does not say) lies too long before the last loss the state record
--- notes, a quiet period from "from" to "til".  Every server that held an
--- id when Redis forgot had a call granted within the quiet period's length
--- before it (its check-in interval, its timeout, its drift budget and a
--- second: what its quiet_ms declares, and the quiet period lasts at least
--- that), by Redis' clock; its own clock lies at most the widest margin
--- past Redis'.  So a holder with
---
---   confirmed >= from - min(til - from, its quiet_ms) + widest margin
---
--- may still have held its id when Redis forgot; one before that stopped
--- earlier, and its id may have gone to another server since, a grant that
--- Redis forgot.  Its re-assertion is then a new claim: refused in the
--- quiet period, granted at or above its floor.  The shorter of the two
--- lengths: the record's may have grown since an earlier loss (a longer
--- quiet period declared after it), which would otherwise let a server
--- stopped before that earlier loss pass at the later one.  Outside any
--- loss (no quiet period noted, or one an administrator ended) it changes
--- nothing.
-local function stale(st, confirmed, quiet_ms)
+-- THE RESTART RULE (doc/internals.md, "A restart after a loss").  Whether
+-- a restart's re-assertion of its cache file's id counts as a new claim: a
+-- call that says when its last granted call was (confirmed: a restart, or
+-- a check-in whose check-in fence was reached; nil: a check-in of a holder
+-- that runs) after a loss the state record notes (a quiet period from
+-- "from" to "til" that no administrator ended).  Only a holder that runs
+-- re-asserts after a loss: a server that stopped may have been freed by an
+-- administrator, and its id granted to another server, a grant Redis may
+-- have forgotten; nothing in the record tells that server from one that
+-- held its id up to the loss.  So its claim is a new one: refused in the
+-- quiet period, granted at or above its floor (its own id, if no other
+-- server re-asserted it meanwhile).  Outside any loss (no quiet period
+-- noted, or one an administrator ended) a restart keeps its id at once.
+local function stale(st, confirmed)
   if confirmed == nil then return false end
   local from, til = st.quiet_from, st.quiet_until
-  if from == nil or til == nil or til <= from then return false end
-  local len = math.min(til - from, quiet_ms or QUIET_DEFAULT)
-  return confirmed < from - len + st.widest
+  return from ~= nil and til ~= nil and til > from
 end
 
 -- A grant's reply, with the state record after it when the caller sent
@@ -634,6 +730,10 @@ end
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
+--   SNOWID_REGISTER ...             no key is registered for the identity: the
+--                                   server sends the call again with it
+--   SNOWID_STALE_PROOF <n>          the proof's n is no larger than the last
+--                                   taken, n (see check_secret())
 local function claim(keys, args)
   local me = args[1]
   local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin, confirmed =
@@ -666,6 +766,8 @@ local function claim(keys, args)
     if bad then return bad end
   end
   local til = recall(st, q, m, seen)
+  -- after a loss, a restart re-asserts nothing: a new claim (see stale())
+  if reassert == '1' and stale(st, confirmed) then reassert = '0' end
   local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
@@ -689,6 +791,8 @@ local function claim(keys, args)
     keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
+  local refused_layout = layout_refused(st, me, max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   local held = st.holder[k] == me
   -- a re-assertion names its id: the check-in of the id the server issues
@@ -698,10 +802,6 @@ local function claim(keys, args)
   -- a lease and gave it back (its cache file went then), and another
   -- server may issue with it now
   local reasserts = reassert == '1' and (keep == want or keep == prefer)
-  -- a restart whose last granted call lies before the last loss, by more
-  -- than a live holder's: a new claim, even of an id Redis holds for it
-  -- (Redis may have gone back to a state before that id went to another)
-  if reasserts and stale(st, confirmed, q) then reasserts = false end
   -- in a quiet period, only the id this server re-asserts
   if til and not reasserts then return quiet(st, til) end
   local floor = reasserts and st.fence(keep) or new_floor(st, keep)
@@ -714,6 +814,7 @@ local function claim(keys, args)
     redis.call('HSET', st.owners, k, me)
     ensure(st)
   end
+  record_layout(st)
   register_secret(st, me, args[3])
   return granted(st, seen, {keep, math.max(floor, st.fence(keep))})
 end
@@ -765,6 +866,9 @@ local function lease_claim(keys, args)
   if bad then return bad end
   local st = load(keys, max)
   local token, secret = token_and_secret(args[3])
+  if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
+    return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
+  end
   local refused = check_secret(st, args[1], secret)
   if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
@@ -801,6 +905,8 @@ local function lease_claim(keys, args)
     local fresh = new_floor(st, keep)
     if fresh > usable then return too_far(st, keep, fresh) end
   end
+  local refused_layout = layout_refused(st, args[1], max, keep)
+  if refused_layout then return refused_layout end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued
@@ -814,6 +920,7 @@ local function lease_claim(keys, args)
   redis.call('HSET', st.leases, k, ms(st.now + lease) .. ' ' .. ms(floor) .. ' ' .. token)
   raise_fence(st, k, new)
   ensure(st)
+  record_layout(st)
   register_secret(st, args[1], secret)
   return granted(st, seen, {keep, floor, new, lease})
 end
@@ -917,6 +1024,34 @@ local function free(keys, args)
   return st.fence(k)
 end
 
+-- An administrator's undoing of a fence no holder's ids need: the fence of
+-- worker id k set to Redis' clock plus margin ms, lowered too, which no
+-- other call does.  For a fence a fleet member's call set far ahead (a
+-- lease claim's generator, a renewal's or a release's fence, a claim's
+-- usable time), once the administrator knows that no server issued ids
+-- with that worker id past Redis' clock plus margin: the margin as free()
+-- takes it.  Refused while a live holder holds the id (free() it first).
+-- args: a name for the log (unused); the worker id and the margin.
+-- Replies the fence.
+local function lower_fence(keys, args)
+  local k, margin = string.match(args[2] or '', '^(%d+) (%d+)$')
+  if not k then
+    return redis.error_reply('SNOWID_USAGE lower_fence takes "<worker id> <margin ms>"')
+  end
+  local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
+                             {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
+  if bad then return bad end
+  local st = load(keys, tonumber(k))
+  k = tostring(tonumber(k))
+  if st.live(tonumber(k)) then
+    return redis.error_reply('SNOWID_HELD ' .. k .. ' is held by ' .. st.holder[k] ..
+      ': free it first (' .. prefix .. 'free), once that server is stopped for good')
+  end
+  st.fence_of[k] = nil
+  retire(st, k, st.now + tonumber(margin))
+  return st.fence(k)
+end
+
 -- An administrator's step for a server that lost its secret file (its
 -- calls are refused with SNOWID_WRONG_SECRET): the hash registered for
 -- identity args[1] removed, so that its next granted call registers its
@@ -960,9 +1095,21 @@ local functions = {
   {name = prefix .. 'lease_renew', callback = of_server(lease_renew), flags = {}},
   {name = prefix .. 'lease_release', callback = of_server(lease_release), flags = {}},
   {name = prefix .. 'free', callback = free, flags = {}},
+  {name = prefix .. 'lower_fence', callback = lower_fence, flags = {}},
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
   {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},
+  -- release 1.3.0's, which its servers and an administrator's commands
+  -- written for it call
+  {name = 'snowid_2_claim', callback = of_server(claim), flags = {}},
+  {name = 'snowid_2_lease_claim', callback = of_server(lease_claim), flags = {}},
+  {name = 'snowid_2_lease_renew', callback = of_server(lease_renew), flags = {}},
+  {name = 'snowid_2_lease_release', callback = of_server(lease_release), flags = {}},
+  {name = 'snowid_2_free', callback = free, flags = {}},
+  {name = 'snowid_2_reset_secret', callback = reset_secret, flags = {}},
+  {name = 'snowid_2_new_datacenter', callback = new_datacenter, flags = {}},
+  {name = 'snowid_2_end_quiet', callback = end_quiet, flags = {}},
+  -- release 1.2's
   {name = 'snowid_1_claim', callback = of_server(claim_1), flags = {}},
   {name = 'snowid_1_lease_claim', callback = of_server(lease_claim), flags = {}},
   {name = 'snowid_1_lease_renew', callback = of_server(lease_renew), flags = {}},

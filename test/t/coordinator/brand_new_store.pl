@@ -137,7 +137,7 @@ if ($coord->source eq 'postgresql')
 else
 {
 	eval {
-		$coord->cli('FCALL', 'snowid_2_new_datacenter', 3, "$base:owners",
+		$coord->cli('FCALL', 'snowid_3_new_datacenter', 3, "$base:owners",
 			"$base:leases", "$base:fences", 'admin');
 	};
 	$refusal = $@;
@@ -193,7 +193,7 @@ my $mark_new = sub {
 		"SELECT snowid_coordinator.new_datacenter($datacenter)")
 	  if $coord->source eq 'postgresql';
 	my $answer = eval {
-		$coord->cli('FCALL', 'snowid_2_new_datacenter', 3, "$b:owners",
+		$coord->cli('FCALL', 'snowid_3_new_datacenter', 3, "$b:owners",
 			"$b:leases", "$b:fences", 'admin');
 	};
 	return $@ || "granted $answer";

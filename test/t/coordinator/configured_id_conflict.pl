@@ -86,7 +86,7 @@ if (SnowidCoord::store() eq 'redis')
 	# the library refuses a longer name, as the coordination database does
 	my $keys = join ' ', map { "{snowid:dc:$dc}:$_" } qw(owners leases fences);
 	eval {
-		$coord->cli('FCALL', 'snowid_2_claim', 3, split(/ /, $keys),
+		$coord->cli('FCALL', 'snowid_3_claim', 3, split(/ /, $keys),
 			$long_identity . 'x', '-1 31 -1 0 0');
 	};
 	like($@, qr/SNOWID_USAGE an identity has 1 to 512 bytes/,

@@ -1,6 +1,6 @@
 # A full datacenter: once 32 servers hold worker ids 0-31, the 33rd server
 # fails clearly (and keeps running); freeing the id of a decommissioned
-# server (Redis: the library's snowid_2_free; a coordination database:
+# server (Redis: the library's snowid_3_free; a coordination database:
 # snowid_coordinator.free()) lets it claim that id on its next call.
 #
 # The port is part of a server's identity, so a server restarted on a new

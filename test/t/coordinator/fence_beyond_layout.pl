@@ -6,7 +6,10 @@
 # a permanent holder's from its claim's usable time): the next holder of 6
 # could start below ids already issued.  Run against Redis' function
 # library through FCALL, as a server calls it; the coordination database's
-# functions are checked for the same in coordinator/pg_store_functions.pl.
+# functions are checked for the same in coordinator/pg_store_functions.pl.  The servers
+# of a datacenter run one layout (a switch stops them all, and the library
+# refuses a wider one while others hold ids): each layout below is that of
+# the one server of a datacenter of its own.
 use strict;
 use warnings;
 
@@ -23,8 +26,8 @@ use Time::HiRes qw(time usleep);
 SnowidRedis::need_redis();
 
 my $redis = SnowidRedis->new;
-my $base = '{snowid:dc:1}';
-my @keys = ("$base:owners", "$base:leases", "$base:fences");
+my $dc = 1;
+my $base = "{snowid:dc:$dc}";
 my $me = 'dc=1 host=h port=1 sysid=1 instance=0000000000000001';
 
 # A call of the library as the server of that identity, with a holder
@@ -34,7 +37,8 @@ sub fcall
 	my ($function, $identity, $numbers, @token) = @_;
 	my $secret = '5e' x 32;
 
-	return $redis->cli('FCALL', "snowid_2_$function", '3', @keys, $identity,
+	return $redis->cli('FCALL', "snowid_3_$function", '3',
+		map({ "$base:$_" } qw(owners leases fences)), $identity,
 		$numbers, @token ? "$token[0] $secret" : $secret);
 }
 
@@ -59,10 +63,11 @@ cmp_ok($fence6, '>=', $now + 1000000, 'fenced a lease ahead');
 $got = fcall('lease_claim', $me,
 	"3 1000000 $now " . ($now + 1000) . ' -1 0', '00000000000000a2');
 like($got, qr/^[0-3]\n/, 'with worker ids 0 to 3 it takes one of them');
-ok(!exists $redis->owners(1)->{6}, 'and gives id 6 up');
+ok(!exists $redis->owners($dc)->{6}, 'and gives id 6 up');
 cmp_ok(fence(6), '>=', $fence6, 'whose fence stays where its lease left it');
 
 # A permanent holder of id 5 whose fence lies ahead, narrowed the same way
+($dc, $base) = (2, '{snowid:dc:2}');
 my $perm = 'dc=1 host=p port=1 sysid=1 instance=0000000000000002';
 $redis->cli('HSET', "$base:fences", '5', $now + 500000);
 $got = fcall('claim', $perm, "5 7 -1 0 " . ($now + 600000));
@@ -74,6 +79,7 @@ cmp_ok(fence(5), '>=', $now + 500000, 'and id 5 keeps its fence');
 # A permanent holder of id 4 without a fence, narrowed: id 4 is fenced just
 # past the claim's usable time, which its holder may have issued at (as
 # free() asks: that millisecond included, plus 1)
+($dc, $base) = (3, '{snowid:dc:3}');
 my $other = 'dc=1 host=q port=1 sysid=1 instance=0000000000000003';
 $got = fcall('claim', $other, "4 7 -1 0 " . ($now + 1000));
 like($got, qr/^4\n/, 'a permanent claim of id 4');
@@ -87,6 +93,7 @@ is(fence(4), $now + 2001, 'and id 4 is fenced just past its usable time');
 # measured, past Redis' 5 s limit; here the limit is 1 s, which a bounded
 # claim stays far below even on a loaded machine).
 $redis->cli('CONFIG', 'SET', 'lua-time-limit', '1000');
+($dc, $base) = (4, '{snowid:dc:4}');
 my $wide = 'dc=1 host=w port=1 sysid=1 instance=0000000000000004';
 for my $call ([ 'lease_claim', "16777215 60000 $now " . ($now + 1000) . ' -1 0', '00000000000000a3' ],
 	[ 'claim', "-1 16777215 -1 0 " . ($now + 1000) ])
@@ -95,7 +102,8 @@ for my $call ([ 'lease_claim', "16777215 60000 $now " . ($now + 1000) . ' -1 0',
 	my ($out, $err) = ('', '');
 	my $h = IPC::Run::start(
 		[ $redis->cli_program, '-s', $redis->socket, '-e', 'FCALL',
-			"snowid_2_$function", '3', @keys, $wide, $numbers, @token ],
+			"snowid_3_$function", '3', map({ "$base:$_" } qw(owners leases fences)),
+			$wide, $numbers, @token ],
 		'<', \undef, '>', \$out, '2>', \$err);
 	my ($pings, $busy) = (0, 0);
 	while ($h->pumpable)

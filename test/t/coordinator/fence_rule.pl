@@ -32,7 +32,7 @@
 #   ("fence:<worker id>") is honoured (Redis only: a coordination database
 #   has no older releases);
 # - a deliberate layout switch removes the mark file, and with it the
-#   holder name; the administrator's free (snowid_2_free in Redis,
+#   holder name; the administrator's free (snowid_3_free in Redis,
 #   snowid_coordinator.free()) fences the old id.
 use strict;
 use warnings;
@@ -191,7 +191,7 @@ if (SnowidCoord::store() eq 'redis')
 # A deliberate switch of layouts (doc/layouts.md) removes the mark file,
 # and with it the instance of the data directory: the server claims under a
 # new holder name, and its old worker id is freed by the administrator's
-# free (the library's snowid_2_free, or snowid_coordinator.free()), which
+# free (the library's snowid_3_free, or snowid_coordinator.free()), which
 # fences it.
 $dc = 4;
 my $p = SnowidLease::start_node($coord, 'p',

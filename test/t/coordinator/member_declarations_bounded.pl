@@ -111,7 +111,7 @@ sub member_call
 	}
 	my $last = $function eq 'claim' ? $member_secret : "$token $member_secret";
 	my @reply = eval {
-		$coord->cli('FCALL', "snowid_2_$function", 3, "$base:owners", "$base:leases",
+		$coord->cli('FCALL', "snowid_3_$function", 3, "$base:owners", "$base:leases",
 			"$base:fences", $member, $numbers, $last);
 	};
 	return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : "error $@" if $@;
@@ -187,7 +187,7 @@ END
 	my ($s, $us) = @{ resp($sock, 'TIME') };
 	my $now = $s * 1000 + int($us / 1000);
 	my $seen = $now + 3600000 + $ahead;
-	resp($sock, 'FCALL', 'snowid_2_claim', 3, "$base:owners", "$base:leases",
+	resp($sock, 'FCALL', 'snowid_3_claim', 3, "$base:owners", "$base:leases",
 		"$base:fences", $member,
 		join(' ', -1, 31, -1, 0, $now, 1101, 0, $seen, $seen_counter, 0), $member_secret);
 	close $sock;
@@ -229,7 +229,7 @@ sub end_quiet
 		$coord->db->sql('coord_admin', "SELECT snowid_coordinator.end_quiet($dc)");
 		return;
 	}
-	$coord->cli('FCALL', 'snowid_2_end_quiet', 3, "$base:owners", "$base:leases",
+	$coord->cli('FCALL', 'snowid_3_end_quiet', 3, "$base:owners", "$base:leases",
 		"$base:fences", 'admin');
 	return;
 }

@@ -98,7 +98,7 @@ sub attack
 	IPC::Run::run(
 		[
 			$coord->cli_program, '-s', $coord->socket,
-			'FCALL', "snowid_2_$function", '3', "$base:owners",
+			'FCALL', "snowid_3_$function", '3', "$base:owners",
 			"$base:leases", "$base:fences", $identity, @$args
 		],
 		'<', \undef, '>', \$out, '2>', \$err);
@@ -118,7 +118,7 @@ sub reset_secret
 		return;
 	}
 	my $base = "{snowid:dc:$dc}";
-	is($coord->cli('FCALL', 'snowid_2_reset_secret', '3', "$base:owners",
+	is($coord->cli('FCALL', 'snowid_3_reset_secret', '3', "$base:owners",
 			"$base:leases", "$base:fences", $name),
 		'1', "the administrator resets the secret of $name");
 	return;

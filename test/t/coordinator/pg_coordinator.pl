@@ -74,6 +74,15 @@ like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
 	'a new server: 08001 with what to check');
 is($new->safe_psql('postgres', 'SELECT 1'), '1', 'and it keeps running');
 $coord->start;
+# A restart of the coordination server counts as one that may have
+# forgotten (its record holds the postmaster's start): its first call starts
+# a quiet period.  This restart kept every write, so the administrator ends
+# it, as coordinator.md allows for a planned restart (the claim would
+# otherwise wait for the quiet period and its floor).
+like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
+	qr/55006: snowid cannot claim a worker id of datacenter $dc until/,
+	'after the database\'s restart, a new claim waits for a quiet period');
+$coord->db->sql('coord_admin', "SELECT snowid_coordinator.end_quiet($dc)");
 $ids->collect($new, 100);
 my ($wn) = split /\|/, SnowidRedis::worker($new);
 ok($wn ne $wa && $wn ne $wb, 'once the database is back, the new server claims a free id');
@@ -227,6 +236,10 @@ ssl_key_file = '$certs/good.key'
 log_connections = on
 });
 $cnode->restart;
+# (a restart of the coordination server counts as one that may have
+# forgotten; this one, for TLS, kept every write: the administrator ends
+# the quiet period of datacenter 7 before its first claim)
+$coord->db->sql('coord_admin', 'SELECT snowid_coordinator.end_quiet(7)');
 my $pgpass = "$certs/pgpass";
 PostgreSQL::Test::Utils::append_to_file($pgpass,
 	'127.0.0.1:' . $cnode->port . ":coord:coord_pw:pw-in-a-passfile-3Kq\n");

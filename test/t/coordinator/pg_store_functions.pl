@@ -1,4 +1,4 @@
-# The PostgreSQL coordination store (sql/snowid_coordinator--1.0.sql): the
+# The PostgreSQL coordination store (sql/snowid_coordinator--1.1.sql): the
 # extension snowid_coordinator, created in a database by a role that is no
 # superuser, hands out worker ids with the functions and the fence rule of
 # the Redis function library (src/redis/snowid.lua, doc/internals.md "The
@@ -84,12 +84,13 @@ is( $db->sql(undef, q{
 		SELECT r.rolsuper, e.extowner::regrole, e.extversion
 		FROM pg_extension e JOIN pg_roles r ON r.oid = e.extowner
 		WHERE e.extname = 'snowid_coordinator'}),
-	'f|coord_owner|1.0',
-	'CREATE EXTENSION snowid_coordinator by a role that is no superuser: it owns the extension');
+	'f|coord_owner|' . (slurp_file("$FindBin::RealBin/../../snowid_coordinator.control")
+		=~ /^default_version = '([^']+)'/m)[0],
+	'CREATE EXTENSION snowid_coordinator by a role that is no superuser: it owns the extension, of the default version');
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prosecdef::int || ' '
 						  || p.proowner::regrole || ' '
-						  || array_to_string(p.proconfig, ','), E'\n'
+						  || p.proconfig[1], E'\n'
 						  ORDER BY p.proname)
 		FROM pg_proc p
 		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
@@ -100,6 +101,14 @@ is( $db->sql(undef, q{
 		  qw(free reset_secret run_claim run_lease_claim run_lease_release
 		  run_lease_renew)),
 	'the six functions that write run as the owner, with search_path pg_catalog, pg_temp');
+is( $db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef
+		  AND p.proconfig @> '{enable_indexscan=on,enable_seqscan=on,enable_nestloop=on,jit=off,max_parallel_workers_per_gather=0}'}),
+	$db->sql(undef, q{
+		SELECT count(*) FROM pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace AND p.prosecdef}),
+	'and every function a role may be granted runs under the planner\'s own settings, whatever its caller\'s');
 is( $db->sql(undef, q{
 		SELECT string_agg(p.proname || ' ' || p.prokind::text || ' ' || p.prosecdef::int
 						  || ' ' || coalesce(array_to_string(p.proconfig, ','), '-'),

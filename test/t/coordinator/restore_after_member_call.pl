@@ -93,7 +93,7 @@ END
 		my $now = $s * 1000 + int($us / 1000);
 		$call_ms = $now;
 		eval {
-			$coord->cli('FCALL', 'snowid_2_claim', 3, "$base:owners", "$base:leases",
+			$coord->cli('FCALL', 'snowid_3_claim', 3, "$base:owners", "$base:leases",
 				"$base:fences", $member,
 				join(' ', -1, 31, -1, 0, $now, 1101, 0, $gen, $counter + 1, 0), $member_secret);
 		};

@@ -1,6 +1,6 @@
 # The fence rule of the PostgreSQL coordination store, searched: a quick
 # seeded run of test/protocol-search --store postgresql against the
-# extension's script of this source tree (sql/snowid_coordinator--1.0.sql)
+# extension's script of this source tree (sql/snowid_coordinator--1.1.sql)
 # finds no sequence of steps after which two servers may issue the same
 # ids.  The search starts a PostgreSQL server of this build (pg_config in
 # PATH) under the suite's clock preload (test/tools/clock_offset.c, at
@@ -50,7 +50,7 @@ use Test::More;
 
 $ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
 
-my $extension = "$FindBin::RealBin/../../../sql/snowid_coordinator--1.0.sql";
+my $extension = "$FindBin::RealBin/../../../sql/snowid_coordinator--1.1.sql";
 my $library = "$FindBin::RealBin/../../../snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();
 # test/protocol-search of this tree (each search names its store)

@@ -264,7 +264,7 @@ sub by_hand
 	if ($source eq 'redis')
 	{
 		my $out = eval {
-			$coord->cli('FCALL', "snowid_2_$call", 3, "$base:owners",
+			$coord->cli('FCALL', "snowid_3_$call", 3, "$base:owners",
 				"$base:leases", "$base:fences", $hand, $redis_numbers,
 				"$token " . ('ab' x 32));
 		};

@@ -283,7 +283,7 @@ sub hand_claim
 	if ($source eq 'redis')
 	{
 		eval {
-			$coord->cli('FCALL', 'snowid_2_claim', 3, "$base:owners",
+			$coord->cli('FCALL', 'snowid_3_claim', 3, "$base:owners",
 				"$base:leases", "$base:fences", $hand, "-1 31 -1 0 $far$numbers");
 		};
 		return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : '';

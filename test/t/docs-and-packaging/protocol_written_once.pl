@@ -2,7 +2,8 @@
 # caller sends, the quiet periods, the clock margin, the worker ids) are
 # defined in snowid's C headers (PROTOCOL_HEADERS of the Makefile), and the
 # Redis function library (src/redis/snowid.lua) and the coordinator's
-# extension (sql/snowid_coordinator/1.0/) name them, @SNOWID_NAME@, which
+# extension (sql/snowid_coordinator/1.1/, and the head of its update
+# from 1.0) name them, @SNOWID_NAME@, which
 # the build replaces with their values (test/tools/protocol).  Fails where
 # a source of either store, or a C file but the header that defines it,
 # holds one of those numbers by hand, or the Promela model
@@ -57,7 +58,8 @@ my %source = (
 	redis => { 'src/redis/snowid.lua' => slurp_file("$top/src/redis/snowid.lua") },
 	postgresql => {
 		map { s{^\Q$top\E/}{}r => slurp_file($_) }
-		  glob("$top/sql/snowid_coordinator/1.0/*.sql")
+		  glob("$top/sql/snowid_coordinator/1.1/*.sql"),
+		  glob("$top/sql/snowid_coordinator/1.0--1.1/*.sql")
 	});
 
 for my $name (sort keys %named_by)
@@ -122,12 +124,12 @@ like($model, qr/$_/, "src/coord/protocol.pml says which bound stands for $_")
 # What make made from them, and what is installed
 my %made = (
 	redis => "$top/snowid.lua",
-	postgresql => "$top/sql/snowid_coordinator--1.0.sql");
+	postgresql => "$top/sql/snowid_coordinator--1.1.sql");
 my $node = PostgreSQL::Test::Cluster->new('written_once');
 my $extdir = $node->config_data('--sharedir') . '/extension';
 my %installed = (
 	redis => "$extdir/snowid.lua",
-	postgresql => "$extdir/snowid_coordinator--1.0.sql");
+	postgresql => "$extdir/snowid_coordinator--1.1.sql");
 my @fixes = sort map { m{/([a-z_]+)\.pl$} } glob("$top/test/store-fixes/*.pl");
 ok(@fixes >= 7, 'test/store-fixes holds the stores\' fixes');
 
@@ -175,6 +177,18 @@ for my $store (qw(redis postgresql))
 			"every patch of test/store-fixes applies to the $store store installed");
 		ok($changed > 0, "and changes it");
 	}
+}
+
+# The coordinator's update from 1.0, made of its head and 1.1's parts: the
+# numbers written in, installed as made
+my $update = 'snowid_coordinator--1.0--1.1.sql';
+if (ok(-f "$top/sql/$update", "make made sql/$update"))
+{
+	my $text = slurp_file("$top/sql/$update");
+
+	unlike($text, qr/\@SNOWID_/, "sql/$update names no number: it holds them");
+	is(-f "$extdir/$update" ? slurp_file("$extdir/$update") : undef, $text,
+		"$extdir/$update is what make made");
 }
 
 done_testing();

@@ -8,15 +8,20 @@
 # install as their users did; one whose C does not compile against the
 # PostgreSQL under test (1.0 against 16 and later) has no path there.  For
 # each path (a release, and where its server takes its worker id from: set
-# by hand, claimed from Redis for good or on lease), a server of that
-# release issues ids in two databases, one with a view on snowid_status();
-# with Redis, the Redis holds the function library of that release, if it
-# had one, as an administrator loaded it, and the server claims with that
-# release's Lua (FCALL, or EVAL of 1.1's script).  Then the page's steps: the settings block (the only one this
+# by hand, claimed from Redis for good or on lease, and from 1.3 on from a
+# coordination database), a server of that release issues ids in two
+# databases, one with a view on snowid_status(); with Redis, the Redis
+# holds the function library of that release, if it had one, as an
+# administrator loaded it, and the server claims with that release's Lua
+# (FCALL, or EVAL of 1.1's script); a coordination database has the
+# snowid_coordinator that release installed, granted as its script's head
+# says.  Then the page's steps: the settings block (the only one this
 # test writes itself: its PG_CONFIG and DATACENTERS), make and make
 # install of this source tree, with Redis the load of the new library and
-# the end of the quiet period, a restart, the update of both databases
-# (the one with the view by the page's transaction).  After them the
+# (before 1.3) the end of the quiet period, with a coordination database
+# the update of its extension by its owner ("From 1.3"), a restart, the
+# update of both databases (the one with the view by the page's
+# transaction).  After them the
 # server's first id is issued at once (no 55006, no wait for a quiet
 # period), and every id of both databases, before and after, is distinct,
 # the ids of each database rise in the order they were taken, those after
@@ -39,12 +44,13 @@ use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
 use Cwd qw(realpath);
-use File::Basename qw(dirname);
 use File::Path qw(make_path);
 use IPC::Run;
+use Time::HiRes;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidClients;
+use SnowidCoordDb;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -83,7 +89,7 @@ ok(-f "$sources/$_/snowid.control", "the sources of release $_") for @releases;
 my %block = SnowidClients::recipes("$top/doc/install.md");
 my @names = qw(upgrade-settings.sh upgrade-install.sh upgrade-redis.sh
   upgrade-update.sql upgrade-dependents.sql upgrade-update-views.sql
-  upgrade-sql-edition.sql);
+  upgrade-sql-edition.sql upgrade-1.3-redis.sh upgrade-1.3-coordinator.sql);
 ok(defined $block{$_}, "doc/install.md shows the block $_") for @names;
 # the settings block names what a reader sets, and nothing else: the test
 # sets the same
@@ -116,31 +122,15 @@ sub run_in
 # A private copy of the PostgreSQL under test, each directory at its path
 # under one root (PostgreSQL finds its own relative to its programs)
 
-my ($pg_config) = SnowidTest::pg_config_in_path();
-my %dir;
-for my $what (qw(bindir pkglibdir sharedir includedir includedir-server libdir))
-{
-	chomp($dir{$what} = `$pg_config --$what`);
-	die "$pg_config --$what failed" if $? || $dir{$what} eq '';
-}
-my $root = PostgreSQL::Test::Utils::tempdir('installation');
-# libdir where it is the installation's own (a build from source, under
-# its prefix), not the system's (Debian's)
-my @copy = map { $dir{$_} } qw(bindir pkglibdir sharedir includedir includedir-server);
-push @copy, $dir{libdir} if index($dir{libdir}, dirname($dir{bindir}) . '/') == 0;
-for my $d (@copy)
-{
-	make_path($root . dirname($d));
-	my ($ok, $out) = run_in('/', 'cp', '-a', $d, $root . dirname($d) . '/');
-	die "could not copy $d: $out" unless $ok;
-}
-my $private = "$root$dir{bindir}/pg_config";
+my %dir = SnowidTest::private_installation();
+my $root = $dir{root};
+my $private = $dir{pg_config};
 my $extdir = "$root$dir{sharedir}/extension";
 my $libdir = "$root$dir{pkglibdir}";
 chomp(my $share = `$private --sharedir`);
 is($share, "$root$dir{sharedir}",
 	'the copy of the PostgreSQL under test finds its files where it lies');
-my $install_path = dirname("$root$dir{bindir}");
+my $install_path = $dir{install_path};
 
 # The source of the new version: this tree without what builds and tests
 # leave in it
@@ -304,17 +294,22 @@ my $default = control_version("$top/snowid.control");
 my $n = 0;
 
 # One path: a server of release, its worker id set by hand (fixed), claimed
-# from Redis for good (redis) or on lease (lease), upgraded as the page says
+# from Redis for good (redis) or on lease (lease), or from a coordination
+# database for good (coordinator: from 1.3 on, with the snowid_coordinator
+# that release installed), upgraded as the page says (from 1.3, its
+# section's store update)
 sub path
 {
 	my ($release, $source) = @_;
 	my $what = "from $release, " . {
 		fixed => 'a worker id set by hand',
 		redis => 'a worker id claimed from Redis',
-		lease => 'a worker id on lease from Redis'
+		lease => 'a worker id on lease from Redis',
+		coordinator => 'a worker id claimed from a coordination database'
 	}->{$source};
 	my $dc = 2 + $n++;
-	my ($redis, $node, $ok, $out, $err);
+	my ($redis, $coord, $node, $ok, $out, $err);
+	my $extra = 0;			# the ids taken while the store was updated
 
 	note("upgrading $what");
 	SKIP:
@@ -322,7 +317,22 @@ sub path
 		skip "$what: release $release does not build against this PostgreSQL (a server of it could not run it)", 1
 		  unless install_release($release);
 
-		if ($source ne 'fixed')
+		if ($source eq 'coordinator')
+		{
+			# a coordination database with the release's snowid_coordinator,
+			# installed and granted as its script's head says, the
+			# datacenter marked new by its administrator
+			$coord = SnowidCoordDb->new("coord_from_$release" =~ s/\W/_/gr,
+				install_path => $install_path);
+			$coord->node->safe_psql('postgres', q{
+				CREATE ROLE snowid_fleet LOGIN;
+				CREATE ROLE snowid_admin LOGIN;
+			});
+			$coord->sql('coord_owner', SnowidCoordDb::head_grants(
+					"$extdir/snowid_coordinator--1.0.sql"));
+			$coord->sql('coord_owner', "SELECT snowid_coordinator.new_datacenter($dc)");
+		}
+		elsif ($source ne 'fixed')
 		{
 			# Redis with the function library of the release, if it had
 			# one (1.1 ran its claim with EVAL), loaded as its
@@ -330,6 +340,12 @@ sub path
 			$redis = SnowidRedis->new(library => 0, mark_new => 0);
 			$redis->cli('FUNCTION', 'LOAD', 'REPLACE', slurp_file("$extdir/snowid.lua"))
 			  if -e "$extdir/snowid.lua";
+			# from 1.3 on, the datacenter marked new by an administrator
+			# before its first claim, as its redis.md says, with that
+			# library's function
+			$redis->cli('FCALL', 'snowid_2_new_datacenter', 3,
+				map({ "{snowid:dc:$dc}:$_" } qw(owners leases fences)), 'admin')
+			  if $release >= 1.3;
 			redis_cli_for($redis);
 		}
 		$node = PostgreSQL::Test::Cluster->new("from_${release}_$source" =~ s/\W/_/gr,
@@ -338,6 +354,8 @@ sub path
 		$node->append_conf('postgresql.conf',
 			"shared_preload_libraries = 'snowid'\nsnowid.datacenter_id = $dc\n"
 			  . ($source eq 'fixed' ? "snowid.worker_id = 7\n"
+				: $coord ? "snowid.coordinator_url = 'postgresql:///coord?host=" . $coord->node->host
+				  . '&port=' . $coord->node->port . "&user=snowid_fleet'\n"
 				: "snowid.redis_url = '" . $redis->url . "'\n")
 			  . ($source eq 'lease' ? "snowid.worker_lease = '30s'\n" : ''));
 		$node->start;
@@ -372,11 +390,53 @@ sub path
 		# the page's steps
 		($ok, $out) = run_block('upgrade-install.sh', $dc);
 		ok($ok, "$what: step 1, the new version built and installed") or diag($out);
-		if ($redis)
+		if ($redis && $release < 1.3)
 		{
 			($ok, $out) = run_block('upgrade-redis.sh', $dc);
 			ok($ok, "$what: step 2, the new library loaded into Redis and the quiet period ended")
 			  or diag($out);
+		}
+		elsif ($redis)
+		{
+			($ok, $out) = run_block('upgrade-1.3-redis.sh', $dc);
+			ok($ok, "$what: step 2, the new library loaded into Redis") or diag($out);
+		}
+		elsif ($coord)
+		{
+			my ($ret, $stdout, $stderr) = $coord->node->psql('coord',
+				$block{'upgrade-1.3-coordinator.sql'}, on_error_stop => 1,
+				extra_params => [ '-U', 'coord_owner' ]);
+
+			is($ret, 0, "$what: step 2, snowid_coordinator updated by its owner") or diag($stderr);
+			is($coord->sql(undef, "SELECT extversion FROM pg_extension WHERE extname = 'snowid_coordinator'"),
+				control_version("$top/snowid_coordinator.control"),
+				"$what: the coordination database has this release's snowid_coordinator");
+		}
+		if ($release >= 1.3 && $source ne 'fixed')
+		{
+			# the server of 1.3.0, not restarted yet, checks in with the
+			# updated store (Redis: 1.3.0's snowid_2_claim of the new
+			# library) while it issues ids, and goes on issuing: its
+			# snowid_status() says when the store last answered it
+			my $updated = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+			my $answered = sub {
+				$node->safe_psql('postgres',
+					"SELECT coalesce(coordinator_answered_at > '$updated', false) FROM snowid_status()");
+			};
+			my $log_at = -s $node->logfile;
+			my $tries = 0;
+			$ok = 1;
+			while ($ok && $answered->() ne 't' && $tries++ < 240)
+			{
+				($ok, $err) = take_ids($node, 'shop', 1, 'before');
+				$extra++;
+				Time::HiRes::sleep(0.25);
+			}
+			is($answered->(), 't',
+				"$what: the server of 1.3.0 checks in with the updated store while it issues ids");
+			ok($ok, "$what: and goes on issuing ids") or diag($err);
+			ok(!$node->log_contains('could not check in|stopped issuing', $log_at),
+				"$what: its check-ins granted");
 		}
 		my $offset = -s $node->logfile;
 		$node->restart;
@@ -422,7 +482,8 @@ sub path
 				  if $phase eq 'after' && (!defined $first_after || $id < $first_after);
 			}
 		}
-		is(scalar keys %seen, 2200, "$what: 2,200 ids taken");
+		my $taken = 2200 + $extra;
+		is(scalar keys %seen, $taken, "$what: $taken ids taken");
 		is($dups, 0, "$what: none twice");
 		is($falls, 0, "$what: each database's rising in the order they were taken");
 		cmp_ok($first_after // 0, '>', $last_before,
@@ -438,11 +499,12 @@ sub path
 			is($after, $before, "$what: the ids after carry the worker id of before");
 		}
 		is($node->safe_psql('postgres', 'SELECT worker_source FROM snowid_status()'),
-			{ fixed => 'config', redis => 'redis', lease => 'lease' }->{$source},
+			{ fixed => 'config', redis => 'redis', lease => 'lease', coordinator => 'postgresql' }->{$source},
 			"$what: snowid_status() says where it came from");
 
 		$node->stop;
 		$redis->stop if $redis;
+		$coord->node->stop if $coord;
 		uninstall($what);
 	}
 	return;
@@ -454,6 +516,8 @@ path('1.2', 'fixed');
 path('1.1', 'redis');
 path('1.2', 'redis');
 path('1.2', 'lease');
+path('1.3', 'redis');
+path('1.3', 'coordinator');
 
 # ---------------------------------------------------------------------------
 # The SQL edition: its update from each earlier version, as the page says,

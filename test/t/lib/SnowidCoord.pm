@@ -58,7 +58,7 @@ sub quiet_hint_ok
 	Test::More::like($hint,
 		qr/Ending the quiet period sooner is an administrator's decision, only for a store known to have lost nothing, such as a brand-new datacenter .*\(\Q$page\E\)\.$/,
 		'and names ending the quiet period as an administrator\'s decision, by the page that says when it applies');
-	Test::More::unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_2_|snowid_coordinator\.|\{snowid:/,
+	Test::More::unlike($hint, qr/redis-cli|FCALL|EVAL|SELECT|snowid_\d_|snowid_coordinator\.|\{snowid:/,
 		'with no command to run');
 	return;
 }

@@ -1,4 +1,4 @@
-# A coordination database for the TAP tests (sql/snowid_coordinator--1.0.sql):
+# A coordination database for the TAP tests (sql/snowid_coordinator--1.1.sql):
 # a PostgreSQL server without snowid, its clock moved with SnowidTest::Clock if
 # asked, a database "coord" owned by the role coord_owner, which created the
 # extension snowid_coordinator there as a role that is no superuser, and the
@@ -20,12 +20,15 @@ my @outcome_columns = qw(outcome worker_id floor_ms fence_ms lease_ms holder gen
   counter);
 
 # Starts the server (under a SnowidTest::Clock if clock gives one; with
-# allows_streaming => 1 for a standby), creates the roles and the database,
-# and the extension in it as coord_owner.
+# allows_streaming => 1 for a standby; of the installation install_path if
+# given, PostgreSQL::Test::Cluster's), creates the roles and the database,
+# and the extension in it as coord_owner (of version if given, else the
+# default).
 sub new
 {
 	my ($class, $name, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opt{install_path} ? (install_path => $opt{install_path}) : ());
 
 	$node->init(allows_streaming => $opt{allows_streaming} ? 1 : 0);
 	$node->append_conf('postgresql.conf', "max_connections = 40\n");
@@ -44,7 +47,8 @@ sub new
 		CREATE DATABASE coord OWNER coord_owner;
 	});
 	my $self = bless { node => $node }, $class;
-	$self->sql('coord_owner', 'CREATE EXTENSION snowid_coordinator');
+	$self->sql('coord_owner', 'CREATE EXTENSION snowid_coordinator'
+		  . ($opt{version} ? " VERSION '$opt{version}'" : ''));
 	return $self;
 }
 
@@ -68,6 +72,7 @@ sub grant
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+			snowid_coordinator.lower_fence(integer, integer, bigint),
 			snowid_coordinator.reset_secret(integer, text),
 			snowid_coordinator.new_datacenter(integer),
 			snowid_coordinator.end_quiet(integer)
@@ -79,6 +84,18 @@ sub grant
 	$self->sql(undef,
 		'ALTER ROLE coord_fleet SET log_parameter_max_length = 0');
 	return;
+}
+
+# The GRANT statements that the head comment (the first comment) of an
+# extension's script gives, for the roles it names (snowid_fleet,
+# snowid_admin), as one string: those of the release that made the script.
+sub head_grants
+{
+	my ($file) = @_;
+	my ($head) = PostgreSQL::Test::Utils::slurp_file($file) =~ m{/\*(.*?)\*/}s;
+	my $text = join "\n", map { s/^ \*\s?//r } split /\n/, $head // '';
+
+	return join "\n", $text =~ /^\s*(GRANT\b.*?;)/msg;
 }
 
 # A connection string to the database as a role

@@ -20,14 +20,15 @@ my $count = 0;
 # SnowidPgCoord->new: starts a coordination server.  clock => a
 # SnowidTest::Clock moves its clock (see SnowidCoordDb).  standby => 1
 # gives it a synchronous standby, which failover() promotes; the URL then
-# names both, as doc/coordinator.md says.
+# names both, as doc/coordinator.md says.  base_backup => 1 lets
+# base_backup() take one (pg_basebackup needs a WAL sender).
 sub new
 {
 	my ($class, %params) = @_;
 	my $name = 'coord' . $count++;
 	my $db = SnowidCoordDb->new($name,
 		$params{clock} ? (clock => $params{clock}) : (),
-		$params{standby} ? (allows_streaming => 1) : ());
+		$params{standby} || $params{base_backup} ? (allows_streaming => 1) : ());
 
 	$db->grant;
 	# datacenters 0 to 63 marked brand new, as an administrator does before
@@ -213,8 +214,11 @@ sub add_holder
 {
 	my ($self, $dc, $worker_id, $identity) = @_;
 	my $now = $self->{db}->now_ms;
+	# of the servers' layout (worker ids 0 to 31, or wider for a larger id):
+	# the store keeps one layout a datacenter
+	my $max = $worker_id > 31 ? $worker_id : 31;
 	my $o = $self->{db}->call(
-		"claim($dc, '$identity', $worker_id, $worker_id, -1, $now, "
+		"claim($dc, '$identity', $worker_id, $max, -1, $now, "
 		  . 'quiet_ms => 1101, reassert => true, clock_margin_ms => 0)');
 
 	die "claim() of worker id $worker_id for $identity: $o->{outcome}"
@@ -307,6 +311,34 @@ sub restore_files
 	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $node->data_dir);
 	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $self->{files},
 		$node->data_dir);
+	$node->start;
+	return;
+}
+
+# A base backup of the coordination server (pg_basebackup, its WAL
+# streamed); restore_base_backup puts it in place of the data directory and
+# starts it without recovery.signal, as an administrator who forgets the
+# file does: crash recovery from its backup_label, the same install,
+# system identifier and timeline, an older state.
+sub base_backup
+{
+	my ($self) = @_;
+
+	$self->node->backup('coord_base');
+	return;
+}
+
+sub restore_base_backup
+{
+	my ($self) = @_;
+	my $node = $self->node;
+	my $copy = $node->backup_dir . '/coord_base';
+
+	die 'the base backup has no backup_label' unless -e "$copy/backup_label";
+	$node->stop('immediate');
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $node->data_dir);
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $copy, $node->data_dir);
+	unlink map { $node->data_dir . "/$_" } qw(recovery.signal standby.signal);
 	$node->start;
 	return;
 }

@@ -160,7 +160,7 @@ sub free_command
 	my $base = "{snowid:dc:$dc}";
 	my $margin = 60000 + ($max_drift_ms // 1000) + 1;
 
-	return "redis-cli FCALL snowid_2_free 3 $base:owners $base:leases "
+	return "redis-cli FCALL snowid_3_free 3 $base:owners $base:leases "
 	  . qq{$base:fences admin "$worker_id $margin"};
 }
 
@@ -294,7 +294,7 @@ sub load_library
 	return;
 }
 
-# Marks datacenter dc brand new (snowid_2_new_datacenter), as an
+# Marks datacenter dc brand new (snowid_3_new_datacenter), as an
 # administrator does before its first claim; refused, which is ignored, if
 # it has a record already (marked at a restart, see mark_new)
 sub mark_dc_new
@@ -302,12 +302,12 @@ sub mark_dc_new
 	my ($self, $dc) = @_;
 	my $base = "{snowid:dc:$dc}";
 
-	$self->try_cli('FCALL', 'snowid_2_new_datacenter', 3, "$base:owners",
+	$self->try_cli('FCALL', 'snowid_3_new_datacenter', 3, "$base:owners",
 		"$base:leases", "$base:fences", 'admin');
 	return;
 }
 
-# Marks datacenters 0 to 63 brand new (snowid_2_new_datacenter), in one
+# Marks datacenters 0 to 63 brand new (snowid_3_new_datacenter), in one
 # redis-cli; one that has claims or a record already refuses, which is
 # ignored (a server restarted with its data).  Then resets the command
 # counts (command_calls): they count the test's calls only.
@@ -323,7 +323,7 @@ sub mark_new
 	for my $dc (0 .. 63)
 	{
 		my $base = "{snowid:dc:$dc}";
-		$commands .= "FCALL snowid_2_new_datacenter 3 $base:owners "
+		$commands .= "FCALL snowid_3_new_datacenter 3 $base:owners "
 		  . "$base:leases $base:fences admin\n";
 	}
 	# and the command counts (command_calls) start after it
@@ -353,6 +353,11 @@ sub restore_backup
 	$self->start;
 	return;
 }
+
+# What a base backup of a coordination database is to SnowidPgCoord: for
+# Redis, a snapshot and a restart from it.
+sub base_backup         { return $_[0]->backup; }
+sub restore_base_backup { return $_[0]->restore_backup; }
 
 # Redis' files copied and put back: for Redis, backup and restore_backup
 # (a restart from the snapshot, as SnowidPgCoord's copy of its files).
@@ -497,7 +502,7 @@ sub free
 	my ($self, $dc, $worker_id, $margin) = @_;
 	my $base = "{snowid:dc:$dc}";
 
-	return $self->cli('FCALL', 'snowid_2_free', '3', "$base:owners",
+	return $self->cli('FCALL', 'snowid_3_free', '3', "$base:owners",
 		"$base:leases", "$base:fences", 'admin', "$worker_id $margin");
 }
 

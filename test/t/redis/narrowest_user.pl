@@ -92,7 +92,7 @@ sub check_refusals
 		qr/NOPERM/, "$kind: the user cannot read another datacenter's keys");
 	like(cli_as($server, 'snowid', 'HSET', $other, '0', 'me'),
 		qr/NOPERM/, "$kind: the user cannot write another datacenter's keys");
-	like(cli_as($server, 'snowid', 'FCALL', 'snowid_2_claim', '3', $other,
+	like(cli_as($server, 'snowid', 'FCALL', 'snowid_3_claim', '3', $other,
 			"${other}x", "${other}y", 'me', '-1 31 -1 0 9999999999999'),
 		qr/NOPERM/,
 		"$kind: the user cannot call a function on another datacenter's keys");
@@ -173,7 +173,7 @@ sub run_on
 	like($err, qr/ERROR:  42883: $not_loaded at unix:\S+\n/,
 		"$kind, no library, narrow user: SQLSTATE 42883, a clear message");
 	like($err,
-		qr/DETAIL:  Redis has no function snowid_2_claim, and this Redis user may not run the library with EVALSHA or EVAL instead\./,
+		qr/DETAIL:  Redis has no function snowid_3_claim \(no snowid library is loaded there, or one of an earlier release\), and this Redis user may not run the library with EVALSHA or EVAL instead\./,
 		"$kind, no library, narrow user: the detail says why");
 	like($err,
 		qr/HINT:  Load it once, as a Redis administrator: redis-cli -x FUNCTION LOAD REPLACE < \Q$library\E \(on every primary of a Redis Cluster\)\./,
@@ -188,7 +188,10 @@ sub run_on
 			$server->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid')),
 		'snowid_1_claim snowid_1_lease_claim snowid_1_lease_release snowid_1_lease_renew '
 		  . 'snowid_2_claim snowid_2_end_quiet snowid_2_free snowid_2_lease_claim '
-		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret',
+		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret '
+		  . 'snowid_3_claim snowid_3_end_quiet snowid_3_free snowid_3_lease_claim '
+		  . 'snowid_3_lease_release snowid_3_lease_renew snowid_3_lower_fence snowid_3_new_datacenter '
+		  . 'snowid_3_reset_secret',
 		"$kind: the administrator loaded the library from the installed file");
 
 	# Redis checks the commands inside a function against the caller's
@@ -198,7 +201,7 @@ sub run_on
 	$server->cli('ACL', 'SETUSER', 'fcall_only', 'reset', 'on', ">$password",
 		"~{snowid:dc:$dc}:*", '+fcall');
 	my $base = "{snowid:dc:$dc}";
-	like(cli_as($server, 'fcall_only', 'FCALL', 'snowid_2_claim', '3',
+	like(cli_as($server, 'fcall_only', 'FCALL', 'snowid_3_claim', '3',
 			"$base:owners", "$base:leases", "$base:fences", 'me',
 			'-1 31 -1 0 9999999999999', '0' x 64),
 		qr/can't run this command|ACL failure in script|NOPERM/,
@@ -300,7 +303,7 @@ run_on('redis');
 	my $fake = SnowidFakeRedis->new(
 		FCALL   => 'perl:"-ERR unknown command `FCALL`, with args beginning with: \r\n"',
 		EVALSHA => 'perl:$main::sha = $args->[1]; "-NOSCRIPT No matching script. Please use EVAL.\r\n"',
-		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[6] eq "snowid_2_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
+		EVAL    => 'perl:require Digest::SHA; Digest::SHA::sha1_hex($args->[1]) eq ($main::sha // "") && $args->[1] !~ /^#!/ && $args->[6] eq "snowid_3_claim" ? "*2\r\n:4\r\n:0\r\n" : "-ERR unexpected EVAL\r\n"');
 	my $node = SnowidTest::new_node('redis6',
 		{ 'snowid.datacenter_id' => $dc, 'snowid.redis_url' => $fake->url });
 

@@ -121,7 +121,7 @@ $setup =~ s{^PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config}{PG_CONFIG='$bindir/
 ($ok, $out) = $redis->run_page_script($setup, $admin_password);
 ok($ok, "redis-setup.sh runs, every command in its order answered without an error")
   or diag($out);
-like($redis->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid'), qr/snowid_2_claim/,
+like($redis->cli('FUNCTION', 'LIST', 'LIBRARYNAME', 'snowid'), qr/snowid_3_claim/,
 	'the library is loaded');
 like(slurp_file($aclfile), qr/^user snowid-dc3 on .*#\Q@{[ sha256_hex($password) ]}\E/m,
 	'the user is saved in the ACL file, its password hashed');
@@ -253,7 +253,7 @@ $node->stop;
 # step 4: the worker id freed with redis.md's command (the margin its own:
 # the server is stopped), then step 6
 my ($free) = slurp_file("$top/doc/redis.md") =~
-  /^(redis-cli FCALL snowid_2_free 3 .*?\\\n.*?)$/m
+  /^(redis-cli FCALL snowid_3_free 3 .*?\\\n.*?)$/m
   or die 'redis.md has no command that frees a worker id';
 (my $id) = $worker =~ /^(\d+)/;
 $free =~ s/'4 61001'/'$id 1'/ or die "redis.md's free command frees no '4 61001'";

@@ -131,7 +131,7 @@ like($err, qr/ERROR:  53400: all 32 worker ids of datacenter $dc are held\n/,
 	'full datacenter: SQLSTATE 53400');
 my $freed = $worker_a == 17 || $worker_b == 17 ? 18 : 17;
 ok($valkey->free($dc, $freed, 0) > 0,
-	'the library\'s snowid_2_free frees an id on Valkey');
+	'the library\'s snowid_3_free frees an id on Valkey');
 $ids->collect($c_node, 1000);
 is(SnowidRedis::worker($c_node), "$freed|redis",
 	'the next call claims the freed id, without a restart');

@@ -13,7 +13,7 @@
 -- Takes worker id id of datacenter dc from its holder: its fence raised to
 -- at least v first (0: the fence as it is, which covers every lease), then
 -- the holder and its lease removed.  The fence never falls.
-CREATE FUNCTION snowid_coordinator.retire(dc integer, id integer, v bigint)
+CREATE OR REPLACE FUNCTION snowid_coordinator.retire(dc integer, id integer, v bigint)
 RETURNS bigint
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
@@ -36,7 +36,7 @@ $$;
 -- every id is held.  Free is: open (no holder, a lease run out, or mine's
 -- own lease) and fenced no later than usable.  mine is the identity of a
 -- lease claim (whose own lease, run out or not, it may take), or NULL.
-CREATE FUNCTION snowid_coordinator.pick(dc integer, hi integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.pick(dc integer, hi integer,
 										usable bigint, first integer,
 										mine text, now_ms bigint)
 RETURNS integer
@@ -91,7 +91,7 @@ END
 $$;
 
 -- The fence of a worker id, or 0
-CREATE FUNCTION snowid_coordinator.fence_of(dc integer, id integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.fence_of(dc integer, id integer)
 RETURNS bigint
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp

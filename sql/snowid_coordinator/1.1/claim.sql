@@ -1,4 +1,71 @@
 -- -----------------------------------------------------------------------
+-- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
+-- a grant records.  The servers of a datacenter run one layout (a switch
+-- stops them all, snowid's doc/layouts.md): a grant of a worker id beyond
+-- it, while a holder other than the caller is live, is refused, so that a
+-- datacenter has no more holders than its layout has ids, which bounds the
+-- work of every call.  The layout a claim declares (max) is recorded when
+-- no other holder is live, or, when the datacenter has none (a database of
+-- an earlier release), with the highest id another live holder holds.
+-- Checked once the id is chosen: a re-assertion of an id another holds is
+-- refused as that.
+-- The same rule as snowid.lua's layout_refused().  The column is made in
+-- tables.sql.
+-- -----------------------------------------------------------------------
+
+-- Refuses a grant of worker id id of datacenter dc, whose lock the caller
+-- holds, at now_ms, to identity declaring hi as the highest worker id,
+-- while id lies beyond the datacenter's layout and a holder other than
+-- identity is live; else returns the layout the grant records (NULL: the
+-- one it has)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
+												hi integer, id integer,
+												now_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	recorded	integer;
+	top			integer;
+BEGIN
+	SELECT d.max_worker_id INTO recorded
+	FROM snowid_coordinator.datacenters d
+	WHERE d.datacenter = dc;
+	IF recorded = hi AND id <= recorded THEN
+		RETURN hi;
+	END IF;
+	-- the highest id another live holder holds (NULL: none)
+	SELECT max(x.worker_id) INTO top
+	FROM snowid_coordinator.worker_ids x
+	WHERE x.datacenter = dc AND x.holder <> check_layout.identity
+	  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms);
+	IF id > recorded AND top IS NOT NULL THEN
+		RAISE EXCEPTION 'worker id % lies beyond the worker ids of datacenter %, 0 to %',
+				id, dc, recorded
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Its servers hold worker ids of a layout of 0 to %s, and this one declares 0 to %s: every server of a datacenter runs the same snowid.worker_bits.', recorded, hi),
+				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
+	END IF;
+	RETURN CASE WHEN top IS NULL THEN hi
+				WHEN recorded IS NULL THEN greatest(hi, top) END;
+END
+$$;
+
+-- Records hi as the highest worker id of datacenter dc (what
+-- check_layout() returned, at a grant; NULL: none)
+CREATE OR REPLACE FUNCTION snowid_coordinator.record_layout(dc integer, hi integer)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	UPDATE snowid_coordinator.datacenters d
+	SET max_worker_id = hi
+	WHERE d.datacenter = dc AND hi IS NOT NULL
+	  AND d.max_worker_id IS DISTINCT FROM hi
+$$;
+
+-- -----------------------------------------------------------------------
 -- The functions the snowid servers call
 -- -----------------------------------------------------------------------
 
@@ -27,16 +94,15 @@
 -- counter it saw last; clock_margin_ms, how far apart the fleet's
 -- clocks may lie (snowid.clock_margin); and, for a restart's re-assertion
 -- only (a check-in sends none), confirmed_ms: when the caller sent its last
--- granted call, Unix ms by its clock (0: it does not know).  A restart
--- whose last granted call lies too long before the last loss is no
--- re-assertion (see stale()).
+-- granted call, Unix ms by its clock (0: it does not know).  After a
+-- loss, a restart is no re-assertion (see stale()).
 --
 -- ok: worker_id, and floor_ms, its fence (0 if none): the server's ids
 -- start at or above it.  Refusals: all_held, fenced, quiet (until
 -- fence_ms), conflict (holder holds the configured id, worker_id),
 -- holds_other (worker_id is this identity's).  A configured id past max is
 -- an error (a caller's mistake).
-CREATE FUNCTION snowid_coordinator.run_claim(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_claim(datacenter integer,
 											 identity text, secret text,
 											 want integer, max integer,
 											 prefer integer, usable_ms bigint,
@@ -62,6 +128,7 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	keep		integer;
 	reasserts	boolean;
+	layout		integer;
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
@@ -83,6 +150,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	-- a holder without a key registered sends it first, under a pad
+	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	IF o.holder IS NOT NULL THEN
+		o.outcome := 'register';
+		RETURN o;
+	END IF;
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	-- a restart's last granted call, by its clock: no later than this
 	-- server's clock and the margin it declares
@@ -93,6 +166,11 @@ BEGIN
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
+	-- after a loss, a restart re-asserts nothing: a new claim (see stale())
+	IF reassert AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
+											 clock_margin_ms) THEN
+		reassert := false;
+	END IF;
 	IF st.quiet_until_ms > now_ms THEN
 		-- a refusal names when a grant can be made: past the floor too
 		quiet_until := greatest(st.quiet_until_ms, st.forgot_floor_ms);
@@ -146,6 +224,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- a re-assertion names its id: the check-in of the id the server
 	-- issues with, or a restart's of the id its cache file names.  An id
@@ -154,14 +233,6 @@ BEGIN
 	-- server moved that id onto a lease and gave it back (its cache file
 	-- went then), and another server may issue with it now
 	reasserts := reassert AND keep IN (want, prefer);
-	-- a restart whose last granted call lies before the last loss, by more
-	-- than a live holder's: a new claim, even of an id the database holds
-	-- for it (it may have gone back to a state before that id went to
-	-- another)
-	IF reasserts AND snowid_coordinator.stale(st, confirmed_ms, quiet_ms,
-											  clock_margin_ms) THEN
-		reasserts := false;
-	END IF;
 	-- in a quiet period, only the id this identity re-asserts
 	IF quiet_until IS NOT NULL AND NOT reasserts THEN
 		o.outcome := 'quiet';
@@ -203,6 +274,7 @@ BEGIN
 		lease_floor_ms = NULL,
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';

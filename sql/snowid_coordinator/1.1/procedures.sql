@@ -9,10 +9,51 @@
 -- The outcome comes back in the INOUT parameters, which the caller leaves
 -- out: one row of (outcome, worker_id, floor_ms, fence_ms, lease_ms,
 -- holder), as described at run_<name>().  secret is the caller's holder
--- secret (64 lower-case hex digits).
+-- proof (see check_holder(); prove() takes its n first), or its holder
+-- secret itself (64 lower-case hex digits, a server of release 1.3.0).
 -- -----------------------------------------------------------------------
 
-CREATE PROCEDURE snowid_coordinator.claim(
+-- Takes the n of a holder proof (see check_holder()) before the call does
+-- anything else, committed by the caller at once, so that a proof read
+-- from a log is never taken again, whether the call it came with was
+-- granted, refused or failed.  Raises SQLSTATE 28000 for an n no larger
+-- than the last one taken, naming that one: the server sends a larger.
+-- A proof that its key does not make, or of an identity without a key,
+-- is left to the call (check_holder(), pad_for()).
+CREATE OR REPLACE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
+										  secret text)
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	p			record;
+	known		snowid_coordinator.holders;
+BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT * INTO known FROM snowid_coordinator.holders h
+	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity
+	FOR UPDATE;
+	IF NOT FOUND OR
+		p.proof <> snowid_coordinator.proof_of(encode(known.secret_sha256, 'hex'),
+											   p.n) THEN
+		RETURN;
+	END IF;
+	IF p.n <= known.proof_n THEN
+		RAISE EXCEPTION 'holder proof taken already: the last n taken is %',
+				known.proof_n
+			USING ERRCODE = 'invalid_authorization_specification',
+				  DETAIL = 'Each call of a holder sends a proof with an n larger than the last one the database took.';
+	END IF;
+	UPDATE snowid_coordinator.holders h SET proof_n = p.n
+	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
+END
+$$;
+
+CREATE OR REPLACE PROCEDURE snowid_coordinator.claim(
 	datacenter integer, identity text, secret text,
 	want integer, max integer, prefer integer, usable_ms bigint,
 	quiet_ms bigint DEFAULT NULL, reassert boolean DEFAULT false,
@@ -32,6 +73,8 @@ DECLARE
 	o			snowid_coordinator.outcome;
 BEGIN
 	COMMIT;
+	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
 		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
 		clock_margin_ms, confirmed_ms);
@@ -47,7 +90,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_claim(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_claim(
 	datacenter integer, identity text, secret text,
 	max integer, lease_length_ms bigint, client_ms bigint, usable_ms bigint,
 	prefer integer, wait_ms bigint, token text, quiet_ms bigint DEFAULT NULL,
@@ -67,6 +110,8 @@ DECLARE
 	o			snowid_coordinator.outcome;
 BEGIN
 	COMMIT;
+	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
 		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
 		seen_generation, seen_counter, clock_margin_ms);
@@ -82,7 +127,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_renew(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_renew(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, lease_length_ms bigint, want_ms bigint,
 	token text, quiet_ms bigint DEFAULT NULL, client_ms bigint DEFAULT NULL,
@@ -102,6 +147,8 @@ DECLARE
 	o			snowid_coordinator.outcome;
 BEGIN
 	COMMIT;
+	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
 		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
 		seen_generation, seen_counter, clock_margin_ms);
@@ -117,7 +164,7 @@ BEGIN
 END
 $$;
 
-CREATE PROCEDURE snowid_coordinator.lease_release(
+CREATE OR REPLACE PROCEDURE snowid_coordinator.lease_release(
 	datacenter integer, identity text, secret text,
 	held_worker_id integer, final_ms bigint, park boolean, token text,
 	INOUT outcome text DEFAULT NULL,
@@ -133,6 +180,8 @@ AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
 BEGIN
+	COMMIT;
+	CALL snowid_coordinator.prove(datacenter, identity, secret);
 	COMMIT;
 	o := snowid_coordinator.run_lease_release(datacenter, identity, secret,
 		held_worker_id, final_ms, park, token);

@@ -24,7 +24,7 @@
 --
 -- ok: worker_id, floor_ms, fence_ms (the new fence: ids below it only),
 -- lease_ms.  Refusals: all_held, fenced, quiet.
-CREATE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_claim(datacenter integer,
 												   identity text,
 												   secret text, max integer,
 												   lease_ms bigint,
@@ -57,6 +57,7 @@ DECLARE
 	f			bigint;
 	fresh		bigint := 0;
 	new_fence	bigint;
+	layout		integer;
 	o			snowid_coordinator.outcome;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_claim');
@@ -75,6 +76,12 @@ BEGIN
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	-- a holder without a key registered sends it first, under a pad
+	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	IF o.holder IS NOT NULL THEN
+		o.outcome := 'register';
+		RETURN o;
+	END IF;
 	-- the fence it writes, a lease past client_ms: no later than the
 	-- servers take one
 	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
@@ -138,6 +145,7 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
+	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- its other leases given back (another id, or one beyond max), each
 	-- fenced as it is
@@ -170,6 +178,7 @@ BEGIN
 		lease_floor_ms = excluded.lease_floor_ms,
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
+	PERFORM snowid_coordinator.record_layout(dc, layout);
 	PERFORM snowid_coordinator.register_holder(dc, me, secret);
 
 	o.outcome := 'ok';
@@ -197,7 +206,7 @@ $$;
 -- ok: worker_id, floor_ms (the lease's floor), fence_ms (the fence now,
 -- past want_ms if it stood higher), lease_ms.  Refusal: lost, with the
 -- holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_renew(datacenter integer,
 												   identity text,
 												   secret text,
 												   worker_id integer,
@@ -288,7 +297,7 @@ $$;
 --
 -- ok: worker_id, floor_ms, fence_ms (the fence left).  Refusal: lost, with
 -- the holder of the id now (NULL: no one).
-CREATE FUNCTION snowid_coordinator.run_lease_release(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.run_lease_release(datacenter integer,
 													 identity text,
 													 secret text,
 													 worker_id integer,

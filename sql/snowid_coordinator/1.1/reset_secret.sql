@@ -4,7 +4,7 @@
 -- new secret.  Call it only once sure that the server refused is the one
 -- that claims under that identity: whoever calls first then becomes it.
 -- True if a hash was dropped.
-CREATE FUNCTION snowid_coordinator.reset_secret(datacenter integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.reset_secret(datacenter integer,
 												identity text)
 RETURNS boolean
 LANGUAGE plpgsql

@@ -4,8 +4,8 @@
 -- recovered to a point in time, failed over to a standby that missed the
 -- last transactions.  Each datacenter's row records the server it was
 -- last written under (written_under: this install of the extension, made
--- by CREATE EXTENSION and never dumped, the cluster's system identifier
--- and its timeline), a generation (the time it was made, in ms, later than
+-- by CREATE EXTENSION and never dumped, the cluster's system identifier,
+-- its timeline and its postmaster's start), a generation (the time it was made, in ms, later than
 -- every generation before it) and a counter that every call of a holder
 -- moves up.  Each holder remembers the generation and counter it saw last
 -- and sends them with every call.  recall() finds that the database may
@@ -17,54 +17,27 @@
 -- id is granted but to the server that re-asserts it, and every other
 -- grant starts at or above the floor it leaves.  new_datacenter(), an
 -- administrator's step, records a brand-new datacenter without a quiet
--- period; end_quiet() ends one.
+-- period; end_quiet() ends one.  The install and the datacenter's record
+-- are made in tables.sql.
 -- -----------------------------------------------------------------------
 
--- This install of the extension: one row, made by CREATE EXTENSION and not
--- dumped, so that a restore from a dump is another install
-CREATE TABLE snowid_coordinator.install (
-	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-	install_id text NOT NULL
-);
-
-INSERT INTO snowid_coordinator.install (install_id)
-VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
-
-COMMENT ON TABLE snowid_coordinator.install IS
-'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
-
-ALTER TABLE snowid_coordinator.datacenters
-	ADD COLUMN written_under text,
-	ADD COLUMN quiet_from_ms bigint,
-	ADD COLUMN quiet_until_ms bigint,
-	ADD COLUMN generation bigint NOT NULL DEFAULT 0
-		CHECK (generation >= 0),
-	ADD COLUMN counter bigint NOT NULL DEFAULT 0
-		CHECK (counter >= 0),
-	-- every grant that is not a re-assertion starts at or above it: the
-	-- end of the last quiet period plus the fleet's clocks (see recall())
-	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
-		CHECK (forgot_floor_ms >= 0),
-	-- the longest quiet_ms any caller declared: every quiet period lasts
-	-- at least that
-	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
-		CHECK (longest_quiet_ms >= 0),
-	-- the widest clock_margin_ms any caller declared (how far apart the
-	-- fleet's clocks, and this server's, may lie): the floor lies past the
-	-- end of a quiet period by at least that
-	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
-		CHECK (widest_margin_ms >= 0);
-
 -- The server this call runs on: the install, the cluster's system
--- identifier, and the timeline (a point-in-time recovery or a promotion
--- starts a new one)
-CREATE FUNCTION snowid_coordinator.server_now()
+-- identifier, the timeline (a point-in-time recovery or a promotion starts
+-- a new one), and when its postmaster started (microseconds since 1970).
+-- The start, as Redis' run id: a base backup started without
+-- recovery.signal (crash recovery from its backup_label) or a data
+-- directory copied back keeps the install, the system identifier and the
+-- timeline, and only its start tells it from the server that wrote the
+-- claims; so every restart counts as a loss, as every restart of Redis
+-- does, which holders that run re-assert at no cost.
+CREATE OR REPLACE FUNCTION snowid_coordinator.server_now()
 RETURNS text
 LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT i.install_id || ' ' || s.system_identifier || ' ' ||
-		   substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+		   substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || ' ' ||
+		   (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint
 	FROM snowid_coordinator.install i, pg_control_system() s
 $$;
 
@@ -74,7 +47,7 @@ $$;
 -- a second; a shorter one would let the first call after a loss end the
 -- quiet period at once) up to the longest (see check_ms()), a margin up to
 -- an hour
-CREATE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_declared(quiet_ms bigint,
 												  clock_margin_ms bigint)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -132,7 +105,7 @@ $$;
 -- could then never send back): it is refused, and a generation made here
 -- never lies past that bound either, so every server that saw it can send
 -- it again, after a loss too.  The same rules as snowid.lua's recall().
-CREATE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.recall(dc integer, now_ms bigint,
 										  quiet_ms bigint,
 										  clock_margin_ms bigint,
 										  seen_generation bigint,
@@ -152,7 +125,9 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('seen_generation',
 										coalesce(seen_generation, 0), 0);
 	PERFORM snowid_coordinator.check_ms('seen_counter',
-										coalesce(seen_counter, 0), 0);
+										coalesce(seen_counter, 0), 0,
+										@SNOWID_STATE_MAX@,
+										'2^53 - 1, the largest counter a store keeps');
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
 	-- a generation is this server's clock when it was made: one past the
@@ -198,6 +173,16 @@ BEGIN
 	IF quiet_ms IS NOT NULL THEN
 		d.counter := d.counter + 1;
 	END IF;
+	-- never a counter past what a caller may send back: at its bound, the
+	-- next generation (nothing was lost: no quiet period), or the bound
+	-- while the generation is at its own (a word at both bounds)
+	IF d.counter > @SNOWID_STATE_MAX@ THEN
+		d.counter := @SNOWID_STATE_MAX@;
+		IF d.generation < now_ms + @SNOWID_CLOCK_MARGIN_MAX_MS@ THEN
+			d.generation := d.generation + 1;
+			d.counter := 0;
+		END IF;
+	END IF;
 	IF quiet_ms IS NOT NULL OR d IS DISTINCT FROM was THEN
 		UPDATE snowid_coordinator.datacenters x
 		SET written_under = d.written_under, generation = d.generation,
@@ -212,33 +197,21 @@ BEGIN
 END
 $$;
 
--- Whether a restart's re-assertion is stale (the confirmed re-assertion
--- rule, doc/internals.md, "A re-assertion after a loss"): made by a server
--- whose last granted call (confirmed_ms, Unix ms by its own clock when it
--- sent that call; NULL: a check-in, or a caller that does not say) lies
--- too long before the last loss that d, the datacenter's row after
--- recall(), notes: a quiet period from quiet_from_ms to quiet_until_ms.
--- Every server that held an id when the database forgot had a call
--- granted within the quiet period's length before it (what quiet_ms
--- declares: its check-in interval, its timeout, its drift budget and a
--- second; the quiet period lasts at least that), by the database's clock;
--- its own clock lies at most the widest margin past that.  So a holder
--- with
---
---   confirmed_ms >= quiet_from_ms
---                   - least(quiet_until_ms - quiet_from_ms, its quiet_ms)
---                   + widest margin
---
--- may still have held its id when the database forgot; one before that
--- stopped earlier, and its id may have gone to another server since, a
--- grant the database forgot.  Its re-assertion is then a new claim:
--- refused in the quiet period, granted at or above its floor.  The
--- shorter of the two lengths: the row's may have grown since an earlier
--- loss (a longer quiet period declared after it), which would otherwise
--- let a server stopped before that earlier loss pass at the later one.
--- Outside any loss (no quiet period noted, or one an administrator ended)
--- it changes nothing.  The same rule as snowid.lua's stale().
-CREATE FUNCTION snowid_coordinator.stale(d snowid_coordinator.datacenters,
+-- Whether a restart's re-assertion counts as a new claim (the restart
+-- rule, doc/internals.md, "A restart after a loss"): a call that says when
+-- its last granted call was (confirmed_ms: a restart, or a check-in whose
+-- check-in fence was reached; NULL: a check-in of a holder that runs)
+-- after a loss that d, the datacenter's row after recall(), notes (a quiet
+-- period from quiet_from_ms to quiet_until_ms that no administrator
+-- ended).  Only a holder that runs re-asserts after a loss: a server that
+-- stopped may have been freed by an administrator and its id granted to
+-- another server, a grant the database may have forgotten, and nothing in
+-- the row tells it from a server that held its id up to the loss.  So its
+-- claim is a new one: refused in the quiet period, granted at or above
+-- its floor.  Outside any loss it changes nothing: a restart keeps its id
+-- at once.  quiet_ms and clock_margin_ms are not weighed.  The same rule
+-- as snowid.lua's stale().
+CREATE OR REPLACE FUNCTION snowid_coordinator.stale(d snowid_coordinator.datacenters,
 										 confirmed_ms bigint,
 										 quiet_ms bigint,
 										 clock_margin_ms bigint)
@@ -248,9 +221,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT confirmed_ms IS NOT NULL
 		AND coalesce(d.quiet_until_ms > d.quiet_from_ms, false)
-		AND confirmed_ms < d.quiet_from_ms
-			- least(d.quiet_until_ms - d.quiet_from_ms, coalesce(quiet_ms, @SNOWID_QUIET_UNDECLARED_MS@))
-			+ greatest(d.widest_margin_ms, coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@))
 $$;
 
 -- An administrator's step: datacenter dc, of which no server ever claimed
@@ -261,7 +231,7 @@ $$;
 -- one, a claim the quiet period refused too: after it the database cannot
 -- tell a new datacenter from one that lost its claims, as after a restore
 -- that the refused claim then recorded anew).
-CREATE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.new_datacenter(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -301,7 +271,7 @@ $$;
 -- next call, and the database recorded as the writer of its claims, for a
 -- database known to have lost nothing (a failover to a synchronous
 -- standby).
-CREATE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
+CREATE OR REPLACE FUNCTION snowid_coordinator.end_quiet(datacenter integer)
 RETURNS snowid_coordinator.outcome
 LANGUAGE plpgsql
 SECURITY DEFINER

@@ -8,6 +8,47 @@ CREATE TABLE snowid_coordinator.datacenters (
 COMMENT ON TABLE snowid_coordinator.datacenters IS
 'One row per datacenter, locked by every call on its worker ids';
 
+-- The record of the forgetting rule (quiet.sql, recall())
+-- This install of the extension: one row, made by CREATE EXTENSION and not
+-- dumped, so that a restore from a dump is another install
+CREATE TABLE snowid_coordinator.install (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	install_id text NOT NULL
+);
+
+INSERT INTO snowid_coordinator.install (install_id)
+VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
+
+COMMENT ON TABLE snowid_coordinator.install IS
+'This install of snowid_coordinator (CREATE EXTENSION makes it, pg_dump does not dump it)';
+
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN written_under text,
+	ADD COLUMN quiet_from_ms bigint,
+	ADD COLUMN quiet_until_ms bigint,
+	ADD COLUMN generation bigint NOT NULL DEFAULT 0
+		CHECK (generation >= 0),
+	ADD COLUMN counter bigint NOT NULL DEFAULT 0
+		CHECK (counter >= 0),
+	-- every grant that is not a re-assertion starts at or above it: the
+	-- end of the last quiet period plus the fleet's clocks (see recall())
+	ADD COLUMN forgot_floor_ms bigint NOT NULL DEFAULT 0
+		CHECK (forgot_floor_ms >= 0),
+	-- the longest quiet_ms any caller declared: every quiet period lasts
+	-- at least that
+	ADD COLUMN longest_quiet_ms bigint NOT NULL DEFAULT 0
+		CHECK (longest_quiet_ms >= 0),
+	-- the widest clock_margin_ms any caller declared (how far apart the
+	-- fleet's clocks, and this server's, may lie): the floor lies past the
+	-- end of a quiet period by at least that
+	ADD COLUMN widest_margin_ms bigint NOT NULL DEFAULT 0
+		CHECK (widest_margin_ms >= 0);
+
+-- The layout of the datacenter (claim.sql, check_layout())
+ALTER TABLE snowid_coordinator.datacenters
+	ADD COLUMN max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@);
+
 -- Every worker id ever held or fenced.  An id without a row is free, with
 -- no fence.  holder is the identity of its server: for good, or on lease
 -- (on_lease) until lease_expires_ms by this server's clock.  A lease names
@@ -62,6 +103,32 @@ COMMENT ON TABLE snowid_coordinator.holders IS
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 
+-- The holder's proof (doc/security.md, "Holder secrets"): a server of
+-- this release never sends its secret, only "<n>:<proof>", proof the
+-- SHA-256 of "<key>:<n>" (key: secret_sha256 in hexadecimal), n larger
+-- than the last one taken, which proof_n holds: the procedure prove()
+-- takes it, and commits, before the call does anything else.
+ALTER TABLE snowid_coordinator.holders
+	ADD COLUMN proof_n bigint NOT NULL DEFAULT 0
+		CHECK (proof_n >= 0);
+
+-- A pad per identity that has no key registered yet: its first call is
+-- answered 'register' with the pad (an answer, which no log shows), and the
+-- next sends its key XORed with the pad's SHA-256, so that the key never
+-- appears in a log.  Not dumped: a restored database hands out new pads.
+CREATE TABLE snowid_coordinator.pads (
+	datacenter integer NOT NULL
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
+	pad text NOT NULL
+		CHECK (pad ~ '^[0-9a-f]{64}$'),
+	PRIMARY KEY (datacenter, identity)
+);
+
+COMMENT ON TABLE snowid_coordinator.pads IS
+'A one-time pad for each identity that has no holder key registered yet';
+
 -- What every function returns: outcome is one of
 --	 ok			   the call did what it was asked; worker_id, and for a claim
 --				   floor_ms, the id's fence when taken (0 for none): every id
@@ -79,6 +146,9 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 --				   no id is granted but to a server re-asserting its own
 --				   until fence_ms, when this claim can be granted: the
 --				   end of the quiet period or, past it, the floor it left
+--	 register	   the caller's identity has no key registered: holder is
+--				   a pad, under which the caller sends its key (see
+--				   pad_for())
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 -- generation and counter are the datacenter's state record after the call
 -- of a holder (see recall()), which the holder remembers and sends with

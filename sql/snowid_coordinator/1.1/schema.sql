@@ -1,5 +1,5 @@
 /*
- * snowid_coordinator--1.0.sql
+ * snowid_coordinator--1.1.sql
  *	  A coordination database for snowid servers: who holds which worker id
  *	  of a datacenter, for good or on lease, and each id's fence.  The same
  *	  functions, with the same rule, as snowid's Redis function library
@@ -30,15 +30,16 @@
  *
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
  *	 GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
+ *		 snowid_coordinator.lower_fence(integer, integer, bigint),
  *		 snowid_coordinator.reset_secret(integer, text),
  *		 snowid_coordinator.new_datacenter(integer),
  *		 snowid_coordinator.end_quiet(integer)
  *		 TO snowid_admin;
  *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
  *
- * free() takes a worker id from whoever holds it, reset_secret() lets the
- * next caller of an identity act as it: grant them to administrators
- * only, never to the servers' role.
+ * free() takes a worker id from whoever holds it, lower_fence() lowers a
+ * fence, reset_secret() lets the next caller of an identity act as it:
+ * grant them to administrators only, never to the servers' role.
  *
  * THE HOLDER'S SECRET.  A server sends, with every call, a secret of its
  * own (a random one it keeps in its data directory).  The hash of the

@@ -10,7 +10,7 @@
 -- them as the servers do.
 
 -- Refuses a null argument
-CREATE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_given(what text, value anyelement)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -26,7 +26,7 @@ $$;
 -- Refuses a datacenter or worker id (or -1 where lo is -1: none) outside
 -- lo..@SNOWID_MAX_ID@, the most a layout's 24 bits of datacenter, worker and
 -- sequence allow
-CREATE FUNCTION snowid_coordinator.check_id(what text, value integer,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_id(what text, value integer,
 											lo integer)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -56,7 +56,7 @@ $$;
 -- server's clock (two days and an hour: a drift budget and a lease at
 -- their most, and a day by which a server's clock may run ahead; the
 -- servers refuse a later fence as one no snowid server wrote).
-CREATE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_ms(what text, value bigint,
 											lo bigint,
 											hi bigint DEFAULT @SNOWID_END_UNIX_MS@,
 											why text DEFAULT 'the year 10000')
@@ -77,7 +77,7 @@ $$;
 
 -- Refuses a time (Unix ms, NULL: none) further past now_ms, this server's
 -- clock, than any snowid server sends one (see check_ms())
-CREATE FUNCTION snowid_coordinator.check_ahead(what text, value bigint,
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_ahead(what text, value bigint,
 											   now_ms bigint)
 RETURNS void
 LANGUAGE sql IMMUTABLE
@@ -91,7 +91,7 @@ $$;
 -- Refuses an identity that is empty, longer than @SNOWID_IDENTITY_MAX@
 -- bytes, holds a control character, or begins as the name of a lease
 -- holder does
-CREATE FUNCTION snowid_coordinator.check_identity(identity text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_identity(identity text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -117,7 +117,7 @@ END
 $$;
 
 -- Refuses a lease token other than 16 lower-case hexadecimal digits
-CREATE FUNCTION snowid_coordinator.check_token(token text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_token(token text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -132,40 +132,94 @@ BEGIN
 END
 $$;
 
--- Refuses a holder secret other than 64 lower-case hexadecimal digits,
--- never quoting it
-CREATE FUNCTION snowid_coordinator.check_secret(secret text)
+-- Refuses a holder secret other than 64 lower-case hexadecimal digits (a
+-- server of release 1.3.0) or a holder proof "<n>:<proof>[:<key>]" (n of
+-- 1 to 16 digits, proof and key 64), never quoting it
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_secret(secret text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	PERFORM snowid_coordinator.check_given('secret', secret);
-	IF secret !~ '^[0-9a-f]{64}$' THEN
+	IF secret !~ '^[0-9a-f]{64}$' AND
+		secret !~ '^[0-9]{1,16}:[0-9a-f]{64}(:[0-9a-f]{64})?$' THEN
 		RAISE EXCEPTION 'invalid holder secret'
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'A holder secret is 64 lower-case hexadecimal digits.';
+				  DETAIL = 'A holder proof is "<n>:<proof>[:<key>]", n of 1 to 16 digits, proof and key 64 lower-case hexadecimal digits; a holder secret is 64 such digits.';
 	END IF;
 END
 $$;
 
+-- A holder proof's parts: n, the proof, and the key sent XORed with a pad
+-- (NULL: none); all NULL for a secret itself
+CREATE OR REPLACE FUNCTION snowid_coordinator.proof_parts(secret text, OUT n bigint,
+											   OUT proof text, OUT masked text)
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT m[1]::bigint, m[2], nullif(m[3], '')
+	FROM (SELECT regexp_match(secret,
+			'^([0-9]{1,16}):([0-9a-f]{64}):?([0-9a-f]{64})?$') AS m) x
+$$;
+
+-- The proof of a holder of key (hexadecimal) for n
+CREATE OR REPLACE FUNCTION snowid_coordinator.proof_of(key text, n bigint)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT encode(sha256(convert_to(key || ':' || n, 'UTF8')), 'hex')
+$$;
+
+-- Two strings of 64 hexadecimal digits XORed
+CREATE OR REPLACE FUNCTION snowid_coordinator.xor_hex(a text, b text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT string_agg(lpad(to_hex(('x' || substr(a, i, 8))::bit(32)::integer #
+								  ('x' || substr(b, i, 8))::bit(32)::integer),
+						   8, '0'), '' ORDER BY i)
+	FROM generate_series(1, 64, 8) i
+$$;
+
 -- Refuses a call of identity with a secret other than the one its hash
--- was registered with (SQLSTATE 42501): another server using this
--- server's name.  Called with the datacenter's lock held.
-CREATE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
+-- was registered with, or with a proof its key does not make (SQLSTATE
+-- 42501): another server using this server's name.  The procedure took
+-- the proof's n first (prove()), and no one but the procedure calls the
+-- functions that call this one, so a proof is taken once.  Called with
+-- the datacenter's lock held.
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
 												secret text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	known		bytea;
+	known		snowid_coordinator.holders;
+	p			record;
+	wrong		boolean;
 BEGIN
-	SELECT h.secret_sha256 INTO known
+	SELECT * INTO known
 	FROM snowid_coordinator.holders h
 	WHERE h.datacenter = dc AND h.identity = check_holder.identity;
-	IF known IS NOT NULL AND
-		known <> sha256(convert_to(secret, 'UTF8')) THEN
+	IF known.secret_sha256 IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL THEN
+		wrong := known.secret_sha256 <> sha256(convert_to(secret, 'UTF8'));
+	ELSE
+		wrong := p.proof <> snowid_coordinator.proof_of(
+			encode(known.secret_sha256, 'hex'), p.n);
+		-- prove() took n, unless the key was registered after it looked
+		IF NOT wrong AND p.n > known.proof_n THEN
+			UPDATE snowid_coordinator.holders h SET proof_n = p.n
+			WHERE h.datacenter = dc AND h.identity = check_holder.identity;
+		END IF;
+	END IF;
+	IF wrong THEN
 		RAISE EXCEPTION 'wrong holder secret for identity %',
 				quote_literal(identity)
 			USING ERRCODE = 'insufficient_privilege',
@@ -175,18 +229,81 @@ BEGIN
 END
 $$;
 
--- Registers the hash of identity's secret, if it has none yet: after a
--- call of that identity was granted.
-CREATE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
-												   secret text)
-RETURNS void
-LANGUAGE sql
+-- The pad a call of identity must register its key with, or NULL if it
+-- may go on: it has a key registered, sends a secret itself, or sends its
+-- key under the pad it was answered (which its proof then shows).  A new
+-- pad replaces the last one.  Called with the datacenter's lock held.
+CREATE OR REPLACE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
+										   secret text)
+RETURNS text
+LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
+DECLARE
+	me			text := identity;
+	p			record;
+	given		text;
+BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL OR
+		EXISTS (SELECT FROM snowid_coordinator.holders h
+				WHERE h.datacenter = dc AND h.identity = me) THEN
+		RETURN NULL;
+	END IF;
+	SELECT x.pad INTO given FROM snowid_coordinator.pads x
+	WHERE x.datacenter = dc AND x.identity = me;
+	IF p.masked IS NOT NULL AND given IS NOT NULL AND
+		p.proof = snowid_coordinator.proof_of(
+			snowid_coordinator.xor_hex(p.masked,
+				encode(sha256(convert_to(given, 'UTF8')), 'hex')), p.n) THEN
+		RETURN NULL;
+	END IF;
+	given := encode(sha256(convert_to(gen_random_uuid()::text ||
+									  gen_random_uuid()::text, 'UTF8')), 'hex');
+	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad)
+	VALUES (dc, me, given)
+	ON CONFLICT (datacenter, identity) DO UPDATE SET pad = excluded.pad;
+	RETURN given;
+END
+$$;
+
+-- Registers identity's key, if it has none yet: after a call of that
+-- identity was granted.  A secret itself registers its hash; a proof, the
+-- key it sent under its pad (see pad_for()), with its n as the last taken.
+CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
+												   secret text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	me			text := identity;
+	p			record;
+	k			bytea;
+BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NULL THEN
+		k := sha256(convert_to(secret, 'UTF8'));
+	ELSE
+		SELECT decode(snowid_coordinator.xor_hex(p.masked,
+					encode(sha256(convert_to(x.pad, 'UTF8')), 'hex')), 'hex')
+		INTO k
+		FROM snowid_coordinator.pads x
+		WHERE x.datacenter = dc AND x.identity = me AND p.masked IS NOT NULL;
+		IF k IS NULL OR
+			p.proof <> snowid_coordinator.proof_of(encode(k, 'hex'), p.n) THEN
+			RETURN;
+		END IF;
+		DELETE FROM snowid_coordinator.pads x
+		WHERE x.datacenter = dc AND x.identity = me;
+	END IF;
 	INSERT INTO snowid_coordinator.holders AS h (datacenter, identity,
-												 secret_sha256)
-	VALUES (dc, identity, sha256(convert_to(secret, 'UTF8')))
-	ON CONFLICT (datacenter, identity) DO NOTHING
+												 secret_sha256, proof_n)
+	VALUES (dc, me, k, coalesce(p.n, 0))
+	ON CONFLICT (datacenter, identity) DO NOTHING;
+END
 $$;
 
 -- Refuses a call of run_<name>() but from the procedure <name>(), which
@@ -196,7 +313,7 @@ $$;
 -- run_<name>() that calls it, run_<name>(), and its caller, which must be
 -- the procedure (its name qualified: no other schema can hold one of that
 -- name).
-CREATE FUNCTION snowid_coordinator.check_called_by(name text)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_called_by(name text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -225,7 +342,7 @@ $$;
 -- then reads the clock: Unix ms, or NULL if the datacenter has no row.
 -- Refuses an isolation level above read committed, where the statements
 -- after the lock would not see what the call before wrote.
-CREATE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
+CREATE OR REPLACE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -256,7 +373,7 @@ $$;
 
 -- The name of a holder as the outcome gives it: 'lease ' || identity for a
 -- lease, as Redis keeps it
-CREATE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
+CREATE OR REPLACE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
