@@ -4,37 +4,71 @@
 # planted in public, with what tells whether they ran; whether pg_tle can
 # be had; and, for the update of the versions that claimed their worker
 # id (up to 1.2), a coordination server, the fleet's login there and the
-# configuration that claimed from it.
+# configuration that claimed from it; the provisioning script of
+# doc/managed.md run against a coordination server; dumps and restores;
+# and databases issuing side by side, counted for ids issued twice.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Spec ();
 use IPC::Run ();
 use PostgreSQL::Test::Utils ();
+use SnowidClients ();
 use SnowidPgCoord ();
 use SnowidTest ();
+use Test::More ();
 
 # what a test may name without the package: use SnowidSqlEdition qw(...)
-our @EXPORT_OK = qw(psql_as);
+our @EXPORT_OK = qw(psql_as app_url);
 
 # A server without snowid's library (init with %init; conf => TEXT for
-# its postgresql.conf), started, with the login roles @$roles, app first,
-# and the databases @$dbs owned by app: the server
+# its postgresql.conf), started (under clock => a SnowidTest::Clock if
+# given), with the login roles @$roles, app first, and the databases @$dbs
+# owned by app: the server
 sub new_server
 {
 	my ($name, $roles, $dbs, %init) = @_;
 	my $conf = delete $init{conf};
+	my $clock = delete $init{clock};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(%init);
 	$node->append_conf('postgresql.conf', $conf) if $conf;
-	$node->start;
+	if ($clock)
+	{
+		$clock->start_node($node);
+	}
+	else
+	{
+		$node->start;
+	}
 	$node->safe_psql('postgres',
 		join('', map { "CREATE ROLE $_ LOGIN;\n" } @$roles)
 		  . join('', map { "CREATE DATABASE $_ OWNER app;\n" } @$dbs));
 	return $node;
+}
+
+# The connection string of database $db of $node as app
+sub app_url
+{
+	my ($node, $db) = @_;
+
+	return $node->connstr($db) . ' user=app';
+}
+
+# Database $db of $node, owned by app: app creates the edition there and
+# runs $sql after, if given; dies on an error
+sub install
+{
+	my ($node, $db, $sql) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db),
+		'CREATE EXTENSION snowid_sql' . (defined $sql ? ";\n$sql" : ''));
+
+	die "CREATE EXTENSION: $err" if $rc;
+	return;
 }
 
 # A server of its own system identifier with the roles app and tle_admin,
@@ -65,6 +99,135 @@ sub dump_restore
 		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($to), $file ],
 		'pg_restore restores it without an error');
 	return;
+}
+
+# pg_dump -Fc of a database (a connection string) into $file, with more
+# of pg_dump's options (-t t) if given; its errors go to diag
+sub dump_to
+{
+	my ($connstr, $file, @options) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'pg_dump', '-Fc', @options, '-f', $file, '-d', $connstr ],
+		'>', \$out, '2>', \$err)
+	  or Test::More::diag($err);
+	return;
+}
+
+# pg_restore of $file into a database (a connection string), with more of
+# its options (--exit-on-error) if given: (its exit code, stderr)
+sub restore_into
+{
+	my ($connstr, $file, @options) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'pg_restore', @options, '-d', $connstr, $file ],
+		'>', \$out, '2>', \$err);
+	return ($? >> 8, $err);
+}
+
+# SQL that sets the layout of the guard's tests: 0 datacenter, 6 worker
+# and 4 sequence bits (and $more, "worker_id = 5", if given)
+sub layout_sql
+{
+	my ($more) = @_;
+
+	return 'UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4'
+	  . (defined $more ? ", $more" : '');
+}
+
+# Databases of $node (names) issuing at once as app, one id a statement,
+# from a moment 2 s ahead of the server's clock for 3 s: (how many ids,
+# how many of them came twice); a database's errors go to diag
+sub issue_at_once
+{
+	my ($node, @dbs) = @_;
+	my $start = $node->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});
+	my %run;
+
+	for my $db (@dbs)
+	{
+		$run{$db}{out} = '';
+		$run{$db}{err} = '';
+		$run{$db}{h} = IPC::Run::start(
+			[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', app_url($node, $db), '-c',
+			  qq{CREATE TEMP TABLE ids (id bigint);
+				 DO \$\$ BEGIN
+					PERFORM pg_sleep_until('$start');
+					WHILE clock_timestamp() < timestamptz '$start' + interval '3 s' LOOP
+						INSERT INTO ids VALUES (snowid_next());
+					END LOOP;
+				 END \$\$;
+				 SELECT id FROM ids} ],
+			'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
+	}
+	my %seen;
+	my ($n, $twice) = (0, 0);
+	for my $db (@dbs)
+	{
+		$run{$db}{h}->finish;
+		Test::More::diag("$db: $run{$db}{err}") if $run{$db}{err};
+		my %mine = map { $_ => 1 } split /\n/, $run{$db}{out};
+		$n += keys %mine;
+		$twice += grep { $seen{$_}++ } keys %mine;
+	}
+	return ($n, $twice);
+}
+
+# The ids of table t in databases ([node, database] pairs): (how many of
+# them stand more than once, in one or across, how many there are)
+sub ids_twice
+{
+	my (@dbs) = @_;
+	my %ids;
+	my $total = 0;
+
+	for my $pair (@dbs)
+	{
+		my ($node, $db) = @$pair;
+		my @got = split /\n/, $node->safe_psql($db, 'SELECT id FROM t');
+
+		$total += @got;
+		$ids{$_}++ for @got;
+	}
+	return (scalar(grep { $ids{$_} > 1 } keys %ids), $total);
+}
+
+# Waits until the fence of worker id $w of datacenter $dc lies behind the
+# clock of the coordination server $cnode (a worker id freed is granted
+# again from then on): whether it did
+sub fence_passed
+{
+	my ($cnode, $dc, $w) = @_;
+
+	return $cnode->poll_query_until('coord', qq{
+	SELECT fence_ms < floor(extract(epoch FROM clock_timestamp()) * 1000)
+	FROM snowid_coordinator.workers WHERE datacenter = $dc AND worker_id = $w});
+}
+
+# The provisioning script of doc/managed.md ("A worker id from a
+# coordination database"), written into a directory of its own ($name),
+# to run against the coordination server $cnode (SnowidPgCoord's node)
+# with the settings %env (DATACENTER => 3, INTERVAL_MS => 1000, ...) for
+# every run: a SnowidSqlEdition::Script
+sub provisioning_script
+{
+	my ($name, $cnode, %env) = @_;
+	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir($name));
+	my %files = SnowidClients::recipes("$SnowidTest::top/doc/managed.md");
+	my $self = bless {
+		dir => $dir,
+		path => "$dir/snowid-worker-id",
+		text => $files{'snowid-worker-id'},
+		env => {
+			COORD_URL => $cnode->connstr('coord') . ' user=coord_fleet',
+			ADMIN_URL => $cnode->connstr('coord') . ' user=coord_admin',
+			%env
+		}
+	}, 'SnowidSqlEdition::Script';
+
+	PostgreSQL::Test::Utils::append_to_file($self->{path}, $self->{text} // '');
+	return $self;
 }
 
 # SQL that a database of the edition's owner runs to issue $n ids into a
@@ -404,6 +567,45 @@ sub claim_config
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
 	};
+}
+
+
+# The provisioning script of a test (SnowidSqlEdition::provisioning_script)
+package SnowidSqlEdition::Script;
+
+# The script's directory (the state directories are below it), and the
+# script as the page shows it (undef if it does not)
+sub dir { return $_[0]->{dir}; }
+sub text { return $_[0]->{text}; }
+
+# Runs the script's $command (claim, assert, release) for the database
+# $db_url (DB_URL), as the holder "sql $who" with the state directory
+# state-$who, and the settings of the script and %more (HOLDER => ...
+# replaces the holder); shell => 'bash' runs it under bash rather than
+# sh, limit => N gives it N seconds.  Returns (exit code, stdout, stderr):
+# -1 if it was still running at the limit, and stopped.
+sub run
+{
+	my ($self, $command, $db_url, $who, %more) = @_;
+	my $shell = delete $more{shell} // 'sh';
+	my $limit = delete $more{limit};
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, %{ $self->{env} },
+		DB_URL => $db_url, HOLDER => "sql $who",
+		STATE_DIR => "$self->{dir}/state-$who", %more);
+	my $h = IPC::Run::start([ $shell, $self->{path}, $command ],
+		'<', \undef, '>', \$out, '2>', \$err,
+		defined $limit ? IPC::Run::timeout($limit) : ());
+	my $ok = eval { $h->finish };
+
+	chomp $out;
+	if (!defined $ok)
+	{
+		die $@ unless defined $limit;
+		$h->kill_kill;
+		return (-1, $out, "$err(still running after $limit s)");
+	}
+	return ($ok ? 0 : $h->result, $out, $err);
 }
 
 1;
