@@ -136,6 +136,18 @@ sub layout_sql
 	  . (defined $more ? ", $more" : '');
 }
 
+# SQL that the owner of a new database runs to make the source of the
+# guard's tests: the edition in the layout of layout_sql with worker id 5,
+# issuing 5,000 ids into a table t (id from its default, n 1 to 5,000)
+# over 15 s or more; it prints how many t holds
+sub spread_source_sql
+{
+	return 'CREATE EXTENSION snowid_sql; ' . layout_sql('worker_id = 5') . q{;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
+	DO $$ BEGIN FOR i IN 1 .. 5000 LOOP INSERT INTO t (n) VALUES (i); PERFORM pg_sleep(0.003); END LOOP; END $$;
+	SELECT count(*) FROM t};
+}
+
 # Databases of $node (names) issuing at once as app, one id a statement,
 # from a moment 2 s ahead of the server's clock for 3 s: (how many ids,
 # how many of them came twice); a database's errors go to diag

@@ -21,30 +21,22 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidClients;
 use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
-
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-ok(defined $files{'snowid-worker-id'}, 'managed.md shows the script snowid-worker-id');
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
 
 # The coordination database (its datacenters marked new), and a C-edition
 # server of datacenter 3 that claims from it, checking in every second
 # with a clock margin of 1 s (as the script's claims below declare)
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('provision', $cnode,
+	DATACENTER => 3, INTERVAL_MS => 1000, MARGIN_MS => 1000);
+ok(defined $script->text, 'managed.md shows the script snowid-worker-id');
+my $dir = $script->dir;
 my $cserver = $coord->new_node('c_edition', {
 	'snowid.datacenter_id' => 3, 'snowid.checkin_interval' => '1s',
 	'snowid.clock_margin' => '1s' });
@@ -57,36 +49,15 @@ my $cw = $cserver->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()'
 
 # The SQL edition's server: app owns the databases (and sees every
 # session's transactions, as release needs)
-my $node = PostgreSQL::Test::Cluster->new('provisioned');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE db1 OWNER app;
-	CREATE DATABASE db2 OWNER app;
-});
-for my $db ('db1', 'db2')
-{
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION: $err" if $rc;
-}
+my $node = SnowidSqlEdition::new_server('provisioned', ['app'], [qw(db1 db2)]);
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+SnowidSqlEdition::install($node, $_) for qw(db1 db2);
 
 # The script for a database: (exit code, stdout, stderr)
 sub run_script
 {
 	my ($db, $command) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $ok = IPC::Run::run([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return ($ok ? 0 : $? >> 8, $out, $err);
+	return $script->run($command, app_url($node, $db), $db);
 }
 
 sub worker_of
@@ -175,7 +146,7 @@ $cnode->safe_psql('coord', "SELECT snowid_coordinator.free(3, $w2, 61001)",
 like($err, qr/worker id $w2 lost \(fenced\): the database issues no more ids/,
 	'assert: refused (the worker id freed), it says so') or diag($err);
 is(worker_of('db2'), 'none', 'and db2 has no worker id any more');
-($rc, $out, $err) = psql_as($node->connstr('db2') . ' user=app', 'SELECT snowid_next()');
+($rc, $out, $err) = psql_as(app_url($node, 'db2'), 'SELECT snowid_next()');
 like($err, qr/55000: snowid has no worker id/, 'nor issues ids');
 
 # ---------------------------------------------------------------------------
@@ -186,7 +157,7 @@ my $last = $node->safe_psql('db1', 'SELECT max(snowid_time(id)) FROM (SELECT sno
 ($rc, $out, $err) = run_script('db1', 'release');
 is($out, "worker id $w1 of datacenter 3 freed", 'release: db1 gives its worker id back') or diag($err);
 is(worker_of('db1'), 'none', 'release: db1 has no worker id');
-($rc, $out, $err) = psql_as($node->connstr('db1') . ' user=app', 'SELECT snowid_next()');
+($rc, $out, $err) = psql_as(app_url($node, 'db1'), 'SELECT snowid_next()');
 like($err, qr/55000: snowid has no worker id/, 'release: db1 issues nothing');
 my ($live, $fence) = split /\|/, $cnode->safe_psql('coord', qq{
 	SELECT live, fence > '$last' FROM snowid_coordinator.workers

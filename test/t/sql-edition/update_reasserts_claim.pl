@@ -22,51 +22,28 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowidClients;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('update_given_away'));
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
-
 my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 my $cnode = $fleet->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('update_given_away', $cnode,
+	DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
 
-my $node = PostgreSQL::Test::Cluster->new('update_given_away');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE appdb OWNER app;
-	CREATE DATABASE newdb OWNER app;
-});
+# app, who sees every session's transactions (as release needs), owns
+# appdb (where 1.2 claims through dblink) and newdb
+my $node = SnowidSqlEdition::new_server('update_given_away', ['app'], [qw(appdb newdb)]);
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
 $node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-my $app = $node->connstr('appdb') . ' user=app';
+my $app = app_url($node, 'appdb');
 
+# The script for a database, as holder $holder_name
 sub run_script
 {
 	my ($db, $command, $holder_name) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 4, HOLDER => $holder_name, STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $ok = IPC::Run::run([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return ($ok ? 0 : $? >> 8, $out, $err);
+	return $script->run($command, app_url($node, $db), $db, HOLDER => $holder_name);
 }
 
 my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
@@ -77,7 +54,7 @@ my $w = $out;
 like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
 
 $fleet->wipe;
-psql_as($node->connstr('newdb') . ' user=app', 'CREATE EXTENSION snowid_sql');
+psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
 my $w2;
 for (1 .. 240)
 {
@@ -93,34 +70,7 @@ diag("appdb's worker id $w, newdb's " . ($w2 // 'none'));
 diag("the update: exit code $rc: $err");
 
 # both at once: from a moment 2 s ahead, for 3 s, one id a statement
-my $start = $node->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});
-my %run;
-for my $db ('appdb', 'newdb')
-{
-	$run{$db}{out} = '';
-	$run{$db}{err} = '';
-	$run{$db}{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr($db) . ' user=app', '-c',
-		  qq{CREATE TEMP TABLE ids (id bigint);
-			 DO \$\$ BEGIN
-				PERFORM pg_sleep_until('$start');
-				WHILE clock_timestamp() < timestamptz '$start' + interval '3 s' LOOP
-					INSERT INTO ids VALUES (snowid_next());
-				END LOOP;
-			 END \$\$;
-			 SELECT id FROM ids} ],
-		'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
-}
-my %seen;
-my ($n, $twice) = (0, 0);
-for my $db ('appdb', 'newdb')
-{
-	$run{$db}{h}->finish;
-	diag("$db: $run{$db}{err}") if $run{$db}{err};
-	my %mine = map { $_ => 1 } split /\n/, $run{$db}{out};
-	$n += keys %mine;
-	$twice += grep { $seen{$_}++ } keys %mine;
-}
+my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'appdb', 'newdb');
 is($twice, 0, "no id of the two databases twice (of $n)");
 
 $node->stop;
