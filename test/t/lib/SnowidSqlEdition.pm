@@ -51,6 +51,16 @@ sub new_server
 	return $node;
 }
 
+# The edition's current version: default_version of snowid_sql.control
+# at the top of the tree
+sub version
+{
+	my ($version) = PostgreSQL::Test::Utils::slurp_file("$SnowidTest::top/snowid_sql.control")
+	  =~ /^default_version = '(.*)'$/m;
+
+	return $version;
+}
+
 # The connection string of database $db of $node as app
 sub app_url
 {
@@ -205,6 +215,79 @@ sub ids_twice
 	return (scalar(grep { $ids{$_} > 1 } keys %ids), $total);
 }
 
+# An application's transaction in database $db of $node, as app: it takes
+# an id and ends $seconds later; returns once it is open, with its
+# session (SnowidTest::Session)
+sub open_transaction
+{
+	my ($node, $db, $seconds) = @_;
+	my $session = SnowidTest::start_psql($node,
+		"BEGIN; SELECT snowid_next(); SELECT pg_sleep($seconds); COMMIT",
+		db => $db, user => 'app');
+
+	$node->poll_query_until($db, q{
+	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT snowid_next()%'
+				   AND xact_start IS NOT NULL)})
+	  or die 'the application\'s transaction did not start';
+	return $session;
+}
+
+# The set-up of the tests of release across two servers: a clock (the
+# test skips without one, SnowidTest::need_clock), a coordination server,
+# and two servers, one (under the clock) and two, named $name_one and
+# $name_two, on each of which app, who sees every session's transactions
+# (as the script's release needs), owns a database db of the edition with
+# 4 sequence bits and a table t (id, n); and the provisioning script for
+# datacenter 3 (asserting every 60 s, a margin of 1 s, release waiting up
+# to 60 s), which knows their databases as one and two.  Returns (the
+# clock, the coordination server's node, the script, one => the server,
+# two => the server).
+sub release_pair
+{
+	my ($name) = @_;
+	my $clock = SnowidTest::Clock->new;
+	my $cnode = SnowidPgCoord->new->node;
+	my $script = provisioning_script($name, $cnode,
+		DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 60);
+	my %node;
+
+	for my $who (qw(one two))
+	{
+		$node{$who} = new_server("${name}_$who", ['app'], ['db'],
+			$who eq 'one' ? (clock => $clock) : ());
+		$node{$who}->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+		install($node{$who}, 'db',
+			'UPDATE snowid_config SET sequence_bits = 4; CREATE TABLE t (id bigint, n int)');
+		$script->databases($who => app_url($node{$who}, 'db'));
+	}
+	return ($clock, $cnode, $script, %node);
+}
+
+# SQL of a DO block that inserts $rounds batches of $size ids into t (n:
+# the round), with a pause of $opt{pause} s after each if given.  Where a
+# round's call finds no worker id (object_not_in_prerequisite_state),
+# lost => 'EXIT' ends the loop and lost => 'NULL' goes on with the next
+# round; without lost, the block fails.
+sub batches_sql
+{
+	my ($rounds, $size, %opt) = @_;
+	my $insert = "INSERT INTO t (id, n) SELECT snowid_next_batch($size), i;";
+
+	$insert = qq{BEGIN
+				$insert
+			EXCEPTION WHEN object_not_in_prerequisite_state THEN
+				$opt{lost};
+			END;} if $opt{lost};
+	$insert .= "\n\t\t\tPERFORM pg_sleep($opt{pause});" if $opt{pause};
+	return qq{
+	DO \$\$
+	BEGIN
+		FOR i IN 1 .. $rounds LOOP
+			$insert
+		END LOOP;
+	END \$\$};
+}
+
 # Waits until the fence of worker id $w of datacenter $dc lies behind the
 # clock of the coordination server $cnode (a worker id freed is granted
 # again from then on): whether it did
@@ -220,8 +303,9 @@ sub fence_passed
 # The provisioning script of doc/managed.md ("A worker id from a
 # coordination database"), written into a directory of its own ($name),
 # to run against the coordination server $cnode (SnowidPgCoord's node)
-# with the settings %env (DATACENTER => 3, INTERVAL_MS => 1000, ...) for
-# every run: a SnowidSqlEdition::Script
+# with the settings %env (DATACENTER => 3, INTERVAL_MS => 1000, ...; and
+# shell => 'bash', see SnowidSqlEdition::Script::run) for every run: a
+# SnowidSqlEdition::Script
 sub provisioning_script
 {
 	my ($name, $cnode, %env) = @_;
@@ -564,6 +648,42 @@ sub claim_fleet
 	return ($fleet, fleet_login($fleet->node, $password), $password);
 }
 
+# A server of the update of a claiming 1.2 ($name), with a fleet to claim
+# from (claim_fleet) and the provisioning script for datacenter 4 that
+# takes its claim over (asserting every second, a margin of 1 s): app, who
+# sees every session's transactions, owns appdb (with dblink, to claim)
+# and newdb, which the script knows by these names.  Returns (the fleet, the conninfo and password of
+# claim_config, the server, the script).
+sub claiming_12_server
+{
+	my ($name) = @_;
+	my ($fleet, $conninfo, $password) = claim_fleet();
+	my $script = provisioning_script($name, $fleet->node,
+		DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
+	my $node = new_server($name, ['app'], [qw(appdb newdb)]);
+
+	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
+	return ($fleet, $conninfo, $password, $node, $script);
+}
+
+# 1.2 installed by the owner of a database (app's connection string) to
+# claim its worker id from the fleet of claim_fleet (claim_config; one
+# test, that it went through); then its first id: (that id's worker id,
+# psql's stderr)
+sub install_claiming_12
+{
+	my ($app, $conninfo, $password) = @_;
+	my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
+		  . claim_config($conninfo, $password));
+
+	Test::More::is($rc, 0, 'the owner installs 1.2 and has it claim its worker id')
+	  or Test::More::diag($err);
+	($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
+	return ($out, $err);
+}
+
 # The configuration of an installed edition of 1.1 or 1.2 that claims its
 # worker id from the coordination database (its fleet's login conninfo,
 # with password; see fleet_login) for datacenter 4, with check-ins every
@@ -590,21 +710,34 @@ package SnowidSqlEdition::Script;
 sub dir { return $_[0]->{dir}; }
 sub text { return $_[0]->{text}; }
 
+# The databases the script runs for (DB_URL), by the names of run's $who
+# (who => connection string, ...)
+sub databases
+{
+	my ($self, %urls) = @_;
+
+	@{ $self->{databases} }{ keys %urls } = values %urls;
+	return;
+}
+
 # Runs the script's $command (claim, assert, release) for the database
-# $db_url (DB_URL), as the holder "sql $who" with the state directory
-# state-$who, and the settings of the script and %more (HOLDER => ...
-# replaces the holder); shell => 'bash' runs it under bash rather than
-# sh, limit => N gives it N seconds.  Returns (exit code, stdout, stderr):
-# -1 if it was still running at the limit, and stopped.
+# known as $who (see databases), as the holder "sql $who" with the state
+# directory state-$who, and the settings of the script and %more (HOLDER
+# => ... replaces the holder); shell => 'bash' among them runs it under
+# bash rather than sh, limit => N gives it N seconds.  Returns (exit code, stdout,
+# stderr): -1 if it was still running at the limit, and stopped.
 sub run
 {
-	my ($self, $command, $db_url, $who, %more) = @_;
-	my $shell = delete $more{shell} // 'sh';
-	my $limit = delete $more{limit};
+	my ($self, $command, $who, %more) = @_;
+	my %set = (
+		DB_URL => $self->{databases}{$who} // die("no database known as $who"),
+		HOLDER => "sql $who",
+		STATE_DIR => "$self->{dir}/state-$who",
+		%{ $self->{env} }, %more);
+	my $shell = delete $set{shell} // 'sh';
+	my $limit = delete $set{limit};
 	my ($out, $err) = ('', '');
-	local %ENV = (%ENV, %{ $self->{env} },
-		DB_URL => $db_url, HOLDER => "sql $who",
-		STATE_DIR => "$self->{dir}/state-$who", %more);
+	local %ENV = (%ENV, %set);
 	my $h = IPC::Run::start([ $shell, $self->{path}, $command ],
 		'<', \undef, '>', \$out, '2>', \$err,
 		defined $limit ? IPC::Run::timeout($limit) : ());
@@ -618,6 +751,27 @@ sub run
 		return (-1, $out, "$err(still running after $limit s)");
 	}
 	return ($ok ? 0 : $h->result, $out, $err);
+}
+
+# Runs claim for $who until it is granted, up to $tries times, 0.5 s
+# apart, running $meanwhile (a sub) between tries if given: (the worker id
+# granted or undef, the last run's stderr)
+sub claim_until_granted
+{
+	my ($self, $who, $tries, $meanwhile) = @_;
+	my $err;
+
+	for (1 .. $tries)
+	{
+		my ($rc, $out);
+
+		($rc, $out, $err) = $self->run('claim', $who);
+		my ($w) = $out =~ /^worker id (\d+) of datacenter $self->{env}{DATACENTER}$/;
+		return ($w, $err) if defined $w;
+		$meanwhile->() if $meanwhile;
+		select(undef, undef, undef, 0.5);
+	}
+	return (undef, $err);
 }
 
 1;

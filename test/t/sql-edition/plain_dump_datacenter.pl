@@ -32,7 +32,7 @@ use Test::More;
 
 my $src = $SnowidTest::top;
 my $dir = PostgreSQL::Test::Utils::tempdir('plain_dump_datacenter');
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 system("$src/test/tools/sql-edition plain $src $version public > $dir/plain.sql") == 0
   or die 'could not make the plain script';
 

@@ -26,7 +26,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use SnowidPgCoord;
 use SnowidSqlEdition qw(app_url);
@@ -46,39 +45,25 @@ SnowidSqlEdition::install($node, $_,
 	'UPDATE snowid_config SET sequence_bits = 4; '
 	  . 'CREATE TABLE t (id bigint DEFAULT snowid_next() PRIMARY KEY, n int)')
   for qw(db1 db2);
+$script->databases(map { $_ => app_url($node, $_) } qw(db1 db2));
 
-# The script for a database, given at most $limit seconds
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	return $script->run($command, app_url($node, $db), $db, limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # an application's transaction, open over release's wait
-my ($aout, $aerr) = ('', '');
-my $app = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', app_url($node, 'db1'), '-c',
-	  'BEGIN; SELECT snowid_next(); SELECT pg_sleep(5); COMMIT' ],
-	'<', \undef, '>', \$aout, '2>', \$aerr);
-$node->poll_query_until('db1', q{
-	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT snowid_next()%'
-				   AND xact_start IS NOT NULL)})
-  or die 'the application\'s transaction did not start';
-($rc, $out, $err) = run_script('db1', 'release', 60);
+my $app = SnowidSqlEdition::open_transaction($node, 'db1', 5);
+($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 isnt($rc, 0, "release gives up waiting for the application's transaction ($err)");
 $app->finish;
 
 # the operator keeps db1 after all
-($rc, $out, $err) = run_script('db1', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 my ($w1) = $out =~ /^worker id (\d+) of datacenter 3$/;
 note("claim for db1 again: exit code $rc, $out $err");
 
 # the release begun before, run again (say by the retiring job)
-($rc, $out, $err) = run_script('db1', 'release', 60);
+($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 note("release run again: exit code $rc, $out $err");
 my $held = $node->safe_psql('db1', 'SELECT coalesce(worker_id, -1) FROM snowid_config');
 my $live = $cnode->safe_psql('coord',
@@ -92,29 +77,14 @@ ok($held < 0 || $live eq 't',
 my $freed = $held >= 0 ? $held : $w;
 SnowidSqlEdition::fence_passed($cnode, 3, $freed)
   or diag('the freed worker id\'s fence did not pass');
-($rc, $out, $err) = run_script('db2', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db2', limit => 120);
 my ($w2) = $out =~ /^worker id (\d+) of datacenter 3$/;
 note("claim for db2: exit code $rc, $out $err");
-my @load;
-for my $db (qw(db1 db2))
-{
-	my ($o, $e) = ('', '');
-	push @load,
-	  [ IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', app_url($node, $db), '-c', q{
-			DO $$
-			BEGIN
-				FOR i IN 1 .. 100 LOOP
-					BEGIN
-						INSERT INTO t (id, n) SELECT snowid_next_batch(400), i;
-					EXCEPTION WHEN object_not_in_prerequisite_state THEN
-						EXIT;
-					END;
-				END LOOP;
-			END $$} ],
-			'<', \undef, '>', \$o, '2>', \$e), \$e ];
-}
-$_->[0]->finish for @load;
+my @load = map {
+	SnowidTest::start_psql($node, SnowidSqlEdition::batches_sql(100, 400, lost => 'EXIT'),
+		db => $_, user => 'app')
+} qw(db1 db2);
+$_->finish for @load;
 my ($twice, $total) = SnowidSqlEdition::ids_twice([ $node, 'db1' ], [ $node, 'db2' ]);
 is($twice, 0, "no id of db1 equals one of db2 ($twice of $total ids twice; worker ids $held and "
 	  . ($w2 // 'none') . ')');

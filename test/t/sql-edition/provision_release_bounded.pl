@@ -20,7 +20,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use SnowidPgCoord;
 use SnowidSqlEdition qw(app_url);
@@ -37,39 +36,25 @@ my $script = SnowidSqlEdition::provisioning_script('release_waits', $cnode,
 my $node = SnowidSqlEdition::new_server('release_waits', ['app'], ['db1']);
 $node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
 SnowidSqlEdition::install($node, 'db1');
+$script->databases(db1 => app_url($node, 'db1'));
 
-# The script for the database, given at most $limit seconds
-sub run_script
-{
-	my ($command, $limit) = @_;
-	return $script->run($command, app_url($node, 'db1'), 'db1', limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 $node->safe_psql('db1', 'SELECT snowid_next() FROM generate_series(1, 100)');
 
 # An application's transaction, begun before release, which takes an id
 # and ends 2 s later
-my ($aout, $aerr) = ('', '');
-my $app = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', app_url($node, 'db1'), '-c',
-	  'BEGIN; SELECT snowid_next(); SELECT pg_sleep(2); COMMIT' ],
-	'<', \undef, '>', \$aout, '2>', \$aerr);
-$node->poll_query_until('db1', q{
-	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT snowid_next()%'
-				   AND xact_start IS NOT NULL)})
-  or die 'the application\'s transaction did not start';
+my $app = SnowidSqlEdition::open_transaction($node, 'db1', 2);
 
-($rc, $out, $err) = run_script('release', 60);
+($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 $app->finish;
 is($rc, 0, 'release ends once the transaction begun before it has ended') or diag($err);
 is($out, "worker id $w of datacenter 3 freed", 'release: db1 gives its worker id back');
 # an operator who stopped it runs it again
 if ($rc)
 {
-	($rc, $out, $err) = run_script('release', 60);
+	($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 	is($out, "worker id $w of datacenter 3 freed", 'release, run again, frees it')
 	  or diag("exit code $rc: $err");
 }

@@ -23,63 +23,23 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use SnowidPgCoord;
 use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-SnowidTest::need_clock();
-my $clock = SnowidTest::Clock->new;
+my ($clock, $cnode, $script, %node) = SnowidSqlEdition::release_pair('release_clock');
 
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $script = SnowidSqlEdition::provisioning_script('release_clock_back', $cnode,
-	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 60);
-
-# two servers, the first under the clock: app, who sees every session's
-# transactions (as release needs), owns a database db of the edition
-my %node;
-for my $name (qw(one two))
-{
-	$node{$name} = SnowidSqlEdition::new_server("release_clock_$name", ['app'], ['db'],
-		$name eq 'one' ? (clock => $clock) : ());
-	$node{$name}->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-	SnowidSqlEdition::install($node{$name}, 'db',
-		'UPDATE snowid_config SET sequence_bits = 4; CREATE TABLE t (id bigint, n int)');
-}
-
-# The script for the database of a node, given at most $limit seconds
-sub run_script
-{
-	my ($name, $command, $limit) = @_;
-	return $script->run($command, app_url($node{$name}, 'db'), $name, limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('one', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'one', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # the application's transaction: begun now, issuing batches for a while
-my ($aout, $aerr) = ('', '');
-my $app = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', app_url($node{one}, 'db'), '-c', q{
+my $app = SnowidTest::start_psql($node{one}, q{
 	BEGIN ISOLATION LEVEL REPEATABLE READ;
-	INSERT INTO t (id, n) SELECT snowid_next_batch(10), 0;
-	DO $$
-	BEGIN
-		FOR i IN 1 .. 1500 LOOP
-			BEGIN
-				INSERT INTO t (id, n) SELECT snowid_next_batch(40), i;
-			EXCEPTION WHEN object_not_in_prerequisite_state THEN
-				NULL;
-			END;
-			PERFORM pg_sleep(0.01);
-		END LOOP;
-	END $$;
-	COMMIT} ],
-	'<', \undef, '>', \$aout, '2>', \$aerr);
+	INSERT INTO t (id, n) SELECT snowid_next_batch(10), 0;}
+	  . SnowidSqlEdition::batches_sql(1500, 40, lost => 'NULL', pause => 0.01) . q{;
+	COMMIT}, db => 'db', user => 'app');
 $node{one}->poll_query_until('db', q{
 	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%snowid_next_batch(40)%'
 				   AND pid <> pg_backend_pid() AND xact_start IS NOT NULL AND state = 'active')})
@@ -87,7 +47,7 @@ $node{one}->poll_query_until('db', q{
 
 # an NTP step back of the database's clock, then release
 $clock->set('-2');
-($rc, $out, $err) = run_script('one', 'release', 120);
+($rc, $out, $err) = $script->run('release', 'one', limit => 120);
 my $open = $node{one}->safe_psql('db', q{
 	SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%snowid_next_batch(40)%'
 		AND pid <> pg_backend_pid() AND state = 'active'});
@@ -97,16 +57,10 @@ is($open, '0', 'release frees the worker id only once the transaction begun befo
 # db2 claims once the fence has passed, and issues beside it
 SnowidSqlEdition::fence_passed($cnode, 3, $w)
   or diag('the freed worker id\'s fence did not pass');
-($rc, $out, $err) = run_script('two', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'two', limit => 120);
 note("claim for db2: exit code $rc, $out $err");
-($rc, $out, $err) = psql_as(app_url($node{two}, 'db'), q{
-	DO $$
-	BEGIN
-		FOR i IN 1 .. 300 LOOP
-			INSERT INTO t (id, n) SELECT snowid_next_batch(40), i;
-			PERFORM pg_sleep(0.01);
-		END LOOP;
-	END $$});
+($rc, $out, $err) = psql_as(app_url($node{two}, 'db'),
+	SnowidSqlEdition::batches_sql(300, 40, pause => 0.01));
 note("db2's ids: $err") if $rc;
 $app->finish;
 

@@ -18,41 +18,14 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use SnowidPgCoord;
 use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-SnowidTest::need_clock();
-my $clock = SnowidTest::Clock->new;
+my ($clock, $cnode, $script, %node) = SnowidSqlEdition::release_pair('release_ahead');
 
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $script = SnowidSqlEdition::provisioning_script('release_ahead', $cnode,
-	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 60);
-
-# two servers, the first under the clock: app, who sees every session's
-# transactions (as release needs), owns a database db of the edition
-my %node;
-for my $name (qw(one two))
-{
-	$node{$name} = SnowidSqlEdition::new_server("release_ahead_$name", ['app'], ['db'],
-		$name eq 'one' ? (clock => $clock) : ());
-	$node{$name}->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-	SnowidSqlEdition::install($node{$name}, 'db',
-		'UPDATE snowid_config SET sequence_bits = 4; CREATE TABLE t (id bigint, n int)');
-}
-
-# The script for the database of a node, given at most $limit seconds
-sub run_script
-{
-	my ($name, $command, $limit) = @_;
-	return $script->run($command, app_url($node{$name}, 'db'), $name, limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('one', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'one', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
@@ -70,13 +43,13 @@ $clock->set('+10');
 	END $$});
 is($rc, 0, 'db1 issues with its clock 10 s ahead') or diag($err);
 $clock->set('+0');
-($rc, $out, $err) = run_script('one', 'release', 120);
+($rc, $out, $err) = $script->run('release', 'one', limit => 120);
 is($rc, 0, "release frees db1's worker id ($out)") or diag($err);
 
 # db2 claims once the fence has passed, and issues beside it
 SnowidSqlEdition::fence_passed($cnode, 3, $w)
   or diag('the freed worker id\'s fence did not pass');
-($rc, $out, $err) = run_script('two', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'two', limit => 120);
 note("claim for db2: exit code $rc, $out $err");
 ($rc, $out, $err) = psql_as(app_url($node{two}, 'db'), q{
 	DO $$

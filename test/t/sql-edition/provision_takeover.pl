@@ -23,24 +23,13 @@ use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
+my ($fleet, $conninfo, $password, $node, $script) =
+  SnowidSqlEdition::claiming_12_server('takeover');
 my $cnode = $fleet->node;
-my $script = SnowidSqlEdition::provisioning_script('takeover', $cnode,
-	DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-
-# app, who sees every session's transactions (as release needs), owns
-# appdb (where 1.2 claims through dblink) and newdb
-my $node = SnowidSqlEdition::new_server('takeover', ['app'], [qw(appdb newdb)]);
-$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 my $app = app_url($node, 'appdb');
 
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password));
-is($rc, 0, 'the owner installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-my $w = $out;
-($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
+my ($w) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
+my ($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
 is($rc, 0, 'the update to 1.3 goes through') or diag($err);
 my ($holder) = $err =~ /claimed from the coordination database as '([^']*)'/;
 ok(defined $holder, "the warning names the holder (" . ($holder // 'none') . ")") or diag($err);
@@ -49,33 +38,19 @@ ok(defined $holder, "the warning names the holder (" . ($holder // 'none') . ")"
 $cnode->safe_psql('coord', "SELECT snowid_coordinator.reset_secret(4, '$holder')",
 	extra_params => [ '-U', 'coord_admin' ]);
 
-# The script for a database, as holder $holder_name
-sub run_script
-{
-	my ($db, $command, $holder_name) = @_;
-	return $script->run($command, app_url($node, $db), $db, HOLDER => $holder_name);
-}
-
-($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+($rc, $out, $err) = $script->run('assert', 'appdb', HOLDER => $holder);
 is($rc, 0, 'assert under the holder name re-asserts the worker id') or diag($err);
 is($node->safe_psql('appdb', 'SELECT worker_id FROM snowid_config'), $w, 'the database keeps it');
-($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+($rc, $out, $err) = $script->run('assert', 'appdb', HOLDER => $holder);
 is($rc, 0, 'and again') or diag($err);
 
 # the coordination database loses everything; the database re-asserts
 $fleet->wipe;
-($rc, $out, $err) = run_script('appdb', 'assert', $holder);
+($rc, $out, $err) = $script->run('assert', 'appdb', HOLDER => $holder);
 is($rc, 0, 'after the coordination database lost everything, assert re-asserts') or diag($err);
 psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
-my $w2;
-for (1 .. 120)
-{
-	($rc, $out, $err) = run_script('newdb', 'claim', 'sql newdb');
-	($w2) = $out =~ /^worker id (\d+) of datacenter 4$/;
-	last if defined $w2;
-	run_script('appdb', 'assert', $holder);
-	select(undef, undef, undef, 0.5);
-}
+(my $w2, $err) = $script->claim_until_granted('newdb', 120,
+	sub { $script->run('assert', 'appdb', HOLDER => $holder) });
 ok(defined $w2 && $w2 ne $w, 'a new database gets another worker id (' . ($w2 // 'none') . ')')
   or diag($err);
 

@@ -29,20 +29,14 @@ use Test::More;
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
 my $script = SnowidSqlEdition::provisioning_script('provision_bash', $cnode,
-	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000);
+	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, shell => 'bash');
 my $dir = $script->dir;
 
 my $node = SnowidSqlEdition::new_server('provision_bash', ['app'], ['db1']);
 SnowidSqlEdition::install($node, 'db1');
+$script->databases(db1 => app_url($node, 'db1'));
 
-# The script for a database, under bash, given at most $limit seconds
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	return $script->run($command, app_url($node, $db), $db, shell => 'bash', limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # the owner of db1 plants its own snowid_config, first in its search_path
@@ -55,7 +49,7 @@ my $copied = "$dir/copied";
 	FROM public.snowid_config c});
 is($rc, 0, 'the owner of db1 makes a view snowid_config in a schema of its name') or diag($err);
 
-($rc, $out, $err) = run_script('db1', 'assert', 120);
+($rc, $out, $err) = $script->run('assert', 'db1', limit => 120);
 note("assert: exit code $rc, $out $err");
 ok(!-e $copied, 'assert, under bash, runs no command of the database owner\'s (the holder\'s secret is not copied)');
 

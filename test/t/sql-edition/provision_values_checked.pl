@@ -38,15 +38,9 @@ my $script = SnowidSqlEdition::provisioning_script('provision_injection', $cnode
 
 my $node = SnowidSqlEdition::new_server('provision_injection', ['app'], [qw(db1 db2)]);
 SnowidSqlEdition::install($node, $_) for qw(db1 db2);
+$script->databases(map { $_ => app_url($node, $_) } qw(db1 db2));
 
-# The script for a database, given at most $limit seconds
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	return $script->run($command, app_url($node, $db), $db, limit => $limit);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # the owner of db1 plants its own snowid_config, first in its search_path
@@ -69,12 +63,12 @@ my $role_settings = q{
 	FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
 	WHERE r.rolname = 'coord_fleet'};
 my $settings_before = $cnode->safe_psql('coord', $role_settings);
-($rc, $out, $err) = run_script('db1', 'assert', 120);
+($rc, $out, $err) = $script->run('assert', 'db1', limit => 120);
 note("assert: exit code $rc, $out $err");
 is($cnode->safe_psql('coord', $role_settings), $settings_before,
 	'assert changes nothing of the fleet\'s role');
 
-($rc, $out, $err) = run_script('db2', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db2', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, 'another database\'s claim is still granted')
   or diag("exit code $rc: $err");
 

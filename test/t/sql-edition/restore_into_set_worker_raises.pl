@@ -58,28 +58,32 @@ is($rc, 0, 'its dump is restored into the new database, the source gone') or dia
 ($rc, $err) = SnowidSqlEdition::restore_into($as{cleared}, "$dir/source.dump", '--exit-on-error');
 is($rc, 0, 'and into another, a fresh install') or diag($err);
 
-($rc, $out, $err) = psql_as($as{target}, q{
+# 5,000 new ids in t of a database (n = 2), after $sql if given: (how
+# many, psql's stderr, how many of them equal an id of the restored table)
+sub new_ids
+{
+	my ($db, $sql) = @_;
+	my ($rc, $out, $err) = psql_as($as{$db}, ($sql // '') . q{
 	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
 	SELECT count(*) FROM t WHERE n = 2});
-is($out, '5000', 'the new database issues 5,000 ids') or diag($err);
-is( $node->safe_psql(
-		'target', q{
-	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
-	'0', 'none of them equals an id of the restored table');
+
+	return ($out, $err, $node->safe_psql($db, q{
+	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}));
+}
+
+my ($n, $equal);
+($n, $err, $equal) = new_ids('target');
+is($n, '5000', 'the new database issues 5,000 ids') or diag($err);
+is($equal, '0', 'none of them equals an id of the restored table');
 
 # The other: its owner clears the stamp the restore carried (the column
 # worker_server, which the message of a copy names), then gives it the
 # source's worker id
-($rc, $out, $err) = psql_as($as{cleared}, q{
+($n, $err, $equal) = new_ids('cleared', q{
 	UPDATE snowid_config SET worker_server = NULL;
-	UPDATE snowid_config SET worker_id = 5;
-	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
-	SELECT count(*) FROM t WHERE n = 2});
-is($out, '5000', 'the other, its stamp cleared and given worker id 5, issues 5,000 ids') or diag($err);
-is( $node->safe_psql(
-		'cleared', q{
-	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
-	'0', 'none of them equals an id of the restored table');
+	UPDATE snowid_config SET worker_id = 5;});
+is($n, '5000', 'the other, its stamp cleared and given worker id 5, issues 5,000 ids') or diag($err);
+is($equal, '0', 'none of them equals an id of the restored table');
 
 $node->stop;
 done_testing();

@@ -27,42 +27,18 @@ use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
+my ($fleet, $conninfo, $password, $node, $script) =
+  SnowidSqlEdition::claiming_12_server('update_given_away');
 my $cnode = $fleet->node;
-my $script = SnowidSqlEdition::provisioning_script('update_given_away', $cnode,
-	DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-
-# app, who sees every session's transactions (as release needs), owns
-# appdb (where 1.2 claims through dblink) and newdb
-my $node = SnowidSqlEdition::new_server('update_given_away', ['app'], [qw(appdb newdb)]);
-$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 my $app = app_url($node, 'appdb');
 
-# The script for a database, as holder $holder_name
-sub run_script
-{
-	my ($db, $command, $holder_name) = @_;
-	return $script->run($command, app_url($node, $db), $db, HOLDER => $holder_name);
-}
-
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password));
-is($rc, 0, 'the owner installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-my $w = $out;
+my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
 like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
+my ($rc, $out);
 
 $fleet->wipe;
 psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
-my $w2;
-for (1 .. 240)
-{
-	($rc, $out, $err) = run_script('newdb', 'claim', 'sql newdb');
-	($w2) = $out =~ /^worker id (\d+) of datacenter 4$/;
-	last if defined $w2;
-	select(undef, undef, undef, 0.5);
-}
+(my $w2, $err) = $script->claim_until_granted('newdb', 240);
 ok(defined $w2, 'after the quiet period, newdb claims worker id ' . ($w2 // 'none')) or diag($err);
 diag("appdb's worker id $w, newdb's " . ($w2 // 'none'));
 
