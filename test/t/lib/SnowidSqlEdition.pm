@@ -5,8 +5,9 @@
 # be had; and, for the update of the versions that claimed their worker
 # id (up to 1.2), a coordination server, the fleet's login there and the
 # configuration that claimed from it; the provisioning script of
-# doc/managed.md run against a coordination server; dumps and restores;
-# and databases issuing side by side, counted for ids issued twice.
+# doc/managed.md run against a coordination server, and the servers its
+# tests run it for; dumps and restores; and databases issuing side by
+# side, counted for ids issued twice.
 package SnowidSqlEdition;
 
 use strict;
@@ -650,10 +651,11 @@ sub claim_fleet
 
 # A server of the update of a claiming 1.2 ($name), with a fleet to claim
 # from (claim_fleet) and the provisioning script for datacenter 4 that
-# takes its claim over (asserting every second, a margin of 1 s): app, who
-# sees every session's transactions, owns appdb (with dblink, to claim)
-# and newdb, which the script knows by these names.  Returns (the fleet, the conninfo and password of
-# claim_config, the server, the script).
+# takes its claim over (asserting every second, a margin of 1 s): app,
+# who sees every session's transactions, owns appdb (with dblink, to
+# claim) and newdb, which the script knows by these names.  Returns (the
+# fleet, the conninfo and password of claim_config, the server, the
+# script).
 sub claiming_12_server
 {
 	my ($name) = @_;
@@ -701,7 +703,6 @@ sub claim_config
 	};
 }
 
-
 # The provisioning script of a test (SnowidSqlEdition::provisioning_script)
 package SnowidSqlEdition::Script;
 
@@ -724,8 +725,9 @@ sub databases
 # known as $who (see databases), as the holder "sql $who" with the state
 # directory state-$who, and the settings of the script and %more (HOLDER
 # => ... replaces the holder); shell => 'bash' among them runs it under
-# bash rather than sh, limit => N gives it N seconds.  Returns (exit code, stdout,
-# stderr): -1 if it was still running at the limit, and stopped.
+# bash rather than sh, limit => N gives it N seconds.  Returns (exit
+# code, stdout, stderr): -1 if it was still running at the limit, and
+# stopped.
 sub run
 {
 	my ($self, $command, $who, %more) = @_;
