@@ -4,37 +4,82 @@
 # planted in public, with what tells whether they ran; whether pg_tle can
 # be had; and, for the update of the versions that claimed their worker
 # id (up to 1.2), a coordination server, the fleet's login there and the
-# configuration that claimed from it.
+# configuration that claimed from it; the provisioning script of
+# doc/managed.md run against a coordination server, and the servers its
+# tests run it for; dumps and restores; and databases issuing side by
+# side, counted for ids issued twice.
 package SnowidSqlEdition;
 
 use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Spec ();
 use IPC::Run ();
 use PostgreSQL::Test::Utils ();
+use SnowidClients ();
 use SnowidPgCoord ();
 use SnowidTest ();
+use Test::More ();
 
 # what a test may name without the package: use SnowidSqlEdition qw(...)
-our @EXPORT_OK = qw(psql_as);
+our @EXPORT_OK = qw(psql_as app_url);
 
 # A server without snowid's library (init with %init; conf => TEXT for
-# its postgresql.conf), started, with the login roles @$roles, app first,
-# and the databases @$dbs owned by app: the server
+# its postgresql.conf), started (under clock => a SnowidTest::Clock if
+# given), with the login roles @$roles, app first, and the databases @$dbs
+# owned by app: the server
 sub new_server
 {
 	my ($name, $roles, $dbs, %init) = @_;
 	my $conf = delete $init{conf};
+	my $clock = delete $init{clock};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
 	$node->init(%init);
 	$node->append_conf('postgresql.conf', $conf) if $conf;
-	$node->start;
+	if ($clock)
+	{
+		$clock->start_node($node);
+	}
+	else
+	{
+		$node->start;
+	}
 	$node->safe_psql('postgres',
 		join('', map { "CREATE ROLE $_ LOGIN;\n" } @$roles)
 		  . join('', map { "CREATE DATABASE $_ OWNER app;\n" } @$dbs));
 	return $node;
+}
+
+# The edition's current version: default_version of snowid_sql.control
+# at the top of the tree
+sub version
+{
+	my ($version) = PostgreSQL::Test::Utils::slurp_file("$SnowidTest::top/snowid_sql.control")
+	  =~ /^default_version = '(.*)'$/m;
+
+	return $version;
+}
+
+# The connection string of database $db of $node as app
+sub app_url
+{
+	my ($node, $db) = @_;
+
+	return $node->connstr($db) . ' user=app';
+}
+
+# Database $db of $node, owned by app: app creates the edition there and
+# runs $sql after, if given; dies on an error
+sub install
+{
+	my ($node, $db, $sql) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db),
+		'CREATE EXTENSION snowid_sql' . (defined $sql ? ";\n$sql" : ''));
+
+	die "CREATE EXTENSION: $err" if $rc;
+	return;
 }
 
 # A server of its own system identifier with the roles app and tle_admin,
@@ -65,6 +110,221 @@ sub dump_restore
 		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($to), $file ],
 		'pg_restore restores it without an error');
 	return;
+}
+
+# pg_dump -Fc of a database (a connection string) into $file, with more
+# of pg_dump's options (-t t) if given; its errors go to diag
+sub dump_to
+{
+	my ($connstr, $file, @options) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'pg_dump', '-Fc', @options, '-f', $file, '-d', $connstr ],
+		'>', \$out, '2>', \$err)
+	  or Test::More::diag($err);
+	return;
+}
+
+# pg_restore of $file into a database (a connection string), with more of
+# its options (--exit-on-error) if given: (its exit code, stderr)
+sub restore_into
+{
+	my ($connstr, $file, @options) = @_;
+	my ($out, $err) = ('', '');
+
+	IPC::Run::run([ 'pg_restore', @options, '-d', $connstr, $file ],
+		'>', \$out, '2>', \$err);
+	return ($? >> 8, $err);
+}
+
+# SQL that sets the layout of the guard's tests: 0 datacenter, 6 worker
+# and 4 sequence bits (and $more, "worker_id = 5", if given)
+sub layout_sql
+{
+	my ($more) = @_;
+
+	return 'UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4'
+	  . (defined $more ? ", $more" : '');
+}
+
+# SQL that the owner of a new database runs to make the source of the
+# guard's tests: the edition in the layout of layout_sql with worker id 5,
+# issuing 5,000 ids into a table t (id from its default, n 1 to 5,000)
+# over 15 s or more; it prints how many t holds
+sub spread_source_sql
+{
+	return 'CREATE EXTENSION snowid_sql; ' . layout_sql('worker_id = 5') . q{;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
+	DO $$ BEGIN FOR i IN 1 .. 5000 LOOP INSERT INTO t (n) VALUES (i); PERFORM pg_sleep(0.003); END LOOP; END $$;
+	SELECT count(*) FROM t};
+}
+
+# Databases of $node (names) issuing at once as app, one id a statement,
+# from a moment 2 s ahead of the server's clock for 3 s: (how many ids,
+# how many of them came twice); a database's errors go to diag
+sub issue_at_once
+{
+	my ($node, @dbs) = @_;
+	my $start = $node->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});
+	my %run;
+
+	for my $db (@dbs)
+	{
+		$run{$db}{out} = '';
+		$run{$db}{err} = '';
+		$run{$db}{h} = IPC::Run::start(
+			[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', app_url($node, $db), '-c',
+			  qq{CREATE TEMP TABLE ids (id bigint);
+				 DO \$\$ BEGIN
+					PERFORM pg_sleep_until('$start');
+					WHILE clock_timestamp() < timestamptz '$start' + interval '3 s' LOOP
+						INSERT INTO ids VALUES (snowid_next());
+					END LOOP;
+				 END \$\$;
+				 SELECT id FROM ids} ],
+			'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
+	}
+	my %seen;
+	my ($n, $twice) = (0, 0);
+	for my $db (@dbs)
+	{
+		$run{$db}{h}->finish;
+		Test::More::diag("$db: $run{$db}{err}") if $run{$db}{err};
+		my %mine = map { $_ => 1 } split /\n/, $run{$db}{out};
+		$n += keys %mine;
+		$twice += grep { $seen{$_}++ } keys %mine;
+	}
+	return ($n, $twice);
+}
+
+# The ids of table t in databases ([node, database] pairs): (how many of
+# them stand more than once, in one or across, how many there are)
+sub ids_twice
+{
+	my (@dbs) = @_;
+	my %ids;
+	my $total = 0;
+
+	for my $pair (@dbs)
+	{
+		my ($node, $db) = @$pair;
+		my @got = split /\n/, $node->safe_psql($db, 'SELECT id FROM t');
+
+		$total += @got;
+		$ids{$_}++ for @got;
+	}
+	return (scalar(grep { $ids{$_} > 1 } keys %ids), $total);
+}
+
+# An application's transaction in database $db of $node, as app: it takes
+# an id and ends $seconds later; returns once it is open, with its
+# session (SnowidTest::Session)
+sub open_transaction
+{
+	my ($node, $db, $seconds) = @_;
+	my $session = SnowidTest::start_psql($node,
+		"BEGIN; SELECT snowid_next(); SELECT pg_sleep($seconds); COMMIT",
+		db => $db, user => 'app');
+
+	$node->poll_query_until($db, q{
+	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT snowid_next()%'
+				   AND xact_start IS NOT NULL)})
+	  or die 'the application\'s transaction did not start';
+	return $session;
+}
+
+# The set-up of the tests of release across two servers: a clock (the
+# test skips without one, SnowidTest::need_clock), a coordination server,
+# and two servers, one (under the clock) and two, named $name_one and
+# $name_two, on each of which app, who sees every session's transactions
+# (as the script's release needs), owns a database db of the edition with
+# 4 sequence bits and a table t (id, n); and the provisioning script for
+# datacenter 3 (asserting every 60 s, a margin of 1 s, release waiting up
+# to 60 s), which knows their databases as one and two.  Returns (the
+# clock, the coordination server's node, the script, one => the server,
+# two => the server).
+sub release_pair
+{
+	my ($name) = @_;
+	my $clock = SnowidTest::Clock->new;
+	my $cnode = SnowidPgCoord->new->node;
+	my $script = provisioning_script($name, $cnode,
+		DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 60);
+	my %node;
+
+	for my $who (qw(one two))
+	{
+		$node{$who} = new_server("${name}_$who", ['app'], ['db'],
+			$who eq 'one' ? (clock => $clock) : ());
+		$node{$who}->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+		install($node{$who}, 'db',
+			'UPDATE snowid_config SET sequence_bits = 4; CREATE TABLE t (id bigint, n int)');
+		$script->databases($who => app_url($node{$who}, 'db'));
+	}
+	return ($clock, $cnode, $script, %node);
+}
+
+# SQL of a DO block that inserts $rounds batches of $size ids into t (n:
+# the round), with a pause of $opt{pause} s after each if given.  Where a
+# round's call finds no worker id (object_not_in_prerequisite_state),
+# lost => 'EXIT' ends the loop and lost => 'NULL' goes on with the next
+# round; without lost, the block fails.
+sub batches_sql
+{
+	my ($rounds, $size, %opt) = @_;
+	my $insert = "INSERT INTO t (id, n) SELECT snowid_next_batch($size), i;";
+
+	$insert = qq{BEGIN
+				$insert
+			EXCEPTION WHEN object_not_in_prerequisite_state THEN
+				$opt{lost};
+			END;} if $opt{lost};
+	$insert .= "\n\t\t\tPERFORM pg_sleep($opt{pause});" if $opt{pause};
+	return qq{
+	DO \$\$
+	BEGIN
+		FOR i IN 1 .. $rounds LOOP
+			$insert
+		END LOOP;
+	END \$\$};
+}
+
+# Waits until the fence of worker id $w of datacenter $dc lies behind the
+# clock of the coordination server $cnode (a worker id freed is granted
+# again from then on): whether it did
+sub fence_passed
+{
+	my ($cnode, $dc, $w) = @_;
+
+	return $cnode->poll_query_until('coord', qq{
+	SELECT fence_ms < floor(extract(epoch FROM clock_timestamp()) * 1000)
+	FROM snowid_coordinator.workers WHERE datacenter = $dc AND worker_id = $w});
+}
+
+# The provisioning script of doc/managed.md ("A worker id from a
+# coordination database"), written into a directory of its own ($name),
+# to run against the coordination server $cnode (SnowidPgCoord's node)
+# with the settings %env (DATACENTER => 3, INTERVAL_MS => 1000, ...; and
+# shell => 'bash', see SnowidSqlEdition::Script::run) for every run: a
+# SnowidSqlEdition::Script
+sub provisioning_script
+{
+	my ($name, $cnode, %env) = @_;
+	my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir($name));
+	my %files = SnowidClients::recipes("$SnowidTest::top/doc/managed.md");
+	my $self = bless {
+		dir => $dir,
+		path => "$dir/snowid-worker-id",
+		text => $files{'snowid-worker-id'},
+		env => {
+			COORD_URL => $cnode->connstr('coord') . ' user=coord_fleet',
+			ADMIN_URL => $cnode->connstr('coord') . ' user=coord_admin',
+			%env
+		}
+	}, 'SnowidSqlEdition::Script';
+
+	PostgreSQL::Test::Utils::append_to_file($self->{path}, $self->{text} // '');
+	return $self;
 }
 
 # SQL that a database of the edition's owner runs to issue $n ids into a
@@ -389,6 +649,43 @@ sub claim_fleet
 	return ($fleet, fleet_login($fleet->node, $password), $password);
 }
 
+# A server of the update of a claiming 1.2 ($name), with a fleet to claim
+# from (claim_fleet) and the provisioning script for datacenter 4 that
+# takes its claim over (asserting every second, a margin of 1 s): app,
+# who sees every session's transactions, owns appdb (with dblink, to
+# claim) and newdb, which the script knows by these names.  Returns (the
+# fleet, the conninfo and password of claim_config, the server, the
+# script).
+sub claiming_12_server
+{
+	my ($name) = @_;
+	my ($fleet, $conninfo, $password) = claim_fleet();
+	my $script = provisioning_script($name, $fleet->node,
+		DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
+	my $node = new_server($name, ['app'], [qw(appdb newdb)]);
+
+	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+	$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
+	return ($fleet, $conninfo, $password, $node, $script);
+}
+
+# 1.2 installed by the owner of a database (app's connection string) to
+# claim its worker id from the fleet of claim_fleet (claim_config; one
+# test, that it went through); then its first id: (that id's worker id,
+# psql's stderr)
+sub install_claiming_12
+{
+	my ($app, $conninfo, $password) = @_;
+	my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
+		  . claim_config($conninfo, $password));
+
+	Test::More::is($rc, 0, 'the owner installs 1.2 and has it claim its worker id')
+	  or Test::More::diag($err);
+	($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
+	return ($out, $err);
+}
+
 # The configuration of an installed edition of 1.1 or 1.2 that claims its
 # worker id from the coordination database (its fleet's login conninfo,
 # with password; see fleet_login) for datacenter 4, with check-ins every
@@ -404,6 +701,79 @@ sub claim_config
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
 	};
+}
+
+# The provisioning script of a test (SnowidSqlEdition::provisioning_script)
+package SnowidSqlEdition::Script;
+
+# The script's directory (the state directories are below it), and the
+# script as the page shows it (undef if it does not)
+sub dir { return $_[0]->{dir}; }
+sub text { return $_[0]->{text}; }
+
+# The databases the script runs for (DB_URL), by the names of run's $who
+# (who => connection string, ...)
+sub databases
+{
+	my ($self, %urls) = @_;
+
+	@{ $self->{databases} }{ keys %urls } = values %urls;
+	return;
+}
+
+# Runs the script's $command (claim, assert, release) for the database
+# known as $who (see databases), as the holder "sql $who" with the state
+# directory state-$who, and the settings of the script and %more (HOLDER
+# => ... replaces the holder); shell => 'bash' among them runs it under
+# bash rather than sh, limit => N gives it N seconds.  Returns (exit
+# code, stdout, stderr): -1 if it was still running at the limit, and
+# stopped.
+sub run
+{
+	my ($self, $command, $who, %more) = @_;
+	my %set = (
+		DB_URL => $self->{databases}{$who} // die("no database known as $who"),
+		HOLDER => "sql $who",
+		STATE_DIR => "$self->{dir}/state-$who",
+		%{ $self->{env} }, %more);
+	my $shell = delete $set{shell} // 'sh';
+	my $limit = delete $set{limit};
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, %set);
+	my $h = IPC::Run::start([ $shell, $self->{path}, $command ],
+		'<', \undef, '>', \$out, '2>', \$err,
+		defined $limit ? IPC::Run::timeout($limit) : ());
+	my $ok = eval { $h->finish };
+
+	chomp $out;
+	if (!defined $ok)
+	{
+		die $@ unless defined $limit;
+		$h->kill_kill;
+		return (-1, $out, "$err(still running after $limit s)");
+	}
+	return ($ok ? 0 : $h->result, $out, $err);
+}
+
+# Runs claim for $who until it is granted, up to $tries times, 0.5 s
+# apart, running $meanwhile (a sub) between tries if given: (the worker id
+# granted or undef, the last run's stderr)
+sub claim_until_granted
+{
+	my ($self, $who, $tries, $meanwhile) = @_;
+	my $err;
+
+	for (1 .. $tries)
+	{
+		my ($rc, $out);
+
+		($rc, $out, $err) = $self->run('claim', $who);
+		my ($w) = $out =~ /^worker id (\d+) of datacenter $self->{env}{DATACENTER}$/;
+		return ($w, $err) if defined $w;
+		$meanwhile->() if $meanwhile;
+		select(undef, undef, undef, 0.5);
+	}
+	return (undef, $err);
 }
 
 1;

@@ -1068,6 +1068,29 @@ sub cut_off
 	return;
 }
 
+# pg_createsubscriber turns $node, a stopped standby of $from, into a
+# subscriber of $from's database $db (publication $pub, subscription
+# $sub): one test, named $name
+sub create_subscriber
+{
+	my ($node, $from, $db, $pub, $sub, $name) = @_;
+
+	return PostgreSQL::Test::Utils::command_ok(
+		[
+			'pg_createsubscriber',
+			'--pgdata' => $node->data_dir,
+			'--publisher-server' => $from->connstr($db),
+			# -s: --socketdir since 17beta3, --socket-directory before
+			'-s' => $node->host,
+			'--subscriber-port' => $node->port,
+			'--database' => $db,
+			'--publication' => $pub,
+			'--subscription' => $sub,
+			'--recovery-timeout' => $PostgreSQL::Test::Utils::timeout_default
+		],
+		$name);
+}
+
 # Crashes a whole server: SIGKILL to the postmaster and all its children,
 # so that nothing runs an exit hook; waits until they are gone.
 sub crash_server

@@ -662,7 +662,7 @@ my @versions = sort map { m{/snowid_sql--([0-9.]+)\.sql$} ? $1 : () }
   glob("$src/sql/snowid_sql--*.sql");
 is_deeply(\@versions, ['1.0', '1.3', '1.4'],
 	'snowid_sql has install scripts of 1.0, 1.3 (kept whole as 1.3.0 made it) and 1.4 (made from their parts); 1.1 and 1.2 are update scripts');
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 $node->start;
 $node->safe_psql(
 	'postgres', q{

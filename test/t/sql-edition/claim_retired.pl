@@ -36,43 +36,30 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
 # the coordination server, and the fleet's login there (with a password,
 # as dblink needs)
 my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 my $cnode = $fleet->node;
 
-my $node = PostgreSQL::Test::Cluster->new('claim_retired');
-$node->init;
-$node->append_conf('postgresql.conf', "max_prepared_transactions = 5\n");
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE clerk LOGIN;
-	GRANT clerk TO app;
-	CREATE DATABASE appdb OWNER app;
-});
+my $node = SnowidSqlEdition::new_server('claim_retired', [qw(app clerk)], ['appdb'],
+	conf => "max_prepared_transactions = 5\n");
+$node->safe_psql('postgres', 'GRANT clerk TO app');
 $node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 my $app = $node->connstr('appdb') . ' user=app';
 my $clerk = $node->connstr('appdb') . ' user=clerk';
 
 # 1.2, claiming its worker id, as the owner set it up then
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password));
-is($rc, 0, 'the owner installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-my $w = $out;
+my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
 like($w, qr/^\d+$/, "its first id claims worker id $w") or diag($err);
+my ($rc, $out);
 
 # ---------------------------------------------------------------------------
 # The update

@@ -75,19 +75,7 @@ $source->safe_psql('appdb',
 	q{INSERT INTO orders (who) SELECT 'during' FROM generate_series(1, 100)});
 $source->wait_for_catchup($copy);
 $copy->stop;
-command_ok(
-	[
-		'pg_createsubscriber',
-		'--pgdata' => $copy->data_dir,
-		'--publisher-server' => $source->connstr('appdb'),
-		# -s: --socketdir since 17beta3, --socket-directory before
-		'-s' => $copy->host,
-		'--subscriber-port' => $copy->port,
-		'--database' => 'appdb',
-		'--publication' => 'copy_pub',
-		'--subscription' => 'copy_sub',
-		'--recovery-timeout' => $PostgreSQL::Test::Utils::timeout_default
-	],
+SnowidTest::create_subscriber($copy, $source, 'appdb', 'copy_pub', 'copy_sub',
 	'pg_createsubscriber turns a standby of the source into a subscriber');
 my $clock = SnowidTest::Clock->new;
 $clock->start_node($copy);

@@ -20,42 +20,24 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('guard_owner_trigger');
 my $refused = qr/55000: snowid layout or epoch cannot change once ids are issued/;
 
-my $node = PostgreSQL::Test::Cluster->new('guard_owner_trigger');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE copy OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source copy);
+my $node = SnowidSqlEdition::new_server('guard_owner_trigger', ['app'], [qw(source copy)]);
+my %as = map { $_ => app_url($node, $_) } qw(source copy);
 
-my ($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4, worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
-	DO $$ BEGIN FOR i IN 1 .. 5000 LOOP INSERT INTO t (n) VALUES (i); PERFORM pg_sleep(0.003); END LOOP; END $$;
-	SELECT count(*) FROM t});
+my ($rc, $out, $err) = psql_as($as{source}, SnowidSqlEdition::spread_source_sql());
 is($out, '5000', 'the source issues 5,000 ids, over 15 s or more') or diag($err);
 
-IPC::Run::run([ 'pg_dump', '-Fc', '-t', 't', '-f', "$dir/t.dump", '-d', $as{source} ],
-	'>', \$out, '2>', \$err)
-  or diag($err);
-psql_as($as{copy}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4});
-IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{copy}, "$dir/t.dump" ], '>', \$out, '2>', \$err);
-is($? >> 8, 0, "the source's table restored beside a fresh install") or diag($err);
+SnowidSqlEdition::dump_to($as{source}, "$dir/t.dump", '-t', 't');
+psql_as($as{copy}, 'CREATE EXTENSION snowid_sql; ' . SnowidSqlEdition::layout_sql());
+($rc, $err) = SnowidSqlEdition::restore_into($as{copy}, "$dir/t.dump", '--exit-on-error');
+is($rc, 0, "the source's table restored beside a fresh install") or diag($err);
 $node->safe_psql('postgres', 'DROP DATABASE source');
 ($rc, $out, $err) = psql_as($as{copy}, 'UPDATE snowid_config SET worker_id = 5');
 is($rc, 0, "the copy is given its gone source's worker id") or diag($err);

@@ -28,25 +28,16 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('guard_partitions');
 my $refused = qr/55000: snowid layout or epoch cannot change once ids are issued/;
 
-my $node = PostgreSQL::Test::Cluster->new('guard_partitions');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE tables OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source tables);
+my $node = SnowidSqlEdition::new_server('guard_partitions', ['app'], [qw(source tables)]);
+my %as = map { $_ => app_url($node, $_) } qw(source tables);
 
 my ($rc, $out, $err) = psql_as($as{source}, q{
 	CREATE EXTENSION snowid_sql;
@@ -59,15 +50,10 @@ my ($rc, $out, $err) = psql_as($as{source}, q{
 is($out, '5000', 'the source issues 5,000 ids into a partitioned table') or diag($err);
 
 # the tables alone, beside a fresh install of the same layout
-psql_as($as{tables}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4});
-IPC::Run::run([ 'pg_dump', '-Fc', '-t', 't', '-t', 't_1', '-f', "$dir/t.dump", '-d', $as{source} ],
-	'>', \$out, '2>', \$err)
-  or diag($err);
-IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{tables}, "$dir/t.dump" ],
-	'>', \$out, '2>', \$err);
-is($? >> 8, 0, 'the tables alone, dumped and restored beside a fresh install') or diag($err);
+psql_as($as{tables}, 'CREATE EXTENSION snowid_sql; ' . SnowidSqlEdition::layout_sql());
+SnowidSqlEdition::dump_to($as{source}, "$dir/t.dump", '-t', 't', '-t', 't_1');
+($rc, $err) = SnowidSqlEdition::restore_into($as{tables}, "$dir/t.dump", '--exit-on-error');
+is($rc, 0, 'the tables alone, dumped and restored beside a fresh install') or diag($err);
 $node->safe_psql('postgres', 'DROP DATABASE source');
 is($node->safe_psql('tables', 'SELECT count(*) FROM t'), '5000', 'the copy holds the 5,000 ids');
 
@@ -93,7 +79,7 @@ is($again, '0', 'none of them equals an id of the restored table');
 # guard follows in pg_depend), in a fresh install beside ids loaded into
 # its table (the change in a transaction rolled back)
 $node->safe_psql('postgres', 'CREATE DATABASE batch OWNER app');
-($rc, $out, $err) = psql_as($node->connstr('batch') . ' user=app', q{
+($rc, $out, $err) = psql_as(app_url($node, 'batch'), q{
 	CREATE EXTENSION snowid_sql;
 	CREATE FUNCTION app_id() RETURNS bigint LANGUAGE sql BEGIN ATOMIC SELECT snowid_next_batch(1); END;
 	CREATE TABLE b (id bigint DEFAULT app_id());
@@ -110,7 +96,7 @@ like($err, qr/$refused.*\nDETAIL:  The column id of public\.b takes ids by its d
 # beside the table of ids
 # (the block above ran as one transaction, psql -c's, which its BEGIN made
 # explicit: its ROLLBACK took CREATE EXTENSION with it)
-($rc, $out, $err) = psql_as($node->connstr('batch') . ' user=app', q{
+($rc, $out, $err) = psql_as(app_url($node, 'batch'), q{
 	CREATE EXTENSION IF NOT EXISTS snowid_sql;
 	CREATE TABLE c (id bigint DEFAULT snowid_next());
 	INSERT INTO c VALUES (2126664446041403392);

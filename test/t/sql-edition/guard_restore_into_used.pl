@@ -28,47 +28,26 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('guard_restore_used');
 my $refused = qr/55000: snowid layout or epoch cannot change once ids are issued/;
 
-my $node = PostgreSQL::Test::Cluster->new('guard_restore_used');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE used OWNER app;
-	CREATE DATABASE other OWNER app;
-	CREATE DATABASE byhand OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source used other byhand);
+my $node = SnowidSqlEdition::new_server('guard_restore_used', ['app'], [qw(source used other byhand)]);
+my %as = map { $_ => app_url($node, $_) } qw(source used other byhand);
 
-my ($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4, worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
-	DO $$ BEGIN FOR i IN 1 .. 5000 LOOP INSERT INTO t (n) VALUES (i); PERFORM pg_sleep(0.003); END LOOP; END $$;
-	SELECT count(*) FROM t});
+my ($rc, $out, $err) = psql_as($as{source}, SnowidSqlEdition::spread_source_sql());
 is($out, '5000', 'the source issues 5,000 ids, over 15 s or more') or diag($err);
 
-IPC::Run::run([ 'pg_dump', '-Fc', '-t', 't', '-f', "$dir/t.dump", '-d', $as{source} ],
-	'>', \$out, '2>', \$err)
-  or diag($err);
+SnowidSqlEdition::dump_to($as{source}, "$dir/t.dump", '-t', 't');
 for my $db (qw(used byhand))
 {
-	psql_as($as{$db}, q{
-		CREATE EXTENSION snowid_sql;
-		UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4});
-	IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{$db}, "$dir/t.dump" ],
-		'>', \$out, '2>', \$err);
-	is($? >> 8, 0, "the source's table restored into $db") or diag($err);
+	psql_as($as{$db}, 'CREATE EXTENSION snowid_sql; ' . SnowidSqlEdition::layout_sql());
+	($rc, $err) = SnowidSqlEdition::restore_into($as{$db}, "$dir/t.dump", '--exit-on-error');
+	is($rc, 0, "the source's table restored into $db") or diag($err);
 }
 $node->safe_psql('postgres', 'DROP DATABASE source');
 for my $db (qw(used byhand))
@@ -92,14 +71,11 @@ my $shift = shift_ms('used');
 like($err, $refused, 'the UPDATE that moves the epoch later beside the restored ids is refused');
 
 # another database of the fleet, of that epoch, dumped whole
-($rc, $out, $err) = psql_as($as{other}, qq{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4,
-		epoch = epoch + $shift * interval '1 ms', worker_id = 9});
+($rc, $out, $err) = psql_as($as{other}, 'CREATE EXTENSION snowid_sql; '
+	  . SnowidSqlEdition::layout_sql("epoch = epoch + $shift * interval '1 ms', worker_id = 9"));
 is($rc, 0, 'another database, of the later epoch') or diag($err);
-IPC::Run::run([ 'pg_dump', '-Fc', '-f', "$dir/other.dump", '-d', $as{other} ], '>', \$out, '2>', \$err)
-  or diag($err);
-IPC::Run::run([ 'pg_restore', '-d', $as{used}, "$dir/other.dump" ], '>', \$out, '2>', \$err);
+SnowidSqlEdition::dump_to($as{other}, "$dir/other.dump");
+($rc, $err) = SnowidSqlEdition::restore_into($as{used}, "$dir/other.dump");
 like($err, qr/snowid layout or epoch cannot change once ids are issued/, "its dump restored into the used database: the epoch's change is refused");
 
 sub new_ids_again

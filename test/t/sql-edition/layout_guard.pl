@@ -151,7 +151,7 @@ is($rc, 0, 'a column without such a default is not seen (the owner\'s to know)')
 
 # A plain-script install checks as its owner: a table of another role's
 # that it cannot read counts as holding ids
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 system("$src/test/tools/sql-edition plain $src $version public > $dir/plain.sql") == 0
   or die 'could not make the plain script';
 $node->safe_psql('postgres', 'CREATE DATABASE plaindb OWNER app');

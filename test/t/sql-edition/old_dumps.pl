@@ -38,7 +38,7 @@ use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('old_dump'));
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
 # pg_tle where it is built (as restore_floor.pl)
 my $libdir = `pg_config --pkglibdir`;

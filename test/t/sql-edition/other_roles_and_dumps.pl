@@ -50,7 +50,7 @@ use SnowidTest;
 use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('sql_outside'));
 
 my $node = PostgreSQL::Test::Cluster->new('sql_outside');

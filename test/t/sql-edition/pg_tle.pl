@@ -46,7 +46,7 @@ if (!-e "$libdir/pg_tle.so" && -f "$sharedir/.snowid-pg_tle")
 SnowidTest::need_file("$libdir/pg_tle.so",
 	'none: test/tools/pgbuild --pg_tle builds it from test/sources.txt');
 
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 # The server under test has snowid_sql's files (make install put them
 # there), which pg_tle refuses to shadow: the same script is registered
 # under another name.  The script of 1.0 alone, as a host ran it before a

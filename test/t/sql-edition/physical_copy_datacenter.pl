@@ -22,23 +22,15 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
+use SnowidTest;
 use Test::More;
 
-my $source = PostgreSQL::Test::Cluster->new('physical_copy_source');
-$source->init(allows_streaming => 1);
-$source->start;
-$source->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE appdb OWNER app;
-	CREATE DATABASE other OWNER app;
-});
-my ($rc, $out, $err) = psql_as($source->connstr('appdb') . ' user=app', q{
+my $source = SnowidSqlEdition::new_server('physical_copy_source', ['app'], [qw(appdb other)],
+	allows_streaming => 1);
+my ($rc, $out, $err) = psql_as(app_url($source, 'appdb'), q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET datacenter_id = 1, worker_id = 9;
 	SELECT count(snowid_next())});
@@ -51,44 +43,16 @@ $source->stop;
 
 # the page's step, for the datacenter the copy is in (datacenter 3, where
 # the step names the datacenter id too)
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my ($step) = slurp_file("$src/doc/managed.md") =~ /^(How, before the first id:.*?)\n\n/ms;
+my ($step) = slurp_file("$SnowidTest::top/doc/managed.md") =~ /^(How, before the first id:.*?)\n\n/ms;
 die 'managed.md has no step for a physical copy' unless defined $step;
 my $set = $step =~ /datacenter_id/ ? 'datacenter_id = 3, worker_id = 4' : 'worker_id = 4';
-($rc, $out, $err) = psql_as($copy->connstr('appdb') . ' user=app', "UPDATE snowid_config SET $set");
+($rc, $out, $err) = psql_as(app_url($copy, 'appdb'), "UPDATE snowid_config SET $set");
 is($rc, 0, 'the copy is given worker id 4, unique in its datacenter 3, as the page says') or diag($err);
 # another server of datacenter 1 (here a database of the copy's server)
-psql_as($copy->connstr('other') . ' user=app',
+psql_as(app_url($copy, 'other'),
 	q{CREATE EXTENSION snowid_sql; UPDATE snowid_config SET datacenter_id = 1, worker_id = 4});
 
-my $start = $copy->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});
-my %run;
-for my $db ('appdb', 'other')
-{
-	$run{$db}{out} = '';
-	$run{$db}{err} = '';
-	$run{$db}{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $copy->connstr($db) . ' user=app', '-c',
-		  qq{CREATE TEMP TABLE ids (id bigint);
-			 DO \$\$ BEGIN
-				PERFORM pg_sleep_until('$start');
-				WHILE clock_timestamp() < timestamptz '$start' + interval '3 s' LOOP
-					INSERT INTO ids VALUES (snowid_next());
-				END LOOP;
-			 END \$\$;
-			 SELECT id FROM ids} ],
-		'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
-}
-my %seen;
-my ($n, $twice) = (0, 0);
-for my $db ('appdb', 'other')
-{
-	$run{$db}{h}->finish;
-	diag("$db: $run{$db}{err}") if $run{$db}{err};
-	my %mine = map { $_ => 1 } split /\n/, $run{$db}{out};
-	$n += keys %mine;
-	$twice += grep { $seen{$_}++ } keys %mine;
-}
+my ($n, $twice) = SnowidSqlEdition::issue_at_once($copy, 'appdb', 'other');
 is($twice, 0, "no id of the copy and other twice ($twice of $n)");
 
 $copy->stop;

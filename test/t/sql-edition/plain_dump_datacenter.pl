@@ -23,30 +23,21 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
+use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
+my $src = $SnowidTest::top;
 my $dir = PostgreSQL::Test::Utils::tempdir('plain_dump_datacenter');
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 system("$src/test/tools/sql-edition plain $src $version public > $dir/plain.sql") == 0
   or die 'could not make the plain script';
 
-my $node = PostgreSQL::Test::Cluster->new('plain_dump_datacenter');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE target OWNER app;
-	CREATE DATABASE other OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target other);
+my $node = SnowidSqlEdition::new_server('plain_dump_datacenter', ['app'], [qw(source target other)]);
+my %as = map { $_ => app_url($node, $_) } qw(source target other);
 
 psql_as($as{other}, q{CREATE EXTENSION snowid_sql; UPDATE snowid_config SET datacenter_id = 1, worker_id = 4});
 my ($out, $err);
@@ -60,12 +51,10 @@ my $rc;
 	INSERT INTO t DEFAULT VALUES;
 	SELECT count(*) FROM t});
 is($out, '1', 'the source (a plain script\'s install, datacenter 1, worker id 9) issues') or diag($err);
-IPC::Run::run([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ], '>', \$out, '2>', \$err)
-  or diag($err);
+SnowidSqlEdition::dump_to($as{source}, "$dir/source.dump");
 $node->safe_psql('postgres', 'DROP DATABASE source');
-IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('target'), "$dir/source.dump" ],
-	'>', \$out, '2>', \$err);
-is($? >> 8, 0, 'the source\'s dump is restored into target') or diag($err);
+($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('target'), "$dir/source.dump", '--exit-on-error');
+is($rc, 0, 'the source\'s dump is restored into target') or diag($err);
 
 ($rc, $out, $err) = psql_as($as{target}, 'SELECT snowid_next()');
 like($err, qr/55000: snowid has no worker id on this server/, 'target\'s first call says it has no worker id');
@@ -79,34 +68,7 @@ my $set = $err =~ /HINT: .*datacenter_id/ ? 'datacenter_id = 3, worker_id = 4' :
 is($rc, 0, 'target is given worker id 4, unique in its datacenter 3') or diag($err);
 
 # both at once: from a moment 2 s ahead, for 3 s, one id a statement
-my $start = $node->safe_psql('postgres', q{SELECT clock_timestamp() + interval '2 s'});
-my %run;
-for my $db ('target', 'other')
-{
-	$run{$db}{out} = '';
-	$run{$db}{err} = '';
-	$run{$db}{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $as{$db}, '-c',
-		  qq{CREATE TEMP TABLE ids (id bigint);
-			 DO \$\$ BEGIN
-				PERFORM pg_sleep_until('$start');
-				WHILE clock_timestamp() < timestamptz '$start' + interval '3 s' LOOP
-					INSERT INTO ids VALUES (snowid_next());
-				END LOOP;
-			 END \$\$;
-			 SELECT id FROM ids} ],
-		'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
-}
-my %seen;
-my ($n, $twice) = (0, 0);
-for my $db ('target', 'other')
-{
-	$run{$db}{h}->finish;
-	diag("$db: $run{$db}{err}") if $run{$db}{err};
-	my %mine = map { $_ => 1 } split /\n/, $run{$db}{out};
-	$n += keys %mine;
-	$twice += grep { $seen{$_}++ } keys %mine;
-}
+my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'target', 'other');
 is($twice, 0, "no id of target and other twice ($twice of $n)");
 
 $node->stop;

@@ -26,96 +26,44 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowidClients;
 use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(app_url);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('release_after_claim'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
-
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('release_after_claim', $cnode,
+	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 2);
 
-my $node = PostgreSQL::Test::Cluster->new('release_after_claim');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE db1 OWNER app;
-	CREATE DATABASE db2 OWNER app;
-});
-for my $db (qw(db1 db2))
-{
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', q{
-		CREATE EXTENSION snowid_sql;
-		UPDATE snowid_config SET sequence_bits = 4;
-		CREATE TABLE t (id bigint DEFAULT snowid_next() PRIMARY KEY, n int)});
-	die "CREATE EXTENSION: $err" if $rc;
-}
+# app, who sees every session's transactions (as release needs), owns
+# two databases of the edition
+my $node = SnowidSqlEdition::new_server('release_after_claim', ['app'], [qw(db1 db2)]);
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+SnowidSqlEdition::install($node, $_,
+	'UPDATE snowid_config SET sequence_bits = 4; '
+	  . 'CREATE TABLE t (id bigint DEFAULT snowid_next() PRIMARY KEY, n int)')
+  for qw(db1 db2);
+$script->databases(map { $_ => app_url($node, $_) } qw(db1 db2));
 
-# The script for a database: (exit code, stdout, stderr), given at most
-# $limit seconds
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 2);
-	my $h = IPC::Run::start([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err,
-		IPC::Run::timeout($limit));
-	my $ok = eval { $h->finish };
-	if (!defined $ok)
-	{
-		$h->kill_kill;
-		chomp $out;
-		return (-1, $out, "$err(still running after $limit s)");
-	}
-	chomp $out;
-	return ($ok ? 0 : $h->result, $out, $err);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # an application's transaction, open over release's wait
-my ($aout, $aerr) = ('', '');
-my $app = IPC::Run::start(
-	[ 'psql', '-XAtq', '-d', $node->connstr('db1') . ' user=app', '-c',
-	  'BEGIN; SELECT snowid_next(); SELECT pg_sleep(5); COMMIT' ],
-	'<', \undef, '>', \$aout, '2>', \$aerr);
-$node->poll_query_until('db1', q{
-	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; SELECT snowid_next()%'
-				   AND xact_start IS NOT NULL)})
-  or die 'the application\'s transaction did not start';
-($rc, $out, $err) = run_script('db1', 'release', 60);
+my $app = SnowidSqlEdition::open_transaction($node, 'db1', 5);
+($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 isnt($rc, 0, "release gives up waiting for the application's transaction ($err)");
 $app->finish;
 
 # the operator keeps db1 after all
-($rc, $out, $err) = run_script('db1', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 my ($w1) = $out =~ /^worker id (\d+) of datacenter 3$/;
 note("claim for db1 again: exit code $rc, $out $err");
 
 # the release begun before, run again (say by the retiring job)
-($rc, $out, $err) = run_script('db1', 'release', 60);
+($rc, $out, $err) = $script->run('release', 'db1', limit => 60);
 note("release run again: exit code $rc, $out $err");
 my $held = $node->safe_psql('db1', 'SELECT coalesce(worker_id, -1) FROM snowid_config');
 my $live = $cnode->safe_psql('coord',
@@ -127,42 +75,17 @@ ok($held < 0 || $live eq 't',
 # worker id, which it then picks), and both issue; where db1 holds none,
 # the worker id it was granted first is the one freed
 my $freed = $held >= 0 ? $held : $w;
-$cnode->poll_query_until('coord', qq{
-	SELECT fence_ms < floor(extract(epoch FROM clock_timestamp()) * 1000)
-	FROM snowid_coordinator.workers WHERE datacenter = 3 AND worker_id = $freed})
+SnowidSqlEdition::fence_passed($cnode, 3, $freed)
   or diag('the freed worker id\'s fence did not pass');
-($rc, $out, $err) = run_script('db2', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db2', limit => 120);
 my ($w2) = $out =~ /^worker id (\d+) of datacenter 3$/;
 note("claim for db2: exit code $rc, $out $err");
-my @load;
-for my $db (qw(db1 db2))
-{
-	my ($o, $e) = ('', '');
-	push @load,
-	  [ IPC::Run::start(
-			[ 'psql', '-XAtq', '-d', $node->connstr($db) . ' user=app', '-c', q{
-			DO $$
-			BEGIN
-				FOR i IN 1 .. 100 LOOP
-					BEGIN
-						INSERT INTO t (id, n) SELECT snowid_next_batch(400), i;
-					EXCEPTION WHEN object_not_in_prerequisite_state THEN
-						EXIT;
-					END;
-				END LOOP;
-			END $$} ],
-			'<', \undef, '>', \$o, '2>', \$e), \$e ];
-}
-$_->[0]->finish for @load;
-my %ids;
-my $total = 0;
-for my $db (qw(db1 db2))
-{
-	my @got = split /\n/, $node->safe_psql($db, 'SELECT id FROM t');
-	$total += @got;
-	$ids{$_}++ for @got;
-}
-my $twice = grep { $ids{$_} > 1 } keys %ids;
+my @load = map {
+	SnowidTest::start_psql($node, SnowidSqlEdition::batches_sql(100, 400, lost => 'EXIT'),
+		db => $_, user => 'app')
+} qw(db1 db2);
+$_->finish for @load;
+my ($twice, $total) = SnowidSqlEdition::ids_twice([ $node, 'db1' ], [ $node, 'db2' ]);
 is($twice, 0, "no id of db1 equals one of db2 ($twice of $total ids twice; worker ids $held and "
 	  . ($w2 // 'none') . ')');
 

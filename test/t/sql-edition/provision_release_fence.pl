@@ -18,88 +18,20 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowidClients;
-use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-SnowidTest::need_clock();
-my $clock = SnowidTest::Clock->new;
+my ($clock, $cnode, $script, %node) = SnowidSqlEdition::release_pair('release_ahead');
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('release_ahead'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
-
-my $coord = SnowidPgCoord->new;
-my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
-
-my %node;
-for my $name (qw(one two))
-{
-	$node{$name} = PostgreSQL::Test::Cluster->new("release_ahead_$name");
-	$node{$name}->init;
-	if ($name eq 'one')
-	{
-		$clock->start_node($node{$name});
-	}
-	else
-	{
-		$node{$name}->start;
-	}
-	$node{$name}->safe_psql(
-		'postgres', q{
-		CREATE ROLE app LOGIN;
-		GRANT pg_read_all_stats TO app;
-		CREATE DATABASE db OWNER app;
-	});
-	my ($rc, $out, $err) = psql_as($node{$name}->connstr('db') . ' user=app', q{
-		CREATE EXTENSION snowid_sql;
-		UPDATE snowid_config SET sequence_bits = 4;
-		CREATE TABLE t (id bigint, n int)});
-	die "CREATE EXTENSION: $err" if $rc;
-}
-
-# The script for the database of a node: (exit code, stdout, stderr),
-# given at most $limit seconds
-sub run_script
-{
-	my ($name, $command, $limit) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node{$name}->connstr('db') . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $name", STATE_DIR => "$dir/state-$name",
-		INTERVAL_MS => 60000, MARGIN_MS => 1000, RELEASE_WAIT_S => 60);
-	my $h = IPC::Run::start([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err,
-		IPC::Run::timeout($limit));
-	my $ok = eval { $h->finish };
-	if (!defined $ok)
-	{
-		$h->kill_kill;
-		chomp $out;
-		return (-1, $out, "$err(still running after $limit s)");
-	}
-	chomp $out;
-	return ($ok ? 0 : $h->result, $out, $err);
-}
-
-my ($rc, $out, $err) = run_script('one', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'one', limit => 120);
 my ($w) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # a step forward: db1 issues 10 s ahead for 2 s, then the step is undone
 $clock->set('+10');
-($rc, $out, $err) = psql_as($node{one}->connstr('db') . ' user=app', q{
+($rc, $out, $err) = psql_as(app_url($node{one}, 'db'), q{
 	DO $$
 	DECLARE
 		until timestamptz := clock_timestamp() + interval '2 s';
@@ -111,17 +43,15 @@ $clock->set('+10');
 	END $$});
 is($rc, 0, 'db1 issues with its clock 10 s ahead') or diag($err);
 $clock->set('+0');
-($rc, $out, $err) = run_script('one', 'release', 120);
+($rc, $out, $err) = $script->run('release', 'one', limit => 120);
 is($rc, 0, "release frees db1's worker id ($out)") or diag($err);
 
 # db2 claims once the fence has passed, and issues beside it
-$cnode->poll_query_until('coord', qq{
-	SELECT fence_ms < floor(extract(epoch FROM clock_timestamp()) * 1000)
-	FROM snowid_coordinator.workers WHERE datacenter = 3 AND worker_id = $w})
+SnowidSqlEdition::fence_passed($cnode, 3, $w)
   or diag('the freed worker id\'s fence did not pass');
-($rc, $out, $err) = run_script('two', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'two', limit => 120);
 note("claim for db2: exit code $rc, $out $err");
-($rc, $out, $err) = psql_as($node{two}->connstr('db') . ' user=app', q{
+($rc, $out, $err) = psql_as(app_url($node{two}, 'db'), q{
 	DO $$
 	BEGIN
 		FOR i IN 1 .. 100000 LOOP
@@ -132,15 +62,7 @@ note("claim for db2: exit code $rc, $out $err");
 	END $$});
 note("db2's ids: $err") if $rc;
 
-my %ids;
-my $total = 0;
-for my $name (qw(one two))
-{
-	my @got = split /\n/, $node{$name}->safe_psql('db', 'SELECT id FROM t');
-	$total += @got;
-	$ids{$_}++ for @got;
-}
-my $twice = grep { $ids{$_} > 1 } keys %ids;
+my ($twice, $total) = SnowidSqlEdition::ids_twice([ $node{one}, 'db' ], [ $node{two}, 'db' ]);
 is($twice, 0, "no id of db1 equals one of db2 ($twice of $total ids twice)");
 
 $_->stop for values %node;

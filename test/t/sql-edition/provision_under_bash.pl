@@ -20,70 +20,28 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowidClients;
 use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision_bash'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
-
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('provision_bash', $cnode,
+	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000, shell => 'bash');
+my $dir = $script->dir;
 
-my $node = PostgreSQL::Test::Cluster->new('provision_bash');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE db1 OWNER app;
-});
-for my $db (qw(db1))
-{
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION: $err" if $rc;
-}
+my $node = SnowidSqlEdition::new_server('provision_bash', ['app'], ['db1']);
+SnowidSqlEdition::install($node, 'db1');
+$script->databases(db1 => app_url($node, 'db1'));
 
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 60000, MARGIN_MS => 1000);
-	my $h = IPC::Run::start([ 'bash', $script, $command ], '<', \undef, '>', \$out, '2>', \$err,
-		IPC::Run::timeout($limit));
-	my $ok = eval { $h->finish };
-	if (!defined $ok)
-	{
-		$h->kill_kill;
-		chomp $out;
-		return (-1, $out, "$err(still running after $limit s)");
-	}
-	chomp $out;
-	return ($ok ? 0 : $h->result, $out, $err);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # the owner of db1 plants its own snowid_config, first in its search_path
 my $copied = "$dir/copied";
-($rc, $out, $err) = psql_as($node->connstr('db1') . ' user=app', qq{
+($rc, $out, $err) = psql_as(app_url($node, 'db1'), qq{
 	CREATE SCHEMA app;
 	CREATE VIEW app.snowid_config AS
 	SELECT 'HOME[\$(cp\${IFS}$dir/state-db1/secret\${IFS}$copied)]'::text AS worker_bits,
@@ -91,7 +49,7 @@ my $copied = "$dir/copied";
 	FROM public.snowid_config c});
 is($rc, 0, 'the owner of db1 makes a view snowid_config in a schema of its name') or diag($err);
 
-($rc, $out, $err) = run_script('db1', 'assert', 120);
+($rc, $out, $err) = $script->run('assert', 'db1', limit => 120);
 note("assert: exit code $rc, $out $err");
 ok(!-e $copied, 'assert, under bash, runs no command of the database owner\'s (the holder\'s secret is not copied)');
 

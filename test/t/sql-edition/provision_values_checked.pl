@@ -25,70 +25,26 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowidClients;
 use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision_injection'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
-
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('provision_injection', $cnode,
+	DATACENTER => 3, INTERVAL_MS => 60000, MARGIN_MS => 1000);
 
-my $node = PostgreSQL::Test::Cluster->new('provision_injection');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE db1 OWNER app;
-	CREATE DATABASE db2 OWNER app;
-});
-for my $db (qw(db1 db2))
-{
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION: $err" if $rc;
-}
+my $node = SnowidSqlEdition::new_server('provision_injection', ['app'], [qw(db1 db2)]);
+SnowidSqlEdition::install($node, $_) for qw(db1 db2);
+$script->databases(map { $_ => app_url($node, $_) } qw(db1 db2));
 
-sub run_script
-{
-	my ($db, $command, $limit) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 60000, MARGIN_MS => 1000);
-	my $h = IPC::Run::start([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err,
-		IPC::Run::timeout($limit));
-	my $ok = eval { $h->finish };
-	if (!defined $ok)
-	{
-		$h->kill_kill;
-		chomp $out;
-		return (-1, $out, "$err(still running after $limit s)");
-	}
-	chomp $out;
-	return ($ok ? 0 : $h->result, $out, $err);
-}
-
-my ($rc, $out, $err) = run_script('db1', 'claim', 120);
+my ($rc, $out, $err) = $script->run('claim', 'db1', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, "claim: db1 takes a worker id ($out)") or diag($err);
 
 # the owner of db1 plants its own snowid_config, first in its search_path
-($rc, $out, $err) = psql_as($node->connstr('db1') . ' user=app', q{
+($rc, $out, $err) = psql_as(app_url($node, 'db1'), q{
 	CREATE SCHEMA app;
 	CREATE FUNCTION app.plus(bigint, text) RETURNS bigint LANGUAGE sql IMMUTABLE RETURN $1 + 1000;
 	CREATE OPERATOR app.+ (LEFTARG = bigint, RIGHTARG = text, FUNCTION = app.plus);
@@ -107,12 +63,12 @@ my $role_settings = q{
 	FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
 	WHERE r.rolname = 'coord_fleet'};
 my $settings_before = $cnode->safe_psql('coord', $role_settings);
-($rc, $out, $err) = run_script('db1', 'assert', 120);
+($rc, $out, $err) = $script->run('assert', 'db1', limit => 120);
 note("assert: exit code $rc, $out $err");
 is($cnode->safe_psql('coord', $role_settings), $settings_before,
 	'assert changes nothing of the fleet\'s role');
 
-($rc, $out, $err) = run_script('db2', 'claim', 120);
+($rc, $out, $err) = $script->run('claim', 'db2', limit => 120);
 like($out, qr/^worker id \d+ of datacenter 3$/, 'another database\'s claim is still granted')
   or diag("exit code $rc: $err");
 

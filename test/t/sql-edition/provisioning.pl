@@ -21,30 +21,22 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidClients;
 use SnowidPgCoord;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
-
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('provision'));
-
-my %files = SnowidClients::recipes("$src/doc/managed.md");
-ok(defined $files{'snowid-worker-id'}, 'managed.md shows the script snowid-worker-id');
-my $script = "$dir/snowid-worker-id";
-append_to_file($script, $files{'snowid-worker-id'});
 
 # The coordination database (its datacenters marked new), and a C-edition
 # server of datacenter 3 that claims from it, checking in every second
 # with a clock margin of 1 s (as the script's claims below declare)
 my $coord = SnowidPgCoord->new;
 my $cnode = $coord->node;
-my $coord_url = $cnode->connstr('coord');
+my $script = SnowidSqlEdition::provisioning_script('provision', $cnode,
+	DATACENTER => 3, INTERVAL_MS => 1000, MARGIN_MS => 1000);
+ok(defined $script->text, 'managed.md shows the script snowid-worker-id');
+my $dir = $script->dir;
 my $cserver = $coord->new_node('c_edition', {
 	'snowid.datacenter_id' => 3, 'snowid.checkin_interval' => '1s',
 	'snowid.clock_margin' => '1s' });
@@ -57,37 +49,10 @@ my $cw = $cserver->safe_psql('postgres', 'SELECT worker_id FROM snowid_status()'
 
 # The SQL edition's server: app owns the databases (and sees every
 # session's transactions, as release needs)
-my $node = PostgreSQL::Test::Cluster->new('provisioned');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE db1 OWNER app;
-	CREATE DATABASE db2 OWNER app;
-});
-for my $db ('db1', 'db2')
-{
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=app', 'CREATE EXTENSION snowid_sql');
-	die "CREATE EXTENSION: $err" if $rc;
-}
-
-# The script for a database: (exit code, stdout, stderr)
-sub run_script
-{
-	my ($db, $command) = @_;
-	my ($out, $err) = ('', '');
-	local %ENV = (%ENV,
-		DB_URL => $node->connstr($db) . ' user=app',
-		COORD_URL => "$coord_url user=coord_fleet",
-		ADMIN_URL => "$coord_url user=coord_admin",
-		DATACENTER => 3, HOLDER => "sql $db", STATE_DIR => "$dir/state-$db",
-		INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $ok = IPC::Run::run([ 'sh', $script, $command ], '<', \undef, '>', \$out, '2>', \$err);
-	chomp $out;
-	return ($ok ? 0 : $? >> 8, $out, $err);
-}
+my $node = SnowidSqlEdition::new_server('provisioned', ['app'], [qw(db1 db2)]);
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+SnowidSqlEdition::install($node, $_) for qw(db1 db2);
+$script->databases(map { $_ => app_url($node, $_) } qw(db1 db2));
 
 sub worker_of
 {
@@ -114,7 +79,7 @@ sub take
 # claim, beside a C-edition server
 # ---------------------------------------------------------------------------
 
-my ($rc, $out, $err) = run_script('db1', 'claim');
+my ($rc, $out, $err) = $script->run('claim', 'db1');
 my ($w1) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w1, "claim: db1 takes a worker id ($out)") or diag($err);
 is(worker_of('db1'), $w1, 'claim: and sets it in snowid_config');
@@ -125,14 +90,14 @@ is( $cnode->safe_psql(
 	'sql db1 true', 'the coordination database holds it for db1');
 is(take('db1', 3000), $w1, 'db1 issues ids with it');
 is(take('c', 3000), $cw, 'the C-edition server with its own');
-($rc, $out, $err) = run_script('db1', 'claim');
+($rc, $out, $err) = $script->run('claim', 'db1');
 like($err, qr/the database has worker id $w1 already/, 'claim: run again, it changes nothing');
 
 # ---------------------------------------------------------------------------
 # assert
 # ---------------------------------------------------------------------------
 
-($rc, $out, $err) = run_script('db1', 'assert');
+($rc, $out, $err) = $script->run('assert', 'db1');
 is($rc, 0, 'assert: db1 re-asserts its worker id') or diag($err);
 like(slurp_file("$dir/state-db1/state"), qr/^\d+ \d+\n\z/,
 	'and keeps the state record the coordination database answered');
@@ -143,23 +108,16 @@ is((stat "$dir/state-db1")[2] & 07777, 0700, 'in a directory only its user reads
 $coord->wipe;
 $cserver->poll_query_until('postgres', q{SELECT coordinator_forgot_at IS NOT NULL FROM snowid_status()})
   or die 'the C-edition server did not notice the loss';
-($rc, $out, $err) = run_script('db1', 'assert');
+($rc, $out, $err) = $script->run('assert', 'db1');
 is($rc, 0, 'assert: after the coordination database lost everything, db1 re-asserts') or diag($err);
 is( $cnode->safe_psql(
 		'coord', q{SELECT holder FROM snowid_coordinator.workers
 	WHERE datacenter = 3 AND worker_id = } . $w1),
 	'sql db1', 'the coordination database holds db1\'s worker id again');
-($rc, $out, $err) = run_script('db2', 'claim');
+($rc, $out, $err) = $script->run('claim', 'db2');
 like($err, qr/the coordination database refused: quiet/,
 	'a new database\'s claim is refused in the quiet period');
-my $w2;
-for (1 .. 120)
-{
-	($rc, $out, $err) = run_script('db2', 'claim');
-	($w2) = $out =~ /^worker id (\d+) of datacenter 3$/;
-	last if defined $w2;
-	select(undef, undef, undef, 0.5);
-}
+(my $w2, $err) = $script->claim_until_granted('db2', 120);
 ok(defined $w2 && $w2 ne $w1 && $w2 ne $cw,
 	'and gets another worker id once it is over (' . ($w2 // 'none') . ')')
   or diag($err);
@@ -171,11 +129,11 @@ is($twice, 0, 'no id twice');
 # the re-assertion is refused, and db2 stops
 $cnode->safe_psql('coord', "SELECT snowid_coordinator.free(3, $w2, 61001)",
 	extra_params => [ '-U', 'coord_admin' ]);
-($rc, $out, $err) = run_script('db2', 'assert');
+($rc, $out, $err) = $script->run('assert', 'db2');
 like($err, qr/worker id $w2 lost \(fenced\): the database issues no more ids/,
 	'assert: refused (the worker id freed), it says so') or diag($err);
 is(worker_of('db2'), 'none', 'and db2 has no worker id any more');
-($rc, $out, $err) = psql_as($node->connstr('db2') . ' user=app', 'SELECT snowid_next()');
+($rc, $out, $err) = psql_as(app_url($node, 'db2'), 'SELECT snowid_next()');
 like($err, qr/55000: snowid has no worker id/, 'nor issues ids');
 
 # ---------------------------------------------------------------------------
@@ -183,10 +141,10 @@ like($err, qr/55000: snowid has no worker id/, 'nor issues ids');
 # ---------------------------------------------------------------------------
 
 my $last = $node->safe_psql('db1', 'SELECT max(snowid_time(id)) FROM (SELECT snowid_next() AS id) x');
-($rc, $out, $err) = run_script('db1', 'release');
+($rc, $out, $err) = $script->run('release', 'db1');
 is($out, "worker id $w1 of datacenter 3 freed", 'release: db1 gives its worker id back') or diag($err);
 is(worker_of('db1'), 'none', 'release: db1 has no worker id');
-($rc, $out, $err) = psql_as($node->connstr('db1') . ' user=app', 'SELECT snowid_next()');
+($rc, $out, $err) = psql_as(app_url($node, 'db1'), 'SELECT snowid_next()');
 like($err, qr/55000: snowid has no worker id/, 'release: db1 issues nothing');
 my ($live, $fence) = split /\|/, $cnode->safe_psql('coord', qq{
 	SELECT live, fence > '$last' FROM snowid_coordinator.workers
@@ -194,7 +152,7 @@ my ($live, $fence) = split /\|/, $cnode->safe_psql('coord', qq{
 is("$live $fence", 'f t', 'the coordination database frees it, fenced past db1\'s ids');
 
 # A new claim gets a worker id free: db1's (above its fence) or another
-($rc, $out, $err) = run_script('db2', 'claim');
+($rc, $out, $err) = $script->run('claim', 'db2');
 my ($w3) = $out =~ /^worker id (\d+) of datacenter 3$/;
 ok(defined $w3 && $w3 ne $cw, 'db2 claims again (' . ($w3 // 'none') . ')') or diag($err);
 is(take('db2', 3000), $w3, 'and issues ids with it');

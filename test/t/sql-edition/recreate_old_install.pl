@@ -30,7 +30,7 @@ use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = PostgreSQL::Test::Utils::tempdir('att_recreate');
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
 my $node = SnowidSqlEdition::new_server('att_recreate', [qw(app clerk)], ['appdb']);
 my $app = $node->connstr('appdb') . ' user=app';

@@ -29,7 +29,7 @@ use Test::More;
 
 my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
 my $dir = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir('restore_floor'));
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
 # pg_tle where it is built (test/tools/pgbuild --pg_tle records where it
 # does not compile: 19, whose path is then skipped, saying so)

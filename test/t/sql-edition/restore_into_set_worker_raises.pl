@@ -26,25 +26,15 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_worker');
 
-my $node = PostgreSQL::Test::Cluster->new('restore_after_worker');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE target OWNER app;
-	CREATE DATABASE cleared OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target cleared);
+my $node = SnowidSqlEdition::new_server('restore_after_worker', ['app'], [qw(source target cleared)]);
+my %as = map { $_ => app_url($node, $_) } qw(source target cleared);
 psql_as($as{cleared}, 'CREATE EXTENSION snowid_sql');
 
 my ($rc, $out, $err) = psql_as($as{target}, q{
@@ -61,39 +51,39 @@ is($rc, 0, 'the new database is installed and given worker id 5') or diag($err);
 	INSERT INTO t (id, n) SELECT snowid_next_batch(50000), 1;
 	SELECT count(*) FROM t});
 is($out, '150000', 'the source issues 150,000 ids in batches') or diag($err);
-IPC::Run::run([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
-	'>', \$out, '2>', \$err)
-  or diag($err);
+SnowidSqlEdition::dump_to($as{source}, "$dir/source.dump");
 $node->safe_psql('postgres', 'DROP DATABASE source');
-IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
-	'>', \$out, '2>', \$err);
-is($? >> 8, 0, 'its dump is restored into the new database, the source gone') or diag($err);
-IPC::Run::run([ 'pg_restore', '--exit-on-error', '-d', $as{cleared}, "$dir/source.dump" ],
-	'>', \$out, '2>', \$err);
-is($? >> 8, 0, 'and into another, a fresh install') or diag($err);
+($rc, $err) = SnowidSqlEdition::restore_into($as{target}, "$dir/source.dump", '--exit-on-error');
+is($rc, 0, 'its dump is restored into the new database, the source gone') or diag($err);
+($rc, $err) = SnowidSqlEdition::restore_into($as{cleared}, "$dir/source.dump", '--exit-on-error');
+is($rc, 0, 'and into another, a fresh install') or diag($err);
 
-($rc, $out, $err) = psql_as($as{target}, q{
+# 5,000 new ids in t of a database (n = 2), after $sql if given: (how
+# many, psql's stderr, how many of them equal an id of the restored table)
+sub new_ids
+{
+	my ($db, $sql) = @_;
+	my ($rc, $out, $err) = psql_as($as{$db}, ($sql // '') . q{
 	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
 	SELECT count(*) FROM t WHERE n = 2});
-is($out, '5000', 'the new database issues 5,000 ids') or diag($err);
-is( $node->safe_psql(
-		'target', q{
-	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
-	'0', 'none of them equals an id of the restored table');
+
+	return ($out, $err, $node->safe_psql($db, q{
+	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}));
+}
+
+my ($n, $equal);
+($n, $err, $equal) = new_ids('target');
+is($n, '5000', 'the new database issues 5,000 ids') or diag($err);
+is($equal, '0', 'none of them equals an id of the restored table');
 
 # The other: its owner clears the stamp the restore carried (the column
 # worker_server, which the message of a copy names), then gives it the
 # source's worker id
-($rc, $out, $err) = psql_as($as{cleared}, q{
+($n, $err, $equal) = new_ids('cleared', q{
 	UPDATE snowid_config SET worker_server = NULL;
-	UPDATE snowid_config SET worker_id = 5;
-	INSERT INTO t (n) SELECT 2 FROM generate_series(1, 5000);
-	SELECT count(*) FROM t WHERE n = 2});
-is($out, '5000', 'the other, its stamp cleared and given worker id 5, issues 5,000 ids') or diag($err);
-is( $node->safe_psql(
-		'cleared', q{
-	SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.n = 1 AND b.n = 2}),
-	'0', 'none of them equals an id of the restored table');
+	UPDATE snowid_config SET worker_id = 5;});
+is($n, '5000', 'the other, its stamp cleared and given worker id 5, issues 5,000 ids') or diag($err);
+is($equal, '0', 'none of them equals an id of the restored table');
 
 $node->stop;
 done_testing();

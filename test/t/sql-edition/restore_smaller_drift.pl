@@ -20,24 +20,15 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_drift_outage');
 
-my $node = PostgreSQL::Test::Cluster->new('restore_drift_outage');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE DATABASE source OWNER app;
-	CREATE DATABASE target OWNER app;
-});
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
+my $node = SnowidSqlEdition::new_server('restore_drift_outage', ['app'], [qw(source target)]);
+my %as = map { $_ => app_url($node, $_) } qw(source target);
 
 my ($rc, $out, $err) = psql_as($as{source}, q{
 	CREATE EXTENSION snowid_sql;
@@ -49,10 +40,8 @@ is($rc, 0, 'the source: max_drift_ms 0, max_wait_ms 0') or diag($err);
 	SELECT count(snowid_next())});
 is($out, '1', 'target: worker id 5, max_drift_ms 60000, one id taken') or diag($err);
 
-IPC::Run::run([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ], '>', \$out, '2>', \$err)
-  or diag($err);
-IPC::Run::run([ 'pg_restore', '-d', $as{target}, "$dir/source.dump" ], '>', \$out, '2>', \$err);
-my $restored = $? >> 8;
+SnowidSqlEdition::dump_to($as{source}, "$dir/source.dump");
+(my $restored, $err) = SnowidSqlEdition::restore_into($as{target}, "$dir/source.dump");
 note("pg_restore: exit code $restored $err");
 
 ($rc, $out, $err) = psql_as($as{target}, q{

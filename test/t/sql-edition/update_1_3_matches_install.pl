@@ -20,26 +20,17 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
-my $node = PostgreSQL::Test::Cluster->new('update_1_3');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN');
+my @dbs = qw(fresh from13 from12 from12via13);
+my $node = SnowidSqlEdition::new_server('update_1_3', ['app'], \@dbs);
+my %conn = map { $_ => app_url($node, $_) } @dbs;
 my $worker = 0;
-my %conn;
-for my $db (qw(fresh from13 from12 from12via13))
-{
-	$node->safe_psql('postgres', "CREATE DATABASE $db OWNER app");
-	$conn{$db} = $node->connstr($db) . ' user=app';
-}
 
 # installs version $from (or the default) as the owner, sets a worker id of
 # its own and takes ids: the largest of them

@@ -26,16 +26,8 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('update_prepared_read');
-$node->init;
-$node->append_conf('postgresql.conf', "max_prepared_transactions = 5\n");
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE other LOGIN;
-	CREATE DATABASE appdb OWNER app;
-});
+my $node = SnowidSqlEdition::new_server('update_prepared_read', [qw(app other)], ['appdb'],
+	conf => "max_prepared_transactions = 5\n");
 my $app = $node->connstr('appdb') . ' user=app';
 my $other = $node->connstr('appdb') . ' user=other';
 

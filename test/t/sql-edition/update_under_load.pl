@@ -23,20 +23,15 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Spec;
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $src = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-my ($version) = slurp_file("$src/snowid_sql.control") =~ /^default_version = '(.*)'$/m;
+my $version = SnowidSqlEdition::version();
 
-my $node = PostgreSQL::Test::Cluster->new('update_in_flight');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN');
+my $node = SnowidSqlEdition::new_server('update_in_flight', ['app'], []);
 my $dir = PostgreSQL::Test::Utils::tempdir('update_in_flight');
 append_to_file("$dir/insert.sql", "INSERT INTO t DEFAULT VALUES;\n");
 
