@@ -167,7 +167,7 @@ sub check_restored
 	($rc, $out, $err) = app($restored, $db, 'SELECT snowid_next()');
 	like($err, qr/ERROR:  55000: snowid has no worker id on this server\n/,
 		"$what: its first call says it has no worker id");
-	like($err, qr/DETAIL:  The row of snowid_config was last stamped on another server.*a restored dump carries its source's stamp but not its worker id.*\.\nHINT:  As the role that installed snowid_sql \(the owner of the extension, or the one that ran its plain script\): UPDATE snowid_config SET worker_id = N.*\.\n/s,
+	like($err, qr/DETAIL:  The row of snowid_config was last stamped on another server.*a restored dump carries its source's stamp but not its worker id.*\.\nHINT:  As the role that installed snowid_sql \(the owner of the extension, or the one that ran its plain script\): UPDATE snowid_config SET datacenter_id = D, worker_id = N.*\.\n/s,
 		"$what: naming the restore, and what to do");
 	return;
 }
