@@ -84,7 +84,7 @@ is( $db->sql(undef, q{
 		SELECT r.rolsuper, e.extowner::regrole, e.extversion
 		FROM pg_extension e JOIN pg_roles r ON r.oid = e.extowner
 		WHERE e.extname = 'snowid_coordinator'}),
-	'f|coord_owner|' . (slurp_file("$FindBin::RealBin/../../snowid_coordinator.control")
+	'f|coord_owner|' . (slurp_file("$FindBin::RealBin/../../../snowid_coordinator.control")
 		=~ /^default_version = '([^']+)'/m)[0],
 	'CREATE EXTENSION snowid_coordinator by a role that is no superuser: it owns the extension, of the default version');
 is( $db->sql(undef, q{

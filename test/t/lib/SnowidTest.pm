@@ -327,7 +327,7 @@ sub release_file
 
 	return PostgreSQL::Test::Utils::slurp_file("$dir/$version/$path")
 	  if defined $dir && -f "$dir/$version/$path";
-	IPC::Run::run([ 'git', '-C', "$FindBin::RealBin/../..", 'show', "$commit:$path" ],
+	IPC::Run::run([ 'git', '-C', $top, 'show', "$commit:$path" ],
 		'>', \$out, '2>', \$err)
 	  or missing_tool("needs $path of release $version ($commit): the git history of a clone, "
 		  . 'which test/run unpacks into SNOWID_EARLIER_RELEASES');
