@@ -46,6 +46,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
 use SnowidLease;
+use SnowidMember;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -184,41 +185,14 @@ END
 	}
 	my $sock = IO::Socket::UNIX->new(Peer => $coord->socket)
 	  or die "cannot connect to Redis: $!";
-	my ($s, $us) = @{ resp($sock, 'TIME') };
+	my ($s, $us) = @{ SnowidMember::resp($sock, 'TIME') };
 	my $now = $s * 1000 + int($us / 1000);
 	my $seen = $now + 3600000 + $ahead;
-	resp($sock, 'FCALL', 'snowid_3_claim', 3, "$base:owners", "$base:leases",
+	SnowidMember::resp($sock, 'FCALL', 'snowid_3_claim', 3, "$base:owners", "$base:leases",
 		"$base:fences", $member,
 		join(' ', -1, 31, -1, 0, $now, 1101, 0, $seen, $seen_counter, 0), $member_secret);
 	close $sock;
 	return $seen;
-}
-
-# A command sent to Redis on sock, and its reply: a string, an array of
-# them, or an error's text
-sub resp
-{
-	my ($sock, @args) = @_;
-
-	print $sock '*' . @args . "\r\n", map { '$' . length($_) . "\r\n$_\r\n" } @args;
-	$sock->flush;
-	return read_reply($sock);
-}
-
-sub read_reply
-{
-	my ($sock) = @_;
-	my $line = <$sock> // die 'Redis closed the connection';
-	$line =~ s/\r\n$//;
-	my ($type, $rest) = (substr($line, 0, 1), substr($line, 1));
-	return [ map { read_reply($sock) } 1 .. $rest ] if $type eq '*';
-	if ($type eq '$')
-	{
-		return undef if $rest < 0;
-		read($sock, my $bulk, $rest + 2);
-		return substr($bulk, 0, $rest);
-	}
-	return $rest;
 }
 
 # An administrator ends the datacenter's quiet period
