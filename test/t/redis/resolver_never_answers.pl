@@ -311,6 +311,14 @@ like($session->stderr, qr/57014/, 'as a cancel');
 
 use_coordinator("postgresql://coord_fleet\@coord.snowid.test:$cport/coord",
 	5000);
+# The coordination server was restarted above (to listen on both
+# families), which its first answered call takes as a possible loss: a
+# quiet period, which the administrator ends, the restart having kept every
+# write (coordinator.md).
+like(SnowidTest::psql_error($node, 'SELECT snowid_next()'),
+	qr/55006: snowid cannot claim a worker id of datacenter 1 until/,
+	'a name that resolves: the first call reaches the restarted coordination database');
+$coord->db->sql('coord_admin', 'SELECT snowid_coordinator.end_quiet(1)');
 SnowidTest::next_ids($node, 10);
 like(SnowidRedis::worker($node), qr/^\d+\|postgresql$/,
 	'a name that resolves: claimed from the coordination database');
