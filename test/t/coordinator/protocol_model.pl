@@ -312,8 +312,11 @@ for my $replay (@replays)
 	}
 }
 # every script in one run of protocol-search a store (one redis-server, one
-# PostgreSQL server), each replayed against a store emptied and loaded anew
-for my $store (qw(redis postgresql))
+# PostgreSQL server), each replayed against a store emptied and loaded anew;
+# then once more with --store both, the conformance run: each step's calls
+# go to both stores on one clock, and a call whose two answers differ is a
+# violation, so the two stores answer every trail alike, answer for answer
+for my $store (qw(redis postgresql both))
 {
 	my $replayed = '';
 	IPC::Run::run([ $^X, $search, (map { ('--replay', $_->[3]) } @scripts),
