@@ -367,6 +367,22 @@ sub private_installation
 		pg_config => "$root$dir{bindir}/pg_config");
 }
 
+# run_in($dir, @cmd): runs a command in dir without the make of make
+# prove_installcheck around the test (its MAKEFLAGS would pass its command
+# line on to a make the command runs); returns whether it succeeded and
+# its output, stdout and stderr together.
+sub run_in
+{
+	my ($dir, @cmd) = @_;
+	my $out = '';
+	local %ENV = %ENV;
+
+	delete @ENV{qw(MAKEFLAGS MAKELEVEL MFLAGS MAKEOVERRIDES)};
+	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>&', \$out,
+		init => sub { chdir $dir or die "chdir $dir: $!" });
+	return ($ok, $out);
+}
+
 # Skips the test file unless the PostgreSQL under test is one of the
 # majors given ('debian' is Debian's, SNOWID_PG_DEBIAN of test/versions.sh):
 # for a test whose outcome does not depend on the version, which a run of
