@@ -26,9 +26,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-SnowidCoord::need_store();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $pg = $coord->source eq 'postgresql';
 my $dc = 17;
 my $id = 7;

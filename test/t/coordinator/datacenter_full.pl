@@ -20,12 +20,8 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-# What this test needs beyond PostgreSQL: a skip naming the Debian package
-# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidCoord::need_store();
-
 my $dc = 5;
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $source = $coord->source;
 my $ids = SnowidTest::Ledger->new;
 

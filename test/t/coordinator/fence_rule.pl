@@ -48,12 +48,7 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-# What this test needs beyond PostgreSQL: a skip naming the Debian package
-# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start(need_clock => 1);
 my $dir = PostgreSQL::Test::Utils::tempdir();
 
 # -- as measured ---------------------------------------------------------

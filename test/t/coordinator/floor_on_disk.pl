@@ -30,12 +30,7 @@ use SnowidLease;
 use SnowidTest;
 use Test::More;
 
-# What this test needs beyond PostgreSQL: a skip naming the Debian package
-# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start(need_clock => 1);
 my $dc = 6;
 
 # The Unix ms and the worker id of an id, decoded by a server.

@@ -36,9 +36,7 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-SnowidCoord::need_store();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $redis = $coord->source eq 'redis';
 my $dc = 8;
 my ($monitor, $watched, $log_start);

@@ -16,30 +16,15 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Copy ();
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
 SnowidTest::only_on('the model check runs once', 'debian');
-my $spin = SnowidTest::need_program('spin', 'spin');
-my $cc = SnowidTest::need_program('gcc', 'gcc');
+SnowidTest::need_program('spin', 'spin');
+SnowidTest::need_program('gcc', 'gcc');
 
 my $model = "$FindBin::RealBin/../../../src/coord/protocol_min.pml";
-my $dir = PostgreSQL::Test::Utils::tempdir();
-my $runs = 0;
-
-# Runs a command in a directory; returns its exit status and output.
-sub run_in
-{
-	my ($where, @cmd) = @_;
-	my $out = '';
-
-	IPC::Run::run([ 'sh', '-c', 'cd "$0" && exec "$@"', $where, @cmd ],
-		'<', \undef, '>&', \$out);
-	return ($? >> 8, $out);
-}
 
 # Searches the model breadth first with the given -D flags, every state
 # (no depth bound: -m bounds only the queue's depth, and a search that
@@ -48,28 +33,10 @@ sub run_in
 sub check
 {
 	my ($name, @flags) = @_;
-	my $where = "$dir/" . ++$runs;
 
-	mkdir $where or die "mkdir $where: $!";
-	File::Copy::copy($model, "$where/protocol_min.pml") or die "copy: $!";
-	my ($status, $out) = run_in($where, $spin, '-a', @flags, 'protocol_min.pml');
-	die "spin -a @flags failed:\n$out" if $status != 0;
-	($status, $out) = run_in($where, $cc, '-O2', '-w', '-DSAFETY', '-DCOLLAPSE',
-		'-DBFS', '-DMEMLIM=4096', '-o', 'pan', 'pan.c');
-	die "compiling pan for @flags failed:\n$out" if $status != 0;
-	($status, $out) = run_in($where, './pan', '-w24');
-	my $steps = '';
-	if (-f "$where/protocol_min.pml.trail")
-	{
-		my (undef, $trail) = run_in($where, $spin, '-t', @flags, 'protocol_min.pml');
-		$steps = join "\n", $trail =~ /^\s*STEP (.*)$/mg;
-	}
-	note("$name: " . join(', ',
-		($out =~ /(errors: \d+)/), ($out =~ /(\d+ states, stored)/),
-		($out =~ /(depth reached \d+)/), ($out =~ /([\d.]+\s+total actual memory usage)/),
-		($out =~ /(elapsed time [\d.]+ seconds)/)));
-	note("  trail: " . join('; ', split /\n/, $steps)) if $steps ne '';
-	return ($out, $steps);
+	return SnowidTest::spin_search(name => $name, model => $model, flags => \@flags,
+		cc => [ '-O2', '-w', '-DSAFETY', '-DCOLLAPSE', '-DBFS', '-DMEMLIM=4096' ],
+		pan => ['-w24']);
 }
 
 # The kinds of steps left out (to find a path in few states): the fleet

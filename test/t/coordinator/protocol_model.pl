@@ -32,36 +32,20 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Copy ();
 use IPC::Run;
 use PostgreSQL::Test::Utils;
 use SnowidTest;
 use Test::More;
 
 SnowidTest::only_on('the model check runs once', 'debian');
-my $spin = SnowidTest::need_program('spin', 'spin');
-my $cc = SnowidTest::need_program('gcc', 'gcc');
+SnowidTest::need_program('spin', 'spin');
+SnowidTest::need_program('gcc', 'gcc');
 # the replay of trails against both stores (test/protocol-search)
-SnowidTest::need_perl_module('Redis', 'libredis-perl');
-$ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
-SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
-	'redis-server');
+SnowidTest::need_protocol_search();
 
 my $model = "$FindBin::RealBin/../../../src/coord/protocol.pml";
 my $dir = PostgreSQL::Test::Utils::tempdir();
-my $runs = 0;
 my ($out, $steps);
-
-# Runs a command in dir; returns its exit status and output.
-sub run_in
-{
-	my ($where, @cmd) = @_;
-	my $out = '';
-
-	IPC::Run::run([ 'sh', '-c', 'cd "$0" && exec "$@"', $where, @cmd ],
-		'<', \undef, '>&', \$out);
-	return ($? >> 8, $out);
-}
 
 # Checks the model with the given -D flags: breadth first (bfs), depth
 # first to a depth of 60 steps (dfs), or depth first through every state
@@ -69,32 +53,15 @@ sub run_in
 sub check
 {
 	my ($name, $search, @flags) = @_;
-	my $where = "$dir/" . ++$runs;
-
-	mkdir $where or die "mkdir $where: $!";
-	File::Copy::copy($model, "$where/protocol.pml") or die "copy: $!";
-	my ($status, $out) = run_in($where, $spin, '-a', @flags, 'protocol.pml');
-	die "spin -a @flags failed:\n$out" if $status != 0;
 	# the searches of millions of states (a clock past the margin) run
 	# faster compiled with -O2, the others start sooner with -O0
 	my $opt = (grep { $_ eq '-DPAST_ONCE' } @flags) ? '-O2' : '-O0';
-	($status, $out) = run_in($where, $cc, $opt, '-DSAFETY', '-DCOLLAPSE',
-		$search =~ /^bfs/ ? ('-DBFS') : (), '-DMEMLIM=4096', '-o', 'pan', 'pan.c');
-	die "compiling pan for @flags failed:\n$out" if $status != 0;
-	($status, $out) = run_in($where, './pan', '-E', '-c1',
-		$search eq 'dfs' ? '-m60' : $search =~ /^bfs(\d+)$/ ? "-m$1" : '-m2000', '-w22');
-	my $steps = '';
-	if (-f "$where/protocol.pml.trail")
-	{
-		my (undef, $trail) = run_in($where, $spin, '-t', @flags, 'protocol.pml');
-		$steps = join "\n", $trail =~ /^\s*STEP (.*)$/mg;
-	}
-	note("$name: " . join(', ',
-		($out =~ /(errors: \d+)/), ($out =~ /(\d+ states, stored)/),
-		($out =~ /(depth reached \d+)/), ($out =~ /([\d.]+\s+total actual memory usage)/),
-		($out =~ /(elapsed time [\d.]+ seconds)/)));
-	note("  trail: " . join('; ', split /\n/, $steps)) if $steps ne '';
-	return ($out, $steps);
+
+	return SnowidTest::spin_search(name => $name, model => $model, flags => \@flags,
+		cc => [ $opt, '-DSAFETY', '-DCOLLAPSE', $search =~ /^bfs/ ? ('-DBFS') : (),
+			'-DMEMLIM=4096' ],
+		pan => [ '-E', '-c1',
+			$search eq 'dfs' ? '-m60' : $search =~ /^bfs(\d+)$/ ? "-m$1" : '-m2000', '-w22' ]);
 }
 
 # Each fix off, and the kinds of steps its path takes (the others left

@@ -64,10 +64,7 @@ use Test::More;
 # runs it once (test/run places it; alone, with Debian's PostgreSQL).
 SnowidTest::only_on('the search of the Redis library starts no PostgreSQL',
 	'debian');
-SnowidTest::need_perl_module('Redis', 'libredis-perl');
-$ENV{SNOWID_CLOCK_LIBRARY} = SnowidTest::need_clock();
-SnowidTest::need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server',
-	'redis-server');
+SnowidTest::need_protocol_search();
 
 my $library = "$FindBin::RealBin/../../../snowid.lua";
 my $dir = PostgreSQL::Test::Utils::tempdir();

@@ -23,9 +23,7 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-SnowidCoord::need_store();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $pg = $coord->source eq 'postgresql';
 my $dc = 16;
 my $beyond = $pg ? qr/^55000: worker id \d+ lies beyond the worker ids of datacenter $dc, 0 to 31/

@@ -30,9 +30,7 @@ use SnowidMember;
 use SnowidRedis;
 use Test::More;
 
-SnowidCoord::need_store();
-
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $pg = $coord->source eq 'postgresql';
 my $dc = 15;
 my $member = SnowidMember->new($coord, $dc, 'made-up');

@@ -24,12 +24,8 @@ use SnowidRedis;
 use SnowidTest;
 use Test::More;
 
-# What this test needs beyond PostgreSQL: a skip naming the Debian package
-# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidCoord::need_store();
-
 my $dc = 2;
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $ids = SnowidTest::Ledger->new;
 
 # The instance the mark file of a data directory names

@@ -47,21 +47,6 @@ my %versions = SnowidTest::versions();
 my $commit = $versions{SNOWID_RELEASE_1_3}
   // BAIL_OUT('test/versions.sh names no SNOWID_RELEASE_1_3');
 
-# Runs a command in dir, without the make of make prove_installcheck
-# around this test (its MAKEFLAGS would pass its command line on); returns
-# whether it succeeded and its output.
-sub run_in
-{
-	my ($dir, @cmd) = @_;
-	my $out = '';
-	local %ENV = %ENV;
-
-	delete @ENV{qw(MAKEFLAGS MAKELEVEL MFLAGS MAKEOVERRIDES)};
-	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>&', \$out,
-		init => sub { chdir $dir or die "chdir $dir: $!" });
-	return ($ok, $out);
-}
-
 # ---------------------------------------------------------------------------
 # snowid_coordinator 1.0 as 1.3.0 built it
 
@@ -85,7 +70,7 @@ my $build = PostgreSQL::Test::Utils::tempdir('build_1_3');
 system('cp', '-R', "$sources/.", $build) == 0
   or die "could not copy $sources to $build";
 my ($pg_config) = SnowidTest::pg_config_in_path();
-my ($ok, $out) = run_in($build, 'make', "PG_CONFIG=$pg_config",
+my ($ok, $out) = SnowidTest::run_in($build, 'make', "PG_CONFIG=$pg_config",
 	'sql/snowid_coordinator--1.0.sql');
 ok($ok, "1.3.0's Makefile makes its sql/snowid_coordinator--1.0.sql") or diag($out);
 my $script_10 = "$build/sql/snowid_coordinator--1.0.sql";

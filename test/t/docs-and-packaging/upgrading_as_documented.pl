@@ -103,21 +103,6 @@ my ($create_view) = ($block{'upgrade-update-views.sql'} // '') =~ /^(CREATE VIEW
 ok(defined $create_view,
 	'its transaction drops a view on snowid_status() and creates it again');
 
-# Runs the command, without the make of make prove_installcheck around
-# this test (its MAKEFLAGS would pass its command line on), in dir;
-# returns whether it succeeded and its output, stdout and stderr together.
-sub run_in
-{
-	my ($dir, @cmd) = @_;
-	my $out = '';
-	local %ENV = %ENV;
-
-	delete @ENV{qw(MAKEFLAGS MAKELEVEL MFLAGS MAKEOVERRIDES)};
-	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>&', \$out,
-		init => sub { chdir $dir or die "chdir $dir: $!" });
-	return ($ok, $out);
-}
-
 # ---------------------------------------------------------------------------
 # A private copy of the PostgreSQL under test, each directory at its path
 # under one root (PostgreSQL finds its own relative to its programs)
@@ -176,7 +161,7 @@ sub run_block
 	  . $block{$name};
 	local $ENV{PATH} = "$bin:$ENV{PATH}";
 
-	return run_in($src, 'bash', '-e', '-c', $script);
+	return SnowidTest::run_in($src, 'bash', '-e', '-c', $script);
 }
 
 # Runs an SQL block of the page as psql would, stopping at the first
@@ -201,7 +186,7 @@ sub snowid_files
 sub uninstall
 {
 	my ($what) = @_;
-	my ($ok, $out) = run_in($src, 'make', "PG_CONFIG=$private", 'uninstall');
+	my ($ok, $out) = SnowidTest::run_in($src, 'make', "PG_CONFIG=$private", 'uninstall');
 
 	ok($ok, "$what: make uninstall") or diag($out);
 	is(join(' ', snowid_files()), '',
@@ -228,7 +213,7 @@ sub install_release
 		# of every version, which would link each other's objects
 		system('cp', '-R', "$sources/$release", $dir) == 0
 		  or die "could not copy $sources/$release to $dir";
-		($ok, $out) = run_in($dir, 'make', "PG_CONFIG=$private");
+		($ok, $out) = SnowidTest::run_in($dir, 'make', "PG_CONFIG=$private");
 		$built{$release} = $ok;
 		if (!$ok)
 		{
@@ -243,7 +228,7 @@ sub install_release
 		}
 	}
 	return 0 unless $built{$release};
-	($ok, $out) = run_in($dir, 'make', "PG_CONFIG=$private", 'install');
+	($ok, $out) = SnowidTest::run_in($dir, 'make', "PG_CONFIG=$private", 'install');
 	ok($ok, "release $release: make install") or diag($out);
 	return $ok;
 }

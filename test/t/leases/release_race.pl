@@ -31,12 +31,8 @@ use SnowidTest;
 use Test::More;
 use Time::HiRes ();
 
-# What this test needs beyond PostgreSQL: a skip naming the Debian package
-# where it is missing (a failure under SNOWID_REQUIRE_TOOLS=1).
-SnowidCoord::need_store();
-
 my $dc = 4;
-my $coord = SnowidCoord->new;
+my $coord = SnowidCoord::start();
 my $node = SnowidLease::start_node($coord, 's',
 	{
 		'snowid.datacenter_id' => $dc,

@@ -10,6 +10,7 @@ use warnings;
 
 use SnowidPgCoord;
 use SnowidRedis;
+use SnowidTest;
 
 # The store the tests run against: "redis" or "postgresql".
 sub store
@@ -38,6 +39,22 @@ sub new
 	return store() eq 'postgresql'
 	  ? SnowidPgCoord->new(%params)
 	  : SnowidRedis->new(%params);
+}
+
+# SnowidCoord::start(%params): the top of a test file of both stores, in
+# place of need_store() and new(): skips (or, under SNOWID_REQUIRE_TOOLS=1,
+# fails) naming the Debian package where what the store needs beyond
+# PostgreSQL is missing, and with need_clock => 1 where the clock library
+# cannot be built (SnowidTest::need_clock); then starts the store, the
+# other parameters new()'s.
+sub start
+{
+	my (%params) = @_;
+	my $clock = delete $params{need_clock};
+
+	need_store();
+	SnowidTest::need_clock() if $clock;
+	return SnowidCoord->new(%params);
 }
 
 # Passes if the hint of a claim refused in a quiet period ($err, psql's

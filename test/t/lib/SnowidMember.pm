@@ -10,6 +10,7 @@ use warnings;
 
 use Digest::SHA;
 use IO::Socket::UNIX;
+use Test::More ();
 
 # SnowidMember->new($coord, $dc, name): a member of datacenter dc named
 # "dc=<dc> host=<name> port=1 sysid=1", with a holder secret of its own
@@ -167,9 +168,23 @@ sub admin
 }
 
 # The member's claim saying it saw the generation the store's bound allows
-# now (its clock plus an hour, plus ahead ms) and counter seen_counter,
-# the clock read and the call sent at once, as 122_store_bounds.pl does it
-# (see there why so).  Returns the generation sent.
+# now (its clock plus an hour, plus ahead ms: the call may land a few
+# milliseconds later) and counter seen_counter, the clock read and the call
+# sent at once.  Returns the generation sent.
+#
+# The word lands only if the store reads its clock exactly ahead ms after
+# the caller did.  Before, the coordination database's clock was read in
+# one psql statement and the claim called in the next: a round trip apart,
+# which a loaded machine stretched past 7 ms every time (200 tries, none
+# landed).  Now both are one DO block, with no round trip between the
+# clock read and the CALL, which says the word again up to 20 times while
+# the store reads its clock later than aimed (a new generation past the
+# one sent), so that the jitter of a loaded machine is sampled at the
+# cost of a call rather than a psql; a word the store refuses (its clock
+# read sooner than aimed) ends the block.  The last generation sent comes
+# back as a notice.  On Redis, TIME and FCALL go one after the other on
+# one open socket, the command built in between: no process started, one
+# local round trip.
 sub word_at_bound
 {
 	my ($self, $ahead, $seen_counter) = @_;
@@ -215,8 +230,18 @@ END
 }
 
 # Says the word at the bound until it lands in the millisecond it was sent
-# for (the generation held at the one sent), aiming by what each try
-# found, as 122_store_bounds.pl does.  Returns the generation, or undef.
+# for (the generation held at the one sent), up to 200 times.  Returns
+# the generation, or undef.
+#
+# The store reads its clock some milliseconds after the caller (its
+# procedure commits, checks its arguments and takes the datacenter's lock
+# first): under 1 ms on an idle machine, 1 to 20 ms and more on a loaded
+# one.  Before, each try aimed at 0 to 7 ms in turn, and a loaded machine
+# never landed in 200 tries (on such a machine a DO block's read and the
+# store's lay 23 ms apart); now each try aims by what the last one found:
+# after a generation past the one sent (the store read its clock later
+# than aimed) it aims later, by a step that doubles while the store stays
+# later, and after a refusal (sooner) a millisecond sooner.
 sub land_word_at_bound
 {
 	my ($self, $seen_counter) = @_;
@@ -226,7 +251,11 @@ sub land_word_at_bound
 	{
 		my $s = $self->word_at_bound($ahead, $seen_counter);
 		my ($g) = $self->record;
-		return $s if $g == $s;
+		if ($g == $s)
+		{
+			Test::More::note("a word at the bound landed at try $try, $ahead ms ahead");
+			return $s;
+		}
 		if ($g > $s)
 		{
 			$ahead += $step;

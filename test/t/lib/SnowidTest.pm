@@ -9,7 +9,8 @@ use strict;
 use warnings;
 
 use Cwd ();
-use File::Basename qw(dirname);
+use File::Basename qw(basename dirname);
+use File::Copy ();
 use File::Path qw(make_path);
 use File::Spec;
 use Time::HiRes;
@@ -367,6 +368,22 @@ sub private_installation
 		pg_config => "$root$dir{bindir}/pg_config");
 }
 
+# run_in($dir, @cmd): runs a command in dir without the make of make
+# prove_installcheck around the test (its MAKEFLAGS would pass its command
+# line on to a make the command runs); returns whether it succeeded and
+# its output, stdout and stderr together.
+sub run_in
+{
+	my ($dir, @cmd) = @_;
+	my $out = '';
+	local %ENV = %ENV;
+
+	delete @ENV{qw(MAKEFLAGS MAKELEVEL MFLAGS MAKEOVERRIDES)};
+	my $ok = IPC::Run::run(\@cmd, '<', \undef, '>&', \$out,
+		init => sub { chdir $dir or die "chdir $dir: $!" });
+	return ($ok, $out);
+}
+
 # Skips the test file unless the PostgreSQL under test is one of the
 # majors given ('debian' is Debian's, SNOWID_PG_DEBIAN of test/versions.sh):
 # for a test whose outcome does not depend on the version, which a run of
@@ -478,6 +495,56 @@ sub run_bench
 	IPC::Run::run([ 'bash', "$test_dir/bench/run", @_ ],
 		'<', \undef, '>&', \$out);
 	return ($? >> 8, $out);
+}
+
+# What test/protocol-search needs to replay its sequences against Redis:
+# the Perl client (libredis-perl), the clock library, which it is given in
+# SNOWID_CLOCK_LIBRARY, and redis-server (SNOWID_REDIS_SERVER, else the
+# one on PATH); a missing one skips or fails as missing_tool says.
+sub need_protocol_search
+{
+	need_perl_module('Redis', 'libredis-perl');
+	$ENV{SNOWID_CLOCK_LIBRARY} = need_clock();
+	need_program($ENV{SNOWID_REDIS_SERVER} || 'redis-server', 'redis-server');
+	return;
+}
+
+# spin_search(name => ..., model => FILE, flags => [...], cc => [...],
+# pan => [...]): a SPIN search of the model (a .pml file), copied into a
+# directory of its own: spin -a with the -D flags given, pan.c compiled
+# with gcc and the cc options given, pan run with the pan options given,
+# and a trail it leaves replayed (spin -t).  Notes under name what the
+# search found (errors, states stored, depth, memory, time) and the
+# trail's steps.  Returns the search's output and the trail's steps
+# (empty without one); dies if spin -a or the compiler fails.  Needs spin
+# and gcc (need_program at the top of the test file).
+sub spin_search
+{
+	my (%a) = @_;
+	my $spin = need_program('spin', 'spin');
+	my $cc = need_program('gcc', 'gcc');
+	my $where = PostgreSQL::Test::Utils::tempdir('spin');
+	my $pml = basename($a{model});
+	my @flags = @{ $a{flags} };
+
+	File::Copy::copy($a{model}, "$where/$pml") or die "copy $a{model}: $!";
+	my ($ok, $out) = run_in($where, $spin, '-a', @flags, $pml);
+	die "spin -a @flags failed:\n$out" unless $ok;
+	($ok, $out) = run_in($where, $cc, @{ $a{cc} }, '-o', 'pan', 'pan.c');
+	die "compiling pan for @flags failed:\n$out" unless $ok;
+	(undef, $out) = run_in($where, "$where/pan", @{ $a{pan} });
+	my $steps = '';
+	if (-f "$where/$pml.trail")
+	{
+		my (undef, $trail) = run_in($where, $spin, '-t', @flags, $pml);
+		$steps = join "\n", $trail =~ /^\s*STEP (.*)$/mg;
+	}
+	Test::More::note("$a{name}: " . join(', ',
+		($out =~ /(errors: \d+)/), ($out =~ /(\d+ states, stored)/),
+		($out =~ /(depth reached \d+)/), ($out =~ /([\d.]+\s+total actual memory usage)/),
+		($out =~ /(elapsed time [\d.]+ seconds)/)));
+	Test::More::note("  trail: " . join('; ', split /\n/, $steps)) if $steps ne '';
+	return ($out, $steps);
 }
 
 # test/protocol-search of this tree, once the tree's own piece it reads
