@@ -5,12 +5,12 @@
 #
 # 161 covers the path with the store up at the restart (the restart rule:
 # a restart is a new claim after a loss).  With the store unreachable at
-# the restart, the server takes its cache file's id with a WARNING
-# (coordinator.md, "When the coordinator is down"), and the other server,
-# a permanent holder, issues on with the same id: no loss of the store is
-# needed at all.  internals.md lists "a server that starts from its cache
-# file while the store cannot be reached" as not covered; issue 67 asks each
-# such item to become covered, an assumption, or a refusal at run time.
+# the restart, releases up to 1.3 took the cache file's id with a WARNING,
+# and the other server, a permanent holder, issued on with the same id: no
+# loss of the store was needed at all.  The confirmation rule: a restart
+# issues only once the store granted it a worker id; until then each call
+# is refused (08006), naming the cached id, and the server runs on.  Once
+# the store answers, the restarted server claims an id of its own.
 #
 # Runs against Redis, or a PostgreSQL coordination database when
 # SNOWID_STORE=postgresql.
@@ -57,12 +57,29 @@ my $first = SnowidLease::worker_id($a);
 note("A's first call with the store down: ret $ret, worker id '$first'"
 	  . ($err ne '' ? ", stderr: $err" : ''));
 isnt($first, $wb, 'A, restarted while the store is down, does not take the worker id B holds');
+isnt($ret, 0, 'A refuses to issue while the store is down');
+like($err, qr/ERROR:  snowid cannot confirm worker id $wa of datacenter $dc in \w+\n/,
+	'A\'s refusal names the cached worker id it cannot confirm');
+like($err, qr/HINT:  This server issues no ids until .* answers; the next call claims again\./,
+	'A\'s refusal says what it waits for');
 
 my $bursts = SnowidTest::Bursts->new->start(
 	{ a => $a->connstr('postgres'), b => $b->connstr('postgres') }, 3)->finish;
 note("ids issued by both A and B: $bursts->{both}");
 is($bursts->{both}, 0, 'no id is issued by both A and B');
 is($bursts->{shared}, 0, 'no millisecond of one worker id is issued by both A and B');
+ok(($bursts->{n}{b} // 0) > 0, 'B, the running holder, issues through the store outage');
+ok(!$bursts->{n}{a}, 'A issues no id while the store is down');
+
+# the store back: A's next call claims (after the quiet period its restart
+# starts), an id other than B's, and B issued throughout
 $coord->start;
+$a->safe_psql('postgres', 'SELECT snowid_next()');
+my $again = SnowidLease::worker_id($a);
+isnt($again, $wb, 'the store back: A claims a worker id other than B\'s');
+is(SnowidLease::worker_id($b), $wb, 'B still holds its worker id');
+$bursts = SnowidTest::Bursts->new->start(
+	{ a => $a->connstr('postgres'), b => $b->connstr('postgres') }, 3)->finish;
+is($bursts->{both}, 0, 'the store back: no id is issued by both A and B');
 $_->stop for ($a, $b);
 done_testing();
