@@ -29,7 +29,12 @@ use Test::More;
 
 SnowidCoord::need_store();
 
-my $coord = SnowidCoord->new;
+# The store keeps its claims across its stop and start, as a real one does:
+# for Redis an append-only file, written through on every write (a
+# coordination database keeps them anyway).  Its restart is a possible
+# loss all the same: a quiet period, which B's check-in continues.
+my $coord = SnowidCoord->new(
+	args => [ '--appendonly', 'yes', '--appendfsync', 'always' ]);
 my $dc = 6;
 my %common = ('snowid.datacenter_id' => $dc, 'snowid.clock_margin' => '1s');
 
