@@ -488,9 +488,9 @@ snowid_cache_read(SnowidWorkerCache *cache, int elevel)
 
 /*
  * snowid_cache_write
- *		Durably replaces the cache file.  A failure costs only the fallback
- *		at the next start, so it is a WARNING; a cache that could not be
- *		replaced is removed rather than left naming an older claim.
+ *		Durably replaces the cache file.  A failure costs only the
+ *		preference at the next start, so it is a WARNING; a cache that could
+ *		not be replaced is removed rather than left naming an older claim.
  */
 static void
 snowid_cache_write(const SnowidWorkerCache *cache)
