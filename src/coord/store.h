@@ -228,8 +228,8 @@ typedef enum SnowidStoreStatus
 {
 	SNOWID_STORE_OK,
 	SNOWID_STORE_UNREACHABLE,	/* the store could not be reached or is
-								 * failing over: a cached worker id may be
-								 * used, a renewal tried again */
+								 * failing over: the next call claims
+								 * again, a renewal is tried again */
 	SNOWID_STORE_ALL_HELD,		/* every worker id is held */
 	SNOWID_STORE_QUIET,			/* the store may have forgotten claims: no
 								 * id for this server until retry_ms */

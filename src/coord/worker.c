@@ -2,9 +2,9 @@
  *
  * worker.c
  *	  Which worker id this server's ids carry and where it came from: the
- *	  snowid.worker_id setting, a claim in the claim store that
- *	  snowid.coordinator_url names (coord/store.h), or this server's last
- *	  claim, cached in the data directory.
+ *	  snowid.worker_id setting, or a claim in the claim store that
+ *	  snowid.coordinator_url names (coord/store.h), whose last one is cached
+ *	  in the data directory as the id a restart asks for first.
  *
  * Without a coordinator, a worker id set in snowid.worker_id is known when
  * shared memory is initialised.  With one, the worker id is resolved on
@@ -37,8 +37,14 @@
  * standby from a base backup) never reuses the worker id of the server it
  * was copied from: a claim asks the store for the cached id again (so that
  * a store that lost its claims gives each server back its own id rather
- * than the lowest free one, which another server may still use), and when
- * the store cannot be reached the cached id is used without confirmation.
+ * than the lowest free one, which another server may still use).
+ *
+ * The confirmation rule: a server issues ids with a worker id from the
+ * store only once the store granted it since this server started.  When
+ * the store cannot be reached at a start, the cached id is not used: an
+ * administrator may have freed it while this server was stopped and another
+ * server claimed it, which the file cannot tell.  A holder that runs keeps
+ * issuing while the store is down (checkin.c): its claim was confirmed.
  *
  * The cache file never outlives the claim it names: it is removed when the
  * store refuses the claim, when a check-in finds the id given away
@@ -94,9 +100,9 @@ static void snowid_require_bgworker(void);
 static void snowid_worker_claimed(const SnowidStoreRequest *request,
 								  const SnowidStoreResult *result,
 								  const SnowidWorkerCache *cached);
-static bool snowid_worker_from_cache(const SnowidStoreRequest *request,
-									 const SnowidStoreResult *result,
-									 int *worker_id);
+static void snowid_worker_unconfirmed(const SnowidStoreRequest *request,
+									  const SnowidStoreResult *result,
+									  int worker_id);
 static bool snowid_cache_is_ours(const SnowidWorkerCache *cache,
 								 const SnowidStoreRequest *request);
 static void snowid_store_report(int elevel, const SnowidStoreRequest *request,
@@ -214,10 +220,10 @@ snowid_require_bgworker(void)
  *		of this very server first, as a preference, not a re-assertion.  A
  *		worker id that was on lease comes with its fence as the floor of
  *		this server's ids, and its ids lie below the check-in fence until
- *		the first check-in.  When the store cannot be reached, falls back to
- *		that cached id with a WARNING; every other failure is an error, so
- *		that no id is issued with a worker id that the store has never
- *		confirmed for this server, and a refusal removes the cache file.
+ *		the first check-in.  Every failure is an error, a store that cannot
+ *		be reached too (the confirmation rule): no id is issued with a
+ *		worker id the store has not granted this server since it started.
+ *		A refusal removes the cache file.
  */
 static void
 snowid_worker_claim(SnowidWorkerClaim *claim)
@@ -283,9 +289,11 @@ snowid_worker_claim(SnowidWorkerClaim *claim)
 		snowid_reserve_floor(claim->floor_ms);
 		snowid_worker_claimed(&request, &result, have_cache ? &cached : NULL);
 	}
-	else if (result.status == SNOWID_STORE_UNREACHABLE &&
-			 snowid_worker_from_cache(&request, &result, &claim->worker_id))
-		claim->source = SNOWID_WORKER_CACHE;
+	else if (result.status == SNOWID_STORE_UNREACHABLE && have_cache &&
+			 snowid_cache_is_ours(&cached, &request) &&
+			 (request.explicit_worker_id < 0 ||
+			  cached.worker_id == request.explicit_worker_id))
+		snowid_worker_unconfirmed(&request, &result, cached.worker_id);
 	else if (result.status == SNOWID_STORE_QUIET)
 		snowid_report_quiet(ERROR, &request, &result);
 	else
@@ -351,65 +359,26 @@ snowid_worker_claimed(const SnowidStoreRequest *request,
 }
 
 /*
- * snowid_worker_from_cache
- *		When the store cannot be reached: the worker id this server claimed at an
- *		earlier start, from the cache file, with a WARNING.  False, with a
- *		WARNING saying why if there is a cache, when there is none to use.
+ * snowid_worker_unconfirmed
+ *		When the store cannot be reached and the cache file names this
+ *		server's last claim: refuses to issue with it.  Only the store can
+ *		tell whether an administrator freed that id while this server was
+ *		stopped and another server claimed it since, so the store's reason
+ *		is a WARNING and the refusal an error; the next call claims again.
  */
-static bool
-snowid_worker_from_cache(const SnowidStoreRequest *request,
-						 const SnowidStoreResult *result, int *worker_id)
+static void
+snowid_worker_unconfirmed(const SnowidStoreRequest *request,
+						  const SnowidStoreResult *result, int worker_id)
 {
-	SnowidWorkerCache found;
-	int			elevel = request->client_sees_store ? WARNING : LOG_SERVER_ONLY;
-
-	if (!snowid_cache_read(&found, WARNING))
-		return false;
-
-	if (strcmp(found.store, snowid_store->name) != 0)
-	{
-		ereport(elevel,
-				(errmsg("ignoring the snowid worker id cached in \"%s\"",
-						SNOWID_WORKER_FILE),
-				 errdetail("Worker id %d of datacenter %d was claimed in %s, not in %s, which has never confirmed it.",
-						   found.worker_id, found.datacenter_id, found.store,
-						   snowid_store->name)));
-		return false;
-	}
-	if (!snowid_cache_is_ours(&found, request))
-	{
-		ereport(elevel,
-				(errmsg("ignoring the snowid worker id cached in \"%s\"",
-						SNOWID_WORKER_FILE),
-				 errdetail("Worker id %d of datacenter %d (%d worker bits) was claimed by \"%s\", not by this server.",
-						   found.worker_id, found.datacenter_id,
-						   found.worker_bits, found.identity),
-				 errhint("A data directory copied from another server, as for a standby, claims a worker id of its own.")));
-		return false;
-	}
-	if (request->explicit_worker_id >= 0 &&
-		found.worker_id != request->explicit_worker_id)
-	{
-		ereport(elevel,
-				(errmsg("ignoring the snowid worker id cached in \"%s\"",
-						SNOWID_WORKER_FILE),
-				 errdetail("This server registered worker id %d before, but snowid.worker_id is now %d; the new id must be registered in %s first.",
-						   found.worker_id, request->explicit_worker_id,
-						   snowid_store->title)));
-		return false;
-	}
-
 	snowid_store_report(WARNING, request, result);
-	ereport(elevel,
-			(errmsg("snowid uses worker id %d of datacenter %d from \"%s\" without confirming it in %s",
-					found.worker_id, request->datacenter_id,
-					SNOWID_WORKER_FILE, snowid_store->name),
-			 errdetail("This server claimed that worker id in %s at an earlier start.",
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("snowid cannot confirm worker id %d of datacenter %d in %s",
+					worker_id, request->datacenter_id, snowid_store->name),
+			 errdetail("This server claimed that worker id at an earlier start; while it was stopped, an administrator may have freed it and another server claimed it, which only %s can tell.",
 					   snowid_store->title),
-			 errhint("The claim is confirmed at the next server start that reaches %s.",
+			 errhint("This server issues no ids until %s answers; the next call claims again.",
 					 snowid_store->title)));
-	*worker_id = found.worker_id;
-	return true;
 }
 
 /*
@@ -519,9 +488,9 @@ snowid_cache_read(SnowidWorkerCache *cache, int elevel)
 
 /*
  * snowid_cache_write
- *		Durably replaces the cache file.  A failure costs only the fallback
- *		at the next start, so it is a WARNING; a cache that could not be
- *		replaced is removed rather than left naming an older claim.
+ *		Durably replaces the cache file.  A failure costs only the
+ *		preference at the next start, so it is a WARNING; a cache that could
+ *		not be replaced is removed rather than left naming an older claim.
  */
 static void
 snowid_cache_write(const SnowidWorkerCache *cache)
@@ -587,8 +556,6 @@ snowid_worker_source_name(SnowidWorkerSource source)
 		case SNOWID_WORKER_CLAIM:
 			/* the store's name: "redis" as in releases before 1.3 */
 			return snowid_store != NULL ? snowid_store->name : "claim";
-		case SNOWID_WORKER_CACHE:
-			return "cache";
 		case SNOWID_WORKER_LEASE:
 			return "lease";
 		case SNOWID_WORKER_NONE:

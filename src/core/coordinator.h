@@ -18,7 +18,6 @@ typedef enum SnowidWorkerSource
 	SNOWID_WORKER_NONE = 0,
 	SNOWID_WORKER_CONFIG,
 	SNOWID_WORKER_CLAIM,		/* claimed for good from the coordinator */
-	SNOWID_WORKER_CACHE,		/* the last claim's, the coordinator down */
 	SNOWID_WORKER_LEASE			/* on lease from the coordinator
 								 * (snowid.worker_lease) */
 } SnowidWorkerSource;

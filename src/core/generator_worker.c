@@ -177,9 +177,9 @@ snowid_install_worker(SnowidShared *s, const SnowidWorkerClaim *claim)
  *		A worker id claimed with a floor (ms since the epoch: every id its
  *		earlier holders issued lies below) is about to be relied on:
  *		persists a mark past the floor first, in the mark file and in WAL,
- *		so that a restart that cannot reach the coordinator, and falls back
- *		to the cached worker id, starts above the floor too.  Reports an
- *		error if the mark cannot be written; the caller then caches nothing.
+ *		so that this server's later starts begin above the floor too,
+ *		whatever the coordinator remembers of it.  Reports an error if the
+ *		mark cannot be written; the caller then caches nothing.
  */
 void
 snowid_reserve_floor(int64 floor_ms)

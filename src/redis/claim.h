@@ -23,9 +23,9 @@
  *								a terminate, a shutdown), and every hiredis
  *								object is freed then too.
  *
- * The caller decides what a failure means (for example, fall back to a
- * cached worker id when Redis is unreachable, but never when the datacenter
- * is full), and reports it with snowid_redis_report() (report.h).
+ * The caller decides what a failure means (for example, try again at the
+ * next call when Redis is unreachable, remove the cache file when Redis
+ * refused the claim), and reports it with snowid_redis_report() (report.h).
  *
  *-------------------------------------------------------------------------
  */

@@ -187,7 +187,7 @@ snowid_redis_quote(SnowidRedisResult *result, const SnowidRedisTarget *target,
 
 /*
  * Sort a Redis error reply into a status.  Replies that mean "not now"
- * count as unreachable, so that the caller may fall back as it would for a
+ * count as unreachable, so that the caller tries again as it would for a
  * dead server.
  */
 SnowidRedisStatus

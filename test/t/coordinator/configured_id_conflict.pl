@@ -117,33 +117,34 @@ like($err, qr/HINT:  Set snowid.worker_id to 9, or free the old id with \Q@{[$co
 restart_with_worker_id($b_node, 9);
 $ids->collect($b_node, 1000);
 
-# The coordinator down: B registered 9 before, so it uses 9 from its cache.
+# The coordinator down: B registered 9 before, and issues with it only once
+# the coordinator confirms it.
 $coord->stop;
-my $log_offset = -s $b_node->logfile;
 $b_node->restart;
-$ids->collect($b_node, 1000);
-is(SnowidRedis::worker($b_node), '9|cache',
-	'coordinator down: the registered configured id is used');
-ok($b_node->log_contains(
-		qr/WARNING:  snowid uses worker id 9 of datacenter $dc from "snowid_worker" without confirming it in $source/,
-		$log_offset),
-	'coordinator down: with a WARNING');
-
-# The coordinator down and a configured id never registered: refused.
-restart_with_worker_id($b_node, 11);
 $err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err,
-	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  This server registered worker id 9 before, but snowid.worker_id is now 11; the new id must be registered in $title first\./,
-	'coordinator down, configured id changed: the cache is not used');
+	qr/ERROR:  08006: snowid cannot confirm worker id 9 of datacenter $dc in $source\n/,
+	'coordinator down: the registered configured id is not used unconfirmed');
+like($err, qr/CONTEXT:  registering snowid.worker_id 9 in $source as "\Q$b_identity\E"/,
+	'coordinator down: the context says what was tried');
+
+# The coordinator down and a configured id never registered: refused as a
+# new server's.
+restart_with_worker_id($b_node, 11);
+$err = SnowidTest::psql_error($b_node, 'SELECT snowid_next()');
 like($err, qr/ERROR:  08001: \Q@{[$coord->unreachable]}\E\n/,
 	'coordinator down, configured id changed: refused');
+unlike($err, qr/worker id 9\b/,
+	'coordinator down, configured id changed: the cached id is not named');
 like($err, qr/CONTEXT:  registering snowid.worker_id 11 in $source as "\Q$b_identity\E"/,
 	'coordinator down, configured id changed: the context says what was tried');
 
-# A claimed its id from the coordinator and keeps it from its cache as well.
+# A claimed its id from the coordinator: refused as well.
 $a_node->restart;
-$ids->collect($a_node, 1000);
-is(SnowidRedis::worker($a_node), '0|cache', 'coordinator down: A uses its cached id');
+like(SnowidTest::psql_error($a_node, 'SELECT snowid_next()'),
+	qr/ERROR:  08006: snowid cannot confirm worker id 0 of datacenter $dc in $source\n/,
+	'coordinator down: A does not use its cached id');
+is(SnowidRedis::worker($a_node), '|none', 'coordinator down: A has no worker id');
 
 $ids->no_duplicates;
 $_->stop for ($a_node, $b_node);

@@ -56,18 +56,19 @@ $a->restart;
 $ids->collect($a, 1000);
 is(SnowidRedis::worker($a), "$wa|postgresql", 'a restart keeps the worker id');
 
-# The database down: a known server uses its cached id, a new one fails
-# clearly and keeps running.
+# The database down: a known server that restarts issues no id until the
+# database confirms its cached one, a new one fails clearly; both keep
+# running.
 $coord->stop;
-my $offset = -s $a->logfile;
 $a->restart;
-$ids->collect($a, 1000);
-is(SnowidRedis::worker($a), "$wa|cache",
-	'the coordination database down: the cached id');
-ok($a->log_contains(
-		qr/WARNING:  could not connect to the coordination database at \S+\/coord/,
-		$offset),
-	'and the failed claim is a WARNING that names the database');
+my $known_err = SnowidTest::psql_error($a, 'SELECT snowid_next()');
+like($known_err,
+	qr/WARNING:  08001: could not connect to the coordination database at \S+\/coord/,
+	'the coordination database down: the failed claim is a WARNING that names the database');
+like($known_err,
+	qr/ERROR:  08006: snowid cannot confirm worker id $wa of datacenter $dc in postgresql\n/,
+	'the coordination database down: the cached id is not used');
+SnowidRedis::refused_runs($a, 'the coordination database down, a known server');
 my $new = SnowidLease::start_node($coord, 'new', { 'snowid.datacenter_id' => $dc });
 like(SnowidTest::psql_error($new, 'SELECT snowid_next()'),
 	qr/ERROR:  08001: could not connect to the coordination database.*HINT:  Check that the coordination database is running/s,
@@ -86,6 +87,9 @@ $coord->db->sql('coord_admin', "SELECT snowid_coordinator.end_quiet($dc)");
 $ids->collect($new, 100);
 my ($wn) = split /\|/, SnowidRedis::worker($new);
 ok($wn ne $wa && $wn ne $wb, 'once the database is back, the new server claims a free id');
+$ids->collect($a, 100);
+is(SnowidRedis::worker($a), "$wa|postgresql",
+	'once the database is back, the known server\'s next call claims its cached id');
 
 # The database hangs (every process stopped): a claim ends within
 # snowid.coordinator_timeout_ms, and a cancel ends it at once.  Either

@@ -1,11 +1,14 @@
-# The coordinator down: a server that claimed its worker id before still
-# works, from the id cached in its data directory, with a WARNING; a new
-# server fails clearly and keeps running; and a copy of a data directory
-# (here a base backup started on another port) does not reuse the cached id
-# of the server it was copied from.  A hung coordinator costs one session
-# the timeout, not every session queued behind it.  If the coordinator
-# loses the claims, a restarting server takes its cached id again when
-# free.  Against Redis, or a coordination database (SnowidCoord).
+# The coordinator down: a server that claimed its worker id before, and
+# restarts, issues no id until the coordinator confirms it (an
+# administrator may have freed it while the server was stopped, and another
+# server claimed it: free_then_restart_store_down), a clear error, and it
+# keeps running; a new server fails clearly and keeps running; and a copy
+# of a data directory (here a base backup started on another port) is told
+# nothing of the id its original cached.  Once the coordinator answers,
+# the next call claims the cached id back.  A hung coordinator costs one
+# session the timeout, not every session queued behind it.  If the
+# coordinator loses the claims, a restarting server takes its cached id
+# again when free.  Against Redis, or a coordination database (SnowidCoord).
 use strict;
 use warnings;
 
@@ -25,6 +28,7 @@ use Test::More;
 SnowidCoord::need_store();
 
 my $dc = 2;
+my $err;
 # The coordinator keeps its claims across a stop and start, as a real one
 # does: for Redis an append-only file, written through on every write (a
 # coordination database keeps them anyway).
@@ -57,22 +61,27 @@ ok(-f $known->backup_dir . '/copy/snowid_worker',
 $coord->stop;
 my $unreachable = $coord->unreachable;
 
-# The known server restarts without the coordinator: it uses its cached id.
+# The known server restarts without the coordinator: it refuses to issue
+# with its cached id, says why and what to do, and keeps running.
 my $log_offset = -s $known->logfile;
 $known->restart;
-$ids->collect($known, 1000);
-is(SnowidRedis::worker($known), "$worker_id|cache",
-	'coordinator down: the known server uses its cached id');
-ok($known->log_contains(qr/WARNING:  \Q$unreachable\E/, $log_offset),
-	'coordinator down: the failed claim is logged as a WARNING');
-ok($known->log_contains(
-		qr/WARNING:  snowid uses worker id $worker_id of datacenter $dc from "snowid_worker" without confirming it in $source/,
-		$log_offset),
-	'coordinator down: using the cached id is logged as a WARNING');
+$err = SnowidTest::psql_error($known, 'SELECT snowid_next()');
+like($err, qr/WARNING:  08001: \Q$unreachable\E\n/,
+	'coordinator down, known server: the failed claim is a WARNING');
+like($err,
+	qr/ERROR:  08006: snowid cannot confirm worker id $worker_id of datacenter $dc in $source\n/,
+	'coordinator down, known server: refused, naming its cached id');
+like($err, qr/DETAIL:  This server claimed that worker id at an earlier start; while it was stopped, an administrator may have freed it and another server claimed it, which only /,
+	'coordinator down, known server: the detail says why');
+like($err, qr/HINT:  This server issues no ids until .* answers; the next call claims again\./,
+	'coordinator down, known server: the hint says what to do');
+SnowidRedis::refused_runs($known, 'coordinator down, known server');
+ok(-f $known->data_dir . '/snowid_worker',
+	'coordinator down, known server: its cache file is kept');
 
 # A new server cannot get a worker id: a clear error, and it keeps running.
 my $new = SnowidLease::start_node($coord, 'new', { 'snowid.datacenter_id' => $dc, %margin });
-my $err = SnowidTest::psql_error($new, 'SELECT snowid_next()');
+$err = SnowidTest::psql_error($new, 'SELECT snowid_next()');
 like($err, qr/ERROR:  08001: \Q$unreachable\E\n/,
 	'coordinator down, new server: the error names where the coordinator should be');
 like($err,
@@ -92,11 +101,10 @@ my $copy = PostgreSQL::Test::Cluster->new('copy');
 $copy->init_from_backup($known, 'copy');
 $copy->start;
 $err = SnowidTest::psql_error($copy, 'SELECT snowid_next()');
-like($err,
-	qr/WARNING:  01000: ignoring the snowid worker id cached in "snowid_worker"\nDETAIL:  Worker id $worker_id of datacenter $dc \(5 worker bits\) was claimed by "dc=$dc host=\S+ port=@{[$known->port]} sysid=\d+ instance=[0-9a-f]{16}", not by this server\./,
-	'copied data directory: the cache of the original server is ignored');
 like($err, qr/ERROR:  08001: \Q$unreachable\E/,
-	'copied data directory: with the coordinator down it has no worker id');
+	'copied data directory: with the coordinator down it fails as a new server');
+unlike($err, qr/worker id $worker_id\b/,
+	'copied data directory: the error says nothing of the original\'s id');
 
 # The coordinator back, with the claims of the other server (0) and of the
 # known server.
@@ -104,6 +112,11 @@ $coord->start;
 is_deeply($coord->owners($dc),
 	{ 0 => 'dc=2 host=elsewhere port=5432 sysid=1', $worker_id => $identity },
 	'coordinator back: it kept the claims');
+
+# The known server's next call claims its cached id back.
+$ids->collect($known, 1000);
+is(SnowidRedis::worker($known), "$worker_id|$source",
+	'coordinator back: the next call of the known server claims its cached id');
 
 # The new server gets a worker id on its next call, without a restart.
 $ids->collect($new, 1000);

@@ -412,7 +412,7 @@ like($err, qr/ERROR:  F0000: could not set up TLS .*\nDETAIL:  snowid.redis_tls_
 	'key without certificate: a set-up error');
 
 # A port without TLS: Redis reads the handshake as a command and waits for
-# its end, so the claim runs out of time, and falls back to the cached id.
+# its end, so the claim runs out of time, and the cached id is not used.
 my $plain_port = $plain->port;
 use_tls("rediss://localhost:$plain_port", ca => $good->{ca});
 my ($ret, $out);
