@@ -9,11 +9,12 @@
 # waiting for the clock, as it should): the raise counts max_drift_ms, not
 # the step, and the position, which knew, is not dumped.
 #
-# - One server (one clock), the source database issuing for 8 s with the
-#   clock 5 s fast, then the clock stepped back to the right time (NTP):
+# - One server (one clock), the source database issuing for 12 s with the
+#   clock 10 s fast, then the clock stepped back to the right time (NTP):
 #   the source fails, as it should.
 # - Its dump restored into a new database of the same server, the source
-#   dropped, the copy given its worker id; the copy issues for 3 s.
+#   dropped, the copy given its worker id; the copy issues until its clock
+#   has passed the source's last id.
 # - No id of the copy may equal one of the source's restored ids.
 use strict;
 use warnings;
@@ -33,7 +34,7 @@ my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_clock_step');
 my $node = PostgreSQL::Test::Cluster->new('restore_after_clock_step');
 $node->init;
-$clock->set('+5');
+$clock->set('+10');
 $clock->start_node($node);
 $node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
 
@@ -42,17 +43,17 @@ my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
 	UPDATE snowid_config SET worker_id = 5;
 	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
 	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '8 s' LOOP
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
 			INSERT INTO t DEFAULT VALUES;
 		END LOOP;
 	END $$;
 	SELECT count(*) FROM t});
-cmp_ok($out, '>', 0, "the source issues $out ids, its clock 5 s fast") or diag($err);
+cmp_ok($out, '>', 0, "the source issues $out ids, its clock 10 s fast") or diag($err);
 
 $clock->set('+0');
 ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
 like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 5 s: the source stops');
+	'the clock stepped back 10 s: the source stops');
 
 # dumped and restored by the owner, as managed.md says it may
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') . ' user=app' ],
@@ -64,8 +65,11 @@ $node->command_ok(
 $node->safe_psql('postgres', 'DROP DATABASE source');
 ($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
 	UPDATE snowid_config SET worker_id = 5;
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '3 s' LOOP
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
 			INSERT INTO t (copy) VALUES (true);
 		END LOOP;
 	END $$;
