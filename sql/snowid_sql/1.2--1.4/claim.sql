@@ -56,13 +56,13 @@ BEGIN
 	stale := snowid_sql_private.snowid_sql_claim_stale();
 	SELECT s.answered_at INTO answered FROM snowid_sql_private.snowid_coordinator_state s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id;
-	SELECT x.checkin_interval_ms::pg_catalog.int8 OPERATOR(pg_catalog.+) x.timeout_ms
-		OPERATOR(pg_catalog.+) c.max_drift_ms OPERATOR(pg_catalog.+) 1000
+	SELECT ((x.checkin_interval_ms::pg_catalog.int8 OPERATOR(pg_catalog.+) x.timeout_ms)
+			OPERATOR(pg_catalog.+) c.max_drift_ms) OPERATOR(pg_catalog.+) 1000
 	INTO quiet_ms FROM snowid_sql_private.snowid_coordination x;
 	IF claimed IS NULL OR stale OR answered IS NULL OR quiet_ms IS NULL
 		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
-		OR answered OPERATOR(pg_catalog.<) pg_catalog.clock_timestamp()
-			OPERATOR(pg_catalog.-) quiet_ms OPERATOR(pg_catalog.*) interval '1 millisecond' THEN
+		OR answered OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
+			OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => quiet_ms::pg_catalog.float8 OPERATOR(pg_catalog./) 1000)) THEN
 		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.4 while its claimed worker id is not confirmed'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = CASE WHEN claimed IS NULL

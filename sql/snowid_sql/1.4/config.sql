@@ -23,6 +23,32 @@ RETURN ((timestamp '1970-01-01'
 		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
 		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
 
+-- Notes for this transaction in snowid_config_pending (pending.sql): the
+-- floor's max_drift_ms (NULL: none), or that the worker id was set.
+-- Called by the triggers of snowid_config, which run as the owner of the
+-- table (SECURITY DEFINER), never granted.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_note(drift_ms integer, set_worker boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	DELETE FROM snowid_sql_private.snowid_config_pending p WHERE p.xact <> pg_current_xact_id();
+	INSERT INTO snowid_sql_private.snowid_config_pending AS p (xact, copy_drift_ms, worker_set)
+	VALUES (pg_current_xact_id(), drift_ms, coalesce(set_worker, false))
+	ON CONFLICT (xact) DO UPDATE
+	SET copy_drift_ms = CASE WHEN set_worker IS NULL THEN excluded.copy_drift_ms ELSE p.copy_drift_ms END,
+		worker_set = p.worker_set OR excluded.worker_set;
+END
+$$;
+
+-- The note of this transaction, or none
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_noted()
+RETURNS snowid_sql_private.snowid_config_pending
+LANGUAGE sql VOLATILE
+RETURN (SELECT p FROM snowid_sql_private.snowid_config_pending p
+		WHERE p.xact OPERATOR(pg_catalog.=) pg_catalog.pg_current_xact_id_if_assigned());
+
 -- What is wrong with a configuration row: 0 for nothing, else the number
 -- of the first check it fails (snowid_sql_config_problem() says which).
 -- The same checks as the table's constraints, one by one, for the
@@ -190,8 +216,10 @@ BEGIN
 			WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
 			  AND d.refobjid IN (SELECT f FROM issuing)
 		)
-		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted
-		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
+		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted,
+			   t.oid = 'pg_catalog.int8'::regtype
+			   OR (t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype) AS plain
+		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
 		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
 		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
 		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
@@ -203,16 +231,29 @@ BEGIN
 			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
 						  col.name, col.tab);
 		END IF;
+		-- a bound is compared only with a bigint (or a domain over one), by
+		-- pg_catalog's operator: a column of a type of the owner's would
+		-- compare through an implicit cast of its own, run here as the
+		-- superuser (before 1.4's fixes the owner became a superuser so:
+		-- test guard_cast_superuser); such a column that holds a value
+		-- counts as holding ids
 		BEGIN
-			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL AND ($1 IS NULL OR %I >= $1))',
-						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name, col.name)
+			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL%s)',
+						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name,
+						   CASE WHEN col.plain AND bound IS NOT NULL
+						   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
+						   ELSE '' END)
 				INTO held USING bound;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
 			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
 						  col.name, col.tab, msg);
 		END;
-		IF held AND bound IS NOT NULL THEN
+		IF held AND bound IS NOT NULL AND NOT col.plain THEN
+			RETURN format('The column %I of %s takes ids by its default, holds values, and is of type %s, not bigint: they are not compared.',
+						  col.name, col.tab, (SELECT a.atttypid::regtype FROM pg_attribute a
+											  WHERE a.attrelid = col.tab AND a.attname = col.name));
+		ELSIF held AND bound IS NOT NULL THEN
 			RETURN format('The column %I of %s takes ids by its default, and holds some that lie, under the restored layout and epoch, more than max_drift_ms ahead of the clock.',
 						  col.name, col.tab);
 		ELSIF held THEN
@@ -345,7 +386,7 @@ BEGIN
 		END IF;
 		-- the generator past every id held: now, or when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
+			PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
 		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
@@ -385,6 +426,7 @@ $$;
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -403,7 +445,7 @@ BEGIN
 	-- 1.4 the larger of both, which left the generator further
 	-- ahead than the row then allowed: test 185)
 	IF keep THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
+		PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
 	END IF;
 	IF here.worker_id IS NOT NULL AND NOT keep THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
@@ -434,10 +476,11 @@ $$;
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_worker_set()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM set_config('snowid_sql.worker_set', 'on', true);
+	PERFORM snowid_sql_private.snowid_sql_note(NULL, true);
 	RETURN NEW;
 END
 $$;
@@ -463,6 +506,7 @@ $$;
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -482,9 +526,8 @@ BEGIN
 	END IF;
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
 	IF before <> here THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms',
-						   greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END)::text,
-						   true);
+		PERFORM snowid_sql_private.snowid_sql_note(
+			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
 	END IF;
 	NEW.worker_server := here;
 	RETURN NEW;
@@ -518,11 +561,12 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	drift_ms integer := nullif(current_setting('snowid_sql.copy_drift_ms', true), '')::integer;
+	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms', '', true);
-		-- a setting any session may set: never more than the row allows
+		UPDATE snowid_sql_private.snowid_config_pending p SET copy_drift_ms = NULL
+		WHERE p.xact = pg_current_xact_id();
+		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
 		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())

@@ -75,7 +75,7 @@ BEGIN
 	-- set in this transaction, or this is another server (or other
 	-- sequences): a copy's, which sets its worker id anew;
 	-- otherwise the one adopted before stays
-	adopted := CASE WHEN current_setting('snowid_sql.worker_set', true) = 'on'
+	adopted := CASE WHEN (snowid_sql_private.snowid_sql_noted()).worker_set
 						 OR before.server IS DISTINCT FROM here
 					THEN pg_sequence_last_value('snowid_sql_private.snowid_generation')
 					ELSE before.adopted END;

@@ -7,8 +7,8 @@
 -- extension, whoever runs an update; the role that runs the plain script,
 -- who owns everything there) configures it, writes the keys of public ids
 -- and, for a restore, inserts the row of snowid_config and sets the
--- sequence a dump of 1.0 or 1.1 names.  It reads snowid_locks, as its
--- pg_dump locks every table of the extension (LOCK TABLE ... IN ACCESS
+-- sequence a dump of 1.0 or 1.1 names.  It reads snowid_locks and
+-- snowid_config_pending, as its pg_dump locks every table of the extension (LOCK TABLE ... IN ACCESS
 -- SHARE MODE needs SELECT), but locks none of its rows (FOR UPDATE needs
 -- UPDATE too).  No other role may read the keys or touch a sequence, and
 -- no role but the superuser (or the owner of everything, through pg_tle or
@@ -75,7 +75,8 @@ BEGIN
 					WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_public_keys' THEN 'SELECT, INSERT, UPDATE, DELETE'
 					WHEN c.oid OPERATOR(pg_catalog.=) '@extschema@.snowid_position'::pg_catalog.regclass
 					THEN 'SELECT, UPDATE'
-					WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_locks' THEN 'SELECT' END AS installer_may,
+					WHEN c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowid_locks', 'snowid_config_pending'])
+					THEN 'SELECT' END AS installer_may,
 			   c.relname OPERATOR(pg_catalog.=) 'snowid_config' AS public_reads
 		FROM pg_catalog.pg_class c
 		WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
@@ -83,7 +84,8 @@ BEGIN
 			'snowid_sql_private.snowid_locks', 'snowid_sql_private.snowid_position',
 			'snowid_sql_private.snowid_generation', 'snowid_sql_private.snowid_waits',
 			'snowid_sql_private.snowid_clock_steps', 'snowid_sql_private.snowid_clock_errors',
-			'snowid_sql_private.snowid_sql_started', '@extschema@.snowid_config',
+			'snowid_sql_private.snowid_sql_started', 'snowid_sql_private.snowid_config_pending',
+			'@extschema@.snowid_config',
 			'@extschema@.snowid_public_keys', '@extschema@.snowid_position']::pg_catalog.regclass[]::pg_catalog.oid[])
 		ORDER BY 1
 	LOOP
