@@ -153,6 +153,74 @@ BEGIN
 END
 $$;
 
+-- The columns of this database's tables whose default, or their domain's,
+-- depends on a function of the edition (see snowid_sql_ids_held(), which
+-- says which): tab, name, whether the table is partitioned, and whether
+-- the column is a bigint (or a domain over one), the only columns whose
+-- values the edition compares or reads as ids
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_columns(
+	OUT tab regclass, OUT name name, OUT parted boolean, OUT plain boolean)
+RETURNS SETOF record
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH RECURSIVE issuing(f) AS (
+		SELECT p.oid FROM pg_proc p
+		WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
+		  AND p.proname LIKE 'snowid%'
+		UNION
+		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
+		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+	), defaults(rel, num, typ) AS (
+		SELECT ad.adrelid, ad.adnum, NULL::oid
+		FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+		WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_proc'::regclass
+		  AND d.refobjid IN (SELECT f FROM issuing)
+		UNION
+		SELECT NULL, NULL, d.objid
+		FROM pg_depend d
+		WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
+		  AND d.refobjid IN (SELECT f FROM issuing)
+	)
+	SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted,
+		   t.oid = 'pg_catalog.int8'::regtype
+		   OR (t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype) AS plain
+	FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
+	WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+	  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
+	  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
+		   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL));
+END;
+
+-- The largest id that the bigint columns snowid_sql_id_columns() names
+-- hold (NULL: none), read as the owner of the extension with row_security
+-- off (a column that cannot be read fails the caller: it cannot tell how
+-- far those ids lie ahead)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held()
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET lock_timeout = '10s'
+AS $$
+DECLARE
+	col record;
+	v bigint;
+	largest bigint;
+BEGIN
+	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x WHERE x.plain ORDER BY 1, 2 LOOP
+		-- (a partitioned table with a foreign partition is not read, as
+		-- snowid_sql_ids_held() reads none: a layout change is refused there)
+		CONTINUE WHEN col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
+											 WHERE p.relkind = 'f');
+		EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s %s', col.name,
+					   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab) INTO v;
+		largest := greatest(largest, v);
+	END LOOP;
+	RETURN largest;
+END
+$$;
+
 -- What says that ids made under the layout and epoch of the row c may
 -- exist, as a sentence, or NULL (see snowid_sql_config_check(), which
 -- states the rule).  Where bound is given (a restore's change), a column
@@ -198,33 +266,7 @@ BEGIN
 					  c.worker_server);
 	END IF;
 	FOR col IN
-		WITH RECURSIVE issuing(f) AS (
-			SELECT p.oid FROM pg_proc p
-			WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
-			  AND p.proname LIKE 'snowid%'
-			UNION
-			SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
-			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
-		), defaults(rel, num, typ) AS (
-			SELECT ad.adrelid, ad.adnum, NULL::oid
-			FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
-			WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_proc'::regclass
-			  AND d.refobjid IN (SELECT f FROM issuing)
-			UNION
-			SELECT NULL, NULL, d.objid
-			FROM pg_depend d
-			WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
-			  AND d.refobjid IN (SELECT f FROM issuing)
-		)
-		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted,
-			   t.oid = 'pg_catalog.int8'::regtype
-			   OR (t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype) AS plain
-		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
-		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
-		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
-		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
-			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
-		ORDER BY 1, 2
+		SELECT * FROM snowid_sql_private.snowid_sql_id_columns() ORDER BY 1, 2
 	LOOP
 		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 								  WHERE p.relkind = 'f') THEN
@@ -562,6 +604,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
+	held bigint;
+	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
 		UPDATE snowid_sql_private.snowid_config_pending p SET copy_drift_ms = NULL
@@ -569,8 +613,31 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
-														  + drift_ms + 2);
+		floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
+		-- past the largest id the tables hold, by its own time, however
+		-- far ahead of the clock it lies (the source's clock stepped back
+		-- after it issued: before 1.4's fixes the raise counted
+		-- max_drift_ms alone, test restore_after_clock_step)
+		held := snowid_sql_private.snowid_sql_largest_held();
+		IF held >= 0 THEN
+			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
+										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);
+		END IF;
+		-- beyond what the generator may run ahead (max_drift_ms), its calls
+		-- would fail until the clock got there: the worker id is set once
+		-- it has (at most an hour, the owner's cancel or statement_timeout)
+		IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
+			RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
+												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
+					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
+		END IF;
+		WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms LOOP
+			PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+										 - NEW.max_drift_ms) / 1000.0));
+		END LOOP;
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 	END IF;
 	RETURN NULL;
 END
