@@ -63,6 +63,16 @@ BEGIN
 		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
 		OR answered OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
 			OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => quiet_ms::pg_catalog.float8 OPERATOR(pg_catalog./) 1000)) THEN
+		-- and 1.2 goes on only once it has re-asserted the claim (at its
+		-- next call, as after a restart: the claim noted under another run,
+		-- a change of a sequence, which the refusal does not roll back):
+		-- a claim the coordination database forgot and gave away stops
+		-- this database (before 1.4's fixes the update's own re-assertion
+		-- did that, over dblink)
+		IF claimed IS NOT NULL THEN
+			PERFORM pg_catalog.setval('snowid_sql_private.snowid_sql_claimed_run',
+									  snowid_sql_private.snowid_sql_claim_run() OPERATOR(pg_catalog.#) 1);
+		END IF;
 		RAISE EXCEPTION 'snowid_sql cannot be updated to 1.4 while its claimed worker id is not confirmed'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = CASE WHEN claimed IS NULL
@@ -71,7 +81,7 @@ BEGIN
 						THEN pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed)
 						ELSE pg_catalog.format('The coordination database last confirmed worker id %s at %s, more than the quiet period of its claims (%s ms) ago: it may have forgotten the claim and given the worker id to another server meanwhile.',
 											   claimed, answered, quiet_ms) END
-					OPERATOR(pg_catalog.||) '  The update keeps only a worker id the coordination database confirmed within that period, and connects nowhere itself.',
+					OPERATOR(pg_catalog.||) '  The update keeps only a worker id the coordination database confirmed within that period, and connects nowhere itself; 1.2 re-asserts the claim at its next call, as after a restart.',
 				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), re-assert the claim and update at once (SELECT snowid_claim(), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE, UPDATE TO ''1.4'' through pg_tle, or the update script), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
 	END IF;
 	-- the identity its claims were made under
