@@ -85,6 +85,7 @@ BEGIN
 			'snowid_sql_private.snowid_generation', 'snowid_sql_private.snowid_waits',
 			'snowid_sql_private.snowid_clock_steps', 'snowid_sql_private.snowid_clock_errors',
 			'snowid_sql_private.snowid_sql_started', 'snowid_sql_private.snowid_config_pending',
+			'snowid_sql_private.snowid_claimed', 'snowid_sql_private.snowid_sql_claimed_run',
 			'@extschema@.snowid_config',
 			'@extschema@.snowid_public_keys', '@extschema@.snowid_position']::pg_catalog.regclass[]::pg_catalog.oid[])
 		ORDER BY 1
