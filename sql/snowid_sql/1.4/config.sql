@@ -69,7 +69,13 @@ RETURN CASE
 	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN 8
 	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN 9
 	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN 10
-	WHEN c.claim_worker_id THEN 11
+	-- a write (the trigger's check): a row read with it on is one of a
+	-- snapshot from before the update from a claiming 1.2 (the table's
+	-- constraint refuses it since), which kept its worker id, and which
+	-- 1.2's snowid_sql_config() in flight through the update reads (before
+	-- 1.4's fixes such calls failed with 22023: test
+	-- update_in_flight_batch_claim)
+	WHEN c.claim_worker_id AND pg_catalog.pg_trigger_depth() > 0 THEN 11
 	ELSE 0 END;
 
 -- The problem with a configuration row, as a sentence, or NULL
