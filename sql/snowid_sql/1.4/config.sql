@@ -473,7 +473,7 @@ $$;
 -- without one): the owner sets both again.  And since the restored
 -- tables hold ids the source issued up to its max_drift_ms ahead of its
 -- clock, the generator is raised past them, as for a worker id set over
--- another server's stamp (snowid_sql.copy_drift_ms, which
+-- another server's stamp (a note in snowid_config_pending, which
 -- snowid_sql_config_floor() reads after the update): before 1.4
 -- nothing raised it, and given its gone source's worker id the database
 -- issued the restored ids again (test 172).
@@ -526,7 +526,9 @@ $$;
 
 -- A worker id set (an INSERT or UPDATE that names it) says so to
 -- snowid_sql_refix() for the rest of the transaction: the generation then
--- held is adopted
+-- held is adopted.  The note is a row of snowid_config_pending, which
+-- only the owner of the table writes: this trigger, the stamp and the
+-- restore run as it (SECURITY DEFINER), whoever writes the row
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_worker_set()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -551,7 +553,7 @@ $$;
 -- A stamp over another server's (a restored dump, a pg_createsubscriber
 -- copy, pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made
 -- anew) says so to snowid_sql_config_floor() for the rest of the statement
--- (the setting snowid_sql.copy_drift_ms, local to the transaction): the
+-- (a note in snowid_config_pending, for the transaction): the
 -- larger max_drift_ms of the row before and after, as far as that server
 -- may have issued ids ahead of its clock.  A row never stamped (a first
 -- install) sets nothing: no server issued ids with it, and a worker id set
