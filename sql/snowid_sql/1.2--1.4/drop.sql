@@ -22,7 +22,6 @@ DROP FUNCTION snowid_sql_private.snowid_sql_claim_noted();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_now();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_run();
 DROP FUNCTION snowid_sql_private.snowid_sql_not_owner();
-DROP FUNCTION snowid_sql_private.snowid_sql_claimed(snowid_sql_private.snowid_config);
 DROP FUNCTION snowid_sql_private.snowid_sql_claimed_of(bigint, integer, integer, integer);
 DROP FUNCTION snowid_sql_private.snowid_sql_holder_here();
 DROP FUNCTION snowid_sql_private.snowid_sql_new_holder();

@@ -40,6 +40,16 @@ RETURNS boolean
 LANGUAGE sql IMMUTABLE
 RETURN false;
 
+-- What 1.2's snowid_sql_config() in flight through the update calls where
+-- it read the row of a snapshot from before the update, claim_worker_id
+-- on: the worker id in force now, the claimed one the update kept (before
+-- 1.4's fixes it was dropped, and such calls failed with 42883: test
+-- update_in_flight_batch_claim).  PUBLIC may call it, as 1.2's callers do.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claimed(c snowid_sql_private.snowid_config)
+RETURNS integer
+LANGUAGE sql STABLE
+RETURN (snowid_sql_private.snowid_sql_fixed()).worker_id;
+
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
 -- are as the generator needs them.  Its body holds only numbers and

@@ -59,7 +59,8 @@ DECLARE
 		'snowid_sql_private.snowid_sql_layout(snowid_sql_private.snowid_config)',
 		-- for 1.2's snowid_sql_claim_first() in flight through the update,
 		-- which calls it as the caller (generator.sql)
-		'snowid_sql_private.snowid_sql_claim_stale()'];
+		'snowid_sql_private.snowid_sql_claim_stale()',
+		'snowid_sql_private.snowid_sql_claimed(snowid_sql_private.snowid_config)'];
 	-- and what the triggers of the installing role's writes call as it
 	installer_may pg_catalog.regprocedure[] := ARRAY[
 		'snowid_sql_private.snowid_sql_damm(integer, integer)',
