@@ -44,10 +44,14 @@ RETURN false;
 -- it read the row of a snapshot from before the update, claim_worker_id
 -- on: the worker id in force now, the claimed one the update kept (before
 -- 1.4's fixes it was dropped, and such calls failed with 42883: test
--- update_in_flight_batch_claim).  PUBLIC may call it, as 1.2's callers do.
+-- update_in_flight_batch_claim).  PUBLIC may call it, as 1.2's callers do
+-- (as themselves), and it reads snowid_sql_fixed() as its owner: the worker
+-- id, which PUBLIC reads in snowid_config too.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claimed(c snowid_sql_private.snowid_config)
 RETURNS integer
 LANGUAGE sql STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
 RETURN (snowid_sql_private.snowid_sql_fixed()).worker_id;
 
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
