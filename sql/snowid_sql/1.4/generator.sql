@@ -42,17 +42,24 @@ RETURN false;
 
 -- What 1.2's snowid_sql_config() in flight through the update calls where
 -- it read the row of a snapshot from before the update, claim_worker_id
--- on: the worker id in force now, the claimed one the update kept (before
--- 1.4's fixes it was dropped, and such calls failed with 42883: test
--- update_in_flight_batch_claim).  PUBLIC may call it, as 1.2's callers do
--- (as themselves), and it reads snowid_sql_fixed() as its owner: the worker
--- id, which PUBLIC reads in snowid_config too.
+-- on: the worker id that 1.2's claim noted in snowid_claimed (a sequence:
+-- read as it is now, whatever the snapshot), for the row's datacenter and
+-- layout, the one the update kept as the configured one; NULL where none
+-- (a fresh install's sequence).  Before 1.4's fixes it was dropped, and
+-- such calls failed with 42883 (test update_in_flight_batch_claim).
+-- PUBLIC may call it, as 1.2's callers do as themselves, and read that
+-- sequence, as in 1.2 (privileges.sql).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claimed(c snowid_sql_private.snowid_config)
 RETURNS integer
 LANGUAGE sql STABLE
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-RETURN (snowid_sql_private.snowid_sql_fixed()).worker_id;
+BEGIN ATOMIC
+	SELECT ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)::integer
+	FROM snowid_sql_private.snowid_claimed s
+	WHERE s.is_called AND s.last_value OPERATOR(pg_catalog.>) 0
+	  AND ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>) 29) OPERATOR(pg_catalog.=) c.datacenter_id
+	  AND ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)
+		  OPERATOR(pg_catalog.<) (1::bigint OPERATOR(pg_catalog.<<) c.worker_bits);
+END;
 
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they

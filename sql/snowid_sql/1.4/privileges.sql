@@ -2,7 +2,8 @@
 -- Who may do what
 -- -------------------------------------------------------------------------
 -- Every privilege of the edition's objects, set whole (an install and an
--- update end with the same): PUBLIC reads the configuration and calls the
+-- update end with the same): PUBLIC reads the configuration (and 1.2's
+-- claim record, snowid_claimed: kept.sql) and calls the
 -- functions of the API; the role that installed it (the owner of the
 -- extension, whoever runs an update; the role that runs the plain script,
 -- who owns everything there) configures it, writes the keys of public ids
@@ -78,7 +79,7 @@ BEGIN
 					THEN 'SELECT, UPDATE'
 					WHEN c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowid_locks', 'snowid_config_pending'])
 					THEN 'SELECT' END AS installer_may,
-			   c.relname OPERATOR(pg_catalog.=) 'snowid_config' AS public_reads
+			   c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowid_config', 'snowid_claimed']) AS public_reads
 		FROM pg_catalog.pg_class c
 		WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY[
 			'snowid_sql_private.snowid_config', 'snowid_sql_private.snowid_public_keys',
