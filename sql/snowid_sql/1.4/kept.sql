@@ -8,7 +8,8 @@
 -- ("could not open relation with OID", XX000), or, holding them, deadlocked
 -- with the update's DROP (test update_in_flight_batch_claim).  They stay,
 -- read by nothing of 1.4, in every install (one catalog whatever the path:
--- the update from 1.2 keeps 1.2's), and no role is granted them
+-- the update from 1.2 keeps 1.2's); PUBLIC reads snowid_claimed, as in
+-- 1.2, for snowid_sql_claimed() (generator.sql), and no role the other
 -- (privileges.sql).
 CREATE SEQUENCE IF NOT EXISTS snowid_sql_private.snowid_claimed
 	AS bigint MINVALUE 0 MAXVALUE 9007199254740991 START WITH 0 NO CYCLE;
