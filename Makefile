@@ -216,17 +216,17 @@ sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
 # from 1.2 goes to 1.4 at once (PostgreSQL takes the shortest path): 1.3.0's
 # update from 1.2 (kept whole, with 1.3) lacks what 1.4's fixes of it do.
 sql/snowid_sql--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.4/, \
-	head.sql objects.sql config.sql server.sql generator.sql decode.sql serial.sql \
+	head.sql objects.sql pending.sql kept.sql config.sql server.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql dumps.sql version.sql triggers.sql comments.sql \
 	privileges.sql)
 sql/snowid_sql--1.2--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 	1.2--1.4/head.sql 1.3--1.4/locks.sql 1.2--1.4/claim.sql \
-	1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
+	1.4/pending.sql 1.4/kept.sql 1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
 	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
 	1.2--1.4/drop.sql 1.4/comments.sql 1.4/privileges.sql)
 sql/snowid_sql--1.3--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 	1.3--1.4/head.sql 1.3--1.4/locks.sql 1.3--1.4/changed.sql \
-	1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
+	1.4/pending.sql 1.4/kept.sql 1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
 	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
 	1.4/comments.sql 1.4/privileges.sql)
 

@@ -5,7 +5,8 @@
 -- functions (1.2's signatures of the generator stay, for its calls in
 -- flight: 1.4/generator.sql), its tables (the
 -- coordination database's connection and password, the holder's name and
--- secret, the state record), their views, its sequences and its lock;
+-- secret, the state record), their views and its lock (its sequences stay:
+-- 1.4/kept.sql);
 -- then the table and the lock as 1.4 makes them.  The type
 -- snowid_sql_fixed keeps its attribute claim_worker_id, false (see
 -- objects.sql).
@@ -21,7 +22,6 @@ DROP FUNCTION snowid_sql_private.snowid_sql_claim_noted();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_now();
 DROP FUNCTION snowid_sql_private.snowid_sql_claim_run();
 DROP FUNCTION snowid_sql_private.snowid_sql_not_owner();
-DROP FUNCTION snowid_sql_private.snowid_sql_claimed(snowid_sql_private.snowid_config);
 DROP FUNCTION snowid_sql_private.snowid_sql_claimed_of(bigint, integer, integer, integer);
 DROP FUNCTION snowid_sql_private.snowid_sql_holder_here();
 DROP FUNCTION snowid_sql_private.snowid_sql_new_holder();
@@ -35,7 +35,6 @@ DROP VIEW @extschema@.snowid_coordination, @extschema@.snowid_coordinator_state,
 DROP TABLE snowid_sql_private.snowid_coordination, snowid_sql_private.snowid_coordinator_state,
 	snowid_sql_private.snowid_holder;
 DROP FUNCTION snowid_sql_private.snowid_sql_coordination_check();
-DROP SEQUENCE snowid_sql_private.snowid_claimed, snowid_sql_private.snowid_sql_claimed_run;
 
 DELETE FROM snowid_sql_private.snowid_locks WHERE name = 'claim';
 ALTER TABLE snowid_sql_private.snowid_locks DROP CONSTRAINT snowid_locks_name_check,

@@ -25,7 +25,11 @@ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 --   column claim_worker_id of snowid_config stays, false, so that dumps of
 --   earlier versions restore.
 -- - A database that held a claimed worker id keeps it as its configured
---   one (below).
+--   one where the coordination database confirmed it lately (claim.sql):
+--   the update connects nowhere and calls nothing the installing role
+--   owns.  What 1.2's calls in flight through the update read stays
+--   (1.4/kept.sql, and snowid_sql_claim_stale(), snowid_sql_claimed() in
+--   1.4/generator.sql).
 -- - The check of the configuration refuses a change of the layout or the
 --   epoch once ids may exist that the new one could collide with: where
 --   the row comes from another server, or a column whose default takes ids

@@ -23,6 +23,32 @@ RETURN ((timestamp '1970-01-01'
 		 + pg_catalog.make_interval(days => (unix_ms / 86400000)::integer))
 		+ (unix_ms % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC';
 
+-- Notes for this transaction in snowid_config_pending (pending.sql): the
+-- floor's max_drift_ms (NULL: none), or that the worker id was set.
+-- Called by the triggers of snowid_config, which run as the owner of the
+-- table (SECURITY DEFINER), never granted.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_note(drift_ms integer, set_worker boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	DELETE FROM snowid_sql_private.snowid_config_pending p WHERE p.xact <> pg_current_xact_id();
+	INSERT INTO snowid_sql_private.snowid_config_pending AS p (xact, copy_drift_ms, worker_set)
+	VALUES (pg_current_xact_id(), drift_ms, coalesce(set_worker, false))
+	ON CONFLICT (xact) DO UPDATE
+	SET copy_drift_ms = CASE WHEN set_worker IS NULL THEN excluded.copy_drift_ms ELSE p.copy_drift_ms END,
+		worker_set = p.worker_set OR excluded.worker_set;
+END
+$$;
+
+-- The note of this transaction, or none
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_noted()
+RETURNS snowid_sql_private.snowid_config_pending
+LANGUAGE sql VOLATILE
+RETURN (SELECT p FROM snowid_sql_private.snowid_config_pending p
+		WHERE p.xact OPERATOR(pg_catalog.=) pg_catalog.pg_current_xact_id_if_assigned());
+
 -- What is wrong with a configuration row: 0 for nothing, else the number
 -- of the first check it fails (snowid_sql_config_problem() says which).
 -- The same checks as the table's constraints, one by one, for the
@@ -43,7 +69,13 @@ RETURN CASE
 	WHEN pg_catalog.date_trunc('milliseconds', c.epoch AT TIME ZONE 'UTC') <> c.epoch AT TIME ZONE 'UTC' THEN 8
 	WHEN c.max_drift_ms NOT BETWEEN 0 AND 3600000 THEN 9
 	WHEN c.max_wait_ms NOT BETWEEN 0 AND 3600000 THEN 10
-	WHEN c.claim_worker_id THEN 11
+	-- a write (the trigger's check): a row read with it on is one of a
+	-- snapshot from before the update from a claiming 1.2 (the table's
+	-- constraint refuses it since), which kept its worker id, and which
+	-- 1.2's snowid_sql_config() in flight through the update reads (before
+	-- 1.4's fixes such calls failed with 22023: test
+	-- update_in_flight_batch_claim)
+	WHEN c.claim_worker_id AND pg_catalog.pg_trigger_depth() > 0 THEN 11
 	ELSE 0 END;
 
 -- The problem with a configuration row, as a sentence, or NULL
@@ -92,6 +124,12 @@ DECLARE
 	problem text;
 BEGIN
 	SELECT * INTO c FROM snowid_sql_private.snowid_config;
+	-- on only in a row read in a snapshot taken before the update from a
+	-- claiming 1.2 committed (the table's constraint refuses it since):
+	-- that update kept the claimed worker id as the configured one, and a
+	-- call of 1.2 in flight goes on with it (before 1.4's fixes it failed
+	-- with 22023: test update_in_flight_batch_claim)
+	c.claim_worker_id := false;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'snowid_sql has no configuration'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -124,6 +162,74 @@ BEGIN
 				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter.';
 	END IF;
 	RETURN c;
+END
+$$;
+
+-- The columns of this database's tables whose default, or their domain's,
+-- depends on a function of the edition (see snowid_sql_ids_held(), which
+-- says which): tab, name, whether the table is partitioned, and whether
+-- the column is a bigint (or a domain over one), the only columns whose
+-- values the edition compares or reads as ids
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_columns(
+	OUT tab regclass, OUT name name, OUT parted boolean, OUT plain boolean)
+RETURNS SETOF record
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH RECURSIVE issuing(f) AS (
+		SELECT p.oid FROM pg_proc p
+		WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
+		  AND p.proname LIKE 'snowid%'
+		UNION
+		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
+		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+	), defaults(rel, num, typ) AS (
+		SELECT ad.adrelid, ad.adnum, NULL::oid
+		FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
+		WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_proc'::regclass
+		  AND d.refobjid IN (SELECT f FROM issuing)
+		UNION
+		SELECT NULL, NULL, d.objid
+		FROM pg_depend d
+		WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
+		  AND d.refobjid IN (SELECT f FROM issuing)
+	)
+	SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted,
+		   t.oid = 'pg_catalog.int8'::regtype
+		   OR (t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype) AS plain
+	FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
+	WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+	  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
+	  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
+		   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL));
+END;
+
+-- The largest id that the bigint columns snowid_sql_id_columns() names
+-- hold (NULL: none), read as the owner of the extension with row_security
+-- off (a column that cannot be read fails the caller: it cannot tell how
+-- far those ids lie ahead)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held()
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET lock_timeout = '10s'
+AS $$
+DECLARE
+	col record;
+	v bigint;
+	largest bigint;
+BEGIN
+	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x WHERE x.plain ORDER BY 1, 2 LOOP
+		-- (a partitioned table with a foreign partition is not read, as
+		-- snowid_sql_ids_held() reads none: a layout change is refused there)
+		CONTINUE WHEN col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
+											 WHERE p.relkind = 'f');
+		EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s %s', col.name,
+					   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab) INTO v;
+		largest := greatest(largest, v);
+	END LOOP;
+	RETURN largest;
 END
 $$;
 
@@ -172,47 +278,36 @@ BEGIN
 					  c.worker_server);
 	END IF;
 	FOR col IN
-		WITH RECURSIVE issuing(f) AS (
-			SELECT p.oid FROM pg_proc p
-			WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
-			  AND p.proname LIKE 'snowid%'
-			UNION
-			SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
-			WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
-		), defaults(rel, num, typ) AS (
-			SELECT ad.adrelid, ad.adnum, NULL::oid
-			FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
-			WHERE d.classid = 'pg_attrdef'::regclass AND d.refclassid = 'pg_proc'::regclass
-			  AND d.refobjid IN (SELECT f FROM issuing)
-			UNION
-			SELECT NULL, NULL, d.objid
-			FROM pg_depend d
-			WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
-			  AND d.refobjid IN (SELECT f FROM issuing)
-		)
-		SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted
-		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
-		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
-		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
-			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
-		ORDER BY 1, 2
+		SELECT * FROM snowid_sql_private.snowid_sql_id_columns() ORDER BY 1, 2
 	LOOP
 		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 								  WHERE p.relkind = 'f') THEN
 			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
 						  col.name, col.tab);
 		END IF;
+		-- a bound is compared only with a bigint (or a domain over one), by
+		-- pg_catalog's operator: a column of a type of the owner's would
+		-- compare through an implicit cast of its own, run here as the
+		-- superuser (before 1.4's fixes the owner became a superuser so:
+		-- test guard_cast_superuser); such a column that holds a value
+		-- counts as holding ids
 		BEGIN
-			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL AND ($1 IS NULL OR %I >= $1))',
-						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name, col.name)
+			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL%s)',
+						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name,
+						   CASE WHEN col.plain AND bound IS NOT NULL
+						   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
+						   ELSE '' END)
 				INTO held USING bound;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
 			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
 						  col.name, col.tab, msg);
 		END;
-		IF held AND bound IS NOT NULL THEN
+		IF held AND bound IS NOT NULL AND NOT col.plain THEN
+			RETURN format('The column %I of %s takes ids by its default, holds values, and is of type %s, not bigint: they are not compared.',
+						  col.name, col.tab, (SELECT a.atttypid::regtype FROM pg_attribute a
+											  WHERE a.attrelid = col.tab AND a.attname = col.name));
+		ELSIF held AND bound IS NOT NULL THEN
 			RETURN format('The column %I of %s takes ids by its default, and holds some that lie, under the restored layout and epoch, more than max_drift_ms ahead of the clock.',
 						  col.name, col.tab);
 		ELSIF held THEN
@@ -345,7 +440,7 @@ BEGIN
 		END IF;
 		-- the generator past every id held: now, or when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
+			PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
 		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
@@ -378,13 +473,14 @@ $$;
 -- without one): the owner sets both again.  And since the restored
 -- tables hold ids the source issued up to its max_drift_ms ahead of its
 -- clock, the generator is raised past them, as for a worker id set over
--- another server's stamp (snowid_sql.copy_drift_ms, which
+-- another server's stamp (a note in snowid_config_pending, which
 -- snowid_sql_config_floor() reads after the update): before 1.4
 -- nothing raised it, and given its gone source's worker id the database
 -- issued the restored ids again (test 172).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -403,7 +499,7 @@ BEGIN
 	-- 1.4 the larger of both, which left the generator further
 	-- ahead than the row then allowed: test 185)
 	IF keep THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms', NEW.max_drift_ms::text, true);
+		PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
 	END IF;
 	IF here.worker_id IS NOT NULL AND NOT keep THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
@@ -430,14 +526,17 @@ $$;
 
 -- A worker id set (an INSERT or UPDATE that names it) says so to
 -- snowid_sql_refix() for the rest of the transaction: the generation then
--- held is adopted
+-- held is adopted.  The note is a row of snowid_config_pending, which
+-- only the owner of the table writes: this trigger, the stamp and the
+-- restore run as it (SECURITY DEFINER), whoever writes the row
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_worker_set()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM set_config('snowid_sql.worker_set', 'on', true);
+	PERFORM snowid_sql_private.snowid_sql_note(NULL, true);
 	RETURN NEW;
 END
 $$;
@@ -454,7 +553,7 @@ $$;
 -- A stamp over another server's (a restored dump, a pg_createsubscriber
 -- copy, pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made
 -- anew) says so to snowid_sql_config_floor() for the rest of the statement
--- (the setting snowid_sql.copy_drift_ms, local to the transaction): the
+-- (a note in snowid_config_pending, for the transaction): the
 -- larger max_drift_ms of the row before and after, as far as that server
 -- may have issued ids ahead of its clock.  A row never stamped (a first
 -- install) sets nothing: no server issued ids with it, and a worker id set
@@ -463,6 +562,7 @@ $$;
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -482,9 +582,8 @@ BEGIN
 	END IF;
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
 	IF before <> here THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms',
-						   greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END)::text,
-						   true);
+		PERFORM snowid_sql_private.snowid_sql_note(
+			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
 	END IF;
 	NEW.worker_server := here;
 	RETURN NEW;
@@ -518,15 +617,41 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	drift_ms integer := nullif(current_setting('snowid_sql.copy_drift_ms', true), '')::integer;
+	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
+	held bigint;
+	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
-		PERFORM set_config('snowid_sql.copy_drift_ms', '', true);
-		-- a setting any session may set: never more than the row allows
+		UPDATE snowid_sql_private.snowid_config_pending p SET copy_drift_ms = NULL
+		WHERE p.xact = pg_current_xact_id();
+		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
-														  + drift_ms + 2);
+		floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
+		-- past the largest id the tables hold, by its own time, however
+		-- far ahead of the clock it lies (the source's clock stepped back
+		-- after it issued: before 1.4's fixes the raise counted
+		-- max_drift_ms alone, test restore_after_clock_step)
+		held := snowid_sql_private.snowid_sql_largest_held();
+		IF held >= 0 THEN
+			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
+										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);
+		END IF;
+		-- beyond what the generator may run ahead (max_drift_ms), its calls
+		-- would fail until the clock got there: the worker id is set once
+		-- it has (at most an hour, the owner's cancel or statement_timeout)
+		IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
+			RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
+												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
+					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
+		END IF;
+		WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms LOOP
+			PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+										 - NEW.max_drift_ms) / 1000.0));
+		END LOOP;
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 	END IF;
 	RETURN NULL;
 END

@@ -2,11 +2,14 @@
 -- Decoding and time ranges
 -- -------------------------------------------------------------------------
 
--- The last millisecond since the epoch that ids can hold
+-- The last millisecond since the epoch that ids can hold: 2^(63 - bits) -
+-- 1, computed as 2 * (2^(62 - bits) - 1) + 1, which does not overflow
+-- where the node and sequence take no bit (before 1.4's fixes, (1 << 63)
+-- - 1 failed the layout 63/0/0/0 with 22003: test layout_no_node_bits)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_max_ms(c snowid_sql_private.snowid_config)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN least((1::bigint << (63 - c.datacenter_bits - c.worker_bits - c.sequence_bits)) - 1,
+RETURN least(((1::bigint << (62 - c.datacenter_bits - c.worker_bits - c.sequence_bits)) - 1) * 2 + 1,
 			 253402300800000 - 1 - snowid_sql_private.snowid_sql_unix_ms(c.epoch));
 
 -- The milliseconds field of an id a user gave, checked (no search_path

@@ -30,13 +30,36 @@ RETURN snowid_sql_private.snowid_sql_id(pos, (snowid_sql_private.snowid_sql_fixe
 -- They stay, so that such a call plans and goes on into 1.4's functions:
 -- before 1.4 the update dropped them, and such calls failed with
 -- PostgreSQL's 42703 and 42883 (test 184).  Nothing claims since 1.3:
--- never stale, and the flag is ignored.  Only 1.2's bodies call them (as
--- the superuser: snowid_sql_next() is SECURITY DEFINER): no role is
--- granted them (privileges.sql).
+-- never stale, and the flag is ignored.  Only 1.2's bodies call them, as
+-- the superuser (snowid_sql_next() is SECURITY DEFINER), but 1.2's
+-- snowid_sql_claim_first() calls snowid_sql_claim_stale() as the caller:
+-- PUBLIC may call it, a constant (before 1.4's fixes no role could, and a
+-- batch in flight failed with 42501: test update_in_flight_batch_claim).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claim_stale()
 RETURNS boolean
 LANGUAGE sql IMMUTABLE
 RETURN false;
+
+-- What 1.2's snowid_sql_config() in flight through the update calls where
+-- it read the row of a snapshot from before the update, claim_worker_id
+-- on: the worker id that 1.2's claim noted in snowid_claimed (a sequence:
+-- read as it is now, whatever the snapshot), for the row's datacenter and
+-- layout, the one the update kept as the configured one; NULL where none
+-- (a fresh install's sequence).  Before 1.4's fixes it was dropped, and
+-- such calls failed with 42883 (test update_in_flight_batch_claim).
+-- PUBLIC may call it, as 1.2's callers do as themselves, and read that
+-- sequence, as in 1.2 (privileges.sql).
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_claimed(c snowid_sql_private.snowid_config)
+RETURNS integer
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+	SELECT ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)::integer
+	FROM snowid_sql_private.snowid_claimed s
+	WHERE s.is_called AND s.last_value OPERATOR(pg_catalog.>) 0
+	  AND ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>) 29) OPERATOR(pg_catalog.=) c.datacenter_id
+	  AND ((s.last_value OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.&) 16777215)
+		  OPERATOR(pg_catalog.<) (1::bigint OPERATOR(pg_catalog.<<) c.worker_bits);
+END;
 
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
@@ -73,7 +96,7 @@ BEGIN
 	-- set in this transaction, or this is another server (or other
 	-- sequences): a copy's, which sets its worker id anew;
 	-- otherwise the one adopted before stays
-	adopted := CASE WHEN current_setting('snowid_sql.worker_set', true) = 'on'
+	adopted := CASE WHEN (snowid_sql_private.snowid_sql_noted()).worker_set
 						 OR before.server IS DISTINCT FROM here
 					THEN pg_sequence_last_value('snowid_sql_private.snowid_generation')
 					ELSE before.adopted END;
@@ -431,6 +454,13 @@ RETURN snowid_sql_private.snowid_sql_id(pos, c.datacenter_id, c.worker_id, c.dat
 --   snowid_sql_private), and it uses no construct that looks an operator
 --   up by name (IS DISTINCT FROM, BETWEEN, IN, CASE x WHEN).  The functions
 --   it calls that need a search_path set their own.
+-- - The id is made of w, the worker id read at the start, which the
+--   position was checked under: a writer's lock makes the session read a
+--   change of the row made meanwhile, and a statement planned anew then
+--   reads snowid_sql_fixed() of the new row (before 1.4's fixes the RETURN
+--   read it again, and composed the id with the NULL worker id of a row
+--   whose worker id was being unset: snowid_next() returned NULL, test
+--   worker_unset_returns_null).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_next(recovery boolean)
 RETURNS bigint
 LANGUAGE plpgsql STABLE
@@ -476,7 +506,7 @@ BEGIN
 		AND v OPERATOR(pg_catalog.<=) (((snowid_sql_private.snowid_sql_fixed()).max_ms OPERATOR(pg_catalog.<<) (snowid_sql_private.snowid_sql_fixed()).sequence_bits)
 									   OPERATOR(pg_catalog.|) ((1::bigint OPERATOR(pg_catalog.<<) (snowid_sql_private.snowid_sql_fixed()).sequence_bits)
 															   OPERATOR(pg_catalog.-) 1)) THEN
-		RETURN snowid_sql_private.snowid_sql_fixed_id((snowid_sql_private.snowid_sql_fixed()).worker_id, v);
+		RETURN snowid_sql_private.snowid_sql_fixed_id(w, v);
 	END IF;
 	now_pos := CASE WHEN w IS NOT NULL AND NOT recovery THEN ((pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
 			  OPERATOR(pg_catalog.-) (snowid_sql_private.snowid_sql_fixed()).epoch_ms)
@@ -512,7 +542,7 @@ BEGIN
 			AND (v OPERATOR(pg_catalog.-) now_pos)
 				OPERATOR(pg_catalog.<) (((snowid_sql_private.snowid_sql_fixed()).near_ms OPERATOR(pg_catalog.+) 1)::bigint
 										OPERATOR(pg_catalog.<<) (snowid_sql_private.snowid_sql_fixed()).sequence_bits) THEN
-			RETURN snowid_sql_private.snowid_sql_fixed_id((snowid_sql_private.snowid_sql_fixed()).worker_id, v);
+			RETURN snowid_sql_private.snowid_sql_fixed_id(w, v);
 		END IF;
 	END IF;
 	RETURN snowid_sql_private.snowid_sql_next_table(v);

@@ -69,7 +69,7 @@ $node->restart;
 ($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
 like(
 	$err,
-	qr/55000: snowid_sql cannot be updated to 1\.3 while its claimed worker id is not confirmed\n.*claimed before the server last started.*\nHINT:  .*SELECT snowid_claim\(\), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE/s,
+	qr/55000: snowid_sql cannot be updated to \Q$version\E while its claimed worker id is not confirmed\n.*claimed before the server last started.*\nHINT:  .*SELECT snowid_claim\(\), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE/s,
 	'the update of a claim made before the server started is refused, saying what to do');
 ($rc, $out, $err) = psql_as($app, 'SELECT worker_id FROM snowid_claim()');
 is($out, $w, 'the owner re-asserts the claim') or diag($err);
@@ -101,7 +101,7 @@ like($w11, qr/^\d+$/, "1.1: its first id claims worker id $w11");
 $node->restart;
 ($rc, $out, $err) = $node->psql('olddb', 'ALTER EXTENSION snowid_sql UPDATE',
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like($err, qr/55000: snowid_sql cannot be updated to 1\.3 while its claimed worker id is not confirmed/,
+like($err, qr/55000: snowid_sql cannot be updated to \Q$version\E while its claimed worker id is not confirmed/,
 	'1.1: the update of a claim made before the server started is refused');
 ($rc, $out, $err) = $node->psql('olddb', q{
 	ALTER EXTENSION snowid_sql UPDATE TO '1.2';

@@ -1,0 +1,85 @@
+# A restored dump given its gone source's worker id at once (doc/managed.md,
+# "The configuration"): setting it raises the generator past this server's
+# clock plus max_drift_ms, since "the source issued ids at most that far
+# ahead of its own clock (a batch, or a clock stepped back, runs ahead of
+# it), so the copy may be given the source's worker id at once"; the one
+# caveat is the clocks' difference between two machines.  But a clock
+# stepped back by more than max_drift_ms leaves the ids the source issued
+# before the step that much ahead of its clock (the source then stops,
+# waiting for the clock, as it should): the raise counts max_drift_ms, not
+# the step, and the position, which knew, is not dumped.
+#
+# - One server (one clock), the source database issuing for 12 s with the
+#   clock 10 s fast, then the clock stepped back to the right time (NTP):
+#   the source fails, as it should.
+# - Its dump restored into a new database of the same server, the source
+#   dropped, the copy given its worker id; the copy issues until its clock
+#   has passed the source's last id.
+# - No id of the copy may equal one of the source's restored ids.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_clock_step');
+my $node = PostgreSQL::Test::Cluster->new('restore_after_clock_step');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+
+my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO t DEFAULT VALUES;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t});
+cmp_ok($out, '>', 0, "the source issues $out ids, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+# dumped and restored by the owner, as managed.md says it may
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') . ' user=app' ],
+	'the owner dumps the source');
+$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('copy') . ' user=app', "$dir/source.dump" ],
+	'and restores it into a new database');
+$node->safe_psql('postgres', 'DROP DATABASE source');
+($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
+	UPDATE snowid_config SET worker_id = 5;
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO t (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t WHERE copy});
+cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids") or diag($err);
+
+my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{
+	SELECT (SELECT count(*) FROM t WHERE copy),
+		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.copy AND NOT b.copy)});
+is($twice, '0', "no id of the copy equals a restored one ($twice of $n)");
+
+$node->stop;
+done_testing();

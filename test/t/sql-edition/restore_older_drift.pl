@@ -1,0 +1,62 @@
+# A dump restored where its source is gone, given the source's worker id at
+# once: the raise counts the restored row's max_drift_ms ("the source
+# issued ids at most that far ahead of its own clock", doc/managed.md "The
+# configuration"), but the row is the dump's, as it was when the dump was
+# taken.  A source that raised max_drift_ms after its dump (as the page
+# allows at any time) issued ids further ahead than the restored row says;
+# the position, which knew, is not dumped.  The restore of the last
+# night's dump over the database itself (pg_restore --clean, after a
+# migration went wrong) is the common case.
+#
+# - The database (layout 0/6/2, worker id 5, max_drift_ms 1000) is dumped;
+#   then max_drift_ms is raised to 10000 and a batch of 30,000 ids runs
+#   7.5 s ahead of the clock (kept aside: the application sent them on).
+# - The dump is restored over it (--clean --if-exists), the worker id set
+#   again, and 30,000 ids issued at once: none may equal one of the batch.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use Test::More;
+
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_older_drift');
+my $node = PostgreSQL::Test::Cluster->new('restore_older_drift');
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app; CREATE DATABASE aside');
+my $app = $node->connstr('appdb') . ' user=app';
+
+my ($rc, $out, $err) = psql_as($app, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = 5,
+		max_drift_ms = 1000;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
+	INSERT INTO t SELECT snowid_next_batch(2000), 1;
+	SELECT count(*) FROM t});
+is($out, '2000', 'the database issues 2,000 ids') or diag($err);
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/appdb.dump", '-d', $app ], 'the owner dumps it');
+
+($rc, $out, $err) = psql_as($app, q{
+	UPDATE snowid_config SET max_drift_ms = 10000;
+	SELECT snowid_next_batch(30000)});
+my @batch = split /\n/, $out;
+is(scalar(@batch), 30000, 'max_drift_ms raised, a batch of 30,000 ids runs ahead') or diag($err);
+$node->safe_psql('aside', 'CREATE TABLE sent (id bigint); INSERT INTO sent VALUES (' . join('), (', @batch) . ')');
+
+$node->command_ok(
+	[ 'pg_restore', '--clean', '--if-exists', '-d', $app, "$dir/appdb.dump" ],
+	'the dump restored over the database');
+($rc, $out, $err) = psql_as($app, q{
+	UPDATE snowid_config SET worker_id = 5;
+	SELECT snowid_next_batch(30000)});
+my %new = map { $_ => 1 } split /\n/, $out;
+my $twice = grep { $new{$_} } @batch;
+is($twice, 0, 'no new id equals one of the batch (' . $twice . ' of ' . scalar(keys %new) . ')') or diag($err);
+
+$node->stop;
+done_testing();
