@@ -40,6 +40,7 @@ DECLARE
 	known		snowid_coordinator.holders;
 	taken		bigint;
 	context		text;
+	stack		text[];
 BEGIN
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL OR call IS NULL OR
@@ -55,11 +56,12 @@ BEGIN
 		RETURN;
 	END IF;
 	-- called by the CALL of a procedure of the servers, which commits next:
-	-- the outermost frame, the last line of the stack (a statement's text,
-	-- which a caller writes, lies above it)
+	-- the stack's second line is that CALL (its exact text, on one line, so
+	-- that no caller's text lies above the third), the third the procedure
 	GET DIAGNOSTICS context = PG_CONTEXT;
-	IF coalesce(substring(context FROM '[^\n]*$') !~
-				'^PL/pgSQL function snowid_coordinator\.(claim|lease_claim|lease_renew|lease_release)\([a-z,]*\) line [0-9]+ at CALL$',
+	stack := string_to_array(context, E'\n');
+	IF coalesce(stack[2] <> 'SQL statement "CALL snowid_coordinator.prove(datacenter, identity, secret, made_for)"' OR
+				stack[3] !~ '^PL/pgSQL function snowid_coordinator\.(claim|lease_claim|lease_renew|lease_release)\([a-z,]*\) line [0-9]+ at CALL$',
 				true) THEN
 		RAISE EXCEPTION 'snowid_coordinator.prove is called only by the servers'' procedures'
 			USING ERRCODE = 'invalid_transaction_termination',
@@ -103,13 +105,15 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['claim', datacenter::text, identity, want::text, max::text,
+						 prefer::text, usable_ms::text, quiet_ms::text, reassert::text,
+						 seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text, confirmed_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret,
-		ARRAY['claim', datacenter::text, identity, want::text, max::text,
-			  prefer::text, usable_ms::text, quiet_ms::text, reassert::text,
-			  seen_generation::text, seen_counter::text,
-			  clock_margin_ms::text, confirmed_ms::text]);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
 		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
@@ -144,14 +148,16 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_claim', datacenter::text, identity, max::text,
+						 lease_length_ms::text, client_ms::text, usable_ms::text,
+						 prefer::text, wait_ms::text, token, quiet_ms::text,
+						 seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret,
-		ARRAY['lease_claim', datacenter::text, identity, max::text,
-			  lease_length_ms::text, client_ms::text, usable_ms::text,
-			  prefer::text, wait_ms::text, token, quiet_ms::text,
-			  seen_generation::text, seen_counter::text,
-			  clock_margin_ms::text]);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
 		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
@@ -186,13 +192,15 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_renew', datacenter::text, identity, held_worker_id::text,
+						 lease_length_ms::text, want_ms::text, token, quiet_ms::text,
+						 client_ms::text, seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret,
-		ARRAY['lease_renew', datacenter::text, identity, held_worker_id::text,
-			  lease_length_ms::text, want_ms::text, token, quiet_ms::text,
-			  client_ms::text, seen_generation::text, seen_counter::text,
-			  clock_margin_ms::text]);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
 		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
@@ -224,11 +232,13 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_release', datacenter::text, identity,
+						 held_worker_id::text, final_ms::text, park::text, token];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret,
-		ARRAY['lease_release', datacenter::text, identity,
-			  held_worker_id::text, final_ms::text, park::text, token]);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_release(datacenter, identity, secret,
 		held_worker_id, final_ms, park, token);
