@@ -26,9 +26,9 @@
 -- holder's row only for a proof good for call, and only inside the
 -- procedure, which commits at once: so no caller can keep that row, and
 -- no call waits for one that does.  Anything else (a proof its key does
--- not make for call, no call given, an identity without a key, an n too
--- far from the clock) it leaves to the call (check_holder(), pad_for()),
--- and takes nothing.
+-- not make for call, no call given, as by hand, an identity without a
+-- key, an n too far from the clock) it leaves to the call (check_holder(),
+-- pad_for()), and takes nothing.
 CREATE OR REPLACE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
 										  secret text, call text[] DEFAULT NULL)
 LANGUAGE plpgsql
@@ -60,8 +60,11 @@ BEGIN
 	-- that no caller's text lies above the third), the third the procedure
 	GET DIAGNOSTICS context = PG_CONTEXT;
 	stack := string_to_array(context, E'\n');
-	IF coalesce(stack[2] <> 'SQL statement "CALL snowid_coordinator.prove(datacenter, identity, secret, made_for)"' OR
-				stack[3] !~ '^PL/pgSQL function snowid_coordinator\.(claim|lease_claim|lease_renew|lease_release)\([a-z,]*\) line [0-9]+ at CALL$',
+	IF coalesce(stack[2] <> 'SQL statement "CALL snowid_coordinator.prove(' ||
+				'datacenter, identity, secret, made_for)"' OR
+				stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
+							 '(claim|lease_claim|lease_renew|lease_release)' ||
+							 '\([a-z,]*\) line [0-9]+ at CALL$'),
 				true) THEN
 		RAISE EXCEPTION 'snowid_coordinator.prove is called only by the servers'' procedures'
 			USING ERRCODE = 'invalid_transaction_termination',
