@@ -242,8 +242,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, "lease_claim", snowid_pg_lease_claim_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_claim",
+						snowid_pg_lease_claim_sql, &params, &row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
 	{
@@ -292,8 +292,8 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, "lease_renew", snowid_pg_lease_renew_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_renew",
+						snowid_pg_lease_renew_sql, &params, &row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
 	{
@@ -334,8 +334,8 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_bool(&params, request->park);
 	snowid_pg_add_text(&params, request->token);
 
-	if (!snowid_pg_call(target, claim, "lease_release", snowid_pg_lease_release_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_release",
+						snowid_pg_lease_release_sql, &params, &row, result))
 		return SNOWID_LEASE_FAILED;
 	snowid_pg_detail(result)->outcome = row.outcome;
 	if (row.outcome == SNOWID_PG_LOST)
