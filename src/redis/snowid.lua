@@ -273,13 +273,15 @@ local function proof_of(key, n, call)
   return redis.sha1hex(key .. sep .. n .. sep .. table.concat(call, sep))
 end
 
--- When this run of Redis started, in microseconds by its clock (an upper
--- bound: INFO counts whole seconds), or 0 for a user that may not INFO
+-- When this run of Redis started, in microseconds by its clock, or 0 for
+-- a user that may not INFO: no earlier than that (INFO's uptime is the
+-- whole seconds of the clock since those of the start, so the start lies
+-- within the second after the clock's seconds less the uptime)
 local function started_us(st)
   local ok, info = pcall(redis.call, 'INFO', 'server')
   local up = ok and type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
   if not up then return 0 end
-  return st.now_us - up * 1000000
+  return (math.floor(st.now_us / 1000000) - up + 1) * 1000000
 end
 
 -- The refusal of a call of identity me (without "lease ") whose secret or
