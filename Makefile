@@ -237,7 +237,7 @@ sql/snowid_sql--1.3--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 # test/tools/protocol replaces with their values as it makes what is
 # installed
 PROTOCOL_HEADERS = $(addprefix $(srcdir)/,src/core/layout.h src/core/mark.h \
-	src/coord/store.h src/coord/request.h)
+	src/coord/store.h src/coord/request.h src/coord/holder_secret.h)
 
 $(SQL_BUILT): $(PROTOCOL_HEADERS)
 	@mkdir -p sql

@@ -29,10 +29,14 @@
  * store keeps of its secret (SHA-1 in Redis, SHA-256 in a coordination
  * database, in hexadecimal), and each call sends a proof: a number n
  * larger than any this process sent before (the clock in microseconds, or
- * one past the last), and the hash of "<key>:<n>".  The store takes n
- * before anything else, refusal or not, and refuses one no larger than the
- * last it took (snowid_holder_proof_after() then moves this process past
- * it), so a proof read from a log is never taken again.  The key goes
+ * one past the last), and the hash of the key, n and the call itself
+ * (SNOWID_PROOF_SEPARATOR).  The store takes n before anything else,
+ * refusal or not; it refuses an n no larger than the last it took, or made
+ * before its own start (snowid_holder_proof_after() then moves this
+ * process past it), and one further from its clock than the widest clock
+ * margin.  So a proof read from a log can make only the call it was made
+ * for, within that margin, and only until the store took a later one of
+ * the holder's.  The key goes
  * once, when the store asks for it to register the name: to Redis as it
  * is, to a coordination database hidden by a pad the database made and
  * answered (the answer is not logged), XORed with the pad's SHA-256.
@@ -69,8 +73,8 @@
 static int64 snowid_proof_last_n = 0;
 
 static int	snowid_holder_secret_open(void);
-static void snowid_proof_hash(SnowidProofHash hash, const char *text,
-							  uint8 *digest, size_t *len);
+static void snowid_proof_hash(SnowidProofHash hash, const char *const *parts,
+							  int nparts, uint8 *digest, size_t *len);
 static void snowid_hex(const uint8 *bytes, size_t len, char *hex);
 static bool snowid_secret_make(void);
 static bool snowid_secret_parse(const char *line, size_t len, char *secret);
@@ -233,36 +237,46 @@ snowid_secret_make(void)
 /*
  * snowid_holder_proof
  *		This server's proof for one call, made of its secret, into proof
- *		(SNOWID_HOLDER_PROOF_LEN bytes): "<n>:<hash of '<key>:<n>'>", with
+ *		(SNOWID_HOLDER_PROOF_LEN bytes): "<n>:<hash of the key, n and the
+ *		call>", the call_parts strings of call being the function's name and
+ *		its arguments but the proof (a NULL one for SQL's NULL); with
  *		":<key>" after it if pad is not NULL, to register the key: for Redis
  *		(pad "") as it is; for a coordination database, XORed with the
  *		SHA-256 of the pad it answered.
  */
 void
 snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
-					char *proof)
+					const char *const *call, int call_parts, char *proof)
 {
 	uint8		key[PG_SHA256_DIGEST_LENGTH];
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	uint8		mask[PG_SHA256_DIGEST_LENGTH];
 	char		key_hex[2 * PG_SHA256_DIGEST_LENGTH + 1];
-	char		text[2 * PG_SHA256_DIGEST_LENGTH + 32];
+	char		n_text[24];
+	const char *parts[2 + SNOWID_PROOF_CALL_PARTS_MAX];
 	size_t		key_len;
 	size_t		len;
 	struct timespec now;
 	int64		n;
 	int			used;
 
+	Assert(call_parts <= SNOWID_PROOF_CALL_PARTS_MAX);
 	clock_gettime(CLOCK_REALTIME, &now);
 	n = (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000;
 	n = Max(n, snowid_proof_last_n + 1);
 	snowid_proof_last_n = n;
 
-	snowid_proof_hash(hash, secret, key, &key_len);
+	snowid_proof_hash(hash, &secret, 1, key, &key_len);
 	snowid_hex(key, key_len, key_hex);
-	snprintf(text, sizeof(text), "%s:" INT64_FORMAT, key_hex, n);
-	snowid_proof_hash(hash, text, digest, &len);
-	used = snprintf(proof, SNOWID_HOLDER_PROOF_LEN, INT64_FORMAT ":", n);
+	snprintf(n_text, sizeof(n_text), INT64_FORMAT, n);
+	parts[0] = key_hex;
+	parts[1] = n_text;
+	for (int i = 0; i < call_parts && i < SNOWID_PROOF_CALL_PARTS_MAX; i++)
+		parts[2 + i] = call[i];
+	snowid_proof_hash(hash, parts,
+					  2 + Min(call_parts, SNOWID_PROOF_CALL_PARTS_MAX),
+					  digest, &len);
+	used = snprintf(proof, SNOWID_HOLDER_PROOF_LEN, "%s:", n_text);
 	snowid_hex(digest, len, proof + used);
 	if (pad != NULL)
 	{
@@ -270,7 +284,7 @@ snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
 		proof[used++] = ':';
 		if (pad[0] != '\0')
 		{
-			snowid_proof_hash(SNOWID_PROOF_SHA256, pad, mask, &len);
+			snowid_proof_hash(SNOWID_PROOF_SHA256, &pad, 1, mask, &len);
 			for (size_t i = 0; i < key_len; i++)
 				key[i] ^= mask[i];
 			snowid_hex(key, key_len, proof + used);
@@ -280,7 +294,6 @@ snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
 	}
 	explicit_bzero(key, sizeof(key));
 	explicit_bzero(key_hex, sizeof(key_hex));
-	explicit_bzero(text, sizeof(text));
 	explicit_bzero(mask, sizeof(mask));
 }
 
@@ -297,15 +310,17 @@ snowid_holder_proof_after(int64 last_n)
 
 /*
  * snowid_proof_hash
- *		The hash of text into digest (*len bytes).  A process without a
- *		resource owner (a background worker between transactions) lends
- *		the hash one of its own, which it keeps.
+ *		The hash of the nparts strings of parts, each but the last followed
+ *		by SNOWID_PROOF_SEPARATOR (a NULL one as nothing), into digest (*len
+ *		bytes).  A process without a resource owner (a background worker
+ *		between transactions) lends the hash one of its own, which it keeps.
  */
 static void
-snowid_proof_hash(SnowidProofHash hash, const char *text, uint8 *digest,
-				  size_t *len)
+snowid_proof_hash(SnowidProofHash hash, const char *const *parts, int nparts,
+				  uint8 *digest, size_t *len)
 {
 	static ResourceOwner owner = NULL;
+	const uint8 separator = SNOWID_PROOF_SEPARATOR;
 	ResourceOwner saved = CurrentResourceOwner;
 	pg_cryptohash_ctx *ctx;
 	bool		ok;
@@ -319,10 +334,16 @@ snowid_proof_hash(SnowidProofHash hash, const char *text, uint8 *digest,
 		CurrentResourceOwner = owner;
 	}
 	ctx = pg_cryptohash_create(hash == SNOWID_PROOF_SHA1 ? PG_SHA1 : PG_SHA256);
-	ok = ctx != NULL &&
-		pg_cryptohash_init(ctx) == 0 &&
-		pg_cryptohash_update(ctx, (const uint8 *) text, strlen(text)) == 0 &&
-		pg_cryptohash_final(ctx, digest, *len) == 0;
+	ok = ctx != NULL && pg_cryptohash_init(ctx) == 0;
+	for (int i = 0; ok && i < nparts; i++)
+	{
+		if (i > 0)
+			ok = pg_cryptohash_update(ctx, &separator, 1) == 0;
+		if (ok && parts[i] != NULL)
+			ok = pg_cryptohash_update(ctx, (const uint8 *) parts[i],
+									  strlen(parts[i])) == 0;
+	}
+	ok = ok && pg_cryptohash_final(ctx, digest, *len) == 0;
 	pg_cryptohash_free(ctx);
 	CurrentResourceOwner = saved;
 	if (!ok)

@@ -21,6 +21,20 @@ extern void snowid_holder_secret(char *secret);
  */
 #define SNOWID_HOLDER_PROOF_LEN		160
 
+/*
+ * A proof is the hash of its text: the holder's key, n, and the call it is
+ * for (the function's name, then every argument the call sends but the
+ * proof, in order; an SQL NULL as nothing), each part ended by the
+ * character of this code (a line feed), but the last.  No part holds one:
+ * the stores refuse an identity with a control character, and the other
+ * arguments are numbers, keys and tokens.  A number of the protocol, which
+ * snowid.lua and snowid_coordinator name (test/tools/protocol).
+ */
+#define SNOWID_PROOF_SEPARATOR		10
+
+/* The most parts of a call a proof is made for (its name and arguments) */
+#define SNOWID_PROOF_CALL_PARTS_MAX	16
+
 /* The hash a store keeps of a secret, and its proofs are made with */
 typedef enum SnowidProofHash
 {
@@ -29,7 +43,8 @@ typedef enum SnowidProofHash
 } SnowidProofHash;
 
 extern void snowid_holder_proof(const char *secret, SnowidProofHash hash,
-								const char *pad, char *proof);
+								const char *pad, const char *const *call,
+								int call_parts, char *proof);
 extern void snowid_holder_proof_after(int64 last_n);
 
 #endif							/* SNOWID_COORD_HOLDER_SECRET_H */

@@ -78,13 +78,8 @@ typedef struct SnowidPgParams
 static const char *const snowid_pg_claim_sql =
 "CALL snowid_coordinator.claim("
 "$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
-"$8::bigint, $9::boolean, $10::bigint, $11::bigint, $12::bigint)";
-/* a restart's re-assertion, which names when its last granted call was sent */
-static const char *const snowid_pg_reassert_sql =
-"CALL snowid_coordinator.claim("
-"$1::int, $2::text, $3::text, $4::int, $5::int, $6::int, $7::bigint, "
 "$8::bigint, $9::boolean, $10::bigint, $11::bigint, $12::bigint, "
-"confirmed_ms => $13::bigint)";
+"$13::bigint)";
 static const char *const snowid_pg_lease_claim_sql =
 "CALL snowid_coordinator.lease_claim("
 "$1::int, $2::text, $3::text, $4::int, $5::bigint, $6::bigint, $7::bigint, "
@@ -123,8 +118,8 @@ static void snowid_pg_add_holder(SnowidPgParams *params,
 static void snowid_pg_add_seen(SnowidPgParams *params,
 							   const SnowidStoreRequest *request);
 static bool snowid_pg_call(const SnowidPgTarget *target,
-						   const SnowidStoreRequest *request, const char *sql,
-						   const SnowidPgParams *params,
+						   const SnowidStoreRequest *request, const char *name,
+						   const char *sql, const SnowidPgParams *params,
 						   SnowidPgRow *row, SnowidStoreResult *result);
 static bool snowid_pg_call_once(const SnowidPgTarget *target,
 								const SnowidStoreRequest *request,
@@ -174,9 +169,9 @@ snowid_pg_parse(const char *url, void *target, const char **problem)
  * snowid_pg_claim
  *		The claim for good: claim(datacenter, identity, secret, want, max,
  *		prefer, usable_ms, quiet_ms, reassert, seen_generation,
- *		seen_counter, clock_margin_ms[, confirmed_ms]): confirmed_ms for a
- *		restart's re-assertion only, so that a check-in works with a
- *		coordinator installed before it took one.
+ *		seen_counter, clock_margin_ms, confirmed_ms): confirmed_ms NULL but
+ *		for a restart's re-assertion.  Every parameter is sent, so that the
+ *		proof covers the call the procedure sees.
  */
 static void
 snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
@@ -195,10 +190,11 @@ snowid_pg_claim(const void *target, const SnowidStoreRequest *request,
 	snowid_pg_add_seen(&params, request);
 	if (request->confirmed_ms >= 0)
 		snowid_pg_add_int(&params, request->confirmed_ms);
+	else
+		snowid_pg_add_text(&params, NULL);
 
-	if (!snowid_pg_call(target, request,
-						request->confirmed_ms >= 0 ? snowid_pg_reassert_sql :
-						snowid_pg_claim_sql, &params, &row, result))
+	if (!snowid_pg_call(target, request, "claim", snowid_pg_claim_sql,
+						&params, &row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
 	{
@@ -246,8 +242,8 @@ snowid_pg_lease_claim(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_claim_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_claim",
+						snowid_pg_lease_claim_sql, &params, &row, result))
 		return;
 	if (row.outcome != SNOWID_PG_OK)
 	{
@@ -296,8 +292,8 @@ snowid_pg_lease_renew(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_seen(&params, claim);
 
 	memset(grant, 0, sizeof(*grant));
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_renew_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_renew",
+						snowid_pg_lease_renew_sql, &params, &row, result))
 		return SNOWID_LEASE_FAILED;
 	if (row.outcome == SNOWID_PG_LOST)
 	{
@@ -338,8 +334,8 @@ snowid_pg_lease_release(const void *target, const SnowidLeaseRequest *request,
 	snowid_pg_add_bool(&params, request->park);
 	snowid_pg_add_text(&params, request->token);
 
-	if (!snowid_pg_call(target, claim, snowid_pg_lease_release_sql, &params,
-						&row, result))
+	if (!snowid_pg_call(target, claim, "lease_release",
+						snowid_pg_lease_release_sql, &params, &row, result))
 		return SNOWID_LEASE_FAILED;
 	snowid_pg_detail(result)->outcome = row.outcome;
 	if (row.outcome == SNOWID_PG_LOST)
@@ -442,23 +438,33 @@ snowid_pg_add_seen(SnowidPgParams *params, const SnowidStoreRequest *request)
 
 /*
  * snowid_pg_call
- *		Runs one function of snowid_coordinator with a holder proof made
- *		for it, and again, once each, with the key under the pad the
- *		database answered when it has none registered (outcome "register"),
- *		and with a larger n when it took a larger one already (SQLSTATE
- *		28000, "the last n taken is N").  See snowid_pg_call_once().
+ *		Runs the procedure name of snowid_coordinator (sql) with a holder
+ *		proof made for this call (its name and every parameter but the
+ *		proof, as sent), and again, once each, with the key under the pad
+ *		the database answered when it has none registered (outcome
+ *		"register"), and with a larger n when it took a larger one already
+ *		(SQLSTATE 28000, "the last n taken is N").  See
+ *		snowid_pg_call_once().
  */
 static bool
 snowid_pg_call(const SnowidPgTarget *target,
-			   const SnowidStoreRequest *request, const char *sql,
-			   const SnowidPgParams *params, SnowidPgRow *row,
-			   SnowidStoreResult *result)
+			   const SnowidStoreRequest *request, const char *name,
+			   const char *sql, const SnowidPgParams *params,
+			   SnowidPgRow *row, SnowidStoreResult *result)
 {
 	SnowidPgParams sent = *params;
+	const char *call[SNOWID_PG_PARAMS_MAX + 1];
+	int			call_parts = 0;
 	char		pad[SNOWID_HOLDER_LEN];
 	bool		registering = false;
 	bool		ok = false;
 
+	call[call_parts++] = name;
+	for (int i = 0; i < params->count; i++)
+	{
+		if (i != params->proof_slot)
+			call[call_parts++] = params->values[i];
+	}
 	for (int attempt = 0; attempt < 3; attempt++)
 	{
 		const char *last;
@@ -466,7 +472,8 @@ snowid_pg_call(const SnowidPgTarget *target,
 		if (sent.proof_slot >= 0)
 		{
 			snowid_holder_proof(request->secret, SNOWID_PROOF_SHA256,
-								registering ? pad : NULL, sent.proof);
+								registering ? pad : NULL, call, call_parts,
+								sent.proof);
 			sent.values[sent.proof_slot] = sent.proof;
 		}
 		ok = snowid_pg_call_once(target, request, sql, &sent, row, result);

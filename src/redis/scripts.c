@@ -64,7 +64,9 @@ snowid_script_name(SnowidScriptFunction function)
  * function by name (script NULL), or verb (EVALSHA, EVAL) of script with
  * the function's name as the first argument; on the request's datacenter
  * keys, all three (every function reads every fence).  The holder secret
- * goes as a proof (coord/holder_secret.c), never itself: sent again once
+ * goes as a proof (coord/holder_secret.c) for this very call (the
+ * function's name without its prefix, the keys, the identity, the numbers
+ * and the token), never itself: sent again once
  * with the key when the library asks to register it (SNOWID_REGISTER), and
  * once with a larger n when it took a larger one already
  * (SNOWID_STALE_PROOF).  Returns the reply, or NULL with result filled if
@@ -78,6 +80,7 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 	const char *name = snowid_script_functions[call->function].name;
 	SnowidRedisKeys keys;
 	const char *argv[SNOWID_SCRIPT_MAX_ARGC];
+	const char *parts[7];
 	char		proof[SNOWID_HOLDER_PROOF_LEN];
 	char		credentials[SNOWID_SCRIPT_CREDENTIALS_LEN];
 	const char *pad = NULL;
@@ -85,6 +88,14 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 
 	snowid_redis_keys(&keys, session->request->key_prefix,
 					  session->request->datacenter_id);
+	/* what the proof is for: the function, without its version's prefix */
+	parts[0] = name + strlen(SNOWID_REDIS_FUNCTION_PREFIX);
+	parts[1] = keys.owners;
+	parts[2] = keys.leases;
+	parts[3] = keys.fences;
+	parts[4] = session->request->identity;
+	parts[5] = call->numbers;
+	parts[6] = call->token;
 	for (int attempt = 0;; attempt++)
 	{
 		int			argc = 0;
@@ -100,7 +111,7 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 		argv[argc++] = session->request->identity;
 		argv[argc++] = call->numbers;
 		snowid_holder_proof(session->request->secret, SNOWID_PROOF_SHA1, pad,
-							proof);
+							parts, call->token != NULL ? 7 : 6, proof);
 		if (call->token != NULL)
 			snprintf(credentials, sizeof(credentials), "%s %s", call->token,
 					 proof);

@@ -120,6 +120,7 @@ local function load(keys, max)
   local t = redis.call('TIME')
   local st = {owners = keys[1], leases = keys[2], fences = keys[3],
               now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
+              now_us = tonumber(t[1]) * 1000000 + tonumber(t[2]),
               holder = {}, expiry = {}, fence_of = {}, empty = {}}
   local function raise(f, v)
     v = tonumber(v)
@@ -225,31 +226,71 @@ local function retire(st, f, v)
   st.holder[f] = nil
 end
 
+-- The refusal of the first of checks, each {name, value, lo, hi}, whose
+-- value is missing or outside lo..hi, or nil: an impossible number is
+-- refused before the call changes anything
+local function out_of_bounds(checks)
+  for i = 1, #checks do
+    local c = checks[i]
+    if c[2] == nil or c[2] < c[3] or c[2] > c[4] then
+      return redis.error_reply('SNOWID_USAGE ' .. c[1] .. ' must lie between ' .. ms(c[3]) ..
+        ' and ' .. ms(c[4]) .. ', not ' .. (c[2] and ms(c[2]) or 'none'))
+    end
+  end
+end
+
 -- THE HOLDER'S PROOF (doc/security.md, "Holder secrets").  A server of
 -- this release never sends its secret: Redis' SLOWLOG and MONITOR show
 -- every argument.  Its key is the hash registered for it, sha1hex(secret),
--- and each call sends "<n>:<proof>", where n is a number it never sent
--- before, larger than the last one Redis took from it, and proof is
--- sha1hex(key .. ':' .. n).  The first call of that identity that is
--- granted registers the key, sent once as "<n>:<proof>:<key>" when Redis
--- answers SNOWID_REGISTER (a user that may call these functions may write
--- the hashes directly anyway, doc/redis.md, "The Redis user").  Redis
--- takes n before the call does anything else, refusal or not, so that a
--- proof read from a log is never taken again (SNOWID_STALE_PROOF <last
--- n>: the server then sends a larger one).  A secret itself (release
--- 1.3.0), or none (release 1.2, refused once a key is registered), is
--- checked against the key as before.
+-- and each call sends "<n>:<proof>": n is its clock in microseconds (or
+-- one past the last n it sent), proof the sha1hex of the key, n and the
+-- call, each followed by a line feed but the last (see proof_of()).  The
+-- first call of that identity that is granted registers the key, sent
+-- once as "<n>:<proof>:<key>" when Redis answers SNOWID_REGISTER (a user
+-- that may call these functions may write the hashes directly anyway,
+-- doc/redis.md, "The Redis user").  Four rules, each for a proof read
+-- from a log:
+--   * the proof covers the call (the function's name and every argument
+--     but the proof): it can make only the call it was made for;
+--   * Redis takes n before the call does anything else, refusal or not,
+--     and refuses an n no larger than the last it took (SNOWID_STALE_PROOF
+--     <last n>: the server then sends a larger one): it makes its call
+--     once;
+--   * n made before this run of Redis started counts as taken: a restart
+--     from an older snapshot brings back an older last n;
+--   * n lies within the widest clock margin of Redis' clock: a proof Redis
+--     never took is worth nothing after that, whatever Redis forgot.
+-- A secret itself (release 1.3.0), or none (release 1.2, refused once a
+-- key is registered), is checked against the key as before.
 
 -- The largest n of a proof: every integer up to it is exact in Lua's
 -- numbers
 local PROOF_N_MAX = @SNOWID_STATE_MAX@
 
+-- The proof of key for n and call (a list of strings)
+local function proof_of(key, n, call)
+  local sep = string.char(@SNOWID_PROOF_SEPARATOR@)
+  return redis.sha1hex(key .. sep .. n .. sep .. table.concat(call, sep))
+end
+
+-- When this run of Redis started, in microseconds by its clock, or 0 for
+-- a user that may not INFO: no earlier than that (INFO's uptime is the
+-- whole seconds of the clock since those of the start, so the start lies
+-- within the second after the clock's seconds less the uptime)
+local function started_us(st)
+  local ok, info = pcall(redis.call, 'INFO', 'server')
+  local up = ok and type(info) == 'string' and tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+  if not up then return 0 end
+  return (math.floor(st.now_us / 1000000) - up + 1) * 1000000
+end
+
 -- The refusal of a call of identity me (without "lease ") whose secret or
--- proof (nil: none sent) does not show the key registered for me, or nil
--- if it may go on, with the key in st.key (nil: none) and n in st.proof_n;
--- or SNOWID_USAGE for a secret or proof of another shape.  Takes the n of
--- a proof at once.
-local function check_secret(st, me, secret)
+-- proof (nil: none sent) does not show the key registered for me for this
+-- call (the function's name and its arguments but the proof), or nil if
+-- it may go on, with the key in st.key (nil: none) and n in st.proof_n;
+-- or SNOWID_USAGE for a secret or proof of another shape or an n too far
+-- from Redis' clock.  Takes the n of a proof at once.
+local function check_secret(st, me, secret, call)
   local n, proof, key
   if secret ~= nil then n, proof, key = string.match(secret, '^(%d+):(%x+):?(%x*)$') end
   if secret ~= nil and n == nil and
@@ -271,17 +312,22 @@ local function check_secret(st, me, secret)
     return redis.error_reply('SNOWID_USAGE a holder proof is "<n>:<proof>[:<key>]", n from 1 to ' ..
       ms(PROOF_N_MAX) .. ', proof and key 40 lower-case hexadecimal digits')
   end
+  local margin_us = @SNOWID_CLOCK_MARGIN_MAX_MS@ * 1000
+  local bad = out_of_bounds({{'the n of a holder proof (microseconds)', tonumber(n),
+                              st.now_us - margin_us, st.now_us + margin_us}})
+  if bad then return bad end
+  local last = math.max(tonumber(redis.call('HGET', st.fences, 'proof ' .. me) or '0') or 0,
+                        started_us(st))
+  if tonumber(n) <= last then
+    return redis.error_reply('SNOWID_STALE_PROOF ' .. ms(last))
+  end
   if not known and key == '' then
     return redis.error_reply('SNOWID_REGISTER no key is registered for this identity: send it once')
   end
-  if redis.sha1hex((known or key) .. ':' .. n) ~= proof then
+  if proof_of(known or key, n, call) ~= proof then
     return redis.error_reply('SNOWID_WRONG_SECRET another holder secret is registered for this identity')
   end
   if known then
-    local last = tonumber(redis.call('HGET', st.fences, 'proof ' .. me) or '0') or 0
-    if tonumber(n) <= last then
-      return redis.error_reply('SNOWID_STALE_PROOF ' .. ms(last))
-    end
     redis.call('HSET', st.fences, 'proof ' .. me, n)
     st.empty[st.fences] = false
   end
@@ -357,19 +403,6 @@ local QUIET_MIN = @SNOWID_QUIET_DECLARED_MIN_MS@
 -- past which the servers refuse a fence as one no snowid server wrote
 local ID_MAX, LEASE_MAX, WAIT_MAX, AHEAD_MAX =
   @SNOWID_MAX_ID@, @SNOWID_MAX_LEASE_MS@, @SNOWID_MAX_WAIT_MS@, @SNOWID_FENCE_SLACK_MS@
-
--- The refusal of the first of checks, each {name, value, lo, hi}, whose
--- value is missing or outside lo..hi, or nil: an impossible number is
--- refused before the call changes anything
-local function out_of_bounds(checks)
-  for i = 1, #checks do
-    local c = checks[i]
-    if c[2] == nil or c[2] < c[3] or c[2] > c[4] then
-      return redis.error_reply('SNOWID_USAGE ' .. c[1] .. ' must lie between ' .. ms(c[3]) ..
-        ' and ' .. ms(c[4]) .. ', not ' .. (c[2] and ms(c[2]) or 'none'))
-    end
-  end
-end
 
 -- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
 -- the fences hash, which a grant records.  The servers of a datacenter run
@@ -752,7 +785,7 @@ local function claim(keys, args)
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
-  local refused = check_secret(st, me, args[3])
+  local refused = check_secret(st, me, args[3], {'claim', keys[1], keys[2], keys[3], me, args[2]})
   if refused then return refused end
   bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
   if bad then return bad end
@@ -869,7 +902,8 @@ local function lease_claim(keys, args)
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
   end
-  local refused = check_secret(st, args[1], secret)
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_claim', keys[1], keys[2], keys[3], args[1], args[2], token})
   if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
   -- take one
@@ -949,7 +983,8 @@ local function lease_renew(keys, args)
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
-  local refused = check_secret(st, args[1], secret)
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_renew', keys[1], keys[2], keys[3], args[1], args[2], token})
   if refused then return refused end
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
                        {'want_ms', want, 0, st.now + AHEAD_MAX},
@@ -989,7 +1024,8 @@ local function lease_release(keys, args)
   k = tostring(tonumber(k))
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
-  local refused = check_secret(st, args[1], secret)
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_release', keys[1], keys[2], keys[3], args[1], args[2], token})
   if refused then return refused end
   bad = out_of_bounds({{'final_ms', tonumber(final), 0, st.now + AHEAD_MAX}})
   if bad then return bad end

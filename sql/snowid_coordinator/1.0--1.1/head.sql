@@ -92,8 +92,20 @@ CREATE TABLE snowid_coordinator.pads (
 		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
 	pad text NOT NULL
 		CHECK (pad ~ '^[0-9a-f]{64}$'),
+	made_ms bigint NOT NULL,
 	PRIMARY KEY (datacenter, identity)
 );
+
+-- When this install was made: the update's time, before which the servers
+-- sent no proof (see proofs_taken_until())
+ALTER TABLE snowid_coordinator.install
+	ADD COLUMN installed_us bigint NOT NULL
+		DEFAULT (EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000000)::bigint;
+
+-- The holder's key and proof are checked for the call they are made for
+-- (see call_text())
+DROP FUNCTION snowid_coordinator.check_holder(integer, text, text);
+DROP FUNCTION snowid_coordinator.register_holder(integer, text, text);
 
 COMMENT ON TABLE snowid_coordinator.pads IS
 'A one-time pad for each identity that has no holder key registered yet';

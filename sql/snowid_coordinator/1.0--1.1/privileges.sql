@@ -67,11 +67,11 @@ BEGIN
 	  AND a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
 	  AND a.grantee OPERATOR(pg_catalog.<>) p.proowner
 	  AND NOT pg_catalog.has_function_privilege(a.grantee,
-			'snowid_coordinator.prove(integer, text, text)', 'EXECUTE');
+			'snowid_coordinator.prove(integer, text, text, text[])', 'EXECUTE');
 	IF roles IS NOT NULL THEN
 		RAISE WARNING 'the servers'' role may not call prove(), which 1.1''s procedures call first'
 			USING DETAIL = pg_catalog.format('The roles %s may call the servers'' procedures; their calls fail until they may call snowid_coordinator.prove() too.', roles),
-				  HINT = pg_catalog.format('In the transaction of the update: GRANT EXECUTE ON PROCEDURE snowid_coordinator.prove(integer, text, text) TO %s; (or GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator TO them, as after an install).', roles);
+				  HINT = pg_catalog.format('In the transaction of the update: GRANT EXECUTE ON PROCEDURE snowid_coordinator.prove(integer, text, text, text[]) TO %s; (or GRANT EXECUTE ON ALL PROCEDURES IN SCHEMA snowid_coordinator TO them, as after an install).', roles);
 	END IF;
 END
 $$;

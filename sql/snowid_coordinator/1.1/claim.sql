@@ -121,6 +121,12 @@ AS $$
 DECLARE
 	dc			integer := datacenter;
 	me			text := identity;
+	-- what its proof is for (the procedure's arguments, see prove())
+	call		text := snowid_coordinator.call_text(
+		ARRAY['claim', datacenter::text, identity, want::text, max::text,
+			  prefer::text, usable_ms::text, quiet_ms::text, reassert::text,
+			  seen_generation::text, seen_counter::text,
+			  clock_margin_ms::text, confirmed_ms::text]);
 	hi			integer := max;
 	usable		bigint := usable_ms;
 	now_ms		bigint;
@@ -149,9 +155,9 @@ BEGIN
 	PERFORM snowid_coordinator.check_given('reassert', reassert);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
-	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
-	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	o.holder := snowid_coordinator.pad_for(dc, me, secret, call, hi);
 	IF o.holder IS NOT NULL THEN
 		o.outcome := 'register';
 		RETURN o;
@@ -275,7 +281,7 @@ BEGIN
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;

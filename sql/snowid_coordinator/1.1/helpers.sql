@@ -163,13 +163,77 @@ AS $$
 			'^([0-9]{1,16}):([0-9a-f]{64}):?([0-9a-f]{64})?$') AS m) x
 $$;
 
--- The proof of a holder of key (hexadecimal) for n
-CREATE OR REPLACE FUNCTION snowid_coordinator.proof_of(key text, n bigint)
+-- THE HOLDER'S PROOF (snowid's doc/security.md, "Holder secrets"): n is
+-- the caller's clock in microseconds (or one past the last n it sent),
+-- and the proof the SHA-256 of the holder's key, n and the call (its
+-- procedure's name and every argument but the proof), each followed by a
+-- line feed but the last.  Four rules, each for a proof read from a log:
+--   * the proof covers the call: it can make only the call it was made
+--     for (call_text());
+--   * prove() takes n before the call does anything else, committed
+--     whatever the call then does, and an n no larger than the last taken
+--     is refused (28000): a proof makes its call once;
+--   * an n made before the database's start, or before this install of
+--     the extension (which a restore from a dump makes anew), counts as
+--     taken (proofs_taken_until()): a restore brings back an older last n;
+--   * n lies within the widest clock margin of the database's clock
+--     (check_proof_time()): a proof the database never took is worth
+--     nothing after that, whatever it forgot.
+-- The same rules as snowid.lua's check_secret().
+
+-- The text of a call a proof is for, from its parts: its procedure's
+-- name, then its arguments but the proof, in order, NULL as nothing; each
+-- but the last followed by a line feed
+CREATE OR REPLACE FUNCTION snowid_coordinator.call_text(parts text[])
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT encode(sha256(convert_to(key || ':' || n, 'UTF8')), 'hex')
+	SELECT array_to_string(parts, chr(@SNOWID_PROOF_SEPARATOR@), '')
+$$;
+
+-- The proof of a holder of key (hexadecimal) for n and call (call_text())
+CREATE OR REPLACE FUNCTION snowid_coordinator.proof_of(key text, n bigint, call text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT encode(sha256(convert_to(key || chr(@SNOWID_PROOF_SEPARATOR@) || n ||
+									chr(@SNOWID_PROOF_SEPARATOR@) || call,
+									'UTF8')), 'hex')
+$$;
+
+-- The n until which every proof counts as taken, microseconds: the start
+-- of this database server or the install of this extension, whichever
+-- came later (a restore of a dump installs it anew)
+CREATE OR REPLACE FUNCTION snowid_coordinator.proofs_taken_until()
+RETURNS bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT greatest(i.installed_us,
+					(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint)
+	FROM snowid_coordinator.install i
+$$;
+
+-- Refuses the n of a proof further from the database's clock than the
+-- widest clock margin of a snowid server (SQLSTATE 22023)
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_proof_time(n bigint)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	now_us		bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+BEGIN
+	IF abs(n - now_us) > @SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000 THEN
+		RAISE EXCEPTION 'holder proof made % s from the clock of the coordination server',
+				round((n - now_us) / 1000000.0, 1)
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'The n of a holder proof is its server''s clock in microseconds, which lies within an hour (the widest clock margin) of this server''s.',
+				  HINT = 'Check the clocks of the snowid server and of the coordination server.';
+	END IF;
+END
 $$;
 
 -- Two strings of 64 hexadecimal digits XORed
@@ -185,13 +249,15 @@ AS $$
 $$;
 
 -- Refuses a call of identity with a secret other than the one its hash
--- was registered with, or with a proof its key does not make (SQLSTATE
--- 42501): another server using this server's name.  The procedure took
--- the proof's n first (prove()), and no one but the procedure calls the
--- functions that call this one, so a proof is taken once.  Called with
--- the datacenter's lock held.
+-- was registered with (SQLSTATE 42501), or with a proof its key does not
+-- make for call (call_text()): one prove() took already or counts as taken
+-- (28000, naming the last n taken), else another server using this
+-- server's name (42501).  Also refuses an n too far from the clock
+-- (check_proof_time()).  A proof its key makes for call went through
+-- prove(), which took its n; or, if the key was registered after prove()
+-- looked, its n is taken here.  Called with the datacenter's lock held.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
-												secret text)
+												secret text, call text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -199,21 +265,33 @@ AS $$
 DECLARE
 	known		snowid_coordinator.holders;
 	p			record;
+	taken		bigint;
 	wrong		boolean;
 BEGIN
+	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
+	IF p.n IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_proof_time(p.n);
+	END IF;
 	SELECT * INTO known
 	FROM snowid_coordinator.holders h
 	WHERE h.datacenter = dc AND h.identity = check_holder.identity;
 	IF known.secret_sha256 IS NULL THEN
 		RETURN;
 	END IF;
-	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL THEN
 		wrong := known.secret_sha256 <> sha256(convert_to(secret, 'UTF8'));
 	ELSE
 		wrong := p.proof <> snowid_coordinator.proof_of(
-			encode(known.secret_sha256, 'hex'), p.n);
-		-- prove() took n, unless the key was registered after it looked
+			encode(known.secret_sha256, 'hex'), p.n, call);
+		taken := greatest(known.proof_n,
+						  snowid_coordinator.proofs_taken_until());
+		IF (wrong AND p.n <= taken) OR
+			(NOT wrong AND p.n > known.proof_n AND p.n <= taken) THEN
+			RAISE EXCEPTION 'holder proof taken already: the last n taken is %',
+					taken
+				USING ERRCODE = 'invalid_authorization_specification',
+					  DETAIL = 'Each call of a holder sends a proof with an n larger than the last one the database took, made after the database started.';
+		END IF;
 		IF NOT wrong AND p.n > known.proof_n THEN
 			UPDATE snowid_coordinator.holders h SET proof_n = p.n
 			WHERE h.datacenter = dc AND h.identity = check_holder.identity;
@@ -231,10 +309,16 @@ $$;
 
 -- The pad a call of identity must register its key with, or NULL if it
 -- may go on: it has a key registered, sends a secret itself, or sends its
--- key under the pad it was answered (which its proof then shows).  A new
--- pad replaces the last one.  Called with the datacenter's lock held.
+-- key under the pad it was answered (which its proof for call then
+-- shows).  A new pad replaces the identity's last one.  A pad is good for
+-- the longest coordinator timeout of a server (the call that sends the
+-- key follows at once), and a datacenter has at most as many as its layout
+-- has worker ids (the one recorded, else hi, the call's): so made-up
+-- names fill no table.  Beyond, refused (SQLSTATE 53400).  Called with
+-- the datacenter's lock held.
 CREATE OR REPLACE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
-										   secret text)
+										   secret text, call text,
+										   hi integer)
 RETURNS text
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -244,6 +328,8 @@ DECLARE
 	me			text := identity;
 	p			record;
 	given		text;
+	now_ms		bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+	most		integer;
 BEGIN
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL OR
@@ -251,28 +337,46 @@ BEGIN
 				WHERE h.datacenter = dc AND h.identity = me) THEN
 		RETURN NULL;
 	END IF;
+	DELETE FROM snowid_coordinator.pads x
+	WHERE x.datacenter = dc
+	  AND x.made_ms < now_ms - @SNOWID_COORDINATOR_TIMEOUT_MAX_MS@;
 	SELECT x.pad INTO given FROM snowid_coordinator.pads x
 	WHERE x.datacenter = dc AND x.identity = me;
 	IF p.masked IS NOT NULL AND given IS NOT NULL AND
 		p.proof = snowid_coordinator.proof_of(
 			snowid_coordinator.xor_hex(p.masked,
-				encode(sha256(convert_to(given, 'UTF8')), 'hex')), p.n) THEN
+				encode(sha256(convert_to(given, 'UTF8')), 'hex')), p.n, call) THEN
 		RETURN NULL;
+	END IF;
+	IF given IS NULL THEN
+		SELECT coalesce(d.max_worker_id, hi) + 1 INTO most
+		FROM snowid_coordinator.datacenters d
+		WHERE d.datacenter = dc;
+		IF (SELECT count(*) FROM snowid_coordinator.pads x
+			WHERE x.datacenter = dc) >= most THEN
+			RAISE EXCEPTION 'too many holder keys being registered in datacenter %', dc
+				USING ERRCODE = 'configuration_limit_exceeded',
+					  DETAIL = format('A datacenter has at most as many holder names registering their key at once as its layout has worker ids (%s), each for up to %s s.',
+									  most, @SNOWID_COORDINATOR_TIMEOUT_MAX_MS@ / 1000),
+					  HINT = 'Try again later.  Many registrations of names no server uses are a member of the fleet making names up: see who may call as the servers'' role (snowid''s doc/security.md, "What the fleet''s role can deny").';
+		END IF;
 	END IF;
 	given := encode(sha256(convert_to(gen_random_uuid()::text ||
 									  gen_random_uuid()::text, 'UTF8')), 'hex');
-	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad)
-	VALUES (dc, me, given)
-	ON CONFLICT (datacenter, identity) DO UPDATE SET pad = excluded.pad;
+	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad, made_ms)
+	VALUES (dc, me, given, now_ms)
+	ON CONFLICT (datacenter, identity)
+	DO UPDATE SET pad = excluded.pad, made_ms = excluded.made_ms;
 	RETURN given;
 END
 $$;
 
 -- Registers identity's key, if it has none yet: after a call of that
 -- identity was granted.  A secret itself registers its hash; a proof, the
--- key it sent under its pad (see pad_for()), with its n as the last taken.
+-- key it sent under its pad (see pad_for()) for call, with its n as the
+-- last taken.
 CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
-												   secret text)
+												   secret text, call text)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -293,7 +397,7 @@ BEGIN
 		FROM snowid_coordinator.pads x
 		WHERE x.datacenter = dc AND x.identity = me AND p.masked IS NOT NULL;
 		IF k IS NULL OR
-			p.proof <> snowid_coordinator.proof_of(encode(k, 'hex'), p.n) THEN
+			p.proof <> snowid_coordinator.proof_of(encode(k, 'hex'), p.n, call) THEN
 			RETURN;
 		END IF;
 		DELETE FROM snowid_coordinator.pads x

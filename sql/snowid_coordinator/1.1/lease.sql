@@ -45,6 +45,12 @@ AS $$
 DECLARE
 	dc			integer := datacenter;
 	me			text := identity;
+	-- what its proof is for (the procedure's arguments, see prove())
+	call		text := snowid_coordinator.call_text(
+		ARRAY['lease_claim', datacenter::text, identity, max::text,
+			  lease_ms::text, client_ms::text, usable_ms::text, prefer::text,
+			  wait_ms::text, token, quiet_ms::text, seen_generation::text,
+			  seen_counter::text, clock_margin_ms::text]);
 	hi			integer := max;
 	lease		bigint := lease_ms;
 	client		bigint := client_ms;
@@ -75,9 +81,9 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
-	PERFORM snowid_coordinator.check_holder(dc, me, secret);
+	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
-	o.holder := snowid_coordinator.pad_for(dc, me, secret);
+	o.holder := snowid_coordinator.pad_for(dc, me, secret, call, hi);
 	IF o.holder IS NOT NULL THEN
 		o.outcome := 'register';
 		RETURN o;
@@ -179,7 +185,7 @@ BEGIN
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
@@ -226,6 +232,12 @@ AS $$
 DECLARE
 	dc			integer := datacenter;
 	me			text := identity;
+	-- what its proof is for (the procedure's arguments, see prove())
+	call		text := snowid_coordinator.call_text(
+		ARRAY['lease_renew', datacenter::text, identity, worker_id::text,
+			  lease_ms::text, want_ms::text, token, quiet_ms::text,
+			  client_ms::text, seen_generation::text, seen_counter::text,
+			  clock_margin_ms::text]);
 	id			integer := worker_id;
 	lease		bigint := lease_ms;
 	want		bigint := want_ms;
@@ -248,7 +260,7 @@ BEGIN
 	-- (by hand, in a datacenter without a row: lost, nothing written)
 	now_ms := snowid_coordinator.lock_datacenter(dc, quiet_ms IS NOT NULL);
 	IF now_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 		PERFORM snowid_coordinator.check_ahead('want_ms', want, now_ms);
 		PERFORM snowid_coordinator.check_ahead('client_ms', client_ms, now_ms);
 		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -276,7 +288,7 @@ BEGIN
 		fence_ms = greatest(x.fence_ms, want)
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -312,6 +324,10 @@ AS $$
 DECLARE
 	dc			integer := datacenter;
 	me			text := identity;
+	-- what its proof is for (the procedure's arguments, see prove())
+	call		text := snowid_coordinator.call_text(
+		ARRAY['lease_release', datacenter::text, identity, worker_id::text,
+			  final_ms::text, park::text, token]);
 	id			integer := worker_id;
 	final		bigint := final_ms;
 	tok			text := token;
@@ -329,7 +345,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
 	IF now_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_holder(dc, me, secret);
+		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 		PERFORM snowid_coordinator.check_ahead('final_ms', final, now_ms);
 	END IF;
 
@@ -353,7 +369,7 @@ BEGIN
 		lease_token = CASE WHEN park THEN x.lease_token END
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
 
 	o.outcome := 'ok';
 	o.worker_id := id;

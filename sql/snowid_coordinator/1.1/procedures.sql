@@ -9,19 +9,28 @@
 -- The outcome comes back in the INOUT parameters, which the caller leaves
 -- out: one row of (outcome, worker_id, floor_ms, fence_ms, lease_ms,
 -- holder), as described at run_<name>().  secret is the caller's holder
--- proof (see check_holder(); prove() takes its n first), or its holder
--- secret itself (64 lower-case hex digits, a server of release 1.3.0).
+-- proof for the call: the procedure's name and its arguments but the
+-- proof (see call_text() and check_holder(); prove() takes its n first),
+-- or its holder secret itself (64 lower-case hex digits, a server of
+-- release 1.3.0).
 -- -----------------------------------------------------------------------
 
--- Takes the n of a holder proof (see check_holder()) before the call does
--- anything else, committed by the caller at once, so that a proof read
--- from a log is never taken again, whether the call it came with was
--- granted, refused or failed.  Raises SQLSTATE 28000 for an n no larger
--- than the last one taken, naming that one: the server sends a larger.
--- A proof that its key does not make, or of an identity without a key,
--- is left to the call (check_holder(), pad_for()).
+-- Takes the n of a holder proof made for call (the procedure's name and
+-- its arguments but the proof, see call_text() and check_holder()) before
+-- the call does anything else, committed by the calling procedure at
+-- once, so that a proof read from a log never makes its call again,
+-- whether the call it came with was granted, refused or failed.  Raises
+-- SQLSTATE 28000 for an n no larger than the last one taken, or made
+-- before the database's start (proofs_taken_until()), naming the last:
+-- the server sends a larger.  It reads before it locks, and locks the
+-- holder's row only for a proof good for call, and only inside the
+-- procedure, which commits at once: so no caller can keep that row, and
+-- no call waits for one that does.  Anything else (a proof its key does
+-- not make for call, no call given, as by hand, an identity without a
+-- key, an n too far from the clock) it leaves to the call (check_holder(),
+-- pad_for()), and takes nothing.
 CREATE OR REPLACE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
-										  secret text)
+										  secret text, call text[] DEFAULT NULL)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -29,27 +38,55 @@ AS $$
 DECLARE
 	p			record;
 	known		snowid_coordinator.holders;
+	taken		bigint;
+	context		text;
+	stack		text[];
 BEGIN
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
-	IF p.n IS NULL THEN
+	IF p.n IS NULL OR call IS NULL OR
+		abs(p.n - (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) >
+		@SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000 THEN
 		RETURN;
 	END IF;
 	SELECT * INTO known FROM snowid_coordinator.holders h
-	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity
-	FOR UPDATE;
+	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
 	IF NOT FOUND OR
 		p.proof <> snowid_coordinator.proof_of(encode(known.secret_sha256, 'hex'),
-											   p.n) THEN
+											   p.n, snowid_coordinator.call_text(call)) THEN
 		RETURN;
 	END IF;
-	IF p.n <= known.proof_n THEN
-		RAISE EXCEPTION 'holder proof taken already: the last n taken is %',
-				known.proof_n
-			USING ERRCODE = 'invalid_authorization_specification',
-				  DETAIL = 'Each call of a holder sends a proof with an n larger than the last one the database took.';
+	-- called by the CALL of a procedure of the servers, which commits next:
+	-- the stack's second line is that CALL (its exact text, on one line, so
+	-- that no caller's text lies above the third), the third the procedure
+	GET DIAGNOSTICS context = PG_CONTEXT;
+	stack := string_to_array(context, E'\n');
+	IF coalesce(stack[2] <> 'SQL statement "CALL snowid_coordinator.prove(' ||
+				'datacenter, identity, secret, made_for)"' OR
+				stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
+							 '(claim|lease_claim|lease_renew|lease_release)' ||
+							 '\([a-z,]*\) line [0-9]+ at CALL$'),
+				true) THEN
+		RAISE EXCEPTION 'snowid_coordinator.prove is called only by the servers'' procedures'
+			USING ERRCODE = 'invalid_transaction_termination',
+				  DETAIL = 'The procedure commits right after it, so that no caller keeps the holder''s row.',
+				  HINT = 'Run CALL snowid_coordinator.claim(...) or the lease''s procedures on their own, outside a transaction block.';
 	END IF;
-	UPDATE snowid_coordinator.holders h SET proof_n = p.n
-	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
+	taken := greatest(known.proof_n, snowid_coordinator.proofs_taken_until());
+	IF p.n > taken THEN
+		UPDATE snowid_coordinator.holders h SET proof_n = p.n
+		WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity
+		  AND h.proof_n < p.n
+		RETURNING h.proof_n INTO taken;
+		IF FOUND THEN
+			RETURN;
+		END IF;
+		-- a later n of this holder was taken meanwhile
+		SELECT h.proof_n INTO taken FROM snowid_coordinator.holders h
+		WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
+	END IF;
+	RAISE EXCEPTION 'holder proof taken already: the last n taken is %', taken
+		USING ERRCODE = 'invalid_authorization_specification',
+			  DETAIL = 'Each call of a holder sends a proof with an n larger than the last one the database took, made after the database started.';
 END
 $$;
 
@@ -71,9 +108,15 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['claim', datacenter::text, identity, want::text, max::text,
+						 prefer::text, usable_ms::text, quiet_ms::text, reassert::text,
+						 seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text, confirmed_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_claim(datacenter, identity, secret, want, max,
 		prefer, usable_ms, quiet_ms, reassert, seen_generation, seen_counter,
@@ -108,9 +151,16 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_claim', datacenter::text, identity, max::text,
+						 lease_length_ms::text, client_ms::text, usable_ms::text,
+						 prefer::text, wait_ms::text, token, quiet_ms::text,
+						 seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_claim(datacenter, identity, secret, max,
 		lease_length_ms, client_ms, usable_ms, prefer, wait_ms, token, quiet_ms,
@@ -145,9 +195,15 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_renew', datacenter::text, identity, held_worker_id::text,
+						 lease_length_ms::text, want_ms::text, token, quiet_ms::text,
+						 client_ms::text, seen_generation::text, seen_counter::text,
+						 clock_margin_ms::text];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_renew(datacenter, identity, secret,
 		held_worker_id, lease_length_ms, want_ms, token, quiet_ms, client_ms,
@@ -179,9 +235,13 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
 	o			snowid_coordinator.outcome;
+	-- what the proof is for: this call
+	made_for	text[] :=
+				   ARRAY['lease_release', datacenter::text, identity,
+						 held_worker_id::text, final_ms::text, park::text, token];
 BEGIN
 	COMMIT;
-	CALL snowid_coordinator.prove(datacenter, identity, secret);
+	CALL snowid_coordinator.prove(datacenter, identity, secret, made_for);
 	COMMIT;
 	o := snowid_coordinator.run_lease_release(datacenter, identity, secret,
 		held_worker_id, final_ms, park, token);

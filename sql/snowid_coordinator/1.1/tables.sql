@@ -16,6 +16,13 @@ CREATE TABLE snowid_coordinator.install (
 	install_id text NOT NULL
 );
 
+-- When this install was made (Unix microseconds): every holder proof of an
+-- earlier n counts as taken (helpers.sql, proofs_taken_until()), so that a
+-- restore from a dump takes back none the log shows
+ALTER TABLE snowid_coordinator.install
+	ADD COLUMN installed_us bigint NOT NULL
+		DEFAULT (EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000000)::bigint;
+
 INSERT INTO snowid_coordinator.install (install_id)
 VALUES (md5(random()::text || clock_timestamp()::text || pg_backend_pid()));
 
@@ -105,9 +112,10 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 
 -- The holder's proof (doc/security.md, "Holder secrets"): a server of
 -- this release never sends its secret, only "<n>:<proof>", proof the
--- SHA-256 of "<key>:<n>" (key: secret_sha256 in hexadecimal), n larger
--- than the last one taken, which proof_n holds: the procedure prove()
--- takes it, and commits, before the call does anything else.
+-- SHA-256 of its key (secret_sha256 in hexadecimal), n and the call
+-- (helpers.sql), n larger than the last one taken, which proof_n holds:
+-- the procedure prove() takes it, and commits, before the call does
+-- anything else.
 ALTER TABLE snowid_coordinator.holders
 	ADD COLUMN proof_n bigint NOT NULL DEFAULT 0
 		CHECK (proof_n >= 0);
@@ -115,7 +123,9 @@ ALTER TABLE snowid_coordinator.holders
 -- A pad per identity that has no key registered yet: its first call is
 -- answered 'register' with the pad (an answer, which no log shows), and the
 -- next sends its key XORed with the pad's SHA-256, so that the key never
--- appears in a log.  Not dumped: a restored database hands out new pads.
+-- appears in a log.  Made at made_ms (Unix ms), good for a while, and a
+-- datacenter has no more than its layout has worker ids (pad_for()).  Not
+-- dumped: a restored database hands out new pads.
 CREATE TABLE snowid_coordinator.pads (
 	datacenter integer NOT NULL
 		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
@@ -123,6 +133,7 @@ CREATE TABLE snowid_coordinator.pads (
 		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
 	pad text NOT NULL
 		CHECK (pad ~ '^[0-9a-f]{64}$'),
+	made_ms bigint NOT NULL,
 	PRIMARY KEY (datacenter, identity)
 );
 

@@ -37,6 +37,7 @@ use PostgreSQL::Test::Utils;
 use SnowidCoordDb;
 use SnowidTest;
 use Test::More;
+use Time::HiRes;
 
 # (required, not used: test/run prepares the client builds for a file
 # that uses it)
@@ -274,7 +275,7 @@ is(scalar(@only_updated) + scalar(@only_installed), 0,
 	  . "\nonly in the install:\n" . join("\n", map { substr($_, 0, 600) } @only_installed));
 unlike(join("\n", @{ $lines{coord} }), qr/bystander/,
 	'the owner\'s default privileges gave nothing the update made to another role');
-like(join("\n", @{ $lines{coord} }), qr/routine snowid_coordinator\.prove\(integer,text,text\) .* acl=\{[^}]*snowid_fleet=X/s,
+like(join("\n", @{ $lines{coord} }), qr/routine snowid_coordinator\.prove\(integer,text,text,text\[\]\) .* acl=\{[^}]*snowid_fleet=X/s,
 	'the servers\' role may call prove()');
 
 # pg_dump of both (the grants of an administrator that a restore makes
@@ -302,14 +303,21 @@ my $check_a = fleet_call("claim(1, 'server-a', '$secret{'server-a'}', -1, 31, $h
 is("$check_a->{outcome} $check_a->{worker_id}", "ok $held{'server-a'}",
 	'a check-in of a 1.3.0 server (its secret) keeps its worker id');
 
+# the proof of a server of this release: its key, n (its clock in
+# microseconds) and the call, its procedure's name and every argument but
+# the proof (NULL as nothing), each but the last followed by a line feed
 my $key = sha256_hex($secret{'server-b'});
-my $proof = '1:' . sha256_hex("$key:1");
+my $usable = $db->sql(undef, "SELECT $now + 1000");
+my @call = ('claim', 1, 'server-b', -1, 31, $held{'server-b'}, $usable, 60000, 'true',
+	$seen{'server-b'}[0], $seen{'server-b'}[1], 60000, '');
+my $n = int(Time::HiRes::time() * 1_000_000);
+my $proof = "$n:" . sha256_hex(join "\n", $key, $n, @call);
 my $check_b = fleet_call("claim(1, 'server-b', '$proof', -1, 31, $held{'server-b'},"
-	  . " $now + 1000, 60000, true, $seen{'server-b'}[0], $seen{'server-b'}[1], 60000, NULL)");
+	  . " $usable, 60000, true, $seen{'server-b'}[0], $seen{'server-b'}[1], 60000, NULL)");
 is("$check_b->{outcome} $check_b->{worker_id}", "ok $held{'server-b'}",
 	'a check-in of a server of this release (a holder proof) keeps its worker id');
 is($db->sql(undef, q{SELECT proof_n FROM snowid_coordinator.holders WHERE datacenter = 1 AND identity = 'server-b'}),
-	1, 'prove() took its n');
+	$n, 'prove() took its n');
 
 my $c = fleet_call("lease_renew(1, 'server-c', '$secret{'server-c'}', $held{'server-c'}, 600000,"
 	  . " $now + 600000, '$token', 60000, $now, $seen{'server-c'}[0], $seen{'server-c'}[1], 60000)");
