@@ -62,6 +62,19 @@ sub version
 	return $version;
 }
 
+# A server of new_server where app, who sees every session's transactions
+# (GRANT pg_read_all_stats), owns the databases @dbs, the first with
+# dblink (to claim, as 1.2 did): the server
+sub claiming_server
+{
+	my ($name, @dbs) = @_;
+	my $node = new_server($name, ['app'], \@dbs);
+
+	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+	$node->safe_psql($dbs[0], 'CREATE EXTENSION dblink');
+	return $node;
+}
+
 # The connection string of database $db of $node as app
 sub app_url
 {
@@ -662,25 +675,24 @@ sub claiming_12_server
 	my ($fleet, $conninfo, $password) = claim_fleet();
 	my $script = provisioning_script($name, $fleet->node,
 		DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $node = new_server($name, ['app'], [qw(appdb newdb)]);
+	my $node = claiming_server($name, qw(appdb newdb));
 
-	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 	$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
 	return ($fleet, $conninfo, $password, $node, $script);
 }
 
 # 1.2 installed by the owner of a database (app's connection string) to
-# claim its worker id from the fleet of claim_fleet (claim_config; one
-# test, that it went through); then its first id: (that id's worker id,
-# psql's stderr)
+# claim its worker id from the fleet of claim_fleet (claim_config, then
+# $opt{sql}, more SQL of the owner's, if given; one test, that it went
+# through, naming the owner $opt{who}, 'the owner' if not given); then its
+# first id: (that id's worker id, psql's stderr)
 sub install_claiming_12
 {
-	my ($app, $conninfo, $password) = @_;
+	my ($app, $conninfo, $password, %opt) = @_;
 	my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-		  . claim_config($conninfo, $password));
+		  . claim_config($conninfo, $password) . ($opt{sql} // ''));
 
-	Test::More::is($rc, 0, 'the owner installs 1.2 and has it claim its worker id')
+	Test::More::is($rc, 0, ($opt{who} // 'the owner') . ' installs 1.2 and has it claim its worker id')
 	  or Test::More::diag($err);
 	($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
 	return ($out, $err);
