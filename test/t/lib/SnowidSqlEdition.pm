@@ -358,6 +358,20 @@ sub issue_ahead_sql
 		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '$ahead' FROM ids};
 }
 
+# The two tests after the owner's code, planted to note in its table ran
+# (who, super) each run and to run ALTER ROLE app SUPERUSER, had a chance
+# to run as a superuser: none of its runs (in database $db of $node) was a
+# superuser's (the test named $name), and app is still no superuser
+sub no_superuser_ran
+{
+	my ($node, $db, $name) = @_;
+
+	Test::More::is($node->safe_psql($db, q{SELECT count(*) FROM ran WHERE super}), '0', $name);
+	Test::More::is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
+		'f', 'app is still no superuser');
+	return;
+}
+
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
 sub psql_as
