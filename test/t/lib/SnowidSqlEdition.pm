@@ -125,6 +125,21 @@ sub dump_restore
 	return;
 }
 
+# Database $from of $node dumped by its owner app (pg_dump -Fc into $file:
+# a test, named $dumps), restored by app into a new database $to that app
+# owns (a test), and dropped: the copy of a source that is gone
+sub owner_copy
+{
+	my ($node, $from, $to, $file, $dumps) = @_;
+
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', app_url($node, $from) ], $dumps);
+	$node->safe_psql('postgres', "CREATE DATABASE $to OWNER app");
+	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', app_url($node, $to), $file ],
+		'and restores it into a new database');
+	$node->safe_psql('postgres', "DROP DATABASE $from");
+	return;
+}
+
 # pg_dump -Fc of a database (a connection string) into $file, with more
 # of pg_dump's options (-t t) if given; its errors go to diag
 sub dump_to
@@ -356,6 +371,49 @@ sub issue_ahead_sql
 		CREATE TABLE ids (id bigint);
 		INSERT INTO ids SELECT snowid_next_batch($n);
 		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '$ahead' FROM ids};
+}
+
+# SQL that the owner of a new database runs to issue ids ahead of the
+# clock: the edition in the layout 0/6/2 (4 ids a millisecond) with
+# worker id $w and max_drift_ms $drift_ms, a table t (id, and a boolean
+# $mark, false), and a batch of $n ids in it; it prints how many t holds.
+# Ids issued later into t with $mark true (marked_batch_sql) are counted
+# against them by marked_twice.
+sub batch_ahead_sql
+{
+	my ($w, $drift_ms, $mark, $n) = @_;
+
+	return qq{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = $w,
+		max_drift_ms = $drift_ms;
+	CREATE TABLE t (id bigint, $mark boolean DEFAULT false);
+	INSERT INTO t SELECT snowid_next_batch($n);
+	SELECT count(*) FROM t};
+}
+
+# SQL that issues a batch of $n ids into t (of batch_ahead_sql) with $mark
+# true; it prints how many rows of t are so marked
+sub marked_batch_sql
+{
+	my ($mark, $n) = @_;
+
+	return qq{
+	INSERT INTO t (id, $mark) SELECT snowid_next_batch($n), true;
+	SELECT count(*) FROM t WHERE $mark};
+}
+
+# The ids of table t in database $db of $node, some marked by the boolean
+# column $mark (the later ones): (how many marked ids equal an id not
+# marked, how many are marked)
+sub marked_twice
+{
+	my ($node, $db, $mark) = @_;
+	my ($n, $twice) = split /\|/, $node->safe_psql($db, qq{
+	SELECT (SELECT count(*) FROM t WHERE $mark),
+		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.$mark AND NOT b.$mark)});
+
+	return ($twice, $n);
 }
 
 # The two tests after the owner's code, planted to note in its table ran
