@@ -1,13 +1,15 @@
 # What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
-# planted in public, with what tells whether they ran; whether pg_tle can
-# be had; and, for the update of the versions that claimed their worker
-# id (up to 1.2), a coordination server, the fleet's login there and the
-# configuration that claimed from it; the provisioning script of
-# doc/managed.md run against a coordination server, and the servers its
-# tests run it for; dumps and restores; and databases issuing side by
-# side, counted for ids issued twice.
+# planted in public, with what tells whether they ran (and whether the
+# owner's code ran as a superuser); whether pg_tle can be had; and, for the
+# update of the versions that claimed their worker id (up to 1.2), a
+# coordination server, the fleet's login there and the configuration that
+# claimed from it; the provisioning script of doc/managed.md run against a
+# coordination server, and the servers its tests run it for; dumps and
+# restores; batches of ids ahead of the clock, and the later ids counted
+# against them; and databases issuing side by side, counted for ids issued
+# twice.
 package SnowidSqlEdition;
 
 use strict;
