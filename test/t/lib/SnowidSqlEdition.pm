@@ -1,13 +1,15 @@
 # What the tests of the SQL edition (snowid_sql, doc/managed.md) share: psql
 # as a role, the objects of an installation as a text, to compare an
 # updated installation with a fresh one, and operators and functions
-# planted in public, with what tells whether they ran; whether pg_tle can
-# be had; and, for the update of the versions that claimed their worker
-# id (up to 1.2), a coordination server, the fleet's login there and the
-# configuration that claimed from it; the provisioning script of
-# doc/managed.md run against a coordination server, and the servers its
-# tests run it for; dumps and restores; and databases issuing side by
-# side, counted for ids issued twice.
+# planted in public, with what tells whether they ran (and whether the
+# owner's code ran as a superuser); whether pg_tle can be had; and, for the
+# update of the versions that claimed their worker id (up to 1.2), a
+# coordination server, the fleet's login there and the configuration that
+# claimed from it; the provisioning script of doc/managed.md run against a
+# coordination server, and the servers its tests run it for; dumps and
+# restores; batches of ids ahead of the clock, and the later ids counted
+# against them; and databases issuing side by side, counted for ids issued
+# twice.
 package SnowidSqlEdition;
 
 use strict;
@@ -62,6 +64,19 @@ sub version
 	return $version;
 }
 
+# A server of new_server where app, who sees every session's transactions
+# (GRANT pg_read_all_stats), owns the databases @dbs, the first with
+# dblink (to claim, as 1.2 did): the server
+sub claiming_server
+{
+	my ($name, @dbs) = @_;
+	my $node = new_server($name, ['app'], \@dbs);
+
+	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+	$node->safe_psql($dbs[0], 'CREATE EXTENSION dblink');
+	return $node;
+}
+
 # The connection string of database $db of $node as app
 sub app_url
 {
@@ -109,6 +124,21 @@ sub dump_restore
 	$node->command_ok(
 		[ 'pg_restore', '--exit-on-error', '-d', $node->connstr($to), $file ],
 		'pg_restore restores it without an error');
+	return;
+}
+
+# Database $from of $node dumped by its owner app (pg_dump -Fc into $file:
+# a test, named $dumps), restored by app into a new database $to that app
+# owns (a test), and dropped: the copy of a source that is gone
+sub owner_copy
+{
+	my ($node, $from, $to, $file, $dumps) = @_;
+
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', app_url($node, $from) ], $dumps);
+	$node->safe_psql('postgres', "CREATE DATABASE $to OWNER app");
+	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', app_url($node, $to), $file ],
+		'and restores it into a new database');
+	$node->safe_psql('postgres', "DROP DATABASE $from");
 	return;
 }
 
@@ -343,6 +373,63 @@ sub issue_ahead_sql
 		CREATE TABLE ids (id bigint);
 		INSERT INTO ids SELECT snowid_next_batch($n);
 		SELECT count(*), snowid_time(max(id)) > clock_timestamp() + interval '$ahead' FROM ids};
+}
+
+# SQL that the owner of a new database runs to issue ids ahead of the
+# clock: the edition in the layout 0/6/2 (4 ids a millisecond) with
+# worker id $w and max_drift_ms $drift_ms, a table t (id, and a boolean
+# $mark, false), and a batch of $n ids in it; it prints how many t holds.
+# Ids issued later into t with $mark true (marked_batch_sql) are counted
+# against them by marked_twice.
+sub batch_ahead_sql
+{
+	my ($w, $drift_ms, $mark, $n) = @_;
+
+	return qq{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = $w,
+		max_drift_ms = $drift_ms;
+	CREATE TABLE t (id bigint, $mark boolean DEFAULT false);
+	INSERT INTO t SELECT snowid_next_batch($n);
+	SELECT count(*) FROM t};
+}
+
+# SQL that issues a batch of $n ids into t (of batch_ahead_sql) with $mark
+# true; it prints how many rows of t are so marked
+sub marked_batch_sql
+{
+	my ($mark, $n) = @_;
+
+	return qq{
+	INSERT INTO t (id, $mark) SELECT snowid_next_batch($n), true;
+	SELECT count(*) FROM t WHERE $mark};
+}
+
+# The ids of table t in database $db of $node, some marked by the boolean
+# column $mark (the later ones): (how many marked ids equal an id not
+# marked, how many are marked)
+sub marked_twice
+{
+	my ($node, $db, $mark) = @_;
+	my ($n, $twice) = split /\|/, $node->safe_psql($db, qq{
+	SELECT (SELECT count(*) FROM t WHERE $mark),
+		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.$mark AND NOT b.$mark)});
+
+	return ($twice, $n);
+}
+
+# The two tests after the owner's code, planted to note in its table ran
+# (who, super) each run and to run ALTER ROLE app SUPERUSER, had a chance
+# to run as a superuser: none of its runs (in database $db of $node) was a
+# superuser's (the test named $name), and app is still no superuser
+sub no_superuser_ran
+{
+	my ($node, $db, $name) = @_;
+
+	Test::More::is($node->safe_psql($db, q{SELECT count(*) FROM ran WHERE super}), '0', $name);
+	Test::More::is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
+		'f', 'app is still no superuser');
+	return;
 }
 
 # psql as a role on a connection string, stopping at the first error, with
@@ -662,25 +749,24 @@ sub claiming_12_server
 	my ($fleet, $conninfo, $password) = claim_fleet();
 	my $script = provisioning_script($name, $fleet->node,
 		DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $node = new_server($name, ['app'], [qw(appdb newdb)]);
+	my $node = claiming_server($name, qw(appdb newdb));
 
-	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-	$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
 	$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
 	return ($fleet, $conninfo, $password, $node, $script);
 }
 
 # 1.2 installed by the owner of a database (app's connection string) to
-# claim its worker id from the fleet of claim_fleet (claim_config; one
-# test, that it went through); then its first id: (that id's worker id,
-# psql's stderr)
+# claim its worker id from the fleet of claim_fleet (claim_config, then
+# $opt{sql}, more SQL of the owner's, if given; one test, that it went
+# through, naming the owner $opt{who}, 'the owner' if not given); then its
+# first id: (that id's worker id, psql's stderr)
 sub install_claiming_12
 {
-	my ($app, $conninfo, $password) = @_;
+	my ($app, $conninfo, $password, %opt) = @_;
 	my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-		  . claim_config($conninfo, $password));
+		  . claim_config($conninfo, $password) . ($opt{sql} // ''));
 
-	Test::More::is($rc, 0, 'the owner installs 1.2 and has it claim its worker id')
+	Test::More::is($rc, 0, ($opt{who} // 'the owner') . ' installs 1.2 and has it claim its worker id')
 	  or Test::More::diag($err);
 	($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
 	return ($out, $err);

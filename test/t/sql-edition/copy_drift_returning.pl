@@ -24,37 +24,22 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('copy_drift_returning');
-my $node = PostgreSQL::Test::Cluster->new('copy_drift_returning');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE copy OWNER app');
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source copy);
+my $node = SnowidSqlEdition::new_server('copy_drift_returning', ['app'], ['source']);
+my %as = map { $_ => app_url($node, $_) } qw(source copy);
 
-my ($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = 5,
-		max_drift_ms = 10000;
-	CREATE TABLE t (id bigint, copy boolean DEFAULT false);
-	INSERT INTO t SELECT snowid_next_batch(20000);
-	SELECT count(*) FROM t});
+my ($rc, $out, $err) = psql_as($as{source}, SnowidSqlEdition::batch_ahead_sql(5, 10000, 'copy', 20000));
 is($out, '20000', 'the source issues a batch of 20,000 ids, ahead of its clock') or diag($err);
-$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ], 'the owner dumps it');
-$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{copy}, "$dir/source.dump" ],
-	'and restores it into a new database');
-$node->safe_psql('postgres', 'DROP DATABASE source');
+SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps it');
 
 ($rc, $out, $err) = psql_as($as{copy}, q{
 	UPDATE snowid_config SET worker_id = 5 RETURNING set_config('snowid_sql.copy_drift_ms', '', true)});
 is($rc, 0, 'the owner sets its gone source\'s worker id, with a RETURNING') or diag($err);
-($rc, $out, $err) = psql_as($as{copy}, q{
-	INSERT INTO t (id, copy) SELECT snowid_next_batch(20000), true;
-	SELECT count(*) FROM t WHERE copy});
-my $twice = $node->safe_psql('copy',
-	'SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND NOT a.copy AND b.copy');
+($rc, $out, $err) = psql_as($as{copy}, SnowidSqlEdition::marked_batch_sql('copy', 20000));
+my ($twice) = SnowidSqlEdition::marked_twice($node, 'copy', 'copy');
 is($twice, '0', "no id of the copy equals a restored one ($twice of " . ($out || 0) . ')');
 
 $node->stop;

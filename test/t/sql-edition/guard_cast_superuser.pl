@@ -23,14 +23,11 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('guard_cast_superuser');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('guard_cast_superuser', ['app'], ['appdb']);
+my $app = app_url($node, 'appdb');
 
 my ($rc, $out, $err) = psql_as($app, q{
 	CREATE EXTENSION snowid_sql;
@@ -56,10 +53,8 @@ is($out, 'f', 'app, no superuser, installs the edition and makes its type, cast 
 
 ($rc, $out, $err) = psql_as($app, q{INSERT INTO snowid_config (epoch) VALUES ('2020-01-01')});
 note("the restore's insert: rc $rc $err");
-is($node->safe_psql('appdb', q{SELECT count(*) FROM ran WHERE super}), '0',
+SnowidSqlEdition::no_superuser_ran($node, 'appdb',
 	'the guard ran none of the owner\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}), 'f',
-	'app is still no superuser');
 
 $node->stop;
 done_testing();

@@ -17,14 +17,11 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('layout_no_node_bits');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('layout_no_node_bits', ['app'], ['appdb']);
+my $app = app_url($node, 'appdb');
 
 my ($rc, $out, $err) = psql_as($app, q{
 	CREATE EXTENSION snowid_sql;

@@ -28,11 +28,7 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('privileges_planted_body');
-$node->init;
-$node->start;
-$node->safe_psql('postgres',
-	'CREATE ROLE app LOGIN; CREATE ROLE bob LOGIN; CREATE DATABASE appdb OWNER app');
+my $node = SnowidSqlEdition::new_server('privileges_planted_body', [qw(app bob)], ['appdb']);
 my %as = map { $_ => $node->connstr('appdb') . " user=$_" } qw(app bob);
 
 my ($rc, $out, $err) = psql_as($as{app}, q{

@@ -24,7 +24,7 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use SnowidTest;
 use Test::More;
 
@@ -32,13 +32,10 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_clock_step');
-my $node = PostgreSQL::Test::Cluster->new('restore_after_clock_step');
-$node->init;
 $clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+my $node = SnowidSqlEdition::new_server('restore_after_clock_step', ['app'], ['source'], clock => $clock);
 
-my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
+my ($rc, $out, $err) = psql_as(app_url($node, 'source'), q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 5;
 	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
@@ -51,19 +48,13 @@ my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
 cmp_ok($out, '>', 0, "the source issues $out ids, its clock 10 s fast") or diag($err);
 
 $clock->set('+0');
-($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
+($rc, $out, $err) = psql_as(app_url($node, 'source'), 'SELECT snowid_next()');
 like($err, qr/the system clock is \d+ ms behind the snowid generator/,
 	'the clock stepped back 10 s: the source stops');
 
 # dumped and restored by the owner, as managed.md says it may
-$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') . ' user=app' ],
-	'the owner dumps the source');
-$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('copy') . ' user=app', "$dir/source.dump" ],
-	'and restores it into a new database');
-$node->safe_psql('postgres', 'DROP DATABASE source');
-($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
+SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
+($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
 	UPDATE snowid_config SET worker_id = 5;
 	DO $$ DECLARE
 		t0 timestamptz := clock_timestamp();
@@ -76,9 +67,7 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 	SELECT count(*) FROM t WHERE copy});
 cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids") or diag($err);
 
-my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{
-	SELECT (SELECT count(*) FROM t WHERE copy),
-		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.copy AND NOT b.copy)});
+my ($twice, $n) = SnowidSqlEdition::marked_twice($node, 'copy', 'copy');
 is($twice, '0', "no id of the copy equals a restored one ($twice of $n)");
 
 $node->stop;

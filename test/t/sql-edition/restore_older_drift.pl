@@ -25,15 +25,13 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_older_drift');
-my $node = PostgreSQL::Test::Cluster->new('restore_older_drift');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app; CREATE DATABASE aside');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('restore_older_drift', ['app'], ['appdb']);
+$node->safe_psql('postgres', 'CREATE DATABASE aside');
+my $app = app_url($node, 'appdb');
 
 my ($rc, $out, $err) = psql_as($app, q{
 	CREATE EXTENSION snowid_sql;

@@ -23,29 +23,18 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 
-my $node = PostgreSQL::Test::Cluster->new('update_claim_owned_invoker');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE appdb OWNER app;
-});
-$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::claiming_server('update_claim_owned_invoker', 'appdb');
+my $app = app_url($node, 'appdb');
 
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password));
-is($rc, 0, 'app installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-like($out, qr/^\d+$/, "it claims worker id $out") or diag($err);
+my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password, who => 'app');
+like($w, qr/^\d+$/, "it claims worker id $w") or diag($err);
 
+my ($rc, $out);
 ($rc, $out, $err) = psql_as($app, q{
 	CREATE TABLE ran (who name, super boolean);
 	CREATE FUNCTION public.text_eq(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
@@ -67,10 +56,8 @@ is($out, 'f', 'app, the owner of snowid_sql_claim_owned(), alters it and plants 
 
 ($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
 note("the update: exit code $rc: $err");
-is($node->safe_psql('appdb', q{SELECT count(*) FROM ran WHERE super}), '0',
+SnowidSqlEdition::no_superuser_ran($node, 'appdb',
 	'the update ran none of the owner\'s code as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}), 'f',
-	'app is still no superuser');
 
 $node->stop;
 done_testing();

@@ -31,30 +31,19 @@ use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidLease;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
 my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
 my $cnode = $fleet->node;
 
-my $node = PostgreSQL::Test::Cluster->new('update_hung_coordinator');
-$node->init;
-$node->start;
-$node->safe_psql(
-	'postgres', q{
-	CREATE ROLE app LOGIN;
-	GRANT pg_read_all_stats TO app;
-	CREATE DATABASE appdb OWNER app;
-});
-$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::claiming_server('update_hung_coordinator', 'appdb');
+my $app = app_url($node, 'appdb');
 
-my ($rc, $out, $err) = psql_as($app, q{CREATE EXTENSION snowid_sql VERSION '1.2';}
-	  . SnowidSqlEdition::claim_config($conninfo, $password)
-	  . q{UPDATE snowid_coordination SET timeout_ms = 60000;});
-is($rc, 0, 'app installs 1.2 and has it claim its worker id') or diag($err);
-($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
-like($out, qr/^\d+$/, "it claims worker id $out") or diag($err);
+my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password,
+	sql => q{UPDATE snowid_coordination SET timeout_ms = 60000;}, who => 'app');
+like($w, qr/^\d+$/, "it claims worker id $w") or diag($err);
+my ($rc, $out);
 
 $fleet->hold_writes;
 my ($uout, $uerr) = ('', '');

@@ -28,22 +28,13 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('worker_set_forged');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('worker_set_forged', ['app'], ['appdb']);
+my $app = app_url($node, 'appdb');
 
-my ($rc, $out, $err) = psql_as($app, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = 3,
-		max_drift_ms = 10000;
-	CREATE TABLE t (id bigint, second boolean DEFAULT false);
-	INSERT INTO t SELECT snowid_next_batch(20000);
-	SELECT count(*) FROM t});
+my ($rc, $out, $err) = psql_as($app, SnowidSqlEdition::batch_ahead_sql(3, 10000, 'second', 20000));
 is($out, '20000', 'a batch of 20,000 ids, ahead of the clock') or diag($err);
 
 $node->safe_psql('appdb', q{
@@ -59,13 +50,10 @@ like($err, qr/55000: the sequences of the snowid generator hold another server's
 ($rc, $out, $err) = psql_as($app, q{
 	SET snowid_sql.worker_set = on;
 	UPDATE snowid_config SET max_wait_ms = max_wait_ms});
-($rc, $out, $err) = psql_as($app, q{
-	INSERT INTO t (id, second) SELECT snowid_next_batch(20000), true;
-	SELECT count(*) FROM t WHERE second});
+($rc, $out, $err) = psql_as($app, SnowidSqlEdition::marked_batch_sql('second', 20000));
 like($err, qr/55000: the sequences of the snowid generator hold another server's values/,
 	'after the owner\'s SET snowid_sql.worker_set and a change of the row, it still refuses');
-my $twice = $node->safe_psql('appdb',
-	'SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND NOT a.second AND b.second');
+my ($twice) = SnowidSqlEdition::marked_twice($node, 'appdb', 'second');
 is($twice, '0', 'no id twice (' . $twice . ' of ' . ($out || 0) . ' issued after)');
 
 $node->stop;

@@ -21,50 +21,39 @@ use lib "$FindBin::RealBin/../lib";
 use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as);
+use SnowidSqlEdition qw(psql_as app_url);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('worker_unset_returns_null');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('worker_unset_returns_null', ['app'], ['appdb']);
+my $app = app_url($node, 'appdb');
 my ($rc, $out, $err) = psql_as($app, q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 1;
 	CREATE TABLE t (id bigint)});
 is($rc, 0, 'the owner installs it with worker id 1') or diag($err);
 
+# A session's SQL: for 20 s, $insert over and over, a call that finds no
+# worker id (55000) caught, and $after each time if given
+sub for_20_s
+{
+	my ($insert, $after) = @_;
+
+	return qq{DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '20 s' LOOP
+			BEGIN
+				$insert;
+			EXCEPTION WHEN object_not_in_prerequisite_state THEN
+				NULL;
+			END;@{[ defined $after ? "\n\t\t\t$after;" : '' ]}
+		END LOOP;
+	END \$\$};
+}
+
 my @runs;
 for my $sql (
-	q{DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '20 s' LOOP
-			BEGIN
-				INSERT INTO t VALUES (snowid_next());
-			EXCEPTION WHEN object_not_in_prerequisite_state THEN
-				NULL;
-			END;
-		END LOOP;
-	END $$},
-	q{DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '20 s' LOOP
-			BEGIN
-				INSERT INTO t SELECT snowid_next() FROM generate_series(1, 50);
-			EXCEPTION WHEN object_not_in_prerequisite_state THEN
-				NULL;
-			END;
-		END LOOP;
-	END $$},
-	q{DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '20 s' LOOP
-			BEGIN
-				INSERT INTO t VALUES (snowid_next());
-			EXCEPTION WHEN object_not_in_prerequisite_state THEN
-				NULL;
-			END;
-			COMMIT;
-		END LOOP;
-	END $$})
+	for_20_s('INSERT INTO t VALUES (snowid_next())'),
+	for_20_s('INSERT INTO t SELECT snowid_next() FROM generate_series(1, 50)'),
+	for_20_s('INSERT INTO t VALUES (snowid_next())', 'COMMIT'))
 {
 	my %r = (out => '', err => '');
 	$r{h} = IPC::Run::start([ 'psql', '-XAtq', '-d', $app, '-c', $sql ],
