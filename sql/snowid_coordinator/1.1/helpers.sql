@@ -440,7 +440,12 @@ $$;
 -- call stack, innermost first, is this function, the PERFORM of
 -- run_<name>() that calls it, run_<name>(), and its caller, which must be
 -- the procedure (its name qualified: no other schema can hold one of that
--- name).
+-- name), whose only call of run_<name>() is the one before its COMMIT.
+-- The stack's lines are in the server's language (lc_messages), so only
+-- the names in them are read: the caller's line begins as run_<name>()'s
+-- own does, with the procedure's name in place of run_<name>'s.  A line
+-- that begins with other words (a statement's text, which a caller
+-- writes, or another language's function) is refused.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_called_by(name text)
 RETURNS void
 LANGUAGE plpgsql
@@ -449,13 +454,16 @@ AS $$
 DECLARE
 	context		text;
 	stack		text[];
+	mine		text := 'snowid_coordinator.run_' || name || '(';
+	words		text;
 BEGIN
 	GET DIAGNOSTICS context = PG_CONTEXT;
 	stack := string_to_array(context, E'\n');
-	IF coalesce(stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.run_' ||
-							 name || '\(') OR
-				stack[4] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
-							 name || '\([a-z, ]*\) line [0-9]+ at assignment$'),
+	-- the words before a function's name in a line of the stack
+	words := left(stack[3], strpos(stack[3], mine) - 1);
+	IF coalesce(strpos(stack[3], mine) = 0 OR
+				NOT starts_with(stack[4], words || 'snowid_coordinator.' ||
+								name || '('),
 				true) THEN
 		RAISE EXCEPTION 'snowid_coordinator.run_% is called only by CALL snowid_coordinator.%',
 				name, name

@@ -6,9 +6,11 @@
 # lock_timeout while those transactions stay open.  Only a replay of the
 # very proof the member took waits (its n is being taken), for at most the
 # call's lock_timeout, and once the member commits it is refused: a proof
-# makes its call once, whoever took it.  prove() reads no message text:
-# with lc_messages set to German it takes a proof as in English (where the
-# server has German translations and the locale de_DE.UTF-8).
+# makes its call once, whoever took it.  No check of a call reads the
+# words of a message, which lc_messages translates: with lc_messages
+# German, prove() takes a proof and the holder's call goes through as in
+# English, and run_<name>() still refuses any caller but its procedure
+# (where the server has German translations and the locale de_DE.UTF-8).
 #
 # The coordination database only.
 use strict;
@@ -130,15 +132,14 @@ is($db->sql(undef, "SELECT string_agg(n::text, ' ') FROM snowid_coordinator.proo
 	  . " WHERE datacenter = $dc"), $after->{n},
 	'its n is all the table keeps of the holder: the rows below it went');
 
-# German messages: the stack's lines, which a check of prove()'s caller
-# read, are translated; prove() reads none
+# German messages: the words of the stack's lines are translated
 SKIP:
 {
 	my $de = $db->sql_error(undef,
 		"SET lc_messages = 'de_DE.UTF-8';\nSELECT 1 / 0;");
-	skip('the locale de_DE.UTF-8 is missing on this machine', 3)
+	skip('the locale de_DE.UTF-8 is missing on this machine', 5)
 	  if $de =~ /^22023: /;
-	skip('this PostgreSQL has no German translations (built without NLS)', 3)
+	skip('this PostgreSQL has no German translations (built without NLS)', 5)
 	  unless $de =~ /Division durch Null/;
 	$db->sql(undef, "ALTER ROLE coord_fleet SET lc_messages = 'de_DE.UTF-8'");
 	my $c = check_in();
@@ -150,6 +151,15 @@ SKIP:
 	$err = $db->sql_error('coord_fleet',
 		"CALL snowid_coordinator.prove($dc, $who, '$c->{proof}', $c->{array})");
 	like($err // 'taken', qr/\b28000: holder proof taken already/, 'once');
+	$c = check_in();
+	is($db->sql_error('coord_fleet', holder_call($c, '10s')), undef,
+		'the holder\'s call goes through with lc_messages German');
+	like($db->sql_error('coord_fleet', qq{
+			DO \$\$ BEGIN
+			PERFORM snowid_coordinator.run_claim($dc, $who, '$c->{proof}', $c->{args});
+			END \$\$}) // 'granted',
+		qr/\b2D000: snowid_coordinator\.run_claim is called only by CALL/,
+		'and run_claim() still refuses any caller but its procedure');
 	$db->sql(undef, "ALTER ROLE coord_fleet RESET lc_messages");
 }
 
