@@ -26,8 +26,8 @@
  *	 call of each starts a quiet period (holders that run re-assert their
  *	 ids through it; new claims wait), and a restart after a loss is a new
  *	 claim.
- * - The holder proves its secret instead of sending it: holders.proof_n,
- *	 the table pads, the procedure prove() that the servers' procedures
+ * - The holder proves its secret instead of sending it: the tables
+ *	 proofs_taken and pads, the procedure prove() that the servers' procedures
  *	 call first (the servers' role needs a grant of it: the update warns
  *	 until it has one).  Servers of 1.3.0 still send the secret, which 1.1
  *	 takes.
@@ -77,11 +77,17 @@ ALTER TABLE snowid_coordinator.datacenters
 	ADD COLUMN max_worker_id integer
 		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@);
 
--- The holder's proof: the last n each holder's calls sent (see prove()),
--- none yet
-ALTER TABLE snowid_coordinator.holders
-	ADD COLUMN proof_n bigint NOT NULL DEFAULT 0
-		CHECK (proof_n >= 0);
+-- The holder's proof: the n each holder's calls sent (see prove()), none
+-- yet; not dumped
+CREATE TABLE snowid_coordinator.proofs_taken (
+	datacenter integer NOT NULL
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
+	n bigint NOT NULL
+		CHECK (n > 0),
+	PRIMARY KEY (datacenter, identity, n)
+);
 
 -- The pads of identities without a key registered (see pad_for()): not
 -- dumped
@@ -106,6 +112,9 @@ ALTER TABLE snowid_coordinator.install
 -- (see call_text())
 DROP FUNCTION snowid_coordinator.check_holder(integer, text, text);
 DROP FUNCTION snowid_coordinator.register_holder(integer, text, text);
+
+COMMENT ON TABLE snowid_coordinator.proofs_taken IS
+'The n of each holder proof taken: a proof makes its call once';
 
 COMMENT ON TABLE snowid_coordinator.pads IS
 'A one-time pad for each identity that has no holder key registered yet';

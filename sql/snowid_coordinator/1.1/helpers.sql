@@ -170,9 +170,10 @@ $$;
 -- line feed but the last.  Four rules, each for a proof read from a log:
 --   * the proof covers the call: it can make only the call it was made
 --     for (call_text());
---   * prove() takes n before the call does anything else, committed
---     whatever the call then does, and an n no larger than the last taken
---     is refused (28000): a proof makes its call once;
+--   * prove() takes n (proofs_taken) before the call does anything else,
+--     committed whatever the call then does, and an n taken already or no
+--     larger than the largest taken is refused (28000): a proof makes its
+--     call once;
 --   * an n made before the database's start, or before this install of
 --     the extension (which a restore from a dump makes anew), counts as
 --     taken (proofs_taken_until()): a restore brings back an older last n;
@@ -216,6 +217,17 @@ AS $$
 	FROM snowid_coordinator.install i
 $$;
 
+-- The largest n taken from identity's proofs (committed, read without a
+-- lock; 0 for none)
+CREATE OR REPLACE FUNCTION snowid_coordinator.last_proof_n(dc integer, identity text)
+RETURNS bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT coalesce(max(t.n), 0) FROM snowid_coordinator.proofs_taken t
+	WHERE t.datacenter = dc AND t.identity = last_proof_n.identity
+$$;
+
 -- Refuses the n of a proof further from the database's clock than the
 -- widest clock margin of a snowid server (SQLSTATE 22023)
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_proof_time(n bigint)
@@ -254,8 +266,12 @@ $$;
 -- (28000, naming the last n taken), else another server using this
 -- server's name (42501).  Also refuses an n too far from the clock
 -- (check_proof_time()).  A proof its key makes for call went through
--- prove(), which took its n; or, if the key was registered after prove()
--- looked, its n is taken here.  Called with the datacenter's lock held.
+-- prove(), which took its n (or a larger n of its holder was taken since,
+-- which removed it); one of a larger n than any taken did not (its key
+-- was registered while the call ran, after prove() looked): refused
+-- (28000, naming the last n taken), so that the server sends a larger,
+-- which prove() takes.  Writes nothing: called with the datacenter's lock
+-- held, it waits for no other call.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_holder(dc integer, identity text,
 												secret text, call text)
 RETURNS void
@@ -265,6 +281,7 @@ AS $$
 DECLARE
 	known		snowid_coordinator.holders;
 	p			record;
+	newest		bigint;
 	taken		bigint;
 	wrong		boolean;
 BEGIN
@@ -283,18 +300,20 @@ BEGIN
 	ELSE
 		wrong := p.proof <> snowid_coordinator.proof_of(
 			encode(known.secret_sha256, 'hex'), p.n, call);
-		taken := greatest(known.proof_n,
-						  snowid_coordinator.proofs_taken_until());
+		newest := snowid_coordinator.last_proof_n(dc, identity);
+		taken := greatest(newest, snowid_coordinator.proofs_taken_until());
 		IF (wrong AND p.n <= taken) OR
-			(NOT wrong AND p.n > known.proof_n AND p.n <= taken) THEN
+			(NOT wrong AND p.n > newest AND p.n <= taken) THEN
 			RAISE EXCEPTION 'holder proof taken already: the last n taken is %',
 					taken
 				USING ERRCODE = 'invalid_authorization_specification',
 					  DETAIL = 'Each call of a holder sends a proof with an n larger than the last one the database took, made after the database started.';
 		END IF;
-		IF NOT wrong AND p.n > known.proof_n THEN
-			UPDATE snowid_coordinator.holders h SET proof_n = p.n
-			WHERE h.datacenter = dc AND h.identity = check_holder.identity;
+		IF NOT wrong AND p.n > newest THEN
+			RAISE EXCEPTION 'holder proof not taken before its call: the last n taken is %',
+					taken
+				USING ERRCODE = 'invalid_authorization_specification',
+					  DETAIL = 'The holder''s key was registered while this call ran, after prove() looked for it: the call is refused, and the next proof, of a larger n, is taken.';
 		END IF;
 	END IF;
 	IF wrong THEN
@@ -373,8 +392,7 @@ $$;
 
 -- Registers identity's key, if it has none yet: after a call of that
 -- identity was granted.  A secret itself registers its hash; a proof, the
--- key it sent under its pad (see pad_for()) for call, with its n as the
--- last taken.
+-- key it sent under its pad (see pad_for()) for call, with its n taken.
 CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
 												   secret text, call text)
 RETURNS void
@@ -404,9 +422,15 @@ BEGIN
 		WHERE x.datacenter = dc AND x.identity = me;
 	END IF;
 	INSERT INTO snowid_coordinator.holders AS h (datacenter, identity,
-												 secret_sha256, proof_n)
-	VALUES (dc, me, k, coalesce(p.n, 0))
+												 secret_sha256)
+	VALUES (dc, me, k)
 	ON CONFLICT (datacenter, identity) DO NOTHING;
+	-- no other call could take this n: none knew the key
+	IF FOUND AND p.n IS NOT NULL THEN
+		INSERT INTO snowid_coordinator.proofs_taken AS t (datacenter, identity, n)
+		VALUES (dc, me, p.n)
+		ON CONFLICT DO NOTHING;
+	END IF;
 END
 $$;
 
@@ -416,7 +440,12 @@ $$;
 -- call stack, innermost first, is this function, the PERFORM of
 -- run_<name>() that calls it, run_<name>(), and its caller, which must be
 -- the procedure (its name qualified: no other schema can hold one of that
--- name).
+-- name), whose only call of run_<name>() is the one before its COMMIT.
+-- The stack's lines are in the server's language (lc_messages), so only
+-- the names in them are read: the caller's line begins as run_<name>()'s
+-- own does, with the procedure's name in place of run_<name>'s.  A line
+-- that begins with other words (a statement's text, which a caller
+-- writes, or another language's function) is refused.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_called_by(name text)
 RETURNS void
 LANGUAGE plpgsql
@@ -425,13 +454,16 @@ AS $$
 DECLARE
 	context		text;
 	stack		text[];
+	mine		text := 'snowid_coordinator.run_' || name || '(';
+	words		text;
 BEGIN
 	GET DIAGNOSTICS context = PG_CONTEXT;
 	stack := string_to_array(context, E'\n');
-	IF coalesce(stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.run_' ||
-							 name || '\(') OR
-				stack[4] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
-							 name || '\([a-z, ]*\) line [0-9]+ at assignment$'),
+	-- the words before a function's name in a line of the stack
+	words := left(stack[3], strpos(stack[3], mine) - 1);
+	IF coalesce(strpos(stack[3], mine) = 0 OR
+				NOT starts_with(stack[4], words || 'snowid_coordinator.' ||
+								name || '('),
 				true) THEN
 		RAISE EXCEPTION 'snowid_coordinator.run_% is called only by CALL snowid_coordinator.%',
 				name, name

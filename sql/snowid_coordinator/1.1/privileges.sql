@@ -18,6 +18,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.proof_of(text, bigint, text),
 	snowid_coordinator.call_text(text[]),
 	snowid_coordinator.proofs_taken_until(),
+	snowid_coordinator.last_proof_n(integer, text),
 	snowid_coordinator.check_proof_time(bigint),
 	snowid_coordinator.xor_hex(text, text),
 	snowid_coordinator.pad_for(integer, text, text, text, integer),

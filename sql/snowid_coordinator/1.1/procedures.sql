@@ -20,69 +20,63 @@
 -- the call does anything else, committed by the calling procedure at
 -- once, so that a proof read from a log never makes its call again,
 -- whether the call it came with was granted, refused or failed.  Raises
--- SQLSTATE 28000 for an n no larger than the last one taken, or made
--- before the database's start (proofs_taken_until()), naming the last:
--- the server sends a larger.  It reads before it locks, and locks the
--- holder's row only for a proof good for call, and only inside the
--- procedure, which commits at once: so no caller can keep that row, and
--- no call waits for one that does.  Anything else (a proof its key does
--- not make for call, no call given, as by hand, an identity without a
--- key, an n too far from the clock) it leaves to the call (check_holder(),
--- pad_for()), and takes nothing.
+-- SQLSTATE 28000 for an n no larger than the largest taken for its
+-- holder, taken already, or made before the database's start
+-- (proofs_taken_until()), naming the last: the server sends a larger.
+-- Anything else (a proof its key does not make for call, an identity
+-- without a key, an n too far from the clock) it leaves to the call
+-- (check_holder(), pad_for()), and takes nothing.
+--
+-- It takes nothing a caller could keep locked against another call, so
+-- that it may run as any caller calls it (a transaction left open, a DO
+-- block): it reads without locks, inserts its n into proofs_taken, which
+-- waits only for an uncommitted insert of that very n (a replay of the
+-- same proof, for at most the call's lock_timeout), and removes old rows
+-- only where no other call holds them (SKIP LOCKED).
 CREATE OR REPLACE PROCEDURE snowid_coordinator.prove(datacenter integer, identity text,
-										  secret text, call text[] DEFAULT NULL)
+										  secret text, call text[])
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+#variable_conflict use_column
 DECLARE
+	dc			integer := datacenter;
+	me			text := identity;
 	p			record;
-	known		snowid_coordinator.holders;
+	key			bytea;
 	taken		bigint;
-	context		text;
-	stack		text[];
+	now_us		bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
 BEGIN
+	PERFORM snowid_coordinator.check_given('call', call);
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
-	IF p.n IS NULL OR call IS NULL OR
-		abs(p.n - (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) >
-		@SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000 THEN
+	IF p.n IS NULL OR
+		abs(p.n - now_us) > @SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000 THEN
 		RETURN;
 	END IF;
-	SELECT * INTO known FROM snowid_coordinator.holders h
-	WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
-	IF NOT FOUND OR
-		p.proof <> snowid_coordinator.proof_of(encode(known.secret_sha256, 'hex'),
-											   p.n, snowid_coordinator.call_text(call)) THEN
+	SELECT h.secret_sha256 INTO key FROM snowid_coordinator.holders h
+	WHERE h.datacenter = dc AND h.identity = me;
+	IF key IS NULL OR
+		p.proof <> snowid_coordinator.proof_of(encode(key, 'hex'), p.n,
+											   snowid_coordinator.call_text(call)) THEN
 		RETURN;
 	END IF;
-	-- called by the CALL of a procedure of the servers, which commits next:
-	-- the stack's second line is that CALL (its exact text, on one line, so
-	-- that no caller's text lies above the third), the third the procedure
-	GET DIAGNOSTICS context = PG_CONTEXT;
-	stack := string_to_array(context, E'\n');
-	IF coalesce(stack[2] <> 'SQL statement "CALL snowid_coordinator.prove(' ||
-				'datacenter, identity, secret, made_for)"' OR
-				stack[3] !~ ('^PL/pgSQL function snowid_coordinator\.' ||
-							 '(claim|lease_claim|lease_renew|lease_release)' ||
-							 '\([a-z,]*\) line [0-9]+ at CALL$'),
-				true) THEN
-		RAISE EXCEPTION 'snowid_coordinator.prove is called only by the servers'' procedures'
-			USING ERRCODE = 'invalid_transaction_termination',
-				  DETAIL = 'The procedure commits right after it, so that no caller keeps the holder''s row.',
-				  HINT = 'Run CALL snowid_coordinator.claim(...) or the lease''s procedures on their own, outside a transaction block.';
-	END IF;
-	taken := greatest(known.proof_n, snowid_coordinator.proofs_taken_until());
+	taken := greatest(snowid_coordinator.last_proof_n(dc, me),
+					  snowid_coordinator.proofs_taken_until());
 	IF p.n > taken THEN
-		UPDATE snowid_coordinator.holders h SET proof_n = p.n
-		WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity
-		  AND h.proof_n < p.n
-		RETURNING h.proof_n INTO taken;
+		INSERT INTO snowid_coordinator.proofs_taken AS t (datacenter, identity, n)
+		VALUES (dc, me, p.n)
+		ON CONFLICT DO NOTHING;
 		IF FOUND THEN
+			DELETE FROM snowid_coordinator.proofs_taken t
+			WHERE t.ctid IN (SELECT o.ctid FROM snowid_coordinator.proofs_taken o
+							 WHERE (o.datacenter = dc AND o.identity = me AND o.n < p.n)
+								OR o.n < now_us - @SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000
+							 FOR UPDATE SKIP LOCKED);
 			RETURN;
 		END IF;
-		-- a later n of this holder was taken meanwhile
-		SELECT h.proof_n INTO taken FROM snowid_coordinator.holders h
-		WHERE h.datacenter = prove.datacenter AND h.identity = prove.identity;
+		-- another call took this very n meanwhile
+		taken := p.n;
 	END IF;
 	RAISE EXCEPTION 'holder proof taken already: the last n taken is %', taken
 		USING ERRCODE = 'invalid_authorization_specification',

@@ -113,12 +113,27 @@ SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.holders', '');
 -- The holder's proof (doc/security.md, "Holder secrets"): a server of
 -- this release never sends its secret, only "<n>:<proof>", proof the
 -- SHA-256 of its key (secret_sha256 in hexadecimal), n and the call
--- (helpers.sql), n larger than the last one taken, which proof_n holds:
--- the procedure prove() takes it, and commits, before the call does
--- anything else.
-ALTER TABLE snowid_coordinator.holders
-	ADD COLUMN proof_n bigint NOT NULL DEFAULT 0
-		CHECK (proof_n >= 0);
+-- (helpers.sql).  The n taken, each once: the procedure prove() inserts
+-- it, and commits, before the call does anything else, and refuses an n
+-- no larger than the largest committed for its holder.  Insert-only, so
+-- that no caller can keep a lock another call waits for: an insert waits
+-- only for an uncommitted insert of the very same row, a replay of that
+-- proof.  prove() removes a holder's rows below its newest, and rows too
+-- old for any proof still good (check_proof_time()), skipping any row
+-- another call locks.  Not dumped: a restore is a new install, before
+-- which every n counts as taken (proofs_taken_until()).
+CREATE TABLE snowid_coordinator.proofs_taken (
+	datacenter integer NOT NULL
+		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
+	identity text NOT NULL
+		CHECK (octet_length(identity) BETWEEN 1 AND @SNOWID_IDENTITY_MAX@),
+	n bigint NOT NULL
+		CHECK (n > 0),
+	PRIMARY KEY (datacenter, identity, n)
+);
+
+COMMENT ON TABLE snowid_coordinator.proofs_taken IS
+'The n of each holder proof taken: a proof makes its call once';
 
 -- A pad per identity that has no key registered yet: its first call is
 -- answered 'register' with the pad (an answer, which no log shows), and the

@@ -60,7 +60,7 @@ my $member = $db->node->background_psql('coord',
 	extra_params => [ '-U', 'coord_fleet' ]);
 my $log_start = -s $db->node->logfile;
 my $p_log_start = -s $p->logfile;
-my $hold = "CALL snowid_coordinator.prove($dc, '$pid', '1:" . ('0' x 64) . "')";
+my $hold = "CALL snowid_coordinator.prove($dc, '$pid', '1:" . ('0' x 64) . "', '{claim}')";
 $member->query_safe('BEGIN');
 $member->query_safe($hold);
 my ($proof, $max);

@@ -47,7 +47,7 @@ my $member = $db->node->background_psql('coord',
 	extra_params => [ '-U', 'coord_fleet' ]);
 $member->query_safe('BEGIN');
 my $q = $identity =~ s/'/''/gr;
-$member->query_safe("CALL snowid_coordinator.prove($dc, '$q', '1:" . ('0' x 64) . "')");
+$member->query_safe("CALL snowid_coordinator.prove($dc, '$q', '1:" . ('0' x 64) . "', '{claim}')");
 my $bursts = SnowidTest::Bursts->new->start({ lease => $lease->connstr('postgres') }, 14)->finish;
 $member->query_safe('COMMIT');
 $member->quit;

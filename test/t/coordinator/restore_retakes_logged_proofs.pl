@@ -2,9 +2,10 @@
 # took since the dump, replayed from its log by the fleet's role.
 #
 # security.md ("Holder secrets") says that a proof read from a log is never
-# taken again: the store keeps the last n it took from each holder
-# (snowid_coordinator.holders.proof_n) and refuses an n no larger.  But
-# holders is a configuration table that pg_dump dumps, proof_n with it: a
+# taken again: the store kept the last n it took from each holder
+# (snowid_coordinator.holders.proof_n, now the table proofs_taken, not
+# dumped) and refuses an n no larger.  But holders is a configuration
+# table that pg_dump dumps, proof_n with it: a
 # restore (coordinator.md, "Backups": pg_dump of the coordination database
 # keeps the claims) brings proof_n back to what it was at the dump, and
 # every proof the log shows from after the dump is taken again, under the
@@ -56,14 +57,14 @@ until (@proofs >= 3 || time > $deadline)
 }
 ok(@proofs >= 3, 'the log shows the holder\'s check-ins after the dump');
 my $taken = $db->sql(undef,
-	"SELECT proof_n FROM snowid_coordinator.holders WHERE datacenter = $dc");
-note("proof_n before the restore: $taken; last proof logged: $proofs[-1]");
+	"SELECT max(n) FROM snowid_coordinator.proofs_taken WHERE datacenter = $dc");
+note("last n taken before the restore: $taken; last proof logged: $proofs[-1]");
 $p->stop;
 
 $coord->restore_backup;
 my $restored = $db->sql(undef,
-	"SELECT proof_n FROM snowid_coordinator.holders WHERE datacenter = $dc");
-note("proof_n after the restore: $restored");
+	"SELECT coalesce(max(n), 0) FROM snowid_coordinator.proofs_taken WHERE datacenter = $dc");
+note("last n taken after the restore: $restored");
 my $err = $db->sql_error('coord_fleet',
 	"CALL snowid_coordinator.claim($dc, '$pid', '$proofs[-1]', -1, 31, -1, @{[ $db->now_ms ]})");
 note('the replay answered: ' . ($err // 'no error'));

@@ -316,7 +316,7 @@ my $check_b = fleet_call("claim(1, 'server-b', '$proof', -1, 31, $held{'server-b
 	  . " $usable, 60000, true, $seen{'server-b'}[0], $seen{'server-b'}[1], 60000, NULL)");
 is("$check_b->{outcome} $check_b->{worker_id}", "ok $held{'server-b'}",
 	'a check-in of a server of this release (a holder proof) keeps its worker id');
-is($db->sql(undef, q{SELECT proof_n FROM snowid_coordinator.holders WHERE datacenter = 1 AND identity = 'server-b'}),
+is($db->sql(undef, q{SELECT max(n) FROM snowid_coordinator.proofs_taken WHERE datacenter = 1 AND identity = 'server-b'}),
 	$n, 'prove() took its n');
 
 my $c = fleet_call("lease_renew(1, 'server-c', '$secret{'server-c'}', $held{'server-c'}, 600000,"
