@@ -171,6 +171,7 @@ snowid_checkin(const SnowidLeaseState *state)
 	int64		final_ms;
 	int64		fence_ms = snowid_checkin_fence(state->next_ms);
 	bool		unbroken;
+	bool		lapsed;
 
 	snowid_coord_request(&request, identity, sizeof(identity));
 	request.explicit_worker_id = state->worker_id;
@@ -224,7 +225,17 @@ snowid_checkin(const SnowidLeaseState *state)
 			return true;
 
 		default:
-			if (!failing)
+			/* a holder that went quiet across a loss is a new claimant */
+			lapsed = result.status == SNOWID_STORE_QUIET && !unbroken;
+			if (!failing && lapsed)
+				ereport(WARNING,
+						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
+								state->worker_id, request.datacenter_id,
+								result.where),
+						 errdetail("%s may have forgotten claims and grants none until its quiet period ends, and this server's last check-in lies past its check-in fence, so its claim counts as a new one.",
+								   snowid_store->title_start),
+						 errhint("This server issues no ids until the quiet period ends and its claim is granted again; it checks in again every second.")));
+			else if (!failing)
 				ereport(WARNING,
 						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
 								state->worker_id, request.datacenter_id,

@@ -15,6 +15,7 @@ use PostgreSQL::Test::Utils;
 use SnowidLease;
 use SnowidTest;
 use Test::More;
+use IPC::Run ();
 use Time::HiRes qw(sleep);
 
 # A fleet in datacenter $dc of the store $coord (SnowidCoord): its Redis
@@ -100,32 +101,47 @@ sub start_c
 	return ($c, $wc);
 }
 
-# The copy restored ($what names it in the tests' names), C's check-in
-# late (a stalled process, a busy machine): the new server's claim comes
-# first, as the quiet period is there for.  A's word must start a quiet
-# period; B, claiming first while C's check-in resumes a second later
-# within the period and re-asserts C's worker id, must not get it, and no
+# The copy restored ($what names it in the tests' names) while C's
+# check-in is held still (a stalled process, a busy machine), and a new
+# server B claims: a quiet period must start (A's word, or B's claim; on a
+# coordination database any call after its restart); C's check-in, let go
+# half a second after B's claim left, re-asserts C's worker id within the
+# period, and B must not get that id; no
 # id nor millisecond of one worker id may be issued by both while both
-# issue (four tests).  Returns B.
+# issue (four tests).  C's check-in is let go within its check-in fence (a
+# check-in interval and a timeout after its last): held past it, C is a
+# holder that went quiet across a loss, a new claimant under the restart
+# rule, which rightly loses its id to B.  Returns B.
 sub race_after_restore
 {
 	my ($self, $what, $c, $wc) = @_;
 	my $coord = $self->{coord};
 
+	# B's server is up before the restore, so that its claim follows it
+	my $b = $self->server('b');
+	$b->safe_psql('postgres', $self->{burst});
+
 	my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
 	kill 'STOP', $checkin;
 	my $lost = SnowidLease::now_ms();
 	$self->restore;
-	# A checks in: it says it saw a later counter
-	sleep 3;
-	ok($coord->in_quiet($self->{dc}), "$what: a holder's word starts a quiet period");
-
-	my $b = $self->server('b');
-	$b->safe_psql('postgres', $self->{burst});
+	# A checks in every second: it says it saw a later counter (a
+	# coordination database, whose every restart is a possible loss, may
+	# record the quiet period only at the call that needs it: B's claim)
+	my $quiet;
+	my $until = Time::HiRes::time() + 3;
+	sleep 0.1 until ($quiet = $coord->in_quiet($self->{dc})) || Time::HiRes::time() > $until;
+	# C's check-in goes on a second after B's claim left (start() returns
+	# once every burst took its first id: B's, after the quiet period)
+	note('B claims ' . (SnowidLease::now_ms() - $lost)
+		  . ' ms after the restore began; C\'s check-in goes on a second later');
+	my $cont = IPC::Run::start([ 'sh', '-c', "sleep 1; kill -CONT $checkin" ]);
 	my $bursts = SnowidTest::Bursts->new->start(
 		{ b => $b->connstr('postgres'), c => $c->connstr('postgres') }, 2);
-	sleep 1;
-	kill 'CONT', $checkin;
+	$cont->finish;
+	$until = Time::HiRes::time() + 30;
+	sleep 0.2 until $quiet || ($quiet = $coord->in_quiet($self->{dc})) || Time::HiRes::time() > $until;
+	ok($quiet, "$what: a holder's word starts a quiet period");
 	my $took = $bursts->finish;
 	my $wb = SnowidLease::worker_id($b);
 	note("B's claim ended " . (SnowidLease::now_ms() - $lost) . " ms after $what: worker id '$wb'");
