@@ -137,7 +137,7 @@ BEGIN
 	-- update_claim_old_snapshot); taken only where it was made in this
 	-- database, for the row's datacenter, layout and epoch, and its server
 	-- with it (otherwise none: the call says there is no worker id)
-	IF c.claim_worker_id THEN
+	IF c.claim_worker_id AND need_worker THEN
 		f := snowid_sql_private.snowid_sql_fixed();
 		IF (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
 				OPERATOR(pg_catalog.=) f.position_path) IS TRUE
@@ -536,6 +536,13 @@ BEGIN
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
 					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+		END IF;
+		-- an epoch ahead of the clock is taken (the owner may mean it), but
+		-- every call refuses until the clock passes it (snowid_sql_take())
+		IF NEW.epoch > clock_timestamp() THEN
+			RAISE WARNING 'the epoch of snowid_config lies ahead of the clock'
+				USING DETAIL = format('The epoch is %s: every call refuses (22008) until the clock passes it.', NEW.epoch),
+					  HINT = 'Set an epoch in the past, unless the system clock is wrong.';
 		END IF;
 		-- the generator past every id held: now, or when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN

@@ -130,5 +130,11 @@ BEGIN
 END
 $$;
 
+-- The generator's type is no role's to use (PUBLIC has USAGE on every
+-- type by PostgreSQL's default): a column of it in another role's table
+-- would keep a later update from making it anew (1.3--1.4/retire.sql
+-- leaves such a type in place; test update_type_used_elsewhere)
+REVOKE USAGE ON TYPE snowid_sql_private.snowid_sql_fixed FROM PUBLIC;
+
 -- snowid_sql_fixed() made from the row, with this server
 SELECT snowid_sql_private.snowid_sql_refix();
