@@ -247,7 +247,7 @@ END;
 -- restore_clock_step_other_types): a bigint as it is, a numeric whole and
 -- within bigint's range, a text as a serial (a prefix, then the digits of
 -- the layout: the largest is the largest of those digits, fixed in width,
--- read back by snowid_from_serial()) or as the decimal digits of an id.
+-- read back as snowid_from_serial() does) or as the decimal digits of an id.
 -- Each is read by pg_catalog's functions and operators on its base type,
 -- so no cast or operator of another role's runs here; a value that is
 -- none of these (a column of another type holding any value) refuses the
@@ -301,7 +301,7 @@ BEGIN
 				INTO serial_max, dec_max, bad USING digits;
 			IF bad = 0 AND serial_max IS NOT NULL THEN
 				BEGIN
-					v := @extschema@.snowid_from_serial('S' || serial_max);
+					v := snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max);
 				EXCEPTION WHEN invalid_text_representation THEN
 					bad := 1;
 				END;
