@@ -50,7 +50,9 @@ BEGIN
 		FROM pg_depend d
 		WHERE d.refobjid IN (SELECT obj UNION SELECT t.oid FROM pg_type t
 							 WHERE t.typrelid = rel OR t.typelem IN (obj, (SELECT x.oid FROM pg_type x WHERE x.typrelid = rel)))
-		  AND d.deptype = 'n';
+		  AND d.deptype = 'n'
+		  AND NOT (d.classid = 'pg_constraint'::regclass
+				   AND d.objid IN (SELECT c.oid FROM pg_constraint c WHERE c.conrelid = rel));
 	END;
 	IF rel IS NOT NULL THEN
 		FOR r IN SELECT t.tgname FROM pg_trigger t WHERE t.tgrelid = rel AND NOT t.tgisinternal LOOP
@@ -84,7 +86,7 @@ BEGIN
 	EXECUTE format('ALTER %s %s RENAME TO %I', kind, target, old_name || '_retired');
 	-- a warning: CREATE and ALTER EXTENSION send the client no notice
 	RAISE WARNING 'snowid_sql leaves %.% in place, as %', nsp::regnamespace, old_name, old_name || '_retired'
-		USING DETAIL = format('Objects outside snowid_sql use its type (%s), so the update does not drop it; it is no longer part of the extension, and holds nothing.', users),
+		USING DETAIL = format('Objects outside snowid_sql use its type (%s), so the update does not drop it; it is no longer part of the extension, no role but its owner has a privilege on it, and it holds no row.', users),
 			  HINT = format('Once nothing uses it, drop it: DROP %s %s.%I.', kind, nsp::regnamespace, old_name || '_retired');
 END
 $$;
