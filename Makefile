@@ -223,9 +223,9 @@ sql/snowid_sql--1.2--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 	1.2--1.4/head.sql 1.3--1.4/locks.sql 1.2--1.4/claim.sql \
 	1.4/pending.sql 1.4/kept.sql 1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
 	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
-	1.2--1.4/drop.sql 1.4/comments.sql 1.4/privileges.sql)
+	1.3--1.4/retire.sql 1.2--1.4/drop.sql 1.4/comments.sql 1.4/privileges.sql)
 sql/snowid_sql--1.3--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
-	1.3--1.4/head.sql 1.3--1.4/locks.sql 1.3--1.4/changed.sql \
+	1.3--1.4/head.sql 1.3--1.4/locks.sql 1.3--1.4/retire.sql 1.3--1.4/changed.sql \
 	1.4/pending.sql 1.4/kept.sql 1.4/config.sql 1.4/server.sql 1.4/generator.sql 1.4/decode.sql \
 	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
 	1.4/comments.sql 1.4/privileges.sql)

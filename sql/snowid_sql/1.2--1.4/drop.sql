@@ -30,10 +30,15 @@ DROP FUNCTION snowid_sql_private.snowid_sql_conninfo_quote(text);
 DROP FUNCTION snowid_sql_private.snowid_sql_coordination_problem(snowid_sql_private.snowid_coordination);
 DROP FUNCTION snowid_sql_private.snowid_sql_conninfo_keywords(text);
 
-DROP VIEW @extschema@.snowid_coordination, @extschema@.snowid_coordinator_state,
-	@extschema@.snowid_holder, @extschema@.snowid_locks;
-DROP TABLE snowid_sql_private.snowid_coordination, snowid_sql_private.snowid_coordinator_state,
-	snowid_sql_private.snowid_holder;
+-- (each left in place, renamed and emptied, where another role's object
+-- uses its type: 1.3--1.4/retire.sql)
+SELECT snowid_sql_private.snowid_sql_retire('VIEW', x)
+FROM pg_catalog.unnest(ARRAY['@extschema@.snowid_coordination', '@extschema@.snowid_coordinator_state',
+							 '@extschema@.snowid_holder', '@extschema@.snowid_locks']) x;
+SELECT snowid_sql_private.snowid_sql_retire('TABLE', x)
+FROM pg_catalog.unnest(ARRAY['snowid_sql_private.snowid_coordination', 'snowid_sql_private.snowid_coordinator_state',
+							 'snowid_sql_private.snowid_holder']) x;
+DROP FUNCTION snowid_sql_private.snowid_sql_retire(text, text);
 DROP FUNCTION snowid_sql_private.snowid_sql_coordination_check();
 
 DELETE FROM snowid_sql_private.snowid_locks WHERE name = 'claim';

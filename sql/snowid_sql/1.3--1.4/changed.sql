@@ -23,7 +23,9 @@ BEGIN
 	  AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
 	DROP FUNCTION snowid_sql_private.snowid_sql_fixed_id(integer, bigint);
 	DROP FUNCTION snowid_sql_private.snowid_sql_fixed();
-	DROP TYPE snowid_sql_private.snowid_sql_fixed;
+	-- (left in place, renamed, where another role's object uses it:
+	-- retire.sql)
+	PERFORM snowid_sql_private.snowid_sql_retire('TYPE', 'snowid_sql_private.snowid_sql_fixed');
 	EXECUTE pg_catalog.format('CREATE TYPE snowid_sql_private.snowid_sql_fixed AS (claim_worker_id boolean, %s)',
 							  attributes);
 	EXECUTE pg_catalog.format($f$CREATE FUNCTION snowid_sql_private.snowid_sql_fixed()
@@ -38,3 +40,5 @@ $$;
 -- The guard's reading takes the bound of the ids a restore may meet in
 -- place of its flag (1.4/config.sql makes the new signature)
 DROP FUNCTION snowid_sql_private.snowid_sql_ids_held(snowid_sql_private.snowid_config, boolean);
+
+DROP FUNCTION snowid_sql_private.snowid_sql_retire(text, text);

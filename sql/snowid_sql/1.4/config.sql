@@ -121,6 +121,7 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 DECLARE
 	c snowid_sql_private.snowid_config;
+	f snowid_sql_private.snowid_sql_fixed;
 	problem text;
 BEGIN
 	SELECT * INTO c FROM snowid_sql_private.snowid_config;
@@ -128,7 +129,29 @@ BEGIN
 	-- claiming 1.2 committed (the table's constraint refuses it since):
 	-- that update kept the claimed worker id as the configured one, and a
 	-- call of 1.2 in flight goes on with it (before 1.4's fixes it failed
-	-- with 22023: test update_in_flight_batch_claim)
+	-- with 22023: test update_in_flight_batch_claim).  That row's worker id
+	-- is NULL: the one in force is snowid_sql_fixed()'s, which the update's
+	-- change of the row made anew, and which is read from the catalog as it
+	-- is now, whatever the caller's snapshot (a REPEATABLE READ transaction
+	-- begun before the update failed with 55000: test
+	-- update_claim_old_snapshot); taken only where it was made in this
+	-- database, for the row's datacenter, layout and epoch, and its server
+	-- with it (otherwise none: the call says there is no worker id)
+	IF c.claim_worker_id AND need_worker THEN
+		f := snowid_sql_private.snowid_sql_fixed();
+		IF (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
+				OPERATOR(pg_catalog.=) f.position_path) IS TRUE
+			AND f.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id
+			AND f.datacenter_bits OPERATOR(pg_catalog.=) c.datacenter_bits
+			AND f.worker_bits OPERATOR(pg_catalog.=) c.worker_bits
+			AND f.sequence_bits OPERATOR(pg_catalog.=) c.sequence_bits
+			AND f.epoch_ms OPERATOR(pg_catalog.=) snowid_sql_private.snowid_sql_unix_ms(c.epoch) THEN
+			c.worker_id := f.worker_id;
+			c.worker_server := f.server;
+		ELSE
+			c.worker_id := NULL;
+		END IF;
+	END IF;
 	c.claim_worker_id := false;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'snowid_sql has no configuration'
@@ -167,11 +190,13 @@ $$;
 
 -- The columns of this database's tables whose default, or their domain's,
 -- depends on a function of the edition (see snowid_sql_ids_held(), which
--- says which): tab, name, whether the table is partitioned, and whether
--- the column is a bigint (or a domain over one), the only columns whose
--- values the edition compares or reads as ids
+-- says which): tab, name, whether the table is partitioned, and the type
+-- the column's type comes down to (a domain's base type, through domains
+-- over domains: before 1.4's fixes only one level was followed, and a
+-- bigint of a domain over a domain was not read as ids: test
+-- restore_clock_step_other_types)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_columns(
-	OUT tab regclass, OUT name name, OUT parted boolean, OUT plain boolean)
+	OUT tab regclass, OUT name name, OUT parted boolean, OUT base regtype)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -193,22 +218,41 @@ BEGIN ATOMIC
 		FROM pg_depend d
 		WHERE d.classid = 'pg_type'::regclass AND d.refclassid = 'pg_proc'::regclass
 		  AND d.refobjid IN (SELECT f FROM issuing)
+	), cols AS (
+		SELECT DISTINCT a.attrelid, a.attname, r.relkind = 'p' AS parted, a.atttypid
+		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
+		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
+		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
+			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
+	), down(typ, cur, depth) AS (
+		SELECT DISTINCT c.atttypid, c.atttypid, 0 FROM cols c
+		UNION ALL
+		SELECT d.typ, t.typbasetype, d.depth + 1
+		FROM down d JOIN pg_type t ON t.oid = d.cur
+		WHERE t.typtype = 'd' AND d.depth < 100
 	)
-	SELECT DISTINCT a.attrelid::regclass AS tab, a.attname AS name, r.relkind = 'p' AS parted,
-		   t.oid = 'pg_catalog.int8'::regtype
-		   OR (t.typtype = 'd' AND t.typbasetype = 'pg_catalog.int8'::regtype) AS plain
-	FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid
-	WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
-	  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
-	  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
-		   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL));
+	SELECT c.attrelid::regclass AS tab, c.attname AS name, c.parted,
+		   (SELECT d.cur FROM down d WHERE d.typ = c.atttypid ORDER BY d.depth DESC LIMIT 1)::regtype AS base
+	FROM cols c;
 END;
 
--- The largest id that the bigint columns snowid_sql_id_columns() names
--- hold (NULL: none), read as the owner of the extension with row_security
--- off (a column that cannot be read fails the caller: it cannot tell how
--- far those ids lie ahead)
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held()
+-- The largest id that the columns snowid_sql_id_columns() names hold
+-- (NULL: none), under the layout and epoch of the row c, read as the
+-- owner of the extension with row_security off (a column that cannot be
+-- read fails the caller: it cannot tell how far those ids lie ahead).
+-- Every such column, whatever its type (before 1.4's fixes bigint columns
+-- alone, and the ids of a numeric column DEFAULT snowid_next() or the
+-- serials of a text column DEFAULT snowid_serial('INV-') came again: test
+-- restore_clock_step_other_types): a bigint as it is, a numeric whole and
+-- within bigint's range, a text as a serial (a prefix, then the digits of
+-- the layout: the largest is the largest of those digits, fixed in width,
+-- read back as snowid_from_serial() does) or as the decimal digits of an id.
+-- Each is read by pg_catalog's functions and operators on its base type,
+-- so no cast or operator of another role's runs here; a value that is
+-- none of these (a column of another type holding any value) refuses the
+-- caller, rather than count for nothing.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held(c snowid_sql_private.snowid_config)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -218,16 +262,71 @@ AS $$
 DECLARE
 	col record;
 	v bigint;
+	n numeric;
+	serial_max text;
+	dec_max text;
+	bad bigint;
 	largest bigint;
+	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
+		+ snowid_sql_private.snowid_sql_width(c.worker_bits) + snowid_sql_private.snowid_sql_width(c.sequence_bits);
+	tab text;
 BEGIN
-	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x WHERE x.plain ORDER BY 1, 2 LOOP
+	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
 		-- (a partitioned table with a foreign partition is not read, as
 		-- snowid_sql_ids_held() reads none: a layout change is refused there)
 		CONTINUE WHEN col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 											 WHERE p.relkind = 'f');
-		EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s %s', col.name,
-					   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab) INTO v;
+		tab := format('%s %s', CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab);
+		bad := 0;
+		IF col.base = 'pg_catalog.int8'::regtype THEN
+			EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s', col.name, tab) INTO v;
+		ELSIF col.base = 'pg_catalog.numeric'::regtype THEN
+			-- NaN and infinities lie above every number: counted as bad
+			EXECUTE format($q$SELECT pg_catalog.max(x), pg_catalog.count(*) FILTER (
+					WHERE x OPERATOR(pg_catalog.>) 9223372036854775807::pg_catalog.numeric
+					   OR x OPERATOR(pg_catalog.<) (-9223372036854775808)::pg_catalog.numeric
+					   OR x OPERATOR(pg_catalog.<>) pg_catalog.trunc(x))
+				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab) INTO n, bad;
+			v := CASE WHEN bad = 0 THEN n::pg_catalog.int8 END;
+		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
+			-- the digits of the serials compare as the ids do (time, then
+			-- datacenter id, worker id and sequence, each of fixed width)
+			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1),
+					pg_catalog.max(pg_catalog.lpad(x, 19, '0') COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.<=) 19),
+					pg_catalog.count(*) FILTER (WHERE NOT (
+						(pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						 AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$')
+						OR x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'))
+				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
+				INTO serial_max, dec_max, bad USING digits;
+			IF bad = 0 AND serial_max IS NOT NULL THEN
+				BEGIN
+					v := snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max);
+				EXCEPTION WHEN invalid_text_representation THEN
+					bad := 1;
+				END;
+			END IF;
+			IF bad = 0 AND dec_max IS NOT NULL THEN
+				n := dec_max::pg_catalog.numeric;
+				IF n > 9223372036854775807 THEN
+					bad := 1;
+				ELSE
+					v := greatest(v, n::pg_catalog.int8);
+				END IF;
+			END IF;
+		ELSE
+			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
+				INTO bad;
+		END IF;
+		IF bad > 0 THEN
+			RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The column %I of %s (of type %s) takes ids by its default, and holds values that are not ids of this layout (nor serials of them): the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+									  col.name, col.tab, col.base),
+					  HINT = 'Correct or remove those values (or, if the column holds no ids of this database''s generator, give it a default that calls no function of snowid_sql), then set the worker id again.';
+		END IF;
 		largest := greatest(largest, v);
+		v := NULL;
 	END LOOP;
 	RETURN largest;
 END
@@ -294,7 +393,7 @@ BEGIN
 		BEGIN
 			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL%s)',
 						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name,
-						   CASE WHEN col.plain AND bound IS NOT NULL
+						   CASE WHEN col.base = 'pg_catalog.int8'::regtype AND bound IS NOT NULL
 						   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
 						   ELSE '' END)
 				INTO held USING bound;
@@ -303,7 +402,7 @@ BEGIN
 			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
 						  col.name, col.tab, msg);
 		END;
-		IF held AND bound IS NOT NULL AND NOT col.plain THEN
+		IF held AND bound IS NOT NULL AND col.base <> 'pg_catalog.int8'::regtype THEN
 			RETURN format('The column %I of %s takes ids by its default, holds values, and is of type %s, not bigint: they are not compared.',
 						  col.name, col.tab, (SELECT a.atttypid::regtype FROM pg_attribute a
 											  WHERE a.attrelid = col.tab AND a.attname = col.name));
@@ -437,6 +536,13 @@ BEGIN
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
 					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+		END IF;
+		-- an epoch ahead of the clock is taken (the owner may mean it), but
+		-- every call refuses until the clock passes it (snowid_sql_take())
+		IF NEW.epoch > clock_timestamp() THEN
+			RAISE WARNING 'the epoch of snowid_config lies ahead of the clock'
+				USING DETAIL = format('The epoch is %s: every call refuses (22008) until the clock passes it.', NEW.epoch),
+					  HINT = 'Set an epoch in the past, unless the system clock is wrong.';
 		END IF;
 		-- the generator past every id held: now, or when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN
@@ -632,7 +738,7 @@ BEGIN
 		-- far ahead of the clock it lies (the source's clock stepped back
 		-- after it issued: before 1.4's fixes the raise counted
 		-- max_drift_ms alone, test restore_after_clock_step)
-		held := snowid_sql_private.snowid_sql_largest_held();
+		held := snowid_sql_private.snowid_sql_largest_held(NEW);
 		IF held >= 0 THEN
 			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
 										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);

@@ -311,6 +311,17 @@ BEGIN
 	END IF;
 	LOOP
 		now_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) - epoch_ms;
+		-- as the C edition, before anything moves: a position taken before
+		-- the epoch would lie at it, ahead of the clock by all the gap, and
+		-- the generator, moved, would keep the epoch from being corrected
+		-- (test epoch_in_future)
+		IF now_ms < 0 THEN
+			RAISE EXCEPTION 'the clock lies before the snowid epoch'
+				USING ERRCODE = 'datetime_field_overflow',
+					  DETAIL = format('The clock reads %s ms before the epoch of snowid_config, %s; ids count their time from the epoch.',
+									  -now_ms, c.epoch),
+					  HINT = 'Check the system clock and the epoch of snowid_config: while this database has issued no id, its owner may set an epoch in the past (UPDATE snowid_config SET epoch = ...).';
+		END IF;
 		IF now_ms > snowid_sql_private.snowid_sql_max_ms(c) THEN
 			RAISE EXCEPTION 'snowid has run out of timestamps'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -477,7 +488,13 @@ BEGIN
 				   OPERATOR(pg_catalog.=) (snowid_sql_private.snowid_sql_fixed()).position_path) IS TRUE
 		THEN (snowid_sql_private.snowid_sql_fixed()).worker_id END;
 	g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation'::pg_catalog.regclass);
+	-- no position while the clock lies before the epoch (an epoch set
+	-- ahead of the clock): the path below refuses the call before it moves
+	-- anything (before 1.4's fixes the position was taken, and the epoch
+	-- could no more be corrected: test epoch_in_future)
 	v := CASE WHEN w IS NOT NULL AND NOT recovery
+			AND (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint
+				 OPERATOR(pg_catalog.>=) (snowid_sql_private.snowid_sql_fixed()).epoch_ms)
 		THEN CASE WHEN pg_catalog.current_setting('snowid_sql.message_written', true) OPERATOR(pg_catalog.=) 'on'
 					   OR (pg_catalog.pg_logical_emit_message(true, 'snowid_sql', '') IS NOT NULL
 						   AND pg_catalog.set_config('snowid_sql.message_written', 'on', true) IS NOT NULL)

@@ -57,6 +57,7 @@ DECLARE
 		'snowid_sql_private.snowid_sql_width(integer)',
 		'snowid_sql_private.snowid_sql_format_serial(snowid_sql_private.snowid_config, text, bigint)',
 		'snowid_sql_private.snowid_sql_days(integer, integer, integer)',
+		'snowid_sql_private.snowid_sql_from_serial(snowid_sql_private.snowid_config, text)',
 		'snowid_sql_private.snowid_sql_layout(snowid_sql_private.snowid_config)',
 		-- for 1.2's snowid_sql_claim_first() in flight through the update,
 		-- which calls it as the caller (generator.sql)
@@ -129,6 +130,12 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+-- The generator's type is no role's to use (PUBLIC has USAGE on every
+-- type by PostgreSQL's default): a column of it in another role's table
+-- would keep a later update from making it anew (1.3--1.4/retire.sql
+-- leaves such a type in place; test update_type_used_elsewhere)
+REVOKE USAGE ON TYPE snowid_sql_private.snowid_sql_fixed FROM PUBLIC;
 
 -- snowid_sql_fixed() made from the row, with this server
 SELECT snowid_sql_private.snowid_sql_refix();
