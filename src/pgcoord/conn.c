@@ -92,7 +92,7 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 	const char *values[7 + SNOWID_PG_FILES] = {target->url, "snowid", "UTF8"};
 	SnowidPgHosts hosts;
 	int			n = 3;
-	char		sql[128];
+	char		sql[320];
 	PGresult   *res;
 	long		left;
 
@@ -148,11 +148,17 @@ snowid_pg_connect(SnowidPgSession *session, const SnowidPgTarget *target)
 
 	/*
 	 * A lock wait ends first, with its own SQLSTATE (55P03), so that a
-	 * datacenter locked by another session is told from a slow server
+	 * datacenter locked by another session is told from a slow server.  The
+	 * transactions' defaults are this session's own: the fleet's role may
+	 * set its own defaults (ALTER ROLE CURRENT_USER SET), and a serializable
+	 * or read-only default would fail every call of every server.
 	 */
 	left = Max(snowid_deadline_remaining(&session->deadline), 1);
 	snprintf(sql, sizeof(sql),
-			 "SET statement_timeout = %ld; SET lock_timeout = %ld", left,
+			 "SET statement_timeout = %ld; SET lock_timeout = %ld; "
+			 "SET default_transaction_isolation = 'read committed'; "
+			 "SET default_transaction_read_only = off; "
+			 "SET default_transaction_deferrable = off", left,
 			 Max(left - left / 4, 1));
 	res = snowid_pg_query(session, sql, 0, NULL);
 	if (res == NULL)
