@@ -80,9 +80,9 @@ is($took->{both}, 0, 'and no id twice');
 # (it may be over by now, the bursts taking longer on a busy machine: the
 # record says when the last one began)
 my $deadline = time + 60;
-my $quiet;
-sleep 0.2 until ($quiet = $coord->quiet_record($dc))->{from} >= $stopped_ms || time > $deadline;
-cmp_ok($quiet->{from}, '>=', $stopped_ms, 'the restart started a quiet period');
+my $record;
+sleep 0.2 until ($record = $coord->quiet_record($dc))->{from} >= $stopped_ms || time > $deadline;
+cmp_ok($record->{from}, '>=', $stopped_ms, 'the restart started a quiet period');
 # both holders keep their worker ids through it
 my %before = (lease => SnowidLease::worker_id($lease), perm => SnowidLease::worker_id($perm));
 sleep 0.5 while $coord->in_quiet($dc) && time < $deadline + 60;
