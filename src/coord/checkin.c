@@ -227,21 +227,18 @@ snowid_checkin(const SnowidLeaseState *state)
 		default:
 			/* a holder that went quiet across a loss is a new claimant */
 			lapsed = result.status == SNOWID_STORE_QUIET && !unbroken;
-			if (!failing && lapsed)
+			if (!failing)
 				ereport(WARNING,
 						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
 								state->worker_id, request.datacenter_id,
 								result.where),
+						 lapsed ?
 						 errdetail("%s may have forgotten claims and grants none until its quiet period ends, and this server's last check-in lies past its check-in fence, so its claim counts as a new one.",
-								   snowid_store->title_start),
-						 errhint("This server issues no ids until the quiet period ends and its claim is granted again; it checks in again every second.")));
-			else if (!failing)
-				ereport(WARNING,
-						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
-								state->worker_id, request.datacenter_id,
-								result.where),
+								   snowid_store->title_start) :
 						 errdetail("%s", result.message[0] != '\0' ?
 								   result.message : "The store did not answer."),
+						 lapsed ?
+						 errhint("This server issues no ids until the quiet period ends and its claim is granted again; it checks in again every second.") :
 						 errhint("This server goes on issuing ids as long as it keeps checking in; it checks in again every second until the store answers.")));
 			failing = true;
 			return false;
