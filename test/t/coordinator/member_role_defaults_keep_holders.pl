@@ -26,17 +26,14 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidCoord;
+use SnowidPgCoord;
 use SnowidLease;
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-SnowidCoord::need_store();
-plan skip_all => 'session defaults of a role are a coordination database\'s'
-  unless SnowidCoord::store() eq 'postgresql';
 
-my $coord = SnowidCoord->new;
+my $coord = SnowidPgCoord->new;
 my $dc = 15;
 $coord->mark_dc_new($dc);
 my $c = SnowidLease::start_node($coord, 'c',

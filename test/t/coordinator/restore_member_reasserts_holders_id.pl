@@ -27,18 +27,15 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidCoord;
+use SnowidPgCoord;
 use SnowidLease;
 use SnowidStoreRestore;
 use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-SnowidCoord::need_store();
-plan skip_all => 'a Redis user of the fleet may write the claims directly'
-  unless SnowidCoord::store() eq 'postgresql';
 
-my $coord = SnowidCoord->new;
+my $coord = SnowidPgCoord->new;
 my $dc = 13;
 my $fleet = SnowidStoreRestore->new($coord, $dc);
 my ($a, $wa) = $fleet->start_a;
