@@ -16,7 +16,10 @@
  * registered for it: the store forgot this server, and another member of
  * the fleet claimed under its name first), the id is dropped at once: no
  * id is issued with it from then on, the cache file no longer names it,
- * and the next caller claims another, as after a lost lease.  A store that
+ * and the next caller claims another, as after a lost lease (refused for
+ * the secret, only once an administrator reset the secret of its name:
+ * the store cannot tell this server from the member that took the name,
+ * having forgotten both, doc/security.md).  A store that
  * cannot be reached is asked again a second later; ids are issued
  * meanwhile, as snowid_next() never waits on the store.
  *
@@ -220,7 +223,11 @@ snowid_checkin(const SnowidLeaseState *state)
 						 errmsg("snowid stopped issuing ids with worker id %d of datacenter %d",
 								worker_id, request.datacenter_id),
 						 errdetail("%s", snowid_checkin_refusal(&result)),
-						 errhint("This server claims another worker id at its next id; its ids so far lie below %s.",
+						 result.not_holder ?
+						 errhint("Once sure that no other server claims under this server's holder name \"%s\", an administrator resets the secret of that name (doc/security.md, \"Holder secrets\"); this server then claims again at its next id.  Its ids so far lie below %s.",
+								 identity,
+								 snowid_unix_ms_text(final_ms + snowid_layout.epoch_ms)) :
+						 errhint("This server claims another worker id at its next id, once the store grants one; its ids so far lie below %s.",
 								 snowid_unix_ms_text(final_ms + snowid_layout.epoch_ms))));
 			return true;
 

@@ -156,4 +156,95 @@ sub race_after_restore
 	return $b;
 }
 
+# A member of the fleet's role (a coordination database's coord_fleet, a
+# secret of its own) calls claim() of worker id $w as $identity,
+# re-asserting it or not: (psql's exit code, its row as "outcome|...",
+# stderr).
+sub member_claim
+{
+	my ($self, $identity, $w, $reassert) = @_;
+	my $dc = $self->{dc};
+	my $call = "CALL snowid_coordinator.claim($dc, "
+	  . "'$identity', '" . ('c7' x 32) . "', $w, 31, -1, "
+	  . "floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, "
+	  . "reassert => $reassert)";
+
+	die 'member_claim: a coordination database only'
+	  if $self->{coord}->source ne 'postgresql';
+	return $self->{coord}->node->psql('coord', $call,
+		extra_params => [ '-U', 'coord_fleet', '-A', '-t', '-F', '|' ]);
+}
+
+# The store restored to the copy taken last while C's check-in is held
+# still (a stalled process, a busy machine), and a member re-asserting C's
+# worker id $wc as $identity the moment the quiet period lets it, before
+# C's check-in goes on: the seconds from the restore to the grant, or
+# undef if none was granted within 30 s.
+sub member_reasserts_first
+{
+	my ($self, $c, $wc, $identity) = @_;
+	my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
+	my ($granted, $r, $o, $e);
+
+	kill 'STOP', $checkin;
+	my $lost = Time::HiRes::time();
+	$self->restore;
+	my $until = $lost + 30;
+	while (Time::HiRes::time() < $until)
+	{
+		($r, $o, $e) = $self->member_claim($identity, $wc, 'true');
+		if ($r == 0 && ($o // '') =~ /^ok\|/)
+		{
+			$granted = sprintf('%.1f', Time::HiRes::time() - $lost);
+			last;
+		}
+		sleep 0.05;
+	}
+	kill 'CONT', $checkin;
+	note("the member's re-assertion of worker id $wc as '$identity': "
+		  . (defined $granted ? "granted $granted s after the restore began" : "never granted: $o $e"));
+	return $granted;
+}
+
+# Waits (up to 60 s) until server $c logs that it stopped issuing ids with
+# worker id $w: the WARNING's message, DETAIL and HINT lines, or () if it
+# never did.
+sub wait_stopped
+{
+	my ($self, $c, $w) = @_;
+	my $dc = $self->{dc};
+	my $until = Time::HiRes::time() + 60;
+
+	while (Time::HiRes::time() < $until)
+	{
+		my $log = PostgreSQL::Test::Utils::slurp_file($c->logfile);
+		my @lines = $log =~
+		  /WARNING:  (snowid stopped issuing ids with worker id $w of datacenter $dc)\n[^\n]*DETAIL:  ([^\n]*)\n[^\n]*HINT:  ([^\n]*)\n/;
+		return @lines if @lines;
+		sleep 0.2;
+	}
+	return ();
+}
+
+# Calls snowid_next() on $c until it issues (up to $seconds): the error of
+# the first call that failed (psql's verbose form, "ERROR:  SQLSTATE:
+# ..." with its DETAIL and HINT), '' if none failed, and whether it issued
+# in time.
+sub next_after_stop
+{
+	my ($self, $c, $seconds) = @_;
+	my $first;
+	my $until = Time::HiRes::time() + $seconds;
+
+	while (Time::HiRes::time() < $until)
+	{
+		my ($r, $o, $e) = $c->psql('postgres', 'SELECT snowid_next()',
+			extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+		return ($first // '', 1) if $r == 0;
+		$first //= $e;
+		sleep 0.5;
+	}
+	return ($first // '', 0);
+}
+
 1;
