@@ -100,16 +100,28 @@
 #define SNOWID_COORD_STORE_H
 
 /*
- * The longest identity of a holder, in bytes: the one limit that
- * snowid_coordinator's check_identity() and snowid.lua's functions take too
+ * The identity of a holder, one rule for both stores (snowid_coordinator's
+ * check_identity(), snowid.lua's identity_refused()), which take these two
+ * from here (test/tools/protocol): 1 to SNOWID_IDENTITY_MAX bytes, no
+ * control character (0x01 to 0x1f, 0x7f), and not beginning with
+ * SNOWID_LEASE_HOLDER_PREFIX, which the stores' answers put before an
+ * identity to name the holder of a lease.  A server's own identity
+ * ("dc=… host=… port=… sysid=… instance=…", coord/request.c) keeps it.
  */
 #define SNOWID_IDENTITY_MAX		512
+#define SNOWID_LEASE_HOLDER_PREFIX	"lease "
 
-/* A holder name: "dc=… host=… port=… sysid=… instance=…" and its NUL */
+/* A holder name and its NUL */
 #define SNOWID_IDENTITY_LEN		(SNOWID_IDENTITY_MAX + 1)
 
-/* A holder as answers name it: an identity, or "lease " and one, and a NUL */
-#define SNOWID_HOLDER_LEN		(6 + SNOWID_IDENTITY_LEN)
+/* A holder as answers name it: an identity, or the prefix and one, and a NUL */
+#define SNOWID_HOLDER_LEN \
+	(sizeof(SNOWID_LEASE_HOLDER_PREFIX) - 1 + SNOWID_IDENTITY_LEN)
+
+/* Whether a holder an answer names is the holder of a lease */
+#define SNOWID_HOLDER_ON_LEASE(holder) \
+	(strncmp((holder), SNOWID_LEASE_HOLDER_PREFIX, \
+			 sizeof(SNOWID_LEASE_HOLDER_PREFIX) - 1) == 0)
 
 /* Where a store was reached, for messages: "redis at host:port" */
 #define SNOWID_STORE_WHERE_LEN	320

@@ -105,7 +105,7 @@ snowid_pg_report(int elevel, const SnowidStoreRequest *request,
 			text = psprintf("This server is \"%s\"; the coordination database has worker id %d registered to \"%s\".",
 							request->identity, request->explicit_worker_id,
 							result->holder);
-			hint = strncmp(result->holder, "lease ", 6) == 0 ?
+			hint = SNOWID_HOLDER_ON_LEASE(result->holder) ?
 				"Set snowid.worker_id to a free id, or wait until that lease runs out (at most snowid.worker_lease after its holder stopped)." :
 				psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with SELECT snowid_coordinator.free(%d, %d, %lld).",
 						 request->datacenter_id, request->explicit_worker_id,

@@ -190,7 +190,7 @@ snowid_redis_describe(const SnowidRedisRequest *request,
 			r->detail = psprintf("This server is \"%s\"; Redis has worker id %d registered to \"%s\".",
 								 request->identity, result->worker_id,
 								 result->holder);
-			if (strncmp(result->holder, "lease ", 6) == 0)
+			if (SNOWID_HOLDER_ON_LEASE(result->holder))
 				r->hint = "Set snowid.worker_id to a free id, or wait until that lease runs out (at most snowid.worker_lease after its holder stopped).";
 			else
 				r->hint = psprintf("Set snowid.worker_id to a free id or, once that server is stopped for good, free its id with %s.",

@@ -104,8 +104,8 @@ typedef struct SnowidRedisResult
 													 * host:port,
 													 * [ipv6]:port or
 													 * unix:/path */
-	char		holder[SNOWID_REDIS_HOLDER_LEN];	/* CONFLICT: identity
-													 * holding the explicit id */
+	char		holder[SNOWID_HOLDER_LEN];	/* CONFLICT: identity holding
+												 * the explicit id */
 	const char *secret_setting; /* SECRET_FILE: the setting naming the
 								 * file */
 	const char *secret_hint;	/* SECRET_FILE: what to do */

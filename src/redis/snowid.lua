@@ -96,6 +96,10 @@ end
 -- A time in ms, printed as an integer
 local function ms(n) return string.format('%.0f', n) end
 
+-- What the owners hash and the answers put before an identity to name the
+-- holder of a lease; no identity begins with it (identity_refused())
+local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
+
 -- The state of a datacenter's worker ids, read once at the start of every
 -- function: keys {owners, leases, fences}; max the highest worker id.
 -- Redis' own clock (TIME) says when a lease has run out.
@@ -175,7 +179,7 @@ local function load(keys, max)
   function st.live(id)
     local who = st.holder[tostring(id)]
     if who == nil then return false end
-    if string.sub(who, 1, 6) ~= 'lease ' then return true end
+    if string.sub(who, 1, #LEASE_PREFIX) ~= LEASE_PREFIX then return true end
     local e = st.expiry[tostring(id)]
     return e ~= nil and e > st.now
   end
@@ -421,7 +425,7 @@ local function layout_refused(st, me, max, id)
   if rec == nil or rec ~= max then
     for f, who in pairs(st.holder) do
       local other = wid(f, ID_MAX)
-      if other and who ~= me and who ~= 'lease ' .. me and st.live(other) then
+      if other and who ~= me and who ~= LEASE_PREFIX .. me and st.live(other) then
         alone, top = false, math.max(top, other)
       end
     end
@@ -916,7 +920,7 @@ local function lease_claim(keys, args)
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
   local til = recall(st, q, m, seen)
-  local me = 'lease ' .. args[1]
+  local me = LEASE_PREFIX .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
   local keep
   local held = st.known(max)
@@ -994,7 +998,7 @@ local function lease_renew(keys, args)
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
   recall(st, q, m, seen)
-  local b = lease_floor(st, 'lease ' .. args[1], k, token)
+  local b = lease_floor(st, LEASE_PREFIX .. args[1], k, token)
   if not st.live(tonumber(k)) then b = nil end
   if not b then
     return redis.error_reply('SNOWID_LOST ' .. (st.holder[k] or ''))
@@ -1029,7 +1033,7 @@ local function lease_release(keys, args)
   if refused then return refused end
   bad = out_of_bounds({{'final_ms', tonumber(final), 0, st.now + AHEAD_MAX}})
   if bad then return bad end
-  local b = lease_floor(st, 'lease ' .. args[1], k, token)
+  local b = lease_floor(st, LEASE_PREFIX .. args[1], k, token)
   if not b then return 0 end
   st.fence_of[k] = nil
   if park == '1' then raise_fence(st, k, math.max(tonumber(final), b))
@@ -1088,6 +1092,19 @@ local function lower_fence(keys, args)
   return st.fence(k)
 end
 
+-- The refusal of an identity that is not one, or nil: the rule of
+-- snowid_coordinator's check_identity() and of the servers (coord/store.h):
+-- 1 to @SNOWID_IDENTITY_MAX@ bytes, no control character, not beginning as
+-- the name of a lease holder does; so that every answer naming a holder
+-- fits the servers' buffers and names one holder only
+local function identity_refused(me)
+  if type(me) ~= 'string' or #me < 1 or #me > @SNOWID_IDENTITY_MAX@ or string.find(me, '%c') or
+     string.sub(me, 1, #LEASE_PREFIX) == LEASE_PREFIX then
+    return redis.error_reply('SNOWID_USAGE an identity has 1 to @SNOWID_IDENTITY_MAX@ bytes,' ..
+      ' no control characters, and does not begin with "' .. LEASE_PREFIX .. '"')
+  end
+end
+
 -- An administrator's step for a server that lost its secret file (its
 -- calls are refused with SNOWID_WRONG_SECRET): the hash registered for
 -- identity args[1] removed, so that its next granted call registers its
@@ -1098,6 +1115,8 @@ local function reset_secret(keys, args)
   if not args[1] or args[1] == '' then
     return redis.error_reply('SNOWID_USAGE reset_secret takes "<identity>"')
   end
+  local refused = identity_refused(args[1])
+  if refused then return refused end
   return redis.call('HDEL', keys[3], 'secret ' .. args[1])
 end
 
@@ -1109,16 +1128,12 @@ local function claim_1(keys, args)
   return claim({keys[1], base .. ':leases', base .. ':fences'}, args)
 end
 
--- A function of a server, which refuses an identity (args[1]) that the
--- servers and snowid_coordinator's check_identity() would: one of 1 to
--- @SNOWID_IDENTITY_MAX@ bytes without control characters, so that every
--- answer naming a holder fits the servers' buffers
+-- A function of a server, which refuses an identity (args[1]) as
+-- identity_refused() does
 local function of_server(callback)
   return function(keys, args)
-    local me = args[1]
-    if type(me) ~= 'string' or #me < 1 or #me > @SNOWID_IDENTITY_MAX@ or string.find(me, '%c') then
-      return redis.error_reply('SNOWID_USAGE an identity has 1 to @SNOWID_IDENTITY_MAX@ bytes, no control characters')
-    end
+    local refused = identity_refused(args[1])
+    if refused then return refused end
     return callback(keys, args)
   end
 end

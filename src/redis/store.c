@@ -32,8 +32,6 @@ const SnowidRedisHostList *snowid_redis_redirect_hosts = NULL;
 
 StaticAssertDecl(sizeof(SnowidRedisTarget) <= SNOWID_STORE_TARGET_MAX,
 				 "a Redis URL must fit a store's target");
-StaticAssertDecl(SNOWID_REDIS_HOLDER_LEN == SNOWID_HOLDER_LEN,
-				 "Redis holds the holder names of the store interface");
 
 static bool snowid_redis_store_parse(const char *url, void *target,
 									 const char **problem);

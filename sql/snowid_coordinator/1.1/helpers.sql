@@ -90,7 +90,8 @@ $$;
 
 -- Refuses an identity that is empty, longer than @SNOWID_IDENTITY_MAX@
 -- bytes, holds a control character, or begins as the name of a lease
--- holder does
+-- holder does: the rule of snowid.lua's identity_refused() and of the
+-- servers (snowid's src/coord/store.h)
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_identity(identity text)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -108,10 +109,10 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'An identity holds no control characters.';
 	END IF;
-	IF identity LIKE 'lease %' THEN
+	IF starts_with(identity, '@SNOWID_LEASE_HOLDER_PREFIX@') THEN
 		RAISE EXCEPTION 'invalid identity %', quote_literal(identity)
 			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = 'An identity does not begin with "lease ", which names the holder of a lease.';
+				  DETAIL = 'An identity does not begin with "@SNOWID_LEASE_HOLDER_PREFIX@", which names the holder of a lease.';
 	END IF;
 END
 $$;
@@ -507,13 +508,13 @@ BEGIN
 END
 $$;
 
--- The name of a holder as the outcome gives it: 'lease ' || identity for a
--- lease, as Redis keeps it
+-- The name of a holder as the outcome gives it: its identity after the
+-- prefix of a lease holder's name for a lease, as Redis keeps it
 CREATE OR REPLACE FUNCTION snowid_coordinator.holder_name(holder text, on_lease boolean)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT CASE WHEN on_lease THEN 'lease ' || holder ELSE holder END
+	SELECT CASE WHEN on_lease THEN '@SNOWID_LEASE_HOLDER_PREFIX@' || holder ELSE holder END
 $$;
 

@@ -1,5 +1,6 @@
 # The worker-id protocol written once: its numbers (the bounds of what a
-# caller sends, the quiet periods, the clock margin, the worker ids) are
+# caller sends, the quiet periods, the clock margin, the worker ids) and
+# its words (the prefix that names a lease holder) are
 # defined in snowid's C headers (PROTOCOL_HEADERS of the Makefile), and the
 # Redis function library (src/redis/snowid.lua) and the coordinator's
 # extension (sql/snowid_coordinator/1.1/, and the head of its update
@@ -105,6 +106,49 @@ for my $name (sort keys %named_by)
 		}
 	}
 	is(join(' ', @copies), '', "the C holds $v only where $name is defined");
+}
+
+# The words of the protocol (string literals of the headers, test/tools/
+# protocol strings): the prefix that names a lease holder, which the
+# stores' identity checks refuse an identity to begin with.  Each named by
+# both stores' sources, and held between quotes by hand neither in them
+# (comments aside) nor in the C but where it is defined.
+IPC::Run::run([ "$top/test/tools/protocol", 'strings', @headers ],
+	'>', \$out, '2>', \$err)
+  or BAIL_OUT("test/tools/protocol strings failed: $err");
+my %word = map { /^(\S+) (.*)$/ } split /\n/, $out;
+for my $name (qw(SNOWID_LEASE_HOLDER_PREFIX))
+{
+	ok(defined $word{$name}, "$name is a word of the headers") or next;
+	my $w = $word{$name};
+	for my $store (qw(redis postgresql))
+	{
+		ok((grep { /\@$name\@/ } values %{ $source{$store} }),
+			"the $store store's sources name $name");
+	}
+	my @by_hand;
+	for my $file (sort(keys %{ $source{redis} }, keys %{ $source{postgresql} }))
+	{
+		my $n = 0;
+		for (split /\n/, $source{redis}{$file} // $source{postgresql}{$file})
+		{
+			$n++;
+			push @by_hand, "$file:$n" if /^\s*[^-\s]/ && /['"]\Q$w\E/;
+		}
+	}
+	is(join(' ', @by_hand), '', "no source of a store holds '$w' ($name) by hand");
+	my @copies;
+	for my $file (@c_files)
+	{
+		my $n = 0;
+		for (split /\n/, slurp_file($file))
+		{
+			$n++;
+			push @copies, ($file =~ s{^\Q$top\E/}{}r) . ":$n"
+			  if /"\Q$w\E"/ && !/^#define\s+$name\s/;
+		}
+	}
+	is(join(' ', @copies), '', "the C holds \"$w\" only where $name is defined");
 }
 
 # The model uses small numbers of its own, and names the constant each

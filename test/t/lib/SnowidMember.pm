@@ -27,6 +27,17 @@ sub new
 	}, $class;
 }
 
+# SnowidMember->named($coord, $dc, identity): a member calling under an
+# identity of its own making, whatever it holds
+sub named
+{
+	my ($class, $coord, $dc, $identity) = @_;
+	my $self = $class->new($coord, $dc, 'named');
+
+	$self->{identity} = $identity;
+	return $self;
+}
+
 sub identity { return $_[0]->{identity}; }
 
 # The keys of the datacenter in Redis
