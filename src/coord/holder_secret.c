@@ -33,8 +33,9 @@
  * (SNOWID_PROOF_SEPARATOR).  The store takes n before anything else,
  * refusal or not; it refuses an n no larger than the last it took, or made
  * before its own start (snowid_holder_proof_after() then moves this
- * process past it), and one further from its clock than the widest clock
- * margin.  So a proof read from a log can make only the call it was made
+ * process past it, once it checked that n as input: no later than a store
+ * that keeps these rules can answer), and one further from its clock than
+ * the widest clock margin.  So a proof read from a log can make only the call it was made
  * for, within that margin, and only until the store took a later one of
  * the holder's.  The key goes
  * once, when the store asks for it to register the name: to Redis as it
@@ -59,6 +60,7 @@
 #include "utils/resowner.h"
 
 #include "coord/holder_secret.h"
+#include "coord/request.h"
 #include "util/secret_file.h"
 
 /* The file, in the data directory */
@@ -71,6 +73,9 @@
 
 /* The last n of a proof this process sent, or was told of */
 static int64 snowid_proof_last_n = 0;
+
+/* Whether the last n a store answered last was refused (logged once) */
+static bool snowid_proof_after_refused = false;
 
 static int	snowid_holder_secret_open(void);
 static void snowid_proof_hash(SnowidProofHash hash, const char *const *parts,
@@ -299,13 +304,47 @@ snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
 
 /*
  * snowid_holder_proof_after
- *		The store refused a proof as no larger than last_n, the last it took
- *		of this holder: the next proof goes past it.
+ *		The store refused a proof as no larger than the last n it took of
+ *		this holder, which its answer gives at text (decimal digits; what
+ *		follows them is not read): the next proof goes past it.  That n is
+ *		input: a store that keeps the protocol takes no n further from its
+ *		clock than the widest clock margin, and its clock lies within that
+ *		margin of this server's, so an n past this server's clock by more
+ *		than twice that margin (or no number) is refused, with a WARNING
+ *		at the first of a row, and false returned: the call then fails as
+ *		the store refused it.
+ *		Taken, it would carry every later proof of this process where no
+ *		store takes one.
  */
-void
-snowid_holder_proof_after(int64 last_n)
+bool
+snowid_holder_proof_after(const char *text)
 {
+	struct timespec now;
+	int64		bound;
+	int64		last_n = 0;
+	const char *p;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	bound = (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000 +
+		2 * (int64) SNOWID_CLOCK_MARGIN_MAX_MS * 1000;
+	for (p = text; *p >= '0' && *p <= '9' && last_n <= bound; p++)
+		last_n = last_n * 10 + (*p - '0');
+	if (p == text || last_n > bound)
+	{
+		if (snowid_proof_after_refused)
+			return false;
+		snowid_proof_after_refused = true;
+		ereport(WARNING,
+				(errcode(ERRCODE_PROTOCOL_VIOLATION),
+				 errmsg("snowid refused the last n of a holder proof that its store answered"),
+				 errdetail("The store answered a last n taken that is no number of microseconds up to %lld, this server's clock plus twice the widest clock margin: a store that keeps the protocol takes no n further from its clock than that margin.",
+						   (long long) bound),
+				 errhint("Check the clocks of this server and of its store, and that the store's record of this holder's proofs was not written by hand; until it answers a last n within bounds, every call of this server to it fails.")));
+		return false;
+	}
+	snowid_proof_after_refused = false;
 	snowid_proof_last_n = Max(snowid_proof_last_n, last_n);
+	return true;
 }
 
 /*

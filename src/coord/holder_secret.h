@@ -45,6 +45,6 @@ typedef enum SnowidProofHash
 extern void snowid_holder_proof(const char *secret, SnowidProofHash hash,
 								const char *pad, const char *const *call,
 								int call_parts, char *proof);
-extern void snowid_holder_proof_after(int64 last_n);
+extern bool snowid_holder_proof_after(const char *text);
 
 #endif							/* SNOWID_COORD_HOLDER_SECRET_H */

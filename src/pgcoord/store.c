@@ -484,11 +484,10 @@ snowid_pg_call(const SnowidPgTarget *target,
 			strlcpy(pad, row->holder, sizeof(pad));
 			registering = true;
 		}
-		else if (!ok &&
-				 strcmp(snowid_pg_detail(result)->sqlstate, "28000") == 0 &&
-				 (last = strstr(result->message, "the last n taken is ")) != NULL)
-			snowid_holder_proof_after(strtoll(last + 20, NULL, 10));
-		else
+		else if (ok ||
+				 strcmp(snowid_pg_detail(result)->sqlstate, "28000") != 0 ||
+				 (last = strstr(result->message, "the last n taken is ")) == NULL ||
+				 !snowid_holder_proof_after(last + 20))
 			break;
 	}
 	return ok;

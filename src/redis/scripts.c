@@ -128,9 +128,8 @@ snowid_script_send(SnowidRedisSession *session, const char *verb,
 			break;
 		if (strncmp(reply->str, "SNOWID_REGISTER", 15) == 0 && pad == NULL)
 			pad = "";
-		else if (strncmp(reply->str, "SNOWID_STALE_PROOF ", 19) == 0)
-			snowid_holder_proof_after(strtoll(reply->str + 19, NULL, 10));
-		else
+		else if (strncmp(reply->str, "SNOWID_STALE_PROOF ", 19) != 0 ||
+				 !snowid_holder_proof_after(reply->str + 19))
 			break;
 		freeReplyObject(reply);
 	}
