@@ -236,7 +236,8 @@ snowid_checkin(const SnowidLeaseState *state)
 			lapsed = result.status == SNOWID_STORE_QUIET && !unbroken;
 			if (!failing)
 				ereport(WARNING,
-						(errmsg("snowid could not check in worker id %d of datacenter %d with %s",
+						(errcode(snowid_store_status_errcode(result.status)),
+						 errmsg("snowid could not check in worker id %d of datacenter %d with %s",
 								state->worker_id, request.datacenter_id,
 								result.where),
 						 lapsed ?

@@ -444,7 +444,8 @@ snowid_lease_renew(const SnowidLeaseState *state)
 
 				snowid_get_status(&status);
 				ereport(WARNING,
-						(errmsg("snowid could not renew the lease on worker id %d in %s",
+						(errcode(snowid_store_status_errcode(result.status)),
+						 errmsg("snowid could not renew the lease on worker id %d in %s",
 								state->worker_id, result.where),
 						 errdetail("%s", result.message),
 						 errhint("Until a renewal succeeds, this server issues ids only before %s.",

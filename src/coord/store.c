@@ -112,6 +112,31 @@ snowid_store_renewal_fits(const SnowidLeaseRequest *request,
 }
 
 /*
+ * snowid_store_status_errcode
+ *		The SQLSTATE of a call that ended with status, for the WARNING of a
+ *		background worker's check-in or renewal (a claim reports the
+ *		store's own, through its report function): as the stores report
+ *		them, 08006 not reached, 53400 all held, 55006 quiet or another
+ *		server's, 08000 anything else.
+ */
+int
+snowid_store_status_errcode(SnowidStoreStatus status)
+{
+	switch (status)
+	{
+		case SNOWID_STORE_UNREACHABLE:
+			return ERRCODE_CONNECTION_FAILURE;
+		case SNOWID_STORE_ALL_HELD:
+			return ERRCODE_INSUFFICIENT_RESOURCES;
+		case SNOWID_STORE_QUIET:
+		case SNOWID_STORE_REFUSED:
+			return ERRCODE_OBJECT_IN_USE;
+		default:
+			return ERRCODE_CONNECTION_EXCEPTION;
+	}
+}
+
+/*
  * snowid_store_emit
  *		Sends a report at elevel (with ERROR, does not return).  What a
  *		report says of a store (its hosts and ports, its keys, the

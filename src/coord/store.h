@@ -399,6 +399,7 @@ extern bool snowid_store_lease_fits(const SnowidLeaseRequest *request,
 									const SnowidLeaseGrant *grant);
 extern bool snowid_store_renewal_fits(const SnowidLeaseRequest *request,
 									  SnowidLeaseGrant *grant);
+extern int	snowid_store_status_errcode(SnowidStoreStatus status);
 extern void snowid_store_emit(int elevel, bool client_sees_store,
 							  const SnowidStoreReport *full,
 							  const SnowidStoreReport *brief);
