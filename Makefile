@@ -230,7 +230,8 @@ sql/snowid_sql--1.3--1.4.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
 	1.4/serial.sql 1.4/status.sql 1.4/public_ids.sql 1.4/dumps.sql 1.4/version.sql \
 	1.4/comments.sql 1.4/privileges.sql)
 
-# The numbers of the worker-id protocol are written once, in these C
+# The numbers of the worker-id protocol, and its words (string defines:
+# the prefix of a lease holder's name), are written once, in these C
 # headers; the parts of it in other languages (the Redis function library,
 # the coordination database's extension) name them by their C names
 # between two @ (@SNOWID_MAX_ID@), which

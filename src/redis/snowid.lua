@@ -56,8 +56,8 @@
 
 local prefix = 'snowid_3_'
 
--- The numbers of the protocol below are named as in snowid's C headers
--- (src/core/layout.h, src/core/mark.h, src/coord/store.h,
+-- The numbers and words of the protocol below are named as in snowid's
+-- C headers (src/core/layout.h, src/core/mark.h, src/coord/store.h,
 -- src/coord/request.h), between two @, and the build writes in their
 -- values (test/tools/protocol): the library installed holds them as the
 -- servers do.

@@ -3,8 +3,8 @@
 -- retiring an id.  Called only by the functions below, as their owner.
 -- -----------------------------------------------------------------------
 
--- The numbers of the protocol in the parts of this script are named as in
--- snowid's C headers (src/core/layout.h, src/core/mark.h,
+-- The numbers and words of the protocol in the parts of this script are
+-- named as in snowid's C headers (src/core/layout.h, src/core/mark.h,
 -- src/coord/store.h, src/coord/request.h), between two @, and the build
 -- writes in their values (test/tools/protocol): the script installed holds
 -- them as the servers do.
