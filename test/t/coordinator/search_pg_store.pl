@@ -126,7 +126,7 @@ SKIP:
 	is($status, 0,
 		'the Redis library and the extension, side by side: their replies always agree, and no violation')
 	  or diag($out);
-	like($summary // '', qr/\(snowid_2_\*, and \S+ on PostgreSQL \d+/,
+	like($summary // '', qr/\(snowid_3_\*, and \S+ on PostgreSQL \d+/,
 		'it called both');
 	like($summary // '', qr/ [1-9]\d* worker-id grants, 0 violations/,
 		'and checked grants');
