@@ -334,8 +334,8 @@ $$;
 -- call then answers (an error undoes the call, the taking too), so that a
 -- refused call leaves no pad behind, as Redis, which keeps none, leaves
 -- nothing; the name's next call gets a new one.  A new pad replaces the
--- identity's last one.  A pad is good for the longest coordinator timeout
--- of a server (the call that sends the key follows at once), and a
+-- identity's last one.  One not taken lasts the longest coordinator
+-- timeout of a server (the call that sends the key follows at once), and a
 -- datacenter has at most as many as its layout has worker ids (the one
 -- recorded, else hi, the call's): so made-up names fill no table.  Beyond,
 -- refused (SQLSTATE 53400).  Called with the datacenter's lock held, at
