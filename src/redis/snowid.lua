@@ -266,6 +266,8 @@ end
 --     never took is worth nothing after that, whatever Redis forgot.
 -- A secret itself (release 1.3.0), or none (release 1.2, refused once a
 -- key is registered), is checked against the key as before.
+-- Where these checks come among a call's: doc/internals.md, "The order
+-- of a call's checks" (Redis keeps no pad: SNOWID_REGISTER writes nothing).
 
 -- The largest n of a proof: every integer up to it is exact in Lua's
 -- numbers

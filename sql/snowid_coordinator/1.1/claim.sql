@@ -138,6 +138,8 @@ DECLARE
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
+	-- its pad, or the key it sent under one (pad_for())
+	reg			record;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -157,9 +159,10 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
-	o.holder := snowid_coordinator.pad_for(dc, me, secret, call, hi);
-	IF o.holder IS NOT NULL THEN
+	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
+	IF reg.pad IS NOT NULL THEN
 		o.outcome := 'register';
+		o.holder := reg.pad;
 		RETURN o;
 	END IF;
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
@@ -281,7 +284,7 @@ BEGIN
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;

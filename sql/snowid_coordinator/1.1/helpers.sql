@@ -327,19 +327,26 @@ BEGIN
 END
 $$;
 
--- The pad a call of identity must register its key with, or NULL if it
--- may go on: it has a key registered, sends a secret itself, or sends its
--- key under the pad it was answered (which its proof for call then
--- shows).  A new pad replaces the identity's last one.  A pad is good for
--- the longest coordinator timeout of a server (the call that sends the
--- key follows at once), and a datacenter has at most as many as its layout
--- has worker ids (the one recorded, else hi, the call's): so made-up
--- names fill no table.  Beyond, refused (SQLSTATE 53400).  Called with
--- the datacenter's lock held.
+-- The pad a call of identity must register its key with (pad), or none
+-- if it may go on: it has a key registered, sends a secret itself, or
+-- sends its key under the pad it was answered, which its proof for call
+-- then shows; that key is key, for register_holder().  A pad is good for
+-- one call: the call that sends the key under it takes it, whatever that
+-- call then answers (an error undoes the call, the taking too), so that a
+-- refused call leaves no pad behind, as Redis, which keeps none, leaves
+-- nothing; the name's next call gets a new one.  A new pad replaces the
+-- identity's last one.  One not taken lasts the longest coordinator
+-- timeout of a server (the call that sends the key follows at once), and a
+-- datacenter has at most as many as its layout has worker ids (the one
+-- recorded, else hi, the call's): so made-up names fill no table.  Beyond,
+-- refused (SQLSTATE 53400).  Called with the datacenter's lock held, at
+-- the point of a call's checks where Redis answers SNOWID_REGISTER (snowid's
+-- doc/internals.md, "The order of a call's checks").
 CREATE OR REPLACE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
 										   secret text, call text,
-										   hi integer)
-RETURNS text
+										   hi integer, OUT pad text,
+										   OUT key bytea)
+RETURNS record
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -348,6 +355,7 @@ DECLARE
 	me			text := identity;
 	p			record;
 	given		text;
+	sent		text;
 	now_ms		bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 	most		integer;
 BEGIN
@@ -355,18 +363,23 @@ BEGIN
 	IF p.n IS NULL OR
 		EXISTS (SELECT FROM snowid_coordinator.holders h
 				WHERE h.datacenter = dc AND h.identity = me) THEN
-		RETURN NULL;
+		RETURN;
 	END IF;
 	DELETE FROM snowid_coordinator.pads x
 	WHERE x.datacenter = dc
 	  AND x.made_ms < now_ms - @SNOWID_COORDINATOR_TIMEOUT_MAX_MS@;
 	SELECT x.pad INTO given FROM snowid_coordinator.pads x
 	WHERE x.datacenter = dc AND x.identity = me;
-	IF p.masked IS NOT NULL AND given IS NOT NULL AND
-		p.proof = snowid_coordinator.proof_of(
-			snowid_coordinator.xor_hex(p.masked,
-				encode(sha256(convert_to(given, 'UTF8')), 'hex')), p.n, call) THEN
-		RETURN NULL;
+	IF p.masked IS NOT NULL AND given IS NOT NULL THEN
+		sent := snowid_coordinator.xor_hex(p.masked,
+			encode(sha256(convert_to(given, 'UTF8')), 'hex'));
+		IF p.proof = snowid_coordinator.proof_of(sent, p.n, call) THEN
+			-- taken by this call
+			DELETE FROM snowid_coordinator.pads x
+			WHERE x.datacenter = dc AND x.identity = me;
+			key := decode(sent, 'hex');
+			RETURN;
+		END IF;
 	END IF;
 	IF given IS NULL THEN
 		SELECT coalesce(d.max_worker_id, hi) + 1 INTO most
@@ -381,21 +394,21 @@ BEGIN
 					  HINT = 'Try again later.  Many registrations of names no server uses are a member of the fleet making names up: see who may call as the servers'' role (snowid''s doc/security.md, "What the fleet''s role can deny").';
 		END IF;
 	END IF;
-	given := encode(sha256(convert_to(gen_random_uuid()::text ||
-									  gen_random_uuid()::text, 'UTF8')), 'hex');
+	pad := encode(sha256(convert_to(gen_random_uuid()::text ||
+									gen_random_uuid()::text, 'UTF8')), 'hex');
 	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad, made_ms)
-	VALUES (dc, me, given, now_ms)
+	VALUES (dc, me, pad, now_ms)
 	ON CONFLICT (datacenter, identity)
 	DO UPDATE SET pad = excluded.pad, made_ms = excluded.made_ms;
-	RETURN given;
 END
 $$;
 
 -- Registers identity's key, if it has none yet: after a call of that
 -- identity was granted.  A secret itself registers its hash; a proof, the
--- key it sent under its pad (see pad_for()) for call, with its n taken.
+-- key it sent under its pad (pad_for()'s key; NULL: none), with its n
+-- taken.
 CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
-												   secret text, call text)
+												   secret text, key bytea)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -404,23 +417,13 @@ AS $$
 DECLARE
 	me			text := identity;
 	p			record;
-	k			bytea;
+	k			bytea := key;
 BEGIN
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL THEN
 		k := sha256(convert_to(secret, 'UTF8'));
-	ELSE
-		SELECT decode(snowid_coordinator.xor_hex(p.masked,
-					encode(sha256(convert_to(x.pad, 'UTF8')), 'hex')), 'hex')
-		INTO k
-		FROM snowid_coordinator.pads x
-		WHERE x.datacenter = dc AND x.identity = me AND p.masked IS NOT NULL;
-		IF k IS NULL OR
-			p.proof <> snowid_coordinator.proof_of(encode(k, 'hex'), p.n, call) THEN
-			RETURN;
-		END IF;
-		DELETE FROM snowid_coordinator.pads x
-		WHERE x.datacenter = dc AND x.identity = me;
+	ELSIF k IS NULL THEN
+		RETURN;
 	END IF;
 	INSERT INTO snowid_coordinator.holders AS h (datacenter, identity,
 												 secret_sha256)

@@ -65,6 +65,8 @@ DECLARE
 	new_fence	bigint;
 	layout		integer;
 	o			snowid_coordinator.outcome;
+	-- its pad, or the key it sent under one (pad_for())
+	reg			record;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -83,9 +85,10 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
-	o.holder := snowid_coordinator.pad_for(dc, me, secret, call, hi);
-	IF o.holder IS NOT NULL THEN
+	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
+	IF reg.pad IS NOT NULL THEN
 		o.outcome := 'register';
+		o.holder := reg.pad;
 		RETURN o;
 	END IF;
 	-- the fence it writes, a lease past client_ms: no later than the
@@ -185,7 +188,7 @@ BEGIN
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
@@ -288,7 +291,8 @@ BEGIN
 		fence_ms = greatest(x.fence_ms, want)
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
+	-- (answers no pad: registers a secret itself only)
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, NULL);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -369,7 +373,8 @@ BEGIN
 		lease_token = CASE WHEN park THEN x.lease_token END
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, call);
+	-- (answers no pad: registers a secret itself only)
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, NULL);
 
 	o.outcome := 'ok';
 	o.worker_id := id;

@@ -13,7 +13,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.fence_of(integer, integer),
 	snowid_coordinator.check_secret(text),
 	snowid_coordinator.check_holder(integer, text, text, text),
-	snowid_coordinator.register_holder(integer, text, text, text),
+	snowid_coordinator.register_holder(integer, text, text, bytea),
 	snowid_coordinator.proof_parts(text),
 	snowid_coordinator.proof_of(text, bigint, text),
 	snowid_coordinator.call_text(text[]),

@@ -138,9 +138,10 @@ COMMENT ON TABLE snowid_coordinator.proofs_taken IS
 -- A pad per identity that has no key registered yet: its first call is
 -- answered 'register' with the pad (an answer, which no log shows), and the
 -- next sends its key XORed with the pad's SHA-256, so that the key never
--- appears in a log.  Made at made_ms (Unix ms), good for a while, and a
--- datacenter has no more than its layout has worker ids (pad_for()).  Not
--- dumped: a restored database hands out new pads.
+-- appears in a log.  Made at made_ms (Unix ms), taken by that next call
+-- whatever it answers, else gone after a while, and a datacenter has no
+-- more than its layout has worker ids (pad_for()).  Not dumped: a restored
+-- database hands out new pads.
 CREATE TABLE snowid_coordinator.pads (
 	datacenter integer NOT NULL
 		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),

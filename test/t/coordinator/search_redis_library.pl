@@ -7,7 +7,7 @@
 # servers that call it (claims on lease and for good with the numbers the C
 # side sends, ids issued, renewals, clean stops and crashes, frozen holders,
 # clock steps, leases running out, copied data directories, an operator's
-# HDEL and an administrator's snowid_2_free), and the faults of issue 42:
+# HDEL and an administrator's snowid_3_free), and the faults of issue 42:
 # another member of the fleet calling under a holder's name (its claim with
 # max below the holder's id, its lease claim, renewal and release: refused,
 # as it lacks the holder's secret), and answers lost at the store's
@@ -18,7 +18,7 @@
 # PostgreSQL server is started.
 #
 # Then the search must find a violation where there is one: an
-# administrator who frees a worker id with snowid_2_free and a margin of 0
+# administrator who frees a worker id with snowid_3_free and a margin of 0
 # ms, as soon as its holder stopped, lets the next holder start below ids
 # that holder issued up to its drift budget ahead of its clock; and a
 # server that takes an answer that may not be on the standby as granted
@@ -78,16 +78,16 @@ my $summary = SnowidTest::search_finds_none($protocol_search,
 	'--depth', '4', '--random', '600', '--length', '16',
 	'--vary-fleet', '--copy-identity', 'new',
 	'--failure-file', "$dir/failure.txt");
-like($summary, qr/\(snowid_2_\*\)/,
-	'it called the functions of the newest generation, snowid_2_*');
+like($summary, qr/\(snowid_3_\*\)/,
+	'it called the functions this release\'s servers call, snowid_3_* (with holder proofs)');
 like($summary, qr/; [1-9]\d* calls under another holder's name/,
 	'it called under other holders\' names');
 like($summary, qr/; [1-9]\d* failovers of the store/,
 	'and failed the store over with answers not on its standby');
 
-# A margin of 0 ms in snowid_2_free: a violation, written as a script that
+# A margin of 0 ms in snowid_3_free: a violation, written as a script that
 # replays to it
-SnowidTest::search_finds_free_margin($protocol_search, $dir, 'snowid_2_free', [], []);
+SnowidTest::search_finds_free_margin($protocol_search, $dir, 'snowid_3_free', [], []);
 
 # An answer that may not be on the standby taken as granted: a violation,
 # written as a script that replays to it
