@@ -1,0 +1,93 @@
+# A restored dump given its gone source's worker id at once (doc/managed.md,
+# "The configuration"): setting it raises the generator "past the largest
+# id its tables hold (in a column whose default takes ids), by that id's
+# own time", which 1.4's fixes added for a source whose clock stepped back
+# (restore_after_clock_step).  But snowid_sql_largest_held() reads only
+# bigint columns: a column whose default takes ids and is of another type
+# (numeric DEFAULT snowid_next(), text DEFAULT snowid_serial('INV-'), each
+# of which snowid_sql_ids_held() counts as holding ids) is skipped, and the
+# raise counts max_drift_ms alone again.
+#
+# - One server (one clock), the source database issuing into a numeric
+#   column and a text column of serials for 12 s with the clock 10 s fast,
+#   then the clock stepped back to the right time (NTP): the source fails,
+#   as it should.
+# - Its dump restored into a new database of the same server, the source
+#   dropped, the copy given its worker id; the copy issues into both
+#   until its clock has passed the source's last id.
+# - No id (or serial) of the copy may equal one of the source's restored
+#   ones.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the source issued 83,960
+# ids into each table; of the copy's 18,576, 832 ids of the numeric column
+# and 830 serials equal restored ones.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_clock_step_other_types');
+my $node = PostgreSQL::Test::Cluster->new('restore_clock_step_other_types');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+
+my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE t (id numeric DEFAULT snowid_next(), copy boolean DEFAULT false);
+	CREATE TABLE s (serial text DEFAULT snowid_serial('INV-'), copy boolean DEFAULT false);
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO t DEFAULT VALUES;
+			INSERT INTO s DEFAULT VALUES;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t});
+cmp_ok($out, '>', 0, "the source issues $out ids into each table, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') . ' user=app' ],
+	'the owner dumps the source');
+$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('copy') . ' user=app', "$dir/source.dump" ],
+	'and restores it into a new database');
+$node->safe_psql('postgres', 'DROP DATABASE source');
+($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
+	UPDATE snowid_config SET worker_id = 5;
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)::bigint) FROM t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO t (copy) VALUES (true);
+			INSERT INTO s (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t WHERE copy});
+cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids into each") or diag($err);
+
+my ($n, $twice, $serials) = split /\|/, $node->safe_psql('copy', q{
+	SELECT (SELECT count(*) FROM t WHERE copy),
+		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.copy AND NOT b.copy),
+		   (SELECT count(*) FROM s a JOIN s b ON a.serial = b.serial AND a.copy AND NOT b.copy)});
+is($twice, '0', "no id of the copy's numeric column equals a restored one ($twice of $n)");
+is($serials, '0', "no serial of the copy equals a restored one ($serials of about $n)");
+
+$node->stop;
+done_testing();
