@@ -2,29 +2,32 @@
 # the application's tables as the bootstrap superuser (the triggers of
 # snowid_config are SECURITY DEFINER): snowid_sql_ids_held() runs "SELECT
 # EXISTS (SELECT FROM ONLY t WHERE id IS NOT NULL)", snowid_sql_largest_held()
-# "SELECT max(id) FROM ONLY t".  Planning either opens the table's indexes,
-# and PostgreSQL folds each index's predicate and expressions
-# (RelationGetIndexPredicate(), RelationGetIndexExpressions():
-# eval_const_expressions()), which runs an immutable function of constant
-# arguments as the current user: the superuser.  The installing role (any
-# role with CREATE on the database: the extension is trusted) owns the
-# table and makes the index, so the function is its own.  1.4's fix of
-# guard_cast_superuser (a bound compared with bigint columns alone) does
-# not reach this: the column is a plain bigint.
+# "SELECT max(id) FROM ONLY t".  Planning either opens the table's
+# indexes, statistics and partitions, and PostgreSQL folds their
+# expressions where it loads them (RelationGetIndexPredicate(),
+# RelationGetIndexExpressions(), get_relation_statistics(), a partition
+# key, the check constraints of a partition: eval_const_expressions()),
+# which runs an immutable function of constant arguments as the current
+# user: the superuser.  The installing role (any role with CREATE on the
+# database: the extension is trusted) owns the table and makes them, so
+# the function is its own.  1.4's fix of guard_cast_superuser (a bound
+# compared with bigint columns alone) does not reach this: the column is a
+# plain bigint.
 #
-# - appdb: app makes an immutable function that runs ALTER ROLE app
+# - Each owner makes an immutable function that runs ALTER ROLE itself
 #   SUPERUSER through a volatile one (a non-volatile PL/pgSQL function runs
 #   no ALTER itself, but may call a volatile one), a table whose bigint
-#   column takes its default from snowid_next(), and a partial index whose
-#   predicate calls it; then, in a new session (the relation cache folds a
-#   predicate once per session), UPDATE snowid_config SET epoch = ...
-#   (the guard reads the table).
-# - appdb2, as app2: the same through an expression index, and the floor:
-#   the owner marks the row as stamped elsewhere (worker_server, which it may
-#   write while no worker id is set), then sets the worker id, and the floor
-#   reads the table for its largest id.
-# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): both roles are
-# superuser after their one UPDATE, and the function noted that it ran as
+#   column takes its default from snowid_next(), and one of: a partial
+#   index whose predicate calls it, an expression index, extended
+#   statistics on an expression, a partition's check constraint, a
+#   partition key's expression.  Then, in a new session (the relation cache
+#   folds them once per session), UPDATE snowid_config SET epoch = ... (the
+#   guard reads the table), or for the expression index the floor: the
+#   owner marks the row as stamped elsewhere (worker_server, which it may
+#   write while no worker id is set), then sets the worker id, and the
+#   floor reads the table for its largest id.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): each of the five roles
+# is superuser after its one UPDATE, and the function noted that it ran as
 # postgres with rolsuper on.
 use strict;
 use warnings;
@@ -40,13 +43,9 @@ use Test::More;
 my $node = PostgreSQL::Test::Cluster->new('guard_index_superuser');
 $node->init;
 $node->start;
-$node->safe_psql('postgres', q{
-	CREATE ROLE app LOGIN;
-	CREATE ROLE app2 LOGIN;
-	CREATE DATABASE appdb OWNER app;
-	CREATE DATABASE appdb2 OWNER app2});
 
-# what each owner plants: $role's functions, a table of ids and $index
+# what each owner plants: $role's functions, then $index (its table of ids
+# and what comes with it)
 sub plant
 {
 	my ($role, $index) = @_;
@@ -68,35 +67,46 @@ sub plant
 		PERFORM public.grab();
 		RETURN \$1;
 	END \$\$;
-	CREATE TABLE t (id bigint DEFAULT snowid_next());
 	$index;
 	SELECT rolsuper FROM pg_roles WHERE rolname = '$role'};
 }
 
-my $app = $node->connstr('appdb') . ' user=app';
-my ($rc, $out, $err) = psql_as($app, plant('app', 'CREATE INDEX ON t (id) WHERE folded(1) = 1'));
-is($out, 'f', 'app, no superuser, installs the edition and makes its function, table and partial index')
-  or diag($err);
-# a new session: its relation cache has not folded the predicate yet
-($rc, $out, $err) = psql_as($app, q{UPDATE snowid_config SET epoch = '2020-01-01'});
-note("the epoch's update: rc $rc $err");
-is($node->safe_psql('appdb', q{SELECT count(*) FROM ran WHERE super}), '0',
-	'the guard ran none of the owner\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}), 'f',
-	'app is still no superuser');
+# role, what it makes beside its table of ids (the table t or its
+# partition), and what it runs then in a new session (its relation cache
+# has folded nothing yet)
+my @cases = (
+	[ 'app', 'CREATE TABLE t (id bigint DEFAULT snowid_next()); CREATE INDEX ON t (id) WHERE folded(1) = 1',
+	  q{UPDATE snowid_config SET epoch = '2020-01-01'}, 'a partial index, the epoch moved' ],
+	[ 'app2', q{CREATE TABLE t (id bigint DEFAULT snowid_next()); CREATE INDEX ON t ((id + folded(1)));
+		UPDATE snowid_config SET worker_server = 'a server elsewhere'},
+	  'UPDATE snowid_config SET worker_id = 1', 'an expression index, the worker id set on a row stamped elsewhere' ],
+	[ 'app3', 'CREATE TABLE t (id bigint DEFAULT snowid_next(), x int); CREATE STATISTICS st ON (x + folded(1)), id FROM t',
+	  q{UPDATE snowid_config SET epoch = '2020-01-01'}, 'extended statistics on an expression, the epoch moved' ],
+	[ 'app4', q{CREATE TABLE t (id bigint DEFAULT snowid_next(), x int) PARTITION BY RANGE (id);
+		CREATE TABLE t1 PARTITION OF t FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+		ALTER TABLE t1 ADD CHECK (x < folded(1))},
+	  q{UPDATE snowid_config SET epoch = '2020-01-01'}, 'a partition\'s check constraint, the epoch moved' ],
+	[ 'app5', q{CREATE TABLE t (id bigint DEFAULT snowid_next(), x int) PARTITION BY RANGE ((x + folded(1)));
+		CREATE TABLE t1 PARTITION OF t FOR VALUES FROM (MINVALUE) TO (MAXVALUE)},
+	  q{UPDATE snowid_config SET epoch = '2020-01-01'}, 'a partition key\'s expression, the epoch moved' ]);
 
-my $app2 = $node->connstr('appdb2') . ' user=app2';
-($rc, $out, $err) = psql_as($app2,
-	plant('app2', 'CREATE INDEX ON t ((id + folded(1)))')
-	  . q{; UPDATE snowid_config SET worker_server = 'a server elsewhere'});
-like($out, qr/^f/, 'app2 makes its expression index and marks the row as stamped elsewhere')
-  or diag($err);
-($rc, $out, $err) = psql_as($app2, q{UPDATE snowid_config SET worker_id = 1});
-note("the worker id set: rc $rc $err");
-is($node->safe_psql('appdb2', q{SELECT count(*) FROM ran WHERE super}), '0',
-	'the floor ran none of the owner\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app2'}), 'f',
-	'app2 is still no superuser');
+for my $case (@cases)
+{
+	my ($role, $objects, $run, $what) = @$case;
+	my $db = "${role}db";
+
+	$node->safe_psql('postgres', "CREATE ROLE $role LOGIN; CREATE DATABASE $db OWNER $role");
+	my $url = $node->connstr($db) . " user=$role";
+	my ($rc, $out, $err) = psql_as($url, plant($role, $objects));
+	like($out, qr/^f/, "$role, no superuser, installs the edition and makes its function and $what")
+	  or diag($err);
+	($rc, $out, $err) = psql_as($url, $run);
+	note("$run: rc $rc $err");
+	is($node->safe_psql($db, q{SELECT count(*) FROM ran WHERE super}), '0',
+		"$what: the edition ran none of the owner's functions as a superuser");
+	is($node->safe_psql('postgres', qq{SELECT rolsuper FROM pg_roles WHERE rolname = '$role'}), 'f',
+		"$role is still no superuser");
+}
 
 $node->stop;
 done_testing();
