@@ -26,9 +26,13 @@
 #   owner marks the row as stamped elsewhere (worker_server, which it may
 #   write while no worker id is set), then sets the worker id, and the
 #   floor reads the table for its largest id.
-# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): each of the five roles
-# is superuser after its one UPDATE, and the function noted that it ran as
-# postgres with rolsuper on.
+# - A role granted nothing of the edition, with CREATE on a schema of its
+#   own, does the same with its own table (PUBLIC may call snowid_next()),
+#   and the owner runs its routine step, the epoch set before the first id.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): each of the five owners
+# is superuser after its one UPDATE, and so is the role granted nothing
+# after the owner's; the function noted that it ran as postgres with
+# rolsuper on.
 use strict;
 use warnings;
 
@@ -90,6 +94,7 @@ my @cases = (
 		CREATE TABLE t1 PARTITION OF t FOR VALUES FROM (MINVALUE) TO (MAXVALUE)},
 	  q{UPDATE snowid_config SET epoch = '2020-01-01'}, 'a partition key\'s expression, the epoch moved' ]);
 
+my ($rc, $out, $err);
 for my $case (@cases)
 {
 	my ($role, $objects, $run, $what) = @$case;
@@ -97,7 +102,7 @@ for my $case (@cases)
 
 	$node->safe_psql('postgres', "CREATE ROLE $role LOGIN; CREATE DATABASE $db OWNER $role");
 	my $url = $node->connstr($db) . " user=$role";
-	my ($rc, $out, $err) = psql_as($url, plant($role, $objects));
+	($rc, $out, $err) = psql_as($url, plant($role, $objects));
 	like($out, qr/^f/, "$role, no superuser, installs the edition and makes its function and $what")
 	  or diag($err);
 	($rc, $out, $err) = psql_as($url, $run);
@@ -107,6 +112,45 @@ for my $case (@cases)
 	is($node->safe_psql('postgres', qq{SELECT rolsuper FROM pg_roles WHERE rolname = '$role'}), 'f',
 		"$role is still no superuser");
 }
+
+# A role granted nothing of the edition, with CREATE on a schema of its
+# own (an application's, a reporting role's): its table takes ids by its
+# default (PUBLIC may call snowid_next()), the guard reads it as well, and
+# the owner's own routine step (the epoch set before the first id, as
+# managed.md says) runs its function as the superuser
+$node->safe_psql('postgres', 'CREATE ROLE owner6 LOGIN; CREATE ROLE lesser LOGIN; CREATE DATABASE db6 OWNER owner6');
+($rc, $out, $err) = psql_as($node->connstr('db6') . ' user=owner6',
+	'CREATE EXTENSION snowid_sql; SELECT 1');
+is($out, '1', 'owner6 installs the edition') or diag($err);
+$node->safe_psql('db6', 'CREATE SCHEMA s AUTHORIZATION lesser');
+($rc, $out, $err) = psql_as($node->connstr('db6') . ' user=lesser', q{
+	SET search_path = s;
+	CREATE TABLE ran (who name, super boolean);
+	CREATE FUNCTION grab() RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO s.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
+		BEGIN
+			EXECUTE 'ALTER ROLE lesser SUPERUSER';
+		EXCEPTION WHEN insufficient_privilege THEN
+			NULL;
+		END;
+	END $$;
+	CREATE FUNCTION folded(integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+	BEGIN
+		PERFORM s.grab();
+		RETURN $1;
+	END $$;
+	CREATE TABLE t (id bigint DEFAULT public.snowid_next());
+	CREATE INDEX ON t (id) WHERE folded(1) = 1;
+	SELECT 1});
+is($out, '1', 'lesser, granted nothing of the edition, makes its function, table and partial index')
+  or diag($err);
+($rc, $out, $err) = psql_as($node->connstr('db6') . ' user=owner6', q{UPDATE snowid_config SET epoch = '2020-01-01'});
+note("owner6's epoch: rc $rc $err");
+is($node->safe_psql('db6', q{SELECT count(*) FROM s.ran WHERE super}), '0',
+	'the owner\'s epoch set ran none of lesser\'s functions as a superuser');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
+	'lesser is still no superuser');
 
 $node->stop;
 done_testing();
