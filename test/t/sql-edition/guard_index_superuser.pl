@@ -32,7 +32,7 @@
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): each of the five owners
 # is superuser after its one UPDATE, and so is the role granted nothing
 # after the owner's; the function noted that it ran as postgres with
-# rolsuper on.
+# rolsuper on.  The same on 18.
 use strict;
 use warnings;
 

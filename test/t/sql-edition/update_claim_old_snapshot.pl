@@ -22,7 +22,7 @@
 # - The open transaction takes a batch, and serials: it should get them,
 #   as a new transaction does.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the batch fails with
-# 55000 "snowid has no worker id" in 3 runs of 3; serials pass.
+# 55000 "snowid has no worker id" in 3 runs of 3 (and on 18); serials pass.
 use strict;
 use warnings;
 

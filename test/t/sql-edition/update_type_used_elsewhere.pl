@@ -19,7 +19,7 @@
 # - The owner's ALTER EXTENSION snowid_sql UPDATE TO '1.4' should go
 #   through, and ids go on.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): both updates fail with
-# 2BP01 and the database stays on 1.2 and 1.3.
+# 2BP01 and the database stays on 1.2 and 1.3 (the same on 18).
 use strict;
 use warnings;
 
