@@ -20,7 +20,7 @@
 # the clock message (31,460,893,561 ms behind for the epoch a year ahead;
 # by hand 97,556,931,742 ms for 2030-01-01, snowid_status() showing
 # last_time at the epoch), naming no epoch, and the correction is refused
-# with 55000.
+# with 55000 (the same on 18: 31,460,612,144 ms).
 use strict;
 use warnings;
 
