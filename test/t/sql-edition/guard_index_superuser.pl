@@ -29,6 +29,9 @@
 # - A role granted nothing of the edition, with CREATE on a schema of its
 #   own, does the same with its own table (PUBLIC may call snowid_next()),
 #   and the owner runs its routine step, the epoch set before the first id.
+# - An owner installs VERSION '1.3' (1.3.0's script, which the package
+#   keeps and the control file lets any database owner install) and does
+#   the same as the first.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): each of the five owners
 # is superuser after its one UPDATE, and so is the role granted nothing
 # after the owner's; the function noted that it ran as postgres with
@@ -151,6 +154,24 @@ is($node->safe_psql('db6', q{SELECT count(*) FROM s.ran WHERE super}), '0',
 	'the owner\'s epoch set ran none of lesser\'s functions as a superuser');
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
 	'lesser is still no superuser');
+
+# An older version the package still installs: the extension is trusted
+# for every version without a control file of its own (1.0 and 1.1 have
+# one), so any database owner may CREATE EXTENSION snowid_sql VERSION
+# '1.3', 1.3.0's script, whose guard reads the tables as the superuser in
+# the same way: a fix of 1.4 alone leaves that open
+$node->safe_psql('postgres', 'CREATE ROLE owner7 LOGIN; CREATE DATABASE db7 OWNER owner7');
+my $plant13 = plant('owner7', 'CREATE TABLE t (id bigint DEFAULT snowid_next()); CREATE INDEX ON t (id) WHERE folded(1) = 1');
+$plant13 =~ s/CREATE EXTENSION snowid_sql;/CREATE EXTENSION snowid_sql VERSION '1.3';/;
+($rc, $out, $err) = psql_as($node->connstr('db7') . ' user=owner7', $plant13);
+like($out, qr/^f/, 'owner7, no superuser, installs 1.3 and makes its function and partial index')
+  or diag($err);
+($rc, $out, $err) = psql_as($node->connstr('db7') . ' user=owner7', q{UPDATE snowid_config SET epoch = '2020-01-01'});
+note("owner7's epoch: rc $rc $err");
+is($node->safe_psql('db7', q{SELECT count(*) FROM ran WHERE super}), '0',
+	'1.3, the epoch moved: the edition ran none of the owner\'s functions as a superuser');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'owner7'}), 'f',
+	'owner7 is still no superuser');
 
 $node->stop;
 done_testing();

@@ -22,7 +22,7 @@
 #   without superuser.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the UPDATE commits, the
 # function noted that it ran as postgres with rolsuper on, and app is
-# superuser (by hand and in this test: 1 run of 1 each).
+# superuser (by hand and in this test: 1 run of 1 each; the same on 18).
 use strict;
 use warnings;
 
