@@ -23,8 +23,8 @@
 # - No id of the copy may equal one of the source's restored ids.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the source issued 397,296
 # ids; 20,013 of the copy's 222,637 equal restored ones (on 18: 16,673 of
-# 192,092).  (With the live
-# partition made by PARTITION OF, its own default counts it: 0 of 30,061.)
+# 192,092).  (With the live partition made by PARTITION OF, its own default
+# counts it: 0 of 30,061.)
 use strict;
 use warnings;
 
