@@ -20,9 +20,12 @@
 #   and v to t, and commits.
 # - The function should not run as a superuser, and app should stay a role
 #   without superuser.
+# - The same by a role granted nothing of the edition, with CREATE on a
+#   schema of its own, while the owner sets the epoch.
 # On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the UPDATE commits, the
 # function noted that it ran as postgres with rolsuper on, and app is
-# superuser (by hand and in this test: 1 run of 1 each; the same on 18).
+# superuser (by hand and in this test: 1 run of 1 each; the same on 18), and
+# so is lesser after owner2's epoch set.
 use strict;
 use warnings;
 
@@ -83,6 +86,53 @@ is($node->safe_psql('appdb', q{SELECT count(*) FROM ran WHERE super}), '0',
 	'the guard ran none of the owner\'s functions as a superuser');
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}), 'f',
 	'app is still no superuser');
+
+# The same by a role granted nothing of the edition, with CREATE on a
+# schema of its own (its table's default calls snowid_next(), PUBLIC's),
+# while the owner runs its routine step: the epoch set before the first id
+$node->safe_psql('postgres', 'CREATE ROLE owner2 LOGIN; CREATE ROLE lesser LOGIN; CREATE DATABASE db2 OWNER owner2');
+psql_as($node->connstr('db2') . ' user=owner2', 'CREATE EXTENSION snowid_sql');
+$node->safe_psql('db2', 'CREATE SCHEMA s AUTHORIZATION lesser');
+my $lesser = $node->connstr('db2') . ' user=lesser';
+($rc, $out, $err) = psql_as($lesser, q{
+	SET search_path = s;
+	CREATE TABLE ran (who name, super boolean);
+	CREATE FUNCTION grab() RETURNS bigint LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO s.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
+		BEGIN
+			EXECUTE 'ALTER ROLE lesser SUPERUSER';
+		EXCEPTION WHEN insufficient_privilege THEN
+			NULL;
+		END;
+		RETURN NULL;
+	END $$;
+	CREATE TABLE t (id bigint DEFAULT public.snowid_next());
+	CREATE VIEW v AS SELECT s.grab() AS id;
+	SELECT 1});
+is($out, '1', 'lesser, granted nothing of the edition, makes its function, table and view') or diag($err);
+my $l = $node->background_psql('db2', extra_params => [ '-U', 'lesser' ]);
+$l->query_safe('BEGIN');
+$l->query_safe('LOCK TABLE s.t IN ACCESS EXCLUSIVE MODE');
+($aout, $aerr) = ('', '');
+$a = IPC::Run::start(
+	[ 'psql', '-XAtq', '-d', $node->connstr('db2') . ' user=owner2', '-c',
+	  q{UPDATE snowid_config SET epoch = '2020-01-01'} ],
+	'<', \undef, '>', \$aout, '2>', \$aerr);
+ok( $node->poll_query_until('db2', q{
+	SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+				   WHERE c.relname = 't' AND NOT l.granted)}),
+	'the guard of owner2\'s UPDATE waits for s.t');
+$l->query_safe('ALTER TABLE s.t RENAME TO t_old');
+$l->query_safe('ALTER VIEW s.v RENAME TO t');
+$l->query_safe('COMMIT');
+$l->quit;
+$a->finish;
+note("owner2's epoch: $aerr");
+is($node->safe_psql('db2', q{SELECT count(*) FROM s.ran WHERE super}), '0',
+	'the owner\'s guard ran none of lesser\'s functions as a superuser');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
+	'lesser is still no superuser');
 
 $node->stop;
 done_testing();
