@@ -399,12 +399,33 @@ DECLARE
 		+ snowid_sql_private.snowid_sql_width(c.worker_bits) + snowid_sql_private.snowid_sql_width(c.sequence_bits);
 	tab text;
 	r record;
+	upper text;
 BEGIN
 	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
 	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
 		bad := 0;
-		-- (a foreign partition is not read: its data lies elsewhere)
-		CONTINUE WHEN r.remote;
+		-- a foreign partition's ids lie elsewhere: it counts by the upper
+		-- bound its owner gave it on a range of the column itself (its ids
+		-- lie below), or refuses (before 1.4's fixes its partitioned table
+		-- was skipped whole, and the ids of its local partitions came
+		-- again: test restore_foreign_partition_raise)
+		IF r.remote THEN
+			SELECT substring(pg_get_expr(f.relpartbound, f.oid) FROM '\) TO \(''?(-?[0-9]+)''?\)$') INTO upper
+			FROM pg_class f JOIN pg_inherits i ON i.inhrelid = f.oid
+			JOIN pg_partitioned_table pt ON pt.partrelid = i.inhparent
+			JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
+			  AND col.base = 'pg_catalog.int8'::regtype;
+			IF upper IS NULL THEN
+				RAISE EXCEPTION 'a column whose default takes ids has a foreign partition snowid_sql cannot read'
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = format('The column %I of %s takes ids by its default, and its partition %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+										  col.name, col.tab, r.rel),
+						  HINT = 'Give the foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it while the step runs and attach it again after (where it holds no id newer than the local partitions), then repeat the step.';
+			END IF;
+			largest := greatest(largest, CASE WHEN upper::numeric > -9223372036854775808 THEN upper::int8 - 1 END);
+			CONTINUE;
+		END IF;
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
