@@ -584,6 +584,39 @@ BEGIN
 END
 $$;
 
+-- The stamp of a row restored into a database that has a worker id,
+-- whose first call raises the generator (snowid_sql_config_check()): of
+-- this server, so that a copy made meanwhile has no worker id
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_mark()
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN 'a restore, raised at the first call: ' || snowid_sql_private.snowid_sql_here();
+END
+$$;
+
+-- The first call after a restore into a database that has a worker id
+-- (the row marked by snowid_sql_restore_mark()) sets the worker id again,
+-- as its owner would: the stamp over another's raises the generator past
+-- the clock plus the restored max_drift_ms and past every id the tables
+-- hold (snowid_sql_config_floor()), in the caller's transaction, as the
+-- owner of the extension's objects (the callers are SECURITY DEFINER);
+-- calls at once wait for it.  The calls whose snowid_sql_fixed() has no
+-- worker id come here, before they read the configuration.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_restored()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
+	WHERE x.singleton AND x.worker_id IS NOT NULL
+	  AND x.worker_server = snowid_sql_private.snowid_sql_restore_mark();
+END
+$$;
+
 -- The smallest id whose time lies, under the layout and epoch of the row
 -- c, past the clock plus its max_drift_ms: every id below it is passed by
 -- a generator raised to the clock plus max_drift_ms (0 where the clock
@@ -711,14 +744,26 @@ BEGIN
 				USING DETAIL = format('The epoch is %s: every call refuses (22008) until the clock passes it.', NEW.epoch),
 					  HINT = 'Set an epoch in the past, unless the system clock is wrong.';
 		END IF;
-		-- the generator past every id held: now, or when the worker id is set
+		-- the generator past every id held: at the first call (below), or
+		-- when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
+			NULL;
 		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
+	END IF;
+	-- a restore into a database with a worker id (the install's steps:
+	-- CREATE EXTENSION, the worker id, then the data): the row is marked,
+	-- and the first call raises the generator past every id the tables
+	-- hold then (snowid_sql_raise_restored()), the restore over: pg_dump
+	-- restores the data of the tables of a schema that sorts after
+	-- snowid_sql_private after the row, and before 1.4's fixes the raise
+	-- at the row's restore missed their ids (test
+	-- restore_raise_tables_after_row)
+	IF restoring AND TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL THEN
+		NEW.worker_server := snowid_sql_private.snowid_sql_restore_mark();
 	END IF;
 	RETURN NEW;
 END
@@ -746,10 +791,13 @@ $$;
 -- without one): the owner sets both again.  And since the restored
 -- tables hold ids the source issued up to its max_drift_ms ahead of its
 -- clock, the generator is raised past them, as for a worker id set over
--- another server's stamp (a note in snowid_config_pending, which
--- snowid_sql_config_floor() reads after the update): before 1.4
--- nothing raised it, and given its gone source's worker id the database
--- issued the restored ids again (test 172).
+-- another server's stamp, at the first call (the row is marked by
+-- snowid_sql_config_check(), and snowid_sql_raise_restored() sets the
+-- worker id again): before 1.4 nothing raised it, and given its gone
+-- source's worker id the database issued the restored ids again (test
+-- 172); then the row's restore raised it, before the tables of the
+-- schemas that sort after snowid_sql_private came back (test
+-- restore_raise_tables_after_row).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -767,13 +815,6 @@ BEGIN
 	keep := here.worker_id IS NOT NULL
 		AND here.datacenter_id BETWEEN 0 AND (1 << NEW.datacenter_bits) - 1
 		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
-	-- the row's resulting max_drift_ms, which the restored ids lie within
-	-- and the check of a lowered one holds this generator to (before
-	-- 1.4 the larger of both, which left the generator further
-	-- ahead than the row then allowed: test 185)
-	IF keep THEN
-		PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
-	END IF;
 	IF here.worker_id IS NOT NULL AND NOT keep THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
 	END IF;
