@@ -610,10 +610,16 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	mark text := snowid_sql_private.snowid_sql_restore_mark();
 BEGIN
-	UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
-	WHERE x.singleton AND x.worker_id IS NOT NULL
-	  AND x.worker_server = snowid_sql_private.snowid_sql_restore_mark();
+	-- (read first: a call without a worker id, or in a read-only
+	-- transaction, fails as it did)
+	IF EXISTS (SELECT FROM snowid_sql_private.snowid_config x
+			   WHERE x.worker_id IS NOT NULL AND x.worker_server = mark) THEN
+		UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
+		WHERE x.singleton AND x.worker_id IS NOT NULL AND x.worker_server = mark;
+	END IF;
 END
 $$;
 
