@@ -20,8 +20,15 @@
 -- within the quiet period this database's claims declare to the
 -- coordination database (checkin_interval_ms + timeout_ms + max_drift_ms
 -- + 1 s, as 1.2 computes it): no other database can have been granted the
--- worker id since.  The owner re-asserts with 1.2's snowid_claim() in its
--- own session and updates at once.
+-- worker id since.  And that answer must have been made in the update's
+-- own transaction: both times are this server's clock, read maybe months
+-- apart, and a clock stepped back since the last answer (NTP, a VM
+-- restored) made an answer older than the quiet period look recent (before
+-- 1.4's fixes the update kept a worker id the coordination database had
+-- given to another database: test update_claim_clock_back).  The owner
+-- re-asserts with 1.2's snowid_claim() and updates in one transaction
+-- (BEGIN; SELECT snowid_claim(); ALTER EXTENSION snowid_sql UPDATE;
+-- COMMIT): no clock tells how old the answer is, the transaction does.
 --
 -- The update connects nowhere and calls nothing the installing role owns
 -- or may alter.  Until 1.4's fixes it re-asserted the claim itself, through
@@ -45,6 +52,7 @@ DECLARE
 	claimed integer;
 	stale boolean;
 	answered timestamptz;
+	fresh boolean;
 	quiet_ms bigint;
 	holder text;
 BEGIN
@@ -54,12 +62,21 @@ BEGIN
 	END IF;
 	claimed := snowid_sql_private.snowid_sql_claimed(c);
 	stale := snowid_sql_private.snowid_sql_claim_stale();
-	SELECT s.answered_at INTO answered FROM snowid_sql_private.snowid_coordinator_state s
+	-- and whether this transaction wrote that answer (a row version this
+	-- transaction sees whose writer is in progress is its own): its xmin
+	-- made a full transaction id by the epoch of this one's
+	SELECT s.answered_at,
+		   pg_catalog.pg_xact_status(((pg_catalog.pg_current_xact_id()::text::pg_catalog.int8
+									  OPERATOR(pg_catalog.-) ((pg_catalog.pg_current_xact_id()::text::pg_catalog.int8
+															  OPERATOR(pg_catalog.-) s.xmin::text::pg_catalog.int8)
+															 OPERATOR(pg_catalog.&) 4294967295))::text)::pg_catalog.xid8)
+			   OPERATOR(pg_catalog.=) 'in progress'
+	INTO answered, fresh FROM snowid_sql_private.snowid_coordinator_state s
 	WHERE s.datacenter_id OPERATOR(pg_catalog.=) c.datacenter_id;
 	SELECT ((x.checkin_interval_ms::pg_catalog.int8 OPERATOR(pg_catalog.+) x.timeout_ms)
 			OPERATOR(pg_catalog.+) c.max_drift_ms) OPERATOR(pg_catalog.+) 1000
 	INTO quiet_ms FROM snowid_sql_private.snowid_coordination x;
-	IF claimed IS NULL OR stale OR answered IS NULL OR quiet_ms IS NULL
+	IF claimed IS NULL OR stale OR answered IS NULL OR quiet_ms IS NULL OR NOT fresh
 		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
 		OR answered OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
 			OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => quiet_ms::pg_catalog.float8 OPERATOR(pg_catalog./) 1000)) THEN
@@ -79,10 +96,12 @@ BEGIN
 						THEN 'claim_worker_id of snowid_config is on, and this database holds no worker id claimed for its configuration on this server.'
 						WHEN stale OR answered IS NULL OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
 						THEN pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed)
+						WHEN NOT fresh
+						THEN pg_catalog.format('The coordination database last confirmed worker id %s in another transaction than the update''s: how long ago, only this server''s clock could tell, which may have stepped since; meanwhile it may have forgotten the claim and given the worker id to another server.', claimed)
 						ELSE pg_catalog.format('The coordination database last confirmed worker id %s at %s, more than the quiet period of its claims (%s ms) ago: it may have forgotten the claim and given the worker id to another server meanwhile.',
 											   claimed, answered, quiet_ms) END
-					OPERATOR(pg_catalog.||) '  The update keeps only a worker id the coordination database confirmed within that period, and connects nowhere itself; 1.2 re-asserts the claim at its next call, as after a restart.',
-				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), re-assert the claim and update at once (SELECT snowid_claim(), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE, UPDATE TO ''1.4'' through pg_tle, or the update script), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
+					OPERATOR(pg_catalog.||) '  The update keeps only a worker id the coordination database confirmed in the update''s own transaction, within that period, and connects nowhere itself; 1.2 re-asserts the claim at its next call, as after a restart.',
+				  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script), re-assert the claim and update in one transaction (BEGIN, SELECT snowid_claim(), then the update as it was installed: ALTER EXTENSION snowid_sql UPDATE, UPDATE TO ''1.4'' through pg_tle, or the update script, then COMMIT), or set the worker id yourself first (UPDATE snowid_config SET claim_worker_id = false, worker_id = N); doc/managed.md, "Updating to 1.3".';
 	END IF;
 	-- the identity its claims were made under
 	SELECT pg_catalog.format('dc=%s %s', c.datacenter_id, h.name) INTO holder FROM snowid_sql_private.snowid_holder h;

@@ -237,6 +237,138 @@ BEGIN ATOMIC
 	FROM cols c;
 END;
 
+-- What of the table rel could run code of a role that is no superuser
+-- where the guard reads it (as the superuser), as a phrase, or NULL.
+-- Planning a read opens the table's indexes, extended statistics and
+-- check constraints, and the partition keys of it and its ancestors, and
+-- folds their expressions (an immutable function of constant arguments
+-- runs then, as the current user); a virtual generated column is computed
+-- when read.  Those are the expressions looked at: any function or
+-- operator in them (pg_depend) owned by a role that is no superuser, or
+-- whose operator's function is, or a domain or range type of such a role.
+-- Before 1.4's fixes the guard ran them, and the table's owner made
+-- itself a superuser with one UPDATE of snowid_config (test
+-- guard_index_superuser).  Row security, rules and triggers run nothing
+-- at a superuser's read.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_runs_code(rel regclass)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH rels(r) AS (
+		SELECT rel::oid
+		UNION
+		SELECT a.relid::oid FROM pg_partition_ancestors(rel) a
+	), objs(classid, objid) AS (
+		SELECT 'pg_class'::regclass::oid, r FROM rels
+		UNION ALL
+		SELECT 'pg_class'::regclass::oid, i.indexrelid FROM pg_index i WHERE i.indrelid IN (SELECT r FROM rels)
+		UNION ALL
+		SELECT 'pg_statistic_ext'::regclass::oid, s.oid FROM pg_statistic_ext s WHERE s.stxrelid IN (SELECT r FROM rels)
+		UNION ALL
+		SELECT 'pg_constraint'::regclass::oid, k.oid FROM pg_constraint k WHERE k.conrelid IN (SELECT r FROM rels)
+		UNION ALL
+		SELECT 'pg_attrdef'::regclass::oid, d.oid
+		FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE d.adrelid IN (SELECT r FROM rels) AND a.attgenerated <> ''
+	)
+	SELECT format('%s uses %s', pg_describe_object(o.classid, o.objid, 0),
+				  pg_describe_object(d.refclassid, d.refobjid, 0))
+	FROM objs o JOIN pg_depend d ON d.classid = o.classid AND d.objid = o.objid
+	WHERE (d.classid <> 'pg_class'::regclass OR d.objid NOT IN (SELECT r FROM rels) OR d.objsubid = 0)
+	  AND CASE d.refclassid
+		WHEN 'pg_proc'::regclass THEN EXISTS (
+			SELECT FROM pg_proc p JOIN pg_roles w ON w.oid = p.proowner
+			WHERE p.oid = d.refobjid AND NOT w.rolsuper)
+		WHEN 'pg_operator'::regclass THEN EXISTS (
+			SELECT FROM pg_operator op JOIN pg_roles w ON w.oid = op.oprowner
+			WHERE op.oid = d.refobjid
+			  AND (NOT w.rolsuper OR EXISTS (
+					SELECT FROM pg_proc p JOIN pg_roles pw ON pw.oid = p.proowner
+					WHERE p.oid IN (op.oprcode, op.oprrest, op.oprjoin) AND NOT pw.rolsuper)))
+		WHEN 'pg_type'::regclass THEN EXISTS (
+			SELECT FROM pg_type t JOIN pg_roles w ON w.oid = t.typowner
+			WHERE t.oid = d.refobjid AND t.typtype IN ('d', 'r', 'm') AND NOT w.rolsuper)
+		ELSE false END
+	ORDER BY 1
+	LIMIT 1;
+END;
+
+-- The name by which the guard reads the table rel (with ONLY), once it
+-- is locked and checked, or NULL where it is gone.  The guard reads as the
+-- superuser, and by name (SQL reads no table by its OID), so:
+-- - the schema's row is locked (FOR KEY SHARE: its rename waits), then the
+--   table by that name (SHARE UPDATE EXCLUSIVE: writers go on; an index,
+--   statistics, a partition attached or detached, a rename wait), and the
+--   name checked to be rel's still: a lock waited for takes the table the
+--   name names once granted (before 1.4's fixes the guard's read, waiting
+--   for the table, read the view its owner renamed to that name meanwhile,
+--   as the superuser: test guard_renamed_while_waiting); where it names
+--   another, rel is locked again by its new name;
+-- - rel must be a plain table whose expressions run no code of a role
+--   that is no superuser (snowid_sql_runs_code()), or the read is refused,
+--   fail-safe: snowid_sql cannot tell what it holds.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_lock_read(rel regclass)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	name text;
+	code text;
+BEGIN
+	FOR attempt IN 1..3 LOOP
+		IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel) THEN
+			RETURN NULL;
+		END IF;
+		-- (the plain script's reader, its owner, may not: it reads as
+		-- itself, doc/security.md)
+		IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
+			PERFORM FROM pg_namespace n WHERE n.oid = (SELECT c.relnamespace FROM pg_class c WHERE c.oid = rel) FOR KEY SHARE;
+		END IF;
+		name := rel::text;
+		EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
+		IF to_regclass(name) = rel THEN
+			IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel AND c.relkind = 'r') THEN
+				RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = 'It is no table any more.';
+			END IF;
+			code := snowid_sql_private.snowid_sql_runs_code(rel);
+			IF code IS NOT NULL THEN
+				RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
+					USING ERRCODE = 'insufficient_privilege',
+						  DETAIL = format('It reads the tables as the superuser, and reading this one could run code of a role that is no superuser: %s.', code),
+						  HINT = 'Drop what the detail names (or have a superuser own its function), or give the column a default that calls no function of snowid_sql while the step runs, then repeat the step.';
+			END IF;
+			RETURN name;
+		END IF;
+	END LOOP;
+	RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', rel
+		USING ERRCODE = 'object_not_in_prerequisite_state',
+			  DETAIL = 'Its name changed while snowid_sql waited for its lock, three times.',
+			  HINT = 'Repeat the step once the table is renamed no more.';
+END
+$$;
+
+-- What the guard reads of a column of snowid_sql_id_columns(): the table,
+-- or each leaf of a partitioned one (by its own lock and name, with ONLY:
+-- a partition's columns are its parent's, by name), and whether it is a
+-- foreign table (which is not read: its data lies elsewhere, and reading
+-- it runs its wrapper)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_reads(tab regclass, parted boolean,
+	OUT rel regclass, OUT remote boolean)
+RETURNS SETOF record
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT tab, false WHERE NOT parted
+	UNION ALL
+	SELECT t.relid, c.relkind = 'f'
+	FROM pg_partition_tree(tab) t JOIN pg_class c ON c.oid = t.relid
+	WHERE parted AND t.isleaf;
+END;
+
 -- The largest id that the columns snowid_sql_id_columns() names hold
 -- (NULL: none), under the layout and epoch of the row c, read as the
 -- owner of the extension with row_security off (a column that cannot be
@@ -270,14 +402,37 @@ DECLARE
 	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
 		+ snowid_sql_private.snowid_sql_width(c.worker_bits) + snowid_sql_private.snowid_sql_width(c.sequence_bits);
 	tab text;
+	r record;
+	upper text;
 BEGIN
 	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
-		-- (a partitioned table with a foreign partition is not read, as
-		-- snowid_sql_ids_held() reads none: a layout change is refused there)
-		CONTINUE WHEN col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
-											 WHERE p.relkind = 'f');
-		tab := format('%s %s', CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab);
+	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
 		bad := 0;
+		-- a foreign partition's ids lie elsewhere: it counts by the upper
+		-- bound its owner gave it on a range of the column itself (its ids
+		-- lie below), or refuses (before 1.4's fixes its partitioned table
+		-- was skipped whole, and the ids of its local partitions came
+		-- again: test restore_foreign_partition_raise)
+		IF r.remote THEN
+			SELECT substring(pg_get_expr(f.relpartbound, f.oid) FROM '\) TO \(''?(-?[0-9]+)''?\)$') INTO upper
+			FROM pg_class f JOIN pg_inherits i ON i.inhrelid = f.oid
+			JOIN pg_partitioned_table pt ON pt.partrelid = i.inhparent
+			JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
+			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
+			  AND col.base = 'pg_catalog.int8'::regtype;
+			IF upper IS NULL THEN
+				RAISE EXCEPTION 'a column whose default takes ids has a foreign partition snowid_sql cannot read'
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = format('The column %I of %s takes ids by its default, and its partition %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+										  col.name, col.tab, r.rel),
+						  HINT = 'Give the foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it while the step runs and attach it again after (where it holds no id newer than the local partitions), then repeat the step.';
+			END IF;
+			largest := greatest(largest, CASE WHEN upper::numeric > -9223372036854775808 THEN upper::int8 - 1 END);
+			CONTINUE;
+		END IF;
+		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
+		CONTINUE WHEN tab IS NULL;
+		tab := 'ONLY ' || tab;
 		IF col.base = 'pg_catalog.int8'::regtype THEN
 			EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s', col.name, tab) INTO v;
 		ELSIF col.base = 'pg_catalog.numeric'::regtype THEN
@@ -328,6 +483,7 @@ BEGIN
 		largest := greatest(largest, v);
 		v := NULL;
 	END LOOP;
+	END LOOP;
 	RETURN largest;
 END
 $$;
@@ -349,11 +505,11 @@ $$;
 -- generator's, which the position counts) nor a view or a foreign table
 -- (whose reading would run other code).  A plain table is read with ONLY
 -- (no child of it, which may be a foreign table); a partitioned table
--- whole, with its partitions, whose own columns have no default where
--- they were made apart and attached (before 1.4 the guard read
--- plain tables alone, and a partitioned table's ids were missed: test
--- 168), unless a partition is a foreign table, which counts as holding
--- ids.  Read with row_security off, so that a policy makes the reading
+-- leaf by leaf, whose own columns have no default where they were made
+-- apart and attached (before 1.4 the guard read plain tables alone, and a
+-- partitioned table's ids were missed: test 168), unless a partition is a
+-- foreign table, which counts as holding ids.  Each locked and checked
+-- first (snowid_sql_lock_read()).  Read with row_security off, so that a policy makes the reading
 -- fail rather than hide rows; a column that cannot be read counts as
 -- holding ids.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_ids_held(c snowid_sql_private.snowid_config,
@@ -366,8 +522,11 @@ SET lock_timeout = '10s'
 AS $$
 DECLARE
 	col record;
+	r record;
+	tab text;
 	held boolean;
 	msg text;
+	detail text;
 BEGIN
 	IF (SELECT s.is_called FROM snowid_sql_private.snowid_position s) THEN
 		RETURN 'This database issued ids: its generator (snowid_sql_private.snowid_position) has moved.';
@@ -390,18 +549,26 @@ BEGIN
 		-- superuser (before 1.4's fixes the owner became a superuser so:
 		-- test guard_cast_superuser); such a column that holds a value
 		-- counts as holding ids
-		BEGIN
-			EXECUTE format('SELECT EXISTS (SELECT FROM %s %s WHERE %I IS NOT NULL%s)',
-						   CASE WHEN col.parted THEN '' ELSE 'ONLY' END, col.tab, col.name,
-						   CASE WHEN col.base = 'pg_catalog.int8'::regtype AND bound IS NOT NULL
-						   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
-						   ELSE '' END)
-				INTO held USING bound;
-		EXCEPTION WHEN OTHERS THEN
-			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-			RETURN format('The column %I of %s takes ids by its default, and could not be read (%s).',
-						  col.name, col.tab, msg);
-		END;
+		-- each table or leaf by itself, locked and checked
+		-- (snowid_sql_lock_read())
+		held := false;
+		FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
+			BEGIN
+				tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
+				CONTINUE WHEN tab IS NULL;
+				EXECUTE format('SELECT EXISTS (SELECT FROM ONLY %s WHERE %I IS NOT NULL%s)',
+							   tab, col.name,
+							   CASE WHEN col.base = 'pg_catalog.int8'::regtype AND bound IS NOT NULL
+							   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
+							   ELSE '' END)
+					INTO held USING bound;
+			EXCEPTION WHEN OTHERS THEN
+				GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+				RETURN format('The column %I of %s takes ids by its default, and could not be read (%s%s).',
+							  col.name, col.tab, msg, ': ' || nullif(detail, ''));
+			END;
+			EXIT WHEN held;
+		END LOOP;
 		IF held AND bound IS NOT NULL AND col.base <> 'pg_catalog.int8'::regtype THEN
 			RETURN format('The column %I of %s takes ids by its default, holds values, and is of type %s, not bigint: they are not compared.',
 						  col.name, col.tab, (SELECT a.atttypid::regtype FROM pg_attribute a
@@ -414,6 +581,45 @@ BEGIN
 		END IF;
 	END LOOP;
 	RETURN NULL;
+END
+$$;
+
+-- The stamp of a row restored into a database that has a worker id,
+-- whose first call raises the generator (snowid_sql_config_check()): of
+-- this server, so that a copy made meanwhile has no worker id
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_mark()
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN 'a restore, raised at the first call: ' || snowid_sql_private.snowid_sql_here();
+END
+$$;
+
+-- The first call after a restore into a database that has a worker id
+-- (the row marked by snowid_sql_restore_mark()) sets the worker id again,
+-- as its owner would: the stamp over another's raises the generator past
+-- the clock plus the restored max_drift_ms and past every id the tables
+-- hold (snowid_sql_config_floor()), in the caller's transaction, as the
+-- owner of the extension's objects (the callers are SECURITY DEFINER);
+-- calls at once wait for it.  The calls whose snowid_sql_fixed() has no
+-- worker id come here, before they read the configuration.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_restored()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	mark text := snowid_sql_private.snowid_sql_restore_mark();
+BEGIN
+	-- (read first: a call without a worker id, or in a read-only
+	-- transaction, fails as it did)
+	IF EXISTS (SELECT FROM snowid_sql_private.snowid_config x
+			   WHERE x.worker_id IS NOT NULL AND x.worker_server = mark) THEN
+		UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
+		WHERE x.singleton AND x.worker_id IS NOT NULL AND x.worker_server = mark;
+	END IF;
 END
 $$;
 
@@ -544,14 +750,26 @@ BEGIN
 				USING DETAIL = format('The epoch is %s: every call refuses (22008) until the clock passes it.', NEW.epoch),
 					  HINT = 'Set an epoch in the past, unless the system clock is wrong.';
 		END IF;
-		-- the generator past every id held: now, or when the worker id is set
+		-- the generator past every id held: at the first call (below), or
+		-- when the worker id is set
 		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
+			NULL;
 		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
+	END IF;
+	-- a restore into a database with a worker id (the install's steps:
+	-- CREATE EXTENSION, the worker id, then the data): the row is marked,
+	-- and the first call raises the generator past every id the tables
+	-- hold then (snowid_sql_raise_restored()), the restore over: pg_dump
+	-- restores the data of the tables of a schema that sorts after
+	-- snowid_sql_private after the row, and before 1.4's fixes the raise
+	-- at the row's restore missed their ids (test
+	-- restore_raise_tables_after_row)
+	IF restoring AND TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL THEN
+		NEW.worker_server := snowid_sql_private.snowid_sql_restore_mark();
 	END IF;
 	RETURN NEW;
 END
@@ -579,10 +797,13 @@ $$;
 -- without one): the owner sets both again.  And since the restored
 -- tables hold ids the source issued up to its max_drift_ms ahead of its
 -- clock, the generator is raised past them, as for a worker id set over
--- another server's stamp (a note in snowid_config_pending, which
--- snowid_sql_config_floor() reads after the update): before 1.4
--- nothing raised it, and given its gone source's worker id the database
--- issued the restored ids again (test 172).
+-- another server's stamp, at the first call (the row is marked by
+-- snowid_sql_config_check(), and snowid_sql_raise_restored() sets the
+-- worker id again): before 1.4 nothing raised it, and given its gone
+-- source's worker id the database issued the restored ids again (test
+-- 172); then the row's restore raised it, before the tables of the
+-- schemas that sort after snowid_sql_private came back (test
+-- restore_raise_tables_after_row).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -600,13 +821,6 @@ BEGIN
 	keep := here.worker_id IS NOT NULL
 		AND here.datacenter_id BETWEEN 0 AND (1 << NEW.datacenter_bits) - 1
 		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
-	-- the row's resulting max_drift_ms, which the restored ids lie within
-	-- and the check of a lowered one holds this generator to (before
-	-- 1.4 the larger of both, which left the generator further
-	-- ahead than the row then allowed: test 185)
-	IF keep THEN
-		PERFORM snowid_sql_private.snowid_sql_note(NEW.max_drift_ms, NULL);
-	END IF;
 	IF here.worker_id IS NOT NULL AND NOT keep THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
 	END IF;

@@ -575,8 +575,12 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	c snowid_sql_private.snowid_config := snowid_sql_private.snowid_sql_config(true);
+	c snowid_sql_private.snowid_config;
 BEGIN
+	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+		PERFORM snowid_sql_private.snowid_sql_raise_restored();
+	END IF;
+	c := snowid_sql_private.snowid_sql_config(true);
 	RETURN snowid_sql_private.snowid_sql_compose(c, (snowid_sql_private.snowid_sql_take(1, c, v)).first);
 END
 $$;
@@ -619,6 +623,9 @@ BEGIN
 		RAISE EXCEPTION 'batch size % is out of range', n
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
+	END IF;
+	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
 	WHILE taken < n LOOP

@@ -29,7 +29,7 @@ my $cnode = $fleet->node;
 my $app = app_url($node, 'appdb');
 
 my ($w) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
-my ($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
+my ($rc, $out, $err) = psql_as($app, 'BEGIN; DO $$BEGIN PERFORM snowid_claim(); END$$; ALTER EXTENSION snowid_sql UPDATE; COMMIT');
 is($rc, 0, 'the update to 1.3 goes through') or diag($err);
 my ($holder) = $err =~ /claimed from the coordination database as '([^']*)'/;
 ok(defined $holder, "the warning names the holder (" . ($holder // 'none') . ")") or diag($err);

@@ -55,7 +55,7 @@ like($open->query_safe('SELECT count(*) FROM pg_class WHERE oid > 0'), qr/^\d+$/
 # again, as the update's hint says)
 for (1 .. 5)
 {
-	($rc, $out, $err) = psql_as($app, q{ALTER EXTENSION snowid_sql UPDATE TO '1.4';
+	($rc, $out, $err) = psql_as($app, q{BEGIN; DO $$BEGIN PERFORM snowid_claim(); END$$; ALTER EXTENSION snowid_sql UPDATE TO '1.4'; COMMIT;
 		SELECT snowid_sql_version(), worker_id IS NOT NULL FROM snowid_config});
 	last if $out =~ /^1\.4/;
 	note("the update: $err");

@@ -19,8 +19,11 @@
 #   20 s (on main it waits until the coordination server thaws).
 # - A cancel of the update should end it within 20 s.
 # 1.4's update connects nowhere: it keeps a claim the coordination
-# database confirmed within the claims' quiet period, or refuses; the test
-# checks that no session of the fleet's role starts while it runs.
+# database confirmed in the update's own transaction, within the claims'
+# quiet period, or refuses; the test re-asserts in the update's
+# transaction (as the hint says) before the coordination server's claims
+# are held, and checks that no session of the fleet's role starts while
+# the update runs.
 use strict;
 use warnings;
 
@@ -45,13 +48,12 @@ my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password
 like($w, qr/^\d+$/, "it claims worker id $w") or diag($err);
 my ($rc, $out);
 
+my $update = $node->background_psql('appdb', extra_params => [ '-U', 'app' ]);
+$update->query_safe(q{SET application_name = 'the update'; BEGIN; DO $$BEGIN PERFORM snowid_claim(); END$$});
 $fleet->hold_writes;
-my ($uout, $uerr) = ('', '');
 my $since = $cnode->safe_psql('coord', 'SELECT now()');
-my $update = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $app, '-c',
-	  q{SET application_name = 'the update'; ALTER EXTENSION snowid_sql UPDATE} ],
-	'<', \undef, '>', \$uout, '2>', \$uerr);
+my $uerr = $update->query(q{ALTER EXTENSION snowid_sql UPDATE; COMMIT});
+$update->quit;
 # 1.4's update connects nowhere (it keeps a claim the coordination
 # database confirmed within the claims' quiet period, else refuses): no
 # session of the fleet's role starts there while it runs (up to 20 s)
@@ -92,7 +94,6 @@ ok($ended, 'a cancel ends the update within 20 s');
 
 SnowidLease::thaw($frozen);
 $fleet->release_writes;
-$update->finish;
 note("the update: $uerr");
 
 $node->stop;

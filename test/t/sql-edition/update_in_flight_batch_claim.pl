@@ -66,7 +66,9 @@ for my $claim (0, 1)
 	# tried again, as the update's hint says)
 	for (1 .. 5)
 	{
-		($rc, $out, $err) = psql_as($app, q{ALTER EXTENSION snowid_sql UPDATE TO '1.4'; SELECT snowid_sql_version()});
+		# (a claim re-asserted in the update's transaction, as the hint says)
+		($rc, $out, $err) = psql_as($app, ($claim ? 'BEGIN; DO $$BEGIN PERFORM snowid_claim(); END$$; ' : 'BEGIN; ')
+			. q{ALTER EXTENSION snowid_sql UPDATE TO '1.4'; COMMIT; SELECT snowid_sql_version()});
 		last if $out eq '1.4';
 		note("the update: $err");
 	}

@@ -1,0 +1,102 @@
+# A restored dump given its gone source's worker id at once (doc/managed.md,
+# "The configuration"): setting it raises the generator past the largest id
+# its tables hold (snowid_sql_largest_held(), 1.4's fix of a source whose
+# clock stepped back, restore_after_clock_step).  A partitioned table with
+# a foreign partition is skipped whole there ("as snowid_sql_ids_held()
+# reads none: a layout change is refused there"): the guard refuses a
+# layout change for it, which is fail-safe, but the raise then counts none
+# of the ids its local partitions hold, which is not.  An archive
+# partition on another server (postgres_fdw) beside the live ones is how
+# such tables are kept.
+#
+# - One server (one clock), the source database: a table ev partitioned by
+#   range of its id (DEFAULT snowid_next()), ids from 0 in a local
+#   partition made apart and attached (so its own column has no default:
+#   only ev's counts), those below 0 in a foreign table (a foreign data wrapper
+#   and server the superuser made; nothing reads it); it issues into ev for
+#   12 s with the clock 10 s fast, then the clock steps back to the right
+#   time (NTP): the source fails, as it should.
+# - Its dump restored (by the superuser, who makes the wrapper and the
+#   server again) into a new database of app's, the source dropped, the
+#   copy given its worker id; the copy issues until its clock has passed
+#   the source's last id.
+# - No id of the copy may equal one of the source's restored ids.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the source issued 397,296
+# ids; 20,013 of the copy's 222,637 equal restored ones (on 18: 16,673 of
+# 192,092).  (With the live partition made by PARTITION OF, its own default
+# counts it: 0 of 30,061.)
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_foreign_partition_raise');
+my $node = PostgreSQL::Test::Cluster->new('restore_foreign_partition_raise');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+$node->safe_psql('source', q{
+	CREATE FOREIGN DATA WRAPPER archive_fdw;
+	CREATE SERVER archive FOREIGN DATA WRAPPER archive_fdw;
+	GRANT USAGE ON FOREIGN SERVER archive TO app});
+
+my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE ev (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false) PARTITION BY RANGE (id);
+	CREATE TABLE ev_live (id bigint, copy boolean DEFAULT false);
+	ALTER TABLE ev ATTACH PARTITION ev_live FOR VALUES FROM (0) TO (MAXVALUE);
+	CREATE FOREIGN TABLE ev_archive PARTITION OF ev FOR VALUES FROM (MINVALUE) TO (0) SERVER archive;
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO ev DEFAULT VALUES;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM ev_live});
+cmp_ok($out, '>', 0, "the source issues $out ids into ev, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') ],
+	'the source is dumped');
+$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('copy'), "$dir/source.dump" ],
+	'and restored into a new database');
+$node->safe_psql('postgres', 'DROP DATABASE source');
+# (the superuser's restore made the extension the superuser's: it sets the
+# worker id, app issues)
+$node->safe_psql('copy', 'UPDATE snowid_config SET worker_id = 5');
+($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM ev_live);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO ev (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM ev_live WHERE copy});
+cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids") or diag($err);
+
+my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{
+	SELECT (SELECT count(*) FROM ev_live WHERE copy),
+		   (SELECT count(*) FROM ev_live a JOIN ev_live b ON a.id = b.id AND a.copy AND NOT b.copy)});
+is($twice, '0', "no id of the copy equals a restored one ($twice of $n)");
+
+$node->stop;
+done_testing();

@@ -1,0 +1,100 @@
+# A dump restored into a database whose worker id was set first (the
+# install's steps, doc/managed.md: CREATE EXTENSION, the worker id, then
+# the data): the restore of the row (snowid_sql_config_restore()) raises
+# the generator at once, past the clock plus max_drift_ms and, since 1.4's
+# fixes, past the largest id the tables hold (snowid_sql_largest_held()),
+# "the tables of a dump come back before the row" (config.sql).  They do
+# not all: pg_dump orders the data of tables by schema, and the row of
+# snowid_sql_private.snowid_config comes before the data of every schema
+# whose name sorts after it (store, tenant, web, ...).  The raise reads
+# those tables empty, and a source whose clock stepped back left ids
+# further ahead than max_drift_ms (restore_after_clock_step): the copy,
+# given its gone source's worker id, issues them again.
+#
+# - One server (one clock): the target database installed and given worker
+#   id 5 first; the source database, worker id 5, issuing into store.t
+#   for 12 s with the clock 10 s fast, then the clock stepped back to the
+#   right time (NTP): the source fails, as it should.
+# - Its dump (pg_dump -Fc, pg_restore --exit-on-error; pg_restore -l lists
+#   the data of snowid_config before that of store.t) restored into the
+#   target, the source dropped; the target issues into store.t until its
+#   clock has passed the source's last id.
+# - No id of the target may equal one of the source's restored ids.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the source issued 472,167
+# ids; 18,229 of the target's 245,265 equal restored ones (on 18: 8,896 of
+# 157,855).
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_tables_after_row');
+my $node = PostgreSQL::Test::Cluster->new('restore_raise_tables_after_row');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres',
+	'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app');
+my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
+
+my ($rc, $out, $err) = psql_as($as{target}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	SELECT worker_id FROM snowid_config});
+is($out, '5', 'the target is installed and given worker id 5 first') or diag($err);
+
+($rc, $out, $err) = psql_as($as{source}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE SCHEMA store;
+	CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO store.t DEFAULT VALUES;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM store.t});
+cmp_ok($out, '>', 0, "the source issues $out ids into store.t, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($as{source}, 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
+	'the owner dumps the source');
+my $list = `pg_restore -l $dir/source.dump`;
+like($list, qr/TABLE DATA snowid_sql_private snowid_config.*TABLE DATA store t/s,
+	'the dump restores the row of snowid_config before the data of store.t');
+$node->safe_psql('postgres', 'DROP DATABASE source');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
+	'and restores it into the target');
+($rc, $out, $err) = psql_as($as{target}, q{
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM store.t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO store.t (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM store.t WHERE copy});
+cmp_ok($out, '>', 0, "the target, with its gone source's worker id, issues $out ids") or diag($err);
+
+my ($n, $twice) = split /\|/, $node->safe_psql('target', q{
+	SELECT (SELECT count(*) FROM store.t WHERE copy),
+		   (SELECT count(*) FROM store.t a JOIN store.t b ON a.id = b.id AND a.copy AND NOT b.copy)});
+is($twice, '0', "no id of the target equals a restored one ($twice of $n)");
+
+$node->stop;
+done_testing();

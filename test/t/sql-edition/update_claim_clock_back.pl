@@ -1,0 +1,76 @@
+# The update of a claiming 1.2 database to 1.4 keeps its claimed worker id
+# only where the coordination database confirmed it within the quiet
+# period of its claims (sql/snowid_sql/1.2--1.4/claim.sql: answered_at no
+# earlier than clock_timestamp() less checkin_interval_ms + timeout_ms +
+# max_drift_ms + 1 s), so that "no other database can have been granted
+# the worker id since" (1.4's fix of update_reasserts_claim).  Both times
+# are this server's wall clock, read months apart: a clock stepped back
+# since the last answer (NTP, a VM restored) makes an answer older than the
+# quiet period look recent, and the update keeps a worker id the
+# coordination database has meanwhile given to another database.
+#
+# - appdb, 1.2, claims its worker id and issues an id; the server runs
+#   under the clock preload;
+# - the coordination database loses everything; after its quiet period a
+#   new database (newdb, through the provisioning script) is given a
+#   worker id: appdb's;
+# - the server's clock steps back just far enough that appdb's last
+#   answer lies 1 s within the quiet period again (appdb's one id still
+#   behind the clock);
+# - appdb is updated to 1.4: it should refuse (the claim is not this
+#   database's any more), or appdb should stop issuing; both issuing at
+#   once for 3 s, no id may come twice.
+# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the last answer lay 6,508 ms
+# past the quiet period, the clock stepped back 7.5 s, the update kept worker
+# id 0 of datacenter 4 (newdb's too), and 214 of 64,973 ids came twice (on
+# 18: 6,287 ms, 4,989 of 141,762).
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use SnowidSqlEdition qw(psql_as app_url);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+my $clock = SnowidTest::Clock->new;
+my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
+my $script = SnowidSqlEdition::provisioning_script('update_claim_clock_back', $fleet->node,
+	DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
+my $node = SnowidSqlEdition::new_server('update_claim_clock_back', ['app'], [qw(appdb newdb)],
+	clock => $clock);
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
+$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
+$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
+my $app = app_url($node, 'appdb');
+
+my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
+like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
+my ($rc, $out);
+
+$fleet->wipe;
+psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
+(my $w2, $err) = $script->claim_until_granted('newdb', 240);
+is($w2, $w, 'after the quiet period, newdb claims appdb\'s worker id') or diag($err);
+
+# how far past the quiet period appdb's last answer lies, by its clock
+my $over_ms = $node->safe_psql('appdb', q{
+	SELECT (EXTRACT(epoch FROM clock_timestamp() - s.answered_at) * 1000)::bigint
+		   - (x.checkin_interval_ms::bigint + x.timeout_ms + c.max_drift_ms + 1000)
+	FROM snowid_sql_private.snowid_coordinator_state s, snowid_sql_private.snowid_coordination x,
+		 snowid_sql_private.snowid_config c});
+cmp_ok($over_ms, '>', 0, "appdb's last answer lies $over_ms ms past the quiet period");
+$clock->set(sprintf('-%.3f', $over_ms / 1000 + 1));
+
+($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
+diag("the update: exit code $rc: $err");
+
+# both at once: from a moment 2 s ahead, for 3 s, one id a statement
+my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'appdb', 'newdb');
+is($twice, 0, "no id of the two databases twice (of $n)");
+
+$node->stop;
+done_testing();
