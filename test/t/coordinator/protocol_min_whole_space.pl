@@ -29,13 +29,14 @@ my $model = "$FindBin::RealBin/../../../src/coord/protocol_min.pml";
 # Searches the model breadth first with the given -D flags, every state
 # (no depth bound: -m bounds only the queue's depth, and a search that
 # reached it says "Search not completed"); returns the search's output and
-# the trail's steps (empty without one).
+# the trail's steps (empty without one).  No -DCOLLAPSE: the whole state
+# space took a third more time and a sixth more memory with it.
 sub check
 {
 	my ($name, @flags) = @_;
 
 	return SnowidTest::spin_search(name => $name, model => $model, flags => \@flags,
-		cc => [ '-O2', '-w', '-DSAFETY', '-DCOLLAPSE', '-DBFS', '-DMEMLIM=4096' ],
+		cc => [ '-O2', '-w', '-DSAFETY', '-DBFS', '-DMEMLIM=4096' ],
 		pan => ['-w24']);
 }
 

@@ -2,8 +2,9 @@
 # seeded run of test/protocol-search --store postgresql against the
 # extension's script of this source tree (sql/snowid_coordinator--1.1.sql)
 # finds no sequence of steps after which two servers may issue the same
-# ids.  The search starts a PostgreSQL server of this build (pg_config in
-# PATH) under the suite's clock preload (test/tools/clock_offset.c, at
+# ids.  The search starts a PostgreSQL server (of the build under test,
+# pg_config in PATH, or where that has assertions, of Debian's
+# PostgreSQL: SnowidTest::search_pg_config) under the suite's clock preload (test/tools/clock_offset.c, at
 # absolute times), whose clock it sets, and drives the extension's
 # functions with the model of the servers that coordinator/search_redis_library.pl
 # drives the Redis library with, its faults of issue 42 too (another member
@@ -56,17 +57,19 @@ my $dir = PostgreSQL::Test::Utils::tempdir();
 # test/protocol-search of this tree (each search names its store)
 my $protocol_search = SnowidTest::protocol_search(
 	[ $extension, "the extension's script is made in the source tree ($extension)" ]);
-my @store = ('--store', 'postgresql', '--library', $extension);
+# (its server a build without assertions where one is installed:
+# SnowidTest::search_pg_config)
+my $pg_config = SnowidTest::search_pg_config();
+my @store = ('--store', 'postgresql', '--library', $extension, '--pg-config', $pg_config);
 
-# How much each search tries.  A PostgreSQL built with assertions checks
-# every memory context after each statement, and there the search's
-# server runs 3 to 4 times slower (in CI, 351 s for this file on 16 against
-# 109 s on Debian's 15): the full searches run on a build without
-# assertions (in CI, Debian's 15, once a run), smaller ones of the same
-# kinds on the others (every sequence of 3 steps rather than 4 in the
-# first, a quarter of the random sequences), which still drive every
-# function of the extension on that version.  The searches that must find
-# a violation are the same everywhere.
+# How much each search tries.  Against a PostgreSQL under test built
+# without assertions (Debian's 15, in CI only where a run puts the file
+# there), the full searches; against one built with them (in CI, the
+# others), smaller ones of the same kinds (every sequence of 3 steps
+# rather than 4 in the first, a quarter of the random sequences), their
+# server Debian's 15 where it is installed (search_pg_config), else the
+# version under test, with its assertions 3 to 4 times slower.  The
+# searches that must find a violation are the same everywhere.
 my $full = !SnowidTest::has_assertions();
 my %random = $full ? (90 => 600, 92 => 300, 91 => 400) : (90 => 150, 92 => 75, 91 => 100);
 my $depth90 = $full ? 4 : 3;
@@ -118,6 +121,7 @@ SKIP:
 	skip "--store both $why", 4 if $why;
 	($status, $out) = $protocol_search->(
 		'--store', 'both', '--library', $library, '--extension', $extension,
+		'--pg-config', $pg_config,
 		'--seed', '91', '--depth', '3', '--random', $random{91}, '--length', '20',
 		'--vary-fleet', '--copy-identity', 'new', '--max-worker-id', '2',
 		'--failure-file', "$dir/both.txt");
@@ -150,7 +154,7 @@ SKIP:
 		my $file = "$dir/both-$case.txt";
 
 		append_to_file($file, join("\n", @{ $differed{$case} }, ''));
-		($status, $out) = $protocol_search->('--store', 'both', '--library', $library,
+		($status, $out) = $protocol_search->('--store', 'both', '--library', $library, '--pg-config', $pg_config,
 			'--extension', $extension, '--replay', $file);
 		like($out, qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
 			"the stores answer alike: $case")
@@ -161,7 +165,7 @@ SKIP:
 # A margin of 0 ms in free(): a violation, written as a script that names
 # the store and replays to it, its calls printed as a psql script
 $out = SnowidTest::search_finds_free_margin($protocol_search, $dir, 'free()', \@store,
-	[ '--library', $extension ]);
+	[ '--library', $extension, '--pg-config', $pg_config ]);
 like(slurp_file("$dir/free.txt"), qr/^set store postgresql$/m,
 	'the script it writes names the store');
 like($out, qr/^SELECT \* FROM snowid_coordinator\.free\(1, \d, 0\);$/m,

@@ -483,6 +483,23 @@ sub has_assertions
 	return `$pg_config --configure` =~ /'--enable-cassert'/ ? 1 : 0;
 }
 
+# The pg_config test/protocol-search is given (--pg-config) for the
+# PostgreSQL server of its PostgreSQL store: that of Debian's PostgreSQL
+# (SNOWID_PG_DEBIAN, a build without assertions) where the PostgreSQL under
+# test was built with assertions and Debian's is installed, else that of
+# the PostgreSQL under test.  The store is SQL and PL/pgSQL alone, whose
+# assertions are PostgreSQL's own (the files bound to a version run them
+# on every version); a busy backend built with them took three times the
+# CPU for the same steps of a search.
+sub search_pg_config
+{
+	my ($pg_config) = pg_config_in_path();
+	my %versions = versions();
+	my $debian = "/usr/lib/postgresql/$versions{SNOWID_PG_DEBIAN}/bin/pg_config";
+
+	return has_assertions() && -x $debian ? $debian : $pg_config;
+}
+
 # Runs test/bench/run with the arguments, without apt, against the
 # PostgreSQL of pg_config_in_path(); returns its exit code and output.
 sub run_bench
