@@ -154,8 +154,8 @@ SKIP:
 		my $file = "$dir/both-$case.txt";
 
 		append_to_file($file, join("\n", @{ $differed{$case} }, ''));
-		($status, $out) = $protocol_search->('--store', 'both', '--library', $library, '--pg-config', $pg_config,
-			'--extension', $extension, '--replay', $file);
+		($status, $out) = $protocol_search->('--store', 'both', '--library', $library,
+			'--pg-config', $pg_config, '--extension', $extension, '--replay', $file);
 		like($out, qr/^protocol-search: replay of \d+ steps: .* 0 violations/m,
 			"the stores answer alike: $case")
 		  or diag($out);
