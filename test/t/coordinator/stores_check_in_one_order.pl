@@ -74,17 +74,29 @@ is($holder->state, $before, 'and none of them changed anything');
 # -- a name without a key: calls with holder proofs ----------------------------
 
 # A call of claim by a name of its own with a proof "<n>:<proof>[:<key>]"
-# (a proof, and a key as sent, of the store's length, made up): returns
-# the refusal ("SQLSTATE: message", "SNOWID_... message"), or the outcome
-# and the pad of the coordination database's register
+# (a proof, and a key as sent, of the store's length, made up; n the
+# store's clock in microseconds, or past the n the store says it took, as
+# a server sends it again): returns the refusal ("SQLSTATE: message",
+# "SNOWID_... message"), or the outcome and the pad of the coordination
+# database's register
 my $name = "dc=$dc host=no-key port=1 sysid=1";
 my $hex = $pg ? 64 : 40;
 
 sub proof_call
 {
-	my ($usable, $key) = @_;
-	my $proof = $holder->store_now * 1000 . ':' . ('5a' x ($hex / 2))
-	  . (defined $key ? ":$key" : '');
+	my ($usable, $key, $n) = @_;
+	$n //= $holder->store_now * 1000;
+	my $reply = proof_send($usable, "$n:" . ('5a' x ($hex / 2))
+		  . (defined $key ? ":$key" : ''));
+
+	return proof_call($usable, $key, $1 + 1)
+	  if !defined $_[2] && $reply =~ /^(?:SNOWID_STALE_PROOF |28000: .*the last n taken is )(\d+)/;
+	return $reply;
+}
+
+sub proof_send
+{
+	my ($usable, $proof) = @_;
 
 	if ($pg)
 	{
