@@ -256,8 +256,10 @@ end
 -- from a log:
 --   * the proof covers the call (the function's name and every argument
 --     but the proof): it can make only the call it was made for;
---   * Redis takes n before the call does anything else, refusal or not,
---     and refuses an n no larger than the last it took (SNOWID_STALE_PROOF
+--   * Redis takes n before the call does anything else, refusal or not
+--     (a call refused as out of bounds too, whose refusal comes first, as
+--     the coordination database's prove() takes it before the call), and
+--     refuses an n no larger than the last it took (SNOWID_STALE_PROOF
 --     <last n>: the server then sends a larger one): it makes its call
 --     once;
 --   * n made before this run of Redis started counts as taken: a restart
@@ -791,8 +793,8 @@ local function claim(keys, args)
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
   local st = load(keys, max)
+  -- the proof's n taken first, its refusal after the form's (check_secret())
   local refused = check_secret(st, me, args[3], {'claim', keys[1], keys[2], keys[3], me, args[2]})
-  if refused then return refused end
   bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
   if bad then return bad end
   local seen, q, m
@@ -804,6 +806,7 @@ local function claim(keys, args)
     bad = out_of_bounds({{'confirmed_ms', confirmed, 0, st.now + (m or MARGIN_DEFAULT)}})
     if bad then return bad end
   end
+  if refused then return refused end
   local til = recall(st, q, m, seen)
   -- after a loss, a restart re-asserts nothing: a new claim (see stale())
   if reassert == '1' and stale(st, confirmed) then reassert = '0' end
@@ -908,9 +911,9 @@ local function lease_claim(keys, args)
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
   end
+  -- the proof's n taken first, its refusal after the form's (check_secret())
   local refused = check_secret(st, args[1], secret,
                                {'lease_claim', keys[1], keys[2], keys[3], args[1], args[2], token})
-  if refused then return refused end
   -- the fence it writes, a lease past client_ms: no later than the servers
   -- take one
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
@@ -921,6 +924,7 @@ local function lease_claim(keys, args)
   local seen, q, m
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
+  if refused then return refused end
   local til = recall(st, q, m, seen)
   local me = LEASE_PREFIX .. args[1]
   local function mine(id) return st.holder[tostring(id)] == me end
@@ -989,9 +993,9 @@ local function lease_renew(keys, args)
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
+  -- the proof's n taken first, its refusal after the form's (check_secret())
   local refused = check_secret(st, args[1], secret,
                                {'lease_renew', keys[1], keys[2], keys[3], args[1], args[2], token})
-  if refused then return refused end
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
                        {'want_ms', want, 0, st.now + AHEAD_MAX},
                        {'client_ms', tonumber(client) or 0, 0, st.now + AHEAD_MAX}})
@@ -999,6 +1003,7 @@ local function lease_renew(keys, args)
   local seen, q, m
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
   if bad then return bad end
+  if refused then return refused end
   recall(st, q, m, seen)
   local b = lease_floor(st, LEASE_PREFIX .. args[1], k, token)
   if not st.live(tonumber(k)) then b = nil end
@@ -1030,11 +1035,12 @@ local function lease_release(keys, args)
   k = tostring(tonumber(k))
   local st = load(keys, tonumber(k))
   local token, secret = token_and_secret(args[3])
+  -- the proof's n taken first, its refusal after the form's (check_secret())
   local refused = check_secret(st, args[1], secret,
                                {'lease_release', keys[1], keys[2], keys[3], args[1], args[2], token})
-  if refused then return refused end
   bad = out_of_bounds({{'final_ms', tonumber(final), 0, st.now + AHEAD_MAX}})
   if bad then return bad end
+  if refused then return refused end
   local b = lease_floor(st, LEASE_PREFIX .. args[1], k, token)
   if not b then return 0 end
   st.fence_of[k] = nil

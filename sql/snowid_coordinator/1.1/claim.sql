@@ -157,6 +157,17 @@ BEGIN
 	PERFORM snowid_coordinator.check_given('reassert', reassert);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	-- the bounds against this server's clock, with the others before the
+	-- proof
+	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
+	PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter, now_ms);
+	-- a restart's last granted call, by its clock: no later than this
+	-- server's clock and the margin it declares
+	IF confirmed_ms IS NOT NULL THEN
+		PERFORM snowid_coordinator.check_ms('confirmed_ms', confirmed_ms, 0,
+			now_ms + coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@),
+			'the clock of the coordination server and the clock margin declared');
+	END IF;
 	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
 	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
@@ -164,14 +175,6 @@ BEGIN
 		o.outcome := 'register';
 		o.holder := reg.pad;
 		RETURN o;
-	END IF;
-	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
-	-- a restart's last granted call, by its clock: no later than this
-	-- server's clock and the margin it declares
-	IF confirmed_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_ms('confirmed_ms', confirmed_ms, 0,
-			now_ms + coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@),
-			'the clock of the coordination server and the clock margin declared');
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);

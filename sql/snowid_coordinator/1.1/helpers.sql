@@ -330,7 +330,9 @@ $$;
 -- The pad a call of identity must register its key with (pad), or none
 -- if it may go on: it has a key registered, sends a secret itself, or
 -- sends its key under the pad it was answered, which its proof for call
--- then shows; that key is key, for register_holder().  A pad is good for
+-- then shows; that key is key, for register_holder().  A key under that
+-- pad that does not make the proof is refused as another server's
+-- (SQLSTATE 42501), as Redis refuses a key sent so.  A pad is good for
 -- one call: the call that sends the key under it takes it, whatever that
 -- call then answers (an error undoes the call, the taking too), so that a
 -- refused call leaves no pad behind, as Redis, which keeps none, leaves
@@ -373,13 +375,17 @@ BEGIN
 	IF p.masked IS NOT NULL AND given IS NOT NULL THEN
 		sent := snowid_coordinator.xor_hex(p.masked,
 			encode(sha256(convert_to(given, 'UTF8')), 'hex'));
-		IF p.proof = snowid_coordinator.proof_of(sent, p.n, call) THEN
-			-- taken by this call
-			DELETE FROM snowid_coordinator.pads x
-			WHERE x.datacenter = dc AND x.identity = me;
-			key := decode(sent, 'hex');
-			RETURN;
+		IF p.proof <> snowid_coordinator.proof_of(sent, p.n, call) THEN
+			RAISE EXCEPTION 'wrong holder secret for identity %',
+					quote_literal(identity)
+				USING ERRCODE = 'insufficient_privilege',
+					  DETAIL = 'The key sent under the pad this identity was answered does not make the proof of the call.';
 		END IF;
+		-- taken by this call
+		DELETE FROM snowid_coordinator.pads x
+		WHERE x.datacenter = dc AND x.identity = me;
+		key := decode(sent, 'hex');
+		RETURN;
 	END IF;
 	IF given IS NULL THEN
 		SELECT coalesce(d.max_worker_id, hi) + 1 INTO most

@@ -83,6 +83,14 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	PERFORM snowid_coordinator.check_declared(quiet_ms, clock_margin_ms);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	-- the bounds against this server's clock, with the others before the
+	-- proof; the fence it writes, a lease past client_ms: no later than
+	-- the servers take one
+	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
+		now_ms + @SNOWID_FENCE_SLACK_MS@ - lease,
+		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
+	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
+	PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter, now_ms);
 	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	-- a holder without a key registered sends it first, under a pad
 	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
@@ -91,12 +99,6 @@ BEGIN
 		o.holder := reg.pad;
 		RETURN o;
 	END IF;
-	-- the fence it writes, a lease past client_ms: no later than the
-	-- servers take one
-	PERFORM snowid_coordinator.check_ms('client_ms', client, 0,
-		now_ms + @SNOWID_FENCE_SLACK_MS@ - lease,
-		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
-	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 									seen_generation, seen_counter);
 	IF st.quiet_until_ms > now_ms THEN
@@ -249,6 +251,8 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
+	-- its pad, or the key it sent under one (pad_for())
+	reg			record;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_renew');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -263,9 +267,18 @@ BEGIN
 	-- (by hand, in a datacenter without a row: lost, nothing written)
 	now_ms := snowid_coordinator.lock_datacenter(dc, quiet_ms IS NOT NULL);
 	IF now_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 		PERFORM snowid_coordinator.check_ahead('want_ms', want, now_ms);
 		PERFORM snowid_coordinator.check_ahead('client_ms', client_ms, now_ms);
+		PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter,
+											  now_ms);
+		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
+		SELECT * INTO reg
+		FROM snowid_coordinator.pad_for(dc, me, secret, call, id);
+		IF reg.pad IS NOT NULL THEN
+			o.outcome := 'register';
+			o.holder := reg.pad;
+			RETURN o;
+		END IF;
 		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
 										seen_generation, seen_counter);
 	END IF;
@@ -291,8 +304,7 @@ BEGIN
 		fence_ms = greatest(x.fence_ms, want)
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	-- (answers no pad: registers a secret itself only)
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, NULL);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -338,6 +350,8 @@ DECLARE
 	now_ms		bigint;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
+	-- its pad, or the key it sent under one (pad_for())
+	reg			record;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_release');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -349,8 +363,15 @@ BEGIN
 	PERFORM snowid_coordinator.check_token(tok);
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
 	IF now_ms IS NOT NULL THEN
-		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 		PERFORM snowid_coordinator.check_ahead('final_ms', final, now_ms);
+		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
+		SELECT * INTO reg
+		FROM snowid_coordinator.pad_for(dc, me, secret, call, id);
+		IF reg.pad IS NOT NULL THEN
+			o.outcome := 'register';
+			o.holder := reg.pad;
+			RETURN o;
+		END IF;
 	END IF;
 
 	SELECT * INTO w FROM snowid_coordinator.worker_ids x
@@ -373,8 +394,7 @@ BEGIN
 		lease_token = CASE WHEN park THEN x.lease_token END
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	-- (answers no pad: registers a secret itself only)
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, NULL);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
 
 	o.outcome := 'ok';
 	o.worker_id := id;

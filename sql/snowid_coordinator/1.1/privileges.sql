@@ -34,6 +34,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.reset_secret(integer, text),
 	snowid_coordinator.server_now(),
 	snowid_coordinator.check_declared(bigint, bigint),
+	snowid_coordinator.check_seen(bigint, bigint, bigint),
 	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint, bigint),
 	snowid_coordinator.stale(snowid_coordinator.datacenters, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),

@@ -68,6 +68,27 @@ BEGIN
 END
 $$;
 
+-- Refuses a generation or counter a caller says it saw (NULL: none) out
+-- of bounds: a counter past 2^53 - 1, or a generation, this server's clock
+-- when it was made, more than an hour (the widest clock margin) past its
+-- clock now, now_ms, which was never made (see recall()).  Called with the
+-- call's other bounds, before its proof (snowid's doc/internals.md, "The
+-- order of a call's checks").
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_seen(seen_generation bigint,
+											  seen_counter bigint,
+											  now_ms bigint)
+RETURNS void
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT snowid_coordinator.check_ms('seen_generation',
+		coalesce(seen_generation, 0), 0,
+		now_ms + @SNOWID_CLOCK_MARGIN_MAX_MS@,
+		'an hour past the clock of the coordination server: no later generation was made');
+	SELECT snowid_coordinator.check_ms('seen_counter', coalesce(seen_counter, 0),
+		0, @SNOWID_STATE_MAX@, '2^53 - 1, the largest counter a store keeps')
+$$;
+
 -- Whether the database may have forgotten the claims of datacenter dc,
 -- whose lock the caller holds, at now_ms: starts or lengthens the quiet
 -- period, raises the floor it leaves and, for a call that declares its
@@ -122,21 +143,8 @@ DECLARE
 	lost		boolean;
 	told_later	boolean;
 BEGIN
-	PERFORM snowid_coordinator.check_ms('seen_generation',
-										coalesce(seen_generation, 0), 0);
-	PERFORM snowid_coordinator.check_ms('seen_counter',
-										coalesce(seen_counter, 0), 0,
-										@SNOWID_STATE_MAX@,
-										'2^53 - 1, the largest counter a store keeps');
 	SELECT * INTO d FROM snowid_coordinator.datacenters x
 	WHERE x.datacenter = dc;
-	-- a generation is this server's clock when it was made: one past the
-	-- datacenter's own and an hour (the widest clock margin) past the clock
-	-- now was never made
-	PERFORM snowid_coordinator.check_ms('seen_generation',
-		coalesce(seen_generation, 0), 0,
-		now_ms + @SNOWID_CLOCK_MARGIN_MAX_MS@,
-		'an hour past the clock of the coordination server: no later generation was made');
 	was := d;
 	d.longest_quiet_ms := greatest(d.longest_quiet_ms, coalesce(quiet_ms, 0));
 	d.widest_margin_ms := greatest(d.widest_margin_ms,
