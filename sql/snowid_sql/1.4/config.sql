@@ -612,7 +612,23 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	mark text := snowid_sql_private.snowid_sql_restore_mark();
+	c snowid_sql_private.snowid_config;
 BEGIN
+	-- a restore's number (snowid_sql_dumped), whatever became of the row:
+	-- the generator raised past the ids the tables hold, in a
+	-- subtransaction that keeps no lock (the sequences keep what was set),
+	-- and the number set back; without a worker id, setting it does that
+	SELECT * INTO c FROM snowid_sql_private.snowid_config;
+	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce()
+		AND c.worker_id IS NOT NULL AND (snowid_sql_private.snowid_sql_fixed()).worker_id IS NOT NULL THEN
+		BEGIN
+			PERFORM snowid_sql_private.snowid_sql_raise_held(c, c.max_drift_ms);
+			PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
+			RAISE SQLSTATE 'SN000';
+		EXCEPTION WHEN SQLSTATE 'SN000' THEN
+			NULL;
+		END;
+	END IF;
 	-- (read first: a call without a worker id, or in a read-only
 	-- transaction, fails as it did)
 	IF EXISTS (SELECT FROM snowid_sql_private.snowid_config x
@@ -901,12 +917,54 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
-	IF before <> here THEN
+	-- (or a restore came that skipped the row: snowid_sql_dumped)
+	IF before <> here OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
+			IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_note(
 			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
 	END IF;
 	NEW.worker_server := here;
 	RETURN NEW;
+END
+$$;
+
+-- The generator raised, so that its next id lies past the clock plus
+-- drift_ms and past every id the tables hold, by the row c's layout and
+-- epoch (snowid_sql_config_floor(), snowid_sql_raise_restored())
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_held(c snowid_sql_private.snowid_config, drift_ms integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	held bigint;
+	floor_ms bigint;
+BEGIN
+	floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
+	-- past the largest id the tables hold, by its own time, however
+	-- far ahead of the clock it lies (the source's clock stepped back
+	-- after it issued: before 1.4's fixes the raise counted
+	-- max_drift_ms alone, test restore_after_clock_step)
+	held := snowid_sql_private.snowid_sql_largest_held(c);
+	IF held >= 0 THEN
+		floor_ms := greatest(floor_ms, (held >> (c.datacenter_bits + c.worker_bits + c.sequence_bits))
+									   + snowid_sql_private.snowid_sql_unix_ms(c.epoch) + 1);
+	END IF;
+	-- beyond what the generator may run ahead (max_drift_ms), its calls
+	-- would fail until the clock got there: the worker id is set once
+	-- it has (at most an hour, the caller's cancel or statement_timeout)
+	IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
+		RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
+											 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
+				  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
+	END IF;
+	WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + c.max_drift_ms LOOP
+		PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+									 - c.max_drift_ms) / 1000.0));
+	END LOOP;
+	PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 END
 $$;
 
@@ -938,8 +996,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
-	held bigint;
-	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
 		UPDATE snowid_sql_private.snowid_config_pending p SET copy_drift_ms = NULL
@@ -947,31 +1003,9 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
-		-- past the largest id the tables hold, by its own time, however
-		-- far ahead of the clock it lies (the source's clock stepped back
-		-- after it issued: before 1.4's fixes the raise counted
-		-- max_drift_ms alone, test restore_after_clock_step)
-		held := snowid_sql_private.snowid_sql_largest_held(NEW);
-		IF held >= 0 THEN
-			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
-										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);
-		END IF;
-		-- beyond what the generator may run ahead (max_drift_ms), its calls
-		-- would fail until the clock got there: the worker id is set once
-		-- it has (at most an hour, the owner's cancel or statement_timeout)
-		IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
-			RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
-				USING ERRCODE = 'object_not_in_prerequisite_state',
-					  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
-												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
-					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
-		END IF;
-		WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms LOOP
-			PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
-										 - NEW.max_drift_ms) / 1000.0));
-		END LOOP;
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+		PERFORM snowid_sql_private.snowid_sql_raise_held(NEW, drift_ms);
+		-- a restore's number (snowid_sql_dumped) raised past too
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 	END IF;
 	RETURN NULL;
 END

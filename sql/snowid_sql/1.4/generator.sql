@@ -61,6 +61,14 @@ BEGIN ATOMIC
 		  OPERATOR(pg_catalog.<) (1::bigint OPERATOR(pg_catalog.<<) c.worker_bits);
 END;
 
+-- This database's number in snowid_sql_dumped (pending.sql): a constant,
+-- made by snowid_sql_refix() once, which the planner folds where it is
+-- called
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN NULL::bigint;
+
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
 -- are as the generator needs them.  Its body holds only numbers and
@@ -78,6 +86,7 @@ DECLARE
 	problem text := snowid_sql_private.snowid_sql_sequences_problem();
 	before snowid_sql_private.snowid_sql_fixed;
 	adopted bigint;
+	nonce bigint := snowid_sql_private.snowid_sql_nonce();
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
@@ -113,6 +122,15 @@ RETURN ROW(false, %s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::snowid_sql_pr
 		coalesce(least(100, c.max_drift_ms), 0),
 		pg_relation_filepath('snowid_sql_private.snowid_position'), here,
 		1 + (hashtext(here)::bigint & 4194303), coalesce(adopted::text, 'NULL'));
+	-- this database's number, once (an install, an update)
+	IF nonce IS NULL THEN
+		nonce := (random() * 4611686018427387903)::bigint;
+		EXECUTE format($f$CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN %s::bigint$f$, nonce);
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', nonce);
+	END IF;
 END
 $$;
 
@@ -484,8 +502,12 @@ DECLARE
 	g bigint;
 	v bigint;
 BEGIN
+	-- (and no restore came since the generator was raised last:
+	-- snowid_sql_dumped)
 	w := CASE WHEN (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
 				   OPERATOR(pg_catalog.=) (snowid_sql_private.snowid_sql_fixed()).position_path) IS TRUE
+			AND (pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped'::pg_catalog.regclass)
+				 OPERATOR(pg_catalog.=) snowid_sql_private.snowid_sql_nonce()) IS TRUE
 		THEN (snowid_sql_private.snowid_sql_fixed()).worker_id END;
 	g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation'::pg_catalog.regclass);
 	-- no position while the clock lies before the epoch (an epoch set
@@ -577,7 +599,8 @@ AS $$
 DECLARE
 	c snowid_sql_private.snowid_config;
 BEGIN
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL
+		OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
@@ -624,7 +647,8 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
 	END IF;
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL
+		OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
