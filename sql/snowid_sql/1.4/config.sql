@@ -381,9 +381,16 @@ END;
 -- the layout: the largest is the largest of those digits, fixed in width,
 -- read back as snowid_from_serial() does) or as the decimal digits of an id.
 -- Each is read by pg_catalog's functions and operators on its base type,
--- so no cast or operator of another role's runs here; a value that is
--- none of these (a column of another type holding any value) refuses the
--- caller, rather than count for nothing.
+-- so no cast or operator of another role's runs here.  Only what this
+-- generator could issue again counts: an id (or serial) of the row's
+-- datacenter id and worker id; a value of another node, or one that is no
+-- id of the layout (a text that is neither a serial nor digits, a numeric
+-- that is not whole or lies beyond bigint), can equal none of its ids
+-- (before 1.4's fixes such a value in a table of a role granted nothing
+-- refused every call after a restore, and an id of another node far ahead
+-- kept them waiting: test restore_raise_other_roles_table).  A column of
+-- another type holding any value refuses the caller, rather than count
+-- for nothing.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held(c snowid_sql_private.snowid_config)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -394,9 +401,7 @@ AS $$
 DECLARE
 	col record;
 	v bigint;
-	n numeric;
 	serial_max text;
-	dec_max text;
 	bad bigint;
 	largest bigint;
 	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
@@ -404,6 +409,12 @@ DECLARE
 	tab text;
 	r record;
 	upper text;
+	-- an id's node (datacenter id and worker id) as the bits above its
+	-- sequence, and as a serial's digits after its time
+	node bigint := (c.datacenter_id::bigint << c.worker_bits) | c.worker_id;
+	node_mask bigint := (1::bigint << (c.datacenter_bits + c.worker_bits)) - 1;
+	node_digits text := lpad(c.datacenter_id::text, snowid_sql_private.snowid_sql_width(c.datacenter_bits), '0')
+		|| lpad(c.worker_id::text, snowid_sql_private.snowid_sql_width(c.worker_bits), '0');
 BEGIN
 	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
 	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
@@ -434,40 +445,42 @@ BEGIN
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
 		IF col.base = 'pg_catalog.int8'::regtype THEN
-			EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s', col.name, tab) INTO v;
+			EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
+				WHERE x OPERATOR(pg_catalog.>=) 0
+				  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+				ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col.name, tab)
+				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base = 'pg_catalog.numeric'::regtype THEN
-			-- NaN and infinities lie above every number: counted as bad
-			EXECUTE format($q$SELECT pg_catalog.max(x), pg_catalog.count(*) FILTER (
-					WHERE x OPERATOR(pg_catalog.>) 9223372036854775807::pg_catalog.numeric
-					   OR x OPERATOR(pg_catalog.<) (-9223372036854775808)::pg_catalog.numeric
-					   OR x OPERATOR(pg_catalog.<>) pg_catalog.trunc(x))
-				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab) INTO n, bad;
-			v := CASE WHEN bad = 0 THEN n::pg_catalog.int8 END;
+			-- (NaN and infinities, fractions and numbers beyond bigint are no
+			-- ids)
+			EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.>=) 0::pg_catalog.numeric
+					AND x OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+					AND x OPERATOR(pg_catalog.=) pg_catalog.trunc(x)
+				THEN CASE WHEN ((x::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+					THEN x::pg_catalog.int8 END END)
+				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab)
+				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
 			-- the digits of the serials compare as the ids do (time, then
-			-- datacenter id, worker id and sequence, each of fixed width)
-			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1),
-					pg_catalog.max(pg_catalog.lpad(x, 19, '0') COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.<=) 19),
-					pg_catalog.count(*) FILTER (WHERE NOT (
-						(pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-						 AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$')
-						OR x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'))
+			-- datacenter id, worker id and sequence, each of fixed width);
+			-- the decimal digits of an id are read as one
+			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (
+						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
+					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
+						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END),
+					0
 				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO serial_max, dec_max, bad USING digits;
+				INTO serial_max, v, bad USING digits, node_digits, c.sequence_bits, node_mask, node;
 			IF bad = 0 AND serial_max IS NOT NULL THEN
 				BEGIN
-					v := snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max);
+					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
 				EXCEPTION WHEN invalid_text_representation THEN
 					bad := 1;
 				END;
-			END IF;
-			IF bad = 0 AND dec_max IS NOT NULL THEN
-				n := dec_max::pg_catalog.numeric;
-				IF n > 9223372036854775807 THEN
-					bad := 1;
-				ELSE
-					v := greatest(v, n::pg_catalog.int8);
-				END IF;
 			END IF;
 		ELSE
 			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
@@ -584,58 +597,42 @@ BEGIN
 END
 $$;
 
--- The stamp of a row restored into a database that has a worker id,
--- whose first call raises the generator (snowid_sql_config_check()): of
--- this server, so that a copy made meanwhile has no worker id
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_mark()
-RETURNS text
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	RETURN 'a restore, raised at the first call: ' || snowid_sql_private.snowid_sql_here();
-END
-$$;
-
--- The first call after a restore into a database that has a worker id
--- (the row marked by snowid_sql_restore_mark()) sets the worker id again,
--- as its owner would: the stamp over another's raises the generator past
--- the clock plus the restored max_drift_ms and past every id the tables
--- hold (snowid_sql_config_floor()), in the caller's transaction, as the
--- owner of the extension's objects (the callers are SECURITY DEFINER);
--- calls at once wait for it.  The calls whose snowid_sql_fixed() has no
--- worker id come here, before they read the configuration.
+-- The first call after a restore (snowid_sql_dumped holds another number
+-- than this database's: pending.sql) raises the generator past the clock
+-- plus max_drift_ms and past every id the tables hold, as setting the
+-- worker id over another server's stamp does (snowid_sql_config_floor()),
+-- then sets the number back, as the owner of the extension's objects (the
+-- callers are SECURITY DEFINER); calls at once raise too (only raising,
+-- never lowering).  It writes no row: the tables are read in a
+-- subtransaction, which ends with the reading and takes its locks with
+-- it, the generator is raised in snowid_sql_move()'s, and sequences keep
+-- what is set.  Before 1.4's fixes the first call set the worker id again
+-- by an UPDATE of snowid_config, whose row lock the caller's transaction
+-- held to its end: a role granted nothing that left it open, or prepared
+-- it, stopped every call and the owner's UPDATE (test
+-- restore_raise_held_open).  Without a worker id nothing is raised: the
+-- call fails, and setting the worker id raises.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_restored()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	mark text := snowid_sql_private.snowid_sql_restore_mark();
 	c snowid_sql_private.snowid_config;
+	floor_ms bigint;
 BEGIN
-	-- a restore's number (snowid_sql_dumped), whatever became of the row:
-	-- the generator raised past the ids the tables hold, in a
-	-- subtransaction that keeps no lock (the sequences keep what was set),
-	-- and the number set back; without a worker id, setting it does that
 	SELECT * INTO c FROM snowid_sql_private.snowid_config;
-	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce()
-		AND c.worker_id IS NOT NULL AND (snowid_sql_private.snowid_sql_fixed()).worker_id IS NOT NULL THEN
-		BEGIN
-			PERFORM snowid_sql_private.snowid_sql_raise_held(c, c.max_drift_ms);
-			PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
-			RAISE SQLSTATE 'SN000';
-		EXCEPTION WHEN SQLSTATE 'SN000' THEN
-			NULL;
-		END;
+	IF c.worker_id IS NULL OR (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL OR pg_is_in_recovery() THEN
+		RETURN;
 	END IF;
-	-- (read first: a call without a worker id, or in a read-only
-	-- transaction, fails as it did)
-	IF EXISTS (SELECT FROM snowid_sql_private.snowid_config x
-			   WHERE x.worker_id IS NOT NULL AND x.worker_server = mark) THEN
-		UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
-		WHERE x.singleton AND x.worker_id IS NOT NULL AND x.worker_server = mark;
-	END IF;
+	BEGIN
+		floor_ms := snowid_sql_private.snowid_sql_held_floor(c, c.max_drift_ms);
+		RAISE SQLSTATE 'SN000';
+	EXCEPTION WHEN SQLSTATE 'SN000' THEN
+		NULL;
+	END;
+	PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+	PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 END
 $$;
 
@@ -768,24 +765,23 @@ BEGIN
 		END IF;
 		-- the generator past every id held: at the first call (below), or
 		-- when the worker id is set
-		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			NULL;
-		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
+		IF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
-		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
+		ELSIF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
 	END IF;
 	-- a restore into a database with a worker id (the install's steps:
-	-- CREATE EXTENSION, the worker id, then the data): the row is marked,
-	-- and the first call raises the generator past every id the tables
-	-- hold then (snowid_sql_raise_restored()), the restore over: pg_dump
+	-- CREATE EXTENSION, the worker id, then the data): snowid_sql_dumped
+	-- is given another number than this database's (pending.sql), and the
+	-- first call raises the generator past every id the tables hold then
+	-- (snowid_sql_raise_restored()), the restore over: pg_dump
 	-- restores the data of the tables of a schema that sorts after
 	-- snowid_sql_private after the row, and before 1.4's fixes the raise
 	-- at the row's restore missed their ids (test
 	-- restore_raise_tables_after_row)
 	IF restoring AND TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL THEN
-		NEW.worker_server := snowid_sql_private.snowid_sql_restore_mark();
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() # 1);
 	END IF;
 	RETURN NEW;
 END
@@ -928,11 +924,12 @@ BEGIN
 END
 $$;
 
--- The generator raised, so that its next id lies past the clock plus
--- drift_ms and past every id the tables hold, by the row c's layout and
--- epoch (snowid_sql_config_floor(), snowid_sql_raise_restored())
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_held(c snowid_sql_private.snowid_config, drift_ms integer)
-RETURNS void
+-- Where the generator must be raised to (Unix ms), so that its next id
+-- lies past the clock plus drift_ms and past every id the tables hold, by
+-- the row c's layout and epoch (snowid_sql_config_floor(),
+-- snowid_sql_raise_restored())
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_held_floor(c snowid_sql_private.snowid_config, drift_ms integer)
+RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -950,9 +947,6 @@ BEGIN
 		floor_ms := greatest(floor_ms, (held >> (c.datacenter_bits + c.worker_bits + c.sequence_bits))
 									   + snowid_sql_private.snowid_sql_unix_ms(c.epoch) + 1);
 	END IF;
-	-- beyond what the generator may run ahead (max_drift_ms), its calls
-	-- would fail until the clock got there: the worker id is set once
-	-- it has (at most an hour, the caller's cancel or statement_timeout)
 	IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
 		RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -960,11 +954,7 @@ BEGIN
 											 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
 				  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
 	END IF;
-	WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + c.max_drift_ms LOOP
-		PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
-									 - c.max_drift_ms) / 1000.0));
-	END LOOP;
-	PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+	RETURN floor_ms;
 END
 $$;
 
@@ -1003,7 +993,7 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		PERFORM snowid_sql_private.snowid_sql_raise_held(NEW, drift_ms);
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_held_floor(NEW, drift_ms));
 		-- a restore's number (snowid_sql_dumped) raised past too
 		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 	END IF;

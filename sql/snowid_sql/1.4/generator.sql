@@ -291,6 +291,13 @@ BEGIN
 		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, snowid_sql_private.snowid_sql_layout(c)
 			USING ERRCODE = 'numeric_value_out_of_range';
 	END IF;
+	-- beyond what the generator may run ahead (max_drift_ms), its calls
+	-- would fail until the clock got there: raised once it has (at most an
+	-- hour, the caller's cancel or statement_timeout)
+	WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + c.max_drift_ms LOOP
+		PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+									 - c.max_drift_ms) / 1000.0));
+	END LOOP;
 	PERFORM snowid_sql_private.snowid_sql_move(floor_rel << c.sequence_bits, 0, NULL, true);
 END
 $$;
@@ -599,8 +606,7 @@ AS $$
 DECLARE
 	c snowid_sql_private.snowid_config;
 BEGIN
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL
-		OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
+	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
@@ -647,8 +653,7 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
 	END IF;
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL
-		OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
+	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
