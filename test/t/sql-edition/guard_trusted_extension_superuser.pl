@@ -25,10 +25,16 @@
 # - lesser, granted nothing of the edition, with a schema of its own in a
 #   database whose owner installed hstore: the same with its own table; the
 #   owner's routine epoch set, before the first id, reads it.
-# On main (3aeda13, snowid_sql 1.4, PostgreSQL 19beta1, hstore built from
-# its contrib): the UPDATE succeeds, the function noted that it ran as
-# postgres with rolsuper on, and owner8 is a superuser after; so is
-# lesser after the owner's UPDATE.
+# - lesser2, the same in a database whose owner set the worker id and then
+#   restored a dump (the install's steps): lesser2's own first call after
+#   the restore (snowid_sql_raise_restored() reads every table as the
+#   superuser) needs no step of the owner's.
+# On main (3aeda13, snowid_sql 1.4, PostgreSQL 19beta1 and 17beta2, hstore
+# built from its contrib): the UPDATE succeeds, the function noted that it
+# ran as postgres with rolsuper on, and owner8 is a superuser after; so is
+# lesser after the owner's UPDATE, and lesser2 after its own snowid_next().
+# The plain script's install reads as its owner: there the same makes a
+# role granted nothing run its code as the owner.
 use strict;
 use warnings;
 
@@ -100,6 +106,35 @@ is($node->safe_psql('db9', q{SELECT count(*) FROM s.ran WHERE super}), '0',
 	'the owner\'s epoch set ran none of lesser\'s functions as a superuser');
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
 	'lesser is still no superuser');
+
+# And without the owner's step: after a dump restored into a database with
+# a worker id (the install's steps), the first call, whoever makes it, sets
+# the worker id again and reads every table for its largest id
+# (snowid_sql_raise_restored()): lesser2 calls snowid_next() itself
+$node->safe_psql('postgres', q{
+	CREATE ROLE owner10 LOGIN; CREATE ROLE lesser2 LOGIN;
+	CREATE DATABASE source10 OWNER owner10; CREATE DATABASE db10 OWNER owner10});
+($rc, $out, $err) = psql_as($node->connstr('source10') . ' user=owner10', q{
+	CREATE EXTENSION snowid_sql; UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE ev (id bigint DEFAULT snowid_next()); INSERT INTO ev DEFAULT VALUES; SELECT 1});
+is($out, '1', 'owner10 has a source database that issued') or diag($err);
+($rc, $out, $err) = psql_as($node->connstr('db10') . ' user=owner10',
+	'CREATE EXTENSION snowid_sql; CREATE EXTENSION hstore; UPDATE snowid_config SET worker_id = 6; SELECT 1');
+is($out, '1', 'owner10 installs the edition and hstore, and sets the worker id') or diag($err);
+$node->safe_psql('db10', 'CREATE SCHEMA s AUTHORIZATION lesser2');
+($rc, $out, $err) = psql_as($node->connstr('db10') . ' user=lesser2', plant('lesser2', 's'));
+like($out, qr/^f/, 'lesser2, granted nothing of the edition, makes the same in its schema') or diag($err);
+my $dir = PostgreSQL::Test::Utils::tempdir('guard_trusted_extension_superuser');
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source10.dump", '-d', $node->connstr('source10') . ' user=owner10' ],
+	'owner10 dumps its source');
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('db10') . ' user=owner10', "$dir/source10.dump" ],
+	'and restores it into db10');
+($rc, $out, $err) = psql_as($node->connstr('db10') . ' user=lesser2', 'SELECT snowid_next() IS NOT NULL');
+note("lesser2's first call after the restore: rc $rc $out $err");
+is($node->safe_psql('db10', q{SELECT count(*) FROM s.ran WHERE super}), '0',
+	'lesser2\'s own call after the restore ran none of its functions as a superuser');
+is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser2'}), 'f',
+	'lesser2 is still no superuser');
 
 $node->stop;
 done_testing();
