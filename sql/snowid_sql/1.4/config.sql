@@ -221,7 +221,7 @@ BEGIN ATOMIC
 	), cols AS (
 		SELECT DISTINCT a.attrelid, a.attname, r.relkind = 'p' AS parted, a.atttypid
 		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE r.relkind IN ('r', 'p', 'f') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
 		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
 		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
 			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
@@ -245,7 +245,11 @@ END;
 -- runs then, as the current user); a virtual generated column is computed
 -- when read.  Those are the expressions looked at: any function or
 -- operator in them (pg_depend) owned by a role that is no superuser, or
--- whose operator's function is, or a domain or range type of such a role.
+-- whose operator's function is, or a type of such a role (of any kind: a
+-- composite's columns or an array's elements may be of its domain, whose
+-- CHECK a function of the superuser's runs as it reads the value, as
+-- hstore's populate_record() does; before 1.4's fixes only its domains
+-- and ranges counted: test guard_trusted_extension_superuser).
 -- Before 1.4's fixes the guard ran them, and the table's owner made
 -- itself a superuser with one UPDATE of snowid_config (test
 -- guard_index_superuser).  Row security, rules and triggers run nothing
@@ -288,7 +292,7 @@ BEGIN ATOMIC
 					WHERE p.oid IN (op.oprcode, op.oprrest, op.oprjoin) AND NOT pw.rolsuper)))
 		WHEN 'pg_type'::regclass THEN EXISTS (
 			SELECT FROM pg_type t JOIN pg_roles w ON w.oid = t.typowner
-			WHERE t.oid = d.refobjid AND t.typtype IN ('d', 'r', 'm') AND NOT w.rolsuper)
+			WHERE t.oid = d.refobjid AND NOT w.rolsuper)
 		ELSE false END
 	ORDER BY 1
 	LIMIT 1;
@@ -355,14 +359,16 @@ $$;
 -- or each leaf of a partitioned one (by its own lock and name, with ONLY:
 -- a partition's columns are its parent's, by name), and whether it is a
 -- foreign table (which is not read: its data lies elsewhere, and reading
--- it runs its wrapper)
+-- it runs its wrapper), a partition or a table of its own (one that
+-- inherits a table of ids takes its default: before 1.4's fixes it was
+-- not listed, and its ids came again: test restore_foreign_child_raise)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_reads(tab regclass, parted boolean,
 	OUT rel regclass, OUT remote boolean)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	SELECT tab, false WHERE NOT parted
+	SELECT tab, c.relkind = 'f' FROM pg_class c WHERE c.oid = tab AND NOT parted
 	UNION ALL
 	SELECT t.relid, c.relkind = 'f'
 	FROM pg_partition_tree(tab) t JOIN pg_class c ON c.oid = t.relid
@@ -432,11 +438,11 @@ BEGIN
 			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
 			  AND col.base = 'pg_catalog.int8'::regtype;
 			IF upper IS NULL THEN
-				RAISE EXCEPTION 'a column whose default takes ids has a foreign partition snowid_sql cannot read'
+				RAISE EXCEPTION 'a column whose default takes ids is in a foreign table snowid_sql cannot read'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
-						  DETAIL = format('The column %I of %s takes ids by its default, and its partition %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+						  DETAIL = format('The column %I of %s takes ids by its default, and %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
 										  col.name, col.tab, r.rel),
-						  HINT = 'Give the foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it while the step runs and attach it again after (where it holds no id newer than the local partitions), then repeat the step.';
+						  HINT = 'Give a foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it (a foreign table that inherits: NO INHERIT, or drop its default) while the step runs and attach it again after (where it holds no id newer than the local tables), then repeat the step.';
 			END IF;
 			largest := greatest(largest, CASE WHEN upper::numeric > -9223372036854775808 THEN upper::int8 - 1 END);
 			CONTINUE;
@@ -566,6 +572,10 @@ BEGIN
 		-- (snowid_sql_lock_read())
 		held := false;
 		FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
+			IF r.remote THEN
+				RETURN format('The column %I of %s takes ids by its default, and %s is a foreign table, which is not read.',
+							  col.name, col.tab, r.rel);
+			END IF;
 			BEGIN
 				tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 				CONTINUE WHEN tab IS NULL;
@@ -913,11 +923,15 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
-	-- (or a restore came that skipped the row: snowid_sql_dumped)
-	IF before <> here OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
+	-- (or a restore came that skipped the row: snowid_sql_dumped); a row
+	-- never stamped raises past the ids the tables hold alone (a logical
+	-- subscriber given its gone publisher's worker id holds its ids:
+	-- before 1.4's fixes nothing was raised, test
+	-- subscriber_takes_worker_id)
+	IF before IS DISTINCT FROM here OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
 			IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
-		PERFORM snowid_sql_private.snowid_sql_note(
-			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
+		PERFORM snowid_sql_private.snowid_sql_note(CASE WHEN before IS NULL THEN 0 ELSE
+			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
 	END IF;
 	NEW.worker_server := here;
 	RETURN NEW;
@@ -986,6 +1000,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
+	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
 		UPDATE snowid_sql_private.snowid_config_pending p SET copy_drift_ms = NULL
@@ -993,7 +1008,12 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(snowid_sql_private.snowid_sql_held_floor(NEW, drift_ms));
+		floor_ms := snowid_sql_private.snowid_sql_held_floor(NEW, drift_ms);
+		-- (a row never stamped: only past ids held ahead of the clock, so
+		-- that a first install's generator stays where it is)
+		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
+			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+		END IF;
 		-- a restore's number (snowid_sql_dumped) raised past too
 		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 	END IF;

@@ -213,6 +213,22 @@ BEGIN
 			-- generation set elsewhere (the publisher's, synchronised)
 			-- sends them here, to the check above.
 			g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation');
+			-- never called, though a writer moved it before
+			-- (snowid_sql_started): set back, by hand or by a subscription
+			-- (FOR ALL SEQUENCES) of a publisher that never issued, with the
+			-- position (before 1.4's fixes it was taken as a first install's,
+			-- and the generator started again below the ids it had issued:
+			-- test sequences_synced_not_called).  The next call raises the
+			-- generator past the ids the tables hold, as after a restore
+			-- (snowid_sql_dumped), with n = 0.
+			IF g IS NULL AND n > 0
+				AND pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_started') IS NOT NULL THEN
+				done := pg_catalog.setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() OPERATOR(pg_catalog.#) 1);
+				RAISE EXCEPTION 'the sequences of the snowid generator were set back'
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = 'snowid_generation has never been called, though the generator moved before: its sequences were set to values of a generator that never issued, by hand or by a subscription (FOR ALL SEQUENCES).',
+						  HINT = 'Call again: the next call raises the generator past the ids the tables hold.';
+			END IF;
 			-- another server's token (none before 1.2): the sequences hold
 			-- that server's values, synchronised (PostgreSQL 19: FOR ALL
 			-- SEQUENCES) or copied, and the position may lie below ids
