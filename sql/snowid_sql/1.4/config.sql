@@ -898,9 +898,11 @@ $$;
 -- (a note in snowid_config_pending, for the transaction): the
 -- larger max_drift_ms of the row before and after, as far as that server
 -- may have issued ids ahead of its clock.  A row never stamped (a first
--- install) sets nothing: no server issued ids with it, and a worker id set
+-- install) sets 0: no server issued ids with it, and a worker id set
 -- there for the first time is the operator's to make unique
--- (doc/managed.md).
+-- (doc/managed.md), but its tables may hold ids of that worker id ahead
+-- of the clock (a logical subscriber's), which the floor passes.  So does
+-- a restore's number (snowid_sql_dumped) that is not this database's.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
