@@ -382,10 +382,11 @@ END;
 -- Every such column, whatever its type (before 1.4's fixes bigint columns
 -- alone, and the ids of a numeric column DEFAULT snowid_next() or the
 -- serials of a text column DEFAULT snowid_serial('INV-') came again: test
--- restore_clock_step_other_types): a bigint as it is, a numeric whole and
--- within bigint's range, a text as a serial (a prefix, then the digits of
--- the layout: the largest is the largest of those digits, fixed in width,
--- read back as snowid_from_serial() does) or as the decimal digits of an id.
+-- restore_clock_step_other_types): a bigint (or a smaller integer) as it
+-- is, a numeric whole and within bigint's range, a text as a serial (a
+-- prefix, then the digits of the layout: the largest is the largest of
+-- those digits, fixed in width, read back as snowid_from_serial() does) or
+-- as the decimal digits of an id.
 -- Each is read by pg_catalog's functions and operators on its base type,
 -- so no cast or operator of another role's runs here.  Only what this
 -- generator could issue again counts: an id (or serial) of the row's
@@ -450,7 +451,7 @@ BEGIN
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
-		IF col.base = 'pg_catalog.int8'::regtype THEN
+		IF col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
 			EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
 				WHERE x OPERATOR(pg_catalog.>=) 0
 				  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
