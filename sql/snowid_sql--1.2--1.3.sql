@@ -89,6 +89,13 @@ BEGIN
 	IF NOT FOUND OR NOT c.claim_worker_id THEN
 		RETURN;
 	END IF;
+	-- (changed in place with 1.4's fixes: the check below kept a claim the
+	-- coordination database had given to another server, test
+	-- update_to_1_3_pinned; the update to 1.4 checks it)
+	RAISE EXCEPTION 'snowid_sql that claims its worker id cannot be updated to 1.3'
+		USING ERRCODE = 'object_not_in_prerequisite_state',
+			  DETAIL = 'The update to 1.3 may keep a claimed worker id that the coordination database has given to another server; the update to 1.4 keeps one only where the coordination database confirmed it in the update''s own transaction.',
+			  HINT = 'Update to 1.4 instead (ALTER EXTENSION snowid_sql UPDATE): doc/managed.md, "Updating to 1.3".';
 	claimed := snowid_sql_private.snowid_sql_claimed(c);
 	stale := snowid_sql_private.snowid_sql_claim_stale();
 	SELECT s.answered_at INTO answered FROM snowid_sql_private.snowid_coordinator_state s

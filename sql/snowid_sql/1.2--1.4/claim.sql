@@ -76,10 +76,14 @@ BEGIN
 	SELECT ((x.checkin_interval_ms::pg_catalog.int8 OPERATOR(pg_catalog.+) x.timeout_ms)
 			OPERATOR(pg_catalog.+) c.max_drift_ms) OPERATOR(pg_catalog.+) 1000
 	INTO quiet_ms FROM snowid_sql_private.snowid_coordination x;
-	IF claimed IS NULL OR stale OR answered IS NULL OR quiet_ms IS NULL OR NOT fresh
-		OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
-		OR answered OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp()
-			OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => quiet_ms::pg_catalog.float8 OPERATOR(pg_catalog./) 1000)) THEN
+	-- kept only where every condition is known to hold: pg_xact_status()
+	-- is NULL for a transaction older than the commit log kept, and an
+	-- unknown counted as confirmed (before 1.4's fixes an IF over an OR of
+	-- the refusals, NULL, went on: test update_claim_clog_truncated)
+	IF (claimed IS NOT NULL AND NOT stale AND fresh
+		AND answered OPERATOR(pg_catalog.>=) pg_catalog.pg_postmaster_start_time()
+		AND answered OPERATOR(pg_catalog.>=) (pg_catalog.clock_timestamp()
+			OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => quiet_ms::pg_catalog.float8 OPERATOR(pg_catalog./) 1000))) IS NOT TRUE THEN
 		-- and 1.2 goes on only once it has re-asserted the claim (at its
 		-- next call, as after a restart: the claim noted under another run,
 		-- a change of a sequence, which the refusal does not roll back):
@@ -96,7 +100,7 @@ BEGIN
 						THEN 'claim_worker_id of snowid_config is on, and this database holds no worker id claimed for its configuration on this server.'
 						WHEN stale OR answered IS NULL OR answered OPERATOR(pg_catalog.<) pg_catalog.pg_postmaster_start_time()
 						THEN pg_catalog.format('Worker id %s was claimed before the server last started, crashed or was copied: the coordination database may have given it to another server meanwhile.', claimed)
-						WHEN NOT fresh
+						WHEN fresh IS NOT TRUE
 						THEN pg_catalog.format('The coordination database last confirmed worker id %s in another transaction than the update''s: how long ago, only this server''s clock could tell, which may have stepped since; meanwhile it may have forgotten the claim and given the worker id to another server.', claimed)
 						ELSE pg_catalog.format('The coordination database last confirmed worker id %s at %s, more than the quiet period of its claims (%s ms) ago: it may have forgotten the claim and given the worker id to another server meanwhile.',
 											   claimed, answered, quiet_ms) END

@@ -221,7 +221,7 @@ BEGIN ATOMIC
 	), cols AS (
 		SELECT DISTINCT a.attrelid, a.attname, r.relkind = 'p' AS parted, a.atttypid
 		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-		WHERE r.relkind IN ('r', 'p') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE r.relkind IN ('r', 'p', 'f') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
 		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
 		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
 			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
@@ -245,7 +245,11 @@ END;
 -- runs then, as the current user); a virtual generated column is computed
 -- when read.  Those are the expressions looked at: any function or
 -- operator in them (pg_depend) owned by a role that is no superuser, or
--- whose operator's function is, or a domain or range type of such a role.
+-- whose operator's function is, or a type of such a role (of any kind: a
+-- composite's columns or an array's elements may be of its domain, whose
+-- CHECK a function of the superuser's runs as it reads the value, as
+-- hstore's populate_record() does; before 1.4's fixes only its domains
+-- and ranges counted: test guard_trusted_extension_superuser).
 -- Before 1.4's fixes the guard ran them, and the table's owner made
 -- itself a superuser with one UPDATE of snowid_config (test
 -- guard_index_superuser).  Row security, rules and triggers run nothing
@@ -288,7 +292,7 @@ BEGIN ATOMIC
 					WHERE p.oid IN (op.oprcode, op.oprrest, op.oprjoin) AND NOT pw.rolsuper)))
 		WHEN 'pg_type'::regclass THEN EXISTS (
 			SELECT FROM pg_type t JOIN pg_roles w ON w.oid = t.typowner
-			WHERE t.oid = d.refobjid AND t.typtype IN ('d', 'r', 'm') AND NOT w.rolsuper)
+			WHERE t.oid = d.refobjid AND NOT w.rolsuper)
 		ELSE false END
 	ORDER BY 1
 	LIMIT 1;
@@ -355,14 +359,16 @@ $$;
 -- or each leaf of a partitioned one (by its own lock and name, with ONLY:
 -- a partition's columns are its parent's, by name), and whether it is a
 -- foreign table (which is not read: its data lies elsewhere, and reading
--- it runs its wrapper)
+-- it runs its wrapper), a partition or a table of its own (one that
+-- inherits a table of ids takes its default: before 1.4's fixes it was
+-- not listed, and its ids came again: test restore_foreign_child_raise)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_reads(tab regclass, parted boolean,
 	OUT rel regclass, OUT remote boolean)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
-	SELECT tab, false WHERE NOT parted
+	SELECT tab, c.relkind = 'f' FROM pg_class c WHERE c.oid = tab AND NOT parted
 	UNION ALL
 	SELECT t.relid, c.relkind = 'f'
 	FROM pg_partition_tree(tab) t JOIN pg_class c ON c.oid = t.relid
@@ -376,14 +382,22 @@ END;
 -- Every such column, whatever its type (before 1.4's fixes bigint columns
 -- alone, and the ids of a numeric column DEFAULT snowid_next() or the
 -- serials of a text column DEFAULT snowid_serial('INV-') came again: test
--- restore_clock_step_other_types): a bigint as it is, a numeric whole and
--- within bigint's range, a text as a serial (a prefix, then the digits of
--- the layout: the largest is the largest of those digits, fixed in width,
--- read back as snowid_from_serial() does) or as the decimal digits of an id.
+-- restore_clock_step_other_types): a bigint (or a smaller integer) as it
+-- is, a numeric whole and within bigint's range, a text as a serial (a
+-- prefix, then the digits of the layout: the largest is the largest of
+-- those digits, fixed in width, read back as snowid_from_serial() does) or
+-- as the decimal digits of an id.
 -- Each is read by pg_catalog's functions and operators on its base type,
--- so no cast or operator of another role's runs here; a value that is
--- none of these (a column of another type holding any value) refuses the
--- caller, rather than count for nothing.
+-- so no cast or operator of another role's runs here.  Only what this
+-- generator could issue again counts: an id (or serial) of the row's
+-- datacenter id and worker id; a value of another node, or one that is no
+-- id of the layout (a text that is neither a serial nor digits, a numeric
+-- that is not whole or lies beyond bigint), can equal none of its ids
+-- (before 1.4's fixes such a value in a table of a role granted nothing
+-- refused every call after a restore, and an id of another node far ahead
+-- kept them waiting: test restore_raise_other_roles_table).  A column of
+-- another type holding any value refuses the caller, rather than count
+-- for nothing.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_held(c snowid_sql_private.snowid_config)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -394,9 +408,7 @@ AS $$
 DECLARE
 	col record;
 	v bigint;
-	n numeric;
 	serial_max text;
-	dec_max text;
 	bad bigint;
 	largest bigint;
 	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
@@ -404,6 +416,12 @@ DECLARE
 	tab text;
 	r record;
 	upper text;
+	-- an id's node (datacenter id and worker id) as the bits above its
+	-- sequence, and as a serial's digits after its time
+	node bigint := (c.datacenter_id::bigint << c.worker_bits) | c.worker_id;
+	node_mask bigint := (1::bigint << (c.datacenter_bits + c.worker_bits)) - 1;
+	node_digits text := lpad(c.datacenter_id::text, snowid_sql_private.snowid_sql_width(c.datacenter_bits), '0')
+		|| lpad(c.worker_id::text, snowid_sql_private.snowid_sql_width(c.worker_bits), '0');
 BEGIN
 	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
 	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
@@ -421,11 +439,11 @@ BEGIN
 			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
 			  AND col.base = 'pg_catalog.int8'::regtype;
 			IF upper IS NULL THEN
-				RAISE EXCEPTION 'a column whose default takes ids has a foreign partition snowid_sql cannot read'
+				RAISE EXCEPTION 'a column whose default takes ids is in a foreign table snowid_sql cannot read'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
-						  DETAIL = format('The column %I of %s takes ids by its default, and its partition %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+						  DETAIL = format('The column %I of %s takes ids by its default, and %s is a foreign table, whose ids lie elsewhere: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
 										  col.name, col.tab, r.rel),
-						  HINT = 'Give the foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it while the step runs and attach it again after (where it holds no id newer than the local partitions), then repeat the step.';
+						  HINT = 'Give a foreign partition a range on that column whose upper bound its ids lie below (FOR VALUES FROM (...) TO (N)), or detach it (a foreign table that inherits: NO INHERIT, or drop its default) while the step runs and attach it again after (where it holds no id newer than the local tables), then repeat the step.';
 			END IF;
 			largest := greatest(largest, CASE WHEN upper::numeric > -9223372036854775808 THEN upper::int8 - 1 END);
 			CONTINUE;
@@ -433,41 +451,43 @@ BEGIN
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
-		IF col.base = 'pg_catalog.int8'::regtype THEN
-			EXECUTE format('SELECT pg_catalog.max(%I::pg_catalog.int8) FROM %s', col.name, tab) INTO v;
+		IF col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
+			EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
+				WHERE x OPERATOR(pg_catalog.>=) 0
+				  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+				ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col.name, tab)
+				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base = 'pg_catalog.numeric'::regtype THEN
-			-- NaN and infinities lie above every number: counted as bad
-			EXECUTE format($q$SELECT pg_catalog.max(x), pg_catalog.count(*) FILTER (
-					WHERE x OPERATOR(pg_catalog.>) 9223372036854775807::pg_catalog.numeric
-					   OR x OPERATOR(pg_catalog.<) (-9223372036854775808)::pg_catalog.numeric
-					   OR x OPERATOR(pg_catalog.<>) pg_catalog.trunc(x))
-				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab) INTO n, bad;
-			v := CASE WHEN bad = 0 THEN n::pg_catalog.int8 END;
+			-- (NaN and infinities, fractions and numbers beyond bigint are no
+			-- ids)
+			EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.>=) 0::pg_catalog.numeric
+					AND x OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+					AND x OPERATOR(pg_catalog.=) pg_catalog.trunc(x)
+				THEN CASE WHEN ((x::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+					THEN x::pg_catalog.int8 END END)
+				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab)
+				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
 			-- the digits of the serials compare as the ids do (time, then
-			-- datacenter id, worker id and sequence, each of fixed width)
-			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1),
-					pg_catalog.max(pg_catalog.lpad(x, 19, '0') COLLATE "C") FILTER (WHERE pg_catalog.length(x) OPERATOR(pg_catalog.<=) 19),
-					pg_catalog.count(*) FILTER (WHERE NOT (
-						(pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-						 AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$')
-						OR x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'))
+			-- datacenter id, worker id and sequence, each of fixed width);
+			-- the decimal digits of an id are read as one
+			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (
+						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
+					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
+						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END),
+					0
 				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO serial_max, dec_max, bad USING digits;
+				INTO serial_max, v, bad USING digits, node_digits, c.sequence_bits, node_mask, node;
 			IF bad = 0 AND serial_max IS NOT NULL THEN
 				BEGIN
-					v := snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max);
+					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
 				EXCEPTION WHEN invalid_text_representation THEN
 					bad := 1;
 				END;
-			END IF;
-			IF bad = 0 AND dec_max IS NOT NULL THEN
-				n := dec_max::pg_catalog.numeric;
-				IF n > 9223372036854775807 THEN
-					bad := 1;
-				ELSE
-					v := greatest(v, n::pg_catalog.int8);
-				END IF;
 			END IF;
 		ELSE
 			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
@@ -553,6 +573,10 @@ BEGIN
 		-- (snowid_sql_lock_read())
 		held := false;
 		FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
+			IF r.remote THEN
+				RETURN format('The column %I of %s takes ids by its default, and %s is a foreign table, which is not read.',
+							  col.name, col.tab, r.rel);
+			END IF;
 			BEGIN
 				tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 				CONTINUE WHEN tab IS NULL;
@@ -584,42 +608,42 @@ BEGIN
 END
 $$;
 
--- The stamp of a row restored into a database that has a worker id,
--- whose first call raises the generator (snowid_sql_config_check()): of
--- this server, so that a copy made meanwhile has no worker id
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_restore_mark()
-RETURNS text
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	RETURN 'a restore, raised at the first call: ' || snowid_sql_private.snowid_sql_here();
-END
-$$;
-
--- The first call after a restore into a database that has a worker id
--- (the row marked by snowid_sql_restore_mark()) sets the worker id again,
--- as its owner would: the stamp over another's raises the generator past
--- the clock plus the restored max_drift_ms and past every id the tables
--- hold (snowid_sql_config_floor()), in the caller's transaction, as the
--- owner of the extension's objects (the callers are SECURITY DEFINER);
--- calls at once wait for it.  The calls whose snowid_sql_fixed() has no
--- worker id come here, before they read the configuration.
+-- The first call after a restore (snowid_sql_dumped holds another number
+-- than this database's: pending.sql) raises the generator past the clock
+-- plus max_drift_ms and past every id the tables hold, as setting the
+-- worker id over another server's stamp does (snowid_sql_config_floor()),
+-- then sets the number back, as the owner of the extension's objects (the
+-- callers are SECURITY DEFINER); calls at once raise too (only raising,
+-- never lowering).  It writes no row: the tables are read in a
+-- subtransaction, which ends with the reading and takes its locks with
+-- it, the generator is raised in snowid_sql_move()'s, and sequences keep
+-- what is set.  Before 1.4's fixes the first call set the worker id again
+-- by an UPDATE of snowid_config, whose row lock the caller's transaction
+-- held to its end: a role granted nothing that left it open, or prepared
+-- it, stopped every call and the owner's UPDATE (test
+-- restore_raise_held_open).  Without a worker id nothing is raised: the
+-- call fails, and setting the worker id raises.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_restored()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	mark text := snowid_sql_private.snowid_sql_restore_mark();
+	c snowid_sql_private.snowid_config;
+	floor_ms bigint;
 BEGIN
-	-- (read first: a call without a worker id, or in a read-only
-	-- transaction, fails as it did)
-	IF EXISTS (SELECT FROM snowid_sql_private.snowid_config x
-			   WHERE x.worker_id IS NOT NULL AND x.worker_server = mark) THEN
-		UPDATE snowid_sql_private.snowid_config x SET worker_id = x.worker_id
-		WHERE x.singleton AND x.worker_id IS NOT NULL AND x.worker_server = mark;
+	SELECT * INTO c FROM snowid_sql_private.snowid_config;
+	IF c.worker_id IS NULL OR (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL OR pg_is_in_recovery() THEN
+		RETURN;
 	END IF;
+	BEGIN
+		floor_ms := snowid_sql_private.snowid_sql_held_floor(c, c.max_drift_ms);
+		RAISE SQLSTATE 'SN000';
+	EXCEPTION WHEN SQLSTATE 'SN000' THEN
+		NULL;
+	END;
+	PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+	PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 END
 $$;
 
@@ -752,24 +776,23 @@ BEGIN
 		END IF;
 		-- the generator past every id held: at the first call (below), or
 		-- when the worker id is set
-		IF restoring AND NEW.worker_id IS NOT NULL THEN
-			NULL;
-		ELSIF restoring AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
+		IF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
-		ELSIF restoring AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
+		ELSIF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
 	END IF;
 	-- a restore into a database with a worker id (the install's steps:
-	-- CREATE EXTENSION, the worker id, then the data): the row is marked,
-	-- and the first call raises the generator past every id the tables
-	-- hold then (snowid_sql_raise_restored()), the restore over: pg_dump
+	-- CREATE EXTENSION, the worker id, then the data): snowid_sql_dumped
+	-- is given another number than this database's (pending.sql), and the
+	-- first call raises the generator past every id the tables hold then
+	-- (snowid_sql_raise_restored()), the restore over: pg_dump
 	-- restores the data of the tables of a schema that sorts after
 	-- snowid_sql_private after the row, and before 1.4's fixes the raise
 	-- at the row's restore missed their ids (test
 	-- restore_raise_tables_after_row)
 	IF restoring AND TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL THEN
-		NEW.worker_server := snowid_sql_private.snowid_sql_restore_mark();
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() # 1);
 	END IF;
 	RETURN NEW;
 END
@@ -876,9 +899,11 @@ $$;
 -- (a note in snowid_config_pending, for the transaction): the
 -- larger max_drift_ms of the row before and after, as far as that server
 -- may have issued ids ahead of its clock.  A row never stamped (a first
--- install) sets nothing: no server issued ids with it, and a worker id set
+-- install) sets 0: no server issued ids with it, and a worker id set
 -- there for the first time is the operator's to make unique
--- (doc/managed.md).
+-- (doc/managed.md), but its tables may hold ids of that worker id ahead
+-- of the clock (a logical subscriber's), which the floor passes.  So does
+-- a restore's number (snowid_sql_dumped) that is not this database's.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -901,12 +926,52 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
-	IF before <> here THEN
-		PERFORM snowid_sql_private.snowid_sql_note(
-			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
+	-- (or a restore came that skipped the row: snowid_sql_dumped); a row
+	-- never stamped raises past the ids the tables hold alone (a logical
+	-- subscriber given its gone publisher's worker id holds its ids:
+	-- before 1.4's fixes nothing was raised, test
+	-- subscriber_takes_worker_id)
+	IF before IS DISTINCT FROM here OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
+			IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
+		PERFORM snowid_sql_private.snowid_sql_note(CASE WHEN before IS NULL THEN 0 ELSE
+			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
 	END IF;
 	NEW.worker_server := here;
 	RETURN NEW;
+END
+$$;
+
+-- Where the generator must be raised to (Unix ms), so that its next id
+-- lies past the clock plus drift_ms and past every id the tables hold, by
+-- the row c's layout and epoch (snowid_sql_config_floor(),
+-- snowid_sql_raise_restored())
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_held_floor(c snowid_sql_private.snowid_config, drift_ms integer)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	held bigint;
+	floor_ms bigint;
+BEGIN
+	floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
+	-- past the largest id the tables hold, by its own time, however
+	-- far ahead of the clock it lies (the source's clock stepped back
+	-- after it issued: before 1.4's fixes the raise counted
+	-- max_drift_ms alone, test restore_after_clock_step)
+	held := snowid_sql_private.snowid_sql_largest_held(c);
+	IF held >= 0 THEN
+		floor_ms := greatest(floor_ms, (held >> (c.datacenter_bits + c.worker_bits + c.sequence_bits))
+									   + snowid_sql_private.snowid_sql_unix_ms(c.epoch) + 1);
+	END IF;
+	IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
+		RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
+											 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
+				  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
+	END IF;
+	RETURN floor_ms;
 END
 $$;
 
@@ -938,7 +1003,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
-	held bigint;
 	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
@@ -947,31 +1011,14 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
-		-- past the largest id the tables hold, by its own time, however
-		-- far ahead of the clock it lies (the source's clock stepped back
-		-- after it issued: before 1.4's fixes the raise counted
-		-- max_drift_ms alone, test restore_after_clock_step)
-		held := snowid_sql_private.snowid_sql_largest_held(NEW);
-		IF held >= 0 THEN
-			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
-										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);
+		floor_ms := snowid_sql_private.snowid_sql_held_floor(NEW, drift_ms);
+		-- (a row never stamped: only past ids held ahead of the clock, so
+		-- that a first install's generator stays where it is)
+		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
+			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 		END IF;
-		-- beyond what the generator may run ahead (max_drift_ms), its calls
-		-- would fail until the clock got there: the worker id is set once
-		-- it has (at most an hour, the owner's cancel or statement_timeout)
-		IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
-			RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
-				USING ERRCODE = 'object_not_in_prerequisite_state',
-					  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
-												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
-					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
-		END IF;
-		WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + NEW.max_drift_ms LOOP
-			PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
-										 - NEW.max_drift_ms) / 1000.0));
-		END LOOP;
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+		-- a restore's number (snowid_sql_dumped) raised past too
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 	END IF;
 	RETURN NULL;
 END

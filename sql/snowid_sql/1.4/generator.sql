@@ -61,6 +61,14 @@ BEGIN ATOMIC
 		  OPERATOR(pg_catalog.<) (1::bigint OPERATOR(pg_catalog.<<) c.worker_bits);
 END;
 
+-- This database's number in snowid_sql_dumped (pending.sql): a constant,
+-- made by snowid_sql_refix() once, which the planner folds where it is
+-- called
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN NULL::bigint;
+
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
 -- are as the generator needs them.  Its body holds only numbers and
@@ -78,6 +86,7 @@ DECLARE
 	problem text := snowid_sql_private.snowid_sql_sequences_problem();
 	before snowid_sql_private.snowid_sql_fixed;
 	adopted bigint;
+	nonce bigint := snowid_sql_private.snowid_sql_nonce();
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
@@ -113,6 +122,15 @@ RETURN ROW(false, %s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::snowid_sql_pr
 		coalesce(least(100, c.max_drift_ms), 0),
 		pg_relation_filepath('snowid_sql_private.snowid_position'), here,
 		1 + (hashtext(here)::bigint & 4194303), coalesce(adopted::text, 'NULL'));
+	-- this database's number, once (an install, an update)
+	IF nonce IS NULL THEN
+		nonce := (random() * 4611686018427387903)::bigint;
+		EXECUTE format($f$CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN %s::bigint$f$, nonce);
+		PERFORM setval('snowid_sql_private.snowid_sql_dumped', nonce);
+	END IF;
 END
 $$;
 
@@ -195,6 +213,22 @@ BEGIN
 			-- generation set elsewhere (the publisher's, synchronised)
 			-- sends them here, to the check above.
 			g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation');
+			-- never called, though a writer moved it before
+			-- (snowid_sql_started): set back, by hand or by a subscription
+			-- (FOR ALL SEQUENCES) of a publisher that never issued, with the
+			-- position (before 1.4's fixes it was taken as a first install's,
+			-- and the generator started again below the ids it had issued:
+			-- test sequences_synced_not_called).  The next call raises the
+			-- generator past the ids the tables hold, as after a restore
+			-- (snowid_sql_dumped), with n = 0.
+			IF g IS NULL AND n > 0
+				AND pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_started') IS NOT NULL THEN
+				done := pg_catalog.setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() OPERATOR(pg_catalog.#) 1);
+				RAISE EXCEPTION 'the sequences of the snowid generator were set back'
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = 'snowid_generation has never been called, though the generator moved before: its sequences were set to values of a generator that never issued, by hand or by a subscription (FOR ALL SEQUENCES).',
+						  HINT = 'Call again: the next call raises the generator past the ids the tables hold.';
+			END IF;
 			-- another server's token (none before 1.2): the sequences hold
 			-- that server's values, synchronised (PostgreSQL 19: FOR ALL
 			-- SEQUENCES) or copied, and the position may lie below ids
@@ -273,6 +307,13 @@ BEGIN
 		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, snowid_sql_private.snowid_sql_layout(c)
 			USING ERRCODE = 'numeric_value_out_of_range';
 	END IF;
+	-- beyond what the generator may run ahead (max_drift_ms), its calls
+	-- would fail until the clock got there: raised once it has (at most an
+	-- hour, the caller's cancel or statement_timeout)
+	WHILE floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + c.max_drift_ms LOOP
+		PERFORM pg_sleep(least(0.1, (floor_ms - snowid_sql_private.snowid_sql_unix_ms(clock_timestamp())
+									 - c.max_drift_ms) / 1000.0));
+	END LOOP;
 	PERFORM snowid_sql_private.snowid_sql_move(floor_rel << c.sequence_bits, 0, NULL, true);
 END
 $$;
@@ -484,8 +525,12 @@ DECLARE
 	g bigint;
 	v bigint;
 BEGIN
+	-- (and no restore came since the generator was raised last:
+	-- snowid_sql_dumped)
 	w := CASE WHEN (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
 				   OPERATOR(pg_catalog.=) (snowid_sql_private.snowid_sql_fixed()).position_path) IS TRUE
+			AND (pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped'::pg_catalog.regclass)
+				 OPERATOR(pg_catalog.=) snowid_sql_private.snowid_sql_nonce()) IS TRUE
 		THEN (snowid_sql_private.snowid_sql_fixed()).worker_id END;
 	g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation'::pg_catalog.regclass);
 	-- no position while the clock lies before the epoch (an epoch set
@@ -577,7 +622,7 @@ AS $$
 DECLARE
 	c snowid_sql_private.snowid_config;
 BEGIN
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
@@ -624,7 +669,7 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
 	END IF;
-	IF (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL THEN
+	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
 		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);

@@ -1,0 +1,105 @@
+# A restored dump given its gone source's worker id at once (doc/managed.md):
+# setting it raises the generator past the largest id the tables hold
+# (snowid_sql_largest_held()), and since 1.4's fifth fixes a partitioned
+# table's foreign partition counts by the upper bound of its range, or the
+# worker id is refused (restore_foreign_partition_raise: "its ids lie
+# elsewhere").  A foreign table that inherits the table (INHERITS, the
+# older way of keeping an archive on another server, which postgres_fdw
+# and every release since 9.5 support) takes the ids of the same default,
+# and is neither read, nor bounded, nor refused: snowid_sql_id_columns()
+# lists relkind 'r' and 'p' alone, and the parent is read with ONLY.  Its
+# ids, on the archive server, survive the source; the copy issues them
+# again, and a SELECT of the parent returns both.
+#
+# - One server (one clock): a database archive holds the table arch; the
+#   source (worker id 5, app's) has ev (id DEFAULT snowid_next()) and
+#   ev_archive, a foreign table (postgres_fdw, the superuser's server and
+#   app's mapping) of arch that INHERITS ev; it issues into ev_archive for
+#   12 s with the clock 10 s fast, then the clock steps back (NTP): the
+#   source fails, as it should.
+# - Its dump restored by the superuser into a new database copy, the
+#   source dropped, the copy given worker id 5; it issues into ev until its
+#   clock has passed the archive's last id.
+# - No id of the copy may equal one in the archive.
+# On main (3aeda13, snowid_sql 1.4, PostgreSQL 19beta1, postgres_fdw built
+# from its contrib): the source issued 99,000 ids into the archive; the
+# restore and the worker id set raised no error, and 8,520 of the copy's
+# 193,803 ids equal ids in the archive.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+SnowidTest::need_file("$sharedir/extension/postgres_fdw.control",
+	'postgresql-NN, or contrib/postgres_fdw of a source build');
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_foreign_child_raise');
+my $node = PostgreSQL::Test::Cluster->new('restore_foreign_child_raise');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE archive OWNER app');
+$node->safe_psql('archive', 'CREATE TABLE arch (id bigint, copy boolean); ALTER TABLE arch OWNER TO app');
+my $server = sprintf(q{CREATE EXTENSION postgres_fdw;
+	CREATE SERVER archive FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%s', dbname 'archive');
+	CREATE USER MAPPING FOR app SERVER archive OPTIONS (user 'app', password_required 'false');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER archive OPTIONS (user 'app');
+	GRANT USAGE ON FOREIGN SERVER archive TO app}, $node->host, $node->port);
+$node->safe_psql('source', $server);
+
+my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE ev (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
+	CREATE FOREIGN TABLE ev_archive () INHERITS (ev) SERVER archive OPTIONS (table_name 'arch');
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO ev_archive SELECT FROM generate_series(1, 500);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM ev_archive});
+cmp_ok($out, '>', 0, "the source issues $out ids into ev_archive, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') ],
+	'the source is dumped');
+$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
+($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('copy'), "$dir/source.dump");
+note("restored into copy: exit code $rc: $err");
+$node->safe_psql('postgres', 'DROP DATABASE source');
+($rc, $out, $err) = psql_as($node->connstr('copy'), 'UPDATE snowid_config SET worker_id = 5');
+note("copy given worker id 5: exit code $rc: $err");
+($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM ev_archive);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO ev (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM ONLY ev WHERE copy});
+note("the copy, given its gone source's worker id, issues: $out $err");
+
+my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{
+	SELECT (SELECT count(*) FROM ONLY ev WHERE copy),
+		   (SELECT count(*) FROM ONLY ev a JOIN ev_archive b ON a.id = b.id)});
+is($twice, '0', "no id of the copy equals one in the archive ($twice of $n)");
+
+$node->stop;
+done_testing();

@@ -1,0 +1,119 @@
+# A dump restored into a database whose worker id was set first (the
+# install's steps, doc/managed.md), here its gone source's: since 1.4's
+# fifth fixes the restore of the row marks it, and "the first call raises
+# the generator past every id the tables hold then
+# (snowid_sql_raise_restored()), the restore over" (config.sql).  The first
+# call is whichever comes first: one made while pg_restore still runs (the
+# application, a health check, a scheduled job already connected) raises
+# past the tables restored so far, reading a table whose COPY has not
+# committed as empty (its SHARE UPDATE EXCLUSIVE lock does not wait for
+# COPY), and clears the mark.  The data restored after it (every schema that
+# sorts after snowid_sql_private, as restore_raise_tables_after_row found)
+# raises nothing, and the calls after the restore issue its ids again.
+#
+# - As restore_raise_tables_after_row: one server (one clock); the target
+#   installed and given worker id 5 first; the source, worker id 5, issues
+#   into store.t for 12 s with the clock 10 s fast, then the clock steps
+#   back (NTP): the source fails, as it should; it is dumped (pg_dump -Fc)
+#   and dropped.
+# - pg_restore into the target, while another session of the target calls
+#   snowid_next() every 20 ms (its ids kept nowhere: only the ids issued
+#   after the restore count).
+# - After the restore, the target issues into store.t until its clock has
+#   passed the source's last id: no such id may equal a restored one.
+# On main (3aeda13, snowid_sql 1.4, PostgreSQL 19beta1): 7 calls during the
+# restore, none failed; of 230,497 restored ids, 14,694 of the 154,038 the
+# target issued after the restore came again (without the calls,
+# restore_raise_tables_after_row, the same steps, passes).
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as);
+use SnowidTest;
+use Test::More;
+
+SnowidTest::need_clock();
+
+my $clock = SnowidTest::Clock->new;
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_call_during_restore');
+my $node = PostgreSQL::Test::Cluster->new('restore_raise_call_during_restore');
+$node->init;
+$clock->set('+10');
+$clock->start_node($node);
+$node->safe_psql('postgres',
+	'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app');
+my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
+
+my ($rc, $out, $err) = psql_as($as{target}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	SELECT worker_id FROM snowid_config});
+is($out, '5', 'the target is installed and given worker id 5 first') or diag($err);
+
+($rc, $out, $err) = psql_as($as{source}, q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE SCHEMA store;
+	CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			INSERT INTO store.t DEFAULT VALUES;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM store.t});
+cmp_ok($out, '>', 0, "the source issues $out ids into store.t, its clock 10 s fast") or diag($err);
+
+$clock->set('+0');
+($rc, $out, $err) = psql_as($as{source}, 'SELECT snowid_next()');
+like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+	'the clock stepped back 10 s: the source stops');
+
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
+	'the owner dumps the source');
+$node->safe_psql('postgres', 'DROP DATABASE source');
+
+# the restore, and meanwhile a session of the target calling
+my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my ($rout, $rerr) = ('', '');
+my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
+	'>', \$rout, '2>', \$rerr);
+my ($calls, $failed) = (0, 0);
+while ($restore->pumpable)
+{
+	my ($o, $r) = $caller->query('SELECT snowid_next()');
+	$calls++;
+	$failed++ if $caller->{stderr} ne '';
+	$caller->{stderr} = '';
+	$restore->pump_nb;
+	select(undef, undef, undef, 0.02);
+}
+$restore->finish;
+is($? >> 8, 0, "pg_restore restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
+$caller->quit;
+
+($rc, $out, $err) = psql_as($as{target}, q{
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM store.t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			INSERT INTO store.t (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM store.t WHERE copy});
+note("the target, with its gone source's worker id, issues $out ids after the restore $err");
+
+my ($n, $twice, $restored) = split /\|/, $node->safe_psql('target', q{
+	SELECT (SELECT count(*) FROM store.t WHERE copy),
+		   (SELECT count(*) FROM store.t a JOIN store.t b ON a.id = b.id AND a.copy AND NOT b.copy),
+		   (SELECT count(*) FROM store.t WHERE NOT copy)});
+is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+
+$node->stop;
+done_testing();
