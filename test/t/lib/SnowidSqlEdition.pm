@@ -405,17 +405,101 @@ sub marked_batch_sql
 	SELECT count(*) FROM t WHERE $mark};
 }
 
-# The ids of table t in database $db of $node, some marked by the boolean
-# column $mark (the later ones): (how many marked ids equal an id not
-# marked, how many are marked)
+# The ids of table $table (t if undef) in database $db of $node, some
+# marked by the boolean column $mark (the later ones): (how many marked ids
+# equal an id not marked, how many are marked, how many are not)
 sub marked_twice
 {
-	my ($node, $db, $mark) = @_;
-	my ($n, $twice) = split /\|/, $node->safe_psql($db, qq{
-	SELECT (SELECT count(*) FROM t WHERE $mark),
-		   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.$mark AND NOT b.$mark)});
+	my ($node, $db, $mark, $table) = @_;
 
-	return ($twice, $n);
+	$table //= 't';
+	my ($n, $twice, $others) = split /\|/, $node->safe_psql($db, qq{
+	SELECT (SELECT count(*) FROM $table WHERE $mark),
+		   (SELECT count(*) FROM $table a JOIN $table b ON a.id = b.id AND a.$mark AND NOT b.$mark),
+		   (SELECT count(*) FROM $table WHERE NOT $mark)});
+
+	return ($twice, $n, $others);
+}
+
+# Database $db of $node as app: the edition installed, given worker id 5
+# and $tables (SQL, if given) first, before a restore (a test named $name)
+sub first_installed
+{
+	my ($node, $db, $tables, $name) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db),
+		"CREATE EXTENSION snowid_sql;\nUPDATE snowid_config SET worker_id = 5;\n"
+		  . ($tables // '') . "\nSELECT worker_id FROM snowid_config");
+
+	Test::More::is($out, '5', $name) or Test::More::diag($err);
+	return;
+}
+
+# A server of new_server (app, the databases @dbs owned by app) started
+# under $clock set 10 s fast: the server
+sub fast_server
+{
+	my ($name, $clock, @dbs) = @_;
+
+	$clock->set('+10');
+	return new_server($name, ['app'], \@dbs, clock => $clock);
+}
+
+# SQL that the owner of a new database runs on a server whose clock is
+# fast: the edition with worker id 5, the tables of $tables (SQL), then
+# $insert (SQL) over and over for 12 s; it prints how many rows $count (a
+# table, or more of a FROM) holds
+sub ahead_source_sql
+{
+	my ($tables, $insert, $count) = @_;
+
+	return qq{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	$tables
+	DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
+			$insert
+		END LOOP;
+	END \$\$;
+	SELECT count(*) FROM $count};
+}
+
+# Database $db of $node (under $clock, 10 s fast) as app runs
+# ahead_source_sql($tables, $insert, $count): a test that it issued (named
+# "the source issues N ids$into, ..."); then $clock steps back to the right
+# time (NTP) and the source refuses its next id (a test)
+sub issue_then_step_back
+{
+	my ($node, $clock, $db, $tables, $insert, $count, $into) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), ahead_source_sql($tables, $insert, $count));
+
+	Test::More::cmp_ok($out, '>', 0, "the source issues $out ids$into, its clock 10 s fast")
+	  or Test::More::diag($err);
+	$clock->set('+0');
+	($rc, $out, $err) = psql_as(app_url($node, $db), 'SELECT snowid_next()');
+	Test::More::like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+		'the clock stepped back 10 s: the source stops');
+	return;
+}
+
+# SQL that a copy of a source of ahead_source_sql runs to issue until its
+# clock passes the source's last id (the largest id of $last, the table
+# restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count
+# holds
+sub past_restored_sql
+{
+	my ($last, $insert, $count) = @_;
+
+	return qq{
+	DO \$\$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)::bigint) FROM $last);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			$insert
+		END LOOP;
+	END \$\$;
+	SELECT count(*) FROM $count};
 }
 
 # The two tests after the owner's code, planted to note in its table ran

@@ -32,39 +32,16 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_after_clock_step');
-$clock->set('+10');
-my $node = SnowidSqlEdition::new_server('restore_after_clock_step', ['app'], ['source'], clock => $clock);
+my $node = SnowidSqlEdition::fast_server('restore_after_clock_step', $clock, 'source');
 
-my ($rc, $out, $err) = psql_as(app_url($node, 'source'), q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO t DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t});
-cmp_ok($out, '>', 0, "the source issues $out ids, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as(app_url($node, 'source'), 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source',
+	'CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
+	'INSERT INTO t DEFAULT VALUES;', 't', '');
 
 # dumped and restored by the owner, as managed.md says it may
 SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
-($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
-	UPDATE snowid_config SET worker_id = 5;
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO t (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t WHERE copy});
+my ($rc, $out, $err) = psql_as(app_url($node, 'copy'), "UPDATE snowid_config SET worker_id = 5;\n"
+	  . SnowidSqlEdition::past_restored_sql('t', 'INSERT INTO t (copy) VALUES (true);', 't WHERE copy'));
 cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids") or diag($err);
 
 my ($twice, $n) = SnowidSqlEdition::marked_twice($node, 'copy', 'copy');

@@ -40,55 +40,22 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_clock_step_other_types');
-my $node = PostgreSQL::Test::Cluster->new('restore_clock_step_other_types');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_clock_step_other_types', $clock, 'source');
 
-my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	CREATE TABLE t (id numeric DEFAULT snowid_next(), copy boolean DEFAULT false);
 	CREATE TABLE s (serial text DEFAULT snowid_serial('INV-'), copy boolean DEFAULT false);
 	CREATE DOMAIN snowid_key AS bigint DEFAULT snowid_next();
 	CREATE DOMAIN order_id AS snowid_key;
-	CREATE TABLE d (id order_id, copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO t DEFAULT VALUES;
-			INSERT INTO s DEFAULT VALUES;
-			INSERT INTO d DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t});
-cmp_ok($out, '>', 0, "the source issues $out ids into each table, its clock 10 s fast") or diag($err);
+	CREATE TABLE d (id order_id, copy boolean DEFAULT false);},
+	'INSERT INTO t DEFAULT VALUES; INSERT INTO s DEFAULT VALUES; INSERT INTO d DEFAULT VALUES;', 't',
+	' into each table');
 
-$clock->set('+0');
-($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
-
-$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') . ' user=app' ],
-	'the owner dumps the source');
-$node->safe_psql('postgres', 'CREATE DATABASE copy OWNER app');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('copy') . ' user=app', "$dir/source.dump" ],
-	'and restores it into a new database');
-$node->safe_psql('postgres', 'DROP DATABASE source');
-($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
-	UPDATE snowid_config SET worker_id = 5;
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)::bigint) FROM t);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO t (copy) VALUES (true);
-			INSERT INTO s (copy) VALUES (true);
-			INSERT INTO d (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t WHERE copy});
+SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
+my ($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', "UPDATE snowid_config SET worker_id = 5;\n"
+	  . SnowidSqlEdition::past_restored_sql('t',
+		'INSERT INTO t (copy) VALUES (true); INSERT INTO s (copy) VALUES (true); INSERT INTO d (copy) VALUES (true);',
+		't WHERE copy'));
 cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids into each") or diag($err);
 
 my ($n, $twice, $serials, $domain) = split /\|/, $node->safe_psql('copy', q{

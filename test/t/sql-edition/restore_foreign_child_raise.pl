@@ -45,11 +45,7 @@ SnowidTest::need_file("$sharedir/extension/postgres_fdw.control",
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_foreign_child_raise');
-my $node = PostgreSQL::Test::Cluster->new('restore_foreign_child_raise');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE archive OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_foreign_child_raise', $clock, qw(source archive));
 $node->safe_psql('archive', 'CREATE TABLE arch (id bigint, copy boolean); ALTER TABLE arch OWNER TO app');
 my $server = sprintf(q{CREATE EXTENSION postgres_fdw;
 	CREATE SERVER archive FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '%s', port '%s', dbname 'archive');
@@ -58,23 +54,11 @@ my $server = sprintf(q{CREATE EXTENSION postgres_fdw;
 	GRANT USAGE ON FOREIGN SERVER archive TO app}, $node->host, $node->port);
 $node->safe_psql('source', $server);
 
-my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	CREATE TABLE ev (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	CREATE FOREIGN TABLE ev_archive () INHERITS (ev) SERVER archive OPTIONS (table_name 'arch');
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO ev_archive SELECT FROM generate_series(1, 500);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM ev_archive});
-cmp_ok($out, '>', 0, "the source issues $out ids into ev_archive, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+	CREATE FOREIGN TABLE ev_archive () INHERITS (ev) SERVER archive OPTIONS (table_name 'arch');},
+	'INSERT INTO ev_archive SELECT FROM generate_series(1, 500);', 'ev_archive', ' into ev_archive');
+my ($rc, $out, $err);
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') ],
 	'the source is dumped');
@@ -84,16 +68,8 @@ note("restored into copy: exit code $rc: $err");
 $node->safe_psql('postgres', 'DROP DATABASE source');
 ($rc, $out, $err) = psql_as($node->connstr('copy'), 'UPDATE snowid_config SET worker_id = 5');
 note("copy given worker id 5: exit code $rc: $err");
-($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM ev_archive);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO ev (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM ONLY ev WHERE copy});
+($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app',
+	SnowidSqlEdition::past_restored_sql('ev_archive', 'INSERT INTO ev (copy) VALUES (true);', 'ONLY ev WHERE copy'));
 note("the copy, given its gone source's worker id, issues: $out $err");
 
 my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{

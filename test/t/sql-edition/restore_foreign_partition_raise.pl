@@ -41,35 +41,18 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_foreign_partition_raise');
-my $node = PostgreSQL::Test::Cluster->new('restore_foreign_partition_raise');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_foreign_partition_raise', $clock, 'source');
 $node->safe_psql('source', q{
 	CREATE FOREIGN DATA WRAPPER archive_fdw;
 	CREATE SERVER archive FOREIGN DATA WRAPPER archive_fdw;
 	GRANT USAGE ON FOREIGN SERVER archive TO app});
 
-my ($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	CREATE TABLE ev (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false) PARTITION BY RANGE (id);
 	CREATE TABLE ev_live (id bigint, copy boolean DEFAULT false);
 	ALTER TABLE ev ATTACH PARTITION ev_live FOR VALUES FROM (0) TO (MAXVALUE);
-	CREATE FOREIGN TABLE ev_archive PARTITION OF ev FOR VALUES FROM (MINVALUE) TO (0) SERVER archive;
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO ev DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM ev_live});
-cmp_ok($out, '>', 0, "the source issues $out ids into ev, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($node->connstr('source') . ' user=app', 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+	CREATE FOREIGN TABLE ev_archive PARTITION OF ev FOR VALUES FROM (MINVALUE) TO (0) SERVER archive;},
+	'INSERT INTO ev DEFAULT VALUES;', 'ev_live', ' into ev');
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $node->connstr('source') ],
 	'the source is dumped');
@@ -81,21 +64,11 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 # (the superuser's restore made the extension the superuser's: it sets the
 # worker id, app issues)
 $node->safe_psql('copy', 'UPDATE snowid_config SET worker_id = 5');
-($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', q{
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM ev_live);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO ev (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM ev_live WHERE copy});
+my ($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app',
+	SnowidSqlEdition::past_restored_sql('ev_live', 'INSERT INTO ev (copy) VALUES (true);', 'ev_live WHERE copy'));
 cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids") or diag($err);
 
-my ($n, $twice) = split /\|/, $node->safe_psql('copy', q{
-	SELECT (SELECT count(*) FROM ev_live WHERE copy),
-		   (SELECT count(*) FROM ev_live a JOIN ev_live b ON a.id = b.id AND a.copy AND NOT b.copy)});
+my ($twice, $n) = SnowidSqlEdition::marked_twice($node, 'copy', 'copy', 'ev_live');
 is($twice, '0', "no id of the copy equals a restored one ($twice of $n)");
 
 $node->stop;

@@ -42,37 +42,16 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_call_during_restore');
-my $node = PostgreSQL::Test::Cluster->new('restore_raise_call_during_restore');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres',
-	'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_raise_call_during_restore', $clock, qw(source target));
 my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
 
-my ($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	SELECT worker_id FROM snowid_config});
-is($out, '5', 'the target is installed and given worker id 5 first') or diag($err);
+SnowidSqlEdition::first_installed($node, 'target', undef,
+	'the target is installed and given worker id 5 first');
+my ($rc, $out, $err);
 
-($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE SCHEMA store;
-	CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO store.t DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM store.t});
-cmp_ok($out, '>', 0, "the source issues $out ids into store.t, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($as{source}, 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source',
+	'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
+	'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
 	'the owner dumps the source');
@@ -97,22 +76,11 @@ $restore->finish;
 is($? >> 8, 0, "pg_restore restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
 $caller->quit;
 
-($rc, $out, $err) = psql_as($as{target}, q{
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM store.t);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO store.t (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM store.t WHERE copy});
+($rc, $out, $err) = psql_as($as{target},
+	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
 note("the target, with its gone source's worker id, issues $out ids after the restore $err");
 
-my ($n, $twice, $restored) = split /\|/, $node->safe_psql('target', q{
-	SELECT (SELECT count(*) FROM store.t WHERE copy),
-		   (SELECT count(*) FROM store.t a JOIN store.t b ON a.id = b.id AND a.copy AND NOT b.copy),
-		   (SELECT count(*) FROM store.t WHERE NOT copy)});
+my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
 is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
 
 $node->stop;

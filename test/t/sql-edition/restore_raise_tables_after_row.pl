@@ -39,37 +39,16 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_tables_after_row');
-my $node = PostgreSQL::Test::Cluster->new('restore_raise_tables_after_row');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres',
-	'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_raise_tables_after_row', $clock, qw(source target));
 my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
 
-my ($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	SELECT worker_id FROM snowid_config});
-is($out, '5', 'the target is installed and given worker id 5 first') or diag($err);
+SnowidSqlEdition::first_installed($node, 'target', undef,
+	'the target is installed and given worker id 5 first');
+my ($rc, $out, $err);
 
-($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE SCHEMA store;
-	CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO store.t DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM store.t});
-cmp_ok($out, '>', 0, "the source issues $out ids into store.t, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($as{source}, 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source',
+	'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
+	'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
 	'the owner dumps the source');
@@ -79,21 +58,11 @@ like($list, qr/TABLE DATA snowid_sql_private snowid_config.*TABLE DATA store t/s
 $node->safe_psql('postgres', 'DROP DATABASE source');
 $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
 	'and restores it into the target');
-($rc, $out, $err) = psql_as($as{target}, q{
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM store.t);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			INSERT INTO store.t (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM store.t WHERE copy});
+($rc, $out, $err) = psql_as($as{target},
+	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
 cmp_ok($out, '>', 0, "the target, with its gone source's worker id, issues $out ids") or diag($err);
 
-my ($n, $twice) = split /\|/, $node->safe_psql('target', q{
-	SELECT (SELECT count(*) FROM store.t WHERE copy),
-		   (SELECT count(*) FROM store.t a JOIN store.t b ON a.id = b.id AND a.copy AND NOT b.copy)});
+my ($twice, $n) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
 is($twice, '0', "no id of the target equals a restored one ($twice of $n)");
 
 $node->stop;

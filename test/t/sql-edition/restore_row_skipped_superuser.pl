@@ -48,43 +48,17 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_row_skipped_superuser');
-my $node = PostgreSQL::Test::Cluster->new('restore_row_skipped_superuser');
-$node->init;
-$clock->set('+10');
-$clock->start_node($node);
-$node->safe_psql('postgres',
-	'CREATE ROLE app LOGIN; CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app;
-	 CREATE DATABASE target2 OWNER app');
+my $node = SnowidSqlEdition::fast_server('restore_row_skipped_superuser', $clock, qw(source target target2));
 my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target target2);
+my $t = 'CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);';
 
-my ($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	SELECT worker_id FROM snowid_config});
-is($out, '5', 'target: installed, given worker id 5 and the table first') or diag($err);
-($rc, $out, $err) = psql_as($as{target2}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	SELECT worker_id FROM snowid_config});
-is($out, '5', 'target2: installed and given worker id 5 first') or diag($err);
-
-($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO t DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t});
-cmp_ok($out, '>', 0, "the source issues $out ids into t, its clock 10 s fast") or diag($err);
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($as{source}, 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the source stops');
+SnowidSqlEdition::first_installed($node, 'target', $t,
+	'target: installed, given worker id 5 and the table first');
+SnowidSqlEdition::first_installed($node, 'target2', undef,
+	'target2: installed and given worker id 5 first');
+SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', $t, 'INSERT INTO t DEFAULT VALUES;', 't',
+	' into t');
+my ($rc, $err);
 
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/whole.dump", '-d', $as{source} ],
 	'the owner dumps the source whole');
@@ -108,26 +82,15 @@ for my $db (qw(target target2))
 	note("$db: " . $node->safe_psql($db, 'SELECT worker_id, worker_server FROM snowid_config'));
 	@{ $run{$db} }{qw(out err)} = ('', '');
 	$run{$db}{h} = IPC::Run::start(
-		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $as{$db}, '-c', q{
-		DO $$ DECLARE
-			t0 timestamptz := clock_timestamp();
-			last timestamptz := (SELECT snowid_time(max(id)) FROM t);
-		BEGIN
-			WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-				INSERT INTO t (copy) VALUES (true);
-			END LOOP;
-		END $$;
-		SELECT count(*) FROM t WHERE copy} ],
+		[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $as{$db}, '-c',
+		  SnowidSqlEdition::past_restored_sql('t', 'INSERT INTO t (copy) VALUES (true);', 't WHERE copy') ],
 		'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
 }
 for my $db (qw(target target2))
 {
 	$run{$db}{h}->finish;
 	note("$db, with its gone source's worker id, issues: $run{$db}{out} $run{$db}{err}");
-	my ($n, $twice, $restored) = split /\|/, $node->safe_psql($db, q{
-		SELECT (SELECT count(*) FROM t WHERE copy),
-			   (SELECT count(*) FROM t a JOIN t b ON a.id = b.id AND a.copy AND NOT b.copy),
-			   (SELECT count(*) FROM t WHERE NOT copy)});
+	my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, $db, 'copy');
 	is($twice, '0', "$db: no id equals a restored one ($twice of $n, beside $restored restored)");
 }
 
