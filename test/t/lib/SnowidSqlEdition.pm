@@ -66,11 +66,13 @@ sub version
 
 # A server of new_server where app, who sees every session's transactions
 # (GRANT pg_read_all_stats), owns the databases @dbs, the first with
-# dblink (to claim, as 1.2 did): the server
+# dblink (to claim, as 1.2 did), started under the SnowidTest::Clock
+# $clock if given: the server
 sub claiming_server
 {
 	my ($name, @dbs) = @_;
-	my $node = new_server($name, ['app'], \@dbs);
+	my $clock = ref $dbs[-1] ? pop @dbs : undef;
+	my $node = new_server($name, ['app'], \@dbs, $clock ? (clock => $clock) : ());
 
 	$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
 	$node->safe_psql($dbs[0], 'CREATE EXTENSION dblink');
@@ -824,16 +826,16 @@ sub claim_fleet
 # from (claim_fleet) and the provisioning script for datacenter 4 that
 # takes its claim over (asserting every second, a margin of 1 s): app,
 # who sees every session's transactions, owns appdb (with dblink, to
-# claim) and newdb, which the script knows by these names.  Returns (the
-# fleet, the conninfo and password of claim_config, the server, the
-# script).
+# claim) and newdb, which the script knows by these names; the server runs
+# under the SnowidTest::Clock $clock if given.  Returns (the fleet, the
+# conninfo and password of claim_config, the server, the script).
 sub claiming_12_server
 {
-	my ($name) = @_;
+	my ($name, $clock) = @_;
 	my ($fleet, $conninfo, $password) = claim_fleet();
 	my $script = provisioning_script($name, $fleet->node,
 		DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-	my $node = claiming_server($name, qw(appdb newdb));
+	my $node = claiming_server($name, qw(appdb newdb), $clock ? ($clock) : ());
 
 	$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
 	return ($fleet, $conninfo, $password, $node, $script);
@@ -854,6 +856,24 @@ sub install_claiming_12
 	  or Test::More::diag($err);
 	($rc, $out, $err) = psql_as($app, 'SELECT (snowid_decode(snowid_next())).worker_id');
 	return ($out, $err);
+}
+
+# On a server of claiming_12_server (its fleet, conninfo, password, server
+# and script): appdb installs 1.2 and claims a worker id (two tests, of
+# install_claiming_12 and that it has one); then the fleet forgets it
+# (wipe), newdb installs the edition and the script claims for it (for up
+# to 240 s), after appdb's quiet period.  Returns (appdb's worker id,
+# newdb's, the script's stderr).
+sub claim_given_away
+{
+	my ($fleet, $conninfo, $password, $node, $script) = @_;
+	my ($w, $err) = install_claiming_12(app_url($node, 'appdb'), $conninfo, $password);
+
+	Test::More::like($w, qr/^\d+$/, "appdb claims worker id $w") or Test::More::diag($err);
+	$fleet->wipe;
+	psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
+	my ($w2, $err2) = $script->claim_until_granted('newdb', 240);
+	return ($w, $w2, $err2);
 }
 
 # The configuration of an installed edition of 1.1 or 1.2 that claims its

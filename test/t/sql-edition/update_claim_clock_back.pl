@@ -37,23 +37,12 @@ use Test::More;
 
 SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
-my ($fleet, $conninfo, $password) = SnowidSqlEdition::claim_fleet();
-my $script = SnowidSqlEdition::provisioning_script('update_claim_clock_back', $fleet->node,
-	DATACENTER => 4, INTERVAL_MS => 1000, MARGIN_MS => 1000);
-my $node = SnowidSqlEdition::new_server('update_claim_clock_back', ['app'], [qw(appdb newdb)],
-	clock => $clock);
-$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO app');
-$node->safe_psql('appdb', 'CREATE EXTENSION dblink');
-$script->databases(map { $_ => app_url($node, $_) } qw(appdb newdb));
+my ($fleet, $conninfo, $password, $node, $script) =
+  SnowidSqlEdition::claiming_12_server('update_claim_clock_back', $clock);
 my $app = app_url($node, 'appdb');
 
-my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
-like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
+my ($w, $w2, $err) = SnowidSqlEdition::claim_given_away($fleet, $conninfo, $password, $node, $script);
 my ($rc, $out);
-
-$fleet->wipe;
-psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
-(my $w2, $err) = $script->claim_until_granted('newdb', 240);
 is($w2, $w, 'after the quiet period, newdb claims appdb\'s worker id') or diag($err);
 
 # how far past the quiet period appdb's last answer lies, by its clock

@@ -32,13 +32,8 @@ my ($fleet, $conninfo, $password, $node, $script) =
 my $cnode = $fleet->node;
 my $app = app_url($node, 'appdb');
 
-my ($w, $err) = SnowidSqlEdition::install_claiming_12($app, $conninfo, $password);
-like($w, qr/^\d+$/, "appdb claims worker id $w") or diag($err);
+my ($w, $w2, $err) = SnowidSqlEdition::claim_given_away($fleet, $conninfo, $password, $node, $script);
 my ($rc, $out);
-
-$fleet->wipe;
-psql_as(app_url($node, 'newdb'), 'CREATE EXTENSION snowid_sql');
-(my $w2, $err) = $script->claim_until_granted('newdb', 240);
 ok(defined $w2, 'after the quiet period, newdb claims worker id ' . ($w2 // 'none')) or diag($err);
 diag("appdb's worker id $w, newdb's " . ($w2 // 'none'));
 
