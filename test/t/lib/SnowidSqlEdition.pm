@@ -876,6 +876,44 @@ sub claim_given_away
 	return ($w, $w2, $err2);
 }
 
+# On a server of claiming_12_server under $clock, after claim_given_away:
+# a test that appdb's last answer lies past its quiet period by appdb's
+# clock, then $clock set back by as much and a second, so that appdb's
+# clock sees itself within it again
+sub clock_into_quiet
+{
+	my ($node, $clock) = @_;
+	my $over_ms = $node->safe_psql('appdb', q{
+	SELECT (EXTRACT(epoch FROM clock_timestamp() - s.answered_at) * 1000)::bigint
+		   - (x.checkin_interval_ms::bigint + x.timeout_ms + c.max_drift_ms + 1000)
+	FROM snowid_sql_private.snowid_coordinator_state s, snowid_sql_private.snowid_coordination x,
+		 snowid_sql_private.snowid_config c});
+
+	Test::More::cmp_ok($over_ms, '>', 0, "appdb's last answer lies $over_ms ms past the quiet period");
+	$clock->set(sprintf('-%.3f', $over_ms / 1000 + 1));
+	return;
+}
+
+# On a server of claiming_12_server: appdb's owner updates the edition
+# (its outcome to diag) if $update, then appdb and newdb issue at once
+# (issue_at_once), from a moment 2 s ahead, for 3 s, one id a statement,
+# and a test that no id came twice
+sub none_twice
+{
+	my ($node, $update) = @_;
+
+	if ($update)
+	{
+		my ($rc, $out, $err) = psql_as(app_url($node, 'appdb'), 'ALTER EXTENSION snowid_sql UPDATE');
+
+		Test::More::diag("the update: exit code $rc: $err");
+	}
+	my ($n, $twice) = issue_at_once($node, 'appdb', 'newdb');
+
+	Test::More::is($twice, 0, "no id of the two databases twice (of $n)");
+	return;
+}
+
 # The configuration of an installed edition of 1.1 or 1.2 that claims its
 # worker id from the coordination database (its fleet's login conninfo,
 # with password; see fleet_login) for datacenter 4, with check-ins every

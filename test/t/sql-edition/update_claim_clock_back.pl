@@ -39,27 +39,15 @@ SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
 my ($fleet, $conninfo, $password, $node, $script) =
   SnowidSqlEdition::claiming_12_server('update_claim_clock_back', $clock);
-my $app = app_url($node, 'appdb');
 
 my ($w, $w2, $err) = SnowidSqlEdition::claim_given_away($fleet, $conninfo, $password, $node, $script);
-my ($rc, $out);
 is($w2, $w, 'after the quiet period, newdb claims appdb\'s worker id') or diag($err);
 
 # how far past the quiet period appdb's last answer lies, by its clock
-my $over_ms = $node->safe_psql('appdb', q{
-	SELECT (EXTRACT(epoch FROM clock_timestamp() - s.answered_at) * 1000)::bigint
-		   - (x.checkin_interval_ms::bigint + x.timeout_ms + c.max_drift_ms + 1000)
-	FROM snowid_sql_private.snowid_coordinator_state s, snowid_sql_private.snowid_coordination x,
-		 snowid_sql_private.snowid_config c});
-cmp_ok($over_ms, '>', 0, "appdb's last answer lies $over_ms ms past the quiet period");
-$clock->set(sprintf('-%.3f', $over_ms / 1000 + 1));
+SnowidSqlEdition::clock_into_quiet($node, $clock);
 
-($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
-diag("the update: exit code $rc: $err");
-
-# both at once: from a moment 2 s ahead, for 3 s, one id a statement
-my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'appdb', 'newdb');
-is($twice, 0, "no id of the two databases twice (of $n)");
+# the update, then both at once
+SnowidSqlEdition::none_twice($node, 1);
 
 $node->stop;
 done_testing();

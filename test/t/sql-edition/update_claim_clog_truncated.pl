@@ -70,13 +70,7 @@ my $status = $node->safe_psql('appdb', q{
 note("pg_xact_status() of appdb's last answer: $status");
 
 # how far past the quiet period appdb's last answer lies, by its clock
-my $over_ms = $node->safe_psql('appdb', q{
-	SELECT (EXTRACT(epoch FROM clock_timestamp() - s.answered_at) * 1000)::bigint
-		   - (x.checkin_interval_ms::bigint + x.timeout_ms + c.max_drift_ms + 1000)
-	FROM snowid_sql_private.snowid_coordinator_state s, snowid_sql_private.snowid_coordination x,
-		 snowid_sql_private.snowid_config c});
-cmp_ok($over_ms, '>', 0, "appdb's last answer lies $over_ms ms past the quiet period");
-$clock->set(sprintf('-%.3f', $over_ms / 1000 + 1));
+SnowidSqlEdition::clock_into_quiet($node, $clock);
 
 ($rc, $out, $err) = psql_as($app, 'ALTER EXTENSION snowid_sql UPDATE');
 isnt($rc, 0, 'the update, not re-asserted in its own transaction, is refused') or diag($err);
@@ -84,8 +78,7 @@ note("the update: exit code $rc: $err");
 note('appdb\'s worker id: ' . $node->safe_psql('appdb', 'SELECT datacenter_id, worker_id FROM snowid_config'));
 
 # both at once: from a moment 2 s ahead, for 3 s, one id a statement
-my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'appdb', 'newdb');
-is($twice, 0, "no id of the two databases twice (of $n)");
+SnowidSqlEdition::none_twice($node);
 
 $node->stop;
 done_testing();

@@ -46,8 +46,7 @@ note("the update to 1.3: exit code $rc: $err");
 note("then the update: exit code $rc: $out $err");
 note('appdb: ' . $node->safe_psql('appdb', 'SELECT datacenter_id, worker_id FROM snowid_config'));
 
-my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'appdb', 'newdb');
-is($twice, 0, "no id of the two databases twice (of $n)");
+SnowidSqlEdition::none_twice($node);
 
 $node->stop;
 done_testing();
