@@ -484,6 +484,27 @@ sub issue_then_step_back
 	return;
 }
 
+# A server of fast_server ($name) under $clock with the databases source
+# and target: target installed and given worker id 5 first (a test);
+# source, worker id 5, issues into store.t (id, and copy, false) for 12 s
+# and stops when the clock steps back (issue_then_step_back, two tests),
+# and its owner dumps it (pg_dump -Fc into a file of a new tempdir, a
+# test): (the server, the file)
+sub store_source_dumped
+{
+	my ($name, $clock) = @_;
+	my $file = PostgreSQL::Test::Utils::tempdir($name) . '/source.dump';
+	my $node = fast_server($name, $clock, qw(source target));
+
+	first_installed($node, 'target', undef, 'the target is installed and given worker id 5 first');
+	issue_then_step_back($node, $clock, 'source',
+		'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
+		'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', app_url($node, 'source') ],
+		'the owner dumps the source');
+	return ($node, $file);
+}
+
 # SQL that a copy of a source of ahead_source_sql runs to issue until its
 # clock passes the source's last id (the largest id of $last, the table
 # restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count

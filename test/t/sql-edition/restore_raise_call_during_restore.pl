@@ -41,26 +41,15 @@ use Test::More;
 SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
-my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_call_during_restore');
-my $node = SnowidSqlEdition::fast_server('restore_raise_call_during_restore', $clock, qw(source target));
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
-
-SnowidSqlEdition::first_installed($node, 'target', undef,
-	'the target is installed and given worker id 5 first');
+my ($node, $dump) = SnowidSqlEdition::store_source_dumped('restore_raise_call_during_restore', $clock);
+my $target = SnowidSqlEdition::app_url($node, 'target');
 my ($rc, $out, $err);
-
-SnowidSqlEdition::issue_then_step_back($node, $clock, 'source',
-	'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
-	'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
-
-$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
-	'the owner dumps the source');
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore, and meanwhile a session of the target calling
 my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
-my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
+my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
 	'>', \$rout, '2>', \$rerr);
 my ($calls, $failed) = (0, 0);
 while ($restore->pumpable)
@@ -76,7 +65,7 @@ $restore->finish;
 is($? >> 8, 0, "pg_restore restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
 $caller->quit;
 
-($rc, $out, $err) = psql_as($as{target},
+($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
 note("the target, with its gone source's worker id, issues $out ids after the restore $err");
 

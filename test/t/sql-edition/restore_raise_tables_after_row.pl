@@ -38,27 +38,16 @@ use Test::More;
 SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
-my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_tables_after_row');
-my $node = SnowidSqlEdition::fast_server('restore_raise_tables_after_row', $clock, qw(source target));
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
-
-SnowidSqlEdition::first_installed($node, 'target', undef,
-	'the target is installed and given worker id 5 first');
+my ($node, $dump) = SnowidSqlEdition::store_source_dumped('restore_raise_tables_after_row', $clock);
+my $target = SnowidSqlEdition::app_url($node, 'target');
 my ($rc, $out, $err);
-
-SnowidSqlEdition::issue_then_step_back($node, $clock, 'source',
-	'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
-	'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
-
-$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ],
-	'the owner dumps the source');
-my $list = `pg_restore -l $dir/source.dump`;
+my $list = `pg_restore -l $dump`;
 like($list, qr/TABLE DATA snowid_sql_private snowid_config.*TABLE DATA store t/s,
 	'the dump restores the row of snowid_config before the data of store.t');
 $node->safe_psql('postgres', 'DROP DATABASE source');
-$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
+$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
 	'and restores it into the target');
-($rc, $out, $err) = psql_as($as{target},
+($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
 cmp_ok($out, '>', 0, "the target, with its gone source's worker id, issues $out ids") or diag($err);
 
