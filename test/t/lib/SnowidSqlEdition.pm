@@ -505,6 +505,37 @@ sub store_source_dumped
 	return ($node, $file);
 }
 
+# Database source of $node as app: the edition with worker id 5 issues 100
+# ids into a table t (id, n) (a test), and pg_dump -Fc dumps it into
+# $file (a test): $file
+sub hundred_dumped
+{
+	my ($node, $file) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, 'source'), q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
+	INSERT INTO t (n) SELECT g FROM generate_series(1, 100) g;
+	SELECT count(DISTINCT id) FROM t});
+
+	Test::More::is($out, '100', 'the source issues 100 ids') or Test::More::diag($err);
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', app_url($node, 'source') ], 'pg_dump dumps it');
+	return $file;
+}
+
+# SQL that issues 100 ids within 10 s (statement_timeout), by $kind:
+# 'calls', one snowid_next() each, printing how many are distinct, or
+# 'batch', one snowid_next_batch(100), printing how many it gave
+sub in_10s_sql
+{
+	my ($kind) = @_;
+
+	return "SET statement_timeout = '10s';\n"
+	  . ($kind eq 'calls'
+		? 'SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) s'
+		: 'SELECT count(*) FROM snowid_next_batch(100)');
+}
+
 # SQL that a copy of a source of ahead_source_sql runs to issue until its
 # clock passes the source's last id (the largest id of $last, the table
 # restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count

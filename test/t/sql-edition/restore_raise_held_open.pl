@@ -39,25 +39,12 @@ use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_held_open');
-my $node = PostgreSQL::Test::Cluster->new('restore_raise_held_open');
-$node->init;
-$node->append_conf('postgresql.conf', 'max_prepared_transactions = 5');
-$node->start;
-$node->safe_psql('postgres', q{
-	CREATE ROLE app LOGIN; CREATE ROLE lesser LOGIN; CREATE ROLE clerk LOGIN;
-	CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app;
-	CREATE DATABASE target2 OWNER app});
+my $node = SnowidSqlEdition::new_server('restore_raise_held_open', [qw(app lesser clerk)],
+	[qw(source target target2)], conf => "max_prepared_transactions = 5\n");
 my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target target2);
 
-my ($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
-	INSERT INTO t (n) SELECT g FROM generate_series(1, 100) g;
-	SELECT count(DISTINCT id) FROM t});
-is($out, '100', 'the source issues 100 ids') or diag($err);
-my $file = "$dir/source.dump";
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', $as{source} ], 'pg_dump dumps it');
+my $file = SnowidSqlEdition::hundred_dumped($node, "$dir/source.dump");
+my ($rc, $out, $err);
 
 # the target installed and given its worker id, then the dump restored
 sub restored
@@ -79,13 +66,9 @@ sub restored
 sub others_go_on
 {
 	my ($db, $while) = @_;
-	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=clerk', q{
-		SET statement_timeout = '10s';
-		SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) s});
+	my ($rc, $out, $err) = psql_as($node->connstr($db) . ' user=clerk', SnowidSqlEdition::in_10s_sql('calls'));
 	is($out, '100', "$while: another role's calls issue ids") or diag($err);
-	($rc, $out, $err) = psql_as($as{$db}, q{
-		SET statement_timeout = '10s';
-		SELECT count(*) FROM snowid_next_batch(100)});
+	($rc, $out, $err) = psql_as($as{$db}, SnowidSqlEdition::in_10s_sql('batch'));
 	is($out, '100', "$while: so do the owner's") or diag($err);
 	($rc, $out, $err) = psql_as($as{$db}, q{
 		SET statement_timeout = '10s';

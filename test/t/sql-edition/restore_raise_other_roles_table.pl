@@ -41,24 +41,12 @@ use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_other_roles_table');
-my $node = PostgreSQL::Test::Cluster->new('restore_raise_other_roles_table');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', q{
-	CREATE ROLE app LOGIN; CREATE ROLE lesser LOGIN;
-	CREATE DATABASE source OWNER app; CREATE DATABASE target OWNER app;
-	CREATE DATABASE target2 OWNER app});
+my $node = SnowidSqlEdition::new_server('restore_raise_other_roles_table', [qw(app lesser)],
+	[qw(source target target2)]);
 my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target target2);
 
-my ($rc, $out, $err) = psql_as($as{source}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), n int);
-	INSERT INTO t (n) SELECT g FROM generate_series(1, 100) g;
-	SELECT count(DISTINCT id) FROM t});
-is($out, '100', 'the source issues 100 ids') or diag($err);
-my $file = "$dir/source.dump";
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', $as{source} ], 'pg_dump dumps it');
+my $file = SnowidSqlEdition::hundred_dumped($node, "$dir/source.dump");
+my ($rc, $out, $err);
 
 # the target installed and given its worker id, lesser's table of one row
 # made, then the dump restored; app's calls within 10 s
@@ -75,13 +63,9 @@ sub restored_beside
 	is($out, '1', "$db: lesser, granted nothing of the edition, makes $what") or diag($err);
 	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{$db}, $file ],
 		"$db: pg_restore restores the source's dump");
-	($rc, $out, $err) = psql_as($as{$db}, q{
-		SET statement_timeout = '10s';
-		SELECT count(DISTINCT id) FROM (SELECT snowid_next() AS id FROM generate_series(1, 100)) s});
+	($rc, $out, $err) = psql_as($as{$db}, SnowidSqlEdition::in_10s_sql('calls'));
 	is($out, '100', "$db: beside $what, the owner's calls issue ids") or diag($err);
-	($rc, $out, $err) = psql_as($as{$db}, q{
-		SET statement_timeout = '10s';
-		SELECT count(*) FROM snowid_next_batch(100)});
+	($rc, $out, $err) = psql_as($as{$db}, SnowidSqlEdition::in_10s_sql('batch'));
 	is($out, '100', "$db: and its batches") or diag($err);
 	return;
 }
