@@ -556,6 +556,22 @@ sub past_restored_sql
 	SELECT count(*) FROM $count};
 }
 
+# The body of a PL/pgSQL function of the owner's (a table ran (who,
+# super) made first): it notes who runs it, and whether a superuser, in
+# ran, and runs ALTER ROLE app SUPERUSER where it can (no_superuser_ran
+# tells)
+sub ran_escalates_sql
+{
+	return q{
+		INSERT INTO public.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
+		BEGIN
+			EXECUTE 'ALTER ROLE app SUPERUSER';
+		EXCEPTION WHEN insufficient_privilege THEN
+			NULL;
+		END;
+};
+}
+
 # The two tests after the owner's code, planted to note in its table ran
 # (who, super) each run and to run ALTER ROLE app SUPERUSER, had a chance
 # to run as a superuser: none of its runs (in database $db of $node) was a

@@ -38,23 +38,15 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('guard_renamed_while_waiting');
-$node->init;
-$node->start;
-$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-my $app = $node->connstr('appdb') . ' user=app';
+my $node = SnowidSqlEdition::new_server('guard_renamed_while_waiting', ['app'], ['appdb']);
+my $app = SnowidSqlEdition::app_url($node, 'appdb');
 
 my ($rc, $out, $err) = psql_as($app, q{
 	CREATE EXTENSION snowid_sql;
 	CREATE TABLE ran (who name, super boolean);
 	CREATE FUNCTION grab() RETURNS bigint LANGUAGE plpgsql AS $$
 	BEGIN
-		INSERT INTO public.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
-		BEGIN
-			EXECUTE 'ALTER ROLE app SUPERUSER';
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;
-		END;
+} . SnowidSqlEdition::ran_escalates_sql() . q{
 		RETURN NULL;
 	END $$;
 	CREATE TABLE t (id bigint DEFAULT snowid_next());
