@@ -557,15 +557,19 @@ sub past_restored_sql
 }
 
 # The body of a PL/pgSQL function of the owner's (a table ran (who,
-# super) made first): it notes who runs it, and whether a superuser, in
-# ran, and runs ALTER ROLE app SUPERUSER where it can (no_superuser_ran
-# tells)
+# super) made first in $schema, public if undef): it notes who runs it,
+# and whether a superuser, in ran, and runs ALTER ROLE $role (app if
+# undef) SUPERUSER where it can (no_superuser_ran tells)
 sub ran_escalates_sql
 {
-	return q{
-		INSERT INTO public.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
+	my ($schema, $role) = @_;
+
+	$schema //= 'public';
+	$role //= 'app';
+	return qq{
+		INSERT INTO $schema.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
 		BEGIN
-			EXECUTE 'ALTER ROLE app SUPERUSER';
+			EXECUTE 'ALTER ROLE $role SUPERUSER';
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;
 		END;

@@ -131,12 +131,7 @@ $node->safe_psql('db6', 'CREATE SCHEMA s AUTHORIZATION lesser');
 	CREATE TABLE ran (who name, super boolean);
 	CREATE FUNCTION grab() RETURNS void LANGUAGE plpgsql AS $$
 	BEGIN
-		INSERT INTO s.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
-		BEGIN
-			EXECUTE 'ALTER ROLE lesser SUPERUSER';
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;
-		END;
+} . SnowidSqlEdition::ran_escalates_sql('s', 'lesser') . q{
 	END $$;
 	CREATE FUNCTION folded(integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
 	BEGIN

@@ -91,12 +91,7 @@ my $lesser = $node->connstr('db2') . ' user=lesser';
 	CREATE TABLE ran (who name, super boolean);
 	CREATE FUNCTION grab() RETURNS bigint LANGUAGE plpgsql AS $$
 	BEGIN
-		INSERT INTO s.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
-		BEGIN
-			EXECUTE 'ALTER ROLE lesser SUPERUSER';
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;
-		END;
+} . SnowidSqlEdition::ran_escalates_sql('s', 'lesser') . q{
 		RETURN NULL;
 	END $$;
 	CREATE TABLE t (id bigint DEFAULT public.snowid_next());

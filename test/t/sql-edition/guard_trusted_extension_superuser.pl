@@ -66,12 +66,7 @@ sub plant
 	CREATE TABLE ran (who name, super boolean);
 	CREATE FUNCTION grab(integer) RETURNS boolean LANGUAGE plpgsql AS \$\$
 	BEGIN
-		INSERT INTO $schema.ran SELECT current_user, r.rolsuper FROM pg_roles r WHERE r.rolname = current_user;
-		BEGIN
-			EXECUTE 'ALTER ROLE $role SUPERUSER';
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;
-		END;
+} . SnowidSqlEdition::ran_escalates_sql($schema, $role) . qq{
 		RETURN true;
 	END \$\$;
 	CREATE DOMAIN d AS integer CHECK ($schema.grab(VALUE));
