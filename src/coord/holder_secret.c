@@ -78,6 +78,7 @@ static int64 snowid_proof_last_n = 0;
 static bool snowid_proof_after_refused = false;
 
 static int	snowid_holder_secret_open(void);
+static int64 snowid_proof_now_us(void);
 static void snowid_proof_hash(SnowidProofHash hash, const char *const *parts,
 							  int nparts, uint8 *digest, size_t *len);
 static void snowid_hex(const uint8 *bytes, size_t len, char *hex);
@@ -240,6 +241,19 @@ snowid_secret_make(void)
 }
 
 /*
+ * snowid_proof_now_us
+ *		This server's clock in Unix microseconds: what a proof's n counts.
+ */
+static int64
+snowid_proof_now_us(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
+/*
  * snowid_holder_proof
  *		This server's proof for one call, made of its secret, into proof
  *		(SNOWID_HOLDER_PROOF_LEN bytes): "<n>:<hash of the key, n and the
@@ -261,14 +275,11 @@ snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
 	const char *parts[2 + SNOWID_PROOF_CALL_PARTS_MAX];
 	size_t		key_len;
 	size_t		len;
-	struct timespec now;
 	int64		n;
 	int			used;
 
 	Assert(call_parts <= SNOWID_PROOF_CALL_PARTS_MAX);
-	clock_gettime(CLOCK_REALTIME, &now);
-	n = (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000;
-	n = Max(n, snowid_proof_last_n + 1);
+	n = Max(snowid_proof_now_us(), snowid_proof_last_n + 1);
 	snowid_proof_last_n = n;
 
 	snowid_proof_hash(hash, &secret, 1, key, &key_len);
@@ -319,13 +330,11 @@ snowid_holder_proof(const char *secret, SnowidProofHash hash, const char *pad,
 bool
 snowid_holder_proof_after(const char *text)
 {
-	struct timespec now;
 	int64		bound;
 	int64		last_n = 0;
 	const char *p;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	bound = (int64) now.tv_sec * 1000000 + now.tv_nsec / 1000 +
+	bound = snowid_proof_now_us() +
 		2 * (int64) SNOWID_CLOCK_MARGIN_MAX_MS * 1000;
 	for (p = text; *p >= '0' && *p <= '9' && last_n <= bound; p++)
 		last_n = last_n * 10 + (*p - '0');
