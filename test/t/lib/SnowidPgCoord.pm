@@ -287,7 +287,9 @@ sub restore_backup
 # restore_files puts the copy back in place of its data directory and
 # starts it, as an administrator restoring a file-level backup does: crash
 # recovery, the same install, system identifier and timeline, an older
-# state.
+# state.  restore_files(before) runs before (a code ref) once the copy is
+# ready to go in, just before the server stops: the restore is then a stop,
+# a rename and a start, short on a loaded machine too.
 sub copy_files
 {
 	my ($self) = @_;
@@ -304,14 +306,19 @@ sub copy_files
 
 sub restore_files
 {
-	my ($self) = @_;
+	my ($self, $before) = @_;
 	my $node = $self->node;
+	my $next = "$self->{files}.next";
+	my $old = $node->data_dir . '.old';
 
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $next, $old);
+	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $self->{files}, $next);
+	$before->() if $before;
 	$node->stop('immediate');
-	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $node->data_dir);
-	PostgreSQL::Test::Utils::system_or_bail('cp', '-a', $self->{files},
-		$node->data_dir);
+	rename($node->data_dir, $old) && rename($next, $node->data_dir)
+	  or die "restore_files: cannot put the copy in place: $!";
 	$node->start;
+	PostgreSQL::Test::Utils::system_or_bail('rm', '-rf', $old);
 	return;
 }
 

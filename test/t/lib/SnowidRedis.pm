@@ -360,9 +360,17 @@ sub base_backup         { return $_[0]->backup; }
 sub restore_base_backup { return $_[0]->restore_backup; }
 
 # Redis' files copied and put back: for Redis, backup and restore_backup
-# (a restart from the snapshot, as SnowidPgCoord's copy of its files).
-sub copy_files    { return $_[0]->backup; }
-sub restore_files { return $_[0]->restore_backup; }
+# (a restart from the snapshot, as SnowidPgCoord's copy of its files);
+# restore_files(before) runs before (a code ref) just before Redis stops.
+sub copy_files { return $_[0]->backup; }
+
+sub restore_files
+{
+	my ($self, $before) = @_;
+
+	$before->() if $before;
+	return $self->restore_backup;
+}
 
 # The state record of datacenter dc as far as quiet periods go (the
 # forgetting rule), as SnowidPgCoord::quiet_record: { from, until, floor,

@@ -54,12 +54,13 @@ sub fleet_user
 	return;
 }
 
-# The store's files restored to the copy taken last (copy_files)
+# The store's files restored to the copy taken last (copy_files); before
+# (a code ref), if given, runs just before the store stops
 sub restore
 {
-	my ($self) = @_;
+	my ($self, $before) = @_;
 
-	$self->{coord}->restore_files;
+	$self->{coord}->restore_files($before);
 	$self->fleet_user;
 	return;
 }
@@ -122,9 +123,8 @@ sub race_after_restore
 	$b->safe_psql('postgres', $self->{burst});
 
 	my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
-	kill 'STOP', $checkin;
-	my $lost = SnowidLease::now_ms();
-	$self->restore;
+	my $lost;
+	$self->restore(sub { kill 'STOP', $checkin; $lost = SnowidLease::now_ms(); });
 	# A checks in every second: it says it saw a later counter (a
 	# coordination database, whose every restart is a possible loss, may
 	# record the quiet period only at the call that needs it: B's claim)
@@ -184,11 +184,9 @@ sub member_reasserts_first
 {
 	my ($self, $c, $wc, $identity) = @_;
 	my $checkin = SnowidLease::worker_pid($c, 'snowid check-in');
-	my ($granted, $r, $o, $e);
+	my ($granted, $r, $o, $e, $lost);
 
-	kill 'STOP', $checkin;
-	my $lost = Time::HiRes::time();
-	$self->restore;
+	$self->restore(sub { kill 'STOP', $checkin; $lost = Time::HiRes::time(); });
 	my $until = $lost + 30;
 	while (Time::HiRes::time() < $until)
 	{
