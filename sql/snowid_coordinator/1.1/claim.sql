@@ -138,8 +138,8 @@ DECLARE
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
-	-- its pad, or the key it sent under one (pad_for())
-	reg			record;
+	-- the key it sent under its pad (check_proof())
+	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -168,12 +168,9 @@ BEGIN
 			now_ms + coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@),
 			'the clock of the coordination server and the clock margin declared');
 	END IF;
-	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
-	-- a holder without a key registered sends it first, under a pad
-	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
-	IF reg.pad IS NOT NULL THEN
-		o.outcome := 'register';
-		o.holder := reg.pad;
+	SELECT * INTO o.outcome, o.holder, sent_key
+	FROM snowid_coordinator.check_proof(dc, me, secret, call, hi);
+	IF o.outcome IS NOT NULL THEN
 		RETURN o;
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -287,7 +284,7 @@ BEGIN
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, sent_key);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
