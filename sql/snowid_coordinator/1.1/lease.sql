@@ -91,6 +91,7 @@ BEGIN
 		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter, now_ms);
+	layout := snowid_coordinator.check_layout(dc, me, hi, -1, now_ms);
 	SELECT * INTO o.outcome, o.holder, sent_key
 	FROM snowid_coordinator.check_proof(dc, me, secret, call, hi);
 	IF o.outcome IS NOT NULL THEN
@@ -153,7 +154,6 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
-	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- its other leases given back (another id, or one beyond max), each
 	-- fenced as it is
