@@ -778,6 +778,9 @@ end
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
+--   SNOWID_LAYOUT <highest> ...     max lies beyond the datacenter's layout, 0
+--                                   to highest, which another holder runs
+--                                   (see layout_refused())
 --   SNOWID_REGISTER ...             no key is registered for the identity: the
 --                                   server sends the call again with it
 --   SNOWID_STALE_PROOF <n>          the proof's n is no larger than the last
