@@ -101,7 +101,7 @@ local function ms(n) return string.format('%.0f', n) end
 local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
 
 -- The state of a datacenter's worker ids, read once at the start of every
--- function: keys {owners, leases, fences}; max the highest worker id.
+-- function: keys {owners, leases, fences}.
 -- Redis' own clock (TIME) says when a lease has run out.
 --   st.fence(id)     the id's fence, or 0
 --   st.holder[f]     who holds the id of field f (identity, or "lease
@@ -109,14 +109,15 @@ local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
 --                    is not a fence
 --   st.live(id)      whether the id is held: by a permanent claim, or by a
 --                    lease that has not run out
---   st.least(ok)     the id with the lowest fence of those ok(id) accepts
+--   st.least(max, ok) the id in 0..max with the lowest fence of those ok(id)
+--                    accepts
 --   st.known(max)    the ids in 0..max that have a holder or a fence,
 --                    ascending, and the lowest id in 0..max that has
 --                    neither (free, without a fence), or nil
 -- No function walks all of 0..max, which with 24 worker bits takes longer
 -- than Redis lets a function run: only the ids that have a field, whose
 -- number the hashes bound.
-local function load(keys, max)
+local function load(keys)
   -- every fence is read, also of ids beyond max (a layout narrowed since),
   -- so that retiring such an id never lowers its fence
   local any = @SNOWID_MAX_ID@
@@ -183,7 +184,7 @@ local function load(keys, max)
     local e = st.expiry[tostring(id)]
     return e ~= nil and e > st.now
   end
-  function st.least(ok)
+  function st.least(max, ok)
     local ids, gap = st.known(max)
     local best
     if gap ~= nil and ok(gap) then best = gap end
@@ -414,16 +415,21 @@ local ID_MAX, LEASE_MAX, WAIT_MAX, AHEAD_MAX =
 
 -- THE LAYOUT OF A DATACENTER: its highest worker id, the field "layout" of
 -- the fences hash, which a grant records.  The servers of a datacenter run
--- one layout (a switch stops them all, doc/layouts.md): a grant of a worker
--- id beyond it, while a holder other than the caller (identity me) is
--- live, is refused, so that a datacenter has no more holders than its
--- layout has ids, which bounds the work of every call.  The layout a claim
--- declares (max) is recorded when no other holder is live, or, when the
--- datacenter has none (a store of an earlier release), with the highest id
--- another live holder holds.  Returns that refusal of a grant of id, or nil;
--- st.layout_next is what the grant records.  (Checked once the id is
--- chosen: a re-assertion of an id another holds is refused as that.)
-local function layout_refused(st, me, max, id)
+-- one layout (a switch stops them all, doc/layouts.md): a claim that
+-- declares a wider one (max, the highest worker id of its layout), while a
+-- holder other than the caller (identity me) is live, is refused, so that
+-- no worker id beyond the layout is granted and a datacenter has no more
+-- holders than its layout has ids, which bounds the work of every call.
+-- The layout is a bound of the call's form, checked with the others before
+-- the holder's proof (doc/internals.md, "The order of a call's checks"):
+-- refused, the call writes nothing, as in a coordination database.  The
+-- layout a claim declares is recorded when no other holder is live, or,
+-- when the datacenter has none (a store of an earlier release), with the
+-- highest id another live holder holds.  Returns the refusal, naming want
+-- (the configured id, -1: none) if it lies beyond, else max; or nil, with
+-- st.layout_next what a grant records.  The same rule as
+-- snowid_coordinator's check_layout().
+local function layout_refused(st, me, max, want)
   local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
   local alone, top = true, -1
   if rec == nil or rec ~= max then
@@ -434,8 +440,9 @@ local function layout_refused(st, me, max, id)
       end
     end
   end
-  if rec ~= nil and id > rec and not alone then
-    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' .. ms(id) ..
+  if rec ~= nil and max > rec and not alone then
+    return redis.error_reply('SNOWID_LAYOUT ' .. ms(rec) .. ' worker id ' ..
+      ms(want > rec and want or max) ..
       ' lies beyond the datacenter\'s worker ids, 0 to ' .. ms(rec) .. ', which its servers hold')
   end
   if alone then st.layout_next = max
@@ -626,7 +633,7 @@ end
 -- all three may have been evicted) or cannot be read.  args: a name for
 -- the log (unused).  Replies 1.
 local function new_datacenter(keys, args)
-  local st = load(keys, 0)
+  local st = load(keys)
   if st.state ~= nil or next(st.fence_of) ~= nil or next(st.holder) ~= nil or
       redis.call('EXISTS', keys[1], keys[2], keys[3]) > 0 then
     return redis.error_reply('SNOWID_NOT_NEW the datacenter has claims, fences or a state record already')
@@ -655,7 +662,7 @@ end
 -- margin) forgotten: the servers declare theirs again at their next call.
 -- args: a name for the log (unused).  Replies 1.
 local function end_quiet(keys, args)
-  local st = load(keys, 0)
+  local st = load(keys)
   local gen, counter = string.match(st.state or '', '^(%x+) %S+ %d+ %d+ ?(%d*)')
   write_state(st, gen or string.format('%x', st.now), run_id(), st.now, st.now,
               tonumber(counter) or 0, true)
@@ -677,7 +684,7 @@ local function pick(st, max, usable, first, mine)
     if free(id) then return id end
   end
   if gap ~= nil then return gap end
-  local least = st.least(open)
+  local least = st.least(max, open)
   if least == nil then
     return nil, redis.error_reply('SNOWID_ALL_HELD ' .. (max + 1))
   end
@@ -771,12 +778,19 @@ end
 --   SNOWID_CONFLICT <identity>      the configured id is held by identity
 --   SNOWID_HOLDS_OTHER <id>         this identity holds id, not the configured
 --   SNOWID_RANGE ...                the configured id exceeds max (a caller bug)
+--   SNOWID_LAYOUT <highest> ...     max lies beyond the datacenter's layout, 0
+--                                   to highest, which another holder runs
+--                                   (see layout_refused())
 --   SNOWID_REGISTER ...             no key is registered for the identity: the
 --                                   server sends the call again with it
 --   SNOWID_STALE_PROOF <n>          the proof's n is no larger than the last
 --                                   taken, n (see check_secret())
 local function claim(keys, args)
   local me = args[1]
+  local st = load(keys)
+  -- the proof's n taken first, before anything else of the call, its
+  -- refusal after the form's (check_secret())
+  local refused = check_secret(st, me, args[3], {'claim', keys[1], keys[2], keys[3], me, args[2]})
   local want, max, prefer, write, usable, quiet_ms, reassert, sg, sc, margin, confirmed =
     string.match(args[2] or '',
                  '^(-?%d+) (%d+) (-?%d+) ([01]) (%d+) ?(%d*) ?([01]?) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
@@ -792,9 +806,6 @@ local function claim(keys, args)
   if want > max then
     return redis.error_reply('SNOWID_RANGE worker id ' .. want .. ' exceeds ' .. max)
   end
-  local st = load(keys, max)
-  -- the proof's n taken first, its refusal after the form's (check_secret())
-  local refused = check_secret(st, me, args[3], {'claim', keys[1], keys[2], keys[3], me, args[2]})
   bad = out_of_bounds({{'usable_ms', usable, 0, st.now + AHEAD_MAX}})
   if bad then return bad end
   local seen, q, m
@@ -806,11 +817,13 @@ local function claim(keys, args)
     bad = out_of_bounds({{'confirmed_ms', confirmed, 0, st.now + (m or MARGIN_DEFAULT)}})
     if bad then return bad end
   end
+  local adopted = adopt(st, me)
+  bad = layout_refused(st, me, max, want)
+  if bad then return bad end
   if refused then return refused end
   local til = recall(st, q, m, seen)
   -- after a loss, a restart re-asserts nothing: a new claim (see stale())
   if reassert == '1' and stale(st, confirmed) then reassert = '0' end
-  local adopted = adopt(st, me)
   local keep
   for f, who in pairs(st.holder) do
     local id = wid(f, max)
@@ -833,8 +846,6 @@ local function claim(keys, args)
     keep, refusal = pick(st, max, usable, prefer, function() return false end)
     if refusal then return refusal end
   end
-  local refused_layout = layout_refused(st, me, max, keep)
-  if refused_layout then return refused_layout end
   local k = tostring(keep)
   local held = st.holder[k] == me
   -- a re-assertion names its id: the check-in of the id the server issues
@@ -895,6 +906,12 @@ end
 -- (Its head looks like claim()'s: each entry point parses and bounds its own
 -- arguments, of another format.)
 local function lease_claim(keys, args)
+  local st = load(keys)
+  local token, secret = token_and_secret(args[3])
+  -- the proof's n taken first, before anything else of the call, its
+  -- refusal after the form's (check_secret())
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_claim', keys[1], keys[2], keys[3], args[1], args[2], token})
   local max, lease, client, usable, prefer, wait, quiet_ms, sg, sc, margin =
     string.match(args[2] or '',
                  '^(%d+) (%d+) (%d+) (%d+) ?(-?%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
@@ -906,14 +923,9 @@ local function lease_claim(keys, args)
   prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}})
   if bad then return bad end
-  local st = load(keys, max)
-  local token, secret = token_and_secret(args[3])
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
   end
-  -- the proof's n taken first, its refusal after the form's (check_secret())
-  local refused = check_secret(st, args[1], secret,
-                               {'lease_claim', keys[1], keys[2], keys[3], args[1], args[2], token})
   -- the fence it writes, a lease past client_ms: no later than the servers
   -- take one
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
@@ -923,6 +935,8 @@ local function lease_claim(keys, args)
   if bad then return bad end
   local seen, q, m
   seen, q, m, bad = told(st, sg, sc, quiet_ms, margin)
+  if bad then return bad end
+  bad = layout_refused(st, args[1], max, -1)
   if bad then return bad end
   if refused then return refused end
   local til = recall(st, q, m, seen)
@@ -949,8 +963,6 @@ local function lease_claim(keys, args)
     local fresh = new_floor(st, keep)
     if fresh > usable then return too_far(st, keep, fresh) end
   end
-  local refused_layout = layout_refused(st, args[1], max, keep)
-  if refused_layout then return refused_layout end
   local k = tostring(keep)
   give_up_others(st, me, keep, max, 0)
   -- its other ids held for good retired, fenced past what it issued
@@ -982,6 +994,12 @@ end
 -- to every rule of a new grant.  Replies {worker id, floor, fence, lease}
 -- or SNOWID_LOST <holder>.
 local function lease_renew(keys, args)
+  local st = load(keys)
+  local token, secret = token_and_secret(args[3])
+  -- the proof's n taken first, before anything else of the call, its
+  -- refusal after the form's (check_secret())
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_renew', keys[1], keys[2], keys[3], args[1], args[2], token})
   local k, lease, want, quiet_ms, client, sg, sc, margin =
     string.match(args[2] or '', '^(%d+) (%d+) (%d+) ?(%d*) ?(%d*) ?(%d*) ?(%d*) ?(%d*)$')
   if not k then
@@ -991,11 +1009,6 @@ local function lease_renew(keys, args)
   local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX}})
   if bad then return bad end
   k, lease, want = tostring(tonumber(k)), tonumber(lease), tonumber(want)
-  local st = load(keys, tonumber(k))
-  local token, secret = token_and_secret(args[3])
-  -- the proof's n taken first, its refusal after the form's (check_secret())
-  local refused = check_secret(st, args[1], secret,
-                               {'lease_renew', keys[1], keys[2], keys[3], args[1], args[2], token})
   bad = out_of_bounds({{'lease_ms', lease, 1, LEASE_MAX},
                        {'want_ms', want, 0, st.now + AHEAD_MAX},
                        {'client_ms', tonumber(client) or 0, 0, st.now + AHEAD_MAX}})
@@ -1026,6 +1039,12 @@ end
 -- stop parks its lease).  Replies 1, or 0 if the id was not this server's
 -- lease of that claim.
 local function lease_release(keys, args)
+  local st = load(keys)
+  local token, secret = token_and_secret(args[3])
+  -- the proof's n taken first, before anything else of the call, its
+  -- refusal after the form's (check_secret())
+  local refused = check_secret(st, args[1], secret,
+                               {'lease_release', keys[1], keys[2], keys[3], args[1], args[2], token})
   local k, final, park = string.match(args[2] or '', '^(%d+) (%d+) ?([01]?)$')
   if not k then
     return redis.error_reply('SNOWID_USAGE lease_release takes "<worker id> <fence ms> [<park>]"')
@@ -1033,11 +1052,6 @@ local function lease_release(keys, args)
   local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX}})
   if bad then return bad end
   k = tostring(tonumber(k))
-  local st = load(keys, tonumber(k))
-  local token, secret = token_and_secret(args[3])
-  -- the proof's n taken first, its refusal after the form's (check_secret())
-  local refused = check_secret(st, args[1], secret,
-                               {'lease_release', keys[1], keys[2], keys[3], args[1], args[2], token})
   bad = out_of_bounds({{'final_ms', tonumber(final), 0, st.now + AHEAD_MAX}})
   if bad then return bad end
   if refused then return refused end
@@ -1066,7 +1080,7 @@ local function free(keys, args)
   local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
                              {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
   if bad then return bad end
-  local st = load(keys, tonumber(k))
+  local st = load(keys)
   k = tostring(tonumber(k))
   retire(st, k, st.now + tonumber(margin))
   return st.fence(k)
@@ -1089,7 +1103,7 @@ local function lower_fence(keys, args)
   local bad = out_of_bounds({{'worker_id', tonumber(k), 0, ID_MAX},
                              {'margin_ms', tonumber(margin), 0, AHEAD_MAX}})
   if bad then return bad end
-  local st = load(keys, tonumber(k))
+  local st = load(keys)
   k = tostring(tonumber(k))
   if st.live(tonumber(k)) then
     return redis.error_reply('SNOWID_HELD ' .. k .. ' is held by ' .. st.holder[k] ..

@@ -89,7 +89,7 @@ CREATE TABLE snowid_coordinator.proofs_taken (
 	PRIMARY KEY (datacenter, identity, n)
 );
 
--- The pads of identities without a key registered (see pad_for()): not
+-- The pads of identities without a key registered (see check_proof()): not
 -- dumped
 CREATE TABLE snowid_coordinator.pads (
 	datacenter integer NOT NULL

@@ -1,25 +1,29 @@
 -- -----------------------------------------------------------------------
 -- THE LAYOUT OF A DATACENTER: its highest worker id (max_worker_id), which
 -- a grant records.  The servers of a datacenter run one layout (a switch
--- stops them all, snowid's doc/layouts.md): a grant of a worker id beyond
--- it, while a holder other than the caller is live, is refused, so that a
--- datacenter has no more holders than its layout has ids, which bounds the
--- work of every call.  The layout a claim declares (max) is recorded when
--- no other holder is live, or, when the datacenter has none (a database of
--- an earlier release), with the highest id another live holder holds.
--- Checked once the id is chosen: a re-assertion of an id another holds is
--- refused as that.
+-- stops them all, snowid's doc/layouts.md): a claim that declares a wider
+-- one (max, the highest worker id of its layout), while a holder other than
+-- the caller is live, is refused, so that no worker id beyond the layout is
+-- granted and a datacenter has no more holders than its layout has ids,
+-- which bounds the work of every call.  The layout is a bound of the
+-- call's form, checked with the others before the holder's proof (snowid's
+-- doc/internals.md, "The order of a call's checks"): refused, the call
+-- writes nothing, as in Redis.  The layout a claim declares is recorded
+-- when no other holder is live, or, when the datacenter has none (a
+-- database of an earlier release), with the highest id another live
+-- holder holds.
 -- The same rule as snowid.lua's layout_refused().  The column is made in
 -- tables.sql.
 -- -----------------------------------------------------------------------
 
--- Refuses a grant of worker id id of datacenter dc, whose lock the caller
--- holds, at now_ms, to identity declaring hi as the highest worker id,
--- while id lies beyond the datacenter's layout and a holder other than
--- identity is live; else returns the layout the grant records (NULL: the
--- one it has)
+-- Refuses a claim of identity in datacenter dc, whose lock the caller
+-- holds, at now_ms, declaring hi as the highest worker id (and want as
+-- the configured one, -1: none), while hi lies beyond the datacenter's
+-- layout and a holder other than identity is live, naming want if it lies
+-- beyond, else hi; else returns the layout a grant of the claim records
+-- (NULL: the one it has)
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_layout(dc integer, identity text,
-												hi integer, id integer,
+												hi integer, want integer,
 												now_ms bigint)
 RETURNS integer
 LANGUAGE plpgsql
@@ -32,7 +36,7 @@ BEGIN
 	SELECT d.max_worker_id INTO recorded
 	FROM snowid_coordinator.datacenters d
 	WHERE d.datacenter = dc;
-	IF recorded = hi AND id <= recorded THEN
+	IF recorded = hi THEN
 		RETURN hi;
 	END IF;
 	-- the highest id another live holder holds (NULL: none)
@@ -40,9 +44,9 @@ BEGIN
 	FROM snowid_coordinator.worker_ids x
 	WHERE x.datacenter = dc AND x.holder <> check_layout.identity
 	  AND (NOT x.on_lease OR x.lease_expires_ms > now_ms);
-	IF id > recorded AND top IS NOT NULL THEN
+	IF hi > recorded AND top IS NOT NULL THEN
 		RAISE EXCEPTION 'worker id % lies beyond the worker ids of datacenter %, 0 to %',
-				id, dc, recorded
+				CASE WHEN want > recorded THEN want ELSE hi END, dc, recorded
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('Its servers hold worker ids of a layout of 0 to %s, and this one declares 0 to %s: every server of a datacenter runs the same snowid.worker_bits.', recorded, hi),
 				  HINT = 'Run this server with the layout of the others; to switch the layout of the datacenter, stop every server of it and free their worker ids first (doc/layouts.md).';
@@ -138,8 +142,8 @@ DECLARE
 	w			snowid_coordinator.worker_ids;
 	f			bigint;
 	o			snowid_coordinator.outcome;
-	-- its pad, or the key it sent under one (pad_for())
-	reg			record;
+	-- the key it sent under its pad (check_proof())
+	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -168,12 +172,10 @@ BEGIN
 			now_ms + coalesce(clock_margin_ms, @SNOWID_CLOCK_MARGIN_DEFAULT_MS@),
 			'the clock of the coordination server and the clock margin declared');
 	END IF;
-	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
-	-- a holder without a key registered sends it first, under a pad
-	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
-	IF reg.pad IS NOT NULL THEN
-		o.outcome := 'register';
-		o.holder := reg.pad;
+	layout := snowid_coordinator.check_layout(dc, me, hi, want, now_ms);
+	SELECT * INTO o.outcome, o.holder, sent_key
+	FROM snowid_coordinator.check_proof(dc, me, secret, call, hi);
+	IF o.outcome IS NOT NULL THEN
 		RETURN o;
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -236,7 +238,6 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
-	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- a re-assertion names its id: the check-in of the id the server
 	-- issues with, or a restart's of the id its cache file names.  An id
@@ -287,7 +288,7 @@ BEGIN
 		lease_token = NULL
 	WHERE x.holder IS DISTINCT FROM excluded.holder OR x.on_lease;
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, sent_key);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;

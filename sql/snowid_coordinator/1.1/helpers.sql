@@ -327,27 +327,29 @@ BEGIN
 END
 $$;
 
--- The pad a call of identity must register its key with (pad), or none
--- if it may go on: it has a key registered, sends a secret itself, or
--- sends its key under the pad it was answered, which its proof for call
--- then shows; that key is key, for register_holder().  A key under that
--- pad that does not make the proof is refused as another server's
--- (SQLSTATE 42501), as Redis refuses a key sent so.  A pad is good for
--- one call: the call that sends the key under it takes it, whatever that
--- call then answers (an error undoes the call, the taking too), so that a
--- refused call leaves no pad behind, as Redis, which keeps none, leaves
--- nothing; the name's next call gets a new one.  A new pad replaces the
--- identity's last one.  One not taken lasts the longest coordinator
--- timeout of a server (the call that sends the key follows at once), and a
--- datacenter has at most as many as its layout has worker ids (the one
--- recorded, else hi, the call's): so made-up names fill no table.  Beyond,
--- refused (SQLSTATE 53400).  Called with the datacenter's lock held, at
--- the point of a call's checks where Redis answers SNOWID_REGISTER (snowid's
--- doc/internals.md, "The order of a call's checks").
-CREATE OR REPLACE FUNCTION snowid_coordinator.pad_for(dc integer, identity text,
-										   secret text, call text,
-										   hi integer, OUT pad text,
-										   OUT key bytea)
+-- THE HOLDER'S STEP of a call's checks (snowid's doc/internals.md, "The
+-- order of a call's checks"), called by every call of a server with the
+-- datacenter's lock held, once the call's form is checked: refuses a proof
+-- that does not show identity's key (check_holder()), and answers a name
+-- that has no key registered the pad it must send its key under (outcome
+-- 'register', pad), where Redis answers SNOWID_REGISTER; or NULL if the
+-- call may go on: it has a key registered, sends a secret itself, or sends
+-- its key under the pad it was answered, which its proof for call then
+-- shows; that key is key, for register_holder().  A key under that pad
+-- that does not make the proof is refused as another server's (SQLSTATE
+-- 42501), as Redis refuses a key sent so.  A pad is good for one call: the
+-- call that sends the key under it takes it, whatever that call then
+-- answers, so that a refused call leaves no pad behind, as Redis, which
+-- keeps none, leaves nothing; the name's next call gets a new one.  A new
+-- pad replaces the identity's last one.  One not taken lasts the longest
+-- coordinator timeout of a server (the call that sends the key follows at
+-- once), and a datacenter has at most as many as its layout has worker
+-- ids (the one recorded, else hi, the call's): so made-up names fill no
+-- table.  Beyond, refused (SQLSTATE 53400).
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_proof(dc integer, identity text,
+											   secret text, call text,
+											   hi integer, OUT outcome text,
+											   OUT pad text, OUT key bytea)
 RETURNS record
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -361,6 +363,7 @@ DECLARE
 	now_ms		bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 	most		integer;
 BEGIN
+	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL OR
 		EXISTS (SELECT FROM snowid_coordinator.holders h
@@ -400,6 +403,7 @@ BEGIN
 					  HINT = 'Try again later.  Many registrations of names no server uses are a member of the fleet making names up: see who may call as the servers'' role (snowid''s doc/security.md, "What the fleet''s role can deny").';
 		END IF;
 	END IF;
+	outcome := 'register';
 	pad := encode(sha256(convert_to(gen_random_uuid()::text ||
 									gen_random_uuid()::text, 'UTF8')), 'hex');
 	INSERT INTO snowid_coordinator.pads AS x (datacenter, identity, pad, made_ms)
@@ -411,7 +415,7 @@ $$;
 
 -- Registers identity's key, if it has none yet: after a call of that
 -- identity was granted.  A secret itself registers its hash; a proof, the
--- key it sent under its pad (pad_for()'s key; NULL: none), with its n
+-- key it sent under its pad (check_proof()'s key; NULL: none), with its n
 -- taken.
 CREATE OR REPLACE FUNCTION snowid_coordinator.register_holder(dc integer, identity text,
 												   secret text, key bytea)

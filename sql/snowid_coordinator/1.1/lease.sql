@@ -65,8 +65,8 @@ DECLARE
 	new_fence	bigint;
 	layout		integer;
 	o			snowid_coordinator.outcome;
-	-- its pad, or the key it sent under one (pad_for())
-	reg			record;
+	-- the key it sent under its pad (check_proof())
+	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_claim');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -91,12 +91,10 @@ BEGIN
 		'two days and an hour past the clock of the coordination server, less the lease: the servers refuse a later fence');
 	PERFORM snowid_coordinator.check_ahead('usable_ms', usable, now_ms);
 	PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter, now_ms);
-	PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
-	-- a holder without a key registered sends it first, under a pad
-	SELECT * INTO reg FROM snowid_coordinator.pad_for(dc, me, secret, call, hi);
-	IF reg.pad IS NOT NULL THEN
-		o.outcome := 'register';
-		o.holder := reg.pad;
+	layout := snowid_coordinator.check_layout(dc, me, hi, -1, now_ms);
+	SELECT * INTO o.outcome, o.holder, sent_key
+	FROM snowid_coordinator.check_proof(dc, me, secret, call, hi);
+	IF o.outcome IS NOT NULL THEN
 		RETURN o;
 	END IF;
 	st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -156,7 +154,6 @@ BEGIN
 			RETURN o;
 		END IF;
 	END IF;
-	layout := snowid_coordinator.check_layout(dc, me, hi, keep, now_ms);
 
 	-- its other leases given back (another id, or one beyond max), each
 	-- fenced as it is
@@ -190,7 +187,7 @@ BEGIN
 		lease_token = excluded.lease_token,
 		fence_ms = greatest(x.fence_ms, excluded.fence_ms);
 	PERFORM snowid_coordinator.record_layout(dc, layout);
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, sent_key);
 
 	o.outcome := 'ok';
 	o.worker_id := keep;
@@ -251,8 +248,8 @@ DECLARE
 	st			snowid_coordinator.datacenters;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
-	-- its pad, or the key it sent under one (pad_for())
-	reg			record;
+	-- the key it sent under its pad (check_proof())
+	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_renew');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -271,12 +268,9 @@ BEGIN
 		PERFORM snowid_coordinator.check_ahead('client_ms', client_ms, now_ms);
 		PERFORM snowid_coordinator.check_seen(seen_generation, seen_counter,
 											  now_ms);
-		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
-		SELECT * INTO reg
-		FROM snowid_coordinator.pad_for(dc, me, secret, call, id);
-		IF reg.pad IS NOT NULL THEN
-			o.outcome := 'register';
-			o.holder := reg.pad;
+		SELECT * INTO o.outcome, o.holder, sent_key
+		FROM snowid_coordinator.check_proof(dc, me, secret, call, id);
+		IF o.outcome IS NOT NULL THEN
 			RETURN o;
 		END IF;
 		st := snowid_coordinator.recall(dc, now_ms, quiet_ms, clock_margin_ms,
@@ -304,7 +298,7 @@ BEGIN
 		fence_ms = greatest(x.fence_ms, want)
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, sent_key);
 
 	o.outcome := 'ok';
 	o.worker_id := id;
@@ -350,8 +344,8 @@ DECLARE
 	now_ms		bigint;
 	w			snowid_coordinator.worker_ids;
 	o			snowid_coordinator.outcome;
-	-- its pad, or the key it sent under one (pad_for())
-	reg			record;
+	-- the key it sent under its pad (check_proof())
+	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('lease_release');
 	PERFORM snowid_coordinator.check_id('datacenter', dc, 0);
@@ -364,12 +358,9 @@ BEGIN
 	now_ms := snowid_coordinator.lock_datacenter(dc, false);
 	IF now_ms IS NOT NULL THEN
 		PERFORM snowid_coordinator.check_ahead('final_ms', final, now_ms);
-		PERFORM snowid_coordinator.check_holder(dc, me, secret, call);
-		SELECT * INTO reg
-		FROM snowid_coordinator.pad_for(dc, me, secret, call, id);
-		IF reg.pad IS NOT NULL THEN
-			o.outcome := 'register';
-			o.holder := reg.pad;
+		SELECT * INTO o.outcome, o.holder, sent_key
+		FROM snowid_coordinator.check_proof(dc, me, secret, call, id);
+		IF o.outcome IS NOT NULL THEN
 			RETURN o;
 		END IF;
 	END IF;
@@ -394,7 +385,7 @@ BEGIN
 		lease_token = CASE WHEN park THEN x.lease_token END
 	WHERE x.datacenter = dc AND x.worker_id = id
 	RETURNING x.fence_ms INTO o.fence_ms;
-	PERFORM snowid_coordinator.register_holder(dc, me, secret, reg.key);
+	PERFORM snowid_coordinator.register_holder(dc, me, secret, sent_key);
 
 	o.outcome := 'ok';
 	o.worker_id := id;

@@ -21,7 +21,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.last_proof_n(integer, text),
 	snowid_coordinator.check_proof_time(bigint),
 	snowid_coordinator.xor_hex(text, text),
-	snowid_coordinator.pad_for(integer, text, text, text, integer),
+	snowid_coordinator.check_proof(integer, text, text, text, integer),
 	snowid_coordinator.check_called_by(text),
 	snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint, bigint),
 	snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),

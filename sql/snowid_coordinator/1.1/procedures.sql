@@ -25,7 +25,7 @@
 -- (proofs_taken_until()), naming the last: the server sends a larger.
 -- Anything else (a proof its key does not make for call, an identity
 -- without a key, an n too far from the clock) it leaves to the call
--- (check_holder(), pad_for()), and takes nothing.
+-- (check_proof()), and takes nothing.
 --
 -- It takes nothing a caller could keep locked against another call, so
 -- that it may run as any caller calls it (a transaction left open, a DO

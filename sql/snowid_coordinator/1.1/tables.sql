@@ -140,8 +140,8 @@ COMMENT ON TABLE snowid_coordinator.proofs_taken IS
 -- next sends its key XORed with the pad's SHA-256, so that the key never
 -- appears in a log.  Made at made_ms (Unix ms), taken by that next call
 -- whatever it answers, else gone after a while, and a datacenter has no
--- more than its layout has worker ids (pad_for()).  Not dumped: a restored
--- database hands out new pads.
+-- more than its layout has worker ids (check_proof()).  Not dumped: a
+-- restored database hands out new pads.
 CREATE TABLE snowid_coordinator.pads (
 	datacenter integer NOT NULL
 		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
@@ -175,7 +175,7 @@ COMMENT ON TABLE snowid_coordinator.pads IS
 --				   end of the quiet period or, past it, the floor it left
 --	 register	   the caller's identity has no key registered: holder is
 --				   a pad, under which the caller sends its key (see
---				   pad_for())
+--				   check_proof())
 -- holder names a lease holder as 'lease ' || identity, as Redis does.
 -- generation and counter are the datacenter's state record after the call
 -- of a holder (see recall()), which the holder remembers and sends with

@@ -3,7 +3,7 @@
 #
 # CHANGELOG (issue 67, item 6): every value a member sends is bounded
 # before it is stored, and a datacenter has no more holders than its layout
-# has worker ids, which bounds the work of every call.  But pad_for()
+# has worker ids, which bounds the work of every call.  But check_proof()
 # answers the first call of a name with no key registered by inserting a
 # row into snowid_coordinator.pads (not dumped, never removed but by a
 # registration), before any check of the layout, the quiet period or

@@ -2,10 +2,11 @@
 # ids up to 16,777,215 were accepted whatever the layout, and a fleet
 # member made 15,000 holders of them, which every later call of the
 # datacenter read under its lock).  The store records the layout (the
-# highest worker id) a datacenter's grants declared; a grant of an id
-# beyond it, while a holder other than the caller is live, is refused and
-# writes nothing, so a datacenter has no more holders than its layout has
-# worker ids, whatever the claims declare.  A switch to a wider layout,
+# highest worker id) a datacenter's grants declared; a claim that declares
+# a wider one, while a holder other than the caller is live, is refused
+# (a bound of the call's form, before its proof) and writes nothing, an
+# id of the datacenter's layout free or not, so a datacenter has no more
+# holders than its layout has worker ids.  A switch to a wider layout,
 # once no other server holds an id (they are stopped and freed,
 # doc/layouts.md), is taken.
 #
@@ -47,10 +48,12 @@ like($member->claim(want => 1000, max => 1023, quiet => 9000, margin => 1000),
 	$beyond, 'worker id 1000, declaring 10 worker bits, is refused');
 like($member->lease_claim(max => 16777215, lease => 60000, client => $now, prefer => 70000,
 		token => '0123456789abcdef'),
-	$beyond, 'and so is a lease of worker id 70000');
+	$beyond, 'and so is a lease claim declaring 24 worker bits, preferring worker id 70000');
+like($member->claim(max => 16777215, quiet => 9000, margin => 1000),
+	$beyond, 'and a claim declaring 24 worker bits, though ids of 0 to 31 are free');
 is_deeply($coord->owners($dc), $before, 'none of them took an id');
 ok(!grep({ defined $coord->field($dc, 'fences', $_) } 1000, 16777215, 70000),
-	'nor fenced one (the refusals write nothing but the state record of the forgetting rule)');
+	'nor fenced one: the refusals write nothing');
 
 # A server of 10 worker bits configured with worker id 1000
 my $wide = $coord->new_node('wide',
@@ -67,13 +70,13 @@ like(SnowidTest::psql_error($wide, 'SELECT snowid_next()'),
 	'a server configured with worker id 1000 is refused, told the datacenter\'s layout');
 $wide->stop;
 
-# Made-up holders, each declaring 24 worker bits, take what is free of 0 to
-# 31, and no more
+# Made-up holders, each declaring the datacenter's layout, take what is free
+# of 0 to 31, and no more
 my ($granted, $refusal) = (0, '');
 for my $i (1 .. 40)
 {
 	my $reply = SnowidMember->new($coord, $dc, "made-up-$i")
-	  ->claim(max => 16777215, quiet => 9000, margin => 1000);
+	  ->claim(max => 31, quiet => 9000, margin => 1000);
 	if ($reply !~ /^ok \d+\b/)
 	{
 		$refusal = $reply;
@@ -81,8 +84,8 @@ for my $i (1 .. 40)
 	}
 	$granted++;
 }
-is($granted, 31, 'made-up holders declaring 24 worker bits take the 31 free ids of 0 to 31');
-like($refusal, $beyond, 'and the next, beyond them, is refused');
+is($granted, 31, 'made-up holders take the 31 free ids of 0 to 31');
+like($refusal, qr/^SNOWID_ALL_HELD\b/, 'and the next is refused: all are held');
 my @ids = grep { /^\d+$/ } keys %{ $coord->owners($dc) };
 is(scalar(@ids), 32, 'the datacenter has 32 holders, as many as its layout has ids');
 ok(!grep({ $_ > 31 } @ids), 'none beyond worker id 31');
