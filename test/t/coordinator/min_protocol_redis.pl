@@ -24,10 +24,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use Digest::SHA;
-use File::Spec;
 use IPC::Run;
-use PostgreSQL::Test::Utils;
+use SnowidMinRedis;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -36,138 +34,20 @@ use Time::HiRes ();
 SnowidRedis::need_redis();
 SnowidTest::only_on('the test starts no PostgreSQL server', 'debian');
 
-my $top = File::Spec->rel2abs("$FindBin::RealBin/../../..");
-
-# The headers the Makefile makes the library's numbers from, and their
-# values
-my ($list) = slurp_file("$top/Makefile") =~
-  /^PROTOCOL_HEADERS = \$\(addprefix \$\(srcdir\)\/,((?:[^\n]*\\\n)*[^\n]*)\)$/m;
-defined $list or BAIL_OUT('the Makefile lists no PROTOCOL_HEADERS');
-my @headers = map { "$top/$_" } split ' ', $list =~ s/\\\n/ /gr;
-
-sub protocol
-{
-	my ($in, @args) = @_;
-	my ($out, $err) = ('', '');
-
-	IPC::Run::run([ "$top/test/tools/protocol", @args ],
-		'<', \$in, '>', \$out, '2>', \$err)
-	  or BAIL_OUT("test/tools/protocol @args[0..1] failed: $err");
-	return $out;
-}
-my %value = map { split ' ' } split /\n/, protocol('', 'values', @headers);
+my $v = SnowidMinRedis::values();
 my ($range_max, $margin, $id_max) =
-  @value{qw(SNOWID_RANGE_MAX_MS SNOWID_RANGE_MARGIN_MS SNOWID_MAX_ID)};
+  @$v{qw(SNOWID_RANGE_MAX_MS SNOWID_RANGE_MARGIN_MS SNOWID_MAX_ID)};
 ok($range_max && $margin, "the headers give the longest range ($range_max ms)"
 	  . " and the margin ($margin ms)");
 
 # The copy: the longest range R and the margin M a few seconds, so that a
 # step the machine delays (it is shared) still falls where the rule bites
 my ($R, $M) = (3000, 2000);
-my $dir = PostgreSQL::Test::Utils::tempdir();
-my @copied = map {
-	my $h = $_;
-	if ($h =~ m{/store\.h$})
-	{
-		my $text = slurp_file($h);
-		$text =~ s/^(#define SNOWID_RANGE_MAX_MS\s+)\d+$/$1$R/m
-		  or BAIL_OUT('store.h defines no SNOWID_RANGE_MAX_MS');
-		$text =~ s/^(#define SNOWID_RANGE_MARGIN_MS\s+)\d+$/$1$M/m
-		  or BAIL_OUT('store.h defines no SNOWID_RANGE_MARGIN_MS');
-		$h = "$dir/store.h";
-		open my $fh, '>', $h or die "$h: $!";
-		print $fh $text;
-		close $fh;
-	}
-	$h
-} @headers;
-my $fast_library = protocol(slurp_file("$top/src/redis/snowid.lua"), 'subst', @copied);
+my $fast_library = SnowidMinRedis::library_copy($R, $M);
 like($fast_library, qr/^local RANGE_MAX, MARGIN = $R, $M$/m,
 	"the copy grants ranges of at most $R ms, with a margin of $M ms");
 
 # -- calls ---------------------------------------------------------------
-
-# A holder name of datacenter $dc, with a secret of its own
-my %secret;
-
-sub holder
-{
-	my ($dc, $name) = @_;
-	my $identity = "dc=$dc host=$name port=1 sysid=1";
-
-	$secret{$identity} //= Digest::SHA::sha256_hex("holder secret of $identity");
-	return $identity;
-}
-
-# The n of a name's next proof: Redis' clock in microseconds (Redis runs
-# on this machine), past the last n sent
-my %last_n;
-
-sub next_n
-{
-	my ($name) = @_;
-	my $n = int(Time::HiRes::time() * 1_000_000);
-
-	$n = $last_n{$name} + 1 if $n <= ($last_n{$name} // 0);
-	return $last_n{$name} = $n;
-}
-
-# The proof of a call as a server makes it (doc/security.md): the SHA-1 of
-# the key (the SHA-1 of the secret), n and the call, each followed by a
-# line feed but the last; with the key after it when $register
-sub proof
-{
-	my ($secret, $name, $call, $register) = @_;
-	my $key = Digest::SHA::sha1_hex($secret);
-	my $n = next_n($name);
-
-	return "$n:" . Digest::SHA::sha1_hex(join "\n", $key, $n, @$call)
-	  . ($register ? ":$key" : '');
-}
-
-# FCALL snowid_4_$fn with the datacenter's key, $name, $numbers and $last
-# (the proof): "ok" and the reply's words, or the refusal's line
-sub fcall
-{
-	my ($redis, $fn, $key, @args) = @_;
-	my @reply = eval { split /\n/, $redis->cli('FCALL', "snowid_4_$fn", 1, $key, @args) };
-
-	return $@ =~ /(SNOWID_\w+[^\n]*)/ ? $1 : "error $@" if $@;
-	return join ' ', 'ok', @reply;
-}
-
-# A call of $fn (claim, extend, release) of datacenter key $key under
-# $name with its secret (or $secret), with $numbers; as a server does, it
-# sends its key once when Redis asks for it (SNOWID_REGISTER), and a
-# larger n when Redis took a later one (SNOWID_STALE_PROOF <n>: n made
-# before this run of Redis started count as taken).  Returns "ok W END
-# NOW" for a grant ("ok 1" or "ok 0" for a release), or the refusal.
-sub call
-{
-	my ($redis, $fn, $key, $name, $numbers, $secret) = @_;
-	my @call = ("snowid_4_$fn", $key, $name, $numbers);
-	my ($register, $reply) = (0);
-	$secret //= $secret{$name};
-
-	for (1 .. 3)
-	{
-		$reply = fcall($redis, $fn, $key, $name, $numbers,
-			proof($secret, $name, \@call, $register));
-		if ($reply =~ /^SNOWID_STALE_PROOF (\d+)$/)
-		{
-			$last_n{$name} = $1 if $1 > ($last_n{$name} // 0);
-		}
-		elsif ($reply =~ /^SNOWID_REGISTER /)
-		{
-			$register = 1;
-		}
-		else
-		{
-			last;
-		}
-	}
-	return $reply;
-}
 
 # The calls by their numbers
 sub claim
@@ -196,34 +76,6 @@ sub release
 		$a{secret});
 }
 
-sub free
-{
-	my ($redis, $key, $id) = @_;
-
-	return fcall($redis, 'free', $key, 'admin', $id);
-}
-
-# A grant's worker id, end and Redis' clock, or () for a refusal
-sub granted { return $_[0] =~ /^ok (\d+) (\d+) (\d+)$/ ? ($1, $2, $3) : (); }
-
-# What the datacenter's hash holds of worker id $id: "<fence>", or
-# "<fence> good|lease <holder name>"; '' if nothing
-sub slot
-{
-	my ($redis, $key, $id) = @_;
-
-	return $redis->cli('HGET', $key, $id);
-}
-
-# Redis' clock, Unix ms
-sub redis_now
-{
-	my ($redis) = @_;
-	my ($s, $us) = split /\n/, $redis->cli('TIME');
-
-	return $s * 1000 + int($us / 1000);
-}
-
 # Waits until Redis' clock reaches $t (ms)
 sub wait_until
 {
@@ -235,22 +87,6 @@ sub wait_until
 		Time::HiRes::sleep(($t - $now + 20) / 1000);
 	}
 	return;
-}
-
-# The record of datacenter key $key: its run id and the end of its quiet
-# period
-sub record
-{
-	my ($redis, $key) = @_;
-
-	return split ' ', $redis->cli('HGET', $key, 'record');
-}
-
-sub run_id
-{
-	my ($redis) = @_;
-
-	return $redis->cli('INFO', 'server') =~ /run_id:(\w+)/ ? $1 : '';
 }
 
 # Waits until the quiet period of datacenter key $key ends: a call (a
@@ -321,7 +157,7 @@ like(free($redis, $key, $id_max + 1), qr/^SNOWID_USAGE worker_id must lie betwee
 	'BOUND: free() of a worker id beyond the widest layout is refused');
 like(extend($redis, $key, $a, id => 0, max => 31, end => $end, secret => $other),
 	qr/^SNOWID_WRONG_SECRET /, 'SECRET: in bounds, another secret is refused');
-like(fcall($redis, 'extend', $key, $a, "0 31 $end $R 1", $secret{$a}),
+like(fcall($redis, 'extend', $key, $a, "0 31 $end $R 1", secret($a)),
 	qr/^SNOWID_USAGE a holder proof /, 'PROOF: the secret itself is refused, never taken');
 is(hash_but_proofs($redis, $key), $before, 'and none of them changed a fence, a holder or the record');
 $redis->stop;
@@ -430,11 +266,11 @@ is($id, 0, 'SECRET: a claims worker id 0, registering its key');
 is(extend($fast, $key, $a, end => $end, secret => 'd' x 64) =~ s/ .*//r, 'SNOWID_WRONG_SECRET',
 	'SECRET: an extend under a\'s name with another secret is refused');
 my @call = ('snowid_4_extend', $key, $a, "0 0 $end $R 1");
-my $p = proof($secret{$a}, $a, \@call);
+my $p = proof(secret($a), $a, \@call);
 like(fcall($fast, 'extend', $key, $a, $call[3], $p), qr/^ok 0 /, 'PROOF: a\'s proof is taken');
 like(fcall($fast, 'extend', $key, $a, $call[3], $p), qr/^SNOWID_STALE_PROOF /,
 	'PROOF: the same proof again (read from a log) is refused');
-$p = proof($secret{$a}, $a, \@call);
+$p = proof(secret($a), $a, \@call);
 like(fcall($fast, 'extend', $key, $a, "0 0 $end 1 1", $p), qr/^SNOWID_WRONG_SECRET /,
 	'PROOF: a proof of another call is refused');
 
