@@ -1180,7 +1180,8 @@ end
 -- and only then grants, raising the fence.  A grant replies {worker id,
 -- end of the range, Redis' clock}; refusals are error replies whose first
 -- word says which, each of them an answer (REFUSAL_ENDS: the holder drops
--- the id and extends nothing):
+-- the id and extends nothing) but SNOWID_STALE_PROOF and SNOWID_REGISTER,
+-- after which the server sends its call again:
 --   SNOWID_USAGE ...             a number out of bounds, or no proof (first)
 --   SNOWID_WRONG_SECRET ...,     the proof does not show the name's key, or
 --   SNOWID_STALE_PROOF <n>,      its n was taken, or the name has no key
@@ -1212,6 +1213,7 @@ local function slot_of(v)
   return tonumber(v) or 0
 end
 
+-- Writes a worker id's field: its fence, and its holder if name is not nil
 local function write_slot(st, id, fence, name, good)
   redis.call('HSET', st.fences, ms(id), ms(fence) ..
              (name and ((good and ' good ' or ' lease ') .. name) or ''))
@@ -1235,10 +1237,11 @@ end
 -- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
 -- forgotten ranges it granted, each ending before its clock plus
 -- RANGE_MAX (BOUND), and its clock may have stepped back by the margin:
--- the record of this run names a quiet period to then, and no new range is
--- granted until a margin past its end, by when every range it may have
--- forgotten is over by every clock.  Returns that time while it lies
--- ahead, else nil; or nil and a refusal if the run id cannot be read.
+-- the record of this run names a quiet period to its clock plus RANGE_MAX
+-- and the margin, and no claim is granted until a margin past that end,
+-- when every range it may have forgotten is over by every clock.  Returns
+-- that time while it lies ahead, else nil; or nil and a refusal if the run
+-- id cannot be read.
 local function noticed(st)
   local run = run_id()
   if run == 'unknown' then
