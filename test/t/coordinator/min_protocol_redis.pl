@@ -3,7 +3,10 @@
 # functions snowid_4_claim, snowid_4_extend, snowid_4_release and
 # snowid_4_free of src/redis/snowid.lua, called by hand with holder proofs
 # made here as a server makes them, against a real Redis started,
-# flushed, restarted and restored from a snapshot by the test.
+# flushed, restarted and restored from a snapshot by the test.  Where time
+# must pass, Redis' clock stands still and the test moves it
+# (SnowidTest::Clock), so that every step falls where the rule bites
+# however loaded the machine.
 #
 # For each rule of the protocol, the steps of the path the model checker
 # finds when the rule is off (doc/internals.md's table of switches:
@@ -29,7 +32,6 @@ use SnowidMinRedis;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
-use Time::HiRes ();
 
 SnowidRedis::need_redis();
 SnowidTest::only_on('the test starts no PostgreSQL server', 'debian');
@@ -40,8 +42,7 @@ my ($range_max, $margin, $id_max) =
 ok($range_max && $margin, "the headers give the longest range ($range_max ms)"
 	  . " and the margin ($margin ms)");
 
-# The copy: the longest range R and the margin M a few seconds, so that a
-# step the machine delays (it is shared) still falls where the rule bites
+# The copy: the longest range R and the margin M a few seconds
 my ($R, $M) = (3000, 2000);
 my $fast_library = SnowidMinRedis::library_copy($R, $M);
 like($fast_library, qr/^local RANGE_MAX, MARGIN = $R, $M$/m,
@@ -76,17 +77,37 @@ sub release
 		$a{secret});
 }
 
-# Waits until Redis' clock reaches $t (ms)
+# The clock of the Redis the rules are played against: it stands at
+# $base seconds and $at ms, until wait_until moves it
+my $clock = SnowidTest::Clock->new;
+my $base = int(time()) + 1;
+my $at = 0;
+
+sub set_clock
+{
+	$at = shift;
+	$clock->set(sprintf '@%d.%03d', $base + int($at / 1000), $at % 1000);
+	return;
+}
+set_clock(0);
+
+# Moves that Redis' clock to Unix ms $t, unless it is there already
 sub wait_until
 {
 	my ($redis, $t) = @_;
-	my $now;
 
-	while (($now = redis_now($redis)) < $t)
-	{
-		Time::HiRes::sleep(($t - $now + 20) / 1000);
-	}
+	set_clock($t - $base * 1000) if $t > $base * 1000 + $at;
 	return;
+}
+
+# Runs $sub with the environment that puts a Redis it starts under the clock
+sub under_clock
+{
+	my ($sub) = @_;
+	my %env = $clock->env;
+	local @ENV{ keys %env } = values %env;
+
+	return $sub->();
 }
 
 # Waits until the quiet period of datacenter key $key ends: a call (a
@@ -164,7 +185,8 @@ $redis->stop;
 
 # -- the rules, against the copy ------------------------------------------
 
-my $fast = SnowidRedis->new(library => 0, mark_new => 0);
+my $fast = under_clock(sub { SnowidRedis->new(library => 0, mark_new => 0) });
+is(redis_now($fast), $base * 1000, 'the copy\'s Redis runs under a clock that stands still');
 
 sub load_copy { $fast->cli('FUNCTION', 'LOAD', 'REPLACE', $fast_library); return; }
 load_copy();
@@ -304,7 +326,7 @@ my $slot_before = slot($fast, $key, 0);
 ($id, $end) = granted(claim($fast, $key, $a));
 is($id, 0, 'RESTART_LOSS: after a snapshot, a claims worker id 0');
 my $was_run = run_id($fast);
-$fast->restore_backup;
+under_clock(sub { $fast->restore_backup });
 load_copy();
 isnt(run_id($fast), $was_run, 'RESTART_LOSS: Redis restarted from the snapshot, under a new run');
 is(slot($fast, $key, 0), $slot_before,
@@ -330,7 +352,7 @@ wait_until($fast, $end + $M);
 $fast->backup;
 ($id_b, $end_b) = granted(claim($fast, $key, $b));
 is($id_b, 0, 'CONTINUATION: its lease run out, b claims worker id 0 for good');
-$fast->restore_backup;
+under_clock(sub { $fast->restore_backup });
 load_copy();
 is(slot($fast, $key, 0), "$end lease $a", 'CONTINUATION: Redis, back as the snapshot, shows a\'s lease');
 like(claim($fast, $key, $a, len => 1000, good => 0, prefer => 0), qr/^SNOWID_QUIET \d+$/,
