@@ -127,6 +127,20 @@
 #define SNOWID_STORE_WHERE_LEN	320
 
 /*
+ * The worker-id protocol in brief (doc/internals.md; its model
+ * src/coord/protocol_min.pml, whose R and M these are; in Redis the
+ * functions snowid_4_... of snowid.lua): the longest range of the ids' own
+ * time the store grants, ms (a lease no longer; for good, a check-in
+ * interval, a timeout and a second), and the clock margin the store counts
+ * on: every clock, the servers' and the store's, within it of true time
+ * (assumption 1).  A new holder's range starts once the id's fence lies
+ * the margin in the store's past; after a possible loss the store grants
+ * nothing new for the longest range and twice the margin.
+ */
+#define SNOWID_RANGE_MAX_MS		60000
+#define SNOWID_RANGE_MARGIN_MS	60000
+
+/*
  * The longest a quiet period may last past the plausible (the forgetting
  * rule): a reply naming a later end is refused as corrupt
  */

@@ -100,6 +100,15 @@ local function ms(n) return string.format('%.0f', n) end
 -- holder of a lease; no identity begins with it (identity_refused())
 local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
 
+-- Redis' clock (TIME), read once at the start of every function: in ms
+-- and in microseconds
+local function clock()
+  if redis.replicate_commands then pcall(redis.replicate_commands) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
+         tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 -- The state of a datacenter's worker ids, read once at the start of every
 -- function: keys {owners, leases, fences}.
 -- Redis' own clock (TIME) says when a lease has run out.
@@ -121,12 +130,9 @@ local function load(keys)
   -- every fence is read, also of ids beyond max (a layout narrowed since),
   -- so that retiring such an id never lowers its fence
   local any = @SNOWID_MAX_ID@
-  if redis.replicate_commands then pcall(redis.replicate_commands) end
-  local t = redis.call('TIME')
   local st = {owners = keys[1], leases = keys[2], fences = keys[3],
-              now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000),
-              now_us = tonumber(t[1]) * 1000000 + tonumber(t[2]),
               holder = {}, expiry = {}, fence_of = {}, empty = {}}
+  st.now, st.now_us = clock()
   local function raise(f, v)
     v = tonumber(v)
     if v and v > (st.fence_of[f] or 0) then st.fence_of[f] = v end
@@ -1160,6 +1166,296 @@ local function of_server(callback)
   end
 end
 
+-- THE WORKER-ID PROTOCOL IN BRIEF (doc/internals.md; its model
+-- src/coord/protocol_min.pml, whose rules the comments below name): the
+-- functions snowid_4_claim, snowid_4_extend and snowid_4_release of a
+-- server, and the administrator's snowid_4_free.  The invariant: per
+-- worker id, the ranges of the ids' own time that holders may issue in
+-- never overlap.  A range runs from its holder's clock to the end Redis
+-- granted (Redis' clock, Unix ms); its holder issues only inside it, and
+-- asks for the next one before it runs out.
+--
+-- Each function takes one key, the datacenter's hash, which holds all
+-- that Redis keeps of it:
+--   "<worker id>"   "<fence>", or "<fence> good|lease <holder name>": the
+--                   latest end of any range granted for the id (it only
+--                   rises), and who holds it, for good or on lease
+--   "record"        "<run id> <end of quiet>": the run of Redis that wrote
+--                   the record, and the end of its last quiet period
+--   "secret <name>" the key registered for a holder name, and the last n
+--   "proof <name>"  of its proofs (check_secret(), register_secret())
+-- and nothing else: no generation, counter, declared quiet period, margin
+-- or confirmed time.  A server's call: FCALL <function> 1 <key> <holder
+-- name> "<numbers>" "<n>:<proof>[:<key>]", the proof covering the
+-- function's name, the key, the name and the numbers.
+--
+-- Each call bounds its numbers (BOUND), checks its proof (SECRET, PROOF),
+-- notices a possible loss (RESTART_LOSS, QUIET), then applies its rule,
+-- and only then grants, raising the fence.  A grant replies {worker id,
+-- end of the range, Redis' clock}; refusals are error replies whose first
+-- word says which, each of them an answer (REFUSAL_ENDS: the holder drops
+-- the id and extends nothing) but SNOWID_STALE_PROOF and SNOWID_REGISTER,
+-- after which the server sends its call again:
+--   SNOWID_USAGE ...             a number out of bounds, or no proof (first)
+--   SNOWID_WRONG_SECRET ...,     the proof does not show the name's key, or
+--   SNOWID_STALE_PROOF <n>,      its n was taken, or the name has no key
+--   SNOWID_REGISTER ...          yet: send it once (check_secret())
+--   SNOWID_NO_RUN ...            Redis' run id cannot be read (INFO server)
+--   SNOWID_QUIET <time>          after a possible loss, no claim until then
+--   SNOWID_FENCED <id> <time>    the id's last range is not over by every
+--                                clock until then
+--   SNOWID_ALL_HELD <count>      every id of the layout is held
+--   SNOWID_ENDED <end>           an extend of a range over by the caller's
+--                                clock
+--   SNOWID_LOST <holder>         an extend of an id the caller does not hold
+local MIN_PREFIX = 'snowid_4_'
+local RANGE_MAX, MARGIN = @SNOWID_RANGE_MAX_MS@, @SNOWID_RANGE_MARGIN_MS@
+
+-- Redis' clock, for a call on the datacenter's hash key (st.fences is
+-- where check_secret() and register_secret() keep the keys and proofs)
+local function min_begin(key)
+  local st = {fences = key, empty = {}}
+  st.now, st.now_us = clock()
+  return st
+end
+
+-- A worker id's field: its fence (0: none), its holder's name (nil: none)
+-- and whether it holds the id for good
+local function slot_of(v)
+  local fence, kind, name = string.match(v or '', '^(%d+) (%a+) (.+)$')
+  if fence then return tonumber(fence), name, kind == 'good' end
+  return tonumber(v) or 0
+end
+
+-- Writes a worker id's field: its fence, and its holder if name is not nil
+local function write_slot(st, id, fence, name, good)
+  redis.call('HSET', st.fences, ms(id), ms(fence) ..
+             (name and ((good and ' good ' or ' lease ') .. name) or ''))
+end
+
+-- SECRET, PROOF: a call under a holder name proves its secret and never
+-- sends it; a secret itself, which check_secret() takes from servers of
+-- release 1.3.0, is refused.  Takes the proof's n at once (before the
+-- call's bounds are checked, whose refusal comes first); returns
+-- check_secret()'s refusal, or nil with the key in st.key
+local function proved(st, me, proof, call)
+  if not string.match(proof or '', '^%d+:%x+:?%x*$') then
+    return redis.error_reply('SNOWID_USAGE a holder proof is "<n>:<proof>[:<key>]":' ..
+      ' the holder secret itself is never sent')
+  end
+  return check_secret(st, me, proof, call)
+end
+
+-- RESTART_LOSS: every restart, restore and failover of Redis changes its
+-- run id, and counts as a possible loss, as does a record that is missing
+-- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
+-- forgotten ranges it granted, each ending before its clock plus
+-- RANGE_MAX (BOUND), and its clock may have stepped back by the margin:
+-- the record of this run names a quiet period to its clock plus RANGE_MAX
+-- and the margin, and no claim is granted until a margin past that end,
+-- when every range it may have forgotten is over by every clock.  Returns
+-- that time while it lies ahead, else nil; or nil and a refusal if the run
+-- id cannot be read.
+local function noticed(st)
+  local run = run_id()
+  if run == 'unknown' then
+    return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id cannot be read (INFO server):' ..
+      ' without it a restart cannot be told from a Redis that kept every claim')
+  end
+  local was, til = string.match(redis.call('HGET', st.fences, 'record') or '', '^(%x+) (%d+)$')
+  til = tonumber(til) or 0
+  if was ~= run then
+    til = math.max(til, st.now + RANGE_MAX + MARGIN)
+    redis.call('HSET', st.fences, 'record', run .. ' ' .. ms(til))
+  end
+  if til + MARGIN > st.now then return til + MARGIN end
+end
+
+-- A range granted to me: worker id id, for good or on lease, to Redis'
+-- clock plus len ms (or to the end the caller sent, for an extend, if
+-- later); the fence raised to its end, the name's key registered if it
+-- had none.  Replies {worker id, end, Redis' clock}.
+local function grant(st, me, id, good, len, fence, sent_end)
+  local til = math.max(st.now + len, sent_end or 0)
+  write_slot(st, id, math.max(fence, til), me, good)
+  register_secret(st, me)
+  return {id, til, st.now}
+end
+
+-- The fields of worker ids 0..max: {id = {fence, name, good}}, and the ids
+-- ascending.  Only the ids that have a field: with 24 worker bits, 0..max
+-- is more than Redis lets a function walk.
+local function read_slots(st, max)
+  local flat = redis.call('HGETALL', st.fences)
+  local slots, ids = {}, {}
+  for i = 1, #flat, 2 do
+    local id = string.match(flat[i], '^%d+$') and wid(flat[i], max)
+    if id then
+      local fence, name, good = slot_of(flat[i + 1])
+      slots[id] = {fence = fence, name = name, good = good}
+      ids[#ids + 1] = id
+    end
+  end
+  table.sort(ids)
+  return slots, ids
+end
+
+-- The id a claim of me takes, or nil and its refusal: the id Redis shows
+-- me holding, once its last range is over (a restart keeps its id); else
+-- prefer, if free; else the lowest free id of 0..max.  FENCE, MARGIN: an
+-- id is free when nobody holds it for good, and its fence (the end of
+-- every range granted for it, a lease's too) lies a margin in Redis'
+-- past: then every clock is past it, its last holder's too, which issues
+-- no more and can never extend again (OWN_END).
+local function choose(st, me, max, prefer)
+  local slots, ids = read_slots(st, max)
+  local function over(id) return (slots[id] and slots[id].fence or 0) + MARGIN <= st.now end
+  local function open(id) return slots[id] == nil or not slots[id].good end
+  local function fenced(id)
+    return redis.error_reply('SNOWID_FENCED ' .. ms(id) .. ' ' .. ms(slots[id].fence + MARGIN))
+  end
+  for _, id in ipairs(ids) do
+    if slots[id].name == me then
+      if over(id) then return id, slots[id].fence end
+      return nil, fenced(id)
+    end
+  end
+  if prefer >= 0 and open(prefer) and over(prefer) then
+    return prefer, slots[prefer] and slots[prefer].fence or 0
+  end
+  local gap, soonest = 0
+  for _, id in ipairs(ids) do
+    if id > gap then break end
+    gap = id + 1
+  end
+  for _, id in ipairs(ids) do
+    if id > gap then break end
+    if open(id) and over(id) then return id, slots[id].fence end
+    if open(id) and (soonest == nil or slots[id].fence < slots[soonest].fence) then
+      soonest = id
+    end
+  end
+  if gap <= max then return gap, 0 end
+  if soonest then return nil, fenced(soonest) end
+  return nil, redis.error_reply('SNOWID_ALL_HELD ' .. ms(max + 1))
+end
+
+-- The claim: a start, or a holder past its range's end.  numbers: "<max>
+-- <range ms> <good> <prefer>": the highest worker id of the layout, the
+-- range's length (a lease's; for good, a check-in interval, a timeout and
+-- a second), 1 for good or 0 on lease, the id the server's data directory
+-- names or -1.
+local function claim_4(keys, args)
+  local me = args[1]
+  local max, len, good, prefer = string.match(args[2] or '', '^(%d+) (%d+) ([01]) (-?%d+)$')
+  if not max then
+    return redis.error_reply('SNOWID_USAGE claim takes "<max> <range ms> <good> <prefer>"')
+  end
+  max, len, prefer = tonumber(max), tonumber(len), tonumber(prefer)
+  local st = min_begin(keys[1])
+  local refused = proved(st, me, args[3], {MIN_PREFIX .. 'claim', keys[1], me, args[2]})
+  -- BOUND: a range no longer than RANGE_MAX, a worker id within the layout
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'range_ms', len, 1, RANGE_MAX},
+                             {'prefer', prefer, -1, max}})
+  if bad then return bad end
+  if refused then return refused end
+  local quiet
+  quiet, refused = noticed(st)
+  if refused then return refused end
+  -- CONTINUATION: during a quiet period no claim is granted, even of the
+  -- id Redis shows the caller holding: what it shows may be a backup's
+  if quiet then return redis.error_reply('SNOWID_QUIET ' .. ms(quiet)) end
+  local id, fence = choose(st, me, max, prefer)
+  if id == nil then return fence end
+  return grant(st, me, id, good == '1', len, fence)
+end
+
+-- The check-in of a holder for good, a lease's renewal: "I hold the worker
+-- id until end: extend it".  numbers: "<worker id> <max> <end> <range ms>
+-- <good>", the end the caller holds it until (Redis' clock, from its last
+-- grant), the rest as claim's.
+local function extend_4(keys, args)
+  local me = args[1]
+  local id, max, sent, len, good =
+    string.match(args[2] or '', '^(%d+) (%d+) (%d+) (%d+) ([01])$')
+  if not id then
+    return redis.error_reply('SNOWID_USAGE extend takes "<worker id> <max> <end ms> <range ms> <good>"')
+  end
+  id, max, sent, len = tonumber(id), tonumber(max), tonumber(sent), tonumber(len)
+  local st = min_begin(keys[1])
+  local refused = proved(st, me, args[3], {MIN_PREFIX .. 'extend', keys[1], me, args[2]})
+  -- BOUND: a range no longer than RANGE_MAX, an end no later than Redis'
+  -- clock plus RANGE_MAX, a worker id within the layout
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max},
+                             {'range_ms', len, 1, RANGE_MAX},
+                             {'end_ms', sent, 0, st.now + RANGE_MAX}})
+  if bad then return bad end
+  if refused then return refused end
+  local quiet
+  quiet, refused = noticed(st)
+  if refused then return refused end
+  -- OWN_END: only a range not over by the caller's clock (so not by Redis'
+  -- less the margin) is extended; a holder past its range is a new
+  -- claimant, whose range may have been followed by another's that Redis
+  -- forgot
+  if sent + MARGIN <= st.now then return redis.error_reply('SNOWID_ENDED ' .. ms(sent)) end
+  local fence, name = slot_of(redis.call('HGET', st.fences, ms(id)))
+  -- the holder Redis shows is extended; CONTINUATION: during a quiet
+  -- period so is a live range of an id nobody holds (one Redis forgot),
+  -- which only the holder of the last range granted for the id can still
+  -- have (MARGIN)
+  if name == me or (name == nil and quiet) then
+    return grant(st, me, id, good == '1', len, fence, sent)
+  end
+  return redis.error_reply('SNOWID_LOST ' .. (name or ''))
+end
+
+-- A lease given back at a clean stop.  numbers: "<worker id> <max>".  The
+-- holder removed if it is the caller; the fence stays (no call lowers a
+-- fence).  Replies 1, or 0 if the caller did not hold the id.
+local function release_4(keys, args)
+  local me = args[1]
+  local id, max = string.match(args[2] or '', '^(%d+) (%d+)$')
+  if not id then
+    return redis.error_reply('SNOWID_USAGE release takes "<worker id> <max>"')
+  end
+  id, max = tonumber(id), tonumber(max)
+  local st = min_begin(keys[1])
+  local refused = proved(st, me, args[3], {MIN_PREFIX .. 'release', keys[1], me, args[2]})
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}})
+  if bad then return bad end
+  if refused then return refused end
+  local _
+  _, refused = noticed(st)
+  if refused then return refused end
+  local fence, name = slot_of(redis.call('HGET', st.fences, ms(id)))
+  if name ~= me then return 0 end
+  write_slot(st, id, fence)
+  return 1
+end
+
+-- An administrator's free() of a server gone (or not: freeing one that
+-- runs costs it its id, never a duplicate, as its next extend is refused).
+-- args: a name for the log (unused); the worker id.  The holder removed,
+-- the fence kept: another server takes the id once its fence lies a
+-- margin in the past (MARGIN).  Replies the fence.
+local function free_4(keys, args)
+  local id = tonumber(string.match(args[2] or '', '^(%d+)$') or '')
+  if not id then
+    return redis.error_reply('SNOWID_USAGE free takes "<worker id>"')
+  end
+  local bad = out_of_bounds({{'worker_id', id, 0, ID_MAX}})
+  if bad then return bad end
+  local st = min_begin(keys[1])
+  local _, refused = noticed(st)
+  if refused then return refused end
+  local v = redis.call('HGET', st.fences, ms(id))
+  if not v then return 0 end
+  local fence = slot_of(v)
+  write_slot(st, id, fence)
+  return fence
+end
+
 -- Every function, by name; flags as FUNCTION LOAD takes them (a function
 -- that never writes would say {'no-writes'}, and be called with FCALL_RO).
 local functions = {
@@ -1172,6 +1468,11 @@ local functions = {
   {name = prefix .. 'reset_secret', callback = reset_secret, flags = {}},
   {name = prefix .. 'new_datacenter', callback = new_datacenter, flags = {}},
   {name = prefix .. 'end_quiet', callback = end_quiet, flags = {}},
+  -- the protocol in brief, which servers of this release do not call yet
+  {name = MIN_PREFIX .. 'claim', callback = of_server(claim_4), flags = {}},
+  {name = MIN_PREFIX .. 'extend', callback = of_server(extend_4), flags = {}},
+  {name = MIN_PREFIX .. 'release', callback = of_server(release_4), flags = {}},
+  {name = MIN_PREFIX .. 'free', callback = free_4, flags = {}},
   -- release 1.3.0's, which its servers and an administrator's commands
   -- written for it call
   {name = 'snowid_2_claim', callback = of_server(claim), flags = {}},

@@ -53,7 +53,10 @@ my %named_by = (
 	SNOWID_CLOCK_MARGIN_DEFAULT_MS => 'both',
 	SNOWID_QUIET_DECLARED_MAX_MS => 'both',
 	SNOWID_QUIET_DECLARED_MIN_MS => 'both',
-	SNOWID_QUIET_UNDECLARED_MS => 'both');
+	SNOWID_QUIET_UNDECLARED_MS => 'both',
+	# the protocol in brief, whose store side Redis' library has so far
+	SNOWID_RANGE_MAX_MS => 'redis',
+	SNOWID_RANGE_MARGIN_MS => 'redis');
 
 my %source = (
 	redis => { 'src/redis/snowid.lua' => slurp_file("$top/src/redis/snowid.lua") },
