@@ -631,7 +631,7 @@ sub objects
 				p.oid::regprocedure, pg_get_function_result(p.oid),
 				p.proowner::regrole, p.proacl, p.prosecdef, p.proconfig,
 				p.provolatile, p.proparallel, p.proisstrict,
-				CASE WHEN p.proname IN ('snowid_sql_fixed', 'snowid_sql_nonce') THEN 'made from the configuration'
+				CASE WHEN p.proname = 'snowid_sql_fixed' THEN 'made from the configuration'
 					 ELSE md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')) END,
 				obj_description(p.oid, 'pg_proc'),
 				EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
