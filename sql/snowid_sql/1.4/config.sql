@@ -549,7 +549,7 @@ DECLARE
 	detail text;
 BEGIN
 	IF (SELECT s.is_called FROM snowid_sql_private.snowid_position s) THEN
-		RETURN 'Its generator (snowid_sql_private.snowid_position) has moved: this database issued ids, or was given a worker id, which raises it.';
+		RETURN 'This database issued ids: its generator (snowid_sql_private.snowid_position) has moved.';
 	END IF;
 	IF c.worker_server <> snowid_sql_private.snowid_sql_here() THEN
 		RETURN format('The row comes from another server, which issued ids with it (it was stamped there: %s): a restored dump or a copy, whose tables hold those ids.',
@@ -726,7 +726,7 @@ BEGIN
 			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
-					  HINT = 'Set the layout and the epoch before the worker id (a restore: into a database whose worker id was never set, then set the worker id).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
 		END IF;
 		-- an epoch ahead of the clock is taken (the owner may mean it), but
 		-- every call refuses until the clock passes it (snowid_sql_take())
@@ -832,19 +832,21 @@ $$;
 -- in one place: setting a worker id (an INSERT or UPDATE that names
 -- worker_id or worker_server, with a worker id; a change of the
 -- datacenter id alone, snowid_sql_config_check()) raises the generator,
--- whatever the row held before and wherever it was stamped, past this
--- server's clock plus max_drift_ms (the larger of the row's before and
--- after) and past the largest id of the new node its tables hold
--- (snowid_sql_config_floor(), through a note in snowid_config_pending
--- for the transaction).  So a restored dump (which never carries a worker
--- id: snowid_sql_config_restore()), a pg_createsubscriber copy,
--- pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made anew,
--- and a subscriber given its gone publisher's worker id each start past
--- the ids they hold.  Before, only a stamp over another server's raised
--- by max_drift_ms, a row never stamped only past the ids held, and a row
--- stamped here not at all: a subscriber with a worker id of its own given
--- its gone publisher's issued the replicated ids again (test
--- subscriber_changes_worker_id).
+-- whatever the row held before and wherever it was stamped, past the
+-- largest id of the new node its tables hold, and past this server's
+-- clock plus max_drift_ms (the larger of the row's before and after)
+-- unless the row was never stamped: a first install's first worker id,
+-- with which no server issued, keeps its generator where it is, so that
+-- its layout and epoch may still be set (snowid_sql_config_floor(),
+-- through a note in snowid_config_pending for the transaction).  So a
+-- restored dump (which never carries a worker id:
+-- snowid_sql_config_restore()), a pg_createsubscriber copy, pg_upgrade, a
+-- CREATE DATABASE ... TEMPLATE copy, a sequence made anew, and a
+-- subscriber given its gone publisher's worker id each start past the ids
+-- they hold.  Before, only a stamp over another server's raised by
+-- max_drift_ms, and a row stamped here not at all: a subscriber with
+-- a worker id of its own given its gone publisher's issued the
+-- replicated ids again (test subscriber_changes_worker_id).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -866,7 +868,8 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	PERFORM snowid_sql_private.snowid_sql_note(
-		greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
+		CASE WHEN (CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END) IS NULL THEN 0
+			 ELSE greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
 	NEW.worker_server := here;
 	RETURN NEW;
 END
@@ -929,7 +932,11 @@ BEGIN
 												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
 					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
 		END IF;
-		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+		-- (a row never stamped: only past ids held ahead of the clock, so
+		-- that a first install's generator stays where it is)
+		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
+			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
+		END IF;
 	END IF;
 	RETURN NULL;
 END
