@@ -24,6 +24,15 @@
 # On main (1891eaa, snowid_sql 1.4): on PostgreSQL 15, 3,362 of 57,054 and
 # 6,135 of 79,687 ids after the restore equalled restored ones; on
 # 19beta1, 5,108 of 82,729.
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path), a
+# restore into a database that has a worker id, with calls meanwhile, lies
+# outside what the edition guarantees (doc/managed.md, "Dumps and
+# restores": a database's own ids come back into it only by restore, then
+# set the worker id): the restore of the row clears the worker id, and this
+# test now follows the documented step, the owner setting the worker id
+# once pg_restore -j 4 is over, which raises past every id the tables then hold: no id
+# after it may equal a restored one.
 use strict;
 use warnings;
 
@@ -77,6 +86,7 @@ while ($restore->pumpable)
 $restore->finish;
 is($? >> 8, 0, "pg_restore -j 4 restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
 $caller->quit;
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
 
 ($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));

@@ -22,6 +22,15 @@
 # On main (1891eaa, snowid_sql 1.4): on PostgreSQL 15, 22,895 of 256,225 and
 # 9,425 of 111,915 ids after the restore equalled restored ones; on
 # 19beta1, 7,411 of 106,851.
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path), a
+# restore that leaves the row of snowid_config out, into a database that
+# has a worker id, lies outside what the edition guarantees (doc/managed.md,
+# "Dumps and restores": a database's own ids come back into it only by
+# restore, then set the worker id).  This test now follows that step: once
+# pg_restore -n is over, the owner sets the worker id (the same, 5), which
+# raises the generator past the ids of its node the tables hold, wherever
+# the row was stamped: no id after it may equal a restored one.
 use strict;
 use warnings;
 
@@ -48,6 +57,7 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 
 ($rc, $err) = SnowidSqlEdition::restore_into($target, $dump, '--exit-on-error', '-n', 'store');
 is($rc, 0, 'pg_restore -n store restores the schema store of the dump') or diag($err);
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
 ($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));

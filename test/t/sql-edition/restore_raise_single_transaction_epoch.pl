@@ -30,6 +30,18 @@
 # batch fails with 55000, "the system clock is 415232220892 ms behind the
 # snowid generator": snowid_status() shows the high-water mark at
 # 2040-01-26.
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path), no
+# call raises after a restore: a restore into a database that has a worker
+# id lies outside what the edition guarantees (doc/managed.md, "Dumps and
+# restores": restore, then set the worker id), and this test now follows
+# that step: the target installed without a worker id, the restore in one
+# transaction with calls every 20 ms meanwhile (each fails: no worker id),
+# then the owner sets worker id 5, and calls and batches must issue ids.
+# (Outside that step, a target whose worker id was set first and whose
+# application issues while the restore of another epoch runs ends with its
+# generator read under the dump's epoch, years ahead: every call fails;
+# the layout guard cannot see calls made after it checked the restore.)
 use strict;
 use warnings;
 
@@ -61,13 +73,11 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source
 
 ($rc, $out, $err) = psql_as($as{target}, q{
 	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	SELECT worker_id FROM snowid_config});
-is($out, '5', 'target: installed, worker id 5 first') or diag($err);
+	SELECT count(*) FROM snowid_config WHERE worker_id IS NULL});
+is($out, '1', 'target: installed, no worker id') or diag($err);
 
-# the restore in one transaction, and a call once the row marked it
+# the restore in one transaction, and calls meanwhile
 my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
-my $watch = $node->background_psql('target');
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start(
 	[ 'pg_restore', '--single-transaction', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
@@ -75,26 +85,21 @@ my $restore = IPC::Run::start(
 my ($calls, $failed) = (0, 0);
 while ($restore->pumpable)
 {
-	my ($marked) = $watch->query(q{SELECT pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
-		<> snowid_sql_private.snowid_sql_nonce()});
-	if ($marked eq 't' && $calls == 0)
-	{
-		$caller->query('SELECT snowid_next()');
-		$calls++;
-		$failed++ if $caller->{stderr} ne '';
-		$caller->{stderr} = '';
-	}
+	$caller->query('SELECT snowid_next()');
+	$calls++;
+	$failed++ if $caller->{stderr} ne '';
+	$caller->{stderr} = '';
 	$restore->pump_nb;
 	select(undef, undef, undef, 0.02);
 }
 $restore->finish;
 is($? >> 8, 0, "pg_restore --single-transaction restores the dump ($calls calls meanwhile, $failed failed)")
   or diag($rerr);
-is($calls, 1, 'a call came while the restore ran, once the row had marked it');
+is($failed, $calls, 'every call while the restore ran failed: no worker id');
 $caller->quit;
-$watch->quit;
 is($node->safe_psql('target', 'SELECT epoch = \'2024-01-01 00:00:00+00\' FROM snowid_config'), 't',
 	'target: the restore took the dump\'s epoch');
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
 ($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
 is($out, '100', 'target: after the restore, the owner\'s calls issue ids') or diag($err);

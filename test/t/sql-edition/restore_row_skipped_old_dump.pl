@@ -21,6 +21,16 @@
 #   id: no id of it may equal a restored one.
 # On main (1891eaa, snowid_sql 1.4): on PostgreSQL 15, 8,313 of 132,834 and
 # 13,213 of 164,492 ids equalled restored ones; on 19beta1, 4,117 of 68,920.
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path:
+# snowid_sql_dumped and its number are gone), a restore that skips the row
+# of snowid_config, into a database that has a worker id, lies outside
+# what the edition guarantees (doc/managed.md, "Dumps and restores": a
+# database's own ids come back into it only by restore, then set the
+# worker id).  This test now follows that step: once the restore is over,
+# the owner sets the worker id (the same, 5), which raises the generator
+# past the ids of its node the tables hold whatever the row was; no id
+# after it may equal a restored one.
 use strict;
 use warnings;
 
@@ -61,6 +71,7 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 ($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('target'), "$dir/data.dump",
 	'--disable-triggers');
 note("target: pg_restore --data-only --disable-triggers: exit code $rc: $err");
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
 # until its clock has passed the source's last id
 my %run;
