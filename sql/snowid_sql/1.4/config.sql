@@ -331,7 +331,20 @@ BEGIN
 			PERFORM FROM pg_namespace n WHERE n.oid = (SELECT c.relnamespace FROM pg_class c WHERE c.oid = rel) FOR KEY SHARE;
 		END IF;
 		name := rel::text;
-		EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
+		-- (a lock another session holds, any role's on its own table,
+		-- refuses the step after lock_timeout, naming that session: the
+		-- table cannot be read meanwhile; test restore_raise_other_role_locks)
+		BEGIN
+			EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
+		EXCEPTION WHEN lock_not_available THEN
+			RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
+				USING ERRCODE = 'lock_not_available',
+					  DETAIL = format('Another session holds a lock on it (process %s) and did not let it go within lock_timeout.',
+									  (SELECT string_agg(DISTINCT l.pid::text, ', ') FROM pg_locks l
+									   WHERE l.locktype = 'relation' AND l.relation = rel AND l.granted
+										 AND l.pid <> pg_backend_pid())),
+					  HINT = 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it), then repeat the step.';
+		END;
 		IF to_regclass(name) = rel THEN
 			IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel AND c.relkind = 'r') THEN
 				RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
@@ -468,27 +481,35 @@ BEGIN
 				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab)
 				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
-			-- the digits of the serials compare as the ids do (time, then
-			-- datacenter id, worker id and sequence, each of fixed width);
-			-- the decimal digits of an id are read as one
-			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (
-						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
-						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
-					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+			-- the decimal digits of an id are read as one; the digits of the
+			-- serials compare as the ids do (time, then datacenter id,
+			-- worker id and sequence, each of fixed width), and the largest
+			-- that reads back as a serial counts (a text shaped as a serial
+			-- of this node that is none, its month 13, is no id: before,
+			-- it refused the worker id, test
+			-- restore_raise_other_roles_serial).  Read under the collation
+			-- "C", whatever the column's: a nondeterministic one refuses
+			-- regular expressions (0A000: test
+			-- restore_raise_other_roles_collation).
+			EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
 						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
-						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
-						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END),
-					0
-				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO serial_max, v, bad USING digits, node_digits, c.sequence_bits, node_mask, node;
-			IF bad = 0 AND serial_max IS NOT NULL THEN
+						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END)
+				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
+				INTO v USING c.sequence_bits, node_mask, node;
+			FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
+				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
+				WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+				  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+				  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
+				ORDER BY 1 DESC$q$, col.name, tab) USING digits, node_digits LOOP
 				BEGIN
 					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
+					EXIT;
 				EXCEPTION WHEN invalid_text_representation THEN
-					bad := 1;
+					NULL;
 				END;
-			END IF;
+			END LOOP;
 		ELSE
 			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
 				INTO bad;
