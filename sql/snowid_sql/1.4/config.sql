@@ -967,13 +967,23 @@ $$;
 -- replica) changes no row of snowid_config or snowid_locks: a publication
 -- carries the publisher's rows, whose worker id and layout are not this
 -- server's (also in the initial copy, whose rows the trigger drops, so
--- that it does not fail on the subscriber's keys)
+-- that it does not fail on the subscriber's keys).  Enabled anew for
+-- every session (ALTER TABLE ... ENABLE TRIGGER ALL, which pg_restore
+-- --disable-triggers runs after a superuser's data-only restore), it
+-- would drop every change of the row, the owner's setting of the worker
+-- id with it, which then raised nothing: it drops them only as a replica
+-- (test restore_row_skipped_superuser)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_replica()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	RETURN NULL;
+	IF current_setting('session_replication_role') = 'replica' THEN
+		RETURN NULL;
+	ELSIF TG_OP = 'DELETE' THEN
+		RETURN OLD;
+	END IF;
+	RETURN NEW;
 END
 $$;
