@@ -56,7 +56,7 @@ my ($rc, $out, $err);
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
 	'>', \$rout, '2>', \$rerr);

@@ -57,7 +57,7 @@ my ($rc, $out, $err);
 $node->safe_psql('postgres', 'DROP DATABASE source; CREATE ROLE other LOGIN');
 
 # other's snapshot, taken before the restore
-my $other = $node->background_psql('target', extra_params => [ '-U', 'other' ]);
+my $other = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'other' ]);
 $other->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $other->query_safe('SELECT count(*) FROM pg_class');
 

@@ -65,7 +65,7 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source
 is($out, '1', 'target: installed, no worker id') or diag($err);
 
 # other's snapshot, taken before the restore
-my $other = $node->background_psql('target', extra_params => [ '-U', 'other' ]);
+my $other = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'other' ]);
 $other->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $other->query_safe('SELECT count(*) FROM pg_class');
 

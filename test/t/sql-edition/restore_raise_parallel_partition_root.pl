@@ -69,7 +69,7 @@ $node->command_ok([ 'pg_dump', '-Fc', '-Z0', '--load-via-partition-root', '-f', 
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore in parallel, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start([ 'pg_restore', '-j', '4', '--exit-on-error', '-d', $target, $file ],
 	'>', \$rout, '2>', \$rerr);

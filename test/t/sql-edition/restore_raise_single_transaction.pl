@@ -69,7 +69,7 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', SnowidSqlEdition::app_u
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore in one transaction, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start([ 'pg_restore', '--single-transaction', '--exit-on-error', '-d', $target, $file ],
 	'>', \$rout, '2>', \$rerr);

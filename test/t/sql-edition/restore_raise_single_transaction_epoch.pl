@@ -77,7 +77,7 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source
 is($out, '1', 'target: installed, no worker id') or diag($err);
 
 # the restore in one transaction, and calls meanwhile
-my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start(
 	[ 'pg_restore', '--single-transaction', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
