@@ -491,25 +491,37 @@ BEGIN
 			-- "C", whatever the column's: a nondeterministic one refuses
 			-- regular expressions (0A000: test
 			-- restore_raise_other_roles_collation).
-			EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1)) FILTER (
+						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
+					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
 						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
-						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
 						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END)
 				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO v USING c.sequence_bits, node_mask, node;
-			FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
-				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
-				WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-				  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
-				  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
-				ORDER BY 1 DESC$q$, col.name, tab) USING digits, node_digits LOOP
+				INTO serial_max, v USING digits, node_digits, c.sequence_bits, node_mask, node;
+			IF serial_max IS NOT NULL THEN
 				BEGIN
 					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
-					EXIT;
 				EXCEPTION WHEN invalid_text_representation THEN
-					NULL;
+					-- the largest below it that reads back as a serial
+					FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
+						FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
+						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.<) $3
+						ORDER BY 1 DESC$q$, col.name, tab) USING digits, node_digits, serial_max LOOP
+						BEGIN
+							v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
+							EXIT;
+						EXCEPTION WHEN invalid_text_representation THEN
+							NULL;
+						END;
+					END LOOP;
 				END;
-			END LOOP;
+			END IF;
 		ELSE
 			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
 				INTO bad;
