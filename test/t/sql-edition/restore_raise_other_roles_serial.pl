@@ -20,6 +20,9 @@
 #   datacenter 00, worker 06, sequence 0000; source dumped (pg_dump -Fc)
 #   and restored into target.
 # - app's calls and batches (statement_timeout 10 s) must issue ids.
+#   (Since the redesign, below, lesser's table also holds a true serial of
+#   worker id 6 lying 3 s ahead, which the owner's step must pass: the
+#   largest text that reads back as a serial counts.)
 # On main (1891eaa, snowid_sql 1.4, PostgreSQL 15 and 19beta1): every call
 # and batch fails with 55000 ("a column whose default takes ids holds
 # values snowid_sql cannot read as ids", naming s.junk).
@@ -59,12 +62,18 @@ $node->safe_psql('target', 'CREATE SCHEMA s AUTHORIZATION lesser');
 	SET search_path = s;
 	CREATE TABLE junk (x text DEFAULT public.snowid_serial('X-'));
 	INSERT INTO junk VALUES ('X-' || '20261301120000000' || '00' || '06' || '0000');
+	INSERT INTO junk VALUES ('X-' || to_char((clock_timestamp() + interval '3 s') AT TIME ZONE 'UTC',
+		'YYYYMMDDHH24MISSMS') || '00' || '06' || '0000');
 	SELECT 1});
 is($out, '1', 'target: lesser, granted nothing of the edition, makes a table holding a text shaped as a serial of worker id 6')
   or diag($err);
 $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, $file ],
 	"target: pg_restore restores the source's dump");
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, 6);
+my $ahead = $node->safe_psql('target', q{SELECT x FROM s.junk WHERE substr(x, 7, 2) <> '13'});
+($rc, $out, $err) = psql_as($as{target}, "SELECT snowid_next() > snowid_from_serial('$ahead')");
+is($out, 't', "target: the step raised past lesser's serial of worker id 6, 3 s ahead, below the one that is none")
+  or diag($err);
 ($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
 is($out, '100', "target: beside lesser's text, the owner's calls issue ids") or diag($err);
 ($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('batch'));
