@@ -19,9 +19,12 @@ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 --   and reads a restore's update too (snowid_sql_ids_held() takes the
 --   bound of the ids a restore may meet in place of its flag); the owner's
 --   SET snowid_sql.restoring counts for nothing.
--- - A restore keeps the datacenter id of a row that has a worker id, and
---   raises the generator past the ids it brings; the owner's UPDATE of
---   worker_server neither clears nor forges a stamp.
+-- - The restore of the row clears a worker id the database had, and
+--   setting the worker id raises the generator past the clock plus
+--   max_drift_ms and past the ids of its node the tables hold, wherever
+--   the row was stamped (the one rule restores and copies rest on:
+--   snowid_sql_config_stamp()); the owner's UPDATE of worker_server
+--   neither clears nor forges a stamp.
 -- - snowid_sql_config_floor() runs as the owner of the extension, and
 --   raises the generator no further than the row allows.
 -- - Serial prefixes and serials in error messages are cut to 40

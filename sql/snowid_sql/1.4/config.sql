@@ -331,7 +331,20 @@ BEGIN
 			PERFORM FROM pg_namespace n WHERE n.oid = (SELECT c.relnamespace FROM pg_class c WHERE c.oid = rel) FOR KEY SHARE;
 		END IF;
 		name := rel::text;
-		EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
+		-- (a lock another session holds, any role's on its own table,
+		-- refuses the step after lock_timeout, naming that session: the
+		-- table cannot be read meanwhile; test restore_raise_other_role_locks)
+		BEGIN
+			EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
+		EXCEPTION WHEN lock_not_available THEN
+			RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
+				USING ERRCODE = 'lock_not_available',
+					  DETAIL = format('Another session holds a lock on it (process %s) and did not let it go within lock_timeout.',
+									  (SELECT string_agg(DISTINCT l.pid::text, ', ') FROM pg_locks l
+									   WHERE l.locktype = 'relation' AND l.relation = rel AND l.granted
+										 AND l.pid <> pg_backend_pid())),
+					  HINT = 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it), then repeat the step.';
+		END;
 		IF to_regclass(name) = rel THEN
 			IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel AND c.relkind = 'r') THEN
 				RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
@@ -468,25 +481,45 @@ BEGIN
 				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab)
 				INTO v USING c.sequence_bits, node_mask, node;
 		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
-			-- the digits of the serials compare as the ids do (time, then
-			-- datacenter id, worker id and sequence, each of fixed width);
-			-- the decimal digits of an id are read as one
-			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1) COLLATE "C") FILTER (
+			-- the decimal digits of an id are read as one; the digits of the
+			-- serials compare as the ids do (time, then datacenter id,
+			-- worker id and sequence, each of fixed width), and the largest
+			-- that reads back as a serial counts (a text shaped as a serial
+			-- of this node that is none, its month 13, is no id: before,
+			-- it refused the worker id, test
+			-- restore_raise_other_roles_serial).  Read under the collation
+			-- "C", whatever the column's: a nondeterministic one refuses
+			-- regular expressions (0A000: test
+			-- restore_raise_other_roles_collation).
+			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1)) FILTER (
 						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
 						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
 						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
 					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
 						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
 						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
-						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END),
-					0
-				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO serial_max, v, bad USING digits, node_digits, c.sequence_bits, node_mask, node;
-			IF bad = 0 AND serial_max IS NOT NULL THEN
+						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END)
+				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
+				INTO serial_max, v USING digits, node_digits, c.sequence_bits, node_mask, node;
+			IF serial_max IS NOT NULL THEN
 				BEGIN
 					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
 				EXCEPTION WHEN invalid_text_representation THEN
-					bad := 1;
+					-- the largest below it that reads back as a serial
+					FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
+						FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
+						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
+						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.<) $3
+						ORDER BY 1 DESC$q$, col.name, tab) USING digits, node_digits, serial_max LOOP
+						BEGIN
+							v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
+							EXIT;
+						EXCEPTION WHEN invalid_text_representation THEN
+							NULL;
+						END;
+					END LOOP;
 				END;
 			END IF;
 		ELSE
@@ -608,45 +641,6 @@ BEGIN
 END
 $$;
 
--- The first call after a restore (snowid_sql_dumped holds another number
--- than this database's: pending.sql) raises the generator past the clock
--- plus max_drift_ms and past every id the tables hold, as setting the
--- worker id over another server's stamp does (snowid_sql_config_floor()),
--- then sets the number back, as the owner of the extension's objects (the
--- callers are SECURITY DEFINER); calls at once raise too (only raising,
--- never lowering).  It writes no row: the tables are read in a
--- subtransaction, which ends with the reading and takes its locks with
--- it, the generator is raised in snowid_sql_move()'s, and sequences keep
--- what is set.  Before 1.4's fixes the first call set the worker id again
--- by an UPDATE of snowid_config, whose row lock the caller's transaction
--- held to its end: a role granted nothing that left it open, or prepared
--- it, stopped every call and the owner's UPDATE (test
--- restore_raise_held_open).  Without a worker id nothing is raised: the
--- call fails, and setting the worker id raises.
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_raise_restored()
-RETURNS void
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	c snowid_sql_private.snowid_config;
-	floor_ms bigint;
-BEGIN
-	SELECT * INTO c FROM snowid_sql_private.snowid_config;
-	IF c.worker_id IS NULL OR (snowid_sql_private.snowid_sql_fixed()).worker_id IS NULL OR pg_is_in_recovery() THEN
-		RETURN;
-	END IF;
-	BEGIN
-		floor_ms := snowid_sql_private.snowid_sql_held_floor(c, c.max_drift_ms);
-		RAISE SQLSTATE 'SN000';
-	EXCEPTION WHEN SQLSTATE 'SN000' THEN
-		NULL;
-	END;
-	PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
-	PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
-END
-$$;
-
 -- The smallest id whose time lies, under the layout and epoch of the row
 -- c, past the clock plus its max_drift_ms: every id below it is passed by
 -- a generator raised to the clock plus max_drift_ms (0 where the clock
@@ -696,8 +690,8 @@ RETURN least(greatest(
 -- else, and every id its tables hold lies, under the restored layout and
 -- epoch, at most the restored max_drift_ms ahead of the clock; the
 -- generator is then raised past the clock plus that max_drift_ms, so
--- that every new id lies above every id held (with the worker id now, or
--- when it is set: the row is given a stamp of elsewhere).  Before 1.4
+-- that every new id lies above every id held (when the worker id is set,
+-- which the restore clears: the row is given a stamp of elsewhere).  Before 1.4
 -- a restore's update read no table, and the restore of another
 -- dump into a used database, the owner's INSERT of the row, or the
 -- owner's own trigger that set snowid_sql.restoring moved the epoch
@@ -774,59 +768,41 @@ BEGIN
 				USING DETAIL = format('The epoch is %s: every call refuses (22008) until the clock passes it.', NEW.epoch),
 					  HINT = 'Set an epoch in the past, unless the system clock is wrong.';
 		END IF;
-		-- the generator past every id held: at the first call (below), or
-		-- when the worker id is set
+		-- the generator past every id held when the worker id is set (the
+		-- restore cleared it): the row stamped elsewhere
 		IF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NOT DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		ELSIF restoring AND NEW.worker_id IS NULL AND NEW.worker_server IS NULL AND TG_OP = 'UPDATE' THEN
 			NEW.worker_server := 'a restore beside ids this database held';
 		END IF;
 	END IF;
-	-- a restore into a database with a worker id (the install's steps:
-	-- CREATE EXTENSION, the worker id, then the data): snowid_sql_dumped
-	-- is given another number than this database's (pending.sql), and the
-	-- first call raises the generator past every id the tables hold then
-	-- (snowid_sql_raise_restored()), the restore over: pg_dump
-	-- restores the data of the tables of a schema that sorts after
-	-- snowid_sql_private after the row, and before 1.4's fixes the raise
-	-- at the row's restore missed their ids (test
-	-- restore_raise_tables_after_row)
-	IF restoring AND TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL THEN
-		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() # 1);
+	-- a change of node by the datacenter id alone (an UPDATE that names
+	-- neither worker_id nor worker_server, which snowid_sql_config_stamp()
+	-- does not see) raises as setting the worker id does
+	IF TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL AND NEW.datacenter_id IS DISTINCT FROM OLD.datacenter_id THEN
+		PERFORM snowid_sql_private.snowid_sql_note(greatest(NEW.max_drift_ms, OLD.max_drift_ms), NULL);
 	END IF;
 	RETURN NEW;
 END
 $$;
 
 -- An insert of the row where one is (a restore: CREATE EXTENSION made the
--- row before the dump's COPY of it) updates that row instead, all but its
--- worker id: a restored database is another server, which issues no id
--- until it is given a worker id of its own.  It carries the source's
--- stamp into a row without a worker id, so that the worker id set there
--- later raises the generator (snowid_sql_config_stamp()); a dump of a
--- database that claimed its worker id (claim_worker_id, up to 1.2) has no
--- stamp, and is given one that names no server.  The update says it is
--- the restore's to snowid_sql_config_check() (the setting
+-- row before the dump's COPY of it) updates that row instead, all of it
+-- but its worker id, which it sets NULL: a restored database issues no id
+-- until its owner sets a worker id, and setting it raises the generator
+-- past the ids the tables then hold (snowid_sql_config_stamp(),
+-- snowid_sql_config_floor()), the restore over.  That is the one way a
+-- database's own ids come back into it that the edition covers (doc/managed.md,
+-- "Dumps and restores"): restore, then set the worker id.  A database
+-- that had a worker id loses it here too (before, it kept it, and 1.4
+-- raised its generator at the first call after a restore, told by a
+-- dumped number: attacks found restores that call did not see, or saw
+-- too early, and the number was gone).  It carries the source's stamp
+-- (a dump of a database that claimed its worker id, up to 1.2, has none,
+-- and is given one that names no server).  The update says it is the
+-- restore's to snowid_sql_config_check() (the setting
 -- snowid_sql.restoring, for that update alone).  Fires after the check
 -- (triggers fire in the order of their names), on the row inserted.
---
--- A row that has a worker id (the install's steps: CREATE EXTENSION, the
--- worker id set, then the data restored) keeps its datacenter id with it:
--- the node is the one its owner gave it, never the source's datacenter
--- with a local worker id, which another server of that datacenter may
--- hold (before 1.4 the restore took the datacenter id: test
--- 174).  Where they do not fit the restored layout, the worker id goes
--- (and the row takes the source's datacenter id and stamp, as a row
--- without one): the owner sets both again.  And since the restored
--- tables hold ids the source issued up to its max_drift_ms ahead of its
--- clock, the generator is raised past them, as for a worker id set over
--- another server's stamp, at the first call (the row is marked by
--- snowid_sql_config_check(), and snowid_sql_raise_restored() sets the
--- worker id again): before 1.4 nothing raised it, and given its gone
--- source's worker id the database issued the restored ids again (test
--- 172); then the row's restore raised it, before the tables of the
--- schemas that sort after snowid_sql_private came back (test
--- restore_raise_tables_after_row).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_restore()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -836,20 +812,12 @@ AS $$
 DECLARE
 	stamp text := coalesce(NEW.worker_server,
 						   CASE WHEN NEW.claim_worker_id THEN 'a dump of snowid_sql that claimed its worker id' END);
-	here snowid_sql_private.snowid_config;
-	keep boolean;
 	updated boolean;
 BEGIN
-	SELECT * INTO here FROM snowid_sql_private.snowid_config;
-	keep := here.worker_id IS NOT NULL
-		AND here.datacenter_id BETWEEN 0 AND (1 << NEW.datacenter_bits) - 1
-		AND here.worker_id BETWEEN 0 AND (1 << NEW.worker_bits) - 1;
-	IF here.worker_id IS NOT NULL AND NOT keep THEN
-		UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton;
-	END IF;
+	UPDATE snowid_sql_private.snowid_config x SET worker_id = NULL WHERE x.singleton AND x.worker_id IS NOT NULL;
 	PERFORM set_config('snowid_sql.restoring', 'on', true);
 	UPDATE snowid_sql_private.snowid_config x
-	SET datacenter_id = CASE WHEN keep THEN x.datacenter_id ELSE NEW.datacenter_id END, epoch = NEW.epoch,
+	SET datacenter_id = NEW.datacenter_id, epoch = NEW.epoch,
 		datacenter_bits = NEW.datacenter_bits, worker_bits = NEW.worker_bits,
 		sequence_bits = NEW.sequence_bits, max_drift_ms = NEW.max_drift_ms,
 		max_wait_ms = NEW.max_wait_ms
@@ -858,7 +826,7 @@ BEGIN
 	PERFORM set_config('snowid_sql.restoring', '', true);
 	IF updated THEN
 		UPDATE snowid_sql_private.snowid_config x SET worker_server = stamp
-		WHERE x.singleton AND x.worker_id IS NULL AND stamp IS NOT NULL;
+		WHERE x.singleton AND stamp IS NOT NULL;
 		RETURN NULL;
 	END IF;
 	NEW.claim_worker_id := false;
@@ -893,17 +861,25 @@ $$;
 -- was last set on (the restore of a dump carries its source's), which says
 -- at the next stamp that it lay elsewhere.
 --
--- A stamp over another server's (a restored dump, a pg_createsubscriber
--- copy, pg_upgrade, a CREATE DATABASE ... TEMPLATE copy, a sequence made
--- anew) says so to snowid_sql_config_floor() for the rest of the statement
--- (a note in snowid_config_pending, for the transaction): the
--- larger max_drift_ms of the row before and after, as far as that server
--- may have issued ids ahead of its clock.  A row never stamped (a first
--- install) sets 0: no server issued ids with it, and a worker id set
--- there for the first time is the operator's to make unique
--- (doc/managed.md), but its tables may hold ids of that worker id ahead
--- of the clock (a logical subscriber's), which the floor passes.  So does
--- a restore's number (snowid_sql_dumped) that is not this database's.
+-- The rule the edition's restores, copies and changes of node rest on,
+-- in one place: setting a worker id (an INSERT or UPDATE that names
+-- worker_id or worker_server, with a worker id; a change of the
+-- datacenter id alone, snowid_sql_config_check()) raises the generator,
+-- whatever the row held before and wherever it was stamped, past the
+-- largest id of the new node its tables hold, and past this server's
+-- clock plus max_drift_ms (the larger of the row's before and after)
+-- unless the row was never stamped: a first install's first worker id,
+-- with which no server issued, keeps its generator where it is, so that
+-- its layout and epoch may still be set (snowid_sql_config_floor(),
+-- through a note in snowid_config_pending for the transaction).  So a
+-- restored dump (which never carries a worker id:
+-- snowid_sql_config_restore()), a pg_createsubscriber copy, pg_upgrade, a
+-- CREATE DATABASE ... TEMPLATE copy, a sequence made anew, and a
+-- subscriber given its gone publisher's worker id each start past the ids
+-- they hold.  Before, only a stamp over another server's raised by
+-- max_drift_ms, and a row stamped here not at all: a subscriber with
+-- a worker id of its own given its gone publisher's issued the
+-- replicated ids again (test subscriber_changes_worker_id).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_stamp()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -912,7 +888,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	here text;
-	before text;
 BEGIN
 	here := snowid_sql_private.snowid_sql_here();
 	IF NEW.worker_id IS NULL THEN
@@ -925,76 +900,41 @@ BEGIN
 		END IF;
 		RETURN NEW;
 	END IF;
-	before := CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END;
-	-- (or a restore came that skipped the row: snowid_sql_dumped); a row
-	-- never stamped raises past the ids the tables hold alone (a logical
-	-- subscriber given its gone publisher's worker id holds its ids:
-	-- before 1.4's fixes nothing was raised, test
-	-- subscriber_takes_worker_id)
-	IF before IS DISTINCT FROM here OR pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped')
-			IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
-		PERFORM snowid_sql_private.snowid_sql_note(CASE WHEN before IS NULL THEN 0 ELSE
-			greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
-	END IF;
+	PERFORM snowid_sql_private.snowid_sql_note(
+		CASE WHEN (CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END) IS NULL THEN 0
+			 ELSE greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
 	NEW.worker_server := here;
 	RETURN NEW;
 END
 $$;
 
--- Where the generator must be raised to (Unix ms), so that its next id
--- lies past the clock plus drift_ms and past every id the tables hold, by
--- the row c's layout and epoch (snowid_sql_config_floor(),
--- snowid_sql_raise_restored())
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_held_floor(c snowid_sql_private.snowid_config, drift_ms integer)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	held bigint;
-	floor_ms bigint;
-BEGIN
-	floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
-	-- past the largest id the tables hold, by its own time, however
-	-- far ahead of the clock it lies (the source's clock stepped back
-	-- after it issued: before 1.4's fixes the raise counted
-	-- max_drift_ms alone, test restore_after_clock_step)
-	held := snowid_sql_private.snowid_sql_largest_held(c);
-	IF held >= 0 THEN
-		floor_ms := greatest(floor_ms, (held >> (c.datacenter_bits + c.worker_bits + c.sequence_bits))
-									   + snowid_sql_private.snowid_sql_unix_ms(c.epoch) + 1);
-	END IF;
-	IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
-		RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
-											 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
-				  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
-	END IF;
-	RETURN floor_ms;
-END
-$$;
-
--- After a stamp over another server's: the generator raised, so that this
--- server's next id lies past its clock plus that max_drift_ms.  That
--- server (stopped before, or it keeps another worker id) issued ids up to
--- its clock plus max_drift_ms: a batch, or a clock stepped back, runs
--- ahead of the clock, and a copy that started at its clock issued them
--- again (a restored dump given its gone source's worker id at once: 1,000
--- of 1,000).  One millisecond more than that: the common path reads the
--- clock in floating point, which may lie one millisecond ahead at a
--- boundary.  The position is only raised, never lowered, by a writer
+-- After the worker id is set (snowid_sql_config_stamp(), the rule): the
+-- generator raised, so that this server's next id lies past its clock
+-- plus that max_drift_ms, and past the largest id of its node the tables
+-- hold.  A server that issued with the node before (gone, or it keeps
+-- another worker id now) issued ids up to its clock plus max_drift_ms: a
+-- batch, or a clock stepped back, runs ahead of the clock, and a copy that
+-- started at its clock issued them again (a restored dump given its gone
+-- source's worker id at once: 1,000 of 1,000).  One millisecond more than
+-- that: the common path reads the clock in floating point, which may lie
+-- one millisecond ahead at a boundary.  And past the largest id of the
+-- node its tables hold, by that id's own time, however far ahead of the
+-- clock it lies (the source's clock stepped back after it issued: before
+-- 1.4's fixes the raise counted max_drift_ms alone, test
+-- restore_after_clock_step), waiting for the clock where that lies beyond
+-- max_drift_ms (snowid_sql_raise_floor(); refused beyond an hour).  The
+-- position is only raised, never lowered, by a writer
 -- (snowid_sql_raise_floor(), snowid_sql_move()), after snowid_config_fix
 -- (triggers fire in the order of their names) made snowid_sql_fixed() with
--- this server and adopted the generation as it is, as a writer needs.  Only
--- the stamp pays: the common path is as it was, and its calls take the
--- path of a clock stepped back (snowid_sql_take()) until the clock has
+-- this server and adopted the generation as it is, as a writer needs.
+-- Only the setting pays: the common path is as it was, and its calls take
+-- the path of a clock stepped back (snowid_sql_take()) until the clock has
 -- caught up, at most max_drift_ms.  SECURITY DEFINER, so that the
 -- installing role, whose writes fire it, needs no EXECUTE on
 -- snowid_sql_raise_floor() (before 1.4 it had it, and moved the
 -- generator to 2070 with one call: test 175).  What it does not cover
--- stays the operator's: the clocks of the two servers may differ, and that server
--- must have stopped issuing ids with the worker id before the stamp.
+-- stays the operator's: the clocks of the two servers may differ, and the
+-- other server must have stopped issuing ids with the node before.
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_floor()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -1003,6 +943,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	drift_ms integer := (snowid_sql_private.snowid_sql_noted()).copy_drift_ms;
+	held bigint;
 	floor_ms bigint;
 BEGIN
 	IF drift_ms IS NOT NULL THEN
@@ -1011,14 +952,24 @@ BEGIN
 		-- never more than the row allows
 		drift_ms := least(drift_ms, greatest(NEW.max_drift_ms,
 											 CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END));
-		floor_ms := snowid_sql_private.snowid_sql_held_floor(NEW, drift_ms);
+		floor_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + drift_ms + 2;
+		held := snowid_sql_private.snowid_sql_largest_held(NEW);
+		IF held >= 0 THEN
+			floor_ms := greatest(floor_ms, (held >> (NEW.datacenter_bits + NEW.worker_bits + NEW.sequence_bits))
+										   + snowid_sql_private.snowid_sql_unix_ms(NEW.epoch) + 1);
+		END IF;
+		IF floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 3600000 THEN
+			RAISE EXCEPTION 'the ids this database holds lie more than an hour ahead of the clock'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = pg_catalog.format('The largest id its tables hold (by the default of their columns) was made at %s; new ids must lie above it.',
+												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
+					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
+		END IF;
 		-- (a row never stamped: only past ids held ahead of the clock, so
 		-- that a first install's generator stays where it is)
 		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
 			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 		END IF;
-		-- a restore's number (snowid_sql_dumped) raised past too
-		PERFORM setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce());
 	END IF;
 	RETURN NULL;
 END
@@ -1028,13 +979,23 @@ $$;
 -- replica) changes no row of snowid_config or snowid_locks: a publication
 -- carries the publisher's rows, whose worker id and layout are not this
 -- server's (also in the initial copy, whose rows the trigger drops, so
--- that it does not fail on the subscriber's keys)
+-- that it does not fail on the subscriber's keys).  Enabled anew for
+-- every session (ALTER TABLE ... ENABLE TRIGGER ALL, which pg_restore
+-- --disable-triggers runs after a superuser's data-only restore), it
+-- would drop every change of the row, the owner's setting of the worker
+-- id with it, which then raised nothing: it drops them only as a replica
+-- (test restore_row_skipped_superuser)
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_config_replica()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	RETURN NULL;
+	IF current_setting('session_replication_role') = 'replica' THEN
+		RETURN NULL;
+	ELSIF TG_OP = 'DELETE' THEN
+		RETURN OLD;
+	END IF;
+	RETURN NEW;
 END
 $$;

@@ -61,14 +61,6 @@ BEGIN ATOMIC
 		  OPERATOR(pg_catalog.<) (1::bigint OPERATOR(pg_catalog.<<) c.worker_bits);
 END;
 
--- This database's number in snowid_sql_dumped (pending.sql): a constant,
--- made by snowid_sql_refix() once, which the planner folds where it is
--- called
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
-RETURNS bigint
-LANGUAGE sql STABLE PARALLEL SAFE
-RETURN NULL::bigint;
-
 -- Makes snowid_sql_fixed() anew from the row of snowid_config (see
 -- objects.sql), with this server, its sequences and its mark, once they
 -- are as the generator needs them.  Its body holds only numbers and
@@ -86,7 +78,6 @@ DECLARE
 	problem text := snowid_sql_private.snowid_sql_sequences_problem();
 	before snowid_sql_private.snowid_sql_fixed;
 	adopted bigint;
-	nonce bigint := snowid_sql_private.snowid_sql_nonce();
 BEGIN
 	IF problem IS NOT NULL THEN
 		RAISE EXCEPTION 'the sequences or tables of the snowid generator were altered'
@@ -122,15 +113,6 @@ RETURN ROW(false, %s, %s, %s, %s, %s, %s, %s, %s, %L, %L, %s, %s)::snowid_sql_pr
 		coalesce(least(100, c.max_drift_ms), 0),
 		pg_relation_filepath('snowid_sql_private.snowid_position'), here,
 		1 + (hashtext(here)::bigint & 4194303), coalesce(adopted::text, 'NULL'));
-	-- this database's number, once (an install, an update)
-	IF nonce IS NULL THEN
-		nonce := (random() * 4611686018427387903)::bigint;
-		EXECUTE format($f$CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_nonce()
-RETURNS bigint
-LANGUAGE sql STABLE PARALLEL SAFE
-RETURN %s::bigint$f$, nonce);
-		PERFORM setval('snowid_sql_private.snowid_sql_dumped', nonce);
-	END IF;
 END
 $$;
 
@@ -218,16 +200,16 @@ BEGIN
 			-- (FOR ALL SEQUENCES) of a publisher that never issued, with the
 			-- position (before 1.4's fixes it was taken as a first install's,
 			-- and the generator started again below the ids it had issued:
-			-- test sequences_synced_not_called).  The next call raises the
-			-- generator past the ids the tables hold, as after a restore
-			-- (snowid_sql_dumped), with n = 0.
+			-- test sequences_synced_not_called).  Every call fails until
+			-- the owner sets the worker id again, which raises the
+			-- generator past the ids the tables hold (with n = 0: moving
+			-- the generator, that raise is let through).
 			IF g IS NULL AND n > 0
 				AND pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_started') IS NOT NULL THEN
-				done := pg_catalog.setval('snowid_sql_private.snowid_sql_dumped', snowid_sql_private.snowid_sql_nonce() OPERATOR(pg_catalog.#) 1);
 				RAISE EXCEPTION 'the sequences of the snowid generator were set back'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
 						  DETAIL = 'snowid_generation has never been called, though the generator moved before: its sequences were set to values of a generator that never issued, by hand or by a subscription (FOR ALL SEQUENCES).',
-						  HINT = 'Call again: the next call raises the generator past the ids the tables hold.';
+						  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = worker_id, which raises the generator past the ids the tables hold.';
 			END IF;
 			-- another server's token (none before 1.2): the sequences hold
 			-- that server's values, synchronised (PostgreSQL 19: FOR ALL
@@ -525,12 +507,8 @@ DECLARE
 	g bigint;
 	v bigint;
 BEGIN
-	-- (and no restore came since the generator was raised last:
-	-- snowid_sql_dumped)
 	w := CASE WHEN (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
 				   OPERATOR(pg_catalog.=) (snowid_sql_private.snowid_sql_fixed()).position_path) IS TRUE
-			AND (pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped'::pg_catalog.regclass)
-				 OPERATOR(pg_catalog.=) snowid_sql_private.snowid_sql_nonce()) IS TRUE
 		THEN (snowid_sql_private.snowid_sql_fixed()).worker_id END;
 	g := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_generation'::pg_catalog.regclass);
 	-- no position while the clock lies before the epoch (an epoch set
@@ -622,9 +600,6 @@ AS $$
 DECLARE
 	c snowid_sql_private.snowid_config;
 BEGIN
-	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
-		PERFORM snowid_sql_private.snowid_sql_raise_restored();
-	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
 	RETURN snowid_sql_private.snowid_sql_compose(c, (snowid_sql_private.snowid_sql_take(1, c, v)).first);
 END
@@ -668,9 +643,6 @@ BEGIN
 		RAISE EXCEPTION 'batch size % is out of range', n
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'snowid_next_batch() hands out from 1 to 100000 ids in one call.';
-	END IF;
-	IF pg_sequence_last_value('snowid_sql_private.snowid_sql_dumped') IS DISTINCT FROM snowid_sql_private.snowid_sql_nonce() THEN
-		PERFORM snowid_sql_private.snowid_sql_raise_restored();
 	END IF;
 	c := snowid_sql_private.snowid_sql_config(true);
 	WHILE taken < n LOOP

@@ -19,20 +19,3 @@ CREATE TABLE snowid_sql_private.snowid_config_pending (
 	copy_drift_ms integer CHECK (copy_drift_ms BETWEEN 0 AND 3600000),
 	worker_set boolean NOT NULL DEFAULT false
 );
--- -------------------------------------------------------------------------
--- What says a restore came
--- -------------------------------------------------------------------------
--- A number of this database's (snowid_sql_nonce(), chosen at random by
--- snowid_sql_refix() once), which goes into pg_dump's output, whole or
--- data-only: a restore sets it to its source's by setval(), which no
--- trigger, --disable-triggers nor session_replication_role skips.  Where
--- it is not this database's, the first call raises the generator past
--- every id the tables hold (snowid_sql_raise_restored()), as the restore
--- of the row of snowid_config does, and sets it back.  Before 1.4's
--- fixes only the row's restore said so, and a superuser's restore that
--- skipped the row (data-only with --disable-triggers, or with
--- session_replication_role = replica) left the generator below the
--- restored ids (test restore_row_skipped_superuser).  The installing role
--- sets it in a restore; another value only makes the first call raise.
-CREATE SEQUENCE snowid_sql_private.snowid_sql_dumped AS bigint MINVALUE 0 START WITH 0 NO CYCLE;
-SELECT pg_catalog.pg_extension_config_dump('snowid_sql_private.snowid_sql_dumped', '');

@@ -8,7 +8,7 @@
 -- extension, whoever runs an update; the role that runs the plain script,
 -- who owns everything there) configures it, writes the keys of public ids
 -- and, for a restore, inserts the row of snowid_config and sets the
--- sequence a dump of 1.0 or 1.1 names and snowid_sql_dumped.  It reads snowid_locks and
+-- sequence a dump of 1.0 or 1.1 names.  It reads snowid_locks and
 -- snowid_config_pending, as its pg_dump locks every table of the extension (LOCK TABLE ... IN ACCESS
 -- SHARE MODE needs SELECT), but locks none of its rows (FOR UPDATE needs
 -- UPDATE too).  No other role may read the keys or touch a sequence, and
@@ -76,8 +76,7 @@ BEGIN
 		SELECT c.oid::pg_catalog.regclass AS rel, c.relowner OPERATOR(pg_catalog.=) installer AS owns,
 			   CASE WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_config' THEN 'SELECT, INSERT, UPDATE'
 					WHEN c.relname OPERATOR(pg_catalog.=) 'snowid_public_keys' THEN 'SELECT, INSERT, UPDATE, DELETE'
-					WHEN c.oid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.snowid_position',
-						'snowid_sql_private.snowid_sql_dumped']::pg_catalog.regclass[]::pg_catalog.oid[])
+					WHEN c.oid OPERATOR(pg_catalog.=) '@extschema@.snowid_position'::pg_catalog.regclass
 					THEN 'SELECT, UPDATE'
 					WHEN c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['snowid_locks', 'snowid_config_pending'])
 					THEN 'SELECT' END AS installer_may,
@@ -89,7 +88,6 @@ BEGIN
 			'snowid_sql_private.snowid_generation', 'snowid_sql_private.snowid_waits',
 			'snowid_sql_private.snowid_clock_steps', 'snowid_sql_private.snowid_clock_errors',
 			'snowid_sql_private.snowid_sql_started', 'snowid_sql_private.snowid_config_pending',
-			'snowid_sql_private.snowid_sql_dumped',
 			'snowid_sql_private.snowid_claimed', 'snowid_sql_private.snowid_sql_claimed_run',
 			'@extschema@.snowid_config',
 			'@extschema@.snowid_public_keys', '@extschema@.snowid_position']::pg_catalog.regclass[]::pg_catalog.oid[])

@@ -436,6 +436,32 @@ sub first_installed
 	return;
 }
 
+# The documented restore's last step (doc/managed.md, "Dumps and
+# restores": restore, then set the worker id) in database $db of $node:
+# where the restore brought the row of snowid_config ($cleared), a call
+# first fails, the row's worker id cleared (a test); then the owner sets
+# worker id $worker (5 if undef), which raises the generator past the ids
+# of its node the tables hold (a test)
+sub worker_set_after_restore
+{
+	my ($node, $db, $cleared, $worker) = @_;
+	my $url = app_url($node, $db);
+	my ($rc, $out, $err);
+
+	$worker //= 5;
+	if ($cleared)
+	{
+		($rc, $out, $err) = psql_as($url, 'SELECT snowid_next()');
+		Test::More::like($err, qr/ERROR:  55000: snowid has no worker id/,
+			'the restore of the row cleared the worker id: a call fails until the owner sets it');
+	}
+	($rc, $out, $err) = psql_as($url,
+		"UPDATE snowid_config SET worker_id = $worker;\nSELECT worker_id FROM snowid_config");
+	Test::More::is($out, $worker, "the restore over, the owner sets worker id $worker")
+	  or Test::More::diag($err);
+	return;
+}
+
 # A server of new_server (app, the databases @dbs owned by app) started
 # under $clock set 10 s fast: the server
 sub fast_server
@@ -631,7 +657,7 @@ sub objects
 				p.oid::regprocedure, pg_get_function_result(p.oid),
 				p.proowner::regrole, p.proacl, p.prosecdef, p.proconfig,
 				p.provolatile, p.proparallel, p.proisstrict,
-				CASE WHEN p.proname IN ('snowid_sql_fixed', 'snowid_sql_nonce') THEN 'made from the configuration'
+				CASE WHEN p.proname = 'snowid_sql_fixed' THEN 'made from the configuration'
 					 ELSE md5(coalesce(p.prosrc, '') || coalesce(pg_get_function_sqlbody(p.oid), '')) END,
 				obj_description(p.oid, 'pg_proc'),
 				EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass

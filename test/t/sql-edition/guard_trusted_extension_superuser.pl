@@ -27,8 +27,11 @@
 #   owner's routine epoch set, before the first id, reads it.
 # - lesser2, the same in a database whose owner set the worker id and then
 #   restored a dump (the install's steps): lesser2's own first call after
-#   the restore (snowid_sql_raise_restored() reads every table as the
-#   superuser) needs no step of the owner's.
+#   the restore (snowid_sql_raise_restored() read every table as the
+#   superuser) needed no step of the owner's.  Since issue 68's redesign no
+#   call reads the tables (the restore clears the worker id, and the call
+#   fails): the owner's step that ends the documented restore, setting the
+#   worker id, reads them, and is checked too.
 # On main (3aeda13, snowid_sql 1.4, PostgreSQL 19beta1 and 17beta2, hstore
 # built from its contrib): the UPDATE succeeds, the function noted that it
 # ran as postgres with rolsuper on, and owner8 is a superuser after; so is
@@ -128,6 +131,11 @@ $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('db10'
 note("lesser2's first call after the restore: rc $rc $out $err");
 is($node->safe_psql('db10', q{SELECT count(*) FROM s.ran WHERE super}), '0',
 	'lesser2\'s own call after the restore ran none of its functions as a superuser');
+($rc, $out, $err) = psql_as($node->connstr('db10') . ' user=owner10', 'UPDATE snowid_config SET worker_id = 6');
+like($err, qr/42501: snowid_sql cannot read s\.\w+ for the ids it holds/,
+	'the owner\'s step after the restore, setting the worker id, refuses to read lesser2\'s table');
+is($node->safe_psql('db10', q{SELECT count(*) FROM s.ran WHERE super}), '0',
+	'nor the owner\'s step ran any of its functions as a superuser');
 is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser2'}), 'f',
 	'lesser2 is still no superuser');
 

@@ -614,11 +614,17 @@ if ($node->pg_version->major >= 19)
 	like($err,
 		qr/55000: the sequences of the snowid generator hold another server's values\nDETAIL:  snowid_generation carries another server's mark.*\nHINT:  As the role that installed snowid_sql \(the owner of the extension, or the one that ran its plain script\): UPDATE snowid_config SET worker_id = N/s,
 		'B: after the subscription, the subscriber issues no id with the publisher\'s sequences');
-	$sub->safe_psql('appdb', 'UPDATE snowid_config SET max_drift_ms = 900');
+	# (another change than the worker id: max_wait_ms, since the position
+	# synchronised, the publisher's, may lie up to its max_drift_ms (5000)
+	# ahead once its change of datacenter id raised it, and max_drift_ms is
+	# not lowered below that)
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET max_wait_ms = max_wait_ms + 1');
 	($rc, $out, $err) = psql_as($sub->connstr('appdb'), 'SELECT snowid_next()');
 	like($err, qr/55000: the sequences of the snowid generator hold another server's values/,
 		'nor after another change of its configuration');
-	$sub->safe_psql('appdb', 'UPDATE snowid_config SET worker_id = 10, max_drift_ms = 1000');
+	# (with the publisher's max_drift_ms, 5000, as far as the position it
+	# synchronised may lie ahead)
+	$sub->safe_psql('appdb', 'UPDATE snowid_config SET worker_id = 10, max_drift_ms = 5000');
 	issues_under_own_mark($sub, 'appdb', 10, '', $token);
 }
 $sub->safe_psql('appdb', 'DROP SUBSCRIPTION everything');

@@ -12,6 +12,15 @@
 # - target: datacenter 3, worker id 4 (unique in datacenter 3), then the
 #   source's dump restored: its datacenter id should stay 3, and, both
 #   issuing at once for 3 s, no id of target and other may come twice.
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path), the
+# restore of the row clears the worker id the target had and takes the
+# dump's datacenter id with the rest of the row: the target issues nothing
+# (no node at all, rather than one nobody gave it) until its owner sets
+# both (doc/managed.md, "Dumps and restores": restore, then set the
+# datacenter id and the worker id, as the first call's hint says).  This
+# test now asserts that, then the owner's step (datacenter 3, worker id 4),
+# then that no id of target and other comes twice.
 use strict;
 use warnings;
 
@@ -44,8 +53,13 @@ SnowidSqlEdition::dump_to($as{source}, "$dir/source.dump");
 $node->safe_psql('postgres', 'DROP DATABASE source');
 ($rc, $err) = SnowidSqlEdition::restore_into($as{target}, "$dir/source.dump", '--exit-on-error');
 is($rc, 0, 'the source\'s dump is restored into target') or diag($err);
-is($node->safe_psql('target', 'SELECT datacenter_id || \'/\' || worker_id FROM snowid_config'),
-	'3/4', 'target keeps its datacenter and worker id');
+($rc, $out, $err) = psql_as($as{target}, 'SELECT snowid_next()');
+like($err, qr/55000: snowid has no worker id on this server.*HINT:  .*SET datacenter_id = D, worker_id = N/s,
+	'the restore cleared the worker id: target issues as no node, and the hint says to set both');
+($rc, $out, $err) = psql_as($as{target}, q{
+	UPDATE snowid_config SET datacenter_id = 3, worker_id = 4;
+	SELECT datacenter_id || '/' || worker_id FROM snowid_config});
+is($out, '3/4', 'the restore over, the owner sets datacenter 3 and worker id 4 again') or diag($err);
 
 # both at once: from a moment 2 s ahead, for 3 s, one id a statement
 my ($n, $twice) = SnowidSqlEdition::issue_at_once($node, 'target', 'other');

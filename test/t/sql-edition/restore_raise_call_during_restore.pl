@@ -25,6 +25,15 @@
 # restore, none failed; of 230,497 restored ids, 14,694 of the 154,038 the
 # target issued after the restore came again (without the calls,
 # restore_raise_tables_after_row, the same steps, passes).
+#
+# Since issue 68's redesign (1.4 tells no restore on the call path), a
+# restore into a database that has a worker id, with calls meanwhile, lies
+# outside what the edition guarantees (doc/managed.md, "Dumps and
+# restores": a database's own ids come back into it only by restore, then
+# set the worker id): the restore of the row clears the worker id (the
+# calls after it fail), and this test now follows the documented step, the
+# owner setting the worker id once pg_restore is over, which raises past
+# every id the tables hold: no id after it may equal a restored one.
 use strict;
 use warnings;
 
@@ -47,7 +56,7 @@ my ($rc, $out, $err);
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', extra_params => [ '-U', 'app' ]);
+my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 my ($rout, $rerr) = ('', '');
 my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
 	'>', \$rout, '2>', \$rerr);
@@ -64,6 +73,7 @@ while ($restore->pumpable)
 $restore->finish;
 is($? >> 8, 0, "pg_restore restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
 $caller->quit;
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
 
 ($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
