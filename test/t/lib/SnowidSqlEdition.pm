@@ -616,6 +616,54 @@ sub no_superuser_ran
 	return;
 }
 
+# On $sub, subscribed to nothing yet and holding $own rows of its own in
+# appdb's t (id, copy), beside $pub (appdb's t published as moving, under
+# $clock 10 s fast): $sub subscribes to moving and catches up (a test that
+# it holds the publisher's rows); $clock steps back (the publisher stops, a
+# test), the subscription is dropped and $pub stopped; then $sub's owner
+# sets worker id 5 and issues into t (copy) until its clock has passed the
+# publisher's last id or 20 s, each id t's primary key refuses counted as
+# a row of a negative id, and a test that none came
+sub subscriber_takes_over
+{
+	my ($pub, $sub, $clock, $own) = @_;
+	my $pubconn = 'host=' . $pub->host . ' port=' . $pub->port . ' dbname=appdb';
+
+	$sub->safe_psql('appdb', "CREATE SUBSCRIPTION moving CONNECTION '$pubconn' PUBLICATION moving");
+	$sub->wait_for_subscription_sync($pub, 'moving', 'appdb');
+	Test::More::is($sub->safe_psql('appdb', "SELECT count(*) - $own FROM t"),
+		$pub->safe_psql('appdb', 'SELECT count(*) FROM t'), 'the subscriber holds the publisher\'s rows');
+
+	$clock->set('+0');
+	my ($rc, $out, $err) = psql_as($pub->connstr('appdb') . ' user=app', 'SELECT snowid_next()');
+	Test::More::like($err, qr/the system clock is \d+ ms behind the snowid generator/,
+		'the clock stepped back 10 s: the publisher stops');
+	$sub->safe_psql('appdb', 'DROP SUBSCRIPTION moving');
+	$pub->stop;
+
+	($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', q{
+	UPDATE snowid_config SET worker_id = 5;
+	DO $$ DECLARE
+		t0 timestamptz := clock_timestamp();
+		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
+	BEGIN
+		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+			BEGIN
+				INSERT INTO t (copy) VALUES (true);
+			EXCEPTION WHEN unique_violation THEN
+				INSERT INTO t (id, copy) VALUES (-1 - (SELECT count(*) FROM t WHERE id < 0), true);
+			END;
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t WHERE copy});
+	Test::More::note("the subscriber, with its gone publisher's worker id, issues $out ids $err");
+
+	my ($n, $twice) = split /\|/, $sub->safe_psql('appdb', q{
+	SELECT count(*) FILTER (WHERE copy), count(*) FILTER (WHERE copy AND id < 0) FROM t});
+	Test::More::is($twice, '0', "no id of the subscriber equals a replicated one ($twice of $n)");
+	return;
+}
+
 # psql as a role on a connection string, stopping at the first error, with
 # verbose errors: (exit code, stdout, stderr)
 sub psql_as

@@ -68,39 +68,7 @@ $pub->safe_psql('appdb', 'CREATE PUBLICATION moving FOR TABLE t');
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowid_next(), copy boolean DEFAULT false);
 	SELECT 1});
 is($out, '1', 'the subscriber installs the edition and makes t') or diag($err);
-my $pubconn = 'host=' . $pub->host . ' port=' . $pub->port . ' dbname=appdb';
-$sub->safe_psql('appdb', "CREATE SUBSCRIPTION moving CONNECTION '$pubconn' PUBLICATION moving");
-$sub->wait_for_subscription_sync($pub, 'moving', 'appdb');
-is($sub->safe_psql('appdb', 'SELECT count(*) FROM t'), $pub->safe_psql('appdb', 'SELECT count(*) FROM t'),
-	'the subscriber holds the publisher\'s rows');
-
-$clock->set('+0');
-($rc, $out, $err) = psql_as($pub->connstr('appdb') . ' user=app', 'SELECT snowid_next()');
-like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-	'the clock stepped back 10 s: the publisher stops');
-$sub->safe_psql('appdb', 'DROP SUBSCRIPTION moving');
-$pub->stop;
-
-($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', q{
-	UPDATE snowid_config SET worker_id = 5;
-	DO $$ DECLARE
-		t0 timestamptz := clock_timestamp();
-		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
-	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
-			BEGIN
-				INSERT INTO t (copy) VALUES (true);
-			EXCEPTION WHEN unique_violation THEN
-				INSERT INTO t (id, copy) VALUES (-1 - (SELECT count(*) FROM t WHERE id < 0), true);
-			END;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t WHERE copy});
-note("the subscriber, with its gone publisher's worker id, issues $out ids $err");
-
-my ($n, $twice) = split /\|/, $sub->safe_psql('appdb', q{
-	SELECT count(*) FILTER (WHERE copy), count(*) FILTER (WHERE copy AND id < 0) FROM t});
-is($twice, '0', "no id of the subscriber equals a replicated one ($twice of $n)");
+SnowidSqlEdition::subscriber_takes_over($pub, $sub, $clock, 0);
 
 $sub->stop;
 done_testing();
