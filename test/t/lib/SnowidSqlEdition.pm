@@ -523,12 +523,24 @@ sub store_source_dumped
 	my $node = fast_server($name, $clock, qw(source target));
 
 	first_installed($node, 'target', undef, 'the target is installed and given worker id 5 first');
-	issue_then_step_back($node, $clock, 'source',
+	store_dumped($node, $clock, $file,
 		'CREATE SCHEMA store; CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false);',
-		'INSERT INTO store.t DEFAULT VALUES;', 'store.t', ' into store.t');
-	$node->command_ok([ 'pg_dump', '-Fc', '-f', $file, '-d', app_url($node, 'source') ],
-		'the owner dumps the source');
+		'INSERT INTO store.t DEFAULT VALUES;');
 	return ($node, $file);
+}
+
+# Database source of $node (under $clock, 10 s fast) issues into store.t
+# and stops when the clock steps back (issue_then_step_back with $tables,
+# making store.t, and $insert, two tests), and its owner dumps it
+# (pg_dump -Fc @opts into $file, a test)
+sub store_dumped
+{
+	my ($node, $clock, $file, $tables, $insert, @opts) = @_;
+
+	issue_then_step_back($node, $clock, 'source', $tables, $insert, 'store.t', ' into store.t');
+	$node->command_ok([ 'pg_dump', '-Fc', @opts, '-f', $file, '-d', app_url($node, 'source') ],
+		'the owner dumps the source');
+	return;
 }
 
 # Database source of $node as app: the edition with worker id 5 issues 100
@@ -616,6 +628,35 @@ sub no_superuser_ran
 	return;
 }
 
+# Two servers, "${name}_pub" (logical, started under $clock set 10 s
+# fast) and "${name}_sub", each with the login role app and the database
+# appdb it owns; the publisher's owner issues into t (id as primary key,
+# copy, false) for 12 s (ahead_source_sql, a test) and publishes it as
+# moving: (the publisher, the subscriber)
+sub publisher_issued_fast
+{
+	my ($name, $clock) = @_;
+	my $pub = PostgreSQL::Test::Cluster->new("${name}_pub");
+	my $sub = PostgreSQL::Test::Cluster->new("${name}_sub");
+
+	$pub->init(allows_streaming => 'logical');
+	$clock->set('+10');
+	$clock->start_node($pub);
+	$sub->init;
+	$sub->start;
+	for my $node ($pub, $sub)
+	{
+		$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
+	}
+	my ($rc, $out, $err) = psql_as(app_url($pub, 'appdb'), ahead_source_sql(
+		'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowid_next(), copy boolean DEFAULT false);',
+		'INSERT INTO t DEFAULT VALUES;', 't'));
+	Test::More::cmp_ok($out, '>', 0, "the publisher issues $out ids into t, its clock 10 s fast")
+	  or Test::More::diag($err);
+	$pub->safe_psql('appdb', 'CREATE PUBLICATION moving FOR TABLE t');
+	return ($pub, $sub);
+}
+
 # On $sub, subscribed to nothing yet and holding $own rows of its own in
 # appdb's t (id, copy), beside $pub (appdb's t published as moving, under
 # $clock 10 s fast): $sub subscribes to moving and catches up (a test that
@@ -661,6 +702,201 @@ sub subscriber_takes_over
 	my ($n, $twice) = split /\|/, $sub->safe_psql('appdb', q{
 	SELECT count(*) FILTER (WHERE copy), count(*) FILTER (WHERE copy AND id < 0) FROM t});
 	Test::More::is($twice, '0', "no id of the subscriber equals a replicated one ($twice of $n)");
+	return;
+}
+
+# Databases @dbs of $node, each holding a t (id, copy) restored from a
+# source whose clock ran fast, and the worker id set after: all at once,
+# app issues into each t (copy) until its clock has passed the source's
+# last id (past_restored_sql), and a test each that none of those ids
+# equals a restored one
+#
+# (Since issue 68's redesign (1.4 tells no restore on the call path:
+# snowid_sql_dumped and its number are gone), a restore that skips the row
+# of snowid_config, into a database that has a worker id, lies outside
+# what the edition guarantees (doc/managed.md, "Dumps and restores": a
+# database's own ids come back into it only by restore, then set the
+# worker id).  The tests that restore so follow that step: once the
+# restore is over, the owner sets the worker id (the same, 5), which raises
+# the generator past the ids of its node the tables hold whatever the row
+# was; no id after it may equal a restored one.)
+sub dbs_issue_past_restored
+{
+	my ($node, @dbs) = @_;
+	my %run;
+
+	for my $db (@dbs)
+	{
+		Test::More::note("$db: " . $node->safe_psql($db, 'SELECT worker_id, worker_server FROM snowid_config'));
+		@{ $run{$db} }{qw(out err)} = ('', '');
+		$run{$db}{h} = IPC::Run::start(
+			[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', app_url($node, $db), '-c',
+			  past_restored_sql('t', 'INSERT INTO t (copy) VALUES (true);', 't WHERE copy') ],
+			'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
+	}
+	for my $db (@dbs)
+	{
+		$run{$db}{h}->finish;
+		Test::More::note("$db, with its gone source's worker id, issues: $run{$db}{out} $run{$db}{err}");
+		my ($twice, $n, $restored) = marked_twice($node, $db, 'copy');
+		Test::More::is($twice, '0', "$db: no id equals a restored one ($twice of $n, beside $restored restored)");
+	}
+	return;
+}
+
+# On $node (one clock), after database source issued into t (id, copy)
+# with the clock 10 s fast and stopped when it stepped back, and databases
+# target (holding t) and target2 were given worker id 5: the owner dumps
+# source whole and its data alone (pg_dump -Fc into $dir, two tests), and
+# source is dropped; the superuser restores the data-only dump into target
+# with --disable-triggers and the whole dump into target2 with
+# session_replication_role = replica (each skips the row of
+# snowid_config), then the owner sets worker id 5 in each
+# (worker_set_after_restore, a test each); then both at once issue past
+# the restored ids (dbs_issue_past_restored, a test each)
+sub row_skipped_restores_issue
+{
+	my ($node, $dir) = @_;
+	my $source = app_url($node, 'source');
+	my ($rc, $err);
+
+	$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/whole.dump", '-d', $source ],
+		'the owner dumps the source whole');
+	$node->command_ok([ 'pg_dump', '-Fc', '--data-only', '-f', "$dir/data.dump", '-d', $source ],
+		'and its data alone');
+	$node->safe_psql('postgres', 'DROP DATABASE source');
+
+	($rc, $err) = restore_into($node->connstr('target'), "$dir/data.dump", '--disable-triggers');
+	Test::More::note("target: pg_restore --data-only --disable-triggers: exit code $rc: $err");
+	{
+		local $ENV{PGOPTIONS} = '-c session_replication_role=replica';
+		($rc, $err) = restore_into($node->connstr('target2'), "$dir/whole.dump");
+	}
+	Test::More::note("target2: pg_restore with session_replication_role = replica: exit code $rc: $err");
+	worker_set_after_restore($node, $_, 0) for qw(target target2);
+
+	dbs_issue_past_restored($node, qw(target target2));
+	return;
+}
+
+# pg_restore @opts --exit-on-error of $file into database target of $node
+# (as app), and meanwhile a session of app's there calling snowid_next()
+# over and over: a test that the restore succeeded (named "pg_restore
+# @opts restores the dump (N calls meanwhile, M failed)"): (how many calls,
+# how many failed)
+#
+# (Since issue 68's redesign (1.4 tells no restore on the call path), a
+# restore into a database that has a worker id, with calls meanwhile, lies
+# outside what the edition guarantees (doc/managed.md, "Dumps and
+# restores": a database's own ids come back into it only by restore, then
+# set the worker id): the restore of the row clears the worker id, and the
+# tests that restore so follow the documented step, the owner setting the
+# worker id once the restore is over, which raises past every id the
+# tables then hold: no id after it may equal a restored one.)
+sub restore_while_calling
+{
+	my ($node, $file, @opts) = @_;
+	my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
+	my ($rout, $rerr) = ('', '');
+	my $restore = IPC::Run::start(
+		[ 'pg_restore', @opts, '--exit-on-error', '-d', app_url($node, 'target'), $file ],
+		'>', \$rout, '2>', \$rerr);
+	my ($calls, $failed) = (0, 0);
+
+	while ($restore->pumpable)
+	{
+		$caller->query('SELECT snowid_next()');
+		$calls++;
+		$failed++ if $caller->{stderr} ne '';
+		$caller->{stderr} = '';
+		$restore->pump_nb;
+		select(undef, undef, undef, 0.02);
+	}
+	$restore->finish;
+	Test::More::is($? >> 8, 0,
+		join(' ', 'pg_restore', @opts) . " restores the dump ($calls calls meanwhile, $failed failed)")
+	  or Test::More::diag($rerr);
+	$caller->quit;
+	return ($calls, $failed);
+}
+
+# Database target of $node, a store.t (id, copy) restored from a source
+# whose clock ran fast, and the worker id set after: app issues into
+# store.t (copy) until its clock has passed the source's last id
+# (past_restored_sql), and a test that none of those ids equals a restored
+# one
+sub target_issues_past_restored
+{
+	my ($node) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, 'target'),
+		past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
+
+	Test::More::note("the target, with its gone source's worker id, issues $out ids after the restore $err");
+	my ($twice, $n, $restored) = marked_twice($node, 'target', 'copy', 'store.t');
+	Test::More::is($twice, '0',
+		"no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+	return;
+}
+
+# Database target of $node as app: the edition installed, no worker id
+# given (a test)
+sub target_installed_bare
+{
+	my ($node) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, 'target'), q{
+	CREATE EXTENSION snowid_sql;
+	SELECT count(*) FROM snowid_config WHERE worker_id IS NULL});
+
+	Test::More::is($out, '1', 'target: installed, no worker id') or Test::More::diag($err);
+	return;
+}
+
+# Database $db of $node, given its worker id: two tests that app's calls
+# (the test named $name), then its batches, issue 100 ids within 10 s each
+# (in_10s_sql)
+sub calls_and_batches_in_10s
+{
+	my ($node, $db, $name) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), in_10s_sql('calls'));
+
+	Test::More::is($out, '100', $name) or Test::More::diag($err);
+	($rc, $out, $err) = psql_as(app_url($node, $db), in_10s_sql('batch'));
+	Test::More::is($out, '100', "$db: and its batches") or Test::More::diag($err);
+	return;
+}
+
+# Database target of $node, restored and given its worker id:
+# calls_and_batches_in_10s (two tests), and a note of the generator's
+# status
+sub target_issues_in_10s
+{
+	my ($node) = @_;
+
+	calls_and_batches_in_10s($node, 'target', 'target: after the restore, the owner\'s calls issue ids');
+	Test::More::note('target: ' . $node->safe_psql('target', 'SELECT high_water_time, drift_ms FROM snowid_status()'));
+	return;
+}
+
+# Database $db of $node (with the login role lesser): app installs the
+# edition with worker id 6 (a test); lesser, granted nothing of it, runs
+# $sql in a schema s of its own (a test named "$db: lesser, granted nothing
+# of the edition, makes $what"); the superuser restores $file (a test), and
+# the owner sets worker id 6 again (worker_set_after_restore, two tests)
+sub restored_beside_lesser
+{
+	my ($node, $db, $file, $sql, $what) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), q{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET worker_id = 6;
+	SELECT 1});
+
+	Test::More::is($out, '1', "$db: installed, worker id 6") or Test::More::diag($err);
+	$node->safe_psql($db, 'CREATE SCHEMA s AUTHORIZATION lesser');
+	($rc, $out, $err) = psql_as($node->connstr($db) . ' user=lesser', "SET search_path = s; $sql; SELECT 1");
+	Test::More::is($out, '1', "$db: lesser, granted nothing of the edition, makes $what") or Test::More::diag($err);
+	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', app_url($node, $db), $file ],
+		"$db: pg_restore restores the source's dump");
+	worker_set_after_restore($node, $db, 1, 6);
 	return;
 }
 

@@ -40,7 +40,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -51,36 +50,13 @@ SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
 my ($node, $dump) = SnowidSqlEdition::store_source_dumped('restore_raise_call_during_restore', $clock);
-my $target = SnowidSqlEdition::app_url($node, 'target');
-my ($rc, $out, $err);
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
-my ($rout, $rerr) = ('', '');
-my $restore = IPC::Run::start([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
-	'>', \$rout, '2>', \$rerr);
-my ($calls, $failed) = (0, 0);
-while ($restore->pumpable)
-{
-	my ($o, $r) = $caller->query('SELECT snowid_next()');
-	$calls++;
-	$failed++ if $caller->{stderr} ne '';
-	$caller->{stderr} = '';
-	$restore->pump_nb;
-	select(undef, undef, undef, 0.02);
-}
-$restore->finish;
-is($? >> 8, 0, "pg_restore restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
-$caller->quit;
+SnowidSqlEdition::restore_while_calling($node, $dump);
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
 
-($rc, $out, $err) = psql_as($target,
-	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
-note("the target, with its gone source's worker id, issues $out ids after the restore $err");
-
-my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
-is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+SnowidSqlEdition::target_issues_past_restored($node);
 
 $node->stop;
 done_testing();

@@ -70,12 +70,7 @@ $other->query_safe('COMMIT');
 $other->quit;
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
 
-($rc, $out, $err) = psql_as($target,
-	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
-note("the target, with its gone source's worker id, issues $out ids after the restore $err");
-
-my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
-is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+SnowidSqlEdition::target_issues_past_restored($node);
 
 $node->stop;
 done_testing();

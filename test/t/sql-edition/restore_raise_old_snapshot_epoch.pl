@@ -59,10 +59,7 @@ my ($rc, $out, $err) = psql_as($as{source}, q{
 is($out, '100', 'the source, epoch 2024-01-01, issues 100 ids') or diag($err);
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ], 'pg_dump dumps it');
 
-($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	SELECT count(*) FROM snowid_config WHERE worker_id IS NULL});
-is($out, '1', 'target: installed, no worker id') or diag($err);
+SnowidSqlEdition::target_installed_bare($node);
 
 # other's snapshot, taken before the restore
 my $other = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'other' ]);
@@ -82,11 +79,7 @@ $other->query('COMMIT');
 $other->quit;
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
-is($out, '100', 'target: after the restore, the owner\'s calls issue ids') or diag($err);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('batch'));
-is($out, '100', 'target: and its batches') or diag($err);
-note('target: ' . $node->safe_psql('target', 'SELECT high_water_time, drift_ms FROM snowid_status()'));
+SnowidSqlEdition::target_issues_in_10s($node);
 
 $node->stop;
 done_testing();

@@ -44,30 +44,13 @@ use Test::More;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_other_roles_collation');
 my $node = SnowidSqlEdition::new_server('restore_raise_other_roles_collation', [qw(app lesser)],
 	[qw(source target)]);
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
 
 my $file = SnowidSqlEdition::hundred_dumped($node, "$dir/source.dump");
-my ($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 6;
-	SELECT 1});
-is($out, '1', 'target: installed, worker id 6') or diag($err);
-$node->safe_psql('target', 'CREATE SCHEMA s AUTHORIZATION lesser');
-($rc, $out, $err) = psql_as($node->connstr('target') . ' user=lesser', q{
-	SET search_path = s;
+SnowidSqlEdition::restored_beside_lesser($node, 'target', $file, q{
 	CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 	CREATE TABLE junk (x text COLLATE ci DEFAULT public.snowid_serial('X-'));
-	INSERT INTO junk DEFAULT VALUES;
-	SELECT 1});
-is($out, '1', 'target: lesser, granted nothing of the edition, makes a table of serials in a nondeterministic collation')
-  or diag($err);
-$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, $file ],
-	"target: pg_restore restores the source's dump");
-SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, 6);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
-is($out, '100', "target: beside lesser's table, the owner's calls issue ids") or diag($err);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('batch'));
-is($out, '100', 'target: and its batches') or diag($err);
+	INSERT INTO junk DEFAULT VALUES}, 'a table of serials in a nondeterministic collation');
+SnowidSqlEdition::calls_and_batches_in_10s($node, 'target', "target: beside lesser's table, the owner's calls issue ids");
 
 $node->stop;
 done_testing();

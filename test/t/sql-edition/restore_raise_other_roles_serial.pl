@@ -49,35 +49,19 @@ use Test::More;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_other_roles_serial');
 my $node = SnowidSqlEdition::new_server('restore_raise_other_roles_serial', [qw(app lesser)],
 	[qw(source target)]);
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target);
+my %as = (target => SnowidSqlEdition::app_url($node, 'target'));
 
 my $file = SnowidSqlEdition::hundred_dumped($node, "$dir/source.dump");
-my ($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 6;
-	SELECT 1});
-is($out, '1', 'target: installed, worker id 6') or diag($err);
-$node->safe_psql('target', 'CREATE SCHEMA s AUTHORIZATION lesser');
-($rc, $out, $err) = psql_as($node->connstr('target') . ' user=lesser', q{
-	SET search_path = s;
+SnowidSqlEdition::restored_beside_lesser($node, 'target', $file, q{
 	CREATE TABLE junk (x text DEFAULT public.snowid_serial('X-'));
 	INSERT INTO junk VALUES ('X-' || '20261301120000000' || '00' || '06' || '0000');
 	INSERT INTO junk VALUES ('X-' || to_char((clock_timestamp() + interval '3 s') AT TIME ZONE 'UTC',
-		'YYYYMMDDHH24MISSMS') || '00' || '06' || '0000');
-	SELECT 1});
-is($out, '1', 'target: lesser, granted nothing of the edition, makes a table holding a text shaped as a serial of worker id 6')
-  or diag($err);
-$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, $file ],
-	"target: pg_restore restores the source's dump");
-SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, 6);
+		'YYYYMMDDHH24MISSMS') || '00' || '06' || '0000')}, 'a table holding a text shaped as a serial of worker id 6');
 my $ahead = $node->safe_psql('target', q{SELECT x FROM s.junk WHERE substr(x, 7, 2) <> '13'});
-($rc, $out, $err) = psql_as($as{target}, "SELECT snowid_next() > snowid_from_serial('$ahead')");
+my ($rc, $out, $err) = psql_as($as{target}, "SELECT snowid_next() > snowid_from_serial('$ahead')");
 is($out, 't', "target: the step raised past lesser's serial of worker id 6, 3 s ahead, below the one that is none")
   or diag($err);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
-is($out, '100', "target: beside lesser's text, the owner's calls issue ids") or diag($err);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('batch'));
-is($out, '100', 'target: and its batches') or diag($err);
+SnowidSqlEdition::calls_and_batches_in_10s($node, 'target', "target: beside lesser's text, the owner's calls issue ids");
 
 $node->stop;
 done_testing();

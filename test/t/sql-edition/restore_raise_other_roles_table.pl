@@ -51,31 +51,17 @@ use Test::More;
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_raise_other_roles_table');
 my $node = SnowidSqlEdition::new_server('restore_raise_other_roles_table', [qw(app lesser)],
 	[qw(source target target2)]);
-my %as = map { $_ => $node->connstr($_) . ' user=app' } qw(source target target2);
 
 my $file = SnowidSqlEdition::hundred_dumped($node, "$dir/source.dump");
-my ($rc, $out, $err);
 
 # the target installed and given its worker id, lesser's table of one row
 # made, then the dump restored; app's calls within 10 s
 sub restored_beside
 {
 	my ($db, $table, $what) = @_;
-	my ($rc, $out, $err) = psql_as($as{$db}, q{
-		CREATE EXTENSION snowid_sql;
-		UPDATE snowid_config SET worker_id = 6;
-		SELECT 1});
-	is($out, '1', "$db: installed, worker id 6") or diag($err);
-	$node->safe_psql($db, 'CREATE SCHEMA s AUTHORIZATION lesser');
-	($rc, $out, $err) = psql_as($node->connstr($db) . ' user=lesser', "SET search_path = s; $table; SELECT 1");
-	is($out, '1', "$db: lesser, granted nothing of the edition, makes $what") or diag($err);
-	$node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{$db}, $file ],
-		"$db: pg_restore restores the source's dump");
-	SnowidSqlEdition::worker_set_after_restore($node, $db, 1, 6);
-	($rc, $out, $err) = psql_as($as{$db}, SnowidSqlEdition::in_10s_sql('calls'));
-	is($out, '100', "$db: beside $what, the owner's calls issue ids") or diag($err);
-	($rc, $out, $err) = psql_as($as{$db}, SnowidSqlEdition::in_10s_sql('batch'));
-	is($out, '100', "$db: and its batches") or diag($err);
+
+	SnowidSqlEdition::restored_beside_lesser($node, $db, $file, $table, $what);
+	SnowidSqlEdition::calls_and_batches_in_10s($node, $db, "$db: beside $what, the owner's calls issue ids");
 	return;
 }
 

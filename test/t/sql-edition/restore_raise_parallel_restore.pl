@@ -34,21 +34,16 @@
 # same steps, pg_restore --data-only alone) 0 of 47,824; on 19beta1, 8,392
 # of 156,722.
 #
-# Since issue 68's redesign (1.4 tells no restore on the call path), a
-# restore into a database that has a worker id, with calls meanwhile, lies
-# outside what the edition guarantees (doc/managed.md, "Dumps and
-# restores": a database's own ids come back into it only by restore, then
-# set the worker id): the restore of the row clears the worker id, and this
-# test now follows the documented step, the owner setting the worker id
-# once pg_restore --data-only -j 2 is over, which raises past every id the tables then hold: no id
-# after it may equal a restored one.
+# Since issue 68's redesign, this test follows the step doc/managed.md
+# gives after a restore with calls meanwhile (see
+# SnowidSqlEdition::restore_while_calling): the owner sets the worker id
+# once pg_restore --data-only -j 2 is over.
 use strict;
 use warnings;
 
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -60,47 +55,21 @@ SnowidTest::need_clock();
 my $clock = SnowidTest::Clock->new;
 my $file = PostgreSQL::Test::Utils::tempdir('restore_raise_parallel_restore') . '/source.dump';
 my $node = SnowidSqlEdition::fast_server('restore_raise_parallel_restore', $clock, qw(source target));
-my $target = SnowidSqlEdition::app_url($node, 'target');
-my ($rc, $out, $err);
 
 my $tables = q{CREATE SCHEMA store;
 	CREATE TABLE store.t (id bigint DEFAULT snowid_next(), copy boolean DEFAULT false, pad text);};
 
 SnowidSqlEdition::first_installed($node, 'target', $tables,
 	'the target is installed and given worker id 5 and store.t first');
-SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', $tables,
-	q{INSERT INTO store.t (pad) VALUES (repeat('x', 400));},
-	'store.t', ' into store.t');
-$node->command_ok([ 'pg_dump', '-Fc', '-Z0', '-f', $file, '-d', SnowidSqlEdition::app_url($node, 'source') ],
-	'the owner dumps the source');
+SnowidSqlEdition::store_dumped($node, $clock, $file, $tables,
+	q{INSERT INTO store.t (pad) VALUES (repeat('x', 400));}, '-Z0');
 $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore in parallel, and meanwhile a session of the target calling
-my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
-my ($rout, $rerr) = ('', '');
-my $restore = IPC::Run::start([ 'pg_restore', '--data-only', '-j', '2', '--exit-on-error', '-d', $target, $file ],
-	'>', \$rout, '2>', \$rerr);
-my ($calls, $failed) = (0, 0);
-while ($restore->pumpable)
-{
-	my ($o, $r) = $caller->query('SELECT snowid_next()');
-	$calls++;
-	$failed++ if $caller->{stderr} ne '';
-	$caller->{stderr} = '';
-	$restore->pump_nb;
-	select(undef, undef, undef, 0.02);
-}
-$restore->finish;
-is($? >> 8, 0, "pg_restore --data-only -j 2 restores the dump ($calls calls meanwhile, $failed failed)") or diag($rerr);
-$caller->quit;
+SnowidSqlEdition::restore_while_calling($node, $file, '--data-only', '-j', '2');
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
 
-($rc, $out, $err) = psql_as($target,
-	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
-note("the target, with its gone source's worker id, issues $out ids after the restore $err");
-
-my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
-is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+SnowidSqlEdition::target_issues_past_restored($node);
 
 $node->stop;
 done_testing();

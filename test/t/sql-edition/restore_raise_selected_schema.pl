@@ -59,12 +59,7 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 is($rc, 0, 'pg_restore -n store restores the schema store of the dump') or diag($err);
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
-($rc, $out, $err) = psql_as($target,
-	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
-note("the target, with its gone source's worker id, issues $out ids after the restore $err");
-
-my ($twice, $n, $restored) = SnowidSqlEdition::marked_twice($node, 'target', 'copy', 'store.t');
-is($twice, '0', "no id of the target after the restore equals a restored one ($twice of $n, beside $restored)");
+SnowidSqlEdition::target_issues_past_restored($node);
 
 $node->stop;
 done_testing();

@@ -48,7 +48,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -71,41 +70,17 @@ my ($rc, $out, $err) = psql_as($as{source}, q{
 is($out, '100', 'the source, epoch 2024-01-01, issues 100 ids') or diag($err);
 $node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/source.dump", '-d', $as{source} ], 'pg_dump dumps it');
 
-($rc, $out, $err) = psql_as($as{target}, q{
-	CREATE EXTENSION snowid_sql;
-	SELECT count(*) FROM snowid_config WHERE worker_id IS NULL});
-is($out, '1', 'target: installed, no worker id') or diag($err);
+SnowidSqlEdition::target_installed_bare($node);
 
 # the restore in one transaction, and calls meanwhile
-my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
-my ($rout, $rerr) = ('', '');
-my $restore = IPC::Run::start(
-	[ 'pg_restore', '--single-transaction', '--exit-on-error', '-d', $as{target}, "$dir/source.dump" ],
-	'>', \$rout, '2>', \$rerr);
-my ($calls, $failed) = (0, 0);
-while ($restore->pumpable)
-{
-	$caller->query('SELECT snowid_next()');
-	$calls++;
-	$failed++ if $caller->{stderr} ne '';
-	$caller->{stderr} = '';
-	$restore->pump_nb;
-	select(undef, undef, undef, 0.02);
-}
-$restore->finish;
-is($? >> 8, 0, "pg_restore --single-transaction restores the dump ($calls calls meanwhile, $failed failed)")
-  or diag($rerr);
+my ($calls, $failed) = SnowidSqlEdition::restore_while_calling($node, "$dir/source.dump",
+	'--single-transaction');
 is($failed, $calls, 'every call while the restore ran failed: no worker id');
-$caller->quit;
 is($node->safe_psql('target', 'SELECT epoch = \'2024-01-01 00:00:00+00\' FROM snowid_config'), 't',
 	'target: the restore took the dump\'s epoch');
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 0);
 
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('calls'));
-is($out, '100', 'target: after the restore, the owner\'s calls issue ids') or diag($err);
-($rc, $out, $err) = psql_as($as{target}, SnowidSqlEdition::in_10s_sql('batch'));
-is($out, '100', 'target: and its batches') or diag($err);
-note('target: ' . $node->safe_psql('target', 'SELECT high_water_time, drift_ms FROM snowid_status()'));
+SnowidSqlEdition::target_issues_in_10s($node);
 
 $node->stop;
 done_testing();

@@ -40,32 +40,9 @@ use Test::More;
 SnowidTest::need_clock();
 
 my $clock = SnowidTest::Clock->new;
-my $pub = PostgreSQL::Test::Cluster->new('subscriber_changes_worker_id_pub');
-$pub->init(allows_streaming => 'logical');
-$clock->set('+10');
-$clock->start_node($pub);
-my $sub = PostgreSQL::Test::Cluster->new('subscriber_changes_worker_id_sub');
-$sub->init;
-$sub->start;
-for my $node ($pub, $sub)
-{
-	$node->safe_psql('postgres', 'CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app');
-}
+my ($pub, $sub) = SnowidSqlEdition::publisher_issued_fast('subscriber_changes_worker_id', $clock);
 
-my ($rc, $out, $err) = psql_as($pub->connstr('appdb') . ' user=app', q{
-	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowid_next(), copy boolean DEFAULT false);
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '12 s' LOOP
-			INSERT INTO t DEFAULT VALUES;
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t});
-cmp_ok($out, '>', 0, "the publisher issues $out ids into t, its clock 10 s fast") or diag($err);
-$pub->safe_psql('appdb', 'CREATE PUBLICATION moving FOR TABLE t');
-
-($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', q{
+my ($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 6;
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowid_next(), copy boolean DEFAULT false);
