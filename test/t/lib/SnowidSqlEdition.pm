@@ -614,17 +614,20 @@ sub ran_escalates_sql
 };
 }
 
-# The two tests after the owner's code, planted to note in its table ran
-# (who, super) each run and to run ALTER ROLE app SUPERUSER, had a chance
-# to run as a superuser: none of its runs (in database $db of $node) was a
-# superuser's (the test named $name), and app is still no superuser
+# The two tests after the code of $role (app if undef), planted to note in
+# its table $ran (ran if undef; who, super) each run and to run ALTER ROLE
+# $role SUPERUSER, had a chance to run as a superuser: none of its runs (in
+# database $db of $node) was a superuser's (the test named $name), and
+# $role is still no superuser
 sub no_superuser_ran
 {
-	my ($node, $db, $name) = @_;
+	my ($node, $db, $name, $role, $ran) = @_;
 
-	Test::More::is($node->safe_psql($db, q{SELECT count(*) FROM ran WHERE super}), '0', $name);
-	Test::More::is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}),
-		'f', 'app is still no superuser');
+	$role //= 'app';
+	$ran //= 'ran';
+	Test::More::is($node->safe_psql($db, qq{SELECT count(*) FROM $ran WHERE super}), '0', $name);
+	Test::More::is($node->safe_psql('postgres', qq{SELECT rolsuper FROM pg_roles WHERE rolname = '$role'}),
+		'f', "$role is still no superuser");
 	return;
 }
 

@@ -145,10 +145,8 @@ is($out, '1', 'lesser, granted nothing of the edition, makes its function, table
   or diag($err);
 ($rc, $out, $err) = psql_as($node->connstr('db6') . ' user=owner6', q{UPDATE snowid_config SET epoch = '2020-01-01'});
 note("owner6's epoch: rc $rc $err");
-is($node->safe_psql('db6', q{SELECT count(*) FROM s.ran WHERE super}), '0',
-	'the owner\'s epoch set ran none of lesser\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
-	'lesser is still no superuser');
+SnowidSqlEdition::no_superuser_ran($node, 'db6',
+	'the owner\'s epoch set ran none of lesser\'s functions as a superuser', 'lesser', 's.ran');
 
 # An older version the package still installs: the extension is trusted
 # for every version without a control file of its own (1.0 and 1.1 have
@@ -163,10 +161,8 @@ like($out, qr/^f/, 'owner7, no superuser, installs 1.3 and makes its function an
   or diag($err);
 ($rc, $out, $err) = psql_as($node->connstr('db7') . ' user=owner7', q{UPDATE snowid_config SET epoch = '2020-01-01'});
 note("owner7's epoch: rc $rc $err");
-is($node->safe_psql('db7', q{SELECT count(*) FROM ran WHERE super}), '0',
-	'1.3, the epoch moved: the edition ran none of the owner\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'owner7'}), 'f',
-	'owner7 is still no superuser');
+SnowidSqlEdition::no_superuser_ran($node, 'db7',
+	'1.3, the epoch moved: the edition ran none of the owner\'s functions as a superuser', 'owner7');
 
 $node->stop;
 done_testing();

@@ -86,10 +86,8 @@ like($out, qr/^f/, 'owner8, no superuser, installs the edition and hstore, and m
   or diag($err);
 ($rc, $out, $err) = psql_as($url, q{UPDATE snowid_config SET epoch = '2020-01-01'});
 note("owner8's epoch: rc $rc $err");
-is($node->safe_psql('db8', q{SELECT count(*) FROM ran WHERE super}), '0',
-	'the epoch moved: the edition ran none of owner8\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'owner8'}), 'f',
-	'owner8 is still no superuser');
+SnowidSqlEdition::no_superuser_ran($node, 'db8',
+	'the epoch moved: the edition ran none of owner8\'s functions as a superuser', 'owner8');
 
 $node->safe_psql('postgres', 'CREATE ROLE owner9 LOGIN; CREATE ROLE lesser LOGIN; CREATE DATABASE db9 OWNER owner9');
 ($rc, $out, $err) = psql_as($node->connstr('db9') . ' user=owner9',
@@ -100,10 +98,8 @@ $node->safe_psql('db9', 'CREATE SCHEMA s AUTHORIZATION lesser');
 like($out, qr/^f/, 'lesser, granted nothing of the edition, makes the same in its schema') or diag($err);
 ($rc, $out, $err) = psql_as($node->connstr('db9') . ' user=owner9', q{UPDATE snowid_config SET epoch = '2020-01-01'});
 note("owner9's epoch: rc $rc $err");
-is($node->safe_psql('db9', q{SELECT count(*) FROM s.ran WHERE super}), '0',
-	'the owner\'s epoch set ran none of lesser\'s functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser'}), 'f',
-	'lesser is still no superuser');
+SnowidSqlEdition::no_superuser_ran($node, 'db9',
+	'the owner\'s epoch set ran none of lesser\'s functions as a superuser', 'lesser', 's.ran');
 
 # And without the owner's step: after a dump restored into a database with
 # a worker id (the install's steps), the first call, whoever makes it, sets
@@ -134,10 +130,8 @@ is($node->safe_psql('db10', q{SELECT count(*) FROM s.ran WHERE super}), '0',
 ($rc, $out, $err) = psql_as($node->connstr('db10') . ' user=owner10', 'UPDATE snowid_config SET worker_id = 6');
 like($err, qr/42501: snowid_sql cannot read s\.\w+ for the ids it holds/,
 	'the owner\'s step after the restore, setting the worker id, refuses to read lesser2\'s table');
-is($node->safe_psql('db10', q{SELECT count(*) FROM s.ran WHERE super}), '0',
-	'nor the owner\'s step ran any of its functions as a superuser');
-is($node->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'lesser2'}), 'f',
-	'lesser2 is still no superuser');
+SnowidSqlEdition::no_superuser_ran($node, 'db10',
+	'nor the owner\'s step ran any of its functions as a superuser', 'lesser2', 's.ran');
 
 $node->stop;
 done_testing();
