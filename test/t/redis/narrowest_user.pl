@@ -202,7 +202,7 @@ sub run_on
 		  . 'snowid_2_lease_release snowid_2_lease_renew snowid_2_new_datacenter snowid_2_reset_secret '
 		  . 'snowid_3_claim snowid_3_end_quiet snowid_3_free snowid_3_lease_claim '
 		  . 'snowid_3_lease_release snowid_3_lease_renew snowid_3_lower_fence snowid_3_new_datacenter '
-		  . 'snowid_3_reset_secret',
+		  . 'snowid_3_reset_secret snowid_4_claim snowid_4_extend snowid_4_free snowid_4_release',
 		"$kind: the administrator loaded the library from the installed file");
 
 	# Redis checks the commands inside a function against the caller's
