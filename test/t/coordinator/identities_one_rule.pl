@@ -25,7 +25,7 @@ use Test::More;
 my $coord = SnowidCoord::start();
 my $pg = $coord->source eq 'postgresql';
 my $dc = 16;
-my $usage = $pg ? qr/^22023: / : qr/^SNOWID_USAGE /;
+my $usage = SnowidCoord::refused_as('usage');
 
 # An administrator's reset_secret() of identity: the refusal ("SQLSTATE:
 # message", "SNOWID_... message") or "ok"

@@ -35,7 +35,7 @@ my $pg = $coord->source eq 'postgresql';
 my $dc = 15;
 my $member = SnowidMember->new($coord, $dc, 'made-up');
 my $counter_max = 9007199254740991;
-my $usage = $pg ? qr/^22023: / : qr/^SNOWID_USAGE /;
+my $usage = SnowidCoord::refused_as('usage');
 
 # -- the counter at its bound -------------------------------------------------
 

@@ -61,8 +61,8 @@ use Test::More;
 my $coord = SnowidCoord::start();
 my $pg = $coord->source eq 'postgresql';
 my $dc = 16;
-my $usage = $pg ? qr/^22023: / : qr/^SNOWID_USAGE /;
-my $wrong = $pg ? qr/^42501: / : qr/^SNOWID_WRONG_SECRET /;
+my $usage = SnowidCoord::refused_as('usage');
+my $wrong = SnowidCoord::refused_as('wrong');
 
 # -- out of bounds under another holder's name --------------------------------
 

@@ -57,6 +57,22 @@ sub start
 	return SnowidCoord->new(%params);
 }
 
+# The start of a store's answer to a call refused as malformed ('usage':
+# SNOWID_USAGE, 22023) or as another holder's ('wrong': SNOWID_WRONG_SECRET,
+# 42501), as a pattern, for the store of this run (store():
+# SnowidCoord::refused_as('usage'))
+sub refused_as
+{
+	my ($why) = @_;
+	my %answer = (
+		usage => [ '22023: ', 'SNOWID_USAGE ' ],
+		wrong => [ '42501: ', 'SNOWID_WRONG_SECRET ' ]);
+	my $start = $answer{$why}[ store() eq 'postgresql' ? 0 : 1 ]
+	  // die "refused_as: no answer '$why'";
+
+	return qr/^\Q$start\E/;
+}
+
 # Passes if the hint of a claim refused in a quiet period ($err, psql's
 # error output) leads with waiting, leaves ending the period sooner to an
 # administrator, for a store known to have lost nothing, naming the page of
