@@ -124,7 +124,7 @@ $db->sql(undef, qq{
 claims_bounded('a claim_4', 'snowid_coordinator.range_outcome', qq{
 		DECLARE
 			n bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
-			made_for text := concat_ws(E'\\n', 'claim_4', $dc, 'brief SETTINGS ' || i, 16777215, 1000, true, -1);
+			made_for text := concat_ws(E'\\n', 'claim_4', $dc, 'brief SETTINGS ' || i, 16777215, 1000, 'true', -1);
 			key text := encode(sha256(convert_to(md5('brief SETTINGS' || i), 'UTF8')), 'hex');
 		BEGIN
 			CALL snowid_coordinator.claim_4($dc, 'brief SETTINGS ' || i,
