@@ -36,9 +36,9 @@
 --				 end it sent
 --	 lost		 an extend or a release of an id the caller does not hold:
 --				 holder holds it, or no one (NULL)
--- Each answer is an answer (REFUSAL_ENDS: the holder drops the id and
--- extends nothing) but register and the refused proof (28000), after
--- which the server sends its call again.
+-- Each refusal is an answer (REFUSAL_ENDS: the holder drops the id and
+-- extends nothing) but register and a proof's n refused as taken (28000),
+-- after which the server sends its call again.
 -- -----------------------------------------------------------------------
 
 -- What this database keeps of the protocol in brief, per worker id: its
