@@ -197,12 +197,12 @@ include $(PGXS)
 # (what 1.0 had keeps the grants an administrator made)
 sql/snowid_coordinator--1.1.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/1.1/, \
 	schema.sql tables.sql helpers.sql fence.sql quiet.sql claim.sql \
-	lease.sql free.sql procedures.sql reset_secret.sql settings.sql \
+	lease.sql free.sql procedures.sql reset_secret.sql ranges.sql settings.sql \
 	privileges.sql)
 sql/snowid_coordinator--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_coordinator/, \
 	1.0--1.1/head.sql 1.1/helpers.sql 1.1/fence.sql 1.1/quiet.sql 1.1/claim.sql \
 	1.1/lease.sql 1.1/free.sql 1.1/procedures.sql 1.1/reset_secret.sql \
-	1.1/settings.sql 1.0--1.1/privileges.sql)
+	1.1/ranges.sql 1.1/settings.sql 1.0--1.1/privileges.sql)
 sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
 	objects.sql config.sql claim.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql version.sql)

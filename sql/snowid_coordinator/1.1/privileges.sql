@@ -38,7 +38,17 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.recall(integer, bigint, bigint, bigint, bigint, bigint),
 	snowid_coordinator.stale(snowid_coordinator.datacenters, bigint, bigint, bigint),
 	snowid_coordinator.new_datacenter(integer),
-	snowid_coordinator.end_quiet(integer)
+	snowid_coordinator.end_quiet(integer),
+	snowid_coordinator.check_in_layout(text, integer, integer, integer),
+	snowid_coordinator.check_range_call(integer, text, text, integer),
+	snowid_coordinator.check_range_ms(bigint),
+	snowid_coordinator.noticed(integer, bigint),
+	snowid_coordinator.grant_range(integer, text, text, bytea, integer, boolean, bigint, bigint, bigint),
+	snowid_coordinator.choose_range(integer, text, integer, integer, bigint),
+	snowid_coordinator.run_claim_4(integer, text, text, integer, bigint, boolean, integer),
+	snowid_coordinator.run_extend_4(integer, text, text, integer, integer, bigint, bigint, boolean),
+	snowid_coordinator.run_release_4(integer, text, text, integer, integer),
+	snowid_coordinator.free_4(integer, integer)
 FROM PUBLIC;
 REVOKE ALL ON ALL PROCEDURES IN SCHEMA snowid_coordinator FROM PUBLIC;
 

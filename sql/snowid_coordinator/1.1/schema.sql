@@ -25,7 +25,10 @@
  *		 snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint, bigint),
  *		 snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
  *		 snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
- *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
+ *		 snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
+ *		 snowid_coordinator.run_claim_4(integer, text, text, integer, bigint, boolean, integer),
+ *		 snowid_coordinator.run_extend_4(integer, text, text, integer, integer, bigint, bigint, boolean),
+ *		 snowid_coordinator.run_release_4(integer, text, text, integer, integer)
  *		 TO snowid_fleet;
  *
  *	 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_admin;
@@ -33,13 +36,15 @@
  *		 snowid_coordinator.lower_fence(integer, integer, bigint),
  *		 snowid_coordinator.reset_secret(integer, text),
  *		 snowid_coordinator.new_datacenter(integer),
- *		 snowid_coordinator.end_quiet(integer)
+ *		 snowid_coordinator.end_quiet(integer),
+ *		 snowid_coordinator.free_4(integer, integer)
  *		 TO snowid_admin;
  *	 GRANT SELECT ON snowid_coordinator.workers TO snowid_admin;
  *
- * free() takes a worker id from whoever holds it, lower_fence() lowers a
- * fence, reset_secret() lets the next caller of an identity act as it:
- * grant them to administrators only, never to the servers' role.
+ * free() and free_4() take a worker id from whoever holds it,
+ * lower_fence() lowers a fence, reset_secret() lets the next caller of an
+ * identity act as it: grant them to administrators only, never to the
+ * servers' role.
  *
  * THE HOLDER'S SECRET.  A server sends, with every call, a secret of its
  * own (a random one it keeps in its data directory).  The hash of the
@@ -59,7 +64,9 @@
  * committed isolation level (another level is refused), so that each sees
  * what the call before it wrote and none keeps the lock past its CALL.
  *
- * Every function returns one row of snowid_coordinator.outcome.  Refusals
+ * Every function returns one row of snowid_coordinator.outcome (those of
+ * the protocol in brief, which no server of this release calls yet, one
+ * of snowid_coordinator.range_outcome: see ranges.sql).  Refusals
  * are such rows, not errors, and write nothing; errors are a caller's
  * mistakes (an argument out of range).  Times are Unix ms in bigint.
  *

@@ -12,9 +12,10 @@
 # or what a store of an earlier release let a member make), and new
 # claims timed inside the coordination server, with the caller's settings
 # as they are and with every path turned off: the second may take no more
-# than a few times the first.  The coordination database only: Redis has
-# no planner, and its functions read only the ids that have a holder or a
-# fence (095_fence_beyond_layout.pl).
+# than a few times the first; the same for the protocol in brief's
+# claim_4 over as many holders of its own table.  The coordination
+# database only: Redis has no planner, and its functions read only the ids
+# that have a holder or a fence (095_fence_beyond_layout.pl).
 use strict;
 use warnings;
 
@@ -42,26 +43,22 @@ $db->sql(undef, qq{
 	ANALYZE snowid_coordinator.worker_ids});
 
 # The shortest of three claims of new holders (each takes the lowest free
-# id, past the 15,000), in ms, under the caller's settings given
+# id, past the 15,000), in ms, under the caller's settings given: $claim
+# the CALL of new holder i, into o (of type $type)
 sub shortest_claim
 {
-	my ($name, $settings) = @_;
-	my $into = join(', ',
-		map { "$_ => o.$_" }
-		  qw(outcome worker_id floor_ms fence_ms lease_ms holder generation counter));
+	my ($name, $settings, $type, $claim) = @_;
 	my ($ret, $out, $err) = $db->node->psql('coord', qq{
 $settings
 DO \$do\$
 DECLARE
 	t timestamptz;
-	o snowid_coordinator.outcome;
+	o $type;
 	shortest float8;
 BEGIN
 	FOR i IN 1 .. 3 LOOP
 		t := clock_timestamp();
-		CALL snowid_coordinator.claim($dc, '$name ' || i, md5('$name' || i) || md5(i::text),
-			-1, 16777215, -1, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint,
-			$into);
+		$claim;
 		shortest := least(shortest, extract(epoch FROM clock_timestamp() - t) * 1000);
 		RAISE NOTICE 'claim % %', o.outcome, o.worker_id;
 	END LOOP;
@@ -77,8 +74,15 @@ END
 	return $ms;
 }
 
-my $plain = shortest_claim('plain', '');
-my $off = shortest_claim('off', q{
+# Claims under the caller's settings as they are and with the planner's
+# paths turned off: the second no slower than a few times the first.
+# $claim is the CALL of new holder i named "<settings> i", into o (of
+# type $type).
+sub claims_bounded
+{
+	my ($what, $type, $claim) = @_;
+	my $plain = shortest_claim('plain', '', $type, $claim =~ s/SETTINGS/plain/gr);
+	my $off = shortest_claim('off', q{
 SET enable_indexscan = off;
 SET enable_indexonlyscan = off;
 SET enable_bitmapscan = off;
@@ -91,9 +95,42 @@ SET cpu_index_tuple_cost = 1000;
 SET max_parallel_workers_per_gather = 4;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
-});
-note("a claim over $holders holders: $plain ms with the caller's settings as they are, $off ms with the planner's paths turned off");
-cmp_ok($off, '<=', 4 * $plain + 1000,
-	'a caller that turns the planner\'s paths off makes its claim no slower than a few times one that does not');
+}, $type, $claim =~ s/SETTINGS/off/gr);
+	note("$what over $holders holders: $plain ms with the caller's settings as they are, $off ms with the planner's paths turned off");
+	cmp_ok($off, '<=', 4 * $plain + 1000,
+		"$what: a caller that turns the planner's paths off makes its claim no slower than a few times one that does not");
+	return;
+}
+
+claims_bounded('a claim', 'snowid_coordinator.outcome', qq{
+		CALL snowid_coordinator.claim($dc, 'SETTINGS ' || i, md5('SETTINGS' || i) || md5(i::text),
+			-1, 16777215, -1, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+			@{[ join ', ', map { "$_ => o.$_" }
+				qw(outcome worker_id floor_ms fence_ms lease_ms holder generation counter) ]})});
+
+# The protocol in brief's claim (claim_4) over as many holders of its own
+# table, written by hand with the datacenter's record of this run (its
+# quiet period over) and the new names' keys; each call sends a holder
+# proof made here, as a server makes it (doc/security.md)
+$db->sql(undef, qq{
+	INSERT INTO snowid_coordinator.ranges (datacenter, worker_id, fence_ms, holder, for_good)
+	SELECT $dc, g, 0, 'made-up ' || g, true FROM generate_series(0, $holders) g;
+	INSERT INTO snowid_coordinator.range_records (datacenter, run, quiet_until_ms)
+	VALUES ($dc, snowid_coordinator.server_now(), 0);
+	INSERT INTO snowid_coordinator.holders (datacenter, identity, secret_sha256)
+	SELECT $dc, 'brief ' || s || ' ' || i, sha256(convert_to(md5('brief ' || s || i), 'UTF8'))
+	FROM unnest(ARRAY['plain', 'off']) s, generate_series(1, 3) i;
+	ANALYZE snowid_coordinator.ranges});
+claims_bounded('a claim_4', 'snowid_coordinator.range_outcome', qq{
+		DECLARE
+			n bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+			made_for text := concat_ws(E'\\n', 'claim_4', $dc, 'brief SETTINGS ' || i, 16777215, 1000, 'true', -1);
+			key text := encode(sha256(convert_to(md5('brief SETTINGS' || i), 'UTF8')), 'hex');
+		BEGIN
+			CALL snowid_coordinator.claim_4($dc, 'brief SETTINGS ' || i,
+				n || ':' || encode(sha256(convert_to(concat_ws(E'\\n', key, n, made_for), 'UTF8')), 'hex'),
+				16777215, 1000, true, -1, outcome => o.outcome, worker_id => o.worker_id,
+				end_ms => o.end_ms, now_ms => o.now_ms, holder => o.holder);
+		END});
 
 done_testing();

@@ -54,9 +54,9 @@ my %named_by = (
 	SNOWID_QUIET_DECLARED_MAX_MS => 'both',
 	SNOWID_QUIET_DECLARED_MIN_MS => 'both',
 	SNOWID_QUIET_UNDECLARED_MS => 'both',
-	# the protocol in brief, whose store side Redis' library has so far
-	SNOWID_RANGE_MAX_MS => 'redis',
-	SNOWID_RANGE_MARGIN_MS => 'redis');
+	# the protocol in brief (its store side in both, servers to come)
+	SNOWID_RANGE_MAX_MS => 'both',
+	SNOWID_RANGE_MARGIN_MS => 'both');
 
 my %source = (
 	redis => { 'src/redis/snowid.lua' => slurp_file("$top/src/redis/snowid.lua") },

@@ -68,14 +68,18 @@ sub grant
 			snowid_coordinator.run_claim(integer, text, text, integer, integer, integer, bigint, bigint, boolean, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_claim(integer, text, text, integer, bigint, bigint, bigint, integer, bigint, text, bigint, bigint, bigint, bigint),
 			snowid_coordinator.run_lease_renew(integer, text, text, integer, bigint, bigint, text, bigint, bigint, bigint, bigint, bigint),
-			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text)
+			snowid_coordinator.run_lease_release(integer, text, text, integer, bigint, boolean, text),
+			snowid_coordinator.run_claim_4(integer, text, text, integer, bigint, boolean, integer),
+			snowid_coordinator.run_extend_4(integer, text, text, integer, integer, bigint, bigint, boolean),
+			snowid_coordinator.run_release_4(integer, text, text, integer, integer)
 			TO coord_fleet;
 		GRANT USAGE ON SCHEMA snowid_coordinator TO coord_admin;
 		GRANT EXECUTE ON FUNCTION snowid_coordinator.free(integer, integer, bigint),
 			snowid_coordinator.lower_fence(integer, integer, bigint),
 			snowid_coordinator.reset_secret(integer, text),
 			snowid_coordinator.new_datacenter(integer),
-			snowid_coordinator.end_quiet(integer)
+			snowid_coordinator.end_quiet(integer),
+			snowid_coordinator.free_4(integer, integer)
 			TO coord_admin;
 		GRANT SELECT ON snowid_coordinator.workers TO coord_admin;
 	});

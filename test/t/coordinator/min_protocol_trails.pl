@@ -1,47 +1,50 @@
-# The model's trails played against Redis' function library: for each rule
-# of the protocol in brief (doc/internals.md), SPIN searches
+# The model's trails played against either store: for each rule of the
+# protocol in brief (doc/internals.md), SPIN searches
 # src/coord/protocol_min.pml with the rule off (-DNO_<RULE>, the flags of
 # test/t/coordinator/protocol_min_whole_space.pl) and finds a path to a
-# duplicate; its steps are then played, one by one, against the functions
-# snowid_4_... of src/redis/snowid.lua, with the rule on, in a real Redis
-# whose clock stands still but where the trail lets a millisecond pass
-# (SnowidTest::Clock), restarted, snapshotted and flushed where the trail's
-# store is.  The servers' side is played here as the model's servers play
-# it, with the rule on (a refusal drops the id).
+# duplicate; its steps are then played, one by one, against the store of
+# this run (SnowidCoord; test/run's coord part runs it against the
+# second) with the rule on: Redis' functions snowid_4_... of
+# src/redis/snowid.lua, or a coordination database's procedures claim_4,
+# extend_4, release_4 and free_4() of sql/snowid_coordinator/1.1/ranges.sql,
+# in a real store whose clock stands still but where the trail lets a
+# millisecond pass (SnowidMinStore, SnowidTest::Clock), restarted,
+# snapshotted (a base backup) and flushed where the trail's store is.  The
+# servers' side is played here as the model's servers play it, with the
+# rule on (a refusal drops the id).
 #
-# Every call of the trail up to one is answered by the library as the
-# model answered it (granted, refused, out of bounds; the worker id
-# granted); that one, the model's grant with the rule off, the library
-# refuses or grants with another worker id; or (REFUSAL_ENDS, a rule of
-# the servers) a server's step the path needs cannot be taken: the
-# duplicate the trail ends in is never issued.
+# Every call of the trail up to one is answered by the store as the model
+# answered it (granted, refused, out of bounds; the worker id granted);
+# that one, the model's grant with the rule off, the store refuses or
+# grants with another worker id; or (REFUSAL_ENDS, a rule of the servers)
+# a server's step the path needs cannot be taken: the duplicate the trail
+# ends in is never issued.  So both stores answer each trail alike.
 #
-# The library played is a copy the test makes with the model's numbers: a
-# longest range R and a margin M of 1 ms (test/tools/protocol from a copy
-# of the headers).  Needs spin and gcc, as the model's test does.
+# The store's side played is a copy the test makes with the model's
+# numbers: a longest range R and a margin M of 1 ms (test/tools/protocol
+# from a copy of the headers).  Needs spin and gcc, as the model's test
+# does.
 use strict;
 use warnings;
 
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use File::Copy ();
-use PostgreSQL::Test::Utils;
-use SnowidMinRedis;
-use SnowidRedis;
+use SnowidCoord;
+use SnowidMinStore;
 use SnowidTest;
 use Test::More;
 
-SnowidRedis::need_redis();
+SnowidCoord::need_store();
+SnowidTest::need_clock();
 SnowidTest::need_program('spin', 'spin');
 SnowidTest::need_program('gcc', 'gcc');
-SnowidTest::only_on('the test starts no PostgreSQL server', 'debian');
 
 my $model = "$FindBin::RealBin/../../../src/coord/protocol_min.pml";
 my ($R, $M) = (1, 1);
 my $LONG = $R + $M + 1;
-my $library = SnowidMinRedis::library_copy($R, $M);
-like($library, qr/^local RANGE_MAX, MARGIN = $R, $M$/m,
+my $copy = SnowidMinStore::store_copy($R, $M);
+is(join(' ', SnowidMinStore::copy_limits($copy)), "$R $M",
 	'the copy has the model\'s longest range and margin, 1 ms each');
 
 # The kinds of steps the searches leave out, as protocol_min_whole_space.pl
@@ -59,41 +62,11 @@ my @rules = (
 	[ BOUND => @servers ],
 	[ REFUSAL_ENDS => without(qw(member copy backup)) ]);
 
-# -- the store: a Redis under a clock that stands still --------------------
+# -- the store, under a clock that stands still ------------------------------
 
-my $clock = SnowidTest::Clock->new;
-my $base = int(time()) + 1;		# the store's time 0, in seconds
-my $now;						# the store's time, ms past $base
-
-sub set_time
-{
-	$now = shift;
-	$clock->set(sprintf '@%d.%03d', $base + int($now / 1000), $now % 1000);
-	return;
-}
-set_time(0);
-
-my $redis;
-{
-	my %env = $clock->env;
-	local @ENV{ keys %env } = values %env;
-	$redis = SnowidRedis->new(library => 0, mark_new => 0);
-}
-$redis->cli('FUNCTION', 'LOAD', 'REPLACE', $library);
-is(redis_now($redis), $base * 1000, 'Redis\' clock stands where the test set it');
-
-sub start_redis
-{
-	my %env = $clock->env;
-	local @ENV{ keys %env } = values %env;
-
-	$redis->start;
-	$redis->cli('FUNCTION', 'LOAD', 'REPLACE', $library);
-	return;
-}
-
-my $dump = "$redis->{dir}/dump.rdb";
-my $snapshot = "$redis->{dir}/backup.rdb";
+my $s = SnowidMinStore->new($copy);
+my $store = $s->store;
+is(store_now($store), $s->base * 1000, 'the store\'s clock stands where the test set it');
 
 # -- a trail played --------------------------------------------------------
 
@@ -104,20 +77,19 @@ my $snapshot = "$redis->{dir}/backup.rdb";
 sub play
 {
 	my ($dc, @steps) = @_;
-	my $key = "{snowid:dc:$dc}:workers";
 	my @name = map { holder($dc, "s$_") } 0 .. 2;
 	my $probe = holder($dc, 'probe');
 	my (%s, $down, $agreed);
 
 	$s{$_} = { run => 0, lease => 0, long => 0, w => undef, hi => undef, skew => 0 } for 0 .. 1;
-	start_redis() unless defined $redis->try_cli('PING');
-	$redis->cli('FLUSHALL');
+	$s->start('data') if $s->down;
+	SnowidMinStore::lose($store, $dc);
 	($down, $agreed) = (0, 0);
 
 	# the model's servers' view
 	my $holding = sub {
 		my $v = $s{ $_[0] };
-		return $v->{run} && defined $v->{w} && $now + $v->{skew} < $v->{hi};
+		return $v->{run} && defined $v->{w} && $s->at + $v->{skew} < $v->{hi};
 	};
 	# the model's replies: 0 granted, 1 refused, 2 out of bounds or not
 	# proved; and the worker id granted
@@ -128,16 +100,16 @@ sub play
 		return (2) if $reply =~ /^SNOWID_(?:USAGE|WRONG_SECRET) /;
 		die "an answer the model has not: $reply";
 	};
-	# a possible loss noticed at once, as the model notices it (Redis' library
+	# a possible loss noticed at once, as the model notices it (the store
 	# notices it at the first call after: a call of a name of its own)
 	my $notice = sub {
-		call($redis, 'release', $key, $probe, '0 1');
+		call($store, 'release', $dc, $probe, '0 1');
 	};
 	my $len = sub { return $s{ $_[0] }{long} ? $LONG : $R; };
 
 	# the model's store starts with a record and no quiet period
 	$notice->();
-	set_time($now + $R + 2 * $M);
+	$s->set($s->at + $R + 2 * $M);
 
 	for my $i (0 .. $#steps)
 	{
@@ -146,7 +118,7 @@ sub play
 
 		if ($step eq 'wait')
 		{
-			set_time($now + 1);
+			$s->set($s->at + 1);
 		}
 		elsif ($step =~ /^start (\d) clock (-?\d+) lease (\d) longer than R (\d)$/)
 		{
@@ -158,15 +130,15 @@ sub play
 			my $v = $s{$n};
 			my ($got, $id) = (3);
 
-			($got, $id) = $answer->(call($redis, 'claim', $key, $name[$n],
+			($got, $id) = $answer->(call($store, 'claim', $dc, $name[$n],
 					join(' ', 1, $len->($n), $v->{lease} ? 0 : 1, $v->{w} // -1)))
 			  unless $down;
 			if ($got != $r || ($r == 0 && $id != $w))
 			{
-				return ("$at: the library answered $got" . ($got == 0 ? " $id" : ''), $agreed);
+				return ("$at: the store answered $got" . ($got == 0 ? " $id" : ''), $agreed);
 			}
 			$agreed++;
-			@$v{qw(w hi)} = ($id, $now + $len->($n)) if $got == 0;
+			@$v{qw(w hi)} = ($id, $s->at + $len->($n)) if $got == 0;
 		}
 		elsif ($step =~ /^extend (past its end )?(\d) -> (\d)$/)
 		{
@@ -177,13 +149,13 @@ sub play
 			return ("$at: server $n holds no worker id", $agreed) unless defined $v->{w};
 			if (!$down)
 			{
-				$reply = call($redis, 'extend', $key, $name[$n],
-					join(' ', $v->{w}, 1, $base * 1000 + $v->{hi}, $len->($n), $v->{lease} ? 0 : 1));
+				$reply = call($store, 'extend', $dc, $name[$n],
+					join(' ', $v->{w}, 1, $s->base * 1000 + $v->{hi}, $len->($n), $v->{lease} ? 0 : 1));
 				($got) = $answer->($reply);
 			}
-			return ("$at: the library answered $got", $agreed) if $got != $r;
+			return ("$at: the store answered $got", $agreed) if $got != $r;
 			$agreed++;
-			my $til = $now + $len->($n);
+			my $til = $s->at + $len->($n);
 			if ($got == 0)
 			{
 				$v->{hi} = $til if $til > $v->{hi};
@@ -209,7 +181,7 @@ sub play
 			my $v = $s{$1};
 			if ($v->{lease} && $holding->($1))
 			{
-				call($redis, 'release', $key, $name[$1], "$v->{w} 1") unless $down;
+				call($store, 'release', $dc, $name[$1], "$v->{w} 1") unless $down;
 				$v->{w} = undef;
 			}
 			@$v{qw(run skew lease long)} = (0, 0, 0, 0);
@@ -224,37 +196,29 @@ sub play
 		}
 		elsif ($step eq 'store backup')
 		{
-			$redis->cli('SAVE');
-			File::Copy::copy($dump, $snapshot) or die "copy $dump: $!";
+			$s->backup;
 		}
 		elsif ($step eq 'store down')
 		{
-			$redis->cli('SAVE');
-			$redis->stop;
+			$s->stop;
 			$down = 1;
 		}
 		elsif ($step =~ /^store up (with its data|without its data|as the backup)$/)
 		{
-			if ($1 eq 'without its data')
-			{
-				unlink $dump;
-			}
-			elsif ($1 eq 'as the backup')
-			{
-				File::Copy::copy($snapshot, $dump) or die "copy $snapshot: $!";
-			}
-			start_redis();
+			my %how = ('with its data' => 'data', 'without its data' => 'empty',
+				'as the backup' => 'backup');
+			$s->start($how{$1}, $dc);
 			$down = 0;
 			$notice->();
 		}
 		elsif ($step eq 'store loses its data')
 		{
-			$redis->cli('FLUSHALL');
+			SnowidMinStore::lose($store, $dc);
 			$notice->();
 		}
 		elsif ($step =~ /^admin free (\d)$/)
 		{
-			free($redis, $key, $1);
+			free($store, $dc, $1);
 		}
 		else
 		{
@@ -284,11 +248,11 @@ for my $rule (@rules)
 		pan => ['-w24']);
 	like($out, qr/errors: 1\b/, "NO_$name: the model checker finds a duplicate");
 
-	set_time($now + 10_000);
+	$s->set($s->at + 10_000);
 	my ($parted, $agreed) = play($dc++, split /\n/, $steps);
 	if ($name eq 'REFUSAL_ENDS')
 	{
-		# the servers' rule: the library answers as the model does
+		# the servers' rule: the store answers as the model does
 		like($parted, qr/^$|: server \d (?:holds no|does not hold) worker id/,
 			"$name on: the server refused drops its id, and no two servers hold one"
 			  . " ($agreed calls answered as the model did" . ($parted ? "; $parted" : '') . ')');
@@ -297,11 +261,11 @@ for my $rule (@rules)
 	# the first answer that differs is the model's grant (of worker id w),
 	# refused, or granted with another worker id
 	my ($w, $got, $other) =
-	  $parted =~ / \((?:claim|extend)[^)]* -> 0 ?(\d?)\): the library answered (\d) ?(\d?)$/;
+	  $parted =~ / \((?:claim|extend)[^)]* -> 0 ?(\d?)\): the store answered (\d) ?(\d?)$/;
 	ok(defined $got && ($got == 1 || $got == 2 || ($got == 0 && $w ne '' && $other ne $w)),
-		"$name on: after $agreed calls answered as the model did, the library refuses the"
+		"$name on: after $agreed calls answered as the model did, the store refuses the"
 		  . " grant the model made, or grants another worker id ($parted)");
 }
 
-$redis->stop;
+$store->stop;
 done_testing();
