@@ -170,6 +170,29 @@ BEGIN
 			 OR c.worker_server OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_here()) THEN
 		PERFORM snowid_sql_private.snowid_sql_elsewhere(c.worker_id);
 	END IF;
+	-- a row changed where the edition's triggers did not fire (see
+	-- snowid_sql_config_check()) holds another node, layout or epoch than
+	-- the generator runs under: the calls that read it refuse, as its
+	-- owner's next change does (before 1.4's fixes they composed ids of
+	-- the publisher's node a subscription's apply wrote there, where its
+	-- stamp named this server: a copy of this server's files subscribed to
+	-- it, test restore_disable_triggers_apply)
+	IF need_worker THEN
+		f := snowid_sql_private.snowid_sql_fixed();
+		IF f.max_ms OPERATOR(pg_catalog.>) 0
+			AND (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
+				 OPERATOR(pg_catalog.=) f.position_path) IS TRUE
+			AND (f.datacenter_id OPERATOR(pg_catalog.<>) c.datacenter_id
+				 OR f.datacenter_bits OPERATOR(pg_catalog.<>) c.datacenter_bits
+				 OR f.worker_bits OPERATOR(pg_catalog.<>) c.worker_bits
+				 OR f.sequence_bits OPERATOR(pg_catalog.<>) c.sequence_bits
+				 OR f.epoch_ms OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_unix_ms(c.epoch)) THEN
+			RAISE EXCEPTION 'snowid_config was changed without its triggers'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The row holds another datacenter id, layout or epoch than the generator runs under, which a write where the edition''s triggers did not fire put there (a logical subscription''s apply, once pg_restore --disable-triggers had ended with ALTER TABLE ... ENABLE TRIGGER ALL).',
+					  HINT = 'As a superuser: ALTER TABLE snowid_sql_private.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica, ENABLE ALWAYS TRIGGER snowid_config_fix, ENABLE ALWAYS TRIGGER snowid_config_fix_truncate; then, as the owner, UPDATE snowid_config as its error says (doc/managed.md, "Dumps and restores").';
+		END IF;
+	END IF;
 	IF need_worker AND c.worker_id IS NULL THEN
 		-- a row stamped elsewhere (a restored dump, which keeps no worker
 		-- id): says it is a copy
