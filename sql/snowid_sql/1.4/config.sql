@@ -170,6 +170,29 @@ BEGIN
 			 OR c.worker_server OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_here()) THEN
 		PERFORM snowid_sql_private.snowid_sql_elsewhere(c.worker_id);
 	END IF;
+	-- a row changed where the edition's triggers did not fire (see
+	-- snowid_sql_config_check()) holds another node, layout or epoch than
+	-- the generator runs under: the calls that read it refuse, as its
+	-- owner's next change does (before 1.4's fixes they composed ids of
+	-- the publisher's node a subscription's apply wrote there, where its
+	-- stamp named this server: a copy of this server's files subscribed to
+	-- it, test restore_disable_triggers_apply)
+	IF need_worker THEN
+		f := snowid_sql_private.snowid_sql_fixed();
+		IF f.max_ms OPERATOR(pg_catalog.>) 0
+			AND (pg_catalog.pg_relation_filepath('snowid_sql_private.snowid_position'::pg_catalog.regclass)
+				 OPERATOR(pg_catalog.=) f.position_path) IS TRUE
+			AND (f.datacenter_id OPERATOR(pg_catalog.<>) c.datacenter_id
+				 OR f.datacenter_bits OPERATOR(pg_catalog.<>) c.datacenter_bits
+				 OR f.worker_bits OPERATOR(pg_catalog.<>) c.worker_bits
+				 OR f.sequence_bits OPERATOR(pg_catalog.<>) c.sequence_bits
+				 OR f.epoch_ms OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_unix_ms(c.epoch)) THEN
+			RAISE EXCEPTION 'snowid_config was changed without its triggers'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The row holds another datacenter id, layout or epoch than the generator runs under, which a write where the edition''s triggers did not fire put there (a logical subscription''s apply, once pg_restore --disable-triggers had ended with ALTER TABLE ... ENABLE TRIGGER ALL).',
+					  HINT = 'As a superuser: ALTER TABLE snowid_sql_private.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica, ENABLE ALWAYS TRIGGER snowid_config_fix, ENABLE ALWAYS TRIGGER snowid_config_fix_truncate; then, as the owner, UPDATE snowid_config as its error says (doc/managed.md, "Dumps and restores").';
+		END IF;
+	END IF;
 	IF need_worker AND c.worker_id IS NULL THEN
 		-- a row stamped elsewhere (a restored dump, which keeps no worker
 		-- id): says it is a copy
@@ -715,6 +738,8 @@ DECLARE
 	used boolean;
 	held text;
 	high timestamptz;
+	f snowid_sql_private.snowid_sql_fixed;
+	behind boolean;
 BEGIN
 	-- the restore's insert: its update is checked
 	IF TG_OP = 'INSERT' AND EXISTS (SELECT FROM snowid_sql_private.snowid_config) THEN
@@ -750,7 +775,40 @@ BEGIN
 					  HINT = pg_catalog.format('Lower it once the clock has passed %s.', high);
 		END IF;
 	END IF;
-	IF (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
+	-- the node, the layout and the epoch the generator runs under are
+	-- those of snowid_sql_fixed(), made from the row at its every change in
+	-- this database, also in a replica's apply, which changes nothing
+	-- (snowid_sql_config_replica()).  Where the row holds others, it was
+	-- changed where the edition's triggers did not fire: pg_restore
+	-- --disable-triggers ends with ALTER TABLE ... ENABLE TRIGGER ALL, which
+	-- leaves the triggers of a replica (ENABLE REPLICA, ENABLE ALWAYS) firing
+	-- only outside one, and a logical subscription's apply then wrote its
+	-- publisher's row unchecked.  Before 1.4's fixes the owner's next
+	-- UPDATE compared with that row alone: its worker id set again, the
+	-- subscriber issued with the publisher's datacenter id, as the
+	-- publisher did (test restore_disable_triggers_apply), and the
+	-- publisher's layout and epoch passed the guard.  A change is refused
+	-- unless it puts back those of the generator.
+	f := snowid_sql_private.snowid_sql_fixed();
+	behind := coalesce(TG_OP = 'UPDATE' AND f.max_ms > 0
+		AND f.position_path = pg_relation_filepath('snowid_sql_private.snowid_position')
+		AND (f.datacenter_id, f.epoch_ms, f.datacenter_bits, f.worker_bits, f.sequence_bits)
+			IS DISTINCT FROM (OLD.datacenter_id, snowid_sql_private.snowid_sql_unix_ms(OLD.epoch),
+							  OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits),
+		false);
+	IF behind AND (f.datacenter_id, f.epoch_ms, f.datacenter_bits, f.worker_bits, f.sequence_bits)
+			IS DISTINCT FROM (NEW.datacenter_id, snowid_sql_private.snowid_sql_unix_ms(NEW.epoch),
+							  NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
+		RAISE EXCEPTION 'snowid_config was changed without its triggers'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('The generator runs under datacenter id %s, the epoch %s and the layout %s, %s and %s bits; the row holds others, which a write where the edition''s triggers did not fire put there (a logical subscription''s apply, once pg_restore --disable-triggers had ended with ALTER TABLE ... ENABLE TRIGGER ALL).',
+								  f.datacenter_id, snowid_sql_private.snowid_sql_timestamptz(f.epoch_ms),
+								  f.datacenter_bits, f.worker_bits, f.sequence_bits),
+				  HINT = format('As a superuser: ALTER TABLE snowid_sql_private.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica, ENABLE ALWAYS TRIGGER snowid_config_fix, ENABLE ALWAYS TRIGGER snowid_config_fix_truncate.  Then, as the owner, put them back in the UPDATE: SET datacenter_id = %s, epoch = %L, datacenter_bits = %s, worker_bits = %s, sequence_bits = %s (doc/managed.md, "Dumps and restores").',
+								f.datacenter_id, snowid_sql_private.snowid_sql_timestamptz(f.epoch_ms),
+								f.datacenter_bits, f.worker_bits, f.sequence_bits);
+	END IF;
+	IF NOT behind AND (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
 		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
 		restoring := restoring OR TG_OP = 'INSERT';
 		held := snowid_sql_private.snowid_sql_ids_held(OLD,

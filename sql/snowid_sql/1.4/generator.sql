@@ -223,16 +223,33 @@ BEGIN
 						  DETAIL = 'snowid_generation carries another server''s mark: a subscription (FOR ALL SEQUENCES) or a copy set the generator''s sequences to that server''s values, with which ids could come again.',
 						  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = N, with N unique among the servers of the datacenter and not used by this server before (its ids may lie above the position the sequences hold now).';
 			END IF;
-			IF g IS NULL OR g >> 40 <> (snowid_sql_private.snowid_sql_fixed()).token THEN
-				g := (snowid_sql_private.snowid_sql_fixed()).token << 40;
-			END IF;
 			-- the start this writer checked the server under, for the
 			-- common path (see snowid_sql_started)
 			IF pg_catalog.to_timestamp(pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_started')::double precision / 1000000)
 				IS DISTINCT FROM pg_catalog.pg_postmaster_start_time() THEN
 				PERFORM snowid_sql_private.snowid_sql_stamp_start();
 			END IF;
-			g := pg_catalog.setval('snowid_sql_private.snowid_generation', g + 1 + g % 2);
+			-- the window opens by nextval(), which moves the generation from
+			-- the value it holds, not from the one read above: a value set
+			-- meanwhile by anything but a writer (a subscription's
+			-- synchronisation, PostgreSQL 19) is never overwritten, and
+			-- its mark stays for the check below and the readers (before
+			-- 1.4's fixes the window opened and closed by setval(), and a
+			-- synchronisation's setting of the generation between them was
+			-- dropped: test subscriber_sequences_race).  Only a generation
+			-- never this server's (a first install, one adopted) is set.
+			IF g IS NULL OR g >> 40 <> (snowid_sql_private.snowid_sql_fixed()).token THEN
+				g := pg_catalog.setval('snowid_sql_private.snowid_generation',
+									   ((snowid_sql_private.snowid_sql_fixed()).token << 40) + 1);
+			ELSE
+				g := pg_catalog.nextval('snowid_sql_private.snowid_generation');
+				IF g % 2 = 0 THEN
+					g := pg_catalog.nextval('snowid_sql_private.snowid_generation');
+				END IF;
+			END IF;
+			IF g >> 40 <> (snowid_sql_private.snowid_sql_fixed()).token THEN
+				PERFORM snowid_sql_private.snowid_sql_set_meanwhile();
+			END IF;
 			-- the last position, read under the sequence's buffer lock (a
 			-- nextval() may run meanwhile); before the first, the one below
 			last := pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_position');
@@ -244,8 +261,16 @@ BEGIN
 			IF first + got - 1 > last THEN
 				done := pg_catalog.setval('snowid_sql_private.snowid_position', first + got - 1);
 			END IF;
-			-- and closes: even again
-			done := pg_catalog.setval('snowid_sql_private.snowid_generation', g + 1);
+			-- and closes, even again, by nextval() too, where the position
+			-- was not set below what this writer left (the readers'
+			-- nextval() only moves it up) and the generation is still the
+			-- window's: otherwise something but a writer set them meanwhile,
+			-- and the window stays open (the readers take nothing; the next
+			-- writer reads the position anew, or refuses the generation)
+			IF pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_position') < greatest(first + got - 1, last)
+				OR pg_catalog.nextval('snowid_sql_private.snowid_generation') <> g + 1 THEN
+				PERFORM snowid_sql_private.snowid_sql_set_meanwhile();
+			END IF;
 		END IF;
 		RAISE SQLSTATE 'SN000';
 	EXCEPTION WHEN SQLSTATE 'SN000' THEN
@@ -331,6 +356,14 @@ BEGIN
 		RAISE EXCEPTION 'cannot generate snowids during recovery'
 			USING ERRCODE = 'read_only_sql_transaction',
 				  HINT = 'Take ids from the primary, or promote this server first.';
+	END IF;
+	-- a position the caller took ahead of the clock, within max_drift_ms,
+	-- is used here without a writer: the subscription a writer refuses is
+	-- refused here too (before 1.4's fixes such calls went on after a
+	-- subscription listed the sequences, with no writer to make the
+	-- generation one no call takes: test subscriber_sequences_race)
+	IF current_setting('server_version_num')::integer >= 190000 THEN
+		PERFORM snowid_sql_private.snowid_sql_subscribed();
 	END IF;
 	LOOP
 		now_ms := snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) - epoch_ms;

@@ -92,27 +92,79 @@ BEGIN
 END
 $$;
 
--- The error of a generator whose sequences a subscription synchronises
--- (PostgreSQL 19 lists sequences in pg_subscription_rel; earlier ones
--- never list these)
+-- The error of a generator whose sequences a subscription synchronises,
+-- or may (PostgreSQL 19 lists sequences in pg_subscription_rel; earlier
+-- ones never list these).  A synchronisation sets snowid_position, then
+-- snowid_generation (in the order of the publisher's reply), each by
+-- itself: a call between the two found this server's generation and took
+-- a position of the publisher's, below ids this server issued (a writer's
+-- window closed meanwhile did the same, its setting of the generation
+-- dropping the publisher's).  So a writer that finds the subscription
+-- makes the generation one no call takes (the mark 8388607, no server's:
+-- snowid_sql_refix() makes tokens up to 4194304) before it refuses: the
+-- calls stop at once, not once the positions its last writer set fall
+-- behind the clock, long before the synchronisation (a subscription's
+-- workers start, connect to the publisher and start another, which
+-- connects too).  A writer whose snapshot may predate the subscription (a
+-- REPEATABLE READ or SERIALIZABLE transaction) cannot see it in
+-- pg_subscription_rel: it refuses as well where a subscription's worker
+-- runs (pg_stat_get_subscription(), shared memory) whose subscription its
+-- snapshot does not show (any database's: the snapshot cannot tell; before
+-- 1.4's fixes such a transaction's writers went on moving the generator
+-- up to the synchronisation).  Until the subscription no longer covers
+-- them, and the owner sets the worker id again, no call issues (test
+-- subscriber_sequences_race, the listing and the first step of a
+-- synchronisation).
 CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_subscribed()
 RETURNS void
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	seq text;
+	unseen boolean;
+	done bigint;
 BEGIN
 	SELECT c.relname INTO seq
 	FROM pg_subscription_rel r JOIN pg_class c ON c.oid = r.srrelid
 	WHERE r.srrelid IN ('snowid_sql_private.snowid_position'::regclass, 'snowid_sql_private.snowid_generation'::regclass)
 	ORDER BY c.relname
 	LIMIT 1;
-	IF FOUND THEN
+	unseen := current_setting('transaction_isolation') <> 'read committed'
+		AND EXISTS (SELECT FROM pg_stat_get_subscription(NULL) w
+					WHERE NOT EXISTS (SELECT FROM pg_subscription s WHERE s.oid = w.subid));
+	IF seq IS NOT NULL OR unseen THEN
+		done := setval('snowid_sql_private.snowid_generation', 8388607::bigint << 40);
+	END IF;
+	IF seq IS NOT NULL THEN
 		RAISE EXCEPTION 'a subscription synchronises the sequences of the snowid generator'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('pg_subscription_rel lists the sequence %s: each synchronisation sets it to the publisher''s value, whose ids would come again.', seq),
-				  HINT = 'Publish no sequence of the extension (not FOR ALL SEQUENCES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION on this server.';
+				  HINT = 'Publish no sequence of the extension (not FOR ALL SEQUENCES), then ALTER SUBSCRIPTION ... REFRESH PUBLICATION on this server, and set the worker id again (UPDATE snowid_config SET worker_id = N).';
+	ELSIF unseen THEN
+		RAISE EXCEPTION 'a subscription made since this transaction began may synchronise the sequences of the snowid generator'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'A logical replication worker runs for a subscription this transaction''s snapshot does not show, and a subscription of this database could set the generator''s sequences to its publisher''s values.',
+				  HINT = 'Take ids in a transaction begun after the subscription was made (READ COMMITTED takes a new snapshot at each statement).  Where the subscription publishes a sequence of the extension, drop it from the publication, then set the worker id again (UPDATE snowid_config SET worker_id = N).';
 	END IF;
+END
+$$;
+
+-- The error of a writer that found the generator's sequences set, during
+-- its window, by something but a writer: a subscription's synchronisation
+-- (PostgreSQL 19), which sets them to the publisher's values one by one
+-- (snowid_sql_subscribed()).  The window stays open: the calls take
+-- nothing until the next writer, which reads the position anew, or
+-- refuses the publisher's generation.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_set_meanwhile()
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'the sequences of the snowid generator were set while it moved them'
+		USING ERRCODE = 'object_not_in_prerequisite_state',
+			  DETAIL = 'snowid_position or snowid_generation was set by something other than snowid_sql while a call moved the generator: a subscription that synchronises the sequences (FOR ALL SEQUENCES), or a superuser''s setval().',
+			  HINT = 'Publish no sequence of the extension (not FOR ALL SEQUENCES); where the sequences hold another server''s values, set the worker id again (UPDATE snowid_config SET worker_id = N).';
 END
 $$;

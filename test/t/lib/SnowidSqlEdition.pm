@@ -473,15 +473,16 @@ sub fast_server
 }
 
 # SQL that the owner of a new database runs on a server whose clock is
-# fast: the edition with worker id 5, the tables of $tables (SQL), then
-# $insert (SQL) over and over for 12 s; it prints how many rows $count (a
-# table, or more of a FROM) holds
+# fast: the edition (of VERSION $version if given) with worker id 5, the
+# tables of $tables (SQL), then $insert (SQL) over and over for 12 s; it
+# prints how many rows $count (a table, or more of a FROM) holds
 sub ahead_source_sql
 {
-	my ($tables, $insert, $count) = @_;
+	my ($tables, $insert, $count, $version) = @_;
+	my $create = 'CREATE EXTENSION snowid_sql' . (defined $version ? " VERSION '$version'" : '');
 
 	return qq{
-	CREATE EXTENSION snowid_sql;
+	$create;
 	UPDATE snowid_config SET worker_id = 5;
 	$tables
 	DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
@@ -492,21 +493,24 @@ sub ahead_source_sql
 	SELECT count(*) FROM $count};
 }
 
-# Database $db of $node (under $clock, 10 s fast) as app runs
-# ahead_source_sql($tables, $insert, $count): a test that it issued (named
-# "the source issues N ids$into, ..."); then $clock steps back to the right
-# time (NTP) and the source refuses its next id (a test)
+# Database $db of $node (under $clock, 10 s fast, or set $fast s fast) as app
+# runs ahead_source_sql($tables, $insert, $count, $version): a test that it
+# issued (named "the source issues N ids$into, ..."); then $clock steps
+# back to the right time (NTP) and the source refuses its next id (a test)
 sub issue_then_step_back
 {
-	my ($node, $clock, $db, $tables, $insert, $count, $into) = @_;
-	my ($rc, $out, $err) = psql_as(app_url($node, $db), ahead_source_sql($tables, $insert, $count));
+	my ($node, $clock, $db, $tables, $insert, $count, $into, $version, $fast) = @_;
 
-	Test::More::cmp_ok($out, '>', 0, "the source issues $out ids$into, its clock 10 s fast")
+	$clock->set("+$fast") if defined $fast;
+	$fast //= 10;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), ahead_source_sql($tables, $insert, $count, $version));
+
+	Test::More::cmp_ok($out, '>', 0, "the source issues $out ids$into, its clock $fast s fast")
 	  or Test::More::diag($err);
 	$clock->set('+0');
 	($rc, $out, $err) = psql_as(app_url($node, $db), 'SELECT snowid_next()');
 	Test::More::like($err, qr/the system clock is \d+ ms behind the snowid generator/,
-		'the clock stepped back 10 s: the source stops');
+		"the clock stepped back $fast s: the source stops");
 	return;
 }
 
@@ -726,23 +730,44 @@ sub subscriber_takes_over
 sub dbs_issue_past_restored
 {
 	my ($node, @dbs) = @_;
-	my %run;
 
-	for my $db (@dbs)
+	Test::More::note("$_: " . $node->safe_psql($_, 'SELECT worker_id, worker_server FROM snowid_config')) for @dbs;
+	copies_issue_past_restored([ map { [ $node, $_, $_ ] } @dbs ], 't', 't');
+	return;
+}
+
+# Copies [$node, $db, $name] of @$copies, each holding ids restored from a
+# source whose clock ran fast ($all, a table or view of id and copy, every
+# id held and issued after), its worker id cleared by the restore: all at
+# once, the owner sets worker id 5 where $set (a test each, named by
+# $name, that the first id after lies above every id $all holds), then
+# issues into $into (copy) until its clock has passed the source's last id
+# (past_restored_sql); a test each that none of those ids equals a
+# restored one
+sub copies_issue_past_restored
+{
+	my ($copies, $all, $into, $set) = @_;
+	my $sql = ($set ? "UPDATE snowid_config SET worker_id = 5;\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n" : '')
+	  . past_restored_sql($all, "INSERT INTO $into (copy) VALUES (true);", "$into WHERE copy");
+	my @run = map { { node => $_->[0], db => $_->[1], name => $_->[2], out => '', err => '' } } @$copies;
+
+	for my $r (@run)
 	{
-		Test::More::note("$db: " . $node->safe_psql($db, 'SELECT worker_id, worker_server FROM snowid_config'));
-		@{ $run{$db} }{qw(out err)} = ('', '');
-		$run{$db}{h} = IPC::Run::start(
-			[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', app_url($node, $db), '-c',
-			  past_restored_sql('t', 'INSERT INTO t (copy) VALUES (true);', 't WHERE copy') ],
-			'<', \undef, '>', \$run{$db}{out}, '2>', \$run{$db}{err});
+		$r->{h} = IPC::Run::start(
+			[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', app_url($r->{node}, $r->{db}), '-c', $sql ],
+			'<', \undef, '>', \$r->{out}, '2>', \$r->{err});
 	}
-	for my $db (@dbs)
+	for my $r (@run)
 	{
-		$run{$db}{h}->finish;
-		Test::More::note("$db, with its gone source's worker id, issues: $run{$db}{out} $run{$db}{err}");
-		my ($twice, $n, $restored) = marked_twice($node, $db, 'copy');
-		Test::More::is($twice, '0', "$db: no id equals a restored one ($twice of $n, beside $restored restored)");
+		$r->{h}->finish;
+		my @out = split /\n/, $r->{out};
+		Test::More::is($out[0], 't',
+			"$r->{name}: once the owner sets worker id 5, the first id lies above every id the tables hold")
+		  or Test::More::diag($r->{err})
+		  if $set;
+		Test::More::note("$r->{name}, with its gone source's worker id, issues: $r->{out} $r->{err}");
+		my ($twice, $n, $restored) = marked_twice($r->{node}, $r->{db}, 'copy', $all);
+		Test::More::is($twice, '0', "$r->{name}: no id equals a restored one ($twice of $n, beside $restored restored)");
 	}
 	return;
 }
@@ -799,10 +824,18 @@ sub row_skipped_restores_issue
 sub restore_while_calling
 {
 	my ($node, $file, @opts) = @_;
-	my $caller = $node->background_psql('target', on_error_stop => 0, extra_params => [ '-U', 'app' ]);
+
+	return restore_while_calling_in($node, 'target', $file, @opts);
+}
+
+# restore_while_calling into database $db of $node
+sub restore_while_calling_in
+{
+	my ($node, $db, $file, @opts) = @_;
+	my $caller = $node->background_psql($db, on_error_stop => 0, extra_params => [ '-U', 'app' ]);
 	my ($rout, $rerr) = ('', '');
 	my $restore = IPC::Run::start(
-		[ 'pg_restore', @opts, '--exit-on-error', '-d', app_url($node, 'target'), $file ],
+		[ 'pg_restore', @opts, '--exit-on-error', '-d', app_url($node, $db), $file ],
 		'>', \$rout, '2>', \$rerr);
 	my ($calls, $failed) = (0, 0);
 
@@ -817,7 +850,7 @@ sub restore_while_calling
 	}
 	$restore->finish;
 	Test::More::is($? >> 8, 0,
-		join(' ', 'pg_restore', @opts) . " restores the dump ($calls calls meanwhile, $failed failed)")
+		join(' ', "$db:", 'pg_restore', @opts) . " restores the dump ($calls calls meanwhile, $failed failed)")
 	  or Test::More::diag($rerr);
 	$caller->quit;
 	return ($calls, $failed);
