@@ -1,0 +1,90 @@
+# test/t/sql-edition/restore_row_skipped_fresh_install.pl
+#
+# The documented restore (doc/managed.md, "Dumps and restores"): into "a
+# database that has no worker id (a new one: CREATE EXTENSION snowid_sql)",
+# "pg_restore in any form: [...] a superuser's --disable-triggers or
+# session_replication_role = replica", then the owner sets the worker id,
+# which "raises the generator past this server's clock plus max_drift_ms
+# and past the largest id of the new node its tables hold".  Both of those
+# superuser's restores skip the dump's row of snowid_config (the data-only
+# COPY fails on the row CREATE EXTENSION made, 23505, and pg_restore goes
+# on; as a replica the trigger drops it), so the new database's row stays
+# as CREATE EXTENSION made it, never stamped, and its first worker id is
+# "a first install's first worker id" (snowid_sql_config_stamp(): drift 0),
+# raised past the tables alone: ids the source handed out ahead of its
+# clock, within max_drift_ms, come again.  (The dump's layout, epoch and
+# bounds are lost with the row: the owner set them first, as the guard's
+# hint says, "set them to the dump's before restoring its tables".)
+#
+# - One server.  source: layout 0/6/2 (4 ids a millisecond), max_drift_ms
+#   10000, worker id 5; 10 rows in orders, then a batch of 36,000 ids
+#   (9 s ahead of the clock) handed to a client (kept by the test, in no
+#   table).  Dumped whole and data-only by its owner, and stopped.
+# - data: a new install given the dump's layout and max_drift_ms, and the
+#   table orders; the superuser restores the data-only dump with --disable-triggers.
+#   replica: the same, the whole dump restored with
+#   PGOPTIONS=-c session_replication_role=replica.  owner: the same, the
+#   whole dump restored by the owner (this holds).
+# - In each, the owner sets worker id 5 and takes a batch of 36,000: none
+#   may equal an id the source handed out.
+# On main (5c1408b, snowid_sql 1.4, PostgreSQL 19): of the 36,000 ids the
+# source handed out, data's batch repeated 31,358 and replica's 30,626
+# (owner: 0).  (restore_row_skipped_superuser restores into databases whose
+# worker id was set first, stamped here, which the rule raises in full.)
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as app_url);
+use SnowidTest;
+use Test::More;
+
+my $dir = PostgreSQL::Test::Utils::tempdir('restore_row_skipped_fresh_install');
+my @targets = qw(data replica owner);
+my $node = SnowidSqlEdition::new_server('restore_row_skipped_fresh_install', ['app'], [ 'source', @targets ]);
+my $layout = 'datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, max_drift_ms = 10000';
+
+SnowidSqlEdition::install($node, $_, "UPDATE snowid_config SET $layout") for @targets;
+# (a data-only restore goes into the tables the application made)
+$node->safe_psql('data', 'CREATE TABLE orders (id bigint DEFAULT snowid_next(), n int); ALTER TABLE orders OWNER TO app');
+
+my ($rc, $out, $err) = psql_as(app_url($node, 'source'), qq{
+	CREATE EXTENSION snowid_sql;
+	UPDATE snowid_config SET $layout, worker_id = 5;
+	CREATE TABLE orders (id bigint DEFAULT snowid_next(), n int);
+	INSERT INTO orders (n) SELECT g FROM generate_series(1, 10) g;
+	SELECT snowid_next_batch(36000)});
+my %handed = map { $_ => 1 } split /\n/, $out;
+is(scalar(keys %handed), 36000, 'the source hands a batch of 36,000 ids to a client') or diag($err);
+SnowidSqlEdition::dump_to(app_url($node, 'source'), "$dir/whole.dump");
+SnowidSqlEdition::dump_to(app_url($node, 'source'), "$dir/data.dump", '--data-only');
+
+($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('data'), "$dir/data.dump", '--disable-triggers');
+note("data: pg_restore --data-only --disable-triggers: exit code $rc: $err");
+{
+	local $ENV{PGOPTIONS} = '-c session_replication_role=replica';
+	($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('replica'), "$dir/whole.dump");
+}
+note("replica: pg_restore with session_replication_role = replica: exit code $rc: $err");
+($rc, $err) = SnowidSqlEdition::restore_into(app_url($node, 'owner'), "$dir/whole.dump", '--exit-on-error');
+is($rc, 0, 'owner: the owner restores the whole dump') or diag($err);
+
+for my $db (@targets)
+{
+	is($node->safe_psql($db, 'SELECT count(*) FROM orders'), '10', "$db: the restore brought the source's rows");
+	($rc, $out, $err) = psql_as(app_url($node, $db), q{
+	UPDATE snowid_config SET worker_id = 5;
+	SELECT snowid_next_batch(36000)});
+	my @got = split /\n/, $out;
+	is(scalar(@got), 36000, "$db: the restore over, the owner sets the gone source's worker id and takes a batch")
+	  or diag($err);
+	my $twice = grep { $handed{$_} } @got;
+	is($twice, 0, "$db: no id equals one the source handed out ($twice of " . scalar(@got) . ')');
+}
+
+$node->stop;
+done_testing();
