@@ -1,0 +1,60 @@
+# test/t/sql-edition/worker_set_lock_prepared.pl
+#
+# The owner's step that sets the worker id reads every table whose column
+# takes ids by its default, each locked first (snowid_sql_lock_read()); a
+# lock another holds past lock_timeout refuses the step with 55P03,
+# "naming the process: end its transaction, as a role that may signal it,
+# then repeat the step" (doc/security.md, "The SQL edition").  A role
+# granted nothing of the edition but a schema of its own (its table's
+# default need not even issue: snowid_from_time(now()), which PUBLIC may
+# call, is "a default that takes ids") that locks its table in a PREPARED
+# transaction (max_prepared_transactions > 0) holds the lock in no process:
+# the detail says "(process )", and the hint's pg_terminate_backend()
+# ends nothing; the lock outlives restarts, and only that role or a
+# superuser (which the owner is not, on a managed cloud) may end it.
+#
+# On main (5c1408b, snowid_sql 1.4, PostgreSQL 19, by hand and here): the
+# owner's first UPDATE snowid_config SET worker_id = 5 of a new install
+# fails after 10 s with "Another session holds a lock on it (process ) and
+# did not let it go within lock_timeout", hint pg_terminate_backend().
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowidSqlEdition qw(psql_as app_url);
+use Test::More;
+
+my $node = SnowidSqlEdition::new_server('worker_set_lock_prepared', [qw(app lesser)], ['db'],
+	conf => 'max_prepared_transactions = 5');
+my $lesser = $node->connstr('db') . ' user=lesser';
+
+SnowidSqlEdition::install($node, 'db');
+$node->safe_psql('db', 'CREATE SCHEMA mine AUTHORIZATION lesser');
+# (psql -c sends its statements as one query, one transaction: the table
+# is made in a call of its own)
+my ($rc, $out, $err) = psql_as($lesser, q{
+	CREATE TABLE mine.t (id bigint DEFAULT snowid_from_time(now()));
+	INSERT INTO mine.t DEFAULT VALUES;});
+($rc, $out, $err) = psql_as($lesser, q{
+	BEGIN;
+	LOCK TABLE mine.t IN SHARE MODE;
+	PREPARE TRANSACTION 'held';
+	SELECT count(*) FROM pg_prepared_xacts});
+is($out, '1', 'a role granted nothing locks its own table in a prepared transaction') or diag($err);
+
+($rc, $out, $err) = psql_as(app_url($node, 'db'), 'UPDATE snowid_config SET worker_id = 5');
+like($err, qr/cannot read mine\.t for the ids it holds/, "the owner's step is refused, naming the table");
+like($err, qr/DETAIL:.*(process \d+|prepared transaction)/,
+	'and its detail names who holds the lock (a process, or the prepared transaction)');
+unlike($err, qr/HINT:.*pg_terminate_backend/, 'its hint does not send the owner to end a process that holds nothing');
+
+psql_as($lesser, "ROLLBACK PREPARED 'held'");
+($rc, $out, $err) = psql_as(app_url($node, 'db'), 'UPDATE snowid_config SET worker_id = 5 RETURNING worker_id');
+is($out, '5', 'the prepared transaction rolled back, the step passes') or diag($err);
+
+$node->stop;
+done_testing();
