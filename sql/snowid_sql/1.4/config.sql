@@ -320,6 +320,8 @@ AS $$
 DECLARE
 	name text;
 	code text;
+	holders text;
+	prepared text;
 BEGIN
 	FOR attempt IN 1..3 LOOP
 		IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel) THEN
@@ -333,17 +335,30 @@ BEGIN
 		name := rel::text;
 		-- (a lock another session holds, any role's on its own table,
 		-- refuses the step after lock_timeout, naming that session: the
-		-- table cannot be read meanwhile; test restore_raise_other_role_locks)
+		-- table cannot be read meanwhile; test restore_raise_other_role_locks;
+		-- or a prepared transaction, which no process holds and
+		-- pg_terminate_backend() does not end: named by its gid, before
+		-- 1.4's fixes "process )", test worker_set_lock_prepared)
 		BEGIN
 			EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
 		EXCEPTION WHEN lock_not_available THEN
+			SELECT string_agg(DISTINCT l.pid::text, ', '),
+				   string_agg(DISTINCT quote_literal(g.gid), ', ')
+			INTO holders, prepared
+			FROM pg_locks l
+			LEFT JOIN pg_locks x ON l.pid IS NULL AND x.pid IS NULL AND x.locktype = 'transactionid'
+				AND x.virtualtransaction = l.virtualtransaction
+			LEFT JOIN pg_prepared_xacts g ON g.transaction = x.transactionid
+			WHERE l.locktype = 'relation' AND l.relation = rel AND l.granted
+			  AND l.pid IS DISTINCT FROM pg_backend_pid();
 			RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
 				USING ERRCODE = 'lock_not_available',
-					  DETAIL = format('Another session holds a lock on it (process %s) and did not let it go within lock_timeout.',
-									  (SELECT string_agg(DISTINCT l.pid::text, ', ') FROM pg_locks l
-									   WHERE l.locktype = 'relation' AND l.relation = rel AND l.granted
-										 AND l.pid <> pg_backend_pid())),
-					  HINT = 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it), then repeat the step.';
+					  DETAIL = format('Another session holds a lock on it%s and did not let it go within lock_timeout.',
+									  ' (' || nullif(concat_ws('; ', 'process ' || holders, 'prepared transaction ' || prepared), '') || ')'),
+					  HINT = concat_ws('  ',
+						  CASE WHEN holders IS NOT NULL THEN 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it).' END,
+						  CASE WHEN prepared IS NOT NULL THEN 'End that prepared transaction (ROLLBACK PREPARED or COMMIT PREPARED, as its owner or a superuser).' END,
+						  'Then repeat the step.');
 		END;
 		IF to_regclass(name) = rel THEN
 			IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel AND c.relkind = 'r') THEN
