@@ -597,7 +597,7 @@ DECLARE
 	detail text;
 BEGIN
 	IF (SELECT s.is_called FROM snowid_sql_private.snowid_position s) THEN
-		RETURN 'This database issued ids: its generator (snowid_sql_private.snowid_position) has moved.';
+		RETURN 'This database issued ids, or its worker id was set (which raises it): its generator (snowid_sql_private.snowid_position) has moved.';
 	END IF;
 	IF c.worker_server <> snowid_sql_private.snowid_sql_here() THEN
 		RETURN format('The row comes from another server, which issued ids with it (it was stamped there: %s): a restored dump or a copy, whose tables hold those ids.',
@@ -774,7 +774,7 @@ BEGIN
 			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
-					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+					  HINT = 'Set the layout and the epoch before the first worker id, or with it in one UPDATE (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
 		END IF;
 		-- an epoch ahead of the clock is taken (the owner may mean it), but
 		-- every call refuses until the clock passes it (snowid_sql_take())
@@ -793,8 +793,13 @@ BEGIN
 	END IF;
 	-- a change of node by the datacenter id alone (an UPDATE that names
 	-- neither worker_id nor worker_server, which snowid_sql_config_stamp()
-	-- does not see) raises as setting the worker id does
-	IF TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL AND NEW.datacenter_id IS DISTINCT FROM OLD.datacenter_id THEN
+	-- does not see) raises as setting the worker id does, and so does a
+	-- change of the layout or the epoch that the guard took with a worker
+	-- id set (an epoch set ahead of the clock with it moved nothing, and
+	-- its correction raises)
+	IF TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL
+		AND (NEW.datacenter_id, NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits)
+			IS DISTINCT FROM (OLD.datacenter_id, OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits) THEN
 		PERFORM snowid_sql_private.snowid_sql_note(greatest(NEW.max_drift_ms, OLD.max_drift_ms), NULL);
 	END IF;
 	RETURN NEW;
@@ -882,11 +887,16 @@ $$;
 -- datacenter id alone, snowid_sql_config_check()) raises the generator,
 -- whatever the row held before and wherever it was stamped, past the
 -- largest id of the new node its tables hold, and past this server's
--- clock plus max_drift_ms (the larger of the row's before and after)
--- unless the row was never stamped: a first install's first worker id,
--- with which no server issued, keeps its generator where it is, so that
--- its layout and epoch may still be set (snowid_sql_config_floor(),
--- through a note in snowid_config_pending for the transaction).  So a
+-- clock plus max_drift_ms (the larger of the row's before and after;
+-- snowid_sql_config_floor(), through a note in snowid_config_pending for
+-- the transaction), a first install's first worker id too: a restore that
+-- leaves the row out (pg_restore -n, a superuser's --disable-triggers or
+-- replica restore) leaves it as never stamped, and before 1.4's fixes such
+-- a worker id raised past the tables alone, and a batch its source handed
+-- out came again (tests restore_schema_into_fresh_install,
+-- restore_row_skipped_fresh_install).  The generator moved, the layout
+-- and the epoch are set before or with the first worker id
+-- (snowid_sql_config_check()).  So a
 -- restored dump (which never carries a worker id:
 -- snowid_sql_config_restore()), a pg_createsubscriber copy, pg_upgrade, a
 -- CREATE DATABASE ... TEMPLATE copy, a sequence made anew, and a
@@ -916,8 +926,7 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	PERFORM snowid_sql_private.snowid_sql_note(
-		CASE WHEN (CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END) IS NULL THEN 0
-			 ELSE greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
+		greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
 	NEW.worker_server := here;
 	RETURN NEW;
 END
@@ -980,11 +989,7 @@ BEGIN
 												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
 					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
 		END IF;
-		-- (a row never stamped: only past ids held ahead of the clock, so
-		-- that a first install's generator stays where it is)
-		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
-			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
-		END IF;
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 	END IF;
 	RETURN NULL;
 END
