@@ -237,6 +237,59 @@ BEGIN ATOMIC
 	FROM cols c;
 END;
 
+-- How the default of the column col of tab (its own, or else its type's:
+-- a domain's, which a domain over it takes) makes the values the raise
+-- reads (snowid_sql_largest_held()): 'id' where it is snowid_next() itself
+-- (or a cast of it), 'serial' snowid_serial(prefix), 'public'
+-- snowid_public(snowid_next()), 'scramble' snowid_scramble(snowid_next()),
+-- each as pg_get_expr() shows it; 'none' where it calls no function that
+-- issues (snowid_next(), snowid_next_batch(), snowid_serial(prefix), the
+-- generator's own; directly or through a function pg_depend records): its
+-- values are no ids of the generator; 'other' where it issues and makes
+-- of the id what the edition cannot read back ('ORD-' || snowid_next(),
+-- lpad(), a function of the application's: before 1.4's fixes such a
+-- column was read as ids, its values counted for nothing, and a source's
+-- ids came again, test restore_clock_step_prefixed_ids)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_form(tab regclass, col name)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH RECURSIVE issuing(f) AS (
+		SELECT p.oid FROM pg_proc p
+		WHERE (p.pronamespace = '@extschema@'::regnamespace
+			   AND (p.proname IN ('snowid_next', 'snowid_next_batch') OR (p.proname = 'snowid_serial' AND p.pronargs = 1)))
+		   OR (p.pronamespace = 'snowid_sql_private'::regnamespace AND p.proname ~ '^snowid_sql_(next|take|move)')
+		UNION
+		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
+		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+	), def(rank, classid, objid, expr) AS (
+		SELECT 1, 'pg_attrdef'::regclass::oid, ad.oid, pg_get_expr(ad.adbin, ad.adrelid)
+		FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+		WHERE a.attrelid = tab AND a.attname = col
+		UNION ALL
+		SELECT 2, 'pg_type'::regclass::oid, t.oid, pg_get_expr(t.typdefaultbin, 0)
+		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = tab AND a.attname = col AND t.typdefaultbin IS NOT NULL
+	), used AS (
+		SELECT d.classid, d.objid,
+			   coalesce(substring(d.expr FROM '^\((.*)\)::[^()]+(?:\([0-9, ]*\))?$'), d.expr) AS e,
+			   '@extschema@'::regnamespace::text AS s
+		FROM def d ORDER BY d.rank LIMIT 1
+	)
+	SELECT CASE
+		WHEN u.e = u.s || '.snowid_next()' THEN 'id'
+		WHEN u.e = format('%1$s.snowid_public(%1$s.snowid_next())', u.s) THEN 'public'
+		WHEN u.e = format('%1$s.snowid_scramble(%1$s.snowid_next())', u.s) THEN 'scramble'
+		WHEN left(u.e, length(u.s) + 1) = u.s || '.'
+			AND substr(u.e, length(u.s) + 2) ~ '^snowid_serial\(''([^'']|'''')*''::text\)$' THEN 'serial'
+		WHEN EXISTS (SELECT FROM pg_depend d
+					 WHERE d.classid = u.classid AND d.objid = u.objid AND d.refclassid = 'pg_proc'::regclass
+					   AND d.refobjid IN (SELECT i.f FROM issuing i)) THEN 'other'
+		ELSE 'none' END
+	FROM used u;
+END;
+
 -- What of the table rel could run code of a role that is no superuser
 -- where the guard reads it (as the superuser), as a phrase, or NULL.
 -- Planning a read opens the table's indexes, extended statistics and
@@ -407,6 +460,16 @@ END;
 -- (NULL: none), under the layout and epoch of the row c, read as the
 -- owner of the extension with row_security off (a column that cannot be
 -- read fails the caller: it cannot tell how far those ids lie ahead).
+-- A value counts as the id its default made of it, by the form of that
+-- default (snowid_sql_id_form()): the id itself, a serial, a public id
+-- (read back with the key it names, snowid_from_public()) or a public
+-- number (with the first key, snowid_unscramble(), while there is one key
+-- alone); a default that issues no id counts for nothing, and a column
+-- whose default makes of the id anything else, or a public id or number
+-- whose key is missing, refuses the caller where it holds a value (before
+-- 1.4's fixes public ids and ids with a prefix counted for nothing, and
+-- public numbers as ids decades ahead: tests restore_clock_step_public_ids,
+-- restore_clock_step_prefixed_ids, worker_set_beside_public_numbers).
 -- Every such column, whatever its type (before 1.4's fixes bigint columns
 -- alone, and the ids of a numeric column DEFAULT snowid_next() or the
 -- serials of a text column DEFAULT snowid_serial('INV-') came again: test
@@ -450,10 +513,17 @@ DECLARE
 	node_mask bigint := (1::bigint << (c.datacenter_bits + c.worker_bits)) - 1;
 	node_digits text := lpad(c.datacenter_id::text, snowid_sql_private.snowid_sql_width(c.datacenter_bits), '0')
 		|| lpad(c.worker_id::text, snowid_sql_private.snowid_sql_width(c.worker_bits), '0');
+	-- why a column's values cannot be read back, or NULL
+	unread text;
+	keys integer := (SELECT count(*) FROM snowid_sql_private.snowid_public_keys);
+	first_key bytea := (SELECT k.key FROM snowid_sql_private.snowid_public_keys k ORDER BY k.rank LIMIT 1);
 BEGIN
-	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
+	FOR col IN SELECT x.*, coalesce(snowid_sql_private.snowid_sql_id_form(x.tab, x.name), 'other') AS form
+		FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
+	CONTINUE WHEN col.form = 'none';
 	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
 		bad := 0;
+		unread := NULL;
 		-- a foreign partition's ids lie elsewhere: it counts by the upper
 		-- bound its owner gave it on a range of the column itself (its ids
 		-- lie below), or refuses (before 1.4's fixes its partitioned table
@@ -465,7 +535,7 @@ BEGIN
 			JOIN pg_partitioned_table pt ON pt.partrelid = i.inhparent
 			JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
 			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
-			  AND col.base = 'pg_catalog.int8'::regtype;
+			  AND col.base = 'pg_catalog.int8'::regtype AND col.form = 'id';
 			IF upper IS NULL THEN
 				RAISE EXCEPTION 'a column whose default takes ids is in a foreign table snowid_sql cannot read'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -479,7 +549,37 @@ BEGIN
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
-		IF col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
+		IF col.form NOT IN ('id', 'serial', 'public', 'scramble')
+			OR (col.form = 'public' AND keys = 0) OR (col.form = 'scramble' AND keys <> 1) THEN
+			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
+				INTO bad;
+			unread := CASE WHEN col.form IN ('public', 'scramble') AND keys = 0
+				THEN 'they are public ids or numbers, and snowid_public_keys holds no key to read them with.'
+				WHEN col.form = 'scramble' THEN format('they are public numbers, read with the first key of snowid_public_keys, which holds %s keys: a number made with an earlier first key reads as another id.', keys)
+				ELSE 'its default makes of the id what snowid_sql cannot read back: it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
+		ELSIF col.form = 'public' AND col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
+			-- each read back with the key it names; a text that is no
+			-- public id is no id
+			EXECUTE format($q$SELECT pg_catalog.max(p.id) FILTER (WHERE p.id OPERATOR(pg_catalog.>=) 0
+					AND ((p.id OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3),
+				pg_catalog.count(*) FILTER (WHERE p.id IS NULL AND p.problem OPERATOR(pg_catalog.~~) 'No key %%')
+				FROM (SELECT %I::pg_catalog.text AS x FROM %s) s,
+					LATERAL snowid_sql_private.snowid_sql_read_public(s.x) p
+				WHERE s.x IS NOT NULL$q$, col.name, tab)
+				INTO v, bad USING c.sequence_bits, node_mask, node;
+			IF bad > 0 THEN
+				unread := format('%s of them are public ids of a key that snowid_public_keys does not hold.', bad);
+			END IF;
+		ELSIF col.form = 'scramble' AND col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
+			EXECUTE format($q$SELECT x FROM (SELECT snowid_sql_private.snowid_sql_permute($4, %I::pg_catalog.int8, true) AS x
+					FROM %s WHERE %I OPERATOR(pg_catalog.>=) 0) s
+				WHERE ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+				ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col.name, tab, col.name)
+				INTO v USING c.sequence_bits, node_mask, node, first_key;
+		ELSIF col.form IN ('public', 'scramble') THEN
+			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
+				INTO bad;
+		ELSIF col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
 			EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
 				WHERE x OPERATOR(pg_catalog.>=) 0
 				  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
@@ -541,7 +641,14 @@ BEGIN
 			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
 				INTO bad;
 		END IF;
-		IF bad > 0 THEN
+		IF bad > 0 AND unread IS NOT NULL THEN
+			RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read back as ids'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The column %I of %s takes ids by its default and holds values, and %s  The generator must be raised past the largest id the tables hold.',
+									  col.name, col.tab, unread),
+					  HINT = CASE WHEN col.form = 'public' OR keys = 0 THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
+						  || ' this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the column''s default dropped (ALTER TABLE ... ALTER COLUMN ... DROP DEFAULT), and set the default again after.';
+		ELSIF bad > 0 THEN
 			RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = format('The column %I of %s (of type %s) takes ids by its default, and holds values that are not ids of this layout (nor serials of them): the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
