@@ -206,7 +206,9 @@ for my $q (q{SELECT snowid_serial(repeat('a', 100000), 1)},
 }
 
 # Another layout and epoch: the C edition's by its settings at the restart,
-# the SQL edition's in its table (which it takes: it has issued no id).
+# the SQL edition's in its table, with its worker id, on the edition
+# created anew (its first worker id, set above, raised its generator, and
+# the guard then refuses another layout or epoch).
 SnowidTest::set_conf(
 	$both,
 	'snowid.datacenter_bits' => 0,
@@ -219,7 +221,11 @@ $both->stop;
 unlink($both->data_dir . '/snowid_state');
 $both->start;
 $both->safe_psql(
-	'sqled', q{
+	'sqled', qq{
+	DROP EXTENSION snowid_sql;
+	CREATE EXTENSION snowid_sql;
+	INSERT INTO snowid_public_keys VALUES
+		('K1', '\\x$keys{K1}', 1), ('Z9', '\\x$keys{Z9}', 2);
 	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6,
 		sequence_bits = 6, datacenter_id = 0, worker_id = 42,
 		epoch = '2024-02-29 12:34:56.789+00'});
