@@ -27,6 +27,17 @@
 # 285,034 ids into each; of the copy's 131,045, 6,722 references 'ORD-'
 # and 6,723 padded ones equal restored ones, the copy's first id 5.5 s
 # below the largest restored one.
+#
+# What this asks is more than the edition can promise: a default that makes
+# anything of the id but the id itself (a cast of it), a serial, a public
+# id or a public number is an expression of the application's, which the
+# edition cannot read back and will not guess at (fix68i, issue 68).  So
+# the owner's step is refused (55000) naming the column, and its hint names
+# the way out, which the test then follows: once the clock has passed the
+# source's last id (its time is the operator's to know: here read from the
+# restored references), the worker id set in one transaction with those
+# defaults dropped, and set again after.  No reference of the copy may
+# equal a restored one, and its first id lies past them.
 use strict;
 use warnings;
 
@@ -51,9 +62,33 @@ SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	'INSERT INTO t DEFAULT VALUES; INSERT INTO p DEFAULT VALUES;', 't', ' into each table');
 
 SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
-my ($rc, $out, $err) = psql_as(app_url($node, 'copy'), "UPDATE snowid_config SET worker_id = 5;\n"
-	  . SnowidSqlEdition::past_restored_sql('(SELECT substr(ref, 5)::bigint AS id FROM t) r',
-		'INSERT INTO t (copy) VALUES (true); INSERT INTO p (copy) VALUES (true);', 't WHERE copy'));
+my ($rc, $out, $err) = psql_as(app_url($node, 'copy'), 'UPDATE snowid_config SET worker_id = 5');
+like($err, qr/ERROR:  55000: a column whose default takes ids holds values snowid_sql cannot read back as ids\nDETAIL:  The column ref of public\.[tp] /,
+	"the owner's step is refused, naming a column whose default wraps the id");
+like($err, qr/HINT:  .*clock has passed the time of the last id the source issued.*DROP DEFAULT/,
+	'its hint names the way out: the clock past the source\'s last id, the worker id set with the default dropped');
+($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
+	DO $$ BEGIN
+		WHILE clock_timestamp() <= (SELECT snowid_time(max(substr(ref, 5)::bigint)) FROM t) LOOP
+			PERFORM pg_sleep(0.1);
+		END LOOP;
+	END $$;
+	BEGIN;
+	ALTER TABLE t ALTER ref DROP DEFAULT;
+	ALTER TABLE p ALTER ref DROP DEFAULT;
+	UPDATE snowid_config SET worker_id = 5;
+	ALTER TABLE t ALTER ref SET DEFAULT 'ORD-' || snowid_next();
+	ALTER TABLE p ALTER ref SET DEFAULT lpad(snowid_next()::text, 20, '0');
+	COMMIT;
+	SELECT worker_id FROM snowid_config});
+is($out, '5', "once the clock has passed the source's last id, the owner takes the way out") or diag($err);
+($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
+	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '2 s' LOOP
+			INSERT INTO t (copy) VALUES (true); INSERT INTO p (copy) VALUES (true);
+		END LOOP;
+	END $$;
+	SELECT count(*) FROM t WHERE copy});
 cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids into each") or diag($err);
 
 foreach my $table ([ 't', 'substr(ref, 5)::bigint', "'ORD-' || id" ], [ 'p', 'ref::bigint', 'lpad(id::text, 20, 0)' ])
