@@ -76,9 +76,9 @@ is($rc, 0, 'owner: the owner restores the whole dump') or diag($err);
 for my $db (@targets)
 {
 	is($node->safe_psql($db, 'SELECT count(*) FROM orders'), '10', "$db: the restore brought the source's rows");
-	($rc, $out, $err) = psql_as(app_url($node, $db), q{
-	UPDATE snowid_config SET worker_id = 5;
-	SELECT snowid_next_batch(36000)});
+	($rc, $out, $err) = psql_as(app_url($node, $db), 'UPDATE snowid_config SET worker_id = 5');
+	diag($err) if $rc;
+	($rc, $out, $err) = psql_as(app_url($node, $db), 'SELECT snowid_next_batch(36000)');
 	my @got = split /\n/, $out;
 	is(scalar(@got), 36000, "$db: the restore over, the owner sets the gone source's worker id and takes a batch")
 	  or diag($err);

@@ -69,8 +69,9 @@ is($rc, 0, 'pg_restore restores the whole dump into another new install') or dia
 
 for my $db (qw(target whole))
 {
+	($rc, $out, $err) = psql_as(app_url($node, $db), 'UPDATE snowid_config SET worker_id = 5');
+	diag($err) if $rc;
 	($rc, $out, $err) = psql_as(app_url($node, $db), q{
-	UPDATE snowid_config SET worker_id = 5;
 	CREATE TABLE IF NOT EXISTS t (id bigint);
 	DELETE FROM t;
 	INSERT INTO t SELECT snowid_next_batch(36000);
