@@ -18,7 +18,7 @@
 #
 # So do a dump of the application's schema (pg_dump -n public, where the
 # edition's functions live: pg_dump -n dumps no extension) and pg_restore
-# -t of the application's table, which any role may run.
+# -t of the application's table.
 #
 # - One server.  source: layout 0/6/1 (2 ids a millisecond), max_drift_ms
 #   60000, worker id 5; 10 rows in orders, then a batch of 100,000 ids
@@ -26,7 +26,8 @@
 #   table).  Dumped whole, data-only and -n public by its owner, and
 #   stopped.
 # - data: a new install given the dump's layout and max_drift_ms, and the
-#   table orders; the superuser restores the data-only dump with --disable-triggers.
+#   table orders; the superuser restores the data-only dump with
+#   --disable-triggers.
 #   replica: the same, the whole dump restored with
 #   PGOPTIONS=-c session_replication_role=replica.  schema: the -n public
 #   dump restored by the owner.  onetable: the owner's pg_restore --data-only
