@@ -18,6 +18,16 @@
 # 6 read as ids of worker id 5, the largest made in 2072; the source's own
 # UPDATE ... SET worker_id = 6 and = 5 were refused; here 20,000 are issued
 # (about 15 such numbers), so that the refusal is all but certain.
+#
+# And under a layout of the operator's (0/6/4), even 100 public numbers
+# break the restore itself: the restore of the dump's row sets its layout,
+# which the guard allows only where no id the tables hold lies more than
+# max_drift_ms ahead of the clock under it (snowid_sql_ids_held() with the
+# restore's bound), and public numbers, spread over bigint, lie decades
+# ahead: the row is refused (55000, "snowid layout or epoch cannot change
+# once ids are issued"), pg_restore goes on, and the new database keeps the
+# default layout, its row never stamped.  On main (5c1408b, PostgreSQL 19,
+# by hand and here): refused, the restored database at 5/5/12.
 use strict;
 use warnings;
 
@@ -54,6 +64,16 @@ is($out, '5', 'the restore over, the owner sets the worker id beside a column of
 	INSERT INTO t (copy) SELECT true FROM generate_series(1, 1000);
 	SELECT count(*) FROM t WHERE copy});
 is($out, '1000', 'and the copy issues public numbers, none equal to a restored one') or diag($err);
+
+# the dump of a database of another layout
+$node->safe_psql('postgres', 'CREATE DATABASE laid OWNER app');
+SnowidSqlEdition::install($node, 'laid', SnowidSqlEdition::layout_sql('worker_id = 5') . q{;
+	INSERT INTO snowid_public_keys VALUES ('K1', decode('00112233445566778899aabbccddeeff', 'hex'), 1);
+	CREATE TABLE t (no bigint PRIMARY KEY DEFAULT snowid_scramble(snowid_next()));
+	INSERT INTO t SELECT FROM generate_series(1, 100);});
+SnowidSqlEdition::owner_copy($node, 'laid', 'laid_copy', "$dir/laid.dump", 'the owner dumps a database of layout 0/6/4');
+is($node->safe_psql('laid_copy', 'SELECT datacenter_bits || \'/\' || worker_bits || \'/\' || sequence_bits FROM snowid_config'),
+	'0/6/4', 'the restored database has the layout of its dump');
 
 $node->stop;
 done_testing();
