@@ -1,4 +1,4 @@
-# test/t/sql-edition/worker_set_lock_prepared.pl
+# test/t/sql-edition/worker_set_lock_holder_named.pl
 #
 # The owner's step that sets the worker id reads every table whose column
 # takes ids by its default, each locked first (snowid_sql_lock_read()); a
@@ -13,10 +13,19 @@
 # ends nothing; the lock outlives restarts, and only that role or a
 # superuser (which the owner is not, on a managed cloud) may end it.
 #
+#
+# And a role that may rename its schema (CREATE on the database) and
+# leaves ALTER SCHEMA ... RENAME open: the reader locks the schema's row
+# first (FOR KEY SHARE on pg_namespace), whose wait ends at lock_timeout in
+# PostgreSQL's own "canceling statement due to lock timeout", naming
+# neither the table nor the process.
+#
 # On main (5c1408b, snowid_sql 1.4, PostgreSQL 19, by hand and here): the
 # owner's first UPDATE snowid_config SET worker_id = 5 of a new install
 # fails after 10 s with "Another session holds a lock on it (process ) and
-# did not let it go within lock_timeout", hint pg_terminate_backend().
+# did not let it go within lock_timeout", hint pg_terminate_backend(); and,
+# the schema's rename open, with "canceling statement due to lock timeout"
+# (context: "while locking tuple (0,10) in relation pg_namespace").
 use strict;
 use warnings;
 
@@ -26,9 +35,10 @@ use lib "$FindBin::RealBin/../lib";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as app_url);
+use SnowidTest;
 use Test::More;
 
-my $node = SnowidSqlEdition::new_server('worker_set_lock_prepared', [qw(app lesser)], ['db'],
+my $node = SnowidSqlEdition::new_server('worker_set_lock_holder_named', [qw(app lesser)], [qw(db renamed)],
 	conf => 'max_prepared_transactions = 5');
 my $lesser = $node->connstr('db') . ' user=lesser';
 
@@ -55,6 +65,24 @@ unlike($err, qr/HINT:.*pg_terminate_backend/, 'its hint does not send the owner 
 psql_as($lesser, "ROLLBACK PREPARED 'held'");
 ($rc, $out, $err) = psql_as(app_url($node, 'db'), 'UPDATE snowid_config SET worker_id = 5 RETURNING worker_id');
 is($out, '5', 'the prepared transaction rolled back, the step passes') or diag($err);
+
+# the schema's rename left open
+$node->safe_psql('postgres', 'GRANT CREATE ON DATABASE renamed TO lesser');
+SnowidSqlEdition::install($node, 'renamed');
+my $renamer = $node->connstr('renamed') . ' user=lesser';
+psql_as($renamer, 'CREATE SCHEMA mine');
+psql_as($renamer, 'CREATE TABLE mine.t (id bigint DEFAULT snowid_from_time(now()))');
+my $session = SnowidTest::start_psql($node, 'BEGIN; ALTER SCHEMA mine RENAME TO theirs; SELECT pg_sleep(60); ROLLBACK',
+	db => 'renamed', user => 'lesser');
+$node->poll_query_until('renamed', q{
+	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'BEGIN; ALTER SCHEMA mine%' AND xact_start IS NOT NULL)})
+  or die 'the rename did not start';
+($rc, $out, $err) = psql_as(app_url($node, 'renamed'), 'UPDATE snowid_config SET worker_id = 5');
+like($err, qr/cannot read mine\.t for the ids it holds/,
+	"the schema's rename open, the owner's step is refused naming the table");
+like($err, qr/DETAIL:.*process \d+/, 'and the process that holds it');
+$node->safe_psql('renamed', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'BEGIN; ALTER SCHEMA mine%'});
+$session->finish;
 
 $node->stop;
 done_testing();
