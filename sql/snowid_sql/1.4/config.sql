@@ -742,8 +742,12 @@ BEGIN
 		SELECT x.*, coalesce(snowid_sql_private.snowid_sql_id_form(x.tab, x.name), 'other') AS form
 		FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2
 	LOOP
-		-- (a restore's: its values are no ids of a generator)
-		CONTINUE WHEN bound IS NOT NULL AND col.form = 'none';
+		-- (a restore's: its values are no ids of a generator; or public ids
+		-- or numbers before their keys, which pg_restore brings after the
+		-- row: the raise reads them when the worker id is set, under the
+		-- layout restored, and ids of another node cannot equal its own)
+		CONTINUE WHEN bound IS NOT NULL AND (col.form = 'none'
+			OR (col.form IN ('public', 'scramble') AND NOT EXISTS (SELECT FROM snowid_sql_private.snowid_public_keys)));
 		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 								  WHERE p.relkind = 'f') THEN
 			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
