@@ -242,7 +242,8 @@ END;
 -- reads (snowid_sql_largest_held()): 'id' where it is snowid_next() itself
 -- (or a cast of it), 'serial' snowid_serial(prefix), 'public'
 -- snowid_public(snowid_next()), 'scramble' snowid_scramble(snowid_next()),
--- each as pg_get_expr() shows it; 'none' where it calls no function that
+-- each as pg_get_expr() shows it (with no relation: it locks none, and a
+-- default names no column); 'none' where it calls no function that
 -- issues (snowid_next(), snowid_next_batch(), snowid_serial(prefix), the
 -- generator's own; directly or through a function pg_depend records): its
 -- values are no ids of the generator; 'other' where it issues and makes
@@ -264,7 +265,7 @@ BEGIN ATOMIC
 		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
 		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
 	), def(rank, classid, objid, expr) AS (
-		SELECT 1, 'pg_attrdef'::regclass::oid, ad.oid, pg_get_expr(ad.adbin, ad.adrelid)
+		SELECT 1, 'pg_attrdef'::regclass::oid, ad.oid, pg_get_expr(ad.adbin, 0)
 		FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
 		WHERE a.attrelid = tab AND a.attname = col
 		UNION ALL
