@@ -26,7 +26,8 @@
 #   ones).
 # On main (5c1408b, snowid_sql 1.4, PostgreSQL 19, by hand and here): the
 # row refused (55000, naming inv's column serial), the copy at 5/5/12, its
-# serials 25 digits where the restored ones have 22.
+# serials 25 digits where the restored ones have 22; the same on 15
+# (Debian's 15.20).
 use strict;
 use warnings;
 

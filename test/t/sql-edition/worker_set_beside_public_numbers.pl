@@ -17,7 +17,8 @@
 # On main (5c1408b, snowid_sql 1.4, PostgreSQL 19): of 3,000 public numbers
 # 6 read as ids of worker id 5, the largest made in 2072; the source's own
 # UPDATE ... SET worker_id = 6 and = 5 were refused; here 20,000 are issued
-# (about 15 such numbers), so that the refusal is all but certain.
+# (about 15 such numbers, 13 in a run), so that the refusal is all but
+# certain.  The same on 15 (Debian's 15.20).
 #
 # And under a layout of the operator's (0/6/4), even 100 public numbers
 # break the restore itself: the restore of the dump's row sets its layout,

@@ -25,7 +25,8 @@
 # fails after 10 s with "Another session holds a lock on it (process ) and
 # did not let it go within lock_timeout", hint pg_terminate_backend(); and,
 # the schema's rename open, with "canceling statement due to lock timeout"
-# (context: "while locking tuple (0,10) in relation pg_namespace").
+# (context: "while locking tuple (0,10) in relation pg_namespace"); the
+# same on 15 (Debian's 15.20).
 #
 # Since fix68i (issue 68) the step reads only columns whose default issues
 # ids (snowid_next(), snowid_next_batch(), snowid_serial(prefix)): a default
