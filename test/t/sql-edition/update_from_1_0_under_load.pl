@@ -23,7 +23,8 @@
 # 4 of 4 clients stopped at "function public.snowid_sql_fixed() does not
 # exist" (with batches among the statements: at
 # "public.snowid_sql_config_problem(public.snowid_config)"); no id twice
-# (2,780 and about 2,700 ids), and calls after the update issue.
+# (2,780 and about 2,700 ids), and calls after the update issue.  The same
+# on 15 (Debian's 15.20).
 use strict;
 use warnings;
 
