@@ -18,7 +18,8 @@
 #
 # So do a dump of the application's schema (pg_dump -n public, where the
 # edition's functions live: pg_dump -n dumps no extension) and pg_restore
-# -t of the application's table.
+# -t of the application's table, and a dump that leaves the edition's data
+# out (pg_dump --exclude-table-data=snowid_sql_private.*).
 #
 # - One server.  source: layout 0/6/1 (2 ids a millisecond), max_drift_ms
 #   60000, worker id 5; 10 rows in orders, then a batch of 100,000 ids
@@ -31,7 +32,8 @@
 #   replica: the same, the whole dump restored with
 #   PGOPTIONS=-c session_replication_role=replica.  schema: the -n public
 #   dump restored by the owner.  onetable: the owner's pg_restore --data-only
-#   -t orders of the whole dump.  owner: the whole dump restored by the
+#   -t orders of the whole dump.  nodata: the dump without the edition's
+#   data restored by the owner.  owner: the whole dump restored by the
 #   owner (this holds).
 # - In each, the owner sets worker id 5 and takes a batch of 2,000: its
 #   first id lies past the last the source handed out, and none equals one.
@@ -39,7 +41,7 @@
 # (9 s ahead) the batch after repeated 31,358 (data) and 30,626 (replica)
 # of them (15: 32,026 and 30,786); as now, data, replica, schema and
 # onetable each start below the last id handed out, 2,000 of 2,000 again
-# (owner: 0).  (restore_row_skipped_superuser restores into databases whose
+# (owner: 0), on 19 and 15; nodata the same on 19.  (restore_row_skipped_superuser restores into databases whose
 # worker id was set first, stamped here, which the rule raises in full.)
 use strict;
 use warnings;
@@ -54,7 +56,7 @@ use SnowidTest;
 use Test::More;
 
 my $dir = PostgreSQL::Test::Utils::tempdir('restore_row_skipped_fresh_install');
-my @targets = qw(data replica schema onetable owner);
+my @targets = qw(data replica schema onetable nodata owner);
 my $node = SnowidSqlEdition::new_server('restore_row_skipped_fresh_install', ['app'], [ 'source', @targets ]);
 my $layout = 'datacenter_bits = 0, worker_bits = 6, sequence_bits = 1, max_drift_ms = 60000';
 
@@ -78,6 +80,8 @@ SnowidSqlEdition::dump_to(app_url($node, 'source'), "$dir/data.dump", '--data-on
 # (the schema of the edition's functions, public: pg_dump -n dumps no
 # extension, nor its row)
 SnowidSqlEdition::dump_to(app_url($node, 'source'), "$dir/schema.dump", '-n', 'public');
+# (the edition's own data left out, as of any extension's tables)
+SnowidSqlEdition::dump_to(app_url($node, 'source'), "$dir/nodata.dump", '--exclude-table-data=snowid_sql_private.*');
 
 ($rc, $err) = SnowidSqlEdition::restore_into($node->connstr('data'), "$dir/data.dump", '--disable-triggers');
 note("data: pg_restore --data-only --disable-triggers: exit code $rc: $err");
@@ -90,6 +94,8 @@ note("replica: pg_restore with session_replication_role = replica: exit code $rc
 note("schema: pg_restore of pg_dump -n public: exit code $rc: $err");
 ($rc, $err) = SnowidSqlEdition::restore_into(app_url($node, 'onetable'), "$dir/whole.dump", '--data-only', '-t', 'orders');
 note("onetable: pg_restore --data-only -t orders: exit code $rc: $err");
+($rc, $err) = SnowidSqlEdition::restore_into(app_url($node, 'nodata'), "$dir/nodata.dump");
+note("nodata: pg_restore of pg_dump --exclude-table-data=snowid_sql_private.*: exit code $rc: $err");
 ($rc, $err) = SnowidSqlEdition::restore_into(app_url($node, 'owner'), "$dir/whole.dump", '--exit-on-error');
 is($rc, 0, 'owner: the owner restores the whole dump') or diag($err);
 
