@@ -19,7 +19,9 @@
 # the proofs' n): a is granted worker id 0 on lease; the store's clock
 # steps 10 s ahead; b's claim, its proof's n 10 s behind the store's
 # clock, is granted worker id 0 at once, while a's range runs by a's clock
-# and b's.  Seen on both stores (2cb02f4).  (SnowidMinStore makes n from
+# and b's.  Seen on both stores (2cb02f4).  The store cannot tell this
+# from b's clock 10 s behind true time (also outside assumption 1), where
+# b's ids fall in the range of a's lease: the same refusal covers both.  (SnowidMinStore makes n from
 # this machine's clock while the store's stands still where a test moves
 # it: a fix that checks n against the margin has it make n from the
 # store's clock there.)
