@@ -19,7 +19,9 @@
 # crash restarted, the id's row gone, the run unchanged, and another
 # holder granted worker id 0 at once, while the first's range runs: two
 # holders with overlapping ranges.  The brief says a fleet member needs no
-# assumption, and that every restart counts as a possible loss.
+# assumption, and that every restart counts as a possible loss.  The same
+# path opens with synchronous_commit = off in the coordination server's
+# own configuration (a common setting for speed), with no member at all.
 #
 # To make the crash fall inside the window every time however loaded the
 # machine, the test stops the WAL writer, the background writer and the
