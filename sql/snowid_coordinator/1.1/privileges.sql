@@ -6,6 +6,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.check_ahead(text, bigint, bigint),
 	snowid_coordinator.check_identity(text),
 	snowid_coordinator.check_token(text),
+	snowid_coordinator.durable_commit(),
 	snowid_coordinator.lock_datacenter(integer, boolean),
 	snowid_coordinator.holder_name(text, boolean),
 	snowid_coordinator.retire(integer, integer, bigint),
