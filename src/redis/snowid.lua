@@ -1182,6 +1182,8 @@ end
 --                   rises), and who holds it, for good or on lease
 --   "record"        "<run id> <end of quiet>": the run of Redis that wrote
 --                   the record, and the end of its last quiet period
+--   "layout"        "<max>": the highest worker id of the datacenter's
+--                   layout (out_of_layout())
 --   "secret <name>" the key registered for a holder name, and the last n
 --   "proof <name>"  of its proofs (check_secret(), register_secret())
 -- and nothing else: no generation, counter, declared quiet period, margin
@@ -1278,6 +1280,7 @@ end
 local function grant(st, me, id, good, len, fence, sent_end)
   local til = math.max(st.now + len, sent_end or 0)
   write_slot(st, id, math.max(fence, til), me, good)
+  if st.layout_next then redis.call('HSET', st.fences, 'layout', ms(st.layout_next)) end
   register_secret(st, me)
   return {id, til, st.now}
 end
@@ -1298,6 +1301,33 @@ local function read_slots(st, max)
   end
   table.sort(ids)
   return slots, ids
+end
+
+-- BOUND, the layout: a datacenter's servers run one layout (its highest
+-- worker id, max; a switch stops them all, doc/layouts.md), recorded in
+-- the field "layout" of its hash.  A call that names a wider one than the
+-- layout recorded, while a holder other than the caller is live (for good,
+-- or a range not over by every clock), is refused as out of bounds: so no
+-- worker id beyond the layout is granted, and a datacenter has no more
+-- holders than its layout has worker ids, which bounds what every call
+-- reads.  A grant records the caller's layout when no other holder is live,
+-- else the narrowest of the recorded one and the caller's that still holds
+-- every live holder's id.  The same rule as the older calls'
+-- (layout_refused()).  Returns the refusal, or nil with the layout a grant
+-- records in st.layout_next.
+local function out_of_layout(st, me, max)
+  local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  local slots, ids = read_slots(st, ID_MAX)
+  local top = -1
+  for _, id in ipairs(ids) do
+    local s = slots[id]
+    if s.name and s.name ~= me and (s.good or s.fence + MARGIN > st.now) then top = id end
+  end
+  if rec and top >= 0 then
+    local bad = out_of_bounds({{'max', max, 0, rec}})
+    if bad then return bad end
+  end
+  st.layout_next = top < 0 and max or math.min(rec or ID_MAX, math.max(max, top))
 end
 
 -- The id a claim of me takes, or nil and its refusal: the id Redis shows
@@ -1356,7 +1386,7 @@ local function claim_4(keys, args)
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'claim', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'range_ms', len, 1, RANGE_MAX},
-                             {'prefer', prefer, -1, max}})
+                             {'prefer', prefer, -1, max}}) or out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet
@@ -1388,7 +1418,7 @@ local function extend_4(keys, args)
   -- clock plus RANGE_MAX, a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max},
                              {'range_ms', len, 1, RANGE_MAX},
-                             {'end_ms', sent, 0, st.now + RANGE_MAX}})
+                             {'end_ms', sent, 0, st.now + RANGE_MAX}}) or out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet

@@ -69,13 +69,16 @@ COMMENT ON TABLE snowid_coordinator.ranges IS
 
 -- And per datacenter: the run of this server that wrote the record
 -- (server_now(): the install, the system identifier, the timeline and the
--- postmaster's start) and the end of its last quiet period (Unix ms)
+-- postmaster's start), the end of its last quiet period (Unix ms) and the
+-- highest worker id of its layout (check_range_layout(); NULL: none yet)
 CREATE TABLE snowid_coordinator.range_records (
 	datacenter integer PRIMARY KEY
 		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
 	run text NOT NULL,
 	quiet_until_ms bigint NOT NULL
-		CHECK (quiet_until_ms >= 0)
+		CHECK (quiet_until_ms >= 0),
+	max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@)
 );
 
 COMMENT ON TABLE snowid_coordinator.range_records IS
@@ -149,6 +152,46 @@ AS $$
 		'the longest range this database grants')
 $$;
 
+-- BOUND, the layout: a datacenter's servers run one layout (its highest
+-- worker id, max; a switch stops them all, snowid's doc/layouts.md),
+-- recorded in range_records.  A call that names a wider one than the
+-- layout recorded, while a holder other than the caller is live (for good,
+-- or a range not over by every clock), is refused as out of bounds
+-- (22023): so no worker id beyond the layout is granted, and a datacenter
+-- has no more holders than its layout has worker ids, which bounds what
+-- every call reads.  A grant records the caller's layout when no other
+-- holder is live, else the narrowest of the recorded one and the caller's
+-- that still holds every live holder's id (grant_range()).  The same rule
+-- as the older calls' (check_layout()) and Redis' out_of_layout().  Called
+-- with datacenter dc's lock held, at now_ms, after noticed(); returns the
+-- layout a grant records.
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_layout(dc integer, identity text,
+													  max integer, now_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_variable
+DECLARE
+	rec			integer;
+	top			integer;
+BEGIN
+	SELECT r.max_worker_id INTO rec FROM snowid_coordinator.range_records r
+	WHERE r.datacenter = dc;
+	SELECT pg_catalog.max(x.worker_id) INTO top FROM snowid_coordinator.ranges x
+	WHERE x.datacenter = dc AND x.holder IS NOT NULL AND x.holder <> identity
+	  AND (x.for_good OR x.fence_ms + @SNOWID_RANGE_MARGIN_MS@ > now_ms);
+	IF top IS NULL THEN
+		RETURN max;
+	END IF;
+	IF rec IS NOT NULL THEN
+		-- the recorded layout, which the live holders run
+		PERFORM snowid_coordinator.check_in_layout('max', max, 0, rec);
+	END IF;
+	RETURN least(coalesce(rec, @SNOWID_MAX_ID@), greatest(max, top));
+END
+$$;
+
 -- RESTART_LOSS: every restart, restore and failover of this server changes
 -- its run (server_now()), and counts as a possible loss, as does a record
 -- that is missing (a new datacenter, a loss of the table).  QUIET: this
@@ -189,12 +232,13 @@ $$;
 -- A range granted to identity: worker id id of datacenter dc, for good or
 -- on lease, to now_ms plus len (or to sent, the end an extend's caller
 -- sent, if later); the fence raised to its end, the name's key
--- registered if it had none (key: what check_proof() took).
+-- registered if it had none (key: what check_proof() took), the layout
+-- recorded (check_range_layout()'s).
 CREATE OR REPLACE FUNCTION snowid_coordinator.grant_range(dc integer, identity text,
 											   secret text, key bytea,
 											   id integer, good boolean,
 											   len bigint, sent bigint,
-											   now_ms bigint)
+											   now_ms bigint, layout integer)
 RETURNS snowid_coordinator.range_outcome
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -212,6 +256,8 @@ BEGIN
 	ON CONFLICT (datacenter, worker_id) DO UPDATE
 	SET fence_ms = greatest(x.fence_ms, excluded.fence_ms),
 		holder = excluded.holder, for_good = excluded.for_good;
+	UPDATE snowid_coordinator.range_records r SET max_worker_id = layout
+	WHERE r.datacenter = dc;
 	PERFORM snowid_coordinator.register_holder(dc, identity, secret, key);
 	RETURN o;
 END
@@ -320,6 +366,7 @@ DECLARE
 	now_ms		bigint;
 	quiet		bigint;
 	chosen		snowid_coordinator.range_outcome;
+	layout		integer;
 	o			snowid_coordinator.range_outcome;
 	-- the key it sent under its pad (check_proof())
 	sent_key	bytea;
@@ -332,6 +379,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_given('good', good);
 	PERFORM snowid_coordinator.check_in_layout('prefer', prefer, -1, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
 	SELECT * INTO o.outcome, o.holder, sent_key
 	FROM snowid_coordinator.check_proof(dc, me, secret, call, max);
 	IF o.outcome IS NOT NULL THEN
@@ -351,7 +399,7 @@ BEGIN
 		RETURN chosen;
 	END IF;
 	RETURN snowid_coordinator.grant_range(dc, me, secret, sent_key, chosen.worker_id,
-										  good, range_ms, NULL, now_ms);
+										  good, range_ms, NULL, now_ms, layout);
 END
 $$;
 
@@ -381,6 +429,7 @@ DECLARE
 	now_ms		bigint;
 	quiet		bigint;
 	w			snowid_coordinator.ranges;
+	layout		integer;
 	o			snowid_coordinator.range_outcome;
 	sent_key	bytea;
 BEGIN
@@ -395,6 +444,7 @@ BEGIN
 	PERFORM snowid_coordinator.check_ms('held_until_ms', sent, 0,
 		now_ms + @SNOWID_RANGE_MAX_MS@,
 		'the clock of the coordination server plus the longest range it grants');
+	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
 	SELECT * INTO o.outcome, o.holder, sent_key
 	FROM snowid_coordinator.check_proof(dc, me, secret, call, max);
 	IF o.outcome IS NOT NULL THEN
@@ -418,7 +468,7 @@ BEGIN
 	-- for the id can still have (MARGIN)
 	IF w.holder = me OR (w.holder IS NULL AND quiet IS NOT NULL) THEN
 		RETURN snowid_coordinator.grant_range(dc, me, secret, sent_key, id, good,
-											  range_ms, sent, now_ms);
+											  range_ms, sent, now_ms, layout);
 	END IF;
 	o.outcome := 'lost';
 	o.holder := w.holder;
