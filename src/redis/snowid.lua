@@ -1180,12 +1180,13 @@ end
 --   "<worker id>"   "<fence>", or "<fence> good|lease <holder name>": the
 --                   latest end of any range granted for the id (it only
 --                   rises), and who holds it, for good or on lease
---   "record"        "<run id> <end of quiet>": the run of Redis that wrote
---                   the record, and the end of its last quiet period
---   "layout"        "<max>": the highest worker id of the datacenter's
---                   layout (out_of_layout())
+--   "record"        "<run> <end of quiet>[ <max>]": the run of Redis that
+--                   wrote the record, the end of its last quiet period, and
+--                   the highest worker id of the datacenter's layout
+--                   (out_of_layout())
 --   "secret <name>" the key registered for a holder name, and the last n
---   "proof <name>"  of its proofs (check_secret(), register_secret())
+--   "proof <name>"  of its proofs (check_secret(), register_secret()),
+--                   while the name holds a worker id (forget_name())
 -- and nothing else: no generation, counter, declared quiet period, margin
 -- or confirmed time.  A server's call: FCALL <function> 1 <key> <holder
 -- name> "<numbers>" "<n>:<proof>[:<key>]", the proof covering the
@@ -1235,6 +1236,18 @@ local function write_slot(st, id, fence, name, good)
              (name and ((good and ' good ' or ' lease ') .. name) or ''))
 end
 
+-- The datacenter's record: its run, the end of its last quiet period
+-- (0: none) and its layout (nil: none); nil for no record
+local function read_record(st)
+  local run, til, layout = string.match(redis.call('HGET', st.fences, 'record') or '',
+                                        '^(%S+) (%d+) ?(%d*)$')
+  return run, tonumber(til) or 0, tonumber(layout)
+end
+
+local function write_record(st, run, til, layout)
+  redis.call('HSET', st.fences, 'record', run .. ' ' .. ms(til) .. (layout and ' ' .. ms(layout) or ''))
+end
+
 -- SECRET, PROOF: a call under a holder name proves its secret and never
 -- sends it; a secret itself, which check_secret() takes from servers of
 -- release 1.3.0, is refused.  Takes the proof's n at once (before the
@@ -1264,25 +1277,12 @@ local function noticed(st)
     return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id cannot be read (INFO server):' ..
       ' without it a restart cannot be told from a Redis that kept every claim')
   end
-  local was, til = string.match(redis.call('HGET', st.fences, 'record') or '', '^(%x+) (%d+)$')
-  til = tonumber(til) or 0
+  local was, til, layout = read_record(st)
   if was ~= run then
     til = math.max(til, st.now + RANGE_MAX + MARGIN)
-    redis.call('HSET', st.fences, 'record', run .. ' ' .. ms(til))
+    write_record(st, run, til, layout)
   end
   if til + MARGIN > st.now then return til + MARGIN end
-end
-
--- A range granted to me: worker id id, for good or on lease, to Redis'
--- clock plus len ms (or to the end the caller sent, for an extend, if
--- later); the fence raised to its end, the name's key registered if it
--- had none.  Replies {worker id, end, Redis' clock}.
-local function grant(st, me, id, good, len, fence, sent_end)
-  local til = math.max(st.now + len, sent_end or 0)
-  write_slot(st, id, math.max(fence, til), me, good)
-  if st.layout_next then redis.call('HSET', st.fences, 'layout', ms(st.layout_next)) end
-  register_secret(st, me)
-  return {id, til, st.now}
 end
 
 -- The fields of worker ids 0..max: {id = {fence, name, good}}, and the ids
@@ -1303,6 +1303,38 @@ local function read_slots(st, max)
   return slots, ids
 end
 
+-- A name that holds no worker id any more (its lease released, its id
+-- freed or taken by another after its range): its key and the n of its
+-- proofs removed, so that the hash keeps a name only while it holds an
+-- id, as many as the layout has ids, and what every call reads is bounded
+-- by the layout, whatever names a fleet member makes up.  (Its next call
+-- registers its key again: SNOWID_REGISTER.)
+local function forget_name(st, name)
+  if name == nil then return end
+  local slots, ids = read_slots(st, ID_MAX)
+  for _, id in ipairs(ids) do
+    if slots[id].name == name then return end
+  end
+  redis.call('HDEL', st.fences, 'secret ' .. name, 'proof ' .. name)
+end
+
+-- A range granted to me: worker id id, for good or on lease, to Redis'
+-- clock plus len ms (or to the end the caller sent, for an extend, if
+-- later); the fence raised to its end, the name's key registered if it
+-- had none.  Replies {worker id, end, Redis' clock}.
+local function grant(st, me, id, good, len, fence, sent_end)
+  local til = math.max(st.now + len, sent_end or 0)
+  local _, was = slot_of(redis.call('HGET', st.fences, ms(id)))
+  write_slot(st, id, math.max(fence, til), me, good)
+  if was ~= me then forget_name(st, was) end
+  if st.layout_next then
+    local run, til = read_record(st)
+    write_record(st, run, til, st.layout_next)
+  end
+  register_secret(st, me)
+  return {id, til, st.now}
+end
+
 -- BOUND, the layout: a datacenter's servers run one layout (its highest
 -- worker id, max; a switch stops them all, doc/layouts.md), recorded in
 -- the field "layout" of its hash.  A call that names a wider one than the
@@ -1316,7 +1348,7 @@ end
 -- (layout_refused()).  Returns the refusal, or nil with the layout a grant
 -- records in st.layout_next.
 local function out_of_layout(st, me, max)
-  local rec = tonumber(redis.call('HGET', st.fences, 'layout') or '')
+  local _, _, rec = read_record(st)
   local slots, ids = read_slots(st, ID_MAX)
   local top = -1
   for _, id in ipairs(ids) do
@@ -1461,6 +1493,7 @@ local function release_4(keys, args)
   local fence, name = slot_of(redis.call('HGET', st.fences, ms(id)))
   if name ~= me then return 0 end
   write_slot(st, id, fence)
+  forget_name(st, me)
   return 1
 end
 
@@ -1481,8 +1514,9 @@ local function free_4(keys, args)
   if refused then return refused end
   local v = redis.call('HGET', st.fences, ms(id))
   if not v then return 0 end
-  local fence = slot_of(v)
+  local fence, name = slot_of(v)
   write_slot(st, id, fence)
+  forget_name(st, name)
   return fence
 end
 
