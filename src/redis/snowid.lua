@@ -96,6 +96,18 @@ end
 -- A time in ms, printed as an integer
 local function ms(n) return string.format('%.0f', n) end
 
+-- A number a caller sends, parsed strictly: digits only, without a sign or
+-- a leading zero ("0" itself), at most 16 of them (exact in Lua's
+-- numbers); or "-1" where none_ok (none).  nil for anything else: "-0",
+-- "007" or "+1" would name a number under another field than the one
+-- every call reads ("-0" is the number 0, printed "-0").
+local function strict(word, none_ok)
+  if word == '-1' and none_ok then return -1 end
+  if word and #word <= 16 and (word == '0' or string.match(word, '^[1-9]%d*$')) then
+    return tonumber(word)
+  end
+end
+
 -- What the owners hash and the answers put before an identity to name the
 -- holder of a lease; no identity begins with it (identity_refused())
 local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
@@ -805,7 +817,7 @@ local function claim(keys, args)
       ' [<quiet ms> <reassert> <generation> <counter> <clock margin ms> [<confirmed ms>]]"')
   end
   confirmed = tonumber(confirmed)
-  want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
+  want, max, prefer, usable = strict(want, true), tonumber(max), strict(prefer, true), tonumber(usable)
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'want', want, -1, ID_MAX},
                              {'prefer', prefer, -1, ID_MAX}})
   if bad then return bad end
@@ -926,8 +938,8 @@ local function lease_claim(keys, args)
       ' <usable ms> [<prefer> <wait ms> <quiet ms> <generation> <counter> <clock margin ms>]"')
   end
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
-  prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
-  local bad = out_of_bounds({{'max', max, 0, ID_MAX}})
+  prefer, wait = prefer == '' and -1 or strict(prefer, true), tonumber(wait) or 0
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'prefer', prefer, -1, ID_MAX}})
   if bad then return bad end
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
@@ -1222,6 +1234,19 @@ local function min_begin(key)
   return st
 end
 
+-- BOUND at entry: the numbers of a call, arg, exactly #form words
+-- separated by single spaces, each parsed by strict() (form[i] true: it
+-- may be -1, none); the numbers, or nil
+local function numbers_of(arg, form)
+  local out = {}
+  for word in string.gmatch((arg or '') .. ' ', '([^ ]*) ') do
+    local n = strict(word, form[#out + 1])
+    if n == nil or #out >= #form then return nil end
+    out[#out + 1] = n
+  end
+  if #out == #form then return out end
+end
+
 -- A worker id's field: its fence (0: none), its holder's name (nil: none)
 -- and whether it holds the id for good
 local function slot_of(v)
@@ -1409,11 +1434,12 @@ end
 -- names or -1.
 local function claim_4(keys, args)
   local me = args[1]
-  local max, len, good, prefer = string.match(args[2] or '', '^(%d+) (%d+) ([01]) (-?%d+)$')
-  if not max then
-    return redis.error_reply('SNOWID_USAGE claim takes "<max> <range ms> <good> <prefer>"')
+  local v = numbers_of(args[2], {false, false, false, true})
+  if not v or v[3] > 1 then
+    return redis.error_reply('SNOWID_USAGE claim takes "<max> <range ms> <good> <prefer>",' ..
+      ' each digits only (good 0 or 1, prefer -1 for none)')
   end
-  max, len, prefer = tonumber(max), tonumber(len), tonumber(prefer)
+  local max, len, good, prefer = v[1], v[2], v[3] == 1, v[4]
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'claim', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, a worker id within the layout
@@ -1429,7 +1455,7 @@ local function claim_4(keys, args)
   if quiet then return redis.error_reply('SNOWID_QUIET ' .. ms(quiet)) end
   local id, fence = choose(st, me, max, prefer)
   if id == nil then return fence end
-  return grant(st, me, id, good == '1', len, fence)
+  return grant(st, me, id, good, len, fence)
 end
 
 -- The check-in of a holder for good, a lease's renewal: "I hold the worker
@@ -1438,12 +1464,12 @@ end
 -- grant), the rest as claim's.
 local function extend_4(keys, args)
   local me = args[1]
-  local id, max, sent, len, good =
-    string.match(args[2] or '', '^(%d+) (%d+) (%d+) (%d+) ([01])$')
-  if not id then
-    return redis.error_reply('SNOWID_USAGE extend takes "<worker id> <max> <end ms> <range ms> <good>"')
+  local v = numbers_of(args[2], {false, false, false, false, false})
+  if not v or v[5] > 1 then
+    return redis.error_reply('SNOWID_USAGE extend takes "<worker id> <max> <end ms> <range ms> <good>",' ..
+      ' each digits only (good 0 or 1)')
   end
-  id, max, sent, len = tonumber(id), tonumber(max), tonumber(sent), tonumber(len)
+  local id, max, sent, len, good = v[1], v[2], v[3], v[4], v[5] == 1
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'extend', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, an end no later than Redis'
@@ -1467,7 +1493,7 @@ local function extend_4(keys, args)
   -- which only the holder of the last range granted for the id can still
   -- have (MARGIN)
   if name == me or (name == nil and quiet) then
-    return grant(st, me, id, good == '1', len, fence, sent)
+    return grant(st, me, id, good, len, fence, sent)
   end
   return redis.error_reply('SNOWID_LOST ' .. (name or ''))
 end
@@ -1477,11 +1503,11 @@ end
 -- fence).  Replies 1, or 0 if the caller did not hold the id.
 local function release_4(keys, args)
   local me = args[1]
-  local id, max = string.match(args[2] or '', '^(%d+) (%d+)$')
-  if not id then
-    return redis.error_reply('SNOWID_USAGE release takes "<worker id> <max>"')
+  local v = numbers_of(args[2], {false, false})
+  if not v then
+    return redis.error_reply('SNOWID_USAGE release takes "<worker id> <max>", each digits only')
   end
-  id, max = tonumber(id), tonumber(max)
+  local id, max = v[1], v[2]
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'release', keys[1], me, args[2]})
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}})
@@ -1503,9 +1529,10 @@ end
 -- the fence kept: another server takes the id once its fence lies a
 -- margin in the past (MARGIN).  Replies the fence.
 local function free_4(keys, args)
-  local id = tonumber(string.match(args[2] or '', '^(%d+)$') or '')
+  local v = numbers_of(args[2], {false})
+  local id = v and v[1]
   if not id then
-    return redis.error_reply('SNOWID_USAGE free takes "<worker id>"')
+    return redis.error_reply('SNOWID_USAGE free takes "<worker id>", digits only')
   end
   local bad = out_of_bounds({{'worker_id', id, 0, ID_MAX}})
   if bad then return bad end
