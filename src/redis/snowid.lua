@@ -1286,6 +1286,28 @@ local function proved(st, me, proof, call)
   return check_secret(st, me, proof, call)
 end
 
+-- CLOCK (assumption 1 as a refusal): every server's clock lies within the
+-- margin of Redis' clock.  Each call's proof carries its caller's clock,
+-- its n (microseconds); a call whose n lies further behind Redis' clock
+-- than the margin is refused as out of bounds, whoever is off, the caller
+-- or Redis (a clock stepped, a failover to a replica whose clock runs
+-- ahead): Redis counts a range's end and a fence's margin in its clock,
+-- the holders issue by their own, and a new holder whose clock lies
+-- further behind than the margin issues in the times of the range before
+-- its own.  A caller ahead issues later than its range starts and never
+-- at or past its end (its n may also run ahead of its clock: one past the
+-- last n sent, or past this run's start, which Redis knows to the second,
+-- check_secret()); the widest margin bounds it.  The caller, refused,
+-- drops its id (REFUSAL_ENDS), and the refusal names both clocks.
+-- Checked with the bounds, after the proof's n is taken.
+local function out_of_clock(st, proof)
+  local n = tonumber(string.match(proof or '', '^(%d+):') or '')
+  if n == nil then return end
+  return out_of_bounds({{'the caller\'s clock (the n of its holder proof, microseconds:' ..
+                           ' no further behind Redis\' clock than the clock margin)', n,
+                         st.now_us - MARGIN * 1000, st.now_us + MARGIN_MAX * 1000}})
+end
+
 -- RESTART_LOSS: every restart, restore and failover of Redis changes its
 -- run id, and counts as a possible loss, as does a record that is missing
 -- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
@@ -1444,7 +1466,8 @@ local function claim_4(keys, args)
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'claim', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'range_ms', len, 1, RANGE_MAX},
-                             {'prefer', prefer, -1, max}}) or out_of_layout(st, me, max)
+                             {'prefer', prefer, -1, max}}) or out_of_clock(st, args[3]) or
+              out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet
@@ -1476,7 +1499,8 @@ local function extend_4(keys, args)
   -- clock plus RANGE_MAX, a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max},
                              {'range_ms', len, 1, RANGE_MAX},
-                             {'end_ms', sent, 0, st.now + RANGE_MAX}}) or out_of_layout(st, me, max)
+                             {'end_ms', sent, 0, st.now + RANGE_MAX}}) or out_of_clock(st, args[3]) or
+              out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet
@@ -1510,7 +1534,8 @@ local function release_4(keys, args)
   local id, max = v[1], v[2]
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'release', keys[1], me, args[2]})
-  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}})
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}}) or
+              out_of_clock(st, args[3])
   if bad then return bad end
   if refused then return refused end
   local _

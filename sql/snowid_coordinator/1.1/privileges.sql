@@ -46,6 +46,7 @@ REVOKE ALL ON FUNCTION
 	snowid_coordinator.noticed(integer, bigint),
 	snowid_coordinator.grant_range(integer, text, text, bytea, integer, boolean, bigint, bigint, bigint, integer),
 	snowid_coordinator.check_range_layout(integer, text, integer, bigint),
+	snowid_coordinator.check_range_clock(text),
 	snowid_coordinator.choose_range(integer, text, integer, integer, bigint),
 	snowid_coordinator.run_claim_4(integer, text, text, integer, bigint, boolean, integer),
 	snowid_coordinator.run_extend_4(integer, text, text, integer, integer, bigint, bigint, boolean),

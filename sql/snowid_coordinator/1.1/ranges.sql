@@ -141,6 +141,41 @@ BEGIN
 END
 $$;
 
+-- CLOCK (assumption 1 as a refusal): every server's clock lies within the
+-- margin of this server's.  Each call's proof carries its caller's clock,
+-- its n (microseconds): a call whose n lies further behind this server's
+-- clock than the margin is refused as out of bounds (22023), whoever is
+-- off, the caller or this server (a clock stepped, a failover to a standby
+-- whose clock runs ahead): this database counts a range's end and a
+-- fence's margin in its clock, the holders issue by their own, and a new
+-- holder whose clock lies further behind than the margin issues in the
+-- times of the range before its own.  A caller ahead issues later than its
+-- range starts and never at or past its end (its n may also run ahead of
+-- its clock, one past the last n sent); the widest margin bounds it
+-- (check_proof_time()).  The caller, refused, drops its id (REFUSAL_ENDS).
+-- The same rule as snowid.lua's out_of_clock().
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_clock(secret text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n			bigint := (snowid_coordinator.proof_parts(secret)).n;
+	now_us		bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+BEGIN
+	IF n < now_us - @SNOWID_RANGE_MARGIN_MS@::bigint * 1000 THEN
+		RAISE EXCEPTION 'the clock of the caller lies % ms behind the clock of the coordination server',
+				(now_us - n) / 1000
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('n must lie between %s and %s (the n of a holder proof is its server''s clock in microseconds, which lies no further behind the coordination server''s than the clock margin, %s ms).',
+								  now_us - @SNOWID_RANGE_MARGIN_MS@::bigint * 1000,
+								  now_us + @SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000,
+								  @SNOWID_RANGE_MARGIN_MS@),
+				  HINT = 'Check the clocks of the snowid server and of the coordination server (NTP): a server refused so stops issuing ids with its worker id.';
+	END IF;
+END
+$$;
+
 -- Refuses a range's length (ms) longer than the longest this database
 -- grants (BOUND: the quiet period covers no longer one)
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_ms(len bigint)
@@ -375,6 +410,7 @@ BEGIN
 	-- BOUND: a range no longer than the longest, a worker id within the
 	-- layout
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_range_ms(range_ms);
 	PERFORM snowid_coordinator.check_given('good', good);
 	PERFORM snowid_coordinator.check_in_layout('prefer', prefer, -1, max);
@@ -437,6 +473,7 @@ BEGIN
 	-- BOUND: a range no longer than the longest, an end no later than this
 	-- server's clock plus the longest range, a worker id within the layout
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_range_ms(range_ms);
 	PERFORM snowid_coordinator.check_given('good', good);
 	PERFORM snowid_coordinator.check_in_layout('held_worker_id', id, 0, max);
@@ -502,6 +539,7 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('release_4');
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_in_layout('held_worker_id', id, 0, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	SELECT * INTO o.outcome, o.holder, sent_key

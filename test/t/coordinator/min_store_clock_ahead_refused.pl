@@ -46,13 +46,15 @@ my $store = $s->store;
 my $dc = 1;
 my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));
 
-# The store's clock set to this machine's plus $ahead ms
+# The store's clock set to this machine's plus $ahead ms; the callers'
+# (the n of their proofs) stays this machine's
 sub at_machine_clock
 {
 	my ($ahead) = @_;
 
 	sleep 0.01 while time() * 1000 < $s->base * 1000;
 	$s->set(int(time() * 1000) - $s->base * 1000 + ($ahead // 0));
+	$s->callers_behind($ahead // 0);
 	return;
 }
 
