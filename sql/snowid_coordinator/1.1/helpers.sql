@@ -345,7 +345,9 @@ $$;
 -- coordinator timeout of a server (the call that sends the key follows at
 -- once), and a datacenter has at most as many as its layout has worker
 -- ids (the one recorded, else hi, the call's): so made-up names fill no
--- table.  Beyond, refused (SQLSTATE 53400).
+-- table.  Beyond, refused (SQLSTATE 53400).  hi -1: a continuation of the
+-- protocol in brief (run_extend_4()), which made-up names must not deny:
+-- its pad is bounded per name (one, replaced) and in time only.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_proof(dc integer, identity text,
 											   secret text, call text,
 											   hi integer, OUT outcome text,
@@ -390,7 +392,7 @@ BEGIN
 		key := decode(sent, 'hex');
 		RETURN;
 	END IF;
-	IF given IS NULL THEN
+	IF given IS NULL AND hi >= 0 THEN
 		SELECT coalesce(d.max_worker_id, hi) + 1 INTO most
 		FROM snowid_coordinator.datacenters d
 		WHERE d.datacenter = dc;

@@ -482,8 +482,22 @@ BEGIN
 		now_ms + @SNOWID_RANGE_MAX_MS@,
 		'the clock of the coordination server plus the longest range it grants');
 	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
+	-- CONTINUATION: an extend that may continue a range this database
+	-- forgot (its id unheld, a possible loss not yet a quiet period and a
+	-- margin past: the record's run another, or its quiet period running)
+	-- registers its key again whatever pads made-up names keep: the
+	-- datacenter's cap on pads (check_proof()) is for other calls, and a
+	-- continuation's pad is bounded per name, as Redis keeps none
 	SELECT * INTO o.outcome, o.holder, sent_key
-	FROM snowid_coordinator.check_proof(dc, me, secret, call, max);
+	FROM snowid_coordinator.check_proof(dc, me, secret, call,
+		CASE WHEN NOT EXISTS (SELECT FROM snowid_coordinator.ranges x
+							  WHERE x.datacenter = dc AND x.worker_id = id
+								AND x.holder IS NOT NULL)
+				  AND NOT EXISTS (SELECT FROM snowid_coordinator.range_records r
+								  WHERE r.datacenter = dc
+									AND r.run = snowid_coordinator.server_now()
+									AND r.quiet_until_ms + @SNOWID_RANGE_MARGIN_MS@ <= now_ms)
+			 THEN -1 ELSE max END);
 	IF o.outcome IS NOT NULL THEN
 		RETURN o;
 	END IF;
