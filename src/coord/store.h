@@ -134,8 +134,10 @@
  * interval, a timeout and a second), and the clock margin the store counts
  * on: every clock, the servers' and the store's, within it of true time
  * (assumption 1).  A new holder's range starts once the id's fence lies
- * the margin in the store's past; after a possible loss the store grants
- * nothing new for the longest range and twice the margin.
+ * the margin in the store's past; an extend may send an end up to the
+ * store's clock plus the longest range and the margin (its clock may have
+ * stepped back since the grant); after a possible loss the store grants
+ * nothing new for the longest range and three times the margin.
  */
 #define SNOWID_RANGE_MAX_MS		60000
 #define SNOWID_RANGE_MARGIN_MS	60000

@@ -1311,10 +1311,11 @@ end
 -- RESTART_LOSS: every restart, restore and failover of Redis changes its
 -- run id, and counts as a possible loss, as does a record that is missing
 -- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
--- forgotten ranges it granted, each ending before its clock plus
--- RANGE_MAX (BOUND), and its clock may have stepped back by the margin:
--- the record of this run names a quiet period to its clock plus RANGE_MAX
--- and the margin, and no claim is granted until a margin past that end,
+-- forgotten ranges it granted, each ending no later than its clock plus
+-- RANGE_MAX and the margin (BOUND), and its clock may have stepped back by
+-- the margin: the record of this run names a quiet period to its clock
+-- plus RANGE_MAX and twice the margin, and no claim is granted until a
+-- margin past that end,
 -- when every range it may have forgotten is over by every clock.  Returns
 -- that time while it lies ahead, else nil; or nil and a refusal if the run
 -- id cannot be read.
@@ -1326,7 +1327,7 @@ local function noticed(st)
   end
   local was, til, layout = read_record(st)
   if was ~= run then
-    til = math.max(til, st.now + RANGE_MAX + MARGIN)
+    til = math.max(til, st.now + RANGE_MAX + 2 * MARGIN)
     write_record(st, run, til, layout)
   end
   if til + MARGIN > st.now then return til + MARGIN end
@@ -1496,10 +1497,13 @@ local function extend_4(keys, args)
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'extend', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, an end no later than Redis'
-  -- clock plus RANGE_MAX, a worker id within the layout
+  -- clock plus RANGE_MAX and the margin (a range granted as long as
+  -- RANGE_MAX ends at Redis' clock then plus RANGE_MAX, and its clock may
+  -- since have stepped back by the margin), a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max},
                              {'range_ms', len, 1, RANGE_MAX},
-                             {'end_ms', sent, 0, st.now + RANGE_MAX}}) or out_of_clock(st, args[3]) or
+                             {'end_ms', sent, 0, st.now + RANGE_MAX + MARGIN}}) or
+              out_of_clock(st, args[3]) or
               out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end

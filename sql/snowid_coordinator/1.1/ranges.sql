@@ -230,10 +230,11 @@ $$;
 -- RESTART_LOSS: every restart, restore and failover of this server changes
 -- its run (server_now()), and counts as a possible loss, as does a record
 -- that is missing (a new datacenter, a loss of the table).  QUIET: this
--- database may then have forgotten ranges it granted, each ending before
--- its clock plus the longest range (BOUND), and its clock may have stepped
--- back by the margin: the record of this run names a quiet period to its
--- clock plus the longest range and the margin, and no claim is granted
+-- database may then have forgotten ranges it granted, each ending no later
+-- than its clock plus the longest range and the margin (BOUND), and its
+-- clock may have stepped back by the margin: the record of this run names
+-- a quiet period to its clock plus the longest range and twice the
+-- margin, and no claim is granted
 -- until a margin past that end, when every range it may have forgotten is
 -- over by every clock.  Called with datacenter dc's lock held, at now_ms.
 -- Returns that time while it lies ahead, else NULL.
@@ -251,7 +252,7 @@ BEGIN
 	WHERE x.datacenter = dc;
 	til := coalesce(r.quiet_until_ms, 0);
 	IF r.run IS DISTINCT FROM here THEN
-		til := greatest(til, now_ms + @SNOWID_RANGE_MAX_MS@ + @SNOWID_RANGE_MARGIN_MS@);
+		til := greatest(til, now_ms + @SNOWID_RANGE_MAX_MS@ + 2 * @SNOWID_RANGE_MARGIN_MS@);
 		INSERT INTO snowid_coordinator.range_records AS x (datacenter, run, quiet_until_ms)
 		VALUES (dc, here, til)
 		ON CONFLICT (datacenter) DO UPDATE
@@ -471,7 +472,10 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('extend_4');
 	-- BOUND: a range no longer than the longest, an end no later than this
-	-- server's clock plus the longest range, a worker id within the layout
+	-- server's clock plus the longest range and the margin (a range granted
+	-- as long as the longest ends at this server's clock then plus the
+	-- longest, and its clock may since have stepped back by the margin), a
+	-- worker id within the layout
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
 	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_range_ms(range_ms);
@@ -479,8 +483,8 @@ BEGIN
 	PERFORM snowid_coordinator.check_in_layout('held_worker_id', id, 0, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_ms('held_until_ms', sent, 0,
-		now_ms + @SNOWID_RANGE_MAX_MS@,
-		'the clock of the coordination server plus the longest range it grants');
+		now_ms + @SNOWID_RANGE_MAX_MS@ + @SNOWID_RANGE_MARGIN_MS@,
+		'the clock of the coordination server plus the longest range it grants and the clock margin');
 	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
 	-- CONTINUATION: an extend that may continue a range this database
 	-- forgot (its id unheld, a possible loss not yet a quiet period and a

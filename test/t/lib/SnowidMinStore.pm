@@ -100,7 +100,7 @@ sub copy_limits
 
 	return $copy =~ /^local RANGE_MAX, MARGIN = (\d+), (\d+)$/m
 	  if SnowidCoord::store() eq 'redis';
-	return $copy =~ /now_ms \+ (\d+) \+ (\d+)\);$/m;
+	return $copy =~ /now_ms \+ (\d+) \+ 2 \* (\d+)\);$/m;
 }
 
 # Puts a copy in place of the store's side: FUNCTION LOAD REPLACE of the
