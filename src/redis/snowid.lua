@@ -1308,8 +1308,21 @@ local function out_of_clock(st, proof)
                          st.now_us - MARGIN * 1000, st.now_us + MARGIN_MAX * 1000}})
 end
 
+-- The run of Redis a record names: its run id (every restart and restore
+-- changes it) and its replication id (master_replid, which every
+-- promotion changes: a failover, and a failback to a process that kept
+-- its run id while a replica took its place); 'unknown' if either cannot
+-- be read
+local function min_run()
+  local run = run_id()
+  local ok, info = pcall(redis.call, 'INFO', 'replication')
+  local replid = ok and type(info) == 'string' and string.match(info, 'master_replid:(%x+)')
+  if run == 'unknown' or not replid then return 'unknown' end
+  return run .. ':' .. replid
+end
+
 -- RESTART_LOSS: every restart, restore and failover of Redis changes its
--- run id, and counts as a possible loss, as does a record that is missing
+-- run (min_run()), and counts as a possible loss, as does a record that is missing
 -- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
 -- forgotten ranges it granted, each ending no later than its clock plus
 -- RANGE_MAX and the margin (BOUND), and its clock may have stepped back by
@@ -1320,10 +1333,11 @@ end
 -- that time while it lies ahead, else nil; or nil and a refusal if the run
 -- id cannot be read.
 local function noticed(st)
-  local run = run_id()
+  local run = min_run()
   if run == 'unknown' then
-    return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id cannot be read (INFO server):' ..
-      ' without it a restart cannot be told from a Redis that kept every claim')
+    return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id or replication id cannot be read' ..
+      ' (INFO server, INFO replication): without them a restart or a failover cannot be told' ..
+      ' from a Redis that kept every claim')
   end
   local was, til, layout = read_record(st)
   if was ~= run then

@@ -98,7 +98,10 @@ $master->cli('REPLICAOF', '127.0.0.1', $replica->port);
 wait_for('the old master as a replica', sub { in_sync($master) });
 $master->cli('REPLICAOF', 'NO', 'ONE');
 $replica->cli('REPLICAOF', '127.0.0.1', $master->port);
-is(run_id($master), $run, 'the master, promoted again, has the run id it had');
+# (the record's run names the run id and, since the fix, the replication
+# id, which the promotions changed)
+is((split /:/, run_id($master))[0], (split /:/, $run)[0],
+	'the master, promoted again, has the run id it had');
 is(slot($master, $dc, 0) // '', '', 'a\'s grant is gone');
 
 my $reply = call($master, 'claim', $dc, $b, "31 $R 1 -1");

@@ -411,14 +411,20 @@ sub store_now
 	return pg($store, 'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint');
 }
 
-# The run of the store: Redis' run id, the coordination server's
+# The run of the store, as its record names it: Redis' run id and
+# replication id ("<run_id>:<master_replid>"), the coordination server's
 # (snowid_coordinator.server_now())
 sub run_id
 {
 	my ($store) = @_;
 
-	return $store->cli('INFO', 'server') =~ /run_id:(\w+)/ ? $1 : ''
-	  if $store->source eq 'redis';
+	if ($store->source eq 'redis')
+	{
+		my ($run) = $store->cli('INFO', 'server') =~ /run_id:(\w+)/;
+		my ($replid) = $store->cli('INFO', 'replication') =~ /master_replid:(\w+)/;
+
+		return join ':', $run // '', $replid // '';
+	}
 	return $store->db->sql('coord_owner', 'SELECT snowid_coordinator.server_now()');
 }
 
