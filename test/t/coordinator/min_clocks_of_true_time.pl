@@ -1,33 +1,36 @@
-# The protocol in brief's MARGIN and QUIET against its assumption 1 as
-# doc/internals.md ("The worker-id protocol in brief") and src/coord/store.h
-# state it: "every clock (the servers' and the store's) lies within the
-# margin of true time" (found by the attack attack67x on 2cb02f4, issue
-# 67).  Two clocks within a margin M of true time lie up to 2M apart, but
-# both stores (snowid_4_claim of src/redis/snowid.lua, claim_4 of
-# sql/snowid_coordinator/1.1/ranges.sql) count one margin, as the model
-# does (src/coord/protocol_min.pml: every clock within M of the store's):
+# The protocol in brief's MARGIN and QUIET at the edge of its assumption 1
+# (found by the attack attack67x on 2cb02f4, issue 67, as a premise outside
+# the assumption as it then read).
 #
-# MARGIN: a lease of a ends at E (the store's clock).  The store grants
-# b the id at its clock E + M.  If the store's clock then runs M ahead of
-# true time, true time is E, and a's clock, M behind, reads E - M: a
-# issues on up to E, b (its clock as a's) from E - M: ids of the same
-# worker id and milliseconds from both.  The store may grant only once
-# its clock is 2M past E.
+# doc/internals.md and src/coord/store.h stated assumption 1 as "every
+# clock (the servers' and the store's) lies within the margin of true
+# time": two clocks within a margin M of true time lie up to 2M apart,
+# while both stores (snowid_4_claim of src/redis/snowid.lua, claim_4 of
+# sql/snowid_coordinator/1.1/ranges.sql) and the model
+# (src/coord/protocol_min.pml) count one margin between a server's clock
+# and the store's.  Seen on both stores (2cb02f4): with the store's clock M
+# ahead of true time and a's M behind, b granted worker id 0 at the
+# store's clock E + M, a's lease ending at E by the store's clock (MARGIN);
+# and after a loss and the store's clock stepping back 2M, at E (QUIET).
 #
-# QUIET: a holder for good is granted a range ending at E while the
-# store's clock runs M ahead of true time; the store loses its data, and
-# its clock steps back 2M (to M behind true time).  The quiet period it
-# then starts (its clock plus the longest range and a margin, and a
-# margin more) ends at its clock E.  If by then its clock has come back to
-# M ahead (each reading within the margin of true time), true time is
-# E - M and a's clock, M behind, E - 2M: b is granted the id while a's
-# range runs.
+# The assumption is now stated as the rules need it, and as README's
+# Guarantees said it: every server's clock lies within the margin of the
+# store's clock.  A clock further behind the store's than that is refused
+# at each call (CLOCK: the n of its proof is its clock); one ahead issues
+# later than its range starts and never past its end.  So this test checks
+# the assumption's edge instead of a premise outside it:
 #
-# Seen on both stores (2cb02f4): b granted worker id 0 at the store's
-# clock E + M (MARGIN), and at E (QUIET).  The alternative to counting
-# twice the margin is to state assumption 1 as the model has it (every
-# clock within the margin of the store's), as README's Guarantees does
-# ("of the others"); then this test's premise is no longer the brief's.
+# MARGIN: a's lease ends at E.  With b's clock a margin behind the store's
+# (inside), b's claim waits until the store's clock is E + M, when b's
+# clock reads E: a issued below E by its own clock.  With b's clock further
+# behind (outside), b's claim is refused, whatever the store's clock.
+#
+# QUIET: a holds worker id 0 for good, its range ending at E; the store
+# loses its data, and its clock steps back a margin (the most the quiet
+# period counts).  b's claims wait for the quiet period, which ends with
+# the store's clock at least two margins past E: every clock within the
+# margin of the store's is then a margin past a's end.
+
 use strict;
 use warnings;
 
@@ -60,12 +63,23 @@ my $dc = 1;
 my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));
 my ($id, $end) = granted(call($store, 'claim', $dc, $a, "31 $R 0 -1"));
 is($id, 0, 'MARGIN: a is granted worker id 0 on lease');
+# (b's layout a worker id alone, which a's wider one holds: worker id 0)
+$s->move_to($end + $M - 1);
+$s->callers_behind($M);
+like(call($store, 'claim', $dc, $b, "0 $R 1 -1"), qr/^SNOWID_FENCED 0 /,
+	'MARGIN: b, its clock a margin behind the store\'s, waits while the store\'s clock is'
+	  . ' short of a margin past a\'s end');
 $s->move_to($end + $M);
-my $reply = call($store, 'claim', $dc, $b, "31 $R 1 -1");
-unlike($reply, qr/^ok 0 /,
-	'MARGIN: b is not granted worker id 0 a margin past a\'s end, when the store\'s clock'
-	  . ' may run a margin ahead of true time and a\'s a margin behind it');
-note("b's claim at the store's clock $end + $M: $reply");
+$s->callers_behind($M + 1);
+like(call($store, 'claim', $dc, $b, "0 $R 1 -1"), qr/^SNOWID_USAGE /,
+	'MARGIN: b, its clock further behind the store\'s than the margin (outside assumption 1),'
+	  . ' is refused');
+$s->callers_behind($M);
+my ($id_b) = granted(call($store, 'claim', $dc, $b, "0 $R 1 -1"));
+is($id_b, 0,
+	'MARGIN: b, its clock a margin behind the store\'s, is granted worker id 0 once the'
+	  . ' store\'s clock is a margin past a\'s end, when b\'s clock reads a\'s end');
+$s->callers_behind(0);
 
 # QUIET
 $dc = 2;
@@ -73,17 +87,19 @@ $dc = 2;
 ($id, $end) = granted(call($store, 'claim', $dc, $a, "31 $R 1 -1"));
 is($id, 0, 'QUIET: a is granted worker id 0 for good');
 SnowidMinStore::lose($store, $dc);
-# the store's clock steps back from a margin ahead of true time to a
-# margin behind it
-$s->set($s->at - 2 * $M);
-like(call($store, 'claim', $dc, $b, "31 $R 1 -1"), qr/^SNOWID_QUIET \d+$/,
+# the store's clock steps back a margin (the callers' stay: a margin ahead)
+$s->set($s->at - $M);
+$s->callers_behind(-$M);
+my $reply = call($store, 'claim', $dc, $b, "31 $R 1 -1");
+like($reply, qr/^SNOWID_QUIET \d+$/,
 	'QUIET: the datacenter lost, b\'s claim is refused as quiet');
-$s->move_to($end);
-$reply = call($store, 'claim', $dc, $b, "31 $R 1 -1");
-unlike($reply, qr/^ok 0 /,
-	'QUIET: b is not granted worker id 0 at the end of a\'s range by the store\'s clock,'
-	  . ' which stepped back two margins, all its readings within a margin of true time');
-note("b's claim at the store's clock $end: $reply");
+my ($quiet_end) = $reply =~ /^SNOWID_QUIET (\d+)$/;
+cmp_ok($quiet_end // 0, '>=', $end + 2 * $M,
+	'QUIET: the quiet period ends with the store\'s clock two margins past a\'s end, after its'
+	  . ' clock stepped back a margin: every clock within the margin of it is past a\'s end');
+$s->move_to($quiet_end - 1) if $quiet_end;
+like(call($store, 'claim', $dc, $b, "31 $R 1 -1"), qr/^SNOWID_QUIET /,
+	'QUIET: b\'s claim waits until then');
 
 $store->stop;
 done_testing();
