@@ -1566,8 +1566,10 @@ local function release_4(keys, args)
   return 1
 end
 
--- An administrator's free() of a server gone (or not: freeing one that
--- runs costs it its id, never a duplicate, as its next extend is refused).
+-- An administrator's free() of a server that has stopped (the protocol in
+-- brief's assumption 5: a freed holder for good that runs on beyond an
+-- outage of Redis extends its own range, and Redis, back without a
+-- restart, cannot tell it from one that stopped).
 -- args: a name for the log (unused); the worker id.  The holder removed,
 -- the fence kept: another server takes the id once its fence lies a
 -- margin in the past (MARGIN).  Replies the fence.

@@ -583,8 +583,10 @@ BEGIN
 END
 $$;
 
--- An administrator's free() of a server gone (or not: freeing one that
--- runs costs it its id, never a duplicate, as its next extend is refused):
+-- An administrator's free() of a server that has stopped (the protocol in
+-- brief's assumption 5: a freed holder for good that runs on beyond an
+-- outage of this server extends its own range, and this server, back
+-- without a restart, cannot tell it from one that stopped):
 -- the holder of worker_id removed, the fence kept; another server takes
 -- the id once its fence lies a margin in the past (MARGIN).  ok: end_ms
 -- the fence (0: none), holder who held it.
