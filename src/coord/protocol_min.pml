@@ -43,9 +43,9 @@
 #ifndef R
 #define R 1				/* the longest range the store grants */
 #endif
-#define LONG (R + M + 1)	/* a lease configured longer than the quiet
+#define QL (R + 2 * M)	/* a possible loss: quiet until now + QL + M */
+#define LONG (QL + 1)	/* a lease configured longer than the quiet
 						 * period covers (-DNO_BOUND) */
-#define QL (R + M)		/* a possible loss: quiet until now + QL + M */
 
 /*
  * The drift budget is not modelled: a generator ahead of its clock issues
@@ -148,17 +148,19 @@ byte k;
 #endif
 
 /* BOUND: every value a caller sends is bounded at entry: a range no
- * longer than R, a range's end no later than now + R */
+ * longer than R, a range's end no later than now + R + M (a range granted
+ * as long as R ends at the store's clock then plus R, and its clock may
+ * since have stepped back by M) */
 #ifdef NO_BOUND
 #define bounded (1)
 #else
-#define bounded (c_len <= R && c_hi <= R)
+#define bounded (c_len <= R && c_hi <= R + M)
 #endif
 
 /* QUIET: a store that may have forgotten (RESTART_LOSS: it restarted,
  * was restored or failed over; or its record is missing) grants nothing
- * new until every range it granted before, each ending before now + R
- * (+ M, its own clock's step), is over by every clock */
+ * new until every range it granted before, each ending no later than
+ * now + R + M (BOUND) (+ M, its own clock's step), is over by every clock */
 inline recall()
 {
 	quiet = (qend + M > 0)
@@ -453,7 +455,7 @@ inline tick()
  * lease, 3 and 4 extend worker id 0 and 1, 5 and 6 release them;
  * replies 0 OK, 1 REFUSED, 2 WRONG, 3 NOANSWER */
 #define MSTEP(op, n, s) printf("STEP member as %d (secret %d) op %d -> %d\n", n, s, op, r)
-#define AS(n, s) c_name = n; c_sec = s; c_len = R; c_hi = R
+#define AS(n, s) c_name = n; c_sec = s; c_len = R; c_hi = R + M
 #define MEMBER_AS(n, s) \
 	:: d_step { AS(n, s); c_perm = 1; claim(NONE); MSTEP(1, n, s); tidy() } \
 	:: d_step { AS(n, s); c_perm = 0; claim(NONE); MSTEP(2, n, s); tidy() } \

@@ -132,10 +132,12 @@
  * functions snowid_4_... of snowid.lua): the longest range of the ids' own
  * time the store grants, ms (a lease no longer; for good, a check-in
  * interval, a timeout and a second), and the clock margin the store counts
- * on: every clock, the servers' and the store's, within it of true time
- * (assumption 1).  A new holder's range starts once the id's fence lies
- * the margin in the store's past; after a possible loss the store grants
- * nothing new for the longest range and twice the margin.
+ * on: every server's clock within it of the store's clock (assumption 1:
+ * relative, not of true time; a call further behind is refused).  A new holder's range starts once the id's fence lies
+ * the margin in the store's past; an extend may send an end up to the
+ * store's clock plus the longest range and the margin (its clock may have
+ * stepped back since the grant); after a possible loss the store grants
+ * nothing new for the longest range and three times the margin.
  */
 #define SNOWID_RANGE_MAX_MS		60000
 #define SNOWID_RANGE_MARGIN_MS	60000

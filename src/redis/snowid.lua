@@ -96,6 +96,18 @@ end
 -- A time in ms, printed as an integer
 local function ms(n) return string.format('%.0f', n) end
 
+-- A number a caller sends, parsed strictly: digits only, without a sign or
+-- a leading zero ("0" itself), at most 16 of them (exact in Lua's
+-- numbers); or "-1" where none_ok (none).  nil for anything else: "-0",
+-- "007" or "+1" would name a number under another field than the one
+-- every call reads ("-0" is the number 0, printed "-0").
+local function strict(word, none_ok)
+  if word == '-1' and none_ok then return -1 end
+  if word and #word <= 16 and (word == '0' or string.match(word, '^[1-9]%d*$')) then
+    return tonumber(word)
+  end
+end
+
 -- What the owners hash and the answers put before an identity to name the
 -- holder of a lease; no identity begins with it (identity_refused())
 local LEASE_PREFIX = '@SNOWID_LEASE_HOLDER_PREFIX@'
@@ -805,7 +817,7 @@ local function claim(keys, args)
       ' [<quiet ms> <reassert> <generation> <counter> <clock margin ms> [<confirmed ms>]]"')
   end
   confirmed = tonumber(confirmed)
-  want, max, prefer, usable = tonumber(want), tonumber(max), tonumber(prefer), tonumber(usable)
+  want, max, prefer, usable = strict(want, true), tonumber(max), strict(prefer, true), tonumber(usable)
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'want', want, -1, ID_MAX},
                              {'prefer', prefer, -1, ID_MAX}})
   if bad then return bad end
@@ -926,8 +938,8 @@ local function lease_claim(keys, args)
       ' <usable ms> [<prefer> <wait ms> <quiet ms> <generation> <counter> <clock margin ms>]"')
   end
   max, lease, client, usable = tonumber(max), tonumber(lease), tonumber(client), tonumber(usable)
-  prefer, wait = tonumber(prefer) or -1, tonumber(wait) or 0
-  local bad = out_of_bounds({{'max', max, 0, ID_MAX}})
+  prefer, wait = prefer == '' and -1 or strict(prefer, true), tonumber(wait) or 0
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'prefer', prefer, -1, ID_MAX}})
   if bad then return bad end
   if not string.match(token or '', '^' .. string.rep('[0-9a-f]', 16) .. '$') then
     return redis.error_reply('SNOWID_USAGE a lease token is 16 lower-case hexadecimal digits')
@@ -1180,10 +1192,13 @@ end
 --   "<worker id>"   "<fence>", or "<fence> good|lease <holder name>": the
 --                   latest end of any range granted for the id (it only
 --                   rises), and who holds it, for good or on lease
---   "record"        "<run id> <end of quiet>": the run of Redis that wrote
---                   the record, and the end of its last quiet period
+--   "record"        "<run> <end of quiet>[ <max>]": the run of Redis that
+--                   wrote the record, the end of its last quiet period, and
+--                   the highest worker id of the datacenter's layout
+--                   (out_of_layout())
 --   "secret <name>" the key registered for a holder name, and the last n
---   "proof <name>"  of its proofs (check_secret(), register_secret())
+--   "proof <name>"  of its proofs (check_secret(), register_secret()),
+--                   while the name holds a worker id (forget_name())
 -- and nothing else: no generation, counter, declared quiet period, margin
 -- or confirmed time.  A server's call: FCALL <function> 1 <key> <holder
 -- name> "<numbers>" "<n>:<proof>[:<key>]", the proof covering the
@@ -1219,6 +1234,19 @@ local function min_begin(key)
   return st
 end
 
+-- BOUND at entry: the numbers of a call, arg, exactly #form words
+-- separated by single spaces, each parsed by strict() (form[i] true: it
+-- may be -1, none); the numbers, or nil
+local function numbers_of(arg, form)
+  local out = {}
+  for word in string.gmatch((arg or '') .. ' ', '([^ ]*) ') do
+    local n = strict(word, form[#out + 1])
+    if n == nil or #out >= #form then return nil end
+    out[#out + 1] = n
+  end
+  if #out == #form then return out end
+end
+
 -- A worker id's field: its fence (0: none), its holder's name (nil: none)
 -- and whether it holds the id for good
 local function slot_of(v)
@@ -1231,6 +1259,18 @@ end
 local function write_slot(st, id, fence, name, good)
   redis.call('HSET', st.fences, ms(id), ms(fence) ..
              (name and ((good and ' good ' or ' lease ') .. name) or ''))
+end
+
+-- The datacenter's record: its run, the end of its last quiet period
+-- (0: none) and its layout (nil: none); nil for no record
+local function read_record(st)
+  local run, til, layout = string.match(redis.call('HGET', st.fences, 'record') or '',
+                                        '^(%S+) (%d+) ?(%d*)$')
+  return run, tonumber(til) or 0, tonumber(layout)
+end
+
+local function write_record(st, run, til, layout)
+  redis.call('HSET', st.fences, 'record', run .. ' ' .. ms(til) .. (layout and ' ' .. ms(layout) or ''))
 end
 
 -- SECRET, PROOF: a call under a holder name proves its secret and never
@@ -1246,40 +1286,65 @@ local function proved(st, me, proof, call)
   return check_secret(st, me, proof, call)
 end
 
+-- CLOCK (assumption 1 as a refusal): every server's clock lies within the
+-- margin of Redis' clock.  Each call's proof carries its caller's clock,
+-- its n (microseconds); a call whose n lies further behind Redis' clock
+-- than the margin is refused as out of bounds, whoever is off, the caller
+-- or Redis (a clock stepped, a failover to a replica whose clock runs
+-- ahead): Redis counts a range's end and a fence's margin in its clock,
+-- the holders issue by their own, and a new holder whose clock lies
+-- further behind than the margin issues in the times of the range before
+-- its own.  A caller ahead issues later than its range starts and never
+-- at or past its end (its n may also run ahead of its clock: one past the
+-- last n sent, or past this run's start, which Redis knows to the second,
+-- check_secret()); the widest margin bounds it.  The caller, refused,
+-- drops its id (REFUSAL_ENDS), and the refusal names both clocks.
+-- Checked with the bounds, after the proof's n is taken.
+local function out_of_clock(st, proof)
+  local n = tonumber(string.match(proof or '', '^(%d+):') or '')
+  if n == nil then return end
+  return out_of_bounds({{'the caller\'s clock (the n of its holder proof, microseconds:' ..
+                           ' no further behind Redis\' clock than the clock margin)', n,
+                         st.now_us - MARGIN * 1000, st.now_us + MARGIN_MAX * 1000}})
+end
+
+-- The run of Redis a record names: its run id (every restart and restore
+-- changes it) and its replication id (master_replid, which every
+-- promotion changes: a failover, and a failback to a process that kept
+-- its run id while a replica took its place); 'unknown' if either cannot
+-- be read
+local function min_run()
+  local run = run_id()
+  local ok, info = pcall(redis.call, 'INFO', 'replication')
+  local replid = ok and type(info) == 'string' and string.match(info, 'master_replid:(%x+)')
+  if run == 'unknown' or not replid then return 'unknown' end
+  return run .. ':' .. replid
+end
+
 -- RESTART_LOSS: every restart, restore and failover of Redis changes its
--- run id, and counts as a possible loss, as does a record that is missing
+-- run (min_run()), and counts as a possible loss, as does a record that is missing
 -- (FLUSHALL, an eviction, a new datacenter).  QUIET: Redis may then have
--- forgotten ranges it granted, each ending before its clock plus
--- RANGE_MAX (BOUND), and its clock may have stepped back by the margin:
--- the record of this run names a quiet period to its clock plus RANGE_MAX
--- and the margin, and no claim is granted until a margin past that end,
+-- forgotten ranges it granted, each ending no later than its clock plus
+-- RANGE_MAX and the margin (BOUND), and its clock may have stepped back by
+-- the margin: the record of this run names a quiet period to its clock
+-- plus RANGE_MAX and twice the margin, and no claim is granted until a
+-- margin past that end,
 -- when every range it may have forgotten is over by every clock.  Returns
 -- that time while it lies ahead, else nil; or nil and a refusal if the run
 -- id cannot be read.
 local function noticed(st)
-  local run = run_id()
+  local run = min_run()
   if run == 'unknown' then
-    return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id cannot be read (INFO server):' ..
-      ' without it a restart cannot be told from a Redis that kept every claim')
+    return nil, redis.error_reply('SNOWID_NO_RUN Redis\' run id or replication id cannot be read' ..
+      ' (INFO server, INFO replication): without them a restart or a failover cannot be told' ..
+      ' from a Redis that kept every claim')
   end
-  local was, til = string.match(redis.call('HGET', st.fences, 'record') or '', '^(%x+) (%d+)$')
-  til = tonumber(til) or 0
+  local was, til, layout = read_record(st)
   if was ~= run then
-    til = math.max(til, st.now + RANGE_MAX + MARGIN)
-    redis.call('HSET', st.fences, 'record', run .. ' ' .. ms(til))
+    til = math.max(til, st.now + RANGE_MAX + 2 * MARGIN)
+    write_record(st, run, til, layout)
   end
   if til + MARGIN > st.now then return til + MARGIN end
-end
-
--- A range granted to me: worker id id, for good or on lease, to Redis'
--- clock plus len ms (or to the end the caller sent, for an extend, if
--- later); the fence raised to its end, the name's key registered if it
--- had none.  Replies {worker id, end, Redis' clock}.
-local function grant(st, me, id, good, len, fence, sent_end)
-  local til = math.max(st.now + len, sent_end or 0)
-  write_slot(st, id, math.max(fence, til), me, good)
-  register_secret(st, me)
-  return {id, til, st.now}
 end
 
 -- The fields of worker ids 0..max: {id = {fence, name, good}}, and the ids
@@ -1298,6 +1363,65 @@ local function read_slots(st, max)
   end
   table.sort(ids)
   return slots, ids
+end
+
+-- A name that holds no worker id any more (its lease released, its id
+-- freed or taken by another after its range): its key and the n of its
+-- proofs removed, so that the hash keeps a name only while it holds an
+-- id, as many as the layout has ids, and what every call reads is bounded
+-- by the layout, whatever names a fleet member makes up.  (Its next call
+-- registers its key again: SNOWID_REGISTER.)
+local function forget_name(st, name)
+  if name == nil then return end
+  local slots, ids = read_slots(st, ID_MAX)
+  for _, id in ipairs(ids) do
+    if slots[id].name == name then return end
+  end
+  redis.call('HDEL', st.fences, 'secret ' .. name, 'proof ' .. name)
+end
+
+-- A range granted to me: worker id id, for good or on lease, to Redis'
+-- clock plus len ms (or to the end the caller sent, for an extend, if
+-- later); the fence raised to its end, the name's key registered if it
+-- had none.  Replies {worker id, end, Redis' clock}.
+local function grant(st, me, id, good, len, fence, sent_end)
+  local til = math.max(st.now + len, sent_end or 0)
+  local _, was = slot_of(redis.call('HGET', st.fences, ms(id)))
+  write_slot(st, id, math.max(fence, til), me, good)
+  if was ~= me then forget_name(st, was) end
+  if st.layout_next then
+    local run, til = read_record(st)
+    write_record(st, run, til, st.layout_next)
+  end
+  register_secret(st, me)
+  return {id, til, st.now}
+end
+
+-- BOUND, the layout: a datacenter's servers run one layout (its highest
+-- worker id, max; a switch stops them all, doc/layouts.md), recorded in
+-- the field "layout" of its hash.  A call that names a wider one than the
+-- layout recorded, while a holder other than the caller is live (for good,
+-- or a range not over by every clock), is refused as out of bounds: so no
+-- worker id beyond the layout is granted, and a datacenter has no more
+-- holders than its layout has worker ids, which bounds what every call
+-- reads.  A grant records the caller's layout when no other holder is live,
+-- else the narrowest of the recorded one and the caller's that still holds
+-- every live holder's id.  The same rule as the older calls'
+-- (layout_refused()).  Returns the refusal, or nil with the layout a grant
+-- records in st.layout_next.
+local function out_of_layout(st, me, max)
+  local _, _, rec = read_record(st)
+  local slots, ids = read_slots(st, ID_MAX)
+  local top = -1
+  for _, id in ipairs(ids) do
+    local s = slots[id]
+    if s.name and s.name ~= me and (s.good or s.fence + MARGIN > st.now) then top = id end
+  end
+  if rec and top >= 0 then
+    local bad = out_of_bounds({{'max', max, 0, rec}})
+    if bad then return bad end
+  end
+  st.layout_next = top < 0 and max or math.min(rec or ID_MAX, math.max(max, top))
 end
 
 -- The id a claim of me takes, or nil and its refusal: the id Redis shows
@@ -1347,16 +1471,18 @@ end
 -- names or -1.
 local function claim_4(keys, args)
   local me = args[1]
-  local max, len, good, prefer = string.match(args[2] or '', '^(%d+) (%d+) ([01]) (-?%d+)$')
-  if not max then
-    return redis.error_reply('SNOWID_USAGE claim takes "<max> <range ms> <good> <prefer>"')
+  local v = numbers_of(args[2], {false, false, false, true})
+  if not v or v[3] > 1 then
+    return redis.error_reply('SNOWID_USAGE claim takes "<max> <range ms> <good> <prefer>",' ..
+      ' each digits only (good 0 or 1, prefer -1 for none)')
   end
-  max, len, prefer = tonumber(max), tonumber(len), tonumber(prefer)
+  local max, len, good, prefer = v[1], v[2], v[3] == 1, v[4]
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'claim', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'range_ms', len, 1, RANGE_MAX},
-                             {'prefer', prefer, -1, max}})
+                             {'prefer', prefer, -1, max}}) or out_of_clock(st, args[3]) or
+              out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet
@@ -1367,7 +1493,7 @@ local function claim_4(keys, args)
   if quiet then return redis.error_reply('SNOWID_QUIET ' .. ms(quiet)) end
   local id, fence = choose(st, me, max, prefer)
   if id == nil then return fence end
-  return grant(st, me, id, good == '1', len, fence)
+  return grant(st, me, id, good, len, fence)
 end
 
 -- The check-in of a holder for good, a lease's renewal: "I hold the worker
@@ -1376,19 +1502,23 @@ end
 -- grant), the rest as claim's.
 local function extend_4(keys, args)
   local me = args[1]
-  local id, max, sent, len, good =
-    string.match(args[2] or '', '^(%d+) (%d+) (%d+) (%d+) ([01])$')
-  if not id then
-    return redis.error_reply('SNOWID_USAGE extend takes "<worker id> <max> <end ms> <range ms> <good>"')
+  local v = numbers_of(args[2], {false, false, false, false, false})
+  if not v or v[5] > 1 then
+    return redis.error_reply('SNOWID_USAGE extend takes "<worker id> <max> <end ms> <range ms> <good>",' ..
+      ' each digits only (good 0 or 1)')
   end
-  id, max, sent, len = tonumber(id), tonumber(max), tonumber(sent), tonumber(len)
+  local id, max, sent, len, good = v[1], v[2], v[3], v[4], v[5] == 1
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'extend', keys[1], me, args[2]})
   -- BOUND: a range no longer than RANGE_MAX, an end no later than Redis'
-  -- clock plus RANGE_MAX, a worker id within the layout
+  -- clock plus RANGE_MAX and the margin (a range granted as long as
+  -- RANGE_MAX ends at Redis' clock then plus RANGE_MAX, and its clock may
+  -- since have stepped back by the margin), a worker id within the layout
   local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max},
                              {'range_ms', len, 1, RANGE_MAX},
-                             {'end_ms', sent, 0, st.now + RANGE_MAX}})
+                             {'end_ms', sent, 0, st.now + RANGE_MAX + MARGIN}}) or
+              out_of_clock(st, args[3]) or
+              out_of_layout(st, me, max)
   if bad then return bad end
   if refused then return refused end
   local quiet
@@ -1405,7 +1535,7 @@ local function extend_4(keys, args)
   -- which only the holder of the last range granted for the id can still
   -- have (MARGIN)
   if name == me or (name == nil and quiet) then
-    return grant(st, me, id, good == '1', len, fence, sent)
+    return grant(st, me, id, good, len, fence, sent)
   end
   return redis.error_reply('SNOWID_LOST ' .. (name or ''))
 end
@@ -1415,14 +1545,15 @@ end
 -- fence).  Replies 1, or 0 if the caller did not hold the id.
 local function release_4(keys, args)
   local me = args[1]
-  local id, max = string.match(args[2] or '', '^(%d+) (%d+)$')
-  if not id then
-    return redis.error_reply('SNOWID_USAGE release takes "<worker id> <max>"')
+  local v = numbers_of(args[2], {false, false})
+  if not v then
+    return redis.error_reply('SNOWID_USAGE release takes "<worker id> <max>", each digits only')
   end
-  id, max = tonumber(id), tonumber(max)
+  local id, max = v[1], v[2]
   local st = min_begin(keys[1])
   local refused = proved(st, me, args[3], {MIN_PREFIX .. 'release', keys[1], me, args[2]})
-  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}})
+  local bad = out_of_bounds({{'max', max, 0, ID_MAX}, {'worker_id', id, 0, max}}) or
+              out_of_clock(st, args[3])
   if bad then return bad end
   if refused then return refused end
   local _
@@ -1431,18 +1562,22 @@ local function release_4(keys, args)
   local fence, name = slot_of(redis.call('HGET', st.fences, ms(id)))
   if name ~= me then return 0 end
   write_slot(st, id, fence)
+  forget_name(st, me)
   return 1
 end
 
--- An administrator's free() of a server gone (or not: freeing one that
--- runs costs it its id, never a duplicate, as its next extend is refused).
+-- An administrator's free() of a server that has stopped (the protocol in
+-- brief's assumption 5: a freed holder for good that runs on beyond an
+-- outage of Redis extends its own range, and Redis, back without a
+-- restart, cannot tell it from one that stopped).
 -- args: a name for the log (unused); the worker id.  The holder removed,
 -- the fence kept: another server takes the id once its fence lies a
 -- margin in the past (MARGIN).  Replies the fence.
 local function free_4(keys, args)
-  local id = tonumber(string.match(args[2] or '', '^(%d+)$') or '')
+  local v = numbers_of(args[2], {false})
+  local id = v and v[1]
   if not id then
-    return redis.error_reply('SNOWID_USAGE free takes "<worker id>"')
+    return redis.error_reply('SNOWID_USAGE free takes "<worker id>", digits only')
   end
   local bad = out_of_bounds({{'worker_id', id, 0, ID_MAX}})
   if bad then return bad end
@@ -1451,8 +1586,9 @@ local function free_4(keys, args)
   if refused then return refused end
   local v = redis.call('HGET', st.fences, ms(id))
   if not v then return 0 end
-  local fence = slot_of(v)
+  local fence, name = slot_of(v)
   write_slot(st, id, fence)
+  forget_name(st, name)
   return fence
 end
 

@@ -345,7 +345,9 @@ $$;
 -- coordinator timeout of a server (the call that sends the key follows at
 -- once), and a datacenter has at most as many as its layout has worker
 -- ids (the one recorded, else hi, the call's): so made-up names fill no
--- table.  Beyond, refused (SQLSTATE 53400).
+-- table.  Beyond, refused (SQLSTATE 53400).  hi -1: a continuation of the
+-- protocol in brief (run_extend_4()), which made-up names must not deny:
+-- its pad is bounded per name (one, replaced) and in time only.
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_proof(dc integer, identity text,
 											   secret text, call text,
 											   hi integer, OUT outcome text,
@@ -390,7 +392,7 @@ BEGIN
 		key := decode(sent, 'hex');
 		RETURN;
 	END IF;
-	IF given IS NULL THEN
+	IF given IS NULL AND hi >= 0 THEN
 		SELECT coalesce(d.max_worker_id, hi) + 1 INTO most
 		FROM snowid_coordinator.datacenters d
 		WHERE d.datacenter = dc;
@@ -488,16 +490,38 @@ BEGIN
 END
 $$;
 
+-- RESTART_LOSS in a coordination database: a grant is answered only once
+-- it is on disk (and on the synchronous standbys the server names), so
+-- that a crash restart, which keeps the run (server_now()), loses nothing
+-- it answered.  The rest of the transaction commits with synchronous_commit
+-- on, whatever the caller's session, its role's defaults or the server's
+-- configuration say: a fleet member's ALTER ROLE ... SET synchronous_commit
+-- = off, or a server configured so, would otherwise let a crash restart
+-- forget grants unnoticed.  A SET clause would not do: it ends with the
+-- function, before the procedure's COMMIT; a setting local to the
+-- transaction lasts until its end.
+CREATE OR REPLACE FUNCTION snowid_coordinator.durable_commit()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM set_config('synchronous_commit', 'on', true);
+END
+$$;
+
 -- Takes the lock of a datacenter (its row, inserted first if make_row) and
 -- then reads the clock: Unix ms, or NULL if the datacenter has no row.
 -- Refuses an isolation level above read committed, where the statements
--- after the lock would not see what the call before wrote.
+-- after the lock would not see what the call before wrote.  Makes the
+-- transaction commit durably (durable_commit()).
 CREATE OR REPLACE FUNCTION snowid_coordinator.lock_datacenter(dc integer, make_row boolean)
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM snowid_coordinator.durable_commit();
 	IF current_setting('transaction_isolation') NOT IN ('read committed',
 													 'read uncommitted') THEN
 		RAISE EXCEPTION 'snowid_coordinator cannot run at the % isolation level',

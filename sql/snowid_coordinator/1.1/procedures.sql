@@ -48,6 +48,8 @@ DECLARE
 	taken		bigint;
 	now_us		bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
 BEGIN
+	-- the n taken is kept across a crash restart, as a grant is
+	PERFORM snowid_coordinator.durable_commit();
 	PERFORM snowid_coordinator.check_given('call', call);
 	SELECT * INTO p FROM snowid_coordinator.proof_parts(secret);
 	IF p.n IS NULL OR

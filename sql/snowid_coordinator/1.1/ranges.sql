@@ -69,13 +69,16 @@ COMMENT ON TABLE snowid_coordinator.ranges IS
 
 -- And per datacenter: the run of this server that wrote the record
 -- (server_now(): the install, the system identifier, the timeline and the
--- postmaster's start) and the end of its last quiet period (Unix ms)
+-- postmaster's start), the end of its last quiet period (Unix ms) and the
+-- highest worker id of its layout (check_range_layout(); NULL: none yet)
 CREATE TABLE snowid_coordinator.range_records (
 	datacenter integer PRIMARY KEY
 		CHECK (datacenter BETWEEN 0 AND @SNOWID_MAX_ID@),
 	run text NOT NULL,
 	quiet_until_ms bigint NOT NULL
-		CHECK (quiet_until_ms >= 0)
+		CHECK (quiet_until_ms >= 0),
+	max_worker_id integer
+		CHECK (max_worker_id BETWEEN 0 AND @SNOWID_MAX_ID@)
 );
 
 COMMENT ON TABLE snowid_coordinator.range_records IS
@@ -138,6 +141,41 @@ BEGIN
 END
 $$;
 
+-- CLOCK (assumption 1 as a refusal): every server's clock lies within the
+-- margin of this server's.  Each call's proof carries its caller's clock,
+-- its n (microseconds): a call whose n lies further behind this server's
+-- clock than the margin is refused as out of bounds (22023), whoever is
+-- off, the caller or this server (a clock stepped, a failover to a standby
+-- whose clock runs ahead): this database counts a range's end and a
+-- fence's margin in its clock, the holders issue by their own, and a new
+-- holder whose clock lies further behind than the margin issues in the
+-- times of the range before its own.  A caller ahead issues later than its
+-- range starts and never at or past its end (its n may also run ahead of
+-- its clock, one past the last n sent); the widest margin bounds it
+-- (check_proof_time()).  The caller, refused, drops its id (REFUSAL_ENDS).
+-- The same rule as snowid.lua's out_of_clock().
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_clock(secret text)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n			bigint := (snowid_coordinator.proof_parts(secret)).n;
+	now_us		bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+BEGIN
+	IF n < now_us - @SNOWID_RANGE_MARGIN_MS@::bigint * 1000 THEN
+		RAISE EXCEPTION 'the clock of the caller lies % ms behind the clock of the coordination server',
+				(now_us - n) / 1000
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('n must lie between %s and %s (the n of a holder proof is its server''s clock in microseconds, which lies no further behind the coordination server''s than the clock margin, %s ms).',
+								  now_us - @SNOWID_RANGE_MARGIN_MS@::bigint * 1000,
+								  now_us + @SNOWID_CLOCK_MARGIN_MAX_MS@::bigint * 1000,
+								  @SNOWID_RANGE_MARGIN_MS@),
+				  HINT = 'Check the clocks of the snowid server and of the coordination server (NTP): a server refused so stops issuing ids with its worker id.';
+	END IF;
+END
+$$;
+
 -- Refuses a range's length (ms) longer than the longest this database
 -- grants (BOUND: the quiet period covers no longer one)
 CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_ms(len bigint)
@@ -149,13 +187,54 @@ AS $$
 		'the longest range this database grants')
 $$;
 
+-- BOUND, the layout: a datacenter's servers run one layout (its highest
+-- worker id, max; a switch stops them all, snowid's doc/layouts.md),
+-- recorded in range_records.  A call that names a wider one than the
+-- layout recorded, while a holder other than the caller is live (for good,
+-- or a range not over by every clock), is refused as out of bounds
+-- (22023): so no worker id beyond the layout is granted, and a datacenter
+-- has no more holders than its layout has worker ids, which bounds what
+-- every call reads.  A grant records the caller's layout when no other
+-- holder is live, else the narrowest of the recorded one and the caller's
+-- that still holds every live holder's id (grant_range()).  The same rule
+-- as the older calls' (check_layout()) and Redis' out_of_layout().  Called
+-- with datacenter dc's lock held, at now_ms, after noticed(); returns the
+-- layout a grant records.
+CREATE OR REPLACE FUNCTION snowid_coordinator.check_range_layout(dc integer, identity text,
+													  max integer, now_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_variable
+DECLARE
+	rec			integer;
+	top			integer;
+BEGIN
+	SELECT r.max_worker_id INTO rec FROM snowid_coordinator.range_records r
+	WHERE r.datacenter = dc;
+	SELECT pg_catalog.max(x.worker_id) INTO top FROM snowid_coordinator.ranges x
+	WHERE x.datacenter = dc AND x.holder IS NOT NULL AND x.holder <> identity
+	  AND (x.for_good OR x.fence_ms + @SNOWID_RANGE_MARGIN_MS@ > now_ms);
+	IF top IS NULL THEN
+		RETURN max;
+	END IF;
+	IF rec IS NOT NULL THEN
+		-- the recorded layout, which the live holders run
+		PERFORM snowid_coordinator.check_in_layout('max', max, 0, rec);
+	END IF;
+	RETURN least(coalesce(rec, @SNOWID_MAX_ID@), greatest(max, top));
+END
+$$;
+
 -- RESTART_LOSS: every restart, restore and failover of this server changes
 -- its run (server_now()), and counts as a possible loss, as does a record
 -- that is missing (a new datacenter, a loss of the table).  QUIET: this
--- database may then have forgotten ranges it granted, each ending before
--- its clock plus the longest range (BOUND), and its clock may have stepped
--- back by the margin: the record of this run names a quiet period to its
--- clock plus the longest range and the margin, and no claim is granted
+-- database may then have forgotten ranges it granted, each ending no later
+-- than its clock plus the longest range and the margin (BOUND), and its
+-- clock may have stepped back by the margin: the record of this run names
+-- a quiet period to its clock plus the longest range and twice the
+-- margin, and no claim is granted
 -- until a margin past that end, when every range it may have forgotten is
 -- over by every clock.  Called with datacenter dc's lock held, at now_ms.
 -- Returns that time while it lies ahead, else NULL.
@@ -173,7 +252,7 @@ BEGIN
 	WHERE x.datacenter = dc;
 	til := coalesce(r.quiet_until_ms, 0);
 	IF r.run IS DISTINCT FROM here THEN
-		til := greatest(til, now_ms + @SNOWID_RANGE_MAX_MS@ + @SNOWID_RANGE_MARGIN_MS@);
+		til := greatest(til, now_ms + @SNOWID_RANGE_MAX_MS@ + 2 * @SNOWID_RANGE_MARGIN_MS@);
 		INSERT INTO snowid_coordinator.range_records AS x (datacenter, run, quiet_until_ms)
 		VALUES (dc, here, til)
 		ON CONFLICT (datacenter) DO UPDATE
@@ -189,12 +268,13 @@ $$;
 -- A range granted to identity: worker id id of datacenter dc, for good or
 -- on lease, to now_ms plus len (or to sent, the end an extend's caller
 -- sent, if later); the fence raised to its end, the name's key
--- registered if it had none (key: what check_proof() took).
+-- registered if it had none (key: what check_proof() took), the layout
+-- recorded (check_range_layout()'s).
 CREATE OR REPLACE FUNCTION snowid_coordinator.grant_range(dc integer, identity text,
 											   secret text, key bytea,
 											   id integer, good boolean,
 											   len bigint, sent bigint,
-											   now_ms bigint)
+											   now_ms bigint, layout integer)
 RETURNS snowid_coordinator.range_outcome
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -212,6 +292,8 @@ BEGIN
 	ON CONFLICT (datacenter, worker_id) DO UPDATE
 	SET fence_ms = greatest(x.fence_ms, excluded.fence_ms),
 		holder = excluded.holder, for_good = excluded.for_good;
+	UPDATE snowid_coordinator.range_records r SET max_worker_id = layout
+	WHERE r.datacenter = dc;
 	PERFORM snowid_coordinator.register_holder(dc, identity, secret, key);
 	RETURN o;
 END
@@ -320,6 +402,7 @@ DECLARE
 	now_ms		bigint;
 	quiet		bigint;
 	chosen		snowid_coordinator.range_outcome;
+	layout		integer;
 	o			snowid_coordinator.range_outcome;
 	-- the key it sent under its pad (check_proof())
 	sent_key	bytea;
@@ -328,10 +411,12 @@ BEGIN
 	-- BOUND: a range no longer than the longest, a worker id within the
 	-- layout
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_range_ms(range_ms);
 	PERFORM snowid_coordinator.check_given('good', good);
 	PERFORM snowid_coordinator.check_in_layout('prefer', prefer, -1, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
+	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
 	SELECT * INTO o.outcome, o.holder, sent_key
 	FROM snowid_coordinator.check_proof(dc, me, secret, call, max);
 	IF o.outcome IS NOT NULL THEN
@@ -351,7 +436,7 @@ BEGIN
 		RETURN chosen;
 	END IF;
 	RETURN snowid_coordinator.grant_range(dc, me, secret, sent_key, chosen.worker_id,
-										  good, range_ms, NULL, now_ms);
+										  good, range_ms, NULL, now_ms, layout);
 END
 $$;
 
@@ -381,22 +466,42 @@ DECLARE
 	now_ms		bigint;
 	quiet		bigint;
 	w			snowid_coordinator.ranges;
+	layout		integer;
 	o			snowid_coordinator.range_outcome;
 	sent_key	bytea;
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('extend_4');
 	-- BOUND: a range no longer than the longest, an end no later than this
-	-- server's clock plus the longest range, a worker id within the layout
+	-- server's clock plus the longest range and the margin (a range granted
+	-- as long as the longest ends at this server's clock then plus the
+	-- longest, and its clock may since have stepped back by the margin), a
+	-- worker id within the layout
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_range_ms(range_ms);
 	PERFORM snowid_coordinator.check_given('good', good);
 	PERFORM snowid_coordinator.check_in_layout('held_worker_id', id, 0, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	PERFORM snowid_coordinator.check_ms('held_until_ms', sent, 0,
-		now_ms + @SNOWID_RANGE_MAX_MS@,
-		'the clock of the coordination server plus the longest range it grants');
+		now_ms + @SNOWID_RANGE_MAX_MS@ + @SNOWID_RANGE_MARGIN_MS@,
+		'the clock of the coordination server plus the longest range it grants and the clock margin');
+	layout := snowid_coordinator.check_range_layout(dc, me, max, now_ms);
+	-- CONTINUATION: an extend that may continue a range this database
+	-- forgot (its id unheld, a possible loss not yet a quiet period and a
+	-- margin past: the record's run another, or its quiet period running)
+	-- registers its key again whatever pads made-up names keep: the
+	-- datacenter's cap on pads (check_proof()) is for other calls, and a
+	-- continuation's pad is bounded per name, as Redis keeps none
 	SELECT * INTO o.outcome, o.holder, sent_key
-	FROM snowid_coordinator.check_proof(dc, me, secret, call, max);
+	FROM snowid_coordinator.check_proof(dc, me, secret, call,
+		CASE WHEN NOT EXISTS (SELECT FROM snowid_coordinator.ranges x
+							  WHERE x.datacenter = dc AND x.worker_id = id
+								AND x.holder IS NOT NULL)
+				  AND NOT EXISTS (SELECT FROM snowid_coordinator.range_records r
+								  WHERE r.datacenter = dc
+									AND r.run = snowid_coordinator.server_now()
+									AND r.quiet_until_ms + @SNOWID_RANGE_MARGIN_MS@ <= now_ms)
+			 THEN -1 ELSE max END);
 	IF o.outcome IS NOT NULL THEN
 		RETURN o;
 	END IF;
@@ -418,7 +523,7 @@ BEGIN
 	-- for the id can still have (MARGIN)
 	IF w.holder = me OR (w.holder IS NULL AND quiet IS NOT NULL) THEN
 		RETURN snowid_coordinator.grant_range(dc, me, secret, sent_key, id, good,
-											  range_ms, sent, now_ms);
+											  range_ms, sent, now_ms, layout);
 	END IF;
 	o.outcome := 'lost';
 	o.holder := w.holder;
@@ -452,6 +557,7 @@ DECLARE
 BEGIN
 	PERFORM snowid_coordinator.check_called_by('release_4');
 	PERFORM snowid_coordinator.check_range_call(dc, me, secret, max);
+	PERFORM snowid_coordinator.check_range_clock(secret);
 	PERFORM snowid_coordinator.check_in_layout('held_worker_id', id, 0, max);
 	now_ms := snowid_coordinator.lock_datacenter(dc, true);
 	SELECT * INTO o.outcome, o.holder, sent_key
@@ -477,8 +583,10 @@ BEGIN
 END
 $$;
 
--- An administrator's free() of a server gone (or not: freeing one that
--- runs costs it its id, never a duplicate, as its next extend is refused):
+-- An administrator's free() of a server that has stopped (the protocol in
+-- brief's assumption 5: a freed holder for good that runs on beyond an
+-- outage of this server extends its own range, and this server, back
+-- without a restart, cannot tell it from one that stopped):
 -- the holder of worker_id removed, the fence kept; another server takes
 -- the id once its fence lies a margin in the past (MARGIN).  ok: end_ms
 -- the fence (0: none), holder who held it.

@@ -42,7 +42,8 @@ SnowidTest::need_program('gcc', 'gcc');
 
 my $model = "$FindBin::RealBin/../../../src/coord/protocol_min.pml";
 my ($R, $M) = (1, 1);
-my $LONG = $R + $M + 1;
+# a lease longer than the quiet period covers (the model's LONG)
+my $LONG = $R + 2 * $M + 1;
 my $copy = SnowidMinStore::store_copy($R, $M);
 is(join(' ', SnowidMinStore::copy_limits($copy)), "$R $M",
 	'the copy has the model\'s longest range and margin, 1 ms each');
@@ -109,7 +110,7 @@ sub play
 
 	# the model's store starts with a record and no quiet period
 	$notice->();
-	$s->set($s->at + $R + 2 * $M);
+	$s->set($s->at + $R + 3 * $M);
 
 	for my $i (0 .. $#steps)
 	{

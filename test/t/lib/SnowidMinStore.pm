@@ -100,7 +100,7 @@ sub copy_limits
 
 	return $copy =~ /^local RANGE_MAX, MARGIN = (\d+), (\d+)$/m
 	  if SnowidCoord::store() eq 'redis';
-	return $copy =~ /now_ms \+ (\d+) \+ (\d+)\);$/m;
+	return $copy =~ /now_ms \+ (\d+) \+ 2 \* (\d+)\);$/m;
 }
 
 # Puts a copy in place of the store's side: FUNCTION LOAD REPLACE of the
@@ -139,10 +139,17 @@ sub secret { return $secret{ $_[0] }; }
 # one)
 my %last_n;
 
+# The callers' clock, Unix microseconds, which the n of their proofs is:
+# this machine's, or under a store of SnowidMinStore->new, whose clock
+# stands still where a test moves it, the store's (every caller's clock
+# within the margin of the store's, assumption 1, which the stores refuse
+# a proof outside of), less what callers_behind() set
+my $callers_us;
+
 sub next_n
 {
 	my ($name) = @_;
-	my $n = int(Time::HiRes::time() * 1_000_000);
+	my $n = $callers_us ? $callers_us->() : int(Time::HiRes::time() * 1_000_000);
 
 	$n = $last_n{$name} + 1 if $n <= ($last_n{$name} // 0);
 	return $last_n{$name} = $n;
@@ -404,14 +411,20 @@ sub store_now
 	return pg($store, 'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint');
 }
 
-# The run of the store: Redis' run id, the coordination server's
+# The run of the store, as its record names it: Redis' run id and
+# replication id ("<run_id>:<master_replid>"), the coordination server's
 # (snowid_coordinator.server_now())
 sub run_id
 {
 	my ($store) = @_;
 
-	return $store->cli('INFO', 'server') =~ /run_id:(\w+)/ ? $1 : ''
-	  if $store->source eq 'redis';
+	if ($store->source eq 'redis')
+	{
+		my ($run) = $store->cli('INFO', 'server') =~ /run_id:(\w+)/;
+		my ($replid) = $store->cli('INFO', 'replication') =~ /master_replid:(\w+)/;
+
+		return join ':', $run // '', $replid // '';
+	}
 	return $store->db->sql('coord_owner', 'SELECT snowid_coordinator.server_now()');
 }
 
@@ -433,6 +446,8 @@ sub new
 	}, $class;
 
 	$self->set(0);
+	$self->{behind} = 0;
+	$callers_us = sub { return ($self->{base} * 1000 + $self->{at} - $self->{behind}) * 1000; };
 	$self->{store} = $self->under(sub {
 		SnowidCoord->new(library => 0, mark_new => 0, clock => $self->{clock},
 			base_backup => 1);
@@ -456,6 +471,16 @@ sub set
 	$self->{at} = $at;
 	$self->{clock}->set(sprintf '@%d.%03d%03d', $self->{base} + int($at / 1000),
 		$at % 1000, $self->{restarts} % 1000);
+	return;
+}
+
+# The callers' clock (the n of their proofs) from now on $ms behind the
+# store's (negative: ahead)
+sub callers_behind
+{
+	my ($self, $ms) = @_;
+
+	$self->{behind} = $ms;
 	return;
 }
 
