@@ -38,15 +38,13 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 
 plan skip_all => 'a coordination database\'s crash restart (test/run --part coord)'
   unless SnowidCoord::store() eq 'postgresql';
-SnowidTest::need_clock();
 
 my ($R, $M) = (3000, 2000);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
+my $s = SnowidMinStore->started($R, $M);
 my $store = $s->store;
 my $node = $store->node;
 my $dc = 1;
@@ -57,11 +55,7 @@ my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));
 $node->append_conf('postgresql.conf', 'restart_after_crash = on');
 $node->reload;
 
-# The datacenter's first quiet period over
-like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-	'a first call notes the run of the coordination server');
-my (undef, $til) = record($store, $dc);
-$s->move_to($til + $M);
+$s->quiet_over($dc);
 $store->db->sql(undef, 'CHECKPOINT');
 
 # A fleet member sets the fleet role's session default

@@ -26,24 +26,14 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
-
-SnowidCoord::need_store();
-SnowidTest::need_clock();
 
 my $v = SnowidMinStore::numbers();
 my $id_max = $v->{SNOWID_MAX_ID};
 my ($R, $M) = (3000, 2000);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
-my $store = $s->store;
 my $dc = 1;
-
-# The datacenter's first quiet period over
-like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-	'a first call notes the run of the store');
-my (undef, $til) = record($store, $dc);
-$s->move_to($til + $M);
+my $s = SnowidMinStore->started($R, $M, $dc);
+my $store = $s->store;
 
 # The worker-id rows the store keeps of the datacenter
 sub rows

@@ -39,24 +39,13 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
 my ($R, $M) = (3000, 2000);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
+my $s = SnowidMinStore->started($R, $M);
 my $store = $s->store;
 
-# The datacenters' first quiet periods over
-for my $dc (1, 2)
-{
-	like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-		"datacenter $dc: a first call notes the run of the store");
-}
-my (undef, $til) = record($store, 2);
-$s->move_to($til + $M);
+$s->quiet_over(1, 2);
 
 # MARGIN
 my $dc = 1;

@@ -52,22 +52,13 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
 my ($R, $M) = (3000, 2000);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
-my $store = $s->store;
 my $dc = 1;
+my $s = SnowidMinStore->started($R, $M, $dc);
+my $store = $s->store;
 my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));
-
-like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-	'a first call notes the run of the store');
-my (undef, $til) = record($store, $dc);
-$s->move_to($til + $M);
 
 my ($id, $end) = granted(call($store, 'claim', $dc, $a, "31 $R 1 -1"));
 is($id, 0, 'a is granted worker id 0 for good');

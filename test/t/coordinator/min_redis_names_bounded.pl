@@ -24,24 +24,15 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 
 plan skip_all => 'Redis\' functions read the whole hash (test/run --part tap)'
   unless SnowidCoord::store() eq 'redis';
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
 my ($R, $M) = (1000, 100);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
-my $store = $s->store;
 my $dc = 1;
+my $s = SnowidMinStore->started($R, $M, $dc);
+my $store = $s->store;
 my $key = SnowidMinStore::key($dc);
-
-like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-	'a first call notes the run of Redis');
-my (undef, $til) = record($store, $dc);
-$s->move_to($til + $M);
 
 my $turns = 150;
 my $granted = 0;

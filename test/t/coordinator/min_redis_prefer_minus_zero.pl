@@ -23,24 +23,15 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 
 plan skip_all => 'Redis\' functions parse their numbers (test/run --part tap)'
   unless SnowidCoord::store() eq 'redis';
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
 my ($R, $M) = (3000, 2000);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
-my $store = $s->store;
 my $dc = 1;
+my $s = SnowidMinStore->started($R, $M, $dc);
+my $store = $s->store;
 my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));
-
-like(call($store, 'release', $dc, holder($dc, 'probe'), '0 0'), qr/^ok 0$/,
-	'a first call notes the run of Redis');
-my (undef, $til) = record($store, $dc);
-$s->move_to($til + $M);
 
 my $reply = call($store, 'claim', $dc, $a, "31 $R 1 -0");
 my ($id, $end) = granted($reply);

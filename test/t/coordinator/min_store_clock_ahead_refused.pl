@@ -33,15 +33,11 @@ use lib "$FindBin::RealBin/../lib";
 
 use SnowidCoord;
 use SnowidMinStore;
-use SnowidTest;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-SnowidCoord::need_store();
-SnowidTest::need_clock();
-
 my ($R, $M) = (5000, 500);
-my $s = SnowidMinStore->new(SnowidMinStore::store_copy($R, $M));
+my $s = SnowidMinStore->started($R, $M);
 my $store = $s->store;
 my $dc = 1;
 my ($a, $b) = (holder($dc, 'a'), holder($dc, 'b'));

@@ -456,6 +456,42 @@ sub new
 	return $self;
 }
 
+# SnowidMinStore->started($range, $margin, @dcs): a store of this run
+# (new()) whose side of the protocol in brief grants ranges of at most
+# $range ms with a margin of $margin ms (store_copy()), the first quiet
+# period of each datacenter of @dcs over (quiet_over()); skips the test,
+# naming the package, where the store or the clock cannot be had
+sub started
+{
+	my ($class, $range, $margin, @dcs) = @_;
+
+	SnowidCoord::need_store();
+	SnowidTest::need_clock();
+	my $self = $class->new(store_copy($range, $margin));
+	$self->{margin} = $margin;
+	$self->quiet_over(@dcs) if @dcs;
+	return $self;
+}
+
+# The first quiet period of each datacenter given over: a call (a release
+# of nothing, under a name of its own) notes the run of the store, and the
+# store's clock moves a margin past the end the last one's record names
+# (started()'s margin)
+sub quiet_over
+{
+	my ($self, @dcs) = @_;
+	my $til;
+
+	for my $dc (@dcs)
+	{
+		Test::More::like(call($self->{store}, 'release', $dc, holder($dc, 'probe'), '0 0'),
+			qr/^ok 0$/, "datacenter $dc: a first call notes the run of the store");
+		(undef, $til) = record($self->{store}, $dc);
+	}
+	$self->move_to($til + $self->{margin});
+	return;
+}
+
 sub store  { return $_[0]->{store}; }
 sub base   { return $_[0]->{base}; }
 # the store's time, ms past base seconds
