@@ -176,7 +176,10 @@ BEGIN
 	-- owner's next change does (before 1.4's fixes they composed ids of
 	-- the publisher's node a subscription's apply wrote there, where its
 	-- stamp named this server: a copy of this server's files subscribed to
-	-- it, test restore_disable_triggers_apply)
+	-- it, test restore_disable_triggers_apply).  So does the row of a
+	-- snapshot taken before the row's last change (a REPEATABLE READ
+	-- transaction begun before a restore: test
+	-- restore_raise_old_snapshot_epoch), which the message names first
 	IF need_worker THEN
 		f := snowid_sql_private.snowid_sql_fixed();
 		IF f.max_ms OPERATOR(pg_catalog.>) 0
@@ -187,10 +190,10 @@ BEGIN
 				 OR f.worker_bits OPERATOR(pg_catalog.<>) c.worker_bits
 				 OR f.sequence_bits OPERATOR(pg_catalog.<>) c.sequence_bits
 				 OR f.epoch_ms OPERATOR(pg_catalog.<>) snowid_sql_private.snowid_sql_unix_ms(c.epoch)) THEN
-			RAISE EXCEPTION 'snowid_config was changed without its triggers'
+			RAISE EXCEPTION 'snowid_config as this transaction reads it is not what the generator runs under'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
-					  DETAIL = 'The row holds another datacenter id, layout or epoch than the generator runs under, which a write where the edition''s triggers did not fire put there (a logical subscription''s apply, once pg_restore --disable-triggers had ended with ALTER TABLE ... ENABLE TRIGGER ALL).',
-					  HINT = 'As a superuser: ALTER TABLE snowid_sql_private.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica, ENABLE ALWAYS TRIGGER snowid_config_fix, ENABLE ALWAYS TRIGGER snowid_config_fix_truncate; then, as the owner, UPDATE snowid_config as its error says (doc/managed.md, "Dumps and restores").';
+					  DETAIL = 'The row this transaction reads holds another datacenter id, layout or epoch than the generator runs under: the row changed after the transaction''s snapshot was taken (a REPEATABLE READ or SERIALIZABLE transaction), or a write where the edition''s triggers did not fire put it there (a logical subscription''s apply, once pg_restore --disable-triggers had ended with ALTER TABLE ... ENABLE TRIGGER ALL).',
+					  HINT = 'Retry in a new transaction.  If the error stays, as a superuser: ALTER TABLE snowid_sql_private.snowid_config ENABLE REPLICA TRIGGER snowid_config_replica, ENABLE ALWAYS TRIGGER snowid_config_fix, ENABLE ALWAYS TRIGGER snowid_config_fix_truncate; then, as the owner, UPDATE snowid_config as its error says (doc/managed.md, "Dumps and restores").';
 		END IF;
 	END IF;
 	IF need_worker AND c.worker_id IS NULL THEN
