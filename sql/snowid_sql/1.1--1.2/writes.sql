@@ -13,8 +13,8 @@
 -- the update first locks, in SHARE mode (reads go on), every table and
 -- view whose column default calls a function of the edition's.  The
 -- writes in flight end under the old version, and those that come wait,
--- then plan under the new one.  Before anything else of the update, which
--- a call in flight could wait for.  Each try waits at most half of
+-- then plan under the new one.  It comes before anything else of the
+-- update that a call in flight could wait for.  Each try waits half of
 -- deadlock_timeout, then lets go of them all and tries again: a
 -- transaction that writes one of them and waits for another that the
 -- update holds is never the one the deadlock detector ends.  The session's
@@ -30,7 +30,7 @@ DECLARE
 	try_ms bigint := GREATEST(1, pg_catalog.date_part('epoch', pg_catalog.current_setting('deadlock_timeout')::pg_catalog.interval) OPERATOR(pg_catalog.*) 500);
 	bound text := pg_catalog.current_setting('lock_timeout');
 	bound_ms bigint := pg_catalog.date_part('epoch', bound::pg_catalog.interval) OPERATOR(pg_catalog.*) 1000;
-	began timestamptz := pg_catalog.clock_timestamp();
+	deadline timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) bound::pg_catalog.interval;
 BEGIN
 	SELECT pg_catalog.string_agg(DISTINCT c.oid::pg_catalog.regclass::pg_catalog.text, ', ') INTO tables
 	FROM pg_catalog.pg_depend d
@@ -59,8 +59,7 @@ BEGIN
 			EXECUTE 'LOCK TABLE ' OPERATOR(pg_catalog.||) tables OPERATOR(pg_catalog.||) ' IN SHARE MODE';
 			EXIT;
 		EXCEPTION WHEN lock_not_available THEN
-			IF bound_ms OPERATOR(pg_catalog.>) 0
-				AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>=) began OPERATOR(pg_catalog.+) bound::pg_catalog.interval THEN
+			IF bound_ms OPERATOR(pg_catalog.>) 0 AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>=) deadline THEN
 				RAISE EXCEPTION 'the tables whose defaults take ids were not free within lock_timeout'
 					USING ERRCODE = 'lock_not_available',
 						  DETAIL = pg_catalog.format('The update waits for the writes in flight to %s, and holds off those that come until it commits.', tables),

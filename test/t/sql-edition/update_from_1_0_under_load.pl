@@ -19,6 +19,8 @@
 #   statement, each its own transaction; the update runs among them.
 # - No client's call should fail (pgbench stops a client at its first
 #   error), and no id may come twice.
+# - A write held open on such a table past the session's lock_timeout:
+#   the update gives up (55P03), changing nothing, and runs once it ended.
 # On main (5c1408b, snowid_sql 1.4, PostgreSQL 19): from 1.0 and from 1.1,
 # 4 of 4 clients stopped at "function public.snowid_sql_fixed() does not
 # exist" (with batches among the statements: at
@@ -72,6 +74,30 @@ for my $from ('1.0', '1.1')
 		  . ' of 4 pgbench clients stopped: ' . ($aborted[0] // 'none') . ')');
 	is($node->safe_psql($db, 'SELECT count(*) - count(DISTINCT id) FROM t'), '0', "from $from: no id twice");
 }
+
+# A write held open on such a table: the update waits for it, trying
+# again every half deadlock_timeout, and gives up at the session's
+# lock_timeout, changing nothing; once the write has ended, it runs
+$node->safe_psql('postgres', 'CREATE DATABASE held OWNER app');
+my ($rc, $out, $err) = psql_as($node->connstr('held'), q{
+	CREATE EXTENSION snowid_sql VERSION '1.1';
+	UPDATE snowid_config SET worker_id = 4;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), s int);
+	GRANT ALL ON t TO app});
+is($rc, 0, '1.1 with a worker id and a table whose default takes ids') or diag($err);
+my $writer = $node->background_psql('held', extra_params => [ '-U', 'app' ]);
+$writer->query_safe('BEGIN; INSERT INTO t DEFAULT VALUES');
+($rc, $out, $err) = psql_as($node->connstr('held'),
+	q{SET lock_timeout = '2s'; ALTER EXTENSION snowid_sql UPDATE});
+like($err, qr/55P03: the tables whose defaults take ids were not free within lock_timeout/,
+	'a write held open past lock_timeout: the update gives up');
+is($node->safe_psql('held', 'SELECT snowid_sql_version()'), '1.1', 'and changed nothing');
+$writer->query_safe('COMMIT');
+$writer->quit;
+($rc, $out, $err) = psql_as($node->connstr('held'),
+	q{SET lock_timeout = '2s'; ALTER EXTENSION snowid_sql UPDATE; SELECT snowid_sql_version()});
+is($out, $version, 'the write ended, the update runs') or diag($err);
+is($node->safe_psql('held', 'SELECT count(*) - count(DISTINCT id) FROM t'), '0', 'no id twice');
 
 $node->stop;
 done_testing();
