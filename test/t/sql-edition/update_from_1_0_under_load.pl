@@ -21,6 +21,8 @@
 #   error), and no id may come twice.
 # - A write held open on such a table past the session's lock_timeout:
 #   the update gives up (55P03), changing nothing, and runs once it ended.
+# - A transaction that took an id, then inserts into such a table the
+#   update holds: neither fails.
 # On main (5c1408b, snowid_sql 1.4, PostgreSQL 19): from 1.0 and from 1.1,
 # 4 of 4 clients stopped at "function public.snowid_sql_fixed() does not
 # exist" (with batches among the statements: at
@@ -98,6 +100,39 @@ $writer->quit;
 	q{SET lock_timeout = '2s'; ALTER EXTENSION snowid_sql UPDATE; SELECT snowid_sql_version()});
 is($out, $version, 'the write ended, the update runs') or diag($err);
 is($node->safe_psql('held', 'SELECT count(*) - count(DISTINCT id) FROM t'), '0', 'no id twice');
+
+# A transaction that took an id (its call locks the sequences to its end),
+# then inserts into such a table once the update holds it: the update lets
+# go of it rather than wait for the transaction's sequences, and the
+# insert and the commit go through (before, the update locked the
+# sequences outside its tries, and the deadlock detector ended the
+# transaction, which waited first)
+$node->safe_psql('postgres', 'CREATE DATABASE taken OWNER app');
+($rc, $out, $err) = psql_as($node->connstr('taken'), q{
+	CREATE EXTENSION snowid_sql VERSION '1.1';
+	UPDATE snowid_config SET worker_id = 5;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), s int);
+	GRANT ALL ON t TO app});
+is($rc, 0, '1.1, and a table whose default takes ids') or diag($err);
+my $taker = $node->background_psql('taken', extra_params => [ '-U', 'app' ]);
+$taker->query_safe('BEGIN; SELECT snowid_next()');
+my ($uout, $uerr) = ('', '');
+my $update = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose', '-d', $node->connstr('taken'),
+	  '-c', 'ALTER EXTENSION snowid_sql UPDATE; SELECT snowid_sql_version()' ],
+	'<', \undef, '>', \$uout, '2>', \$uerr);
+$node->poll_query_until('taken', q{
+	SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.relation = 't'::regclass AND l.mode = 'ShareLock' AND l.granted
+	  AND a.query LIKE 'ALTER EXTENSION%'})
+  or diag('the update did not lock t');
+my ($tout, $tret) = $taker->query('INSERT INTO t DEFAULT VALUES; COMMIT');
+is($tret, 0, 'a transaction that took an id inserts and commits while the update waits')
+  or diag($taker->{stderr});
+$taker->quit;
+$update->finish;
+chomp $uout;
+is($uout, $version, 'and the update runs after it') or diag($uerr);
 
 $node->stop;
 done_testing();
