@@ -206,10 +206,14 @@ sql/snowid_coordinator--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_coordinat
 sql/snowid_sql--1.0.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0/, \
 	objects.sql config.sql claim.sql generator.sql decode.sql serial.sql \
 	status.sql public_ids.sql version.sql)
-sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.0--1.1/, \
-	quiet.sql claim.sql status.sql version.sql privileges.sql)
+# The updates from 1.0 and 1.1 first hold off the writes that take ids
+# (1.1--1.2/writes.sql, written once), before anything a call in flight
+# could wait for
+sql/snowid_sql--1.0--1.1.sql: $(addprefix $(srcdir)/sql/snowid_sql/, \
+	1.0--1.1/head.sql 1.1--1.2/writes.sql 1.0--1.1/quiet.sql 1.0--1.1/claim.sql \
+	1.0--1.1/status.sql 1.0--1.1/version.sql 1.0--1.1/privileges.sql)
 sql/snowid_sql--1.1--1.2.sql: $(addprefix $(srcdir)/sql/snowid_sql/1.1--1.2/, \
-	head.sql owner.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
+	head.sql owner.sql writes.sql locks.sql server.sql fixed.sql generator.sql claim.sql \
 	public_ids.sql version.sql private.sql dumps.sql privileges.sql)
 # 1.4 is made from its own parts, and its updates from 1.2 and 1.3 take the
 # functions, comments and privileges from them (written once).  The update

@@ -263,6 +263,60 @@ BEGIN ATOMIC
 	FROM cols c;
 END;
 
+-- How the default of the column col of tab (its own, or else its type's:
+-- a domain's, which a domain over it takes) makes the values the raise
+-- reads (snowid_sql_largest_held()): 'id' where it is snowid_next() itself
+-- (or a cast of it), 'serial' snowid_serial(prefix), 'public'
+-- snowid_public(snowid_next()), 'scramble' snowid_scramble(snowid_next()),
+-- each as pg_get_expr() shows it (with no relation: it locks none, and a
+-- default names no column); 'none' where it calls no function that
+-- issues (snowid_next(), snowid_next_batch(), snowid_serial(prefix), the
+-- generator's own; directly or through a function pg_depend records): its
+-- values are no ids of the generator; 'other' where it issues and makes
+-- of the id what the edition cannot read back ('ORD-' || snowid_next(),
+-- lpad(), a function of the application's: before 1.4's fixes such a
+-- column was read as ids, its values counted for nothing, and a source's
+-- ids came again, test restore_clock_step_prefixed_ids)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_id_form(tab regclass, col name)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	WITH RECURSIVE issuing(f) AS (
+		SELECT p.oid FROM pg_proc p
+		WHERE (p.pronamespace = '@extschema@'::regnamespace
+			   AND (p.proname IN ('snowid_next', 'snowid_next_batch') OR (p.proname = 'snowid_serial' AND p.pronargs = 1)))
+		   OR (p.pronamespace = 'snowid_sql_private'::regnamespace AND p.proname ~ '^snowid_sql_(next|take|move)')
+		UNION
+		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
+		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+	), def(rank, classid, objid, expr) AS (
+		SELECT 1, 'pg_attrdef'::regclass::oid, ad.oid, pg_get_expr(ad.adbin, 0)
+		FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+		WHERE a.attrelid = tab AND a.attname = col
+		UNION ALL
+		SELECT 2, 'pg_type'::regclass::oid, t.oid, pg_get_expr(t.typdefaultbin, 0)
+		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = tab AND a.attname = col AND t.typdefaultbin IS NOT NULL
+	), used AS (
+		SELECT d.classid, d.objid,
+			   coalesce(substring(d.expr FROM '^\((.*)\)::[^()]+(?:\([0-9, ]*\))?$'), d.expr) AS e,
+			   '@extschema@'::regnamespace::text AS s
+		FROM def d ORDER BY d.rank LIMIT 1
+	)
+	SELECT CASE
+		WHEN u.e = u.s || '.snowid_next()' THEN 'id'
+		WHEN u.e = format('%1$s.snowid_public(%1$s.snowid_next())', u.s) THEN 'public'
+		WHEN u.e = format('%1$s.snowid_scramble(%1$s.snowid_next())', u.s) THEN 'scramble'
+		WHEN left(u.e, length(u.s) + 1) = u.s || '.'
+			AND substr(u.e, length(u.s) + 2) ~ '^snowid_serial\(''([^'']|'''')*''::text\)$' THEN 'serial'
+		WHEN EXISTS (SELECT FROM pg_depend d
+					 WHERE d.classid = u.classid AND d.objid = u.objid AND d.refclassid = 'pg_proc'::regclass
+					   AND d.refobjid IN (SELECT i.f FROM issuing i)) THEN 'other'
+		ELSE 'none' END
+	FROM used u;
+END;
+
 -- What of the table rel could run code of a role that is no superuser
 -- where the guard reads it (as the superuser), as a phrase, or NULL.
 -- Planning a read opens the table's indexes, extended statistics and
@@ -346,30 +400,51 @@ AS $$
 DECLARE
 	name text;
 	code text;
+	holders text;
+	prepared text;
 BEGIN
 	FOR attempt IN 1..3 LOOP
 		IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel) THEN
 			RETURN NULL;
 		END IF;
-		-- (the plain script's reader, its owner, may not: it reads as
-		-- itself, doc/security.md)
-		IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
-			PERFORM FROM pg_namespace n WHERE n.oid = (SELECT c.relnamespace FROM pg_class c WHERE c.oid = rel) FOR KEY SHARE;
-		END IF;
 		name := rel::text;
-		-- (a lock another session holds, any role's on its own table,
-		-- refuses the step after lock_timeout, naming that session: the
-		-- table cannot be read meanwhile; test restore_raise_other_role_locks)
+		-- (a lock another session holds, any role's on its own table or on
+		-- the row of its schema, which a rename left open holds, refuses
+		-- the step after lock_timeout, naming that session: the table
+		-- cannot be read meanwhile; test restore_raise_other_role_locks;
+		-- or a prepared transaction, which no process holds and
+		-- pg_terminate_backend() does not end: named by its gid, before
+		-- 1.4's fixes "process )", and the schema's lock ended in
+		-- PostgreSQL's bare lock timeout, test worker_set_lock_holder_named)
 		BEGIN
+			-- (the plain script's reader, its owner, may not: it reads as
+			-- itself, doc/security.md)
+			IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
+				PERFORM FROM pg_namespace n WHERE n.oid = (SELECT c.relnamespace FROM pg_class c WHERE c.oid = rel) FOR KEY SHARE;
+			END IF;
+			-- (by its name once the schema's row is locked)
+			name := rel::text;
 			EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', name);
 		EXCEPTION WHEN lock_not_available THEN
+			SELECT string_agg(DISTINCT l.pid::text, ', '),
+				   string_agg(DISTINCT quote_literal(g.gid), ', ')
+			INTO holders, prepared
+			FROM pg_locks l
+			LEFT JOIN pg_locks x ON l.pid IS NULL AND x.pid IS NULL AND x.locktype = 'transactionid'
+				AND x.virtualtransaction = l.virtualtransaction
+			LEFT JOIN pg_prepared_xacts g ON g.transaction = x.transactionid
+			WHERE l.granted AND l.pid IS DISTINCT FROM pg_backend_pid()
+			  AND ((l.locktype = 'relation' AND l.relation = rel)
+				   OR (l.locktype = 'transactionid' AND l.transactionid = (
+						SELECT n.xmax FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = rel)));
 			RAISE EXCEPTION 'snowid_sql cannot read % for the ids it holds', name
 				USING ERRCODE = 'lock_not_available',
-					  DETAIL = format('Another session holds a lock on it (process %s) and did not let it go within lock_timeout.',
-									  (SELECT string_agg(DISTINCT l.pid::text, ', ') FROM pg_locks l
-									   WHERE l.locktype = 'relation' AND l.relation = rel AND l.granted
-										 AND l.pid <> pg_backend_pid())),
-					  HINT = 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it), then repeat the step.';
+					  DETAIL = format('Another session holds a lock on it%s, or on its schema, and did not let it go within lock_timeout.',
+									  ' (' || nullif(concat_ws('; ', 'process ' || holders, 'prepared transaction ' || prepared), '') || ')'),
+					  HINT = concat_ws('  ',
+						  CASE WHEN holders IS NOT NULL THEN 'End that session''s transaction (pg_terminate_backend(), as a role that may signal it).' END,
+						  CASE WHEN prepared IS NOT NULL THEN 'End that prepared transaction (ROLLBACK PREPARED or COMMIT PREPARED, as its owner or a superuser).' END,
+						  'Then repeat the step.');
 		END;
 		IF to_regclass(name) = rel THEN
 			IF NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = rel AND c.relkind = 'r') THEN
@@ -414,10 +489,163 @@ BEGIN ATOMIC
 	WHERE parted AND t.isleaf;
 END;
 
+-- The largest id that the column col_name of the table tab (locked and
+-- checked: snowid_sql_lock_read(), with ONLY) holds, under the layout and
+-- epoch of the row c, of its node (datacenter id and worker id) or of any
+-- (any_node): read as the default of the column of col_tab, col_form
+-- (snowid_sql_id_form()), made it, through its base type col_base.  See
+-- snowid_sql_largest_held(), which says what counts; a column it cannot
+-- read back fails the caller.
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_largest_read(c snowid_sql_private.snowid_config,
+	any_node boolean, col_tab regclass, col_name name, col_base regtype, col_form text, tab text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $$
+DECLARE
+	v bigint;
+	serial_max text;
+	bad bigint := 0;
+	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
+		+ snowid_sql_private.snowid_sql_width(c.worker_bits) + snowid_sql_private.snowid_sql_width(c.sequence_bits);
+	-- an id's node (datacenter id and worker id) as the bits above its
+	-- sequence, and as a serial's digits after its time (any node: no bit,
+	-- no digit compared)
+	node bigint := CASE WHEN any_node THEN 0 ELSE (c.datacenter_id::bigint << c.worker_bits) | c.worker_id END;
+	node_mask bigint := CASE WHEN any_node THEN 0 ELSE (1::bigint << (c.datacenter_bits + c.worker_bits)) - 1 END;
+	node_digits text := CASE WHEN any_node THEN '' ELSE
+		lpad(c.datacenter_id::text, snowid_sql_private.snowid_sql_width(c.datacenter_bits), '0')
+		|| lpad(c.worker_id::text, snowid_sql_private.snowid_sql_width(c.worker_bits), '0') END;
+	-- why the values cannot be read back, or NULL
+	unread text;
+	keys integer := (SELECT count(*) FROM snowid_sql_private.snowid_public_keys);
+	first_key bytea := (SELECT k.key FROM snowid_sql_private.snowid_public_keys k ORDER BY k.rank LIMIT 1);
+BEGIN
+	IF col_form NOT IN ('id', 'serial', 'public', 'scramble')
+		OR (col_form = 'public' AND keys = 0) OR (col_form = 'scramble' AND keys <> 1) THEN
+		EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col_name)
+			INTO bad;
+		unread := CASE WHEN col_form IN ('public', 'scramble') AND keys = 0
+			THEN 'they are public ids or numbers, and snowid_public_keys holds no key to read them with.'
+			WHEN col_form = 'scramble' THEN format('they are public numbers, read with the first key of snowid_public_keys, which holds %s keys: a number made with an earlier first key reads as another id.', keys)
+			ELSE 'its default makes of the id what snowid_sql cannot read back: it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
+	ELSIF col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
+		-- each read back with the key it names; a text that is no
+		-- public id is no id
+		EXECUTE format($q$SELECT pg_catalog.max(p.id) FILTER (WHERE p.id OPERATOR(pg_catalog.>=) 0
+				AND ((p.id OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3),
+			pg_catalog.count(*) FILTER (WHERE p.id IS NULL AND p.problem OPERATOR(pg_catalog.~~) 'No key %%')
+			FROM (SELECT %I::pg_catalog.text AS x FROM %s) s,
+				LATERAL snowid_sql_private.snowid_sql_read_public(s.x) p
+			WHERE s.x IS NOT NULL$q$, col_name, tab)
+			INTO v, bad USING c.sequence_bits, node_mask, node;
+		IF bad > 0 THEN
+			unread := format('%s of them are public ids of a key that snowid_public_keys does not hold.', bad);
+		END IF;
+	ELSIF col_form = 'scramble' AND col_base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
+		EXECUTE format($q$SELECT x FROM (SELECT snowid_sql_private.snowid_sql_permute($4, %I::pg_catalog.int8, true) AS x
+				FROM %s WHERE %I OPERATOR(pg_catalog.>=) 0) s
+			WHERE ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+			ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col_name, tab, col_name)
+			INTO v USING c.sequence_bits, node_mask, node, first_key;
+	ELSIF col_form IN ('public', 'scramble') THEN
+		EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col_name)
+			INTO bad;
+	ELSIF col_base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
+		EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
+			WHERE x OPERATOR(pg_catalog.>=) 0
+			  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+			ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col_name, tab)
+			INTO v USING c.sequence_bits, node_mask, node;
+	ELSIF col_base = 'pg_catalog.numeric'::regtype THEN
+		-- (NaN and infinities, fractions and numbers beyond bigint are no
+		-- ids)
+		EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.>=) 0::pg_catalog.numeric
+				AND x OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+				AND x OPERATOR(pg_catalog.=) pg_catalog.trunc(x)
+			THEN CASE WHEN ((x::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
+				THEN x::pg_catalog.int8 END END)
+			FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col_name, tab)
+			INTO v USING c.sequence_bits, node_mask, node;
+	ELSIF col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
+		-- the decimal digits of an id are read as one; the digits of the
+		-- serials compare as the ids do (time, then datacenter id,
+		-- worker id and sequence, each of fixed width), and the largest
+		-- that reads back as a serial counts (a text shaped as a serial
+		-- of this node that is none, its month 13, is no id: before,
+		-- it refused the worker id, test
+		-- restore_raise_other_roles_serial).  Read under the collation
+		-- "C", whatever the column's: a nondeterministic one refuses
+		-- regular expressions (0A000: test
+		-- restore_raise_other_roles_collation).
+		EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1)) FILTER (
+					WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+					  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+					  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
+				pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+					THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
+					THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
+					THEN x::pg_catalog.numeric::pg_catalog.int8 END END END)
+			FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s WHERE x IS NOT NULL$q$, col_name, tab)
+			INTO serial_max, v USING digits, node_digits, c.sequence_bits, node_mask, node;
+		IF serial_max IS NOT NULL THEN
+			BEGIN
+				v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
+			EXCEPTION WHEN invalid_text_representation THEN
+				-- the largest below it that reads back as a serial
+				FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
+					FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
+					WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
+					  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
+					  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
+					  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.<) $3
+					ORDER BY 1 DESC$q$, col_name, tab) USING digits, node_digits, serial_max LOOP
+					BEGIN
+						v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
+						EXIT;
+					EXCEPTION WHEN invalid_text_representation THEN
+						NULL;
+					END;
+				END LOOP;
+			END;
+		END IF;
+	ELSE
+		EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col_name)
+			INTO bad;
+	END IF;
+	IF bad > 0 AND unread IS NOT NULL THEN
+		RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read back as ids'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('The column %I of %s takes ids by its default and holds values, and %s  The generator must be raised past the largest id the tables hold.',
+								  col_name, col_tab, unread),
+				  HINT = CASE WHEN col_form = 'public' OR keys = 0 THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
+					  || ' this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the column''s default dropped (ALTER TABLE ... ALTER COLUMN ... DROP DEFAULT), and set the default again after.';
+	ELSIF bad > 0 THEN
+		RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('The column %I of %s (of type %s) takes ids by its default, and holds values that are not ids of this layout (nor serials of them): the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+								  col_name, col_tab, col_base),
+				  HINT = 'Correct or remove those values (or, if the column holds no ids of this database''s generator, give it a default that calls no function of snowid_sql), then set the worker id again.';
+	END IF;
+	RETURN v;
+END
+$$;
+
 -- The largest id that the columns snowid_sql_id_columns() names hold
 -- (NULL: none), under the layout and epoch of the row c, read as the
 -- owner of the extension with row_security off (a column that cannot be
 -- read fails the caller: it cannot tell how far those ids lie ahead).
+-- A value counts as the id its default made of it, by the form of that
+-- default (snowid_sql_id_form()): the id itself, a serial, a public id
+-- (read back with the key it names, snowid_from_public()) or a public
+-- number (with the first key, snowid_unscramble(), while there is one key
+-- alone); a default that issues no id counts for nothing, and a column
+-- whose default makes of the id anything else, or a public id or number
+-- whose key is missing, refuses the caller where it holds a value (before
+-- 1.4's fixes public ids and ids with a prefix counted for nothing, and
+-- public numbers as ids decades ahead: tests restore_clock_step_public_ids,
+-- restore_clock_step_prefixed_ids, worker_set_beside_public_numbers).
 -- Every such column, whatever its type (before 1.4's fixes bigint columns
 -- alone, and the ids of a numeric column DEFAULT snowid_next() or the
 -- serials of a text column DEFAULT snowid_serial('INV-') came again: test
@@ -447,24 +675,15 @@ AS $$
 DECLARE
 	col record;
 	v bigint;
-	serial_max text;
-	bad bigint;
 	largest bigint;
-	digits integer := 17 + snowid_sql_private.snowid_sql_width(c.datacenter_bits)
-		+ snowid_sql_private.snowid_sql_width(c.worker_bits) + snowid_sql_private.snowid_sql_width(c.sequence_bits);
 	tab text;
 	r record;
 	upper text;
-	-- an id's node (datacenter id and worker id) as the bits above its
-	-- sequence, and as a serial's digits after its time
-	node bigint := (c.datacenter_id::bigint << c.worker_bits) | c.worker_id;
-	node_mask bigint := (1::bigint << (c.datacenter_bits + c.worker_bits)) - 1;
-	node_digits text := lpad(c.datacenter_id::text, snowid_sql_private.snowid_sql_width(c.datacenter_bits), '0')
-		|| lpad(c.worker_id::text, snowid_sql_private.snowid_sql_width(c.worker_bits), '0');
 BEGIN
-	FOR col IN SELECT * FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
+	FOR col IN SELECT x.*, coalesce(snowid_sql_private.snowid_sql_id_form(x.tab, x.name), 'other') AS form
+		FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2 LOOP
+	CONTINUE WHEN col.form = 'none';
 	FOR r IN SELECT * FROM snowid_sql_private.snowid_sql_id_reads(col.tab, col.parted) x ORDER BY 1 LOOP
-		bad := 0;
 		-- a foreign partition's ids lie elsewhere: it counts by the upper
 		-- bound its owner gave it on a range of the column itself (its ids
 		-- lie below), or refuses (before 1.4's fixes its partitioned table
@@ -476,7 +695,7 @@ BEGIN
 			JOIN pg_partitioned_table pt ON pt.partrelid = i.inhparent
 			JOIN pg_attribute a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
 			WHERE f.oid = r.rel AND pt.partstrat = 'r' AND pt.partnatts = 1 AND a.attname = col.name
-			  AND col.base = 'pg_catalog.int8'::regtype;
+			  AND col.base = 'pg_catalog.int8'::regtype AND col.form = 'id';
 			IF upper IS NULL THEN
 				RAISE EXCEPTION 'a column whose default takes ids is in a foreign table snowid_sql cannot read'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -490,75 +709,7 @@ BEGIN
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
-		IF col.base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
-			EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
-				WHERE x OPERATOR(pg_catalog.>=) 0
-				  AND ((x OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
-				ORDER BY x USING OPERATOR(pg_catalog.>) LIMIT 1$q$, col.name, tab)
-				INTO v USING c.sequence_bits, node_mask, node;
-		ELSIF col.base = 'pg_catalog.numeric'::regtype THEN
-			-- (NaN and infinities, fractions and numbers beyond bigint are no
-			-- ids)
-			EXECUTE format($q$SELECT pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.>=) 0::pg_catalog.numeric
-					AND x OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
-					AND x OPERATOR(pg_catalog.=) pg_catalog.trunc(x)
-				THEN CASE WHEN ((x::pg_catalog.int8 OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.=) $3
-					THEN x::pg_catalog.int8 END END)
-				FROM (SELECT %I::pg_catalog.numeric AS x FROM %s) s$q$, col.name, tab)
-				INTO v USING c.sequence_bits, node_mask, node;
-		ELSIF col.base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
-			-- the decimal digits of an id are read as one; the digits of the
-			-- serials compare as the ids do (time, then datacenter id,
-			-- worker id and sequence, each of fixed width), and the largest
-			-- that reads back as a serial counts (a text shaped as a serial
-			-- of this node that is none, its month 13, is no id: before,
-			-- it refused the worker id, test
-			-- restore_raise_other_roles_serial).  Read under the collation
-			-- "C", whatever the column's: a nondeterministic one refuses
-			-- regular expressions (0A000: test
-			-- restore_raise_other_roles_collation).
-			EXECUTE format($q$SELECT pg_catalog.max(pg_catalog.right(x, $1)) FILTER (
-						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
-						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2),
-					pg_catalog.max(CASE WHEN x OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
-						THEN CASE WHEN x::pg_catalog.numeric OPERATOR(pg_catalog.<=) 9223372036854775807::pg_catalog.numeric
-						THEN CASE WHEN ((x::pg_catalog.numeric::pg_catalog.int8 OPERATOR(pg_catalog.>>) $3) OPERATOR(pg_catalog.&) $4) OPERATOR(pg_catalog.=) $5
-						THEN x::pg_catalog.numeric::pg_catalog.int8 END END END)
-				FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s WHERE x IS NOT NULL$q$, col.name, tab)
-				INTO serial_max, v USING digits, node_digits, c.sequence_bits, node_mask, node;
-			IF serial_max IS NOT NULL THEN
-				BEGIN
-					v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
-				EXCEPTION WHEN invalid_text_representation THEN
-					-- the largest below it that reads back as a serial
-					FOR serial_max IN EXECUTE format($q$SELECT DISTINCT pg_catalog.right(x, $1) AS r
-						FROM (SELECT %I::pg_catalog.text COLLATE pg_catalog."C" AS x FROM %s) s
-						WHERE pg_catalog.length(x) OPERATOR(pg_catalog.>) $1
-						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.~) '^[0-9]+$'
-						  AND pg_catalog.substr(pg_catalog.right(x, $1), 18, pg_catalog.length($2)) OPERATOR(pg_catalog.=) $2
-						  AND pg_catalog.right(x, $1) OPERATOR(pg_catalog.<) $3
-						ORDER BY 1 DESC$q$, col.name, tab) USING digits, node_digits, serial_max LOOP
-						BEGIN
-							v := greatest(v, snowid_sql_private.snowid_sql_from_serial(c, 'S' OPERATOR(pg_catalog.||) serial_max));
-							EXIT;
-						EXCEPTION WHEN invalid_text_representation THEN
-							NULL;
-						END;
-					END LOOP;
-				END;
-			END IF;
-		ELSE
-			EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col.name)
-				INTO bad;
-		END IF;
-		IF bad > 0 THEN
-			RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
-				USING ERRCODE = 'object_not_in_prerequisite_state',
-					  DETAIL = format('The column %I of %s (of type %s) takes ids by its default, and holds values that are not ids of this layout (nor serials of them): the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
-									  col.name, col.tab, col.base),
-					  HINT = 'Correct or remove those values (or, if the column holds no ids of this database''s generator, give it a default that calls no function of snowid_sql), then set the worker id again.';
-		END IF;
+		v := snowid_sql_private.snowid_sql_largest_read(c, false, col.tab, col.name, col.base, col.form, tab);
 		largest := greatest(largest, v);
 		v := NULL;
 	END LOOP;
@@ -569,10 +720,10 @@ $$;
 
 -- What says that ids made under the layout and epoch of the row c may
 -- exist, as a sentence, or NULL (see snowid_sql_config_check(), which
--- states the rule).  Where bound is given (a restore's change), a column
--- counts only where it holds an id of bound or above: one that lies,
--- under the restored layout and epoch, past the clock plus its
--- max_drift_ms (snowid_sql_restore_bound()).  A column takes ids
+-- states the rule).  Where bound is given (a restore's change, c its new
+-- row), a column counts only where it holds an id of bound or above, read
+-- as the raise reads it: one that lies, under the restored layout and
+-- epoch, past the clock plus its max_drift_ms (snowid_sql_restore_bound()).  A column takes ids
 -- where its default, or its domain's, depends on any function of the
 -- edition (its schema's and snowid_sql_private's whose names begin with
 -- snowid, also in a plain script's install; pg_depend: snowid_next(),
@@ -608,26 +759,36 @@ DECLARE
 	detail text;
 BEGIN
 	IF (SELECT s.is_called FROM snowid_sql_private.snowid_position s) THEN
-		RETURN 'This database issued ids: its generator (snowid_sql_private.snowid_position) has moved.';
+		RETURN 'This database issued ids, or its worker id was set (which raises it): its generator (snowid_sql_private.snowid_position) has moved.';
 	END IF;
 	IF c.worker_server <> snowid_sql_private.snowid_sql_here() THEN
 		RETURN format('The row comes from another server, which issued ids with it (it was stamped there: %s): a restored dump or a copy, whose tables hold those ids.',
 					  c.worker_server);
 	END IF;
 	FOR col IN
-		SELECT * FROM snowid_sql_private.snowid_sql_id_columns() ORDER BY 1, 2
+		SELECT x.*, coalesce(snowid_sql_private.snowid_sql_id_form(x.tab, x.name), 'other') AS form
+		FROM snowid_sql_private.snowid_sql_id_columns() x ORDER BY 1, 2
 	LOOP
+		-- (a restore's: its values are no ids of a generator; or public ids
+		-- or numbers before their keys, which pg_restore brings after the
+		-- row: the raise reads them when the worker id is set, under the
+		-- layout restored, and ids of another node cannot equal its own)
+		CONTINUE WHEN bound IS NOT NULL AND (col.form = 'none'
+			OR (col.form IN ('public', 'scramble') AND NOT EXISTS (SELECT FROM snowid_sql_private.snowid_public_keys)));
 		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 								  WHERE p.relkind = 'f') THEN
 			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
 						  col.name, col.tab);
 		END IF;
-		-- a bound is compared only with a bigint (or a domain over one), by
-		-- pg_catalog's operator: a column of a type of the owner's would
-		-- compare through an implicit cast of its own, run here as the
-		-- superuser (before 1.4's fixes the owner became a superuser so:
-		-- test guard_cast_superuser); such a column that holds a value
-		-- counts as holding ids
+		-- a bound is compared with the largest id the column holds, of any
+		-- node, as the raise reads it (snowid_sql_largest_read(), by
+		-- pg_catalog's functions on its base type: a column of a type of
+		-- the owner's would compare through an implicit cast of its own,
+		-- run here as the superuser, before 1.4's fixes the owner became a
+		-- superuser so, test guard_cast_superuser); one it cannot read
+		-- counts as holding ids (before 1.4's fixes only a bigint was
+		-- compared, and a column of serials refused the restore of a
+		-- dump's layout, test restore_layout_beside_serials)
 		-- each table or leaf by itself, locked and checked
 		-- (snowid_sql_lock_read())
 		held := false;
@@ -639,12 +800,13 @@ BEGIN
 			BEGIN
 				tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 				CONTINUE WHEN tab IS NULL;
-				EXECUTE format('SELECT EXISTS (SELECT FROM ONLY %s WHERE %I IS NOT NULL%s)',
-							   tab, col.name,
-							   CASE WHEN col.base = 'pg_catalog.int8'::regtype AND bound IS NOT NULL
-							   THEN format(' AND %I::pg_catalog.int8 OPERATOR(pg_catalog.>=) $1::pg_catalog.int8', col.name)
-							   ELSE '' END)
-					INTO held USING bound;
+				IF bound IS NOT NULL THEN
+					held := coalesce(snowid_sql_private.snowid_sql_largest_read(c, true, col.tab, col.name, col.base, col.form,
+																			   'ONLY ' || tab) >= bound, false);
+				ELSE
+					EXECUTE format('SELECT EXISTS (SELECT FROM ONLY %s WHERE %I IS NOT NULL)', tab, col.name)
+						INTO held;
+				END IF;
 			EXCEPTION WHEN OTHERS THEN
 				GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
 				RETURN format('The column %I of %s takes ids by its default, and could not be read (%s%s).',
@@ -652,11 +814,7 @@ BEGIN
 			END;
 			EXIT WHEN held;
 		END LOOP;
-		IF held AND bound IS NOT NULL AND col.base <> 'pg_catalog.int8'::regtype THEN
-			RETURN format('The column %I of %s takes ids by its default, holds values, and is of type %s, not bigint: they are not compared.',
-						  col.name, col.tab, (SELECT a.atttypid::regtype FROM pg_attribute a
-											  WHERE a.attrelid = col.tab AND a.attname = col.name));
-		ELSIF held AND bound IS NOT NULL THEN
+		IF held AND bound IS NOT NULL THEN
 			RETURN format('The column %I of %s takes ids by its default, and holds some that lie, under the restored layout and epoch, more than max_drift_ms ahead of the clock.',
 						  col.name, col.tab);
 		ELSIF held THEN
@@ -743,6 +901,7 @@ DECLARE
 	high timestamptz;
 	f snowid_sql_private.snowid_sql_fixed;
 	behind boolean;
+	restored snowid_sql_private.snowid_config;
 BEGIN
 	-- the restore's insert: its update is checked
 	IF TG_OP = 'INSERT' AND EXISTS (SELECT FROM snowid_sql_private.snowid_config) THEN
@@ -814,13 +973,17 @@ BEGIN
 	IF NOT behind AND (OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits)
 		IS DISTINCT FROM (NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits) THEN
 		restoring := restoring OR TG_OP = 'INSERT';
-		held := snowid_sql_private.snowid_sql_ids_held(OLD,
+		-- (a restore's ids read under its layout and epoch; the stamp the
+		-- row had)
+		restored := NEW;
+		restored.worker_server := OLD.worker_server;
+		held := snowid_sql_private.snowid_sql_ids_held(CASE WHEN restoring THEN restored ELSE OLD END,
 			CASE WHEN restoring THEN snowid_sql_private.snowid_sql_restore_bound(NEW) END);
 		IF held IS NOT NULL THEN
 			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
-					  HINT = 'Set the layout and the epoch before the first id (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+					  HINT = 'Set the layout and the epoch before the first worker id, or with it in one UPDATE (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
 		END IF;
 		-- an epoch ahead of the clock is taken (the owner may mean it), but
 		-- every call refuses until the clock passes it (snowid_sql_take())
@@ -839,8 +1002,13 @@ BEGIN
 	END IF;
 	-- a change of node by the datacenter id alone (an UPDATE that names
 	-- neither worker_id nor worker_server, which snowid_sql_config_stamp()
-	-- does not see) raises as setting the worker id does
-	IF TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL AND NEW.datacenter_id IS DISTINCT FROM OLD.datacenter_id THEN
+	-- does not see) raises as setting the worker id does, and so does a
+	-- change of the layout or the epoch that the guard took with a worker
+	-- id set (an epoch set ahead of the clock with it moved nothing, and
+	-- its correction raises)
+	IF TG_OP = 'UPDATE' AND NEW.worker_id IS NOT NULL
+		AND (NEW.datacenter_id, NEW.epoch, NEW.datacenter_bits, NEW.worker_bits, NEW.sequence_bits)
+			IS DISTINCT FROM (OLD.datacenter_id, OLD.epoch, OLD.datacenter_bits, OLD.worker_bits, OLD.sequence_bits) THEN
 		PERFORM snowid_sql_private.snowid_sql_note(greatest(NEW.max_drift_ms, OLD.max_drift_ms), NULL);
 	END IF;
 	RETURN NEW;
@@ -928,11 +1096,16 @@ $$;
 -- datacenter id alone, snowid_sql_config_check()) raises the generator,
 -- whatever the row held before and wherever it was stamped, past the
 -- largest id of the new node its tables hold, and past this server's
--- clock plus max_drift_ms (the larger of the row's before and after)
--- unless the row was never stamped: a first install's first worker id,
--- with which no server issued, keeps its generator where it is, so that
--- its layout and epoch may still be set (snowid_sql_config_floor(),
--- through a note in snowid_config_pending for the transaction).  So a
+-- clock plus max_drift_ms (the larger of the row's before and after;
+-- snowid_sql_config_floor(), through a note in snowid_config_pending for
+-- the transaction), a first install's first worker id too: a restore that
+-- leaves the row out (pg_restore -n, a superuser's --disable-triggers or
+-- replica restore) leaves it as never stamped, and before 1.4's fixes such
+-- a worker id raised past the tables alone, and a batch its source handed
+-- out came again (tests restore_schema_into_fresh_install,
+-- restore_row_skipped_fresh_install).  The generator moved, the layout
+-- and the epoch are set before or with the first worker id
+-- (snowid_sql_config_check()).  So a
 -- restored dump (which never carries a worker id:
 -- snowid_sql_config_restore()), a pg_createsubscriber copy, pg_upgrade, a
 -- CREATE DATABASE ... TEMPLATE copy, a sequence made anew, and a
@@ -962,8 +1135,7 @@ BEGIN
 		RETURN NEW;
 	END IF;
 	PERFORM snowid_sql_private.snowid_sql_note(
-		CASE WHEN (CASE WHEN TG_OP = 'UPDATE' THEN OLD.worker_server ELSE NEW.worker_server END) IS NULL THEN 0
-			 ELSE greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END) END, NULL);
+		greatest(NEW.max_drift_ms, CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_drift_ms END), NULL);
 	NEW.worker_server := here;
 	RETURN NEW;
 END
@@ -1026,11 +1198,7 @@ BEGIN
 												 snowid_sql_private.snowid_sql_timestamptz(floor_ms - 1)),
 					  HINT = 'Correct the system clock, or set the worker id once the clock has passed that time.';
 		END IF;
-		-- (a row never stamped: only past ids held ahead of the clock, so
-		-- that a first install's generator stays where it is)
-		IF drift_ms > 0 OR floor_ms > snowid_sql_private.snowid_sql_unix_ms(clock_timestamp()) + 2 THEN
-			PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
-		END IF;
+		PERFORM snowid_sql_private.snowid_sql_raise_floor(floor_ms);
 	END IF;
 	RETURN NULL;
 END

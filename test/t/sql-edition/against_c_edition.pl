@@ -206,7 +206,9 @@ for my $q (q{SELECT snowid_serial(repeat('a', 100000), 1)},
 }
 
 # Another layout and epoch: the C edition's by its settings at the restart,
-# the SQL edition's in its table (which it takes: it has issued no id).
+# the SQL edition's in its table, with its worker id, on the edition
+# created anew (its first worker id, set above, raised its generator, and
+# the guard then refuses another layout or epoch).
 SnowidTest::set_conf(
 	$both,
 	'snowid.datacenter_bits' => 0,
@@ -219,7 +221,11 @@ $both->stop;
 unlink($both->data_dir . '/snowid_state');
 $both->start;
 $both->safe_psql(
-	'sqled', q{
+	'sqled', qq{
+	DROP EXTENSION snowid_sql;
+	CREATE EXTENSION snowid_sql;
+	INSERT INTO snowid_public_keys VALUES
+		('K1', '\\x$keys{K1}', 1), ('Z9', '\\x$keys{Z9}', 2);
 	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6,
 		sequence_bits = 6, datacenter_id = 0, worker_id = 42,
 		epoch = '2024-02-29 12:34:56.789+00'});
@@ -451,20 +457,20 @@ is(scalar(() = $cerr =~ /canceling statement due to statement timeout/g),
 	30, 'every one of them was cancelled');
 
 # An error while a call holds the lock, and one while it takes a position
-# (in a database of its own, the sequence one below its maximum): the
-# first call takes the last position, far ahead of the clock, and cannot
-# tell it outside every window (no writer has set the generation yet), so
-# it becomes a writer, which fails moving the sequence past its end while
-# it holds the lock; the second fails in nextval().  Neither leaves the
-# lock behind.
+# (in a database of its own, the sequence at its maximum): a batch, a
+# writer, fails moving the sequence past its end while it holds the lock;
+# a call fails in nextval().  Neither leaves the lock behind.  (Before the
+# first worker id raised the generator, a call that took the last position
+# became that writer, no writer having set the generation yet; the raise
+# is one.)
 $node->safe_psql('postgres', 'CREATE DATABASE maxed');
 $node->safe_psql('maxed', q{
 	CREATE EXTENSION snowid_sql;
 	UPDATE snowid_config SET worker_id = 30;
-	SELECT setval('snowid_sql_private.snowid_position', 9223372036854775806);
+	SELECT setval('snowid_sql_private.snowid_position', 9223372036854775807);
 });
 ($crc, $cout, $cerr) = $node->psql(
-	'maxed', q{SELECT snowid_next();
+	'maxed', q{SELECT snowid_next_batch(1);
 	SELECT snowid_next();
 	SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();},
 	on_error_stop => 0);

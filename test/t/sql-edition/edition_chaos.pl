@@ -264,7 +264,14 @@ sub install
 }
 
 # The owner (or the role given, the bootstrap superuser if undef) gives an
-# issuer a worker id of its own; returns psql's stderr on failure
+# issuer a worker id of its own, then raises max_drift_ms to 60 s; returns
+# psql's stderr on failure.  Setting a worker id raises the generator past
+# the clock plus max_drift_ms, the row's before or after (doc/managed.md):
+# set in one UPDATE with 60 s, a new database's generator lay 60 s ahead,
+# and the clock stepped 30 s back then stood 90 s behind it, past
+# max_drift_ms (every call refused).  A copy's row carries its source's
+# 60 s, and it is raised so all the same: raised_to is the clock's offset
+# (s) its generator was raised to (clock_refuses()).
 sub give_worker
 {
 	my ($name, @user) = @_;
@@ -272,10 +279,26 @@ sub give_worker
 	my $w = $next_worker++;
 	die 'out of worker ids' if $w > 31;
 	my ($rc, $out, $err) = psql_as(node_of($name), $i->{db}, @user ? $user[0] : 'app',
-		"UPDATE snowid_config SET datacenter_id = 0, worker_id = $w, max_drift_ms = 60000");
+		"SELECT max_drift_ms FROM snowid_config;
+		 UPDATE snowid_config SET datacenter_id = 0, worker_id = $w;
+		 UPDATE snowid_config SET max_drift_ms = 60000 WHERE max_drift_ms < 60000");
 	return $err if $rc;
 	$i->{worker} = $w;
+	$i->{raised_to} = $offset + (split /\n/, $out)[0] / 1000;
 	return;
+}
+
+# Whether an issuer's calls may refuse with the clock at an offset (s): its
+# generator was raised further ahead of that than max_drift_ms (60 s)
+# allows, and a call then refuses with "the system clock is N ms behind the
+# snowid generator" once max_wait_ms is out (doc/managed.md): the edition's
+# answer to a clock behind the ids it may have issued, never a duplicate.
+sub clock_refuses
+{
+	my ($name, $to) = @_;
+	my $raised_to = $issuer{$name}{raised_to};
+
+	return defined $raised_to && $to < $raised_to - 60;
 }
 
 sub add_issuer
@@ -414,8 +437,12 @@ sub take_round
 			my ($error) = $session->stderr =~ /^(ERROR:.*)$/m;
 			$error = "round $round, $name: " . ($error // $session->stderr);
 			# an error is an answer to a generator whose owner changed its
-			# sequences; the lock's is not
-			if ($issuer{$name}{altered} && $error !~ /\b55P03\b/)
+			# sequences; the lock's is not.  A clock behind a generator
+			# raised further ahead of it than max_drift_ms is refused
+			# (clock_refuses())
+			if (($issuer{$name}{altered} && $error !~ /\b55P03\b/)
+				|| (clock_refuses($name, $offset)
+					&& $error =~ /the system clock is \d+ ms behind the snowid generator/))
 			{
 				push @refusals, $error;
 			}
@@ -486,7 +513,14 @@ sub crash_after_autocommit
 	  ? ('5 ids of transactions that had an xid',
 		'BEGIN; SELECT pg_current_xact_id(); SELECT snowid_next(); COMMIT')
 	  : ('5 autocommit ids', 'SELECT snowid_next()');
-	my $name = first_issuer($server);
+	# (an issuer whose calls take ids with the clock 30 s back; where every
+	# one's generator was raised too far ahead of that, a copy's, the
+	# clock steps back as far as it takes ids: clock_refuses())
+	my ($name) = grep { !clock_refuses($_, -30) }
+	  grep { $issuer{$_}{server} eq $server && active($_) } sort keys %issuer;
+	$name //= first_issuer($server);
+	my $back = 30;
+	$back-- while $back > 0 && clock_refuses($name, -$back);
 	my $i = $issuer{$name};
 	my $node = $server{$server}{node};
 	my ($written, $calls);
@@ -494,7 +528,7 @@ sub crash_after_autocommit
 	set_clock(0);
 	my ($rc, $id) = psql_as($node, $i->{db}, 'clerk', 'SELECT snowid_next()');
 	collect($name, $id) if $rc == 0;
-	set_clock(-30);
+	set_clock(-$back);
 	my %session = map {
 		my $s = $node->background_psql($i->{db},
 			extra_params => $_ eq 'admin' ? [] : [ '-U', 'clerk' ]);
@@ -547,7 +581,7 @@ sub crash_after_autocommit
 	}
 	SnowidTest::crash_server($node);
 	eval { $_->quit; 1 } for values %session;
-	return "$server killed after $what, the clock 30 s back (the open transaction took $calls; "
+	return "$server killed after $what of $name, the clock $back s back (the open transaction took $calls; "
 	  . ($written eq 'f' ? 'its WAL not written out)' : 'its WAL written out)');
 }
 
@@ -1204,7 +1238,7 @@ my @superusers = superusers();
 close $ids_fh;
 undef $ids_fh;
 
-note('refused where the owner changed the sequences: ' . join('; ', @refusals[ 0 .. ($#refusals < 4 ? $#refusals : 4) ]))
+note('refused where the owner changed the sequences, or the clock stood behind a generator raised ahead: ' . join('; ', @refusals[ 0 .. ($#refusals < 4 ? $#refusals : 4) ]))
   if @refusals;
 note(sprintf('%d rounds in %.0f s%s; %d ids from %d issuers (%s); faults: %s',
 		$round, Time::HiRes::time() - $started,
@@ -1215,7 +1249,7 @@ note(sprintf('%d rounds in %.0f s%s; %d ids from %d issuers (%s); faults: %s',
 		join(', ', map { "$_ $faults{$_}" } sort keys %faults) || 'none'));
 note("figures: " . ($duplicates // 0) . " of " . ($ids // 0) . " ids repeated; "
 	  . scalar(@failures) . ' failed sessions; ' . scalar(@refusals)
-	  . ' sessions refused where the owner changed the sequences; ' . scalar(@first_calls)
+	  . ' sessions refused where the owner changed the sequences or the clock stood behind; ' . scalar(@first_calls)
 	  . ' copies issued at their first call; ' . scalar(@owner_dumps)
 	  . ' dumps or restores of the owner failed; the owner superuser on: '
 	  . (join(', ', @superusers) || 'none'));

@@ -159,9 +159,14 @@ my $durable = SnowidTest::Ledger->new;
 my $crashed = durable_node('sql_durable');
 $clock->set('+0');
 $clock->start_node($crashed);
+# the worker id first, then max_drift_ms raised: setting a worker id raises
+# the generator past the clock plus max_drift_ms (doc/managed.md), and a
+# generator raised 60 s ahead would be 90 s ahead of the clock stepped
+# 30 s back, past max_drift_ms, and refuse
 $crashed->safe_psql('postgres', q{
 	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
+	UPDATE snowid_config SET worker_id = 2;
+	UPDATE snowid_config SET max_drift_ms = 60000, max_wait_ms = 0;
 });
 $durable->add(unflushed_calls($crashed, $one));
 $clock->start_node($crashed);
@@ -189,7 +194,8 @@ $standby->append_conf('postgresql.conf', "synchronous_standby_names = ''\n");
 $clock->start_node($standby);
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 2, max_drift_ms = 60000, max_wait_ms = 0;
+	UPDATE snowid_config SET worker_id = 2;
+	UPDATE snowid_config SET max_drift_ms = 60000, max_wait_ms = 0;
 });
 $primary->wait_for_catchup($standby);
 $durable_standby->add(unflushed_calls($primary, $one));

@@ -20,8 +20,13 @@
 #   install, whose owner checks as itself, a table it cannot read counts
 #   as holding ids.
 # - A CREATE DATABASE ... TEMPLATE copy (its position came along): refused.
-# - A fresh install: the layout and epoch change until the first id, also
-#   once the worker id is set; after it, no more.
+# - A fresh install: the layout and epoch change until the first worker id,
+#   and with it in one UPDATE; after it, no more, with a hint that says so.
+#   (Until issue 68's last fixes a fresh install's first worker id raised
+#   nothing, and they changed after it until the first id; but a restore
+#   that left the row out, pg_restore -n, looked the same, and its source's
+#   ids came again: restore_schema_into_fresh_install.  Every worker id set
+#   now raises the generator, which the guard sees.)
 use strict;
 use warnings;
 
@@ -183,15 +188,19 @@ $node->safe_psql('postgres', 'CREATE DATABASE fresh OWNER app');
 my $fresh = $node->connstr('fresh') . ' user=app';
 ($rc, $out, $err) = psql_as($fresh, q{
 	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 1;
-	UPDATE snowid_config SET sequence_bits = 10, epoch = '2020-01-01 00:00:00+00';
+	UPDATE snowid_config SET sequence_bits = 8;
+	UPDATE snowid_config SET worker_id = 1, sequence_bits = 10, epoch = '2020-01-01 00:00:00+00';
 	SELECT sequence_bits FROM snowid_config});
-is($out, '10', 'a fresh install changes its layout and epoch before its first id, worker id set')
+is($out, '10', 'a fresh install changes its layout and epoch before its first worker id, and with it')
   or diag($err);
+($rc, $out, $err) = psql_as($fresh, q{UPDATE snowid_config SET sequence_bits = 12});
+like($err, $refused, 'and no more once it is set, which raised the generator');
+like($err, qr/HINT:  Set the layout and the epoch before the first worker id, or with it in one UPDATE/,
+	'the hint says when they may be set');
 ($rc, $out, $err) = psql_as($fresh, q{
 	SELECT snowid_next();
 	UPDATE snowid_config SET sequence_bits = 12});
-like($err, $refused, 'and no more once it issued one');
+like($err, $refused, 'nor once it issued one');
 
 $node->stop;
 done_testing();

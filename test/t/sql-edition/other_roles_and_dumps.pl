@@ -438,6 +438,18 @@ is($node->safe_psql('plaindb', 'SELECT count(*) FROM snowid_sql_private.snowid_l
 
 for my $seq ('snowid_generation', 'snowid_position')
 {
+	# (the clock past every position taken first: setting the worker id
+	# raised the generator past the clock plus max_drift_ms, and a call
+	# whose position lies up to near_ms ahead of the clock ends on the
+	# common path, which compares snowid_position's file alone; the next
+	# writer finds an altered snowid_generation.  On a loaded machine the
+	# 100 calls below fell in those milliseconds, on 15 and 19)
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	until ((psql_as($plain, 'SELECT high_water_time < clock_timestamp() FROM snowid_status()'))[1] eq 't')
+	{
+		die 'the clock did not pass the generator' if time() > $deadline;
+		select(undef, undef, undef, 0.05);
+	}
 	($rc, $out, $err) = psql_as($plain, "ALTER SEQUENCE snowid_sql_private.$seq CACHE 3");
 	is($rc, 0, "the owner of a plain script may put a cache on $seq");
 	($rc, $out, $err) = psql_as($plain_clerk, q{

@@ -29,6 +29,13 @@
 # restore, the owner sets worker id 5 (which raises past the clock plus
 # max_drift_ms and the ids of its node the tables hold), and 5,000 new ids
 # must equal no restored one.
+#
+# Since fix68i (issue 68) every worker id set raises the generator, a first
+# install's first too, after which the guard refuses another layout or
+# epoch, the restore's among them (55000: the database's own ids, if any,
+# were made under its own): the new database sets the dump's layout with
+# its worker id, as the install's steps now say (the layout and the epoch
+# before the first worker id, or with it).
 use strict;
 use warnings;
 
@@ -48,8 +55,8 @@ psql_as($as{cleared}, 'CREATE EXTENSION snowid_sql');
 
 my ($rc, $out, $err) = psql_as($as{target}, q{
 	CREATE EXTENSION snowid_sql;
-	UPDATE snowid_config SET worker_id = 5});
-is($rc, 0, 'the new database is installed and given worker id 5') or diag($err);
+	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 4, worker_id = 5});
+is($rc, 0, 'the new database is installed and given worker id 5, with the layout of the dump to come') or diag($err);
 
 ($rc, $out, $err) = psql_as($as{source}, q{
 	CREATE EXTENSION snowid_sql;
