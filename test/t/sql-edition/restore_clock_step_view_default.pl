@@ -29,7 +29,8 @@
 #   a restored one.
 # On main (0b4bcd5, snowid_sql 1.4, PostgreSQL 19): the step was taken, the
 # copy's first id 5.1 s below the largest restored one, 2,752 of its 38,673
-# ids equal restored ones.
+# ids equal restored ones.  On 15 (Debian's 15.20): 992 of 55,725, 3.5 s
+# below.
 use strict;
 use warnings;
 
