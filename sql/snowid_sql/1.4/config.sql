@@ -218,8 +218,10 @@ $$;
 -- through others: by what pg_depend records (an SQL-standard body), or by
 -- their source text (PL/pgSQL, a string-bodied SQL function, any language
 -- but C and internal, whose text is a symbol's name) naming one as a word,
--- case aside.  Fail-safe: a name in a comment or a string counts too; a
--- name built at run time (EXECUTE) is not seen.  Before 1.4's fixes
+-- case aside: the application's (the edition's own, and those of
+-- pg_catalog and of extensions, are followed by pg_depend alone: a name in
+-- an error's hint is no call).  Fail-safe: a name in a comment or a string
+-- counts too; a name built at run time (EXECUTE) is not seen.  Before 1.4's fixes
 -- pg_depend alone was followed, and a column DEFAULT app_id(), a PL/pgSQL
 -- function returning snowid_next(), was not read: a restored copy given
 -- its source's worker id issued its ids again (test
@@ -233,6 +235,14 @@ DECLARE
 	found oid[] := roots;
 	fresh oid[] := roots;
 	words text;
+	-- the functions read by their text
+	texts oid[] := ARRAY(
+		SELECT p.oid FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		WHERE l.lanname NOT IN ('c', 'internal')
+		  AND p.pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace,
+									 'snowid_sql_private'::regnamespace)
+		  AND NOT EXISTS (SELECT FROM pg_depend e
+						  WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e'));
 BEGIN
 	LOOP
 		SELECT string_agg(DISTINCT regexp_replace(p.proname, '([^[:alnum:]_])', '\\\1', 'g'), '|') INTO words
@@ -242,8 +252,8 @@ BEGIN
 			  WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
 				AND d.refobjid = ANY (fresh)
 			  UNION
-			  SELECT p.oid FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
-			  WHERE l.lanname NOT IN ('c', 'internal')
+			  SELECT p.oid FROM pg_proc p
+			  WHERE p.oid = ANY (texts)
 				AND p.prosrc ~* ('(^|[^[:alnum:]_$])(' || words || ')($|[^[:alnum:]_$])')) x
 		WHERE x.f <> ALL (found);
 		EXIT WHEN fresh IS NULL;
