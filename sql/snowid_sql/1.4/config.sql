@@ -574,7 +574,7 @@ BEGIN
 		unread := CASE WHEN col_form IN ('public', 'scramble') AND keys = 0
 			THEN 'they are public ids or numbers, and snowid_public_keys holds no key to read them with.'
 			WHEN col_form = 'scramble' THEN format('they are public numbers, read with the first key of snowid_public_keys, which holds %s keys: a number made with an earlier first key reads as another id.', keys)
-			ELSE 'its default makes of the id what snowid_sql cannot read back: it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
+			ELSE 'its default makes of the id what snowid_sql cannot read back (or calls a function of the application''s that takes ids): it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
 	ELSIF col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
 		-- each read back with the key it names; a text that is no
 		-- public id is no id
@@ -670,7 +670,7 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('The column %I of %s takes ids by its default and holds values, and %s  The generator must be raised past the largest id the tables hold.',
 								  col_name, col_tab, unread),
-				  HINT = CASE WHEN keys = 0 OR (col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype)) THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
+				  HINT = CASE WHEN col_form IN ('public', 'scramble') AND (keys = 0 OR (col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype))) THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
 					  || ' this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the column''s default dropped (ALTER TABLE ... ALTER COLUMN ... DROP DEFAULT), and set the default again after.';
 	ELSIF bad > 0 THEN
 		RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
