@@ -214,6 +214,55 @@ BEGIN
 END
 $$;
 
+-- The functions roots and those that call one of them, directly or
+-- through others: by what pg_depend records (an SQL-standard body), or by
+-- their source text (PL/pgSQL, a string-bodied SQL function, any language
+-- but C and internal, whose text is a symbol's name) naming one as a word,
+-- case aside: the application's (the edition's own, and those of
+-- pg_catalog and of extensions, are followed by pg_depend alone: a name in
+-- an error's hint is no call).  Fail-safe: a name in a comment or a string
+-- counts too; a name built at run time (EXECUTE) is not seen.  Before 1.4's fixes
+-- pg_depend alone was followed, and a column DEFAULT app_id(), a PL/pgSQL
+-- function returning snowid_next(), was not read: a restored copy given
+-- its source's worker id issued its ids again (test
+-- restore_clock_step_plpgsql_default)
+CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_callers(roots oid[])
+RETURNS oid[]
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	found oid[] := roots;
+	fresh oid[] := roots;
+	words text;
+	-- the functions read by their text
+	texts oid[] := ARRAY(
+		SELECT p.oid FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		WHERE l.lanname NOT IN ('c', 'internal')
+		  AND p.pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace,
+									 'snowid_sql_private'::regnamespace)
+		  AND NOT EXISTS (SELECT FROM pg_depend e
+						  WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e'));
+BEGIN
+	LOOP
+		SELECT string_agg(DISTINCT regexp_replace(p.proname, '([^[:alnum:]_])', '\\\1', 'g'), '|') INTO words
+		FROM pg_proc p WHERE p.oid = ANY (fresh);
+		SELECT array_agg(DISTINCT x.f) INTO fresh
+		FROM (SELECT d.objid AS f FROM pg_depend d
+			  WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+				AND d.refobjid = ANY (fresh)
+			  UNION
+			  SELECT p.oid FROM pg_proc p
+			  WHERE p.oid = ANY (texts)
+				AND p.prosrc ~* ('(^|[^[:alnum:]_$])(' || words || ')($|[^[:alnum:]_$])')) x
+		WHERE x.f <> ALL (found);
+		EXIT WHEN fresh IS NULL;
+		found := found || fresh;
+	END LOOP;
+	RETURN found;
+END
+$$;
+
 -- The columns of this database's tables whose default, or their domain's,
 -- depends on a function of the edition (see snowid_sql_ids_held(), which
 -- says which): tab, name, whether the table is partitioned, and the type
@@ -228,12 +277,10 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	WITH RECURSIVE issuing(f) AS (
-		SELECT p.oid FROM pg_proc p
-		WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
-		  AND p.proname LIKE 'snowid%'
-		UNION
-		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
-		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+		SELECT unnest(snowid_sql_private.snowid_sql_callers(ARRAY(
+			SELECT p.oid FROM pg_proc p
+			WHERE p.pronamespace IN ('snowid_sql_private'::regnamespace, '@extschema@'::regnamespace)
+			  AND p.proname LIKE 'snowid%')))
 	), defaults(rel, num, typ) AS (
 		SELECT ad.adrelid, ad.adnum, NULL::oid
 		FROM pg_depend d JOIN pg_attrdef ad ON ad.oid = d.objid
@@ -247,7 +294,7 @@ BEGIN ATOMIC
 	), cols AS (
 		SELECT DISTINCT a.attrelid, a.attname, r.relkind = 'p' AS parted, a.atttypid
 		FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid
-		WHERE r.relkind IN ('r', 'p', 'f') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE r.relkind IN ('r', 'p', 'f', 'v') AND r.relpersistence <> 't' AND a.attnum > 0 AND NOT a.attisdropped
 		  AND r.relnamespace <> 'snowid_sql_private'::regnamespace
 		  AND ((a.attrelid, a.attnum) IN (SELECT rel, num FROM defaults WHERE rel IS NOT NULL)
 			   OR a.atttypid IN (SELECT typ FROM defaults WHERE typ IS NOT NULL))
@@ -283,13 +330,11 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
 	WITH RECURSIVE issuing(f) AS (
-		SELECT p.oid FROM pg_proc p
-		WHERE (p.pronamespace = '@extschema@'::regnamespace
-			   AND (p.proname IN ('snowid_next', 'snowid_next_batch') OR (p.proname = 'snowid_serial' AND p.pronargs = 1)))
-		   OR (p.pronamespace = 'snowid_sql_private'::regnamespace AND p.proname ~ '^snowid_sql_(next|take|move)')
-		UNION
-		SELECT d.objid FROM pg_depend d JOIN issuing i ON d.refobjid = i.f
-		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_proc'::regclass
+		SELECT unnest(snowid_sql_private.snowid_sql_callers(ARRAY(
+			SELECT p.oid FROM pg_proc p
+			WHERE (p.pronamespace = '@extschema@'::regnamespace
+				   AND (p.proname IN ('snowid_next', 'snowid_next_batch') OR (p.proname = 'snowid_serial' AND p.pronargs = 1)))
+			   OR (p.pronamespace = 'snowid_sql_private'::regnamespace AND p.proname ~ '^snowid_sql_(next|take|move)'))))
 	), def(rank, classid, objid, expr) AS (
 		SELECT 1, 'pg_attrdef'::regclass::oid, ad.oid, pg_get_expr(ad.adbin, 0)
 		FROM pg_attribute a JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
@@ -529,7 +574,7 @@ BEGIN
 		unread := CASE WHEN col_form IN ('public', 'scramble') AND keys = 0
 			THEN 'they are public ids or numbers, and snowid_public_keys holds no key to read them with.'
 			WHEN col_form = 'scramble' THEN format('they are public numbers, read with the first key of snowid_public_keys, which holds %s keys: a number made with an earlier first key reads as another id.', keys)
-			ELSE 'its default makes of the id what snowid_sql cannot read back: it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
+			ELSE 'its default makes of the id what snowid_sql cannot read back (or calls a function of the application''s that takes ids): it reads the ids of a default snowid_next() (or a cast of it), snowid_serial(prefix), snowid_public(snowid_next()) and snowid_scramble(snowid_next()).' END;
 	ELSIF col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype) THEN
 		-- each read back with the key it names; a text that is no
 		-- public id is no id
@@ -552,6 +597,12 @@ BEGIN
 	ELSIF col_form IN ('public', 'scramble') THEN
 		EXECUTE format('SELECT pg_catalog.count(*) FROM (SELECT FROM %s WHERE %I IS NOT NULL LIMIT 1) s', tab, col_name)
 			INTO bad;
+		-- (the generator's own, kept in a type it does not read them back
+		-- from: before 1.4's fixes called values that are no ids, and the
+		-- hint said to remove them, test worker_set_public_numbers_cast_hint)
+		unread := format('they are public %s of this generator kept as %s, which snowid_sql reads back from %s alone.',
+						 CASE col_form WHEN 'public' THEN 'ids' ELSE 'numbers' END, col_base,
+						 CASE col_form WHEN 'public' THEN 'text, varchar and char' ELSE 'bigint, integer and smallint' END);
 	ELSIF col_base IN ('pg_catalog.int8'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int2'::regtype) THEN
 		EXECUTE format($q$SELECT x FROM (SELECT %I::pg_catalog.int8 AS x FROM %s) s
 			WHERE x OPERATOR(pg_catalog.>=) 0
@@ -619,14 +670,14 @@ BEGIN
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('The column %I of %s takes ids by its default and holds values, and %s  The generator must be raised past the largest id the tables hold.',
 								  col_name, col_tab, unread),
-				  HINT = CASE WHEN col_form = 'public' OR keys = 0 THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
+				  HINT = CASE WHEN col_form IN ('public', 'scramble') AND (keys = 0 OR (col_form = 'public' AND col_base IN ('pg_catalog.text'::regtype, 'pg_catalog.varchar'::regtype, 'pg_catalog.bpchar'::regtype))) THEN 'Insert the keys the ids were made with (a restore of the whole dump brings them), then set the worker id again.  Or, once' ELSE 'Once' END
 					  || ' this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the column''s default dropped (ALTER TABLE ... ALTER COLUMN ... DROP DEFAULT), and set the default again after.';
 	ELSIF bad > 0 THEN
 		RAISE EXCEPTION 'a column whose default takes ids holds values snowid_sql cannot read as ids'
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				  DETAIL = format('The column %I of %s (of type %s) takes ids by its default, and holds values that are not ids of this layout (nor serials of them): the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
 								  col_name, col_tab, col_base),
-				  HINT = 'Correct or remove those values (or, if the column holds no ids of this database''s generator, give it a default that calls no function of snowid_sql), then set the worker id again.';
+				  HINT = 'If the column holds no ids of this database''s generator, give it a default that calls no function of snowid_sql.  If it does, once this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the column''s default dropped (ALTER TABLE ... ALTER COLUMN ... DROP DEFAULT), and set the default again after.';
 	END IF;
 	RETURN v;
 END
@@ -706,6 +757,18 @@ BEGIN
 			largest := greatest(largest, CASE WHEN upper::numeric > -9223372036854775808 THEN upper::int8 - 1 END);
 			CONTINUE;
 		END IF;
+		-- a view's default puts its ids in a column of the table under it,
+		-- which has no default of its own: not read (reading a view runs
+		-- other code), it refuses (before 1.4's fixes the view was skipped,
+		-- and a restored copy issued its source's ids again: test
+		-- restore_clock_step_view_default)
+		IF EXISTS (SELECT FROM pg_class v WHERE v.oid = r.rel AND v.relkind = 'v') THEN
+			RAISE EXCEPTION 'a column whose default takes ids is in a view snowid_sql cannot read'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The column %I of the view %s takes ids by its default, which land in a table under it that snowid_sql does not read: the generator must be raised past the largest id the tables hold, and cannot tell how far those lie ahead.',
+									  col.name, col.tab),
+					  HINT = 'Give the table''s column that default instead (ALTER TABLE ... ALTER COLUMN ... SET DEFAULT), which is read, and drop the view''s; or, once this server''s clock has passed the time of the last id the source issued (later by as much as its clock may have run ahead of this one''s, or stepped back), set the worker id in one transaction with the view''s default dropped (ALTER VIEW ... ALTER COLUMN ... DROP DEFAULT), and set it again after.';
+		END IF;
 		tab := snowid_sql_private.snowid_sql_lock_read(r.rel);
 		CONTINUE WHEN tab IS NULL;
 		tab := 'ONLY ' || tab;
@@ -775,6 +838,9 @@ BEGIN
 		-- layout restored, and ids of another node cannot equal its own)
 		CONTINUE WHEN bound IS NOT NULL AND (col.form = 'none'
 			OR (col.form IN ('public', 'scramble') AND NOT EXISTS (SELECT FROM snowid_sql_private.snowid_public_keys)));
+		-- (a view holds nothing: its default's ids lie in a table under it,
+		-- which setting the worker id refuses on, snowid_sql_largest_held())
+		CONTINUE WHEN EXISTS (SELECT FROM pg_class v WHERE v.oid = col.tab AND v.relkind = 'v');
 		IF col.parted AND EXISTS (SELECT FROM pg_partition_tree(col.tab) t JOIN pg_class p ON p.oid = t.relid
 								  WHERE p.relkind = 'f') THEN
 			RETURN format('The column %I of %s takes ids by its default, and a partition of it is a foreign table, which is not read.',
