@@ -578,6 +578,105 @@ sub in_10s_sql
 		: 'SELECT count(*) FROM snowid_next_batch(100)');
 }
 
+# ALTER EXTENSION snowid_sql UPDATE as $url, given at most 30 s
+# (statement_timeout), started in the background; returns once it waits
+# on a lock or has ended, as database $db of $node sees it: (its IPC::Run
+# handle, a reference to what it printed, one to its errors)
+sub update_waiting
+{
+	my ($node, $db, $url) = @_;
+	my ($out, $err) = ('', '');
+	my $update = IPC::Run::start(
+		[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $url, '-c',
+		  q{SET statement_timeout = '30s'; ALTER EXTENSION snowid_sql UPDATE} ],
+		'<', \undef, '>', \$out, '2>', \$err);
+
+	$node->poll_query_until($db, q{
+	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
+				   AND wait_event_type = 'Lock')
+	OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
+				   AND pid <> pg_backend_pid())})
+	  or Test::More::diag('the update neither waits nor ended');
+	return ($update, \$out, \$err);
+}
+
+# pgbench as app, 4 clients for 10 s inserting rows of their defaults
+# into the table t of database $db of $node, started in the background;
+# returns once t holds 2,000 rows: (its IPC::Run handle, a reference to
+# its errors)
+sub pgbench_inserting
+{
+	my ($node, $db) = @_;
+	my $script = PostgreSQL::Test::Utils::tempdir('pgbench_inserting') . '/insert.sql';
+	my ($out, $err) = ('', '');
+
+	PostgreSQL::Test::Utils::append_to_file($script, "INSERT INTO t DEFAULT VALUES;\n");
+	my $bench = IPC::Run::start(
+		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port, '-U', 'app', '-c', '4', '-T', '10',
+		  '-f', $script, $db ],
+		'<', \undef, '>', \$out, '2>', \$err);
+
+	$node->poll_query_until($db, 'SELECT count(*) >= 2000 FROM t')
+	  or Test::More::diag('the sessions did not issue');
+	return ($bench, \$err);
+}
+
+# The owner of database $db of $node, a copy of a source that is gone,
+# sets the source's worker id 5: refused for a column whose default takes
+# ids (a test: "the owner's step is refused, $refused"), or taken (a test),
+# and then copy_issues_past($node, $db, @past)
+sub worker_set_on_copy
+{
+	my ($node, $db, $refused, @past) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), 'UPDATE snowid_config SET worker_id = 5');
+
+	if ($err =~ /ERROR:  55000: a column whose default takes ids/)
+	{
+		Test::More::pass("the owner's step is refused, $refused");
+		return;
+	}
+	Test::More::is($err, '', "the owner's step is taken") or Test::More::diag($err);
+	copy_issues_past($node, $db, @past);
+	return;
+}
+
+# Database $db of $node as app, a copy given its gone source's worker id,
+# runs $insert over and over for 2 s (a test that rows of $count with copy
+# true were made, named "... issues N ids$into"); then, for each
+# [ $table, $id, $key, $label ] of @checks, the copy's first id ($id, SQL
+# of the table's row giving the id as a bigint) lies past the largest
+# restored one, and no $key of the copy's rows equals a restored row's
+# (two tests named by $label)
+sub copy_issues_past
+{
+	my ($node, $db, $insert, $count, $into, @checks) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), qq{
+	DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
+		WHILE clock_timestamp() < t0 + interval '2 s' LOOP
+			$insert
+		END LOOP;
+	END \$\$;
+	SELECT count(*) FROM $count WHERE copy});
+
+	Test::More::cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids$into")
+	  or Test::More::diag($err);
+	foreach my $check (@checks)
+	{
+		my ($table, $id, $key, $label) = @$check;
+		my ($first, $largest, $n, $twice) = split /\|/, $node->safe_psql($db, qq{
+		SELECT (SELECT min($id) FROM $table WHERE copy),
+			   (SELECT max($id) FROM $table WHERE NOT copy),
+			   (SELECT count(*) FROM $table WHERE copy),
+			   (SELECT count(*) FROM $table a JOIN $table b ON a.$key = b.$key AND a.copy AND NOT b.copy)});
+
+		Test::More::cmp_ok($first, '>', $largest,
+			"$label: the copy's first id lies past the largest restored one ("
+			  . (($largest >> 22) - ($first >> 22)) . ' ms below it if not)');
+		Test::More::is($twice, '0', "$label: no $key of the copy equals a restored one ($twice of $n)");
+	}
+	return;
+}
+
 # SQL that a copy of a source of ahead_source_sql runs to issue until its
 # clock passes the source's last id (the largest id of $last, the table
 # restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count

@@ -83,28 +83,10 @@ like($err, qr/HINT:  .*clock has passed the time of the last id the source issue
 	COMMIT;
 	SELECT worker_id FROM snowid_config});
 is($out, '5', "once the clock has passed the source's last id, the owner takes the way out") or diag($err);
-($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '2 s' LOOP
-			INSERT INTO t (copy) VALUES (true); INSERT INTO p (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t WHERE copy});
-cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids into each") or diag($err);
-
-foreach my $table ([ 't', 'substr(ref, 5)::bigint', "'ORD-' || id" ], [ 'p', 'ref::bigint', 'lpad(id::text, 20, 0)' ])
-{
-	my ($name, $id, $form) = @$table;
-	my ($first, $largest, $n, $twice) = split /\|/, $node->safe_psql('copy', qq{
-		SELECT (SELECT min($id) FROM $name WHERE copy),
-			   (SELECT max($id) FROM $name WHERE NOT copy),
-			   (SELECT count(*) FROM $name WHERE copy),
-			   (SELECT count(*) FROM $name a JOIN $name b ON a.ref = b.ref AND a.copy AND NOT b.copy)});
-	cmp_ok($first, '>', $largest,
-		"$form: the copy's first id lies past the largest restored one ("
-		  . (($largest >> 22) - ($first >> 22)) . ' ms below it if not)');
-	is($twice, '0', "$form: no reference of the copy equals a restored one ($twice of $n)");
-}
+SnowidSqlEdition::copy_issues_past($node, 'copy',
+	'INSERT INTO t (copy) VALUES (true); INSERT INTO p (copy) VALUES (true);', 't', ' into each',
+	[ 't', 'substr(ref, 5)::bigint', 'ref', "'ORD-' || id" ],
+	[ 'p', 'ref::bigint', 'ref', 'lpad(id::text, 20, 0)' ]);
 
 $node->stop;
 done_testing();

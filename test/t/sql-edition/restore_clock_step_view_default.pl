@@ -1,13 +1,10 @@
 # test/t/sql-edition/restore_clock_step_view_default.pl
 #
-# A restored dump given its gone source's worker id (doc/managed.md, "Dumps
-# and restores": restore, then set the worker id): setting it raises the
-# generator "past the largest id of the new node its tables hold, however
-# they came back, each column read as its default made it (or the step
-# refused, naming it)"; "a column whose default makes anything else of the
-# id ('ORD-' || snowid_next(), lpad(...), a function of the
-# application's) ... refuses the UPDATE with 55000 while it holds a value"
-# (managed.md, "The configuration").
+# The owner of a restored dump sets its gone source's worker id, as
+# doc/managed.md ("Dumps and restores") tells: the step must raise the
+# generator past every id of the new node the tables hold, each column read
+# as its default made it, or be refused (55000) naming the column it cannot
+# read ("The configuration").
 #
 # An updatable view over a table may carry the default instead (ALTER VIEW
 # ... ALTER COLUMN id SET DEFAULT snowid_next(), as an API schema of views
@@ -39,7 +36,7 @@ use lib "$FindBin::RealBin/../lib";
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use SnowidSqlEdition qw(psql_as app_url);
+use SnowidSqlEdition ();
 use SnowidTest;
 use Test::More;
 
@@ -57,36 +54,8 @@ SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	'INSERT INTO v DEFAULT VALUES;', 't', ' through the view');
 
 SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
-my ($rc, $out, $err) = psql_as(app_url($node, 'copy'), 'UPDATE snowid_config SET worker_id = 5');
-if ($err =~ /ERROR:  55000: a column whose default takes ids/)
-{
-	pass("the owner's step is refused, naming the column");
-	$node->stop;
-	done_testing();
-	exit 0;
-}
-is($err, '', "the owner's step is taken") or diag($err);
-($rc, $out, $err) = psql_as(app_url($node, 'copy'), q{
-	DO $$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN
-		WHILE clock_timestamp() < t0 + interval '2 s' LOOP
-			INSERT INTO v (copy) VALUES (true);
-		END LOOP;
-	END $$;
-	SELECT count(*) FROM t WHERE copy});
-cmp_ok($out, '>', 0, "the copy, given its gone source's worker id, issues $out ids through the view") or diag($err);
-
-foreach my $name ('t')
-{
-	my ($first, $largest, $n, $twice) = split /\|/, $node->safe_psql('copy', qq{
-		SELECT (SELECT min(id) FROM $name WHERE copy),
-			   (SELECT max(id) FROM $name WHERE NOT copy),
-			   (SELECT count(*) FROM $name WHERE copy),
-			   (SELECT count(*) FROM $name a JOIN $name b ON a.id = b.id AND a.copy AND NOT b.copy)});
-	cmp_ok($first, '>', $largest,
-		"$name: the copy's first id lies past the largest restored one ("
-		  . (($largest >> 22) - ($first >> 22)) . ' ms below it if not)');
-	is($twice, '0', "$name: no id of the copy equals a restored one ($twice of $n)");
-}
+SnowidSqlEdition::worker_set_on_copy($node, 'copy', "naming the column", 'INSERT INTO v (copy) VALUES (true);', 't',
+	' through the view', [ 't', 'id', 'id', 't' ]);
 
 $node->stop;
 done_testing();

@@ -20,7 +20,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -43,21 +42,11 @@ is($out, '1', 'the owner installs 1.2 and sets its worker id') or diag($err);
 is($rc, 0, 'another role reads snowid_config in a transaction it prepares') or diag($err);
 
 # the update, given at most 30 s; meanwhile an id
-my ($uout, $uerr) = ('', '');
-my $update = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $app, '-c',
-	  q{SET statement_timeout = '30s'; ALTER EXTENSION snowid_sql UPDATE} ],
-	'<', \undef, '>', \$uout, '2>', \$uerr);
-$node->poll_query_until('appdb', q{
-	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
-				   AND wait_event_type = 'Lock')
-	OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
-				   AND pid <> pg_backend_pid())})
-  or diag('the update neither waits nor ended');
+my ($update, $uout, $uerr) = SnowidSqlEdition::update_waiting($node, 'appdb', $app);
 ($rc, $out, $err) = psql_as($other, q{SET statement_timeout = '10s'; SELECT count(snowid_next())});
 is($out, '1', 'another session takes an id within 10 s meanwhile') or diag($err);
 $update->finish;
-like($uerr, qr/55006: a prepared transaction holds a lock on the tables of snowid_sql/,
+like($$uerr, qr/55006: a prepared transaction holds a lock on the tables of snowid_sql/,
 	'the update is refused, naming the prepared transaction');
 
 $node->safe_psql('appdb', q{ROLLBACK PREPARED 'hold'});

@@ -43,7 +43,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -69,17 +68,7 @@ is($out, '1.0', '1.0, installed by the superuser, with a worker id') or diag($er
 	PREPARE TRANSACTION 'hold'});
 is($rc, 0, 'a role granted nothing calls snowid_next() in a transaction it prepares') or diag($err);
 
-my ($uout, $uerr) = ('', '');
-my $update = IPC::Run::start(
-	[ 'psql', '-XAtq', '-v', 'VERBOSITY=verbose', '-d', $su, '-c',
-	  q{SET statement_timeout = '30s'; ALTER EXTENSION snowid_sql UPDATE} ],
-	'<', \undef, '>', \$uout, '2>', \$uerr);
-$node->poll_query_until('su_1_0', q{
-	SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
-				   AND wait_event_type = 'Lock')
-	OR NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%ALTER EXTENSION snowid_sql UPDATE%'
-				   AND pid <> pg_backend_pid())})
-  or diag('the update neither waits nor ended');
+my ($update, $uout, $uerr) = SnowidSqlEdition::update_waiting($node, 'su_1_0', $su);
 my ($t0, $done) = (time, 0);
 for (1 .. 20)
 {
@@ -90,9 +79,9 @@ my $took = time - $t0;
 is($done, 20, "the owner's 20 inserts, each in a session of its own, end meanwhile") or diag($err);
 cmp_ok($took, '<=', 5, "and within 5 s ($took s)");
 $update->finish;
-unlike($uerr, qr/57014/, 'the update ends by itself within 30 s, not by the statement_timeout')
-  or diag($uerr);
-like($uerr, qr/55006: .*prepared transaction/,
+unlike($$uerr, qr/57014/, 'the update ends by itself within 30 s, not by the statement_timeout')
+  or diag($$uerr);
+like($$uerr, qr/55006: .*prepared transaction/,
 	'the update is refused, naming the prepared transaction, as the update from 1.2 or 1.3 is');
 
 $node->safe_psql('su_1_0', q{ROLLBACK PREPARED 'hold'});

@@ -45,8 +45,6 @@ use Test::More;
 
 my $version = SnowidSqlEdition::version();
 my $node = SnowidSqlEdition::new_server('update_from_1_0_under_load', ['app'], []);
-my $dir = PostgreSQL::Test::Utils::tempdir('update_from_1_0_under_load');
-append_to_file("$dir/insert.sql", "INSERT INTO t DEFAULT VALUES;\n");
 
 for my $from ('1.0', '1.1')
 {
@@ -60,33 +58,39 @@ for my $from ('1.0', '1.1')
 		SELECT snowid_sql_version()});
 	is($out, $from, "$from, installed by the superuser, with a worker id") or diag($err);
 
-	my ($bout, $berr) = ('', '');
-	my $bench = IPC::Run::start(
-		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port, '-U', 'app', '-c', '4', '-T', '10',
-		  '-f', "$dir/insert.sql", $db ],
-		'<', \undef, '>', \$bout, '2>', \$berr);
-	$node->poll_query_until($db, 'SELECT count(*) >= 2000 FROM t')
-	  or diag('the sessions did not issue');
+	my ($bench, $berr) = SnowidSqlEdition::pgbench_inserting($node, $db);
 	($rc, $out, $err) = psql_as($node->connstr($db), q{ALTER EXTENSION snowid_sql UPDATE; SELECT snowid_sql_version()});
 	is($out, $version, "from $from: the update to $version runs among them") or diag($err);
 	$bench->finish;
 
-	my @aborted = $berr =~ /^pgbench: error: client \d+ .*aborted.*$/mg;
+	my @aborted = $$berr =~ /^pgbench: error: client \d+ .*aborted.*$/mg;
 	is(scalar(@aborted), 0, "from $from: no session's call fails (" . scalar(@aborted)
 		  . ' of 4 pgbench clients stopped: ' . ($aborted[0] // 'none') . ')');
 	is($node->safe_psql($db, 'SELECT count(*) - count(DISTINCT id) FROM t'), '0', "from $from: no id twice");
 }
 
+# A new database $db owned by app, the superuser's install of 1.1 in it
+# with worker id $worker and a table t whose default takes ids, granted
+# to app (a test)
+sub one_one_with_table
+{
+	my ($db, $worker) = @_;
+
+	$node->safe_psql('postgres', "CREATE DATABASE $db OWNER app");
+	my ($rc, $out, $err) = psql_as($node->connstr($db), qq{
+	CREATE EXTENSION snowid_sql VERSION '1.1';
+	UPDATE snowid_config SET worker_id = $worker;
+	CREATE TABLE t (id bigint DEFAULT snowid_next(), s int);
+	GRANT ALL ON t TO app});
+	is($rc, 0, "$db: 1.1 with worker id $worker and a table whose default takes ids") or diag($err);
+	return;
+}
+
 # A write held open on such a table: the update waits for it, trying
 # again every half deadlock_timeout, and gives up at the session's
 # lock_timeout, changing nothing; once the write has ended, it runs
-$node->safe_psql('postgres', 'CREATE DATABASE held OWNER app');
-my ($rc, $out, $err) = psql_as($node->connstr('held'), q{
-	CREATE EXTENSION snowid_sql VERSION '1.1';
-	UPDATE snowid_config SET worker_id = 4;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), s int);
-	GRANT ALL ON t TO app});
-is($rc, 0, '1.1 with a worker id and a table whose default takes ids') or diag($err);
+one_one_with_table('held', 4);
+my ($rc, $out, $err);
 my $writer = $node->background_psql('held', extra_params => [ '-U', 'app' ]);
 $writer->query_safe('BEGIN; INSERT INTO t DEFAULT VALUES');
 ($rc, $out, $err) = psql_as($node->connstr('held'),
@@ -107,13 +111,7 @@ is($node->safe_psql('held', 'SELECT count(*) - count(DISTINCT id) FROM t'), '0',
 # insert and the commit go through (before, the update locked the
 # sequences outside its tries, and the deadlock detector ended the
 # transaction, which waited first)
-$node->safe_psql('postgres', 'CREATE DATABASE taken OWNER app');
-($rc, $out, $err) = psql_as($node->connstr('taken'), q{
-	CREATE EXTENSION snowid_sql VERSION '1.1';
-	UPDATE snowid_config SET worker_id = 5;
-	CREATE TABLE t (id bigint DEFAULT snowid_next(), s int);
-	GRANT ALL ON t TO app});
-is($rc, 0, '1.1, and a table whose default takes ids') or diag($err);
+one_one_with_table('taken', 5);
 my $taker = $node->background_psql('taken', extra_params => [ '-U', 'app' ]);
 $taker->query_safe('BEGIN; SELECT snowid_next()');
 my ($uout, $uerr) = ('', '');

@@ -23,7 +23,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 
-use IPC::Run ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
@@ -32,8 +31,6 @@ use Test::More;
 my $version = SnowidSqlEdition::version();
 
 my $node = SnowidSqlEdition::new_server('update_in_flight', ['app'], []);
-my $dir = PostgreSQL::Test::Utils::tempdir('update_in_flight');
-append_to_file("$dir/insert.sql", "INSERT INTO t DEFAULT VALUES;\n");
 
 for my $from ('1.2', '1.3')
 {
@@ -48,18 +45,12 @@ for my $from ('1.2', '1.3')
 		SELECT snowid_sql_version()});
 	is($out, $from, "$from with a worker id") or diag($err);
 
-	my ($bout, $berr) = ('', '');
-	my $bench = IPC::Run::start(
-		[ 'pgbench', '-n', '-h', $node->host, '-p', $node->port, '-U', 'app', '-c', '4', '-T', '10',
-		  '-f', "$dir/insert.sql", $db ],
-		'<', \undef, '>', \$bout, '2>', \$berr);
-	$node->poll_query_until($db, 'SELECT count(*) >= 2000 FROM t')
-	  or diag('the sessions did not issue');
+	my ($bench, $berr) = SnowidSqlEdition::pgbench_inserting($node, $db);
 	($rc, $out, $err) = psql_as($app, q{ALTER EXTENSION snowid_sql UPDATE; SELECT snowid_sql_version()});
 	is($out, $version, "from $from: the update to $version runs among them") or diag($err);
 	$bench->finish;
 
-	my @aborted = $berr =~ /^pgbench: error: client \d+ .*aborted.*$/mg;
+	my @aborted = $$berr =~ /^pgbench: error: client \d+ .*aborted.*$/mg;
 	is(scalar(@aborted), 0, "from $from: no session's call fails (" . scalar(@aborted)
 		  . ' of 4 pgbench clients stopped: ' . ($aborted[0] // 'none') . ')');
 	is( $node->safe_psql($db, 'SELECT count(*) - count(DISTINCT id) FROM t'),
