@@ -845,8 +845,9 @@ sub subscriber_takes_over
 # database's own ids come back into it only by restore, then set the
 # worker id).  The tests that restore so follow that step: once the
 # restore is over, the owner sets the worker id (the same, 5), which raises
-# the generator past the ids of its node the tables hold whatever the row
-# was; no id after it may equal a restored one.)
+# the generator past the clock plus max_drift_ms whatever the row was,
+# with the margin of fast_margin_ms added to max_drift_ms where the source
+# ran fast; no id after it may equal a restored one.)
 sub dbs_issue_past_restored
 {
 	my ($node, @dbs) = @_;
@@ -859,15 +860,19 @@ sub dbs_issue_past_restored
 # Copies [$node, $db, $name] of @$copies, each holding ids restored from a
 # source whose clock ran fast ($all, a table or view of id and copy, every
 # id held and issued after), its worker id cleared by the restore: all at
-# once, the owner sets worker id 5 where $set (a test each, named by
-# $name, that the first id after lies above every id $all holds), then
+# once, the owner sets worker id 5 where $set, raising max_drift_ms in the
+# same UPDATE by fast_margin_ms, how far the source's clock ran ahead (a
+# test each, named by $name, that the first id after lies above every id
+# $all holds), then
 # issues into $into (copy) until its clock has passed the source's last id
 # (past_restored_sql); a test each that none of those ids equals a
 # restored one
 sub copies_issue_past_restored
 {
 	my ($copies, $all, $into, $set) = @_;
-	my $sql = ($set ? "UPDATE snowid_config SET worker_id = 5;\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n" : '')
+	my $sql = ($set
+		? worker_set_sql(5, fast_margin_ms()) . ";\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n"
+		: '')
 	  . past_restored_sql($all, "INSERT INTO $into (copy) VALUES (true);", "$into WHERE copy");
 	my @run = map { { node => $_->[0], db => $_->[1], name => $_->[2], out => '', err => '' } } @$copies;
 
@@ -882,7 +887,7 @@ sub copies_issue_past_restored
 		$r->{h}->finish;
 		my @out = split /\n/, $r->{out};
 		Test::More::is($out[0], 't',
-			"$r->{name}: once the owner sets worker id 5, the first id lies above every id the tables hold")
+			"$r->{name}: once the owner sets worker id 5 with the margin, the first id lies above every id the tables hold")
 		  or Test::More::diag($r->{err})
 		  if $set;
 		Test::More::note("$r->{name}, with its gone source's worker id, issues: $r->{out} $r->{err}");
@@ -899,7 +904,8 @@ sub copies_issue_past_restored
 # source is dropped; the superuser restores the data-only dump into target
 # with --disable-triggers and the whole dump into target2 with
 # session_replication_role = replica (each skips the row of
-# snowid_config), then the owner sets worker id 5 in each
+# snowid_config), then the owner sets worker id 5 in each, raising
+# max_drift_ms by the 10 s the source ran fast in the same UPDATE
 # (worker_set_after_restore, a test each); then both at once issue past
 # the restored ids (dbs_issue_past_restored, a test each)
 sub row_skipped_restores_issue
@@ -921,7 +927,7 @@ sub row_skipped_restores_issue
 		($rc, $err) = restore_into($node->connstr('target2'), "$dir/whole.dump");
 	}
 	Test::More::note("target2: pg_restore with session_replication_role = replica: exit code $rc: $err");
-	worker_set_after_restore($node, $_, 0) for qw(target target2);
+	worker_set_after_restore($node, $_, 0, undef, fast_margin_ms()) for qw(target target2);
 
 	dbs_issue_past_restored($node, qw(target target2));
 	return;
@@ -939,8 +945,9 @@ sub row_skipped_restores_issue
 # restores": a database's own ids come back into it only by restore, then
 # set the worker id): the restore of the row clears the worker id, and the
 # tests that restore so follow the documented step, the owner setting the
-# worker id once the restore is over, which raises past every id the
-# tables then hold: no id after it may equal a restored one.)
+# worker id once the restore is over, which raises past the clock plus
+# max_drift_ms (with a margin where the source ran fast): no id after it
+# may equal a restored one.)
 sub restore_while_calling
 {
 	my ($node, $file, @opts) = @_;

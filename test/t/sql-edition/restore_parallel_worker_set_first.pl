@@ -31,6 +31,13 @@
 #   clock has passed the source's last id: none equals a restored one.
 # On main (5c1408b, snowid_sql 1.4) it passes on PostgreSQL 15 and 19:
 # the refusal is the design's, not a fix.
+#
+# Since 1.4's last fixes the owner's step reads no table: it raises the
+# generator past this server's clock plus max_drift_ms, which lies past
+# the source's ids where this server's clock is no earlier than the
+# source's was when it last issued (doc/managed.md, "Dumps and
+# restores").  The source's clock ran 10 s ahead here: the owner adds that
+# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 
