@@ -9,7 +9,7 @@
 # by side, the largest first, and the restore of the row clears the worker
 # id, so that every call after it refuses (55000) until the owner sets the
 # worker id again, the documented step, which raises the generator past
-# every id the tables then hold.  (The calls made before the row came
+# the clock plus max_drift_ms.  (The calls made before the row came
 # issued under the worker id set first: their ids are kept nowhere here,
 # and doc/managed.md leaves them to the user.)
 #

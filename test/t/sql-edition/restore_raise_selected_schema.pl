@@ -29,7 +29,7 @@
 # "Dumps and restores": a database's own ids come back into it only by
 # restore, then set the worker id).  This test now follows that step: once
 # pg_restore -n is over, the owner sets the worker id (the same, 5), which
-# raises the generator past the ids of its node the tables hold, wherever
+# raises the generator past the clock plus max_drift_ms, wherever
 # the row was stamped: no id after it may equal a restored one.
 #
 # Since 1.4's last fixes the owner's step reads no table: it raises the
