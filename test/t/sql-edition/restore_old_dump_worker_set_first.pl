@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump of snowid_sql 1.3 restored where 1.4 is the default: the
 # scenario of fast68's restore_old_dump_noticed (written for 1.4 before
 # issue 68's redesign, when a dump of 1.4 carried a number that told a
@@ -25,13 +30,6 @@
 #   the first id lies above every id the tables hold, and it issues until
 #   its clock has passed the source's last id: none equals a restored one.
 # On main (5c1408b, snowid_sql 1.4) it passes on PostgreSQL 15 and 19.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 
