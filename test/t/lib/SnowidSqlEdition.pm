@@ -861,17 +861,17 @@ sub dbs_issue_past_restored
 # source whose clock ran fast ($all, a table or view of id and copy, every
 # id held and issued after), its worker id cleared by the restore: all at
 # once, the owner sets worker id 5 where $set, raising max_drift_ms in the
-# same UPDATE by fast_margin_ms, how far the source's clock ran ahead (a
-# test each, named by $name, that the first id after lies above every id
-# $all holds), then
+# same UPDATE by $margin_ms (fast_margin_ms if undef), how far the source's
+# clock ran ahead (a test each, named by $name, that the first id after
+# lies above every id $all holds), then
 # issues into $into (copy) until its clock has passed the source's last id
 # (past_restored_sql); a test each that none of those ids equals a
 # restored one
 sub copies_issue_past_restored
 {
-	my ($copies, $all, $into, $set) = @_;
+	my ($copies, $all, $into, $set, $margin_ms) = @_;
 	my $sql = ($set
-		? worker_set_sql(5, fast_margin_ms()) . ";\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n"
+		? worker_set_sql(5, $margin_ms // fast_margin_ms()) . ";\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n"
 		: '')
 	  . past_restored_sql($all, "INSERT INTO $into (copy) VALUES (true);", "$into WHERE copy");
 	my @run = map { { node => $_->[0], db => $_->[1], name => $_->[2], out => '', err => '' } } @$copies;

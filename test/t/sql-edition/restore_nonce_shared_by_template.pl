@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # What says a restore came (1.4's sixth fixes) is a number of the
 # database's: snowid_sql_nonce(), "chosen at random by snowid_sql_refix()
 # once", a constant in the body of a function, which a restore compares with
@@ -35,13 +40,6 @@
 # outside what the edition guarantees: the owner of target and target2 sets
 # worker id 5 again once they are over, the step doc/managed.md gives (why:
 # SnowidSqlEdition::dbs_issue_past_restored).
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

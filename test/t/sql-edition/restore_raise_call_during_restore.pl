@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored into a database whose worker id was set first (the
 # install's steps, doc/managed.md), here its gone source's: since 1.4's
 # fifth fixes the restore of the row marks it, and "the first call raises
@@ -34,13 +39,6 @@
 # calls after it fail), and this test now follows the documented step, the
 # owner setting the worker id once pg_restore is over, which raises past
 # the clock plus max_drift_ms: no id after it may equal a restored one.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored into a database whose worker id was set first (the
 # install's steps, doc/managed.md): "the first call after the restore
 # (snowid_next(), snowid_next_batch(), ...), whoever makes it" reads the
@@ -36,13 +41,6 @@
 # follows the documented step after other's call (which may take an id
 # under the row of its snapshot: noted, not asserted), and asserts that no
 # id of the target after it equals a restored one.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored data-only with pg_restore -j into a database that has
 # the edition, its worker id set, and the tables (doc/managed.md: "pg_restore
 # of any format ... or --data-only into a database that has it").  Since
@@ -38,13 +43,6 @@
 # gives after a restore with calls meanwhile (see
 # SnowidSqlEdition::restore_while_calling): the owner sets the worker id
 # once pg_restore --data-only -j 2 is over.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

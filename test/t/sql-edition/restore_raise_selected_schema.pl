@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored in part, by pg_restore's own selection (-n SCHEMA, as an
 # operator restores the application's schema of a whole dump, leaving the
 # extensions and the rest), into a database whose worker id was set first
@@ -29,15 +34,8 @@
 # "Dumps and restores": a database's own ids come back into it only by
 # restore, then set the worker id).  This test now follows that step: once
 # pg_restore -n is over, the owner sets the worker id (the same, 5), which
-# raises the generator past the ids of its node the tables hold, wherever
+# raises the generator past the clock plus max_drift_ms, wherever
 # the row was stamped: no id after it may equal a restored one.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

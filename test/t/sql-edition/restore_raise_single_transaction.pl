@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored in one transaction (pg_restore --single-transaction, or
 # psql -1 of a plain dump: doc/managed.md names "psql with ON_ERROR_STOP
 # and -1" among the ways to restore) into a database whose worker id was set
@@ -33,13 +38,6 @@
 # gives after a restore with calls meanwhile (see
 # SnowidSqlEdition::restore_while_calling): the owner sets the worker id
 # once the restore (committed) is over.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # As restore_row_skipped_superuser, with a dump of 1.3 (a database not yet
 # updated, dumped for a move to a new server that installs 1.4): what says
 # a restore came (1.4's sixth fixes) is the number in snowid_sql_dumped,
@@ -25,13 +30,6 @@
 # Since issue 68's redesign, the restore of a 1.3 dump's data that skips the
 # row lies outside what the edition guarantees: the owner sets worker id 5
 # again once it is over (doc/managed.md; SnowidSqlEdition::dbs_issue_past_restored).
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored into a database whose worker id was set first (the
 # install's steps, doc/managed.md: CREATE EXTENSION, the worker id, then
 # the data), here its gone source's: the restore of the row of
@@ -35,13 +40,6 @@
 # Since issue 68's redesign, a superuser's restore skipping the row lies
 # outside the guarantees of the edition, and this test takes the step of
 # doc/managed.md after it, as SnowidSqlEdition::dbs_issue_past_restored tells.
-#
-# Since 1.4's last fixes the owner's step reads no table: it raises the
-# generator past this server's clock plus max_drift_ms, which lies past
-# the source's ids where this server's clock is no earlier than the
-# source's was when it last issued (doc/managed.md, "Dumps and
-# restores").  The source's clock ran 10 s ahead here: the owner adds that
-# margin, raising max_drift_ms in the same UPDATE that sets the worker id.
 use strict;
 use warnings;
 
