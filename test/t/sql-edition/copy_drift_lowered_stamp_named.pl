@@ -18,14 +18,16 @@
 # - One server.  source: layout 0/6/1 (2 ids a millisecond), worker id 5,
 #   then max_drift_ms 60000 and a batch of 100,000 ids (50 s ahead of the
 #   clock) in t.  pg_dump -Fc, and the source is dropped.
-# - Two copies restored whole into new databases; the owner of each lowers
-#   max_drift_ms to 0 (the plain UPDATE, refused, as a check), then with
-#   worker_server = NULL (copy_null) or worker_server = 'elsewhere' (copy_named)
-#   named in the same UPDATE: each should be refused like the plain one.
+# - Three copies restored whole into new databases; the owner of each lowers
+#   max_drift_ms to 0: alone (copy_plain, refused: the check holds), or with
+#   worker_server = NULL (copy_null) or worker_server = 'elsewhere'
+#   (copy_named) named in the same UPDATE, each of which should be refused
+#   as the first is.
 # - Then the owner sets the gone source's worker id 5 and issues 1,000 ids:
 #   none may equal a restored one.
-# On fix68l (834477f, snowid_sql 1.4, Debian's 15.20): both UPDATEs taken,
-# and 1,000 of 1,000 new ids equal restored ones in each copy.
+# On fix68l (834477f, snowid_sql 1.4, Debian's 15.20; 1e35e60 on 16beta2
+# too): both UPDATEs taken, and 1,000 of 1,000 new ids equal restored ones
+# in each of copy_null and copy_named (copy_plain: 0).
 use strict;
 use warnings;
 
