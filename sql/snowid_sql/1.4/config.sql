@@ -304,11 +304,16 @@ BEGIN
 	-- max_drift_ms says how far ids may lie ahead of the clock, which a
 	-- copy's floor counts: lowered below how far they lie ahead now, it
 	-- counted short, and ids came again (the attack on 1.2: 1,000 of 1,000
-	-- from a restored dump).  And a copy's row keeps its source's until
-	-- its worker id is set (snowid_sql_config_stamp() counts it).
+	-- from a restored dump).  And a copy's row (stamped by another server)
+	-- keeps its source's in every UPDATE until one has set its worker id
+	-- here (snowid_sql_config_stamp() counts it): whatever else the UPDATE
+	-- names, since the stamp trigger fires only where worker_id or
+	-- worker_server is named, and puts the old stamp back (before, an
+	-- UPDATE that named worker_server beside a lowered max_drift_ms passed,
+	-- and the worker id set next raised past the clock alone: test
+	-- copy_drift_lowered_stamp_named)
 	IF TG_OP = 'UPDATE' AND NEW.max_drift_ms < OLD.max_drift_ms THEN
-		IF OLD.worker_server IS NOT NULL AND NEW.worker_id IS NOT DISTINCT FROM OLD.worker_id
-			AND NEW.worker_server IS NOT DISTINCT FROM OLD.worker_server
+		IF OLD.worker_server IS NOT NULL
 			AND OLD.worker_server IS DISTINCT FROM snowid_sql_private.snowid_sql_here() THEN
 			RAISE EXCEPTION 'max_drift_ms of a copy cannot be lowered before its worker id is set'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -371,7 +376,9 @@ BEGIN
 			RAISE EXCEPTION 'snowid layout or epoch cannot change once ids are issued'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = held || '  An id of one layout or epoch can equal an id of another, so new ids could collide with those.',
-					  HINT = 'Set the layout and the epoch before the first worker id, or with it in one UPDATE (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").';
+					  HINT = CASE WHEN used
+						THEN 'Set the layout and the epoch before the first worker id, or with it in one UPDATE (a restore: set them to the dump''s before restoring its tables).  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").'
+						ELSE 'A copy issues under the layout and the epoch its source issued with: set its worker id under them.  To switch deliberately, follow doc/layouts.md ("Changing the layout of a running system").' END;
 		END IF;
 		-- an epoch ahead of the clock is taken (the owner may mean it), but
 		-- every call refuses until the clock passes it (snowid_sql_take())

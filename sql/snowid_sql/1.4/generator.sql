@@ -312,8 +312,12 @@ BEGIN
 				  HINT = 'The floor is raised when a worker id is set on a copy; nothing else calls this function.';
 	END IF;
 	IF floor_rel > snowid_sql_private.snowid_sql_max_ms(c) THEN
-		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, snowid_sql_private.snowid_sql_layout(c)
-			USING ERRCODE = 'numeric_value_out_of_range';
+		RAISE EXCEPTION 'snowid has run out of timestamps'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('The layout %s holds no time after %s, and setting the worker id raises the generator past the clock plus max_drift_ms.',
+								  snowid_sql_private.snowid_sql_layout(c),
+								  snowid_sql_private.snowid_sql_timestamptz(snowid_sql_private.snowid_sql_max_ms(c) + snowid_sql_private.snowid_sql_unix_ms(c.epoch))),
+				  HINT = 'Choose a layout with more bits of time, or a later epoch, before the first worker id (doc/layouts.md).';
 	END IF;
 	-- beyond what the generator may run ahead (max_drift_ms), its calls
 	-- would fail until the clock got there: raised once it has (at most an
