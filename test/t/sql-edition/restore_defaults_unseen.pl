@@ -20,7 +20,7 @@
 #   before the restore, as its package is installed on a new server).
 #
 # - The source (app's): layout 0/6/2 (4 ids a millisecond), max_drift_ms
-#   60 s, worker id 5; 25,000 ids into each table in one statement (25 s
+#   60 s, worker id 5; 15,000 ids into each table in one statement (15 s
 #   of ids), so that its last ids lie seconds ahead of its clock however
 #   slow the machine (a batch runs ahead).
 # - Dumped by the superuser, restored into a new database of app's (the
@@ -77,10 +77,10 @@ my ($rc, $out, $err) = psql_as(app_url($node, 'source'), q{
 	  . (defined $tle_missing ? '' : q{
 	CREATE EXTENSION app_ids;
 	CREATE TABLE e (id bigint DEFAULT ext_next(), copy boolean DEFAULT false);})
-	  . join('', map { "\n\tINSERT INTO $_ SELECT FROM generate_series(1, 25000);" } @tables) . q{
+	  . join('', map { "\n\tINSERT INTO $_ SELECT FROM generate_series(1, 15000);" } @tables) . q{
 	SELECT round(EXTRACT(epoch FROM snowid_time(max(id)) - clock_timestamp()))
 	FROM (SELECT id FROM a UNION ALL SELECT id FROM o UNION ALL SELECT id FROM u) x});
-cmp_ok($out, '>', 0, "the source issues 25,000 ids into each table, its last $out s ahead of its clock")
+cmp_ok($out, '>', 0, "the source issues 15,000 ids into each table, its last $out s ahead of its clock")
   or diag($err);
 SKIP:
 {
