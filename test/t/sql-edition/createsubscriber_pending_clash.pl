@@ -28,7 +28,6 @@ use PostgreSQL::Test::Utils;
 use SnowidSqlEdition;
 use SnowidTest;
 use Test::More;
-use Time::HiRes;
 
 my $source = PostgreSQL::Test::Cluster->new('clash_source');
 $source->init(allows_streaming => 'logical');
@@ -67,28 +66,12 @@ like($out, qr/^\d+$/, "the owner gives the copy a worker id of its own, in trans
 my $xact = $out;
 
 # the source's worker id set again, in a transaction of that id
-$source->safe_psql('appdb', qq{
-	DO \$\$
-	BEGIN
-		LOOP
-			IF pg_current_xact_id() >= '$xact'::xid8 THEN
-				UPDATE snowid_config SET worker_id = 4;
-				EXIT;
-			END IF;
-			COMMIT;
-		END LOOP;
-	END \$\$});
+SnowidSqlEdition::in_transaction($source, $xact, 'UPDATE snowid_config SET worker_id = 4');
 is($source->safe_psql('appdb', 'SELECT xact FROM snowid_sql_private.snowid_config_pending WHERE worker_set'),
 	$xact, 'the source\'s worker id is set again, in a transaction of the same id');
 $source->safe_psql('appdb', q{INSERT INTO orders (who) SELECT 'after' FROM generate_series(1, 1000)});
 
-my $arrived = '';
-for (1 .. 120)
-{
-	$arrived = $copy->safe_psql('appdb', q{SELECT count(*) FROM orders WHERE who = 'after'});
-	last if $arrived eq '1000';
-	Time::HiRes::sleep(0.5);
-}
+my $arrived = SnowidSqlEdition::answer_within($copy, q{SELECT count(*) FROM orders WHERE who = 'after'}, '1000');
 is($arrived, '1000', 'the source\'s later rows reach the copy');
 is($copy->safe_psql('appdb', 'SELECT coalesce(sum(apply_error_count), 0) FROM pg_stat_subscription_stats'),
 	'0', 'without an apply error');

@@ -31,23 +31,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
-use Time::HiRes;
 
-my %node;
-for my $name (qw(publisher subscriber))
-{
-	my $node = PostgreSQL::Test::Cluster->new("adopts_$name");
-	$node->init(allows_streaming => 'logical');
-	$node->start;
-	$node->safe_psql('postgres', "CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app");
-	my ($rc, $out, $err) = psql_as($node->connstr('appdb') . ' user=app', q{
-		CREATE EXTENSION snowid_sql;
-		SELECT 1});
-	is($out, '1', "the $name installs the edition") or diag($err);
-	$node{$name} = $node;
-}
-my ($pub, $sub) = @node{qw(publisher subscriber)};
-my %as = map { $_ => $node{$_}->connstr('appdb') . ' user=app' } keys %node;
+my ($pub, $sub) = SnowidSqlEdition::logical_pair('adopts');
+my %as = (publisher => $pub->connstr('appdb') . ' user=app', subscriber => $sub->connstr('appdb') . ' user=app');
 
 my ($rc, $out, $err) = psql_as($as{subscriber}, q{
 	UPDATE snowid_config SET datacenter_bits = 0, worker_bits = 6, sequence_bits = 2, worker_id = 2,
@@ -91,20 +77,7 @@ like($err, qr/the sequences of the snowid generator hold another server's values
 	'after a change of max_wait_ms in another transaction, no call issues');
 
 # the owner's change of max_wait_ms, in the transaction of that id
-$sub->safe_psql('appdb', qq{
-	DO \$\$
-	BEGIN
-		LOOP
-			IF pg_current_xact_id() >= '$xact'::xid8 THEN
-				IF pg_current_xact_id() > '$xact'::xid8 THEN
-					RAISE EXCEPTION 'passed transaction $xact';
-				END IF;
-				UPDATE snowid_config SET max_wait_ms = 2500;
-				EXIT;
-			END IF;
-			COMMIT;
-		END LOOP;
-	END \$\$});
+SnowidSqlEdition::in_transaction($sub, $xact, 'UPDATE snowid_config SET max_wait_ms = 2500');
 ($rc, $out, $err) = psql_as($as{subscriber}, q{
 	INSERT INTO own SELECT snowid_next_batch(10000), true;
 	SELECT count(*) FROM own WHERE later});

@@ -29,24 +29,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidSqlEdition qw(psql_as);
 use Test::More;
-use Time::HiRes;
 
-my %node;
-for my $name (qw(publisher subscriber))
-{
-	my $node = PostgreSQL::Test::Cluster->new("pending_$name");
-	$node->init(allows_streaming => 'logical');
-	$node->start;
-	$node->safe_psql('postgres', "CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app");
-	my ($rc, $out, $err) = psql_as($node->connstr('appdb') . ' user=app', q{
-		CREATE EXTENSION snowid_sql;
-		CREATE TABLE t (id bigint PRIMARY KEY, n integer);
-		SELECT 1});
-	is($out, '1', "the $name installs the edition") or diag($err);
-	$node{$name} = $node;
-}
-my ($pub, $sub) = @node{qw(publisher subscriber)};
-my %as = map { $_ => $node{$_}->connstr('appdb') . ' user=app' } keys %node;
+my ($pub, $sub) = SnowidSqlEdition::logical_pair('pending',
+	'CREATE TABLE t (id bigint PRIMARY KEY, n integer);');
+my %as = (publisher => $pub->connstr('appdb') . ' user=app', subscriber => $sub->connstr('appdb') . ' user=app');
 
 # the subscriber's transaction ids run some way ahead, then it sets its
 # worker id
@@ -58,19 +44,8 @@ my ($rc, $out, $err) = psql_as($as{subscriber}, q{
 like($out, qr/^\d+$/, "the subscriber sets its worker id, in transaction $out") or diag($err);
 my $xact = $out;
 
-# the publisher sets its own in a transaction of the same id (as a
-# superuser: psql_as runs its script in one transaction)
-$pub->safe_psql('appdb', qq{
-	DO \$\$
-	BEGIN
-		LOOP
-			IF pg_current_xact_id() >= '$xact'::xid8 THEN
-				UPDATE snowid_config SET worker_id = 1;
-				EXIT;
-			END IF;
-			COMMIT;
-		END LOOP;
-	END \$\$});
+# the publisher sets its own in a transaction of the same id
+SnowidSqlEdition::in_transaction($pub, $xact, 'UPDATE snowid_config SET worker_id = 1');
 is($pub->safe_psql('appdb', 'SELECT xact FROM snowid_sql_private.snowid_config_pending'), $xact,
 	'the publisher sets its worker id, in a transaction of the same id');
 
@@ -80,15 +55,9 @@ $sub->safe_psql('appdb', "CREATE SUBSCRIPTION everything CONNECTION '$pubconn' P
 $pub->safe_psql('appdb', 'INSERT INTO t VALUES (1, 1)');
 
 # ready within a minute, or not
-my $ready = 0;
-for (1 .. 120)
-{
-	$ready = $sub->safe_psql('appdb', q{
-		SELECT count(*) > 0 AND bool_and(srsubstate = 'r') FROM pg_subscription_rel}) eq 't'
-	  && $sub->safe_psql('appdb', 'SELECT count(*) FROM t') eq '1';
-	last if $ready;
-	Time::HiRes::sleep(0.5);
-}
+my $ready = SnowidSqlEdition::answer_within($sub, q{
+	SELECT count(*) > 0 AND bool_and(srsubstate = 'r') AND (SELECT count(*) FROM t) = 1
+	FROM pg_subscription_rel}, 't') eq 't';
 ok($ready, 'every table of the subscription is ready, and the row of t comes')
   or diag(scalar(grep { /ERROR/ } split /\n/, slurp_file($sub->logfile)) . ' errors in the subscriber\'s log, the first: '
 	  . ((grep { /ERROR/ } split /\n/, slurp_file($sub->logfile))[0] // 'none'));
