@@ -22,6 +22,7 @@ use PostgreSQL::Test::Utils ();
 use SnowidClients ();
 use SnowidPgCoord ();
 use SnowidTest ();
+use Time::HiRes ();
 use Test::More ();
 
 # what a test may name without the package: use SnowidSqlEdition qw(...)
@@ -1475,6 +1476,69 @@ sub claim_config
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
 	};
+}
+
+# Two servers of their own for logical replication ($name_publisher and
+# $name_subscriber), on each of which app owns a database appdb with the
+# edition installed and $sql run after it if given (a test each):
+# (the publisher, the subscriber)
+sub logical_pair
+{
+	my ($name, $sql) = @_;
+	my @nodes;
+
+	for my $role (qw(publisher subscriber))
+	{
+		my $node = PostgreSQL::Test::Cluster->new("${name}_$role");
+		$node->init(allows_streaming => 'logical');
+		$node->start;
+		$node->safe_psql('postgres', "CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app");
+		my ($rc, $out, $err) = psql_as($node->connstr('appdb') . ' user=app',
+			"CREATE EXTENSION snowid_sql;\n" . ($sql // '') . "\nSELECT 1");
+		Test::More::is($out, '1', "the $role installs the edition") or Test::More::diag($err);
+		push @nodes, $node;
+	}
+	return @nodes;
+}
+
+# Runs $sql in database appdb of $node (as the superuser) in the
+# transaction whose id is $xact: the transactions before it are taken and
+# committed one by one; dies where another session took $xact first
+sub in_transaction
+{
+	my ($node, $xact, $sql) = @_;
+
+	$node->safe_psql('appdb', qq{
+	DO \$\$
+	BEGIN
+		LOOP
+			IF pg_current_xact_id() >= '$xact'::xid8 THEN
+				IF pg_current_xact_id() > '$xact'::xid8 THEN
+					RAISE EXCEPTION 'transaction $xact went by';
+				END IF;
+				$sql;
+				EXIT;
+			END IF;
+			COMMIT;
+		END LOOP;
+	END \$\$});
+	return;
+}
+
+# Waits up to a minute for $node's database appdb to answer $sql with
+# $want: its last answer
+sub answer_within
+{
+	my ($node, $sql, $want) = @_;
+	my $got = '';
+
+	for (1 .. 120)
+	{
+		$got = $node->safe_psql('appdb', $sql);
+		last if $got eq $want;
+		Time::HiRes::sleep(0.5);
+	}
+	return $got;
 }
 
 # The provisioning script of a test (SnowidSqlEdition::provisioning_script)
