@@ -13,7 +13,11 @@
 #   owner dumps it and restores it into a new database, and the source is
 #   dropped (all on one server: one clock, within the assumption).
 # - The owner sets the copy's worker id to its gone source's, taking 1,000
-#   ids in the UPDATE's RETURNING: none may equal a restored one.
+#   ids (a batch, then one snowid_next()) in the UPDATE's RETURNING: the
+#   statement is refused (55000) and changes nothing; set in one statement,
+#   then 1,000 ids taken in the next, none may equal a restored one.
+# On fix68m (12f1df0, 15.20, 16beta2, 17beta2) the RETURNING issued, and
+# 1,000 of 1,000 ids equalled restored ones (attack68k).
 use strict;
 use warnings;
 
@@ -39,13 +43,21 @@ my ($rc, $out, $err) = psql_as($as{source}, q{
 is($out, '100000', 'the source issues a batch of 100,000 ids, ahead of its clock') or diag($err);
 SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps it');
 
-($rc, $out, $err) = psql_as($as{copy}, q{
+for my $take ('(SELECT array_agg(x) FROM snowid_next_batch(1000) x)', 'ARRAY[snowid_next()]')
+{
+	($rc, $out, $err) = psql_as($as{copy}, qq{
 	WITH s AS (UPDATE snowid_config SET worker_id = 5
-			   RETURNING (SELECT array_agg(x) FROM snowid_next_batch(1000) x) AS ids)
-	INSERT INTO t (id, copy) SELECT unnest(ids), true FROM s;
+			   RETURNING $take AS ids)
+	INSERT INTO t (id, copy) SELECT unnest(ids), true FROM s});
+	like($err, qr/55000: snowid issues no id in the statement that sets the worker id/,
+		"the owner's UPDATE that sets its gone source's worker id, taking ids in its RETURNING ($take), is refused");
+	is($node->safe_psql('copy', 'SELECT worker_id IS NULL FROM snowid_config'), 't', 'and changes nothing');
+}
+($rc, $out, $err) = psql_as($as{copy}, q{
+	UPDATE snowid_config SET worker_id = 5;
+	INSERT INTO t (id, copy) SELECT snowid_next_batch(1000), true;
 	SELECT count(*) FROM t WHERE copy});
-is($out, '1000', 'the owner sets its gone source\'s worker id, taking 1,000 ids in the RETURNING')
-  or diag($err);
+is($out, '1000', 'the owner sets it, then takes 1,000 ids in the next statement') or diag($err);
 my ($twice) = SnowidSqlEdition::marked_twice($node, 'copy', 'copy');
 is($twice, '0', "no id of the copy equals a restored one ($twice of " . ($out || 0) . ')');
 
