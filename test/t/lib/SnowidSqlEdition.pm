@@ -701,8 +701,9 @@ sub copy_issues_past
 
 # SQL that a copy of a source of ahead_source_sql runs to issue until its
 # clock passes the source's last id (the largest id of $last, the table
-# restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count
-# holds
+# restored, cast to bigint) or 20 s, and 200 times at least (on a loaded
+# machine the clock may have passed it before the copy starts): $insert
+# (SQL) over and over; it prints how many rows $count holds
 sub past_restored_sql
 {
 	my ($last, $insert, $count) = @_;
@@ -711,9 +712,11 @@ sub past_restored_sql
 	DO \$\$ DECLARE
 		t0 timestamptz := clock_timestamp();
 		last timestamptz := (SELECT snowid_time(max(id)::bigint) FROM $last);
+		n integer := 0;
 	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+		WHILE n < 200 OR clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
 			$insert
+			n := n + 1;
 		END LOOP;
 	END \$\$;
 	SELECT count(*) FROM $count};
@@ -793,7 +796,7 @@ sub publisher_issued_fast
 # sets worker id 5, raising max_drift_ms in the same UPDATE by the 10 s
 # the publisher's clock ran ahead of $sub's (fast_margin_ms: the
 # assumption of doc/managed.md), and issues into t (copy) until its clock has passed the
-# publisher's last id or 20 s, each id t's primary key refuses counted as
+# publisher's last id or 20 s (200 times at least), each id t's primary key refuses counted as
 # a row of a negative id, and a test that none came
 sub subscriber_takes_over
 {
@@ -816,13 +819,15 @@ sub subscriber_takes_over
 	DO $$ DECLARE
 		t0 timestamptz := clock_timestamp();
 		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
+		n integer := 0;
 	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+		WHILE n < 200 OR clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
 			BEGIN
 				INSERT INTO t (copy) VALUES (true);
 			EXCEPTION WHEN unique_violation THEN
 				INSERT INTO t (id, copy) VALUES (-1 - (SELECT count(*) FROM t WHERE id < 0), true);
 			END;
+			n := n + 1;
 		END LOOP;
 	END $$;
 	SELECT count(*) FROM t WHERE copy});
