@@ -170,12 +170,17 @@ BEGIN
 	-- a call before that, in its RETURNING or elsewhere in the statement,
 	-- would issue under the new worker id unraised (before 1.4's fixes a
 	-- restored copy's 1,000 ids taken so were its source's: test
-	-- worker_set_returning_call)
-	IF need_worker AND (snowid_sql_private.snowid_sql_noted()).copy_drift_ms IS NOT NULL THEN
-		RAISE EXCEPTION 'snowid issues no id in the statement that sets the worker id'
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  DETAIL = 'Setting the worker id raises the generator past the clock plus max_drift_ms once the statement has written the row; an id taken before then, in its RETURNING or elsewhere in the statement, could equal one another server issued with that worker id.',
-				  HINT = 'Take ids in a statement after the one that sets the worker id.';
+	-- worker_set_returning_call).  Read only where a worker id is needed
+	-- (the generator's callers, which run as the owner): EXECUTE on
+	-- snowid_sql_noted() is checked where the expression is first planned,
+	-- whether or not it runs, and decoding is any role's
+	IF need_worker THEN
+		IF (snowid_sql_private.snowid_sql_noted()).copy_drift_ms IS NOT NULL THEN
+			RAISE EXCEPTION 'snowid issues no id in the statement that sets the worker id'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'Setting the worker id raises the generator past the clock plus max_drift_ms once the statement has written the row; an id taken before then, in its RETURNING or elsewhere in the statement, could equal one another server issued with that worker id.',
+					  HINT = 'Take ids in a statement after the one that sets the worker id.';
+		END IF;
 	END IF;
 	IF need_worker AND c.worker_id IS NOT NULL
 		AND (c.worker_server IS NULL
