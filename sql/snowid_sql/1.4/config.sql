@@ -173,8 +173,10 @@ BEGIN
 	-- worker_set_returning_call).  Read only where a worker id is needed
 	-- (the generator's callers, which run as the owner): EXECUTE on
 	-- snowid_sql_noted() is checked where the expression is first planned,
-	-- whether or not it runs, and decoding is any role's
-	IF need_worker THEN
+	-- whether or not it runs, and decoding is any role's; nor during
+	-- recovery, where no statement sets it and the note's table, unlogged,
+	-- cannot be read (the call refuses with 25006 further on)
+	IF need_worker AND NOT pg_catalog.pg_is_in_recovery() THEN
 		IF (snowid_sql_private.snowid_sql_noted()).copy_drift_ms IS NOT NULL THEN
 			RAISE EXCEPTION 'snowid issues no id in the statement that sets the worker id'
 				USING ERRCODE = 'object_not_in_prerequisite_state',
