@@ -32,7 +32,7 @@ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 --   1.4/generator.sql).
 -- - The check of the configuration refuses a change of the layout or the
 --   epoch once ids may exist that the new one could collide with: where
---   the row comes from another server, or a column whose default takes ids
---   holds some, not only where the generator moved (snowid_sql_ids_held()).
+--   the row comes from another server, not only where the generator moved
+--   (snowid_sql_config_check()).
 -- - The functions are made anew from 1.4's parts, as a fresh install of
 --   1.4 makes them, and the privileges set whole.

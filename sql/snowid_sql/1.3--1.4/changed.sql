@@ -37,8 +37,8 @@ RETURN %L::snowid_sql_private.snowid_sql_fixed$f$,
 END
 $$;
 
--- The guard's reading takes the bound of the ids a restore may meet in
--- place of its flag (1.4/config.sql makes the new signature)
+-- The guard reads no table since 1.4's fixes (1.4/config.sql,
+-- snowid_sql_config_check()): 1.3's reading of the tables goes
 DROP FUNCTION snowid_sql_private.snowid_sql_ids_held(snowid_sql_private.snowid_config, boolean);
 
 DROP FUNCTION snowid_sql_private.snowid_sql_retire(text, text);

@@ -15,16 +15,17 @@ SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 -- attacks on 1.3.0 found, in 1.3's functions, which 1.3.0 installed and
 -- an update must replace (the tests named in the parts' comments):
 --
--- - The guard of the layout and the epoch reads partitioned tables whole
---   and reads a restore's update too (snowid_sql_ids_held() takes the
---   bound of the ids a restore may meet in place of its flag); the owner's
---   SET snowid_sql.restoring counts for nothing.
+-- - The guard of the layout and the epoch reads no table: it refuses
+--   where the generator moved or the row carries another server's stamp,
+--   and checks a restore's update as the owner's (1.3's
+--   snowid_sql_ids_held() goes); SET snowid_sql.restoring is read no
+--   more.
 -- - The restore of the row clears a worker id the database had, and
 --   setting the worker id raises the generator past the clock plus
---   max_drift_ms and past the ids of its node the tables hold, wherever
---   the row was stamped (the one rule restores and copies rest on:
---   snowid_sql_config_stamp()); the owner's UPDATE of worker_server
---   neither clears nor forges a stamp.
+--   max_drift_ms, wherever the row was stamped (the rule restores and
+--   copies rest on, with one assumption on the clocks:
+--   1.4/config.sql); the owner's UPDATE of worker_server neither clears
+--   nor forges a stamp.
 -- - snowid_sql_config_floor() runs as the owner of the extension, and
 --   raises the generator no further than the row allows.
 -- - Serial prefixes and serials in error messages are cut to 40

@@ -202,14 +202,15 @@ BEGIN
 			-- and the generator started again below the ids it had issued:
 			-- test sequences_synced_not_called).  Every call fails until
 			-- the owner sets the worker id again, which raises the
-			-- generator past the ids the tables hold (with n = 0: moving
-			-- the generator, that raise is let through).
+			-- generator past the clock plus max_drift_ms, past every id it
+			-- issued (with n = 0: moving the generator, that raise is let
+			-- through).
 			IF g IS NULL AND n > 0
 				AND pg_catalog.pg_sequence_last_value('snowid_sql_private.snowid_sql_started') IS NOT NULL THEN
 				RAISE EXCEPTION 'the sequences of the snowid generator were set back'
 					USING ERRCODE = 'object_not_in_prerequisite_state',
 						  DETAIL = 'snowid_generation has never been called, though the generator moved before: its sequences were set to values of a generator that never issued, by hand or by a subscription (FOR ALL SEQUENCES).',
-						  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = worker_id, which raises the generator past the ids the tables hold.';
+						  HINT = 'As the role that installed snowid_sql (the owner of the extension, or the one that ran its plain script): UPDATE snowid_config SET worker_id = worker_id, which raises the generator past the clock plus max_drift_ms, past every id this server issued.';
 			END IF;
 			-- another server's token (none before 1.2): the sequences hold
 			-- that server's values, synchronised (PostgreSQL 19: FOR ALL
@@ -311,8 +312,12 @@ BEGIN
 				  HINT = 'The floor is raised when a worker id is set on a copy; nothing else calls this function.';
 	END IF;
 	IF floor_rel > snowid_sql_private.snowid_sql_max_ms(c) THEN
-		RAISE EXCEPTION 'the floor % lies past the last time of the layout %', floor_ms, snowid_sql_private.snowid_sql_layout(c)
-			USING ERRCODE = 'numeric_value_out_of_range';
+		RAISE EXCEPTION 'snowid has run out of timestamps'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('The layout %s holds no time after %s, and setting the worker id raises the generator past the clock plus max_drift_ms.',
+								  snowid_sql_private.snowid_sql_layout(c),
+								  snowid_sql_private.snowid_sql_timestamptz(snowid_sql_private.snowid_sql_max_ms(c) + snowid_sql_private.snowid_sql_unix_ms(c.epoch))),
+				  HINT = 'Choose a layout with more bits of time, or a later epoch, before the first worker id (doc/layouts.md).';
 	END IF;
 	-- beyond what the generator may run ahead (max_drift_ms), its calls
 	-- would fail until the clock got there: raised once it has (at most an

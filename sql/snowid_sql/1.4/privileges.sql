@@ -57,7 +57,6 @@ DECLARE
 		'snowid_sql_private.snowid_sql_width(integer)',
 		'snowid_sql_private.snowid_sql_format_serial(snowid_sql_private.snowid_config, text, bigint)',
 		'snowid_sql_private.snowid_sql_days(integer, integer, integer)',
-		'snowid_sql_private.snowid_sql_from_serial(snowid_sql_private.snowid_config, text)',
 		'snowid_sql_private.snowid_sql_layout(snowid_sql_private.snowid_config)',
 		-- for 1.2's snowid_sql_claim_first() in flight through the update,
 		-- which calls it as the caller (generator.sql)

@@ -116,17 +116,15 @@ RETURN @extschema@.snowid_serial(prefix, @extschema@.snowid_next());
 COMMENT ON FUNCTION @extschema@.snowid_serial(text) IS
 'the serial number of a new id: the prefix, the UTC time, then the datacenter id, worker id and sequence';
 
--- The id a serial was printed from under the configuration c, or an
--- error (22P02) saying what is wrong with it: snowid_from_serial(), and the
--- raise past the serials a copy's tables hold (snowid_sql_largest_held(),
--- which runs as the owner of the extension and calls nothing of the
--- extension's schema)
-CREATE OR REPLACE FUNCTION snowid_sql_private.snowid_sql_from_serial(c snowid_sql_private.snowid_config, serial text)
+-- The id a serial was printed from, or an error (22P02) saying what is
+-- wrong with it
+CREATE OR REPLACE FUNCTION @extschema@.snowid_from_serial(serial text)
 RETURNS bigint
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+	c snowid_sql_private.snowid_config := snowid_sql_private.snowid_sql_config(false);
 	wd integer := snowid_sql_private.snowid_sql_width(c.datacenter_bits);
 	ww integer := snowid_sql_private.snowid_sql_width(c.worker_bits);
 	ws integer := snowid_sql_private.snowid_sql_width(c.sequence_bits);
@@ -195,11 +193,6 @@ BEGIN
 		| (dc << (c.worker_bits + c.sequence_bits)) | (w << c.sequence_bits) | sq;
 END
 $$;
-
-CREATE OR REPLACE FUNCTION @extschema@.snowid_from_serial(serial text)
-RETURNS bigint
-LANGUAGE sql STABLE STRICT PARALLEL SAFE
-RETURN snowid_sql_private.snowid_sql_from_serial(snowid_sql_private.snowid_sql_config(false), serial);
 
 COMMENT ON FUNCTION @extschema@.snowid_from_serial(text) IS
 'the id a serial number was printed from';

@@ -22,6 +22,7 @@ use PostgreSQL::Test::Utils ();
 use SnowidClients ();
 use SnowidPgCoord ();
 use SnowidTest ();
+use Time::HiRes ();
 use Test::More ();
 
 # what a test may name without the package: use SnowidSqlEdition qw(...)
@@ -440,11 +441,15 @@ sub first_installed
 # restores": restore, then set the worker id) in database $db of $node:
 # where the restore brought the row of snowid_config ($cleared), a call
 # first fails, the row's worker id cleared (a test); then the owner sets
-# worker id $worker (5 if undef), which raises the generator past the ids
-# of its node the tables hold (a test)
+# worker id $worker (5 if undef), which raises the generator past this
+# server's clock plus max_drift_ms (a test), with max_drift_ms raised by
+# $margin_ms in the same UPDATE where given: the margin the owner adds
+# where the source's clock ran that far ahead of this one's (the
+# assumption the raise rests on; fast_margin_ms for a source of
+# fast_server)
 sub worker_set_after_restore
 {
-	my ($node, $db, $cleared, $worker) = @_;
+	my ($node, $db, $cleared, $worker, $margin_ms) = @_;
 	my $url = app_url($node, $db);
 	my ($rc, $out, $err);
 
@@ -455,11 +460,32 @@ sub worker_set_after_restore
 		Test::More::like($err, qr/ERROR:  55000: snowid has no worker id/,
 			'the restore of the row cleared the worker id: a call fails until the owner sets it');
 	}
-	($rc, $out, $err) = psql_as($url,
-		"UPDATE snowid_config SET worker_id = $worker;\nSELECT worker_id FROM snowid_config");
-	Test::More::is($out, $worker, "the restore over, the owner sets worker id $worker")
+	($rc, $out, $err) = psql_as($url, worker_set_sql($worker, $margin_ms) . ";\nSELECT worker_id FROM snowid_config");
+	Test::More::is($out, $worker, "the restore over, the owner sets worker id $worker"
+		  . (defined $margin_ms ? ", max_drift_ms raised by $margin_ms in the same UPDATE" : ''))
 	  or Test::More::diag($err);
 	return;
+}
+
+# The UPDATE that sets worker id $worker, raising max_drift_ms by
+# $margin_ms (if given) in the same statement: the raise counts the larger
+# of the row's max_drift_ms before and after (doc/managed.md, "Dumps and
+# restores")
+sub worker_set_sql
+{
+	my ($worker, $margin_ms) = @_;
+
+	return "UPDATE snowid_config SET worker_id = $worker"
+	  . (defined $margin_ms ? ", max_drift_ms = max_drift_ms + $margin_ms" : '');
+}
+
+# How far the clock of fast_server ran ahead when its source issued
+# (10 s): the margin that a copy of such a source, on a clock set right,
+# adds to max_drift_ms when it is given the source's worker id, so that
+# its clock plus the margin lies no earlier than the source's clock did
+sub fast_margin_ms
+{
+	return 10000;
 }
 
 # A server of new_server (app, the databases @dbs owned by app) started
@@ -622,19 +648,15 @@ sub pgbench_inserting
 }
 
 # The owner of database $db of $node, a copy of a source that is gone,
-# sets the source's worker id 5: refused for a column whose default takes
-# ids (a test: "the owner's step is refused, $refused"), or taken (a test),
-# and then copy_issues_past($node, $db, @past)
+# sets the source's worker id 5, with max_drift_ms raised by $margin_ms in
+# the same UPDATE (where the source's clock ran that far ahead of this
+# one's: the assumption the raise rests on), which is taken (a test), and
+# then copy_issues_past($node, $db, @past)
 sub worker_set_on_copy
 {
-	my ($node, $db, $refused, @past) = @_;
-	my ($rc, $out, $err) = psql_as(app_url($node, $db), 'UPDATE snowid_config SET worker_id = 5');
+	my ($node, $db, $margin_ms, @past) = @_;
+	my ($rc, $out, $err) = psql_as(app_url($node, $db), worker_set_sql(5, $margin_ms));
 
-	if ($err =~ /ERROR:  55000: a column whose default takes ids/)
-	{
-		Test::More::pass("the owner's step is refused, $refused");
-		return;
-	}
 	Test::More::is($err, '', "the owner's step is taken") or Test::More::diag($err);
 	copy_issues_past($node, $db, @past);
 	return;
@@ -679,8 +701,9 @@ sub copy_issues_past
 
 # SQL that a copy of a source of ahead_source_sql runs to issue until its
 # clock passes the source's last id (the largest id of $last, the table
-# restored, cast to bigint) or 20 s: $insert (SQL) over and over; it prints how many rows $count
-# holds
+# restored, cast to bigint) or 20 s, and 200 times at least (on a loaded
+# machine the clock may have passed it before the copy starts): $insert
+# (SQL) over and over; it prints how many rows $count holds
 sub past_restored_sql
 {
 	my ($last, $insert, $count) = @_;
@@ -689,9 +712,11 @@ sub past_restored_sql
 	DO \$\$ DECLARE
 		t0 timestamptz := clock_timestamp();
 		last timestamptz := (SELECT snowid_time(max(id)::bigint) FROM $last);
+		n integer := 0;
 	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+		WHILE n < 200 OR clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
 			$insert
+			n := n + 1;
 		END LOOP;
 	END \$\$;
 	SELECT count(*) FROM $count};
@@ -768,8 +793,10 @@ sub publisher_issued_fast
 # $clock 10 s fast): $sub subscribes to moving and catches up (a test that
 # it holds the publisher's rows); $clock steps back (the publisher stops, a
 # test), the subscription is dropped and $pub stopped; then $sub's owner
-# sets worker id 5 and issues into t (copy) until its clock has passed the
-# publisher's last id or 20 s, each id t's primary key refuses counted as
+# sets worker id 5, raising max_drift_ms in the same UPDATE by the 10 s
+# the publisher's clock ran ahead of $sub's (fast_margin_ms: the
+# assumption of doc/managed.md), and issues into t (copy) until its clock has passed the
+# publisher's last id or 20 s (200 times at least), each id t's primary key refuses counted as
 # a row of a negative id, and a test that none came
 sub subscriber_takes_over
 {
@@ -788,18 +815,19 @@ sub subscriber_takes_over
 	$sub->safe_psql('appdb', 'DROP SUBSCRIPTION moving');
 	$pub->stop;
 
-	($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', q{
-	UPDATE snowid_config SET worker_id = 5;
+	($rc, $out, $err) = psql_as($sub->connstr('appdb') . ' user=app', worker_set_sql(5, fast_margin_ms()) . q{;
 	DO $$ DECLARE
 		t0 timestamptz := clock_timestamp();
 		last timestamptz := (SELECT snowid_time(max(id)) FROM t);
+		n integer := 0;
 	BEGIN
-		WHILE clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
+		WHILE n < 200 OR clock_timestamp() < least(last + interval '0.5 s', t0 + interval '20 s') LOOP
 			BEGIN
 				INSERT INTO t (copy) VALUES (true);
 			EXCEPTION WHEN unique_violation THEN
 				INSERT INTO t (id, copy) VALUES (-1 - (SELECT count(*) FROM t WHERE id < 0), true);
 			END;
+			n := n + 1;
 		END LOOP;
 	END $$;
 	SELECT count(*) FROM t WHERE copy});
@@ -824,8 +852,9 @@ sub subscriber_takes_over
 # database's own ids come back into it only by restore, then set the
 # worker id).  The tests that restore so follow that step: once the
 # restore is over, the owner sets the worker id (the same, 5), which raises
-# the generator past the ids of its node the tables hold whatever the row
-# was; no id after it may equal a restored one.)
+# the generator past the clock plus max_drift_ms whatever the row was,
+# with the margin of fast_margin_ms added to max_drift_ms where the source
+# ran fast; no id after it may equal a restored one.)
 sub dbs_issue_past_restored
 {
 	my ($node, @dbs) = @_;
@@ -838,15 +867,19 @@ sub dbs_issue_past_restored
 # Copies [$node, $db, $name] of @$copies, each holding ids restored from a
 # source whose clock ran fast ($all, a table or view of id and copy, every
 # id held and issued after), its worker id cleared by the restore: all at
-# once, the owner sets worker id 5 where $set (a test each, named by
-# $name, that the first id after lies above every id $all holds), then
+# once, the owner sets worker id 5 where $set, raising max_drift_ms in the
+# same UPDATE by $margin_ms (fast_margin_ms if undef), how far the source's
+# clock ran ahead (a test each, named by $name, that the first id after
+# lies above every id $all holds), then
 # issues into $into (copy) until its clock has passed the source's last id
 # (past_restored_sql); a test each that none of those ids equals a
 # restored one
 sub copies_issue_past_restored
 {
-	my ($copies, $all, $into, $set) = @_;
-	my $sql = ($set ? "UPDATE snowid_config SET worker_id = 5;\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n" : '')
+	my ($copies, $all, $into, $set, $margin_ms) = @_;
+	my $sql = ($set
+		? worker_set_sql(5, $margin_ms // fast_margin_ms()) . ";\nSELECT snowid_next() > (SELECT max(id) FROM $all);\n"
+		: '')
 	  . past_restored_sql($all, "INSERT INTO $into (copy) VALUES (true);", "$into WHERE copy");
 	my @run = map { { node => $_->[0], db => $_->[1], name => $_->[2], out => '', err => '' } } @$copies;
 
@@ -861,7 +894,7 @@ sub copies_issue_past_restored
 		$r->{h}->finish;
 		my @out = split /\n/, $r->{out};
 		Test::More::is($out[0], 't',
-			"$r->{name}: once the owner sets worker id 5, the first id lies above every id the tables hold")
+			"$r->{name}: once the owner sets worker id 5 with the margin, the first id lies above every id the tables hold")
 		  or Test::More::diag($r->{err})
 		  if $set;
 		Test::More::note("$r->{name}, with its gone source's worker id, issues: $r->{out} $r->{err}");
@@ -878,7 +911,8 @@ sub copies_issue_past_restored
 # source is dropped; the superuser restores the data-only dump into target
 # with --disable-triggers and the whole dump into target2 with
 # session_replication_role = replica (each skips the row of
-# snowid_config), then the owner sets worker id 5 in each
+# snowid_config), then the owner sets worker id 5 in each, raising
+# max_drift_ms by the 10 s the source ran fast in the same UPDATE
 # (worker_set_after_restore, a test each); then both at once issue past
 # the restored ids (dbs_issue_past_restored, a test each)
 sub row_skipped_restores_issue
@@ -900,7 +934,7 @@ sub row_skipped_restores_issue
 		($rc, $err) = restore_into($node->connstr('target2'), "$dir/whole.dump");
 	}
 	Test::More::note("target2: pg_restore with session_replication_role = replica: exit code $rc: $err");
-	worker_set_after_restore($node, $_, 0) for qw(target target2);
+	worker_set_after_restore($node, $_, 0, undef, fast_margin_ms()) for qw(target target2);
 
 	dbs_issue_past_restored($node, qw(target target2));
 	return;
@@ -918,8 +952,9 @@ sub row_skipped_restores_issue
 # restores": a database's own ids come back into it only by restore, then
 # set the worker id): the restore of the row clears the worker id, and the
 # tests that restore so follow the documented step, the owner setting the
-# worker id once the restore is over, which raises past every id the
-# tables then hold: no id after it may equal a restored one.)
+# worker id once the restore is over, which raises past the clock plus
+# max_drift_ms (with a margin where the source ran fast): no id after it
+# may equal a restored one.)
 sub restore_while_calling
 {
 	my ($node, $file, @opts) = @_;
@@ -1446,6 +1481,69 @@ sub claim_config
 		INSERT INTO snowid_coordination (conninfo, password) VALUES ('$conninfo', '$password');
 		UPDATE snowid_coordination SET checkin_interval_ms = 1000, clock_margin_ms = 1000;
 	};
+}
+
+# Two servers of their own for logical replication ($name_publisher and
+# $name_subscriber), on each of which app owns a database appdb with the
+# edition installed and $sql run after it if given (a test each):
+# (the publisher, the subscriber)
+sub logical_pair
+{
+	my ($name, $sql) = @_;
+	my @nodes;
+
+	for my $role (qw(publisher subscriber))
+	{
+		my $node = PostgreSQL::Test::Cluster->new("${name}_$role");
+		$node->init(allows_streaming => 'logical');
+		$node->start;
+		$node->safe_psql('postgres', "CREATE ROLE app LOGIN; CREATE DATABASE appdb OWNER app");
+		my ($rc, $out, $err) = psql_as($node->connstr('appdb') . ' user=app',
+			"CREATE EXTENSION snowid_sql;\n" . ($sql // '') . "\nSELECT 1");
+		Test::More::is($out, '1', "the $role installs the edition") or Test::More::diag($err);
+		push @nodes, $node;
+	}
+	return @nodes;
+}
+
+# Runs $sql in database appdb of $node (as the superuser) in the
+# transaction whose id is $xact: the transactions before it are taken and
+# committed one by one; dies where another session took $xact first
+sub in_transaction
+{
+	my ($node, $xact, $sql) = @_;
+
+	$node->safe_psql('appdb', qq{
+	DO \$\$
+	BEGIN
+		LOOP
+			IF pg_current_xact_id() >= '$xact'::xid8 THEN
+				IF pg_current_xact_id() > '$xact'::xid8 THEN
+					RAISE EXCEPTION 'transaction $xact went by';
+				END IF;
+				$sql;
+				EXIT;
+			END IF;
+			COMMIT;
+		END LOOP;
+	END \$\$});
+	return;
+}
+
+# Waits up to a minute for $node's database appdb to answer $sql with
+# $want: its last answer
+sub answer_within
+{
+	my ($node, $sql, $want) = @_;
+	my $got = '';
+
+	for (1 .. 120)
+	{
+		$got = $node->safe_psql('appdb', $sql);
+		last if $got eq $want;
+		Time::HiRes::sleep(0.5);
+	}
+	return $got;
 }
 
 # The provisioning script of a test (SnowidSqlEdition::provisioning_script)

@@ -1,29 +1,26 @@
 # A restored dump given its gone source's worker id at once (doc/managed.md,
-# "The configuration"): setting it raises the generator "past the largest
-# id its tables hold (in a column whose default takes ids), by that id's
-# own time", which 1.4's fixes added for a source whose clock stepped back
-# (restore_after_clock_step).  But snowid_sql_largest_held() reads only
-# bigint columns: a column whose default takes ids and is of another type
-# (numeric DEFAULT snowid_next(), text DEFAULT snowid_serial('INV-'), or a
-# bigint of a domain over a domain whose default takes ids, each of which
-# snowid_sql_ids_held() counts as holding ids) is skipped, and the raise
-# counts max_drift_ms alone again.
+# "Dumps and restores"): setting it raises the generator past this
+# server's clock plus max_drift_ms, reading no table, so the ids its
+# source issued lie below every new one, whatever the type of the column
+# that holds them, where this server's clock is no earlier than the
+# source's was when it last issued (the owner adds a margin by raising
+# max_drift_ms in the same UPDATE).  Before 1.4's last fixes the raise read
+# the columns a search of the catalog found, and a numeric column, a text
+# column of serials and a domain over a domain were each missed once (832
+# and 830 of 18,576 ids came again on 16, its copy's clock behind its
+# source's).
 #
 # - One server (one clock), the source database issuing into a numeric
 #   column, a text column of serials and a column of a domain over a
-#   domain over bigint (DEFAULT snowid_next()) for 12 s with the clock 10 s fast,
-#   then the clock stepped back to the right time (NTP): the source fails,
-#   as it should.
+#   domain over bigint (DEFAULT snowid_next()) for 12 s with the clock 10 s
+#   fast, then the clock stepped back to the right time (NTP): the source
+#   fails, as it should.
 # - Its dump restored into a new database of the same server, the source
-#   dropped, the copy given its worker id; the copy issues into both
-#   until its clock has passed the source's last id.
+#   dropped, the copy given its worker id with max_drift_ms raised by those
+#   10 s in the same UPDATE; the copy issues into each until its clock has
+#   passed the source's last id.
 # - No id (or serial) of the copy may equal one of the source's restored
 #   ones.
-# On main (e5ac58e, snowid_sql 1.4, PostgreSQL 16): the source issued 83,960
-# ids into each table; of the copy's 18,576, 832 ids of the numeric column
-# and 830 serials equal restored ones (a later run with the domain: 367,
-# 366 and 369 of 25,343; on 18: 4,697 and 4,693 of 97,160, and with the
-# domain 748, 746 and 750 of 46,554).
 use strict;
 use warnings;
 
@@ -52,7 +49,7 @@ SnowidSqlEdition::issue_then_step_back($node, $clock, 'source', q{
 	' into each table');
 
 SnowidSqlEdition::owner_copy($node, 'source', 'copy', "$dir/source.dump", 'the owner dumps the source');
-my ($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', "UPDATE snowid_config SET worker_id = 5;\n"
+my ($rc, $out, $err) = psql_as($node->connstr('copy') . ' user=app', SnowidSqlEdition::worker_set_sql(5, SnowidSqlEdition::fast_margin_ms()) . ";\n"
 	  . SnowidSqlEdition::past_restored_sql('t',
 		'INSERT INTO t (copy) VALUES (true); INSERT INTO s (copy) VALUES (true); INSERT INTO d (copy) VALUES (true);',
 		't WHERE copy'));

@@ -27,7 +27,7 @@
 # a worker id (doc/managed.md, "Dumps and restores": restore, then set the
 # worker id), and this test now follows that step: a call fails after the
 # restore, the owner sets worker id 5 (which raises past the clock plus
-# max_drift_ms and the ids of its node the tables hold), and 5,000 new ids
+# max_drift_ms), and 5,000 new ids
 # must equal no restored one.
 #
 # Since fix68i (issue 68) every worker id set raises the generator, a first

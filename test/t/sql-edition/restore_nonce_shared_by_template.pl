@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # What says a restore came (1.4's sixth fixes) is a number of the
 # database's: snowid_sql_nonce(), "chosen at random by snowid_sql_refix()
 # once", a constant in the body of a function, which a restore compares with

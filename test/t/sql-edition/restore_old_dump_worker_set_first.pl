@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump of snowid_sql 1.3 restored where 1.4 is the default: the
 # scenario of fast68's restore_old_dump_noticed (written for 1.4 before
 # issue 68's redesign, when a dump of 1.4 carried a number that told a
@@ -5,13 +10,13 @@
 # ("Dumps and restores": a dump of 1.0 to 1.4, restore, then set the worker
 # id).  The dump's CREATE EXTENSION names no version, so it makes 1.4.
 # Restored into a new database, the copy has no worker id until its owner
-# sets one, which raises the generator past every id the tables hold.
+# sets one, which raises the generator past the clock plus max_drift_ms.
 # Restored into a database whose worker id was set first (outside the
 # assumption), the row of snowid_config comes between the data of public
 # and of store (pg_restore restores it in the order of the schemas' names):
 # its restore clears the worker id, so every call after it refuses (55000)
-# until the owner sets the worker id again, which raises past every id the
-# tables hold, those restored after the row too.
+# until the owner sets the worker id again, which raises past the clock
+# plus max_drift_ms, past those restored after the row too.
 #
 # - One server, under a clock 10 s fast: the source installs 1.3 (CREATE
 #   EXTENSION snowid_sql VERSION '1.3'), worker id 5, and issues into

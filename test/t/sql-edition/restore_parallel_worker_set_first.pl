@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 30 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A parallel restore (pg_restore -j 4 of a directory-format dump, pg_dump
 # -Fd) into databases whose worker id was set first, while a session
 # calls: the scenario of fast68's restore_parallel_noticed (written for
@@ -9,7 +14,7 @@
 # by side, the largest first, and the restore of the row clears the worker
 # id, so that every call after it refuses (55000) until the owner sets the
 # worker id again, the documented step, which raises the generator past
-# every id the tables then hold.  (The calls made before the row came
+# the clock plus max_drift_ms.  (The calls made before the row came
 # issued under the worker id set first: their ids are kept nowhere here,
 # and doc/managed.md leaves them to the user.)
 #
@@ -105,7 +110,7 @@ for my $copy (@copies)
 }
 SnowidSqlEdition::copies_issue_past_restored(
 	[ map { [ $node{ $_->[0] }, $_->[1], "server $_->[0], $_->[1]" ] } @copies ],
-	'all_ids', 'store.items', 1);
+	'all_ids', 'store.items', 1, 30000);
 
 $node{$_}->stop for qw(one two);
 done_testing();

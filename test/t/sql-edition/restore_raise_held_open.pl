@@ -32,7 +32,7 @@
 # call raises after a restore: the restore of the row clears the worker id
 # the target had, and the owner's setting of the worker id once the
 # restore is over (doc/managed.md, "Dumps and restores": restore, then set
-# the worker id) raises past the ids of its node the tables hold, reading
+# the worker id) raised, until 1.4's last fixes, past the ids of its node the tables held, reading
 # the tables in its own transaction.  This test now follows that step: the worker id set after the restore, a
 # transaction of a role granted nothing left open or prepared with a call
 # in it holds nothing other calls or the owner's UPDATE wait for.

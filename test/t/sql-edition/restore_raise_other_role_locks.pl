@@ -40,6 +40,11 @@
 # owner, where it may signal lesser, ends it), the step passes and app's
 # calls issue.  It asserts that, not the call beside the lock it asked for
 # first (doc/security.md says what a role granted nothing can still stop).
+#
+# Since 1.4's last fixes the owner's step reads no table (it raises past
+# the clock plus max_drift_ms): lesser's lock holds it up no more, and the
+# test asserts that the step passes, and app takes an id, while lesser
+# still holds its table locked.
 use strict;
 use warnings;
 
@@ -77,14 +82,10 @@ $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $as{target}, $file ],
 
 ($rc, $out, $err) = psql_as($as{target}, q{SET statement_timeout = '30s'; SELECT snowid_next()});
 like($err, qr/ERROR:  55000: snowid has no worker id/, 'after the restore, app takes no id: the worker id cleared');
-($rc, $out, $err) = psql_as($as{target}, q{SET statement_timeout = '30s'; UPDATE snowid_config SET worker_id = 6});
-like($err, qr/ERROR:  55P03: snowid_sql cannot read mine\.t for the ids it holds\nDETAIL:  Another session holds a lock on it \(process \d+\)/,
-	'the owner\'s step is refused while lesser holds its own table locked, naming it and lesser\'s process');
-
-$lesser->query_safe('COMMIT');
-$lesser->quit;
 SnowidSqlEdition::worker_set_after_restore($node, 'target', 0, 6);
 ($rc, $out, $err) = psql_as($as{target}, q{SET statement_timeout = '30s'; SELECT snowid_next() IS NOT NULL});
-is($out, 't', 'once lesser\'s lock is gone, the step passes and app takes an id') or diag($err);
+is($out, 't', 'while lesser holds its own table locked, the step passes and app takes an id') or diag($err);
+$lesser->query_safe('COMMIT');
+$lesser->quit;
 $node->stop;
 done_testing();

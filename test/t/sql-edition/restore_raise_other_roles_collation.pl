@@ -26,7 +26,7 @@
 # call raises after a restore: the restore of the row clears the worker id
 # the target had, and the owner's setting of the worker id once the
 # restore is over (doc/managed.md, "Dumps and restores": restore, then set
-# the worker id) raises past the ids of its node the tables hold, reading
+# the worker id) raised, until 1.4's last fixes, past the ids of its node the tables held, reading
 # lesser's column of text under the collation "C" since (a
 # nondeterministic collation refuses regular expressions).  This test now follows that step: the owner's step must pass beside lesser's
 # table, and calls and batches issue after it.

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # As restore_raise_parallel_restore, with a whole dump: pg_restore -j wraps
 # the COPY of a table it created in this run in a transaction with a
 # TRUNCATE, whose lock the raise waits for (so that a whole restore holds),
@@ -60,7 +65,8 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore in parallel, and meanwhile a session of the target calling
 SnowidSqlEdition::restore_while_calling($node, $file, '-j', '4');
-SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, undef,
+	SnowidSqlEdition::fast_margin_ms());
 
 SnowidSqlEdition::target_issues_past_restored($node);
 

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored in one transaction (pg_restore --single-transaction, or
 # psql -1 of a plain dump: doc/managed.md names "psql with ON_ERROR_STOP
 # and -1" among the ways to restore) into a database whose worker id was set
@@ -60,7 +65,8 @@ $node->safe_psql('postgres', 'DROP DATABASE source');
 
 # the restore in one transaction, and meanwhile a session of the target calling
 SnowidSqlEdition::restore_while_calling($node, $file, '--single-transaction');
-SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, undef,
+	SnowidSqlEdition::fast_margin_ms());
 
 SnowidSqlEdition::target_issues_past_restored($node);
 

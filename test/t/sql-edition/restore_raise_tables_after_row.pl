@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored into a database whose worker id was set first (the
 # install's steps, doc/managed.md: CREATE EXTENSION, the worker id, then
 # the data): the restore of the row (snowid_sql_config_restore()) raises
@@ -26,8 +31,8 @@
 #
 # Since issue 68's redesign (1.4 tells no restore on the call path), the
 # restore of the row clears the worker id the target had (calls fail until
-# its owner sets one), and setting the worker id raises the generator past
-# the ids of its node the tables then hold: this test follows the
+# its owner sets one), and setting the worker id raises the generator: this
+# test follows the
 # documented restore (doc/managed.md, "Dumps and restores": restore, then
 # set the worker id), here into a database that had a worker id, and
 # asserts that a call fails in between and that no id repeats.
@@ -55,7 +60,8 @@ like($list, qr/TABLE DATA snowid_sql_private snowid_config.*TABLE DATA store t/s
 $node->safe_psql('postgres', 'DROP DATABASE source');
 $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $target, $dump ],
 	'and restores it into the target');
-SnowidSqlEdition::worker_set_after_restore($node, 'target', 1);
+SnowidSqlEdition::worker_set_after_restore($node, 'target', 1, undef,
+	SnowidSqlEdition::fast_margin_ms());
 ($rc, $out, $err) = psql_as($target,
 	SnowidSqlEdition::past_restored_sql('store.t', 'INSERT INTO store.t (copy) VALUES (true);', 'store.t WHERE copy'));
 cmp_ok($out, '>', 0, "the target, with its gone source's worker id, issues $out ids") or diag($err);

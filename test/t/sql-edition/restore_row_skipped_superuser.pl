@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the source's clock ran 10 s ahead
+# here, a margin the owner adds to max_drift_ms in the same UPDATE:
+# doc/managed.md, "Dumps and restores".)
+#
 # A dump restored into a database whose worker id was set first (the
 # install's steps, doc/managed.md: CREATE EXTENSION, the worker id, then
 # the data), here its gone source's: the restore of the row of

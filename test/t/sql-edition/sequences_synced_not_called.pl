@@ -27,7 +27,7 @@
 # Since issue 68's redesign (1.4 tells no restore on the call path, and
 # snowid_sql_dumped is gone), such sequences fail every call (55000, "the
 # sequences of the snowid generator were set back") until the owner sets
-# the worker id again, which raises past the ids the tables hold: the test
+# the worker id again, which raises past the clock plus max_drift_ms: the test
 # asserts the refusal (by hand), then the 2,000 ids after the owner's step.
 use strict;
 use warnings;

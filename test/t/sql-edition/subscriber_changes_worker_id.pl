@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the publisher's clock ran 10 s ahead
+# of the subscriber's, a margin the owner adds to max_drift_ms in the same
+# UPDATE: doc/managed.md, "The configuration".)
+#
 # As subscriber_takes_worker_id (a database moved by logical replication,
 # its publisher retired, and given the publisher's worker id, which nobody
 # holds any more), but the subscriber had a worker id of its own first (it

@@ -1,3 +1,8 @@
+# (Since 1.4's last fixes setting the worker id reads no table, and raises
+# past the clock plus max_drift_ms; the publisher's clock ran 10 s ahead
+# of the subscriber's, a margin the owner adds to max_drift_ms in the same
+# UPDATE: doc/managed.md, "The configuration".)
+#
 # A database moved by logical replication (a blue/green switch, a move to
 # another host or major version: the tables subscribed, the application
 # switched, the publisher retired) and given its gone publisher's worker

@@ -29,7 +29,8 @@
 #   test (statement_timeout), should be refused within them, naming the
 #   prepared transaction, as the update from 1.2 or 1.3 is, not cancelled.
 # - Meanwhile the owner's 20 inserts, each in a session of its own, should
-#   end within 5 s (they take well under 1 s without the update).
+#   end, none cancelled by its statement_timeout of 10 s (no wall-clock
+#   bound beyond that: the test holds on a loaded machine).
 # On main (0b4bcd5, snowid_sql 1.4, PostgreSQL 19): the update ran until
 # the test's statement_timeout cancelled it (57014: "waiting for
 # AccessExclusiveLock on relation ... ALTER SEQUENCE
@@ -69,15 +70,14 @@ is($out, '1.0', '1.0, installed by the superuser, with a worker id') or diag($er
 is($rc, 0, 'a role granted nothing calls snowid_next() in a transaction it prepares') or diag($err);
 
 my ($update, $uout, $uerr) = SnowidSqlEdition::update_waiting($node, 'su_1_0', $su);
-my ($t0, $done) = (time, 0);
+my $done = 0;
 for (1 .. 20)
 {
 	($rc, $out, $err) = psql_as($app, q{SET statement_timeout = '10s'; INSERT INTO t (s) VALUES (2)});
 	$done++ if $rc == 0;
 }
-my $took = time - $t0;
-is($done, 20, "the owner's 20 inserts, each in a session of its own, end meanwhile") or diag($err);
-cmp_ok($took, '<=', 5, "and within 5 s ($took s)");
+is($done, 20, "the owner's 20 inserts, each in a session of its own, end meanwhile, none cancelled by its 10 s statement_timeout")
+  or diag($err);
 $update->finish;
 unlike($$uerr, qr/57014/, 'the update ends by itself within 30 s, not by the statement_timeout')
   or diag($$uerr);

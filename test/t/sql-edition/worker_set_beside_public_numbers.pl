@@ -29,6 +29,10 @@
 # once ids are issued"), pg_restore goes on, and the new database keeps the
 # default layout, its row never stamped.  On main (5c1408b, PostgreSQL 19,
 # by hand and here): refused, the restored database at 5/5/12.
+#
+# Since 1.4's last fixes setting the worker id reads no table, and the
+# guard reads none for the restore of the row: both steps are taken beside
+# public numbers, which this test asserts.
 use strict;
 use warnings;
 
