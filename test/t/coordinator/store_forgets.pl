@@ -234,15 +234,29 @@ $ids->collect($c5, 100);
 my $held5 = worker_id($a5);
 my $held5c = worker_id($c5);
 isnt($held5c, $held5, 'older copy: A and C hold two worker ids');
-# both have checked in since C's claim (a check-in a second)
-sleep 3;
+# both have checked in since C's claim, and so seen its counter (a
+# check-in a second; on a loaded machine later)
+my $claimed5 = SnowidLease::now_ms();
+my $since = "SELECT coalesce(coordinator_answered_at > to_timestamp($claimed5 / 1000.0), false)
+	FROM snowid_status()";
+$deadline = time + 60;
+sleep 0.2
+  until ($a5->safe_psql('postgres', $since) eq 't'
+	  && $c5->safe_psql('postgres', $since) eq 't')
+  || time > $deadline;
+ok($a5->safe_psql('postgres', $since) eq 't' && $c5->safe_psql('postgres', $since) eq 't',
+	'older copy: A and C have checked in since C\'s claim');
 
 $lost = SnowidLease::now_ms();
 $coord->restore_files;
 fleet_user() if $source eq 'redis';
 $deadline = time + 60;
+# a quiet period begun since the restore (it may have ended again before
+# a look on a loaded machine)
 my $quiet;
-sleep 0.2 until ($quiet = $coord->in_quiet($dc5)) || time > $deadline;
+sleep 0.2
+  until ($quiet = $coord->quiet_record($dc5)->{from} >= $lost)
+  || time > $deadline;
 ok($quiet, 'older copy: a holder that saw later state starts a quiet period');
 my $shown = q{SELECT coordinator_reassertions > 0 AND coordinator_forgot_at IS NOT NULL
 	AND coordinator_answered_at >= coordinator_forgot_at
