@@ -38,6 +38,7 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowidCoord;
+use SnowidLease;
 use SnowidRedis;
 use SnowidTest;
 use Test::More;
@@ -219,11 +220,15 @@ like(attack('claim', $v_name, "-1 0 $now"), $refusal,
 # takes it), so V stops issuing with it, as after a lost lease, rather than
 # taking the refusal for a store that did not answer: until issue 55 it
 # went on issuing with worker id 1 for good.
+# (V stopped meanwhile, so that the attacker is the first to call under
+# the name after the reset: V checks in every second)
+my $frozen = SnowidLease::freeze($v);
 reset_secret($v_name);
 $now = int(time * 1000);
 is(attack('lease_claim', $v_name, "3 $now", 'e' x 16), undef,
 	"the attacker's lease claim under V's name is granted, with its own secret");
 my $log_at = -s $v->logfile;
+SnowidLease::thaw($frozen);
 $v->wait_for_log(qr/snowid stopped issuing ids with worker id 1 of datacenter $dc/,
 	$log_at);
 like(substr(slurp_file($v->logfile), $log_at),
