@@ -20,13 +20,23 @@ use Time::HiRes qw(sleep);
 
 # A fleet in datacenter $dc of the store $coord (SnowidCoord): its Redis
 # user made (the fleet's calls run as it), the datacenter marked brand new.
+# Its servers check in every second with a coordinator timeout of 12 s:
+# a check-in fence (a check-in interval, the timeout and the drift budget
+# past the last check-in) that outlasts the store's restart and the wait
+# for its quiet period on a loaded machine (a 5 s timeout left C's
+# check-in, held still across the restore, let go past its fence: C then
+# rightly lost its worker id to B).
 sub new
 {
 	my ($class, $coord, $dc) = @_;
 	my $self = bless {
 		coord => $coord,
 		dc => $dc,
-		settings => { %SnowidLease::quick_checkins, 'snowid.datacenter_id' => $dc },
+		settings => {
+			%SnowidLease::quick_checkins,
+			'snowid.coordinator_timeout_ms' => 12000,
+			'snowid.datacenter_id' => $dc
+		},
 		burst => SnowidTest::Bursts->sql(0.002)
 	}, $class;
 
@@ -139,6 +149,7 @@ sub race_after_restore
 	my $bursts = SnowidTest::Bursts->new->start(
 		{ b => $b->connstr('postgres'), c => $c->connstr('postgres') }, 2);
 	$cont->finish;
+	note("C's check-in went on by " . (SnowidLease::now_ms() - $lost) . ' ms after it was held');
 	$until = Time::HiRes::time() + 30;
 	sleep 0.2 until $quiet || ($quiet = $coord->in_quiet($self->{dc})) || Time::HiRes::time() > $until;
 	ok($quiet, "$what: a holder's word starts a quiet period");
