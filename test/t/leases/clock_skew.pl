@@ -26,7 +26,7 @@ SnowidCoord::need_store();
 SnowidTest::need_clock();
 
 my $dc = 3;
-my $lease_ms = 2000;
+my $lease_ms = 5000;
 my $coord = SnowidCoord->new;
 my $ledger = SnowidTest::Ledger->new;
 my $by_worker = SnowidLease::ByWorker->new($ledger);
