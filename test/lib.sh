@@ -312,6 +312,15 @@ snowid_pg_tls()
 	fi
 }
 
+# Whether valgrind can start a backend of PostgreSQL major $1 on this CPU:
+# 19 and later calibrate their timing clock with RDTSCP at start wherever
+# CPUID offers it, and valgrind 3.19 offers it on every CPU, so on a CPU
+# without it the backend dies of SIGILL (test/bench/instructions).
+snowid_valgrind_runs()
+{
+	[[ $1 -lt 19 ]] || grep -qw rdtscp /proc/cpuinfo
+}
+
 # The major version of the PostgreSQL a PG_CONFIG given in the environment
 # belongs to, or Debian 12's.
 snowid_default_pg()
