@@ -735,7 +735,15 @@ sub run_scenario
 	my @standbys = grep { $_ != $second } @nodes;
 	wait_streaming($_, $second) for @standbys;
 	wait_sync($second, \@nodes);
-	my @senders = $second->child_pids(qr/walsender/);
+	# (a WAL sender of a connection a standby left, as on its restart,
+	# may take a while to notice and exit: seen once in CI, on 17)
+	my @senders = @{
+		wait_until($second->name . ' to run one WAL sender for each standby',
+			sub {
+				my @pids = $second->child_pids(qr/walsender/);
+				return @pids == 2 ? \@pids : undef;
+			})
+	};
 	is(scalar(@senders), 2, 'the primary runs a WAL sender for each standby');
 	kill 'STOP', @senders;
 	$second->safe_psql(
