@@ -736,7 +736,7 @@ sub run_scenario
 	wait_streaming($_, $second) for @standbys;
 	wait_sync($second, \@nodes);
 	# (a WAL sender of a connection a standby left, as on its restart,
-	# may take a while to notice and exit: seen once in CI, on 17)
+	# may take a while to notice and exit)
 	my @senders = @{
 		wait_until($second->name . ' to run one WAL sender for each standby',
 			sub {
